@@ -1,0 +1,82 @@
+/**
+ * kill -9 in the middle of a large indexing batch: every task answered 202 must end
+ * `succeeded` after a restart on the same data, with all its documents present.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { tempDir } from '../helpers/server';
+
+const BIN = path.join(__dirname, '../../bin/quarry.js');
+const KEY = 'crash-test-master-key-000';
+
+function startChild(dbPath: string): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', KEY, '--log-level', 'warn'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`server exited early with ${code}: ${out}`)));
+  });
+}
+
+async function call(url: string, method: string, p: string, body?: unknown): Promise<any> {
+  const res = await fetch(url + p, {
+    method,
+    headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+describe('crash safety', () => {
+  it('when the server is SIGKILLed mid-batch, then a restart finishes every accepted task with all documents', async () => {
+    const dbPath = tempDir('quarry-crash-');
+    let { child, url } = await startChild(dbPath);
+    const accepted: number[] = [];
+    const perTask = 25000;
+    const tasks = 6;
+    for (let t = 0; t < tasks; t++) {
+      const docs = Array.from({ length: perTask }, (_, i) => ({ id: t * perTask + i, title: `title ${i}`, body: `some words for document ${t}-${i}` }));
+      // Alternate indexes so several batches exist.
+      const r = await call(url, 'POST', `/indexes/crash${t % 2}/documents`, docs);
+      expect(r.status).toBe(202);
+      accepted.push(r.body.taskUid);
+    }
+    // Wait until indexing is under way, then kill without warning.
+    for (let i = 0; i < 500; i++) {
+      const r = await call(url, 'GET', '/tasks?statuses=processing');
+      if (r.body.total > 0) break;
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    child.kill('SIGKILL');
+    await new Promise((res) => child.once('exit', res));
+
+    ({ child, url } = await startChild(dbPath));
+    try {
+      for (const uid of accepted) {
+        let task;
+        for (let i = 0; i < 1200; i++) {
+          task = (await call(url, 'GET', `/tasks/${uid}`)).body;
+          if (task.status !== 'enqueued' && task.status !== 'processing') break;
+          await new Promise((res) => setTimeout(res, 50));
+        }
+        expect(task.status).toBe('succeeded');
+        expect(task.details.indexedDocuments).toBe(perTask);
+      }
+      const total0 = (await call(url, 'GET', '/indexes/crash0/documents?limit=1')).body.total;
+      const total1 = (await call(url, 'GET', '/indexes/crash1/documents?limit=1')).body.total;
+      expect(total0 + total1).toBe(perTask * tasks);
+      const last = (await call(url, 'GET', `/indexes/crash1/documents/${tasks * perTask - 1}`)).body;
+      expect(last.id).toBe(tasks * perTask - 1);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((res) => child.once('exit', res));
+    }
+  }, 180000);
+});

@@ -1,0 +1,68 @@
+'use strict';
+/** Pure helpers of the bench: seeded randomness, query mix, percentiles. */
+
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function percentile(values, p) {
+  if (values.length === 0) return null;
+  const s = [...values].sort((a, b) => a - b);
+  const i = Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1));
+  return s[i];
+}
+
+function words(text) {
+  return String(text ?? '')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length >= 3);
+}
+
+/** One edit (substitution) per typo, never on the first letter. */
+function typo(word, rand, edits) {
+  const chars = [...word];
+  for (let e = 0; e < edits; e++) {
+    const i = 1 + Math.floor(rand() * (chars.length - 1));
+    chars[i] = chars[i] === 'x' ? 'z' : 'x';
+  }
+  return chars.join('');
+}
+
+/** A fixed mix of query shapes drawn from the documents' own words. */
+function queryMix(docs, rand, perShape) {
+  const pick = () => docs[Math.floor(rand() * docs.length)];
+  const pickWords = (min) => {
+    for (let i = 0; i < 50; i++) {
+      const d = pick();
+      const w = words(`${d.name} ${d.summary}`);
+      if (w.length >= min) return w;
+    }
+    return ['python', 'library', 'client'];
+  };
+  const mix = { oneWord: [], twoWords: [], threeWords: [], prefix: [], typo1: [], typo2: [], phrase: [], placeholder: [] };
+  for (let i = 0; i < perShape; i++) {
+    const w = pickWords(3);
+    const start = Math.floor(rand() * (w.length - 2));
+    mix.oneWord.push({ body: { q: w[start] } });
+    mix.twoWords.push({ body: { q: `${w[start]} ${w[start + 1]}` } });
+    mix.threeWords.push({ body: { q: `${w[start]} ${w[start + 1]} ${w[start + 2]}` } });
+    const long = w.find((x) => x.length >= 5) ?? w[start];
+    mix.prefix.push({ body: { q: long.slice(0, Math.max(2, Math.ceil(long.length / 2))) } });
+    mix.typo1.push({ body: { q: typo(long, rand, 1) } });
+    const longer = w.find((x) => x.length >= 9) ?? long;
+    mix.typo2.push({ body: { q: typo(longer, rand, longer.length >= 9 ? 2 : 1) } });
+    mix.phrase.push({ body: { q: `"${w[start]} ${w[start + 1]}"` } });
+    mix.placeholder.push({ body: { q: '', limit: 20, offset: Math.floor(rand() * 100) } });
+  }
+  return mix;
+}
+
+module.exports = { mulberry32, percentile, queryMix, typo, words };

@@ -1,0 +1,266 @@
+#!/usr/bin/env node
+/**
+ * End-to-end benchmark: measures a server that speaks the Meilisearch API over HTTP, the
+ * way a user feels it. With no --url it starts Quarry itself on a temporary data dir.
+ *
+ *   node bench/run.js [--dataset pypi|npm] [--rows N] [--url URL --key KEY [--pid PID]]
+ *                     [--batch 50000] [--queries 300] [--concurrency 8] [--out file.json] [--quick]
+ *
+ * Prints a table and writes the same figures as JSON (bench/results/ by default).
+ * No timing assertions: it reports, it does not judge.
+ */
+'use strict';
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const zlib = require('node:zlib');
+const readline = require('node:readline');
+const { percentile, queryMix, mulberry32 } = require('./lib');
+
+function parseArgs(argv) {
+  const o = { dataset: 'pypi', rows: 0, batch: 50000, queries: 300, concurrency: 8, qpsSeconds: 10, quick: false, runs: 1 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const v = () => argv[++i];
+    if (a === '--url') o.url = v();
+    else if (a === '--key') o.key = v();
+    else if (a === '--pid') o.pid = Number(v());
+    else if (a === '--dataset') o.dataset = v();
+    else if (a === '--rows') o.rows = Number(v());
+    else if (a === '--batch') o.batch = Number(v());
+    else if (a === '--queries') o.queries = Number(v());
+    else if (a === '--concurrency') o.concurrency = Number(v());
+    else if (a === '--qps-seconds') o.qpsSeconds = Number(v());
+    else if (a === '--out') o.out = v();
+    else if (a === '--quick') o.quick = true;
+    else if (a === '--help') {
+      console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(2, 11).join('\n'));
+      process.exit(0);
+    } else throw new Error(`unknown option ${a}`);
+  }
+  if (o.quick) {
+    o.queries = Math.min(o.queries, 60);
+    o.qpsSeconds = Math.min(o.qpsSeconds, 2);
+  }
+  if (!['pypi', 'npm'].includes(o.dataset)) throw new Error(`--dataset must be pypi or npm`);
+  return o;
+}
+
+const DATASETS = {
+  pypi: {
+    file: 'pypi-packages.tsv.gz',
+    convert: (c) => ({ name: c[0], version: c[1], month: c[2], rank: c[3] === '' ? null : Number(c[3]), summary: c[4] ?? '' }),
+    settings: { searchableAttributes: ['name', 'summary'], filterableAttributes: ['month', 'rank'], sortableAttributes: ['month', 'rank'] },
+  },
+  npm: {
+    file: 'npm-packages.tsv.gz',
+    convert: (c) => ({ name: c[0], version: c[1], downloads: Number(c[2]) || 0, summary: c[3] ?? '' }),
+    settings: { searchableAttributes: ['name', 'summary'], filterableAttributes: ['downloads'], sortableAttributes: ['downloads'] },
+  },
+};
+
+function dataDir() {
+  for (const d of [path.join(__dirname, '../../shared/data'), path.join(__dirname, '../../../shared/data')]) if (fs.existsSync(d)) return d;
+  throw new Error('shared/data not found next to the repository');
+}
+
+/** Reads the TSV into documents (with a numeric `id`). */
+async function loadRows(ds, limit) {
+  const spec = DATASETS[ds];
+  const input = fs.createReadStream(path.join(dataDir(), spec.file)).pipe(zlib.createGunzip());
+  const rl = readline.createInterface({ input, crlfDelay: Infinity });
+  const docs = [];
+  let header = true;
+  for await (const line of rl) {
+    if (header) {
+      header = false;
+      continue;
+    }
+    if (!line) continue;
+    docs.push({ id: docs.length, ...spec.convert(line.split('\t')) });
+    if (limit && docs.length >= limit) {
+      rl.close();
+      break;
+    }
+  }
+  return docs;
+}
+
+async function startQuarry() {
+  const dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-'));
+  const key = 'bench-master-key-0123456789';
+  const bin = path.join(__dirname, '../bin/quarry.js');
+  const child = spawn(process.execPath, [bin, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', key, '--no-analytics', '--log-level', 'error'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (c) => reject(new Error(`quarry exited with ${c}`)));
+  });
+  return { url, key, pid: child.pid, dbPath, child };
+}
+
+function client(url, key) {
+  return async (method, p, body, contentType = 'application/json') => {
+    const headers = { 'Content-Type': contentType };
+    if (key) headers.Authorization = `Bearer ${key}`;
+    const res = await fetch(url + p, { method, headers, body });
+    const text = await res.text();
+    const json = text ? JSON.parse(text) : undefined;
+    if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
+    return json;
+  };
+}
+
+async function waitTask(api, uid, onProgress) {
+  for (;;) {
+    const t = await api('GET', `/tasks/${uid}`);
+    if (t.status === 'succeeded') return t;
+    if (t.status === 'failed' || t.status === 'canceled') throw new Error(`task ${uid} ${t.status}: ${JSON.stringify(t.error)}`);
+    if (onProgress) onProgress(t);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function rssOf(pid) {
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(s);
+    const rss = /VmRSS:\s+(\d+) kB/.exec(s);
+    return { peak: hwm ? Number(hwm[1]) * 1024 : null, now: rss ? Number(rss[1]) * 1024 : null };
+  } catch {
+    return { peak: null, now: null };
+  }
+}
+
+function duBytes(dir) {
+  let total = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += duBytes(p);
+    else total += fs.statSync(p).blocks * 512;
+  }
+  return total;
+}
+
+async function timeQueries(api, index, queries, concurrency) {
+  const lat = [];
+  const proc = [];
+  let next = 0;
+  async function workerLoop() {
+    while (next < queries.length) {
+      const q = queries[next++];
+      const t0 = process.hrtime.bigint();
+      const r = await api('POST', `/indexes/${index}/search`, JSON.stringify(q.body));
+      lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      proc.push(r.processingTimeMs);
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, workerLoop));
+  return { lat, proc };
+}
+
+async function measureQps(api, index, queries, concurrency, seconds) {
+  const end = Date.now() + seconds * 1000;
+  let done = 0;
+  let i = 0;
+  async function loop() {
+    while (Date.now() < end) {
+      const q = queries[i++ % queries.length];
+      await api('POST', `/indexes/${index}/search`, JSON.stringify(q.body));
+      done++;
+    }
+  }
+  const t0 = Date.now();
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  return done / ((Date.now() - t0) / 1000);
+}
+
+const fmt = (n, d = 2) => (n === null || n === undefined || Number.isNaN(n) ? '-' : Number(n).toFixed(d));
+const mib = (n) => (n === null ? '-' : `${(n / 1024 / 1024).toFixed(1)} MiB`);
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const started = o.url ? null : await startQuarry();
+  const url = o.url ?? started.url;
+  const key = o.key ?? started?.key;
+  const pid = o.pid ?? started?.pid;
+  const api = client(url, key);
+  const index = `bench_${o.dataset}_${Date.now()}`;
+  const results = { dataset: o.dataset, url: o.url ? url : 'self-started quarry', date: new Date().toISOString(), machine: { cpus: os.cpus().length, memory: os.totalmem() } };
+  try {
+    process.stderr.write(`loading ${o.dataset}${o.rows ? ` (${o.rows} rows)` : ''}...\n`);
+    const docs = await loadRows(o.dataset, o.rows);
+    const rawTsv = fs.statSync(path.join(dataDir(), DATASETS[o.dataset].file)).size;
+    results.rows = docs.length;
+
+    await waitTask(api, (await api('PATCH', `/indexes/${index}/settings`, JSON.stringify(DATASETS[o.dataset].settings))).taskUid);
+
+    // Indexing: first POST to last task succeeded.
+    const t0 = Date.now();
+    const uids = [];
+    for (let i = 0; i < docs.length; i += o.batch) {
+      const body = docs.slice(i, i + o.batch).map((d) => JSON.stringify(d)).join('\n');
+      uids.push((await api('POST', `/indexes/${index}/documents`, body, 'application/x-ndjson')).taskUid);
+      process.stderr.write(`  sent ${Math.min(i + o.batch, docs.length)}/${docs.length}\r`);
+    }
+    for (const u of uids) {
+      await waitTask(api, u, (t) => process.stderr.write(`  indexing: task ${t.uid} ${t.status}            \r`));
+    }
+    const secs = (Date.now() - t0) / 1000;
+    process.stderr.write('\n');
+    results.indexing = { seconds: secs, docsPerSecond: docs.length / secs };
+    results.memory = pid ? rssOf(pid) : { peak: null, now: null };
+    results.disk = started ? { bytes: duBytes(started.dbPath), rawGzipTsvBytes: rawTsv } : null;
+
+    // Search: seeded mix per shape at concurrency 1, then QPS at concurrency N.
+    const rand = mulberry32(42);
+    const mix = queryMix(docs, rand, o.queries);
+    results.search = {};
+    for (const [shape, qs] of Object.entries(mix)) {
+      process.stderr.write(`  querying ${shape}...\r`);
+      const { lat, proc } = await timeQueries(api, index, qs, 1);
+      results.search[shape] = {
+        n: lat.length,
+        p50: percentile(lat, 50),
+        p95: percentile(lat, 95),
+        p99: percentile(lat, 99),
+        serverMsAvg: proc.reduce((a, b) => a + b, 0) / Math.max(proc.length, 1),
+      };
+    }
+    const all = Object.values(mix).flat();
+    results.qps = { concurrency: o.concurrency, value: await measureQps(api, index, all, o.concurrency, o.qpsSeconds) };
+    results.memory.afterSearch = pid ? rssOf(pid) : null;
+
+    console.log(`\nQuarry bench — ${o.dataset}, ${docs.length} documents, ${url}`);
+    console.log(`indexing     ${fmt(results.indexing.docsPerSecond, 0)} docs/s (${fmt(secs, 1)} s)`);
+    console.log(`peak RSS     ${results.memory.peak ? mib(results.memory.peak) : '- (pass --pid)'}`);
+    if (results.disk) console.log(`disk         ${mib(results.disk.bytes)} (gzipped TSV ${mib(rawTsv)})`);
+    console.log('\nshape            n     p50 ms   p95 ms   p99 ms   server ms');
+    for (const [shape, r] of Object.entries(results.search)) {
+      console.log(`${shape.padEnd(14)} ${String(r.n).padStart(4)} ${fmt(r.p50).padStart(9)} ${fmt(r.p95).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.serverMsAvg).padStart(10)}`);
+    }
+    console.log(`\nQPS at concurrency ${o.concurrency}: ${fmt(results.qps.value, 0)}`);
+    const out = o.out ?? path.join(__dirname, 'results', `${o.dataset}-${Date.now()}.json`);
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, JSON.stringify(results, null, 2));
+    console.log(`figures written to ${out}`);
+  } finally {
+    if (started) {
+      started.child.kill('SIGTERM');
+      await new Promise((r) => started.child.once('exit', r));
+      fs.rmSync(started.dbPath, { recursive: true, force: true });
+    }
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

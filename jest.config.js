@@ -1,0 +1,9 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/__tests__', '<rootDir>/ts'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  testTimeout: 60000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,58 @@
+/**
+ * `buildApp(deps)` returns the Express app without listening. Middleware order lives
+ * here: request log → CORS → raw body (payload limit) → routes → 404 → error handler.
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Deps } from './deps';
+import { errorMiddleware } from './errors/middleware';
+import { documentRoutes } from './routes/documents';
+import { indexRoutes } from './routes/indexes';
+import { keyRoutes } from './routes/keys';
+import { searchRoutes } from './routes/search';
+import { settingsRoutes } from './routes/settings';
+import { systemRoutes } from './routes/system';
+import { taskRoutes } from './routes/tasks';
+
+export function buildApp(deps: Deps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const start = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      deps.logger.info('request', { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 1000) / 1000 });
+    });
+    next();
+  });
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    if (req.method === 'OPTIONS') {
+      res.setHeader('Access-Control-Allow-Methods', '*');
+      res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? '*');
+      res.setHeader('Access-Control-Max-Age', '86400');
+      res.status(204).end();
+      return;
+    }
+    next();
+  });
+
+  app.use(express.raw({ type: () => true, limit: deps.config.payloadSizeLimit }));
+
+  app.use(systemRoutes(deps));
+  app.use(indexRoutes(deps));
+  app.use(documentRoutes(deps));
+  app.use(settingsRoutes(deps));
+  app.use(searchRoutes(deps));
+  app.use(taskRoutes(deps));
+  app.use(keyRoutes(deps));
+
+  app.use((_req: Request, res: Response) => {
+    res.status(404).end();
+  });
+  app.use(errorMiddleware(deps.logger, deps.config.payloadSizeLimit));
+  return app;
+}

@@ -1,0 +1,120 @@
+/**
+ * API keys. A key's value is never stored: it is the lowercase hex HMAC-SHA256 of its
+ * uid with the master key as secret, so changing the master key changes every value.
+ * Presented tokens are matched against every key in constant time.
+ */
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Durable } from '../store/durable';
+import { jsonValue } from '../store/durable';
+import { nowIso } from '../util/time';
+
+export interface KeyRecord {
+  uid: string;
+  name: string | null;
+  description: string | null;
+  actions: string[];
+  indexes: string[];
+  expiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const DB = 'keys';
+
+const DEFAULT_KEYS: Array<Pick<KeyRecord, 'name' | 'description' | 'actions'>> = [
+  { name: 'Default Chat API Key', description: 'Use it to chat and search from the frontend', actions: ['chatCompletions', 'search'] },
+  {
+    name: 'Default Read-Only Admin API Key',
+    description: 'Use it to read information across the whole database. Caution! Do not expose this key on a public frontend',
+    actions: ['*.get', 'keys.get'],
+  },
+  {
+    name: 'Default Admin API Key',
+    description: 'Use it for anything that is not a search operation. Caution! Do not expose it on a public frontend',
+    actions: ['*'],
+  },
+  { name: 'Default Search API Key', description: 'Use it to search from the frontend', actions: ['search'] },
+];
+
+export class KeyStore {
+  private readonly keys = new Map<string, KeyRecord>();
+
+  constructor(
+    private readonly durable: Durable,
+    private readonly masterKey: string | null,
+  ) {
+    for (const { value } of durable.kv.scan(DB)) {
+      const k = JSON.parse(value.toString()) as KeyRecord;
+      this.keys.set(k.uid, k);
+    }
+  }
+
+  /** Creates the default keys when the store is empty (first start, or all deleted). */
+  async ensureDefaults(): Promise<void> {
+    if (this.keys.size > 0) return;
+    const created: KeyRecord[] = [];
+    for (const d of DEFAULT_KEYS) {
+      const now = nowIso();
+      created.push({ uid: randomUUID(), ...d, indexes: ['*'], expiresAt: null, createdAt: now, updatedAt: now });
+    }
+    await this.put(created);
+  }
+
+  async put(keys: KeyRecord[]): Promise<void> {
+    await this.durable.commit(keys.map((k) => ({ db: DB, key: k.uid, value: jsonValue(k) })));
+    for (const k of keys) this.keys.set(k.uid, k);
+  }
+
+  async delete(uid: string): Promise<void> {
+    await this.durable.commit([{ db: DB, key: uid, value: null }]);
+    this.keys.delete(uid);
+  }
+
+  /** Newest first. */
+  list(): KeyRecord[] {
+    return [...this.keys.values()].sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+  }
+
+  get(uid: string): KeyRecord | undefined {
+    return this.keys.get(uid);
+  }
+
+  keyValue(uid: string): string {
+    return createHmac('sha256', this.masterKey ?? '').update(uid).digest('hex');
+  }
+
+  /** A key by uid or by its value. */
+  find(uidOrKey: string): KeyRecord | undefined {
+    return this.keys.get(uidOrKey) ?? this.findByValue(uidOrKey);
+  }
+
+  findByValue(token: string): KeyRecord | undefined {
+    const presented = Buffer.from(token);
+    let found: KeyRecord | undefined;
+    for (const k of this.keys.values()) {
+      const expected = Buffer.from(this.keyValue(k.uid));
+      if (expected.length === presented.length && timingSafeEqual(expected, presented)) found = k;
+    }
+    return found;
+  }
+
+  view(k: KeyRecord): Record<string, unknown> {
+    return {
+      name: k.name,
+      description: k.description,
+      key: this.keyValue(k.uid),
+      uid: k.uid,
+      actions: k.actions,
+      indexes: k.indexes,
+      expiresAt: k.expiresAt,
+      createdAt: k.createdAt,
+      updatedAt: k.updatedAt,
+    };
+  }
+}
+
+export function isMasterKey(masterKey: string, token: string): boolean {
+  const a = Buffer.from(masterKey);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,21 @@
+/** What the routes are given: the process-wide services, built once in main.ts. */
+import type { Guard } from './auth/guard';
+import type { KeyStore } from './auth/keys';
+import type { Config } from './config';
+import type { FeatureStore } from './features';
+import type { IndexRegistry } from './indexes/registry';
+import type { Logger } from './logging';
+import type { TaskQueue } from './tasks/queue';
+
+export interface Deps {
+  config: Config;
+  logger: Logger;
+  queue: TaskQueue;
+  registry: IndexRegistry;
+  keys: KeyStore;
+  features: FeatureStore;
+  guard: Guard;
+  /** Directory of staged document payloads (`<db>/update_files`). */
+  updateFiles: string;
+  dbPath: string;
+}

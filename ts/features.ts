@@ -1,0 +1,50 @@
+/** Runtime experimental features: stored flags, all returned on every read. */
+import { z } from 'zod';
+import { parseWith } from './errors/from-zod';
+import type { Durable } from './store/durable';
+import { jsonValue } from './store/durable';
+
+export const FEATURE_FLAGS = [
+  'metrics',
+  'logsRoute',
+  'editDocumentsByFunction',
+  'containsFilter',
+  'network',
+  'getTaskDocumentsRoute',
+  'compositeEmbedders',
+  'chatCompletions',
+  'multimodal',
+  'legacySearch',
+  'foreignKeys',
+  'dynamicSearchRules',
+  'renderRoute',
+  'taskQueueCompactionRoute',
+  'disableDocumentsFetchQueue',
+] as const;
+
+export type Features = Record<(typeof FEATURE_FLAGS)[number], boolean>;
+
+const PatchSchema = z.strictObject(Object.fromEntries(FEATURE_FLAGS.map((f) => [f, z.boolean().nullable().optional()])) as Record<string, z.ZodOptional<z.ZodNullable<z.ZodBoolean>>>);
+
+export class FeatureStore {
+  private flags: Features;
+
+  constructor(private readonly durable: Durable) {
+    const stored = durable.kv.get('meta', 'features');
+    const base = Object.fromEntries(FEATURE_FLAGS.map((f) => [f, false])) as Features;
+    this.flags = stored ? { ...base, ...(JSON.parse(stored.toString()) as Partial<Features>) } : base;
+  }
+
+  get(): Features {
+    return { ...this.flags };
+  }
+
+  async patch(body: unknown): Promise<Features> {
+    const patch = parseWith(PatchSchema, body, {}, 'bad_request');
+    const next = { ...this.flags };
+    for (const [k, v] of Object.entries(patch)) if (typeof v === 'boolean') next[k as keyof Features] = v;
+    await this.durable.commit([{ db: 'meta', key: 'features', value: jsonValue(next) }]);
+    this.flags = next;
+    return this.get();
+  }
+}

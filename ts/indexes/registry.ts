@@ -1,0 +1,127 @@
+/**
+ * The index registry: uid → directory, dates and primary key, kept in the KvStore
+ * `indexes` db, plus the open engine handles.
+ *
+ * Directories are named by random ids, not by uid, so renames and swaps are a single
+ * atomic registry commit (together with the task that does them) and never a sequence
+ * of directory renames a crash could interrupt. Directories no entry points to are
+ * leftovers of interrupted creations and are removed at start-up.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ApiError } from '../errors/api-error';
+import { type KvOp, NativeIndex } from '../native';
+import { type Durable, jsonValue } from '../store/durable';
+
+export interface IndexEntry {
+  uid: string;
+  dir: string;
+  createdAt: string;
+  updatedAt: string;
+  primaryKey: string | null;
+}
+
+const DB = 'indexes';
+
+export class IndexRegistry {
+  private readonly entries = new Map<string, IndexEntry>();
+  private readonly handles = new Map<string, NativeIndex>();
+
+  constructor(
+    private readonly durable: Durable,
+    readonly root: string,
+  ) {
+    fs.mkdirSync(root, { recursive: true });
+    for (const { value } of durable.kv.scan(DB)) {
+      const e = JSON.parse(value.toString()) as IndexEntry;
+      this.entries.set(e.uid, e);
+    }
+  }
+
+  /** Removes directories of creations that never committed. */
+  removeOrphans(): void {
+    const known = new Set([...this.entries.values()].map((e) => e.dir));
+    for (const name of fs.readdirSync(this.root)) {
+      if (!known.has(name)) fs.rmSync(path.join(this.root, name), { recursive: true, force: true });
+    }
+  }
+
+  get(uid: string): IndexEntry | undefined {
+    return this.entries.get(uid);
+  }
+
+  has(uid: string): boolean {
+    return this.entries.has(uid);
+  }
+
+  require(uid: string): IndexEntry {
+    const e = this.entries.get(uid);
+    if (!e) throw notFound(uid);
+    return e;
+  }
+
+  /** All entries sorted by uid (byte order). */
+  list(): IndexEntry[] {
+    return [...this.entries.values()].sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+  }
+
+  /** The open engine handle of an index (opened on first use). */
+  handle(uid: string): NativeIndex {
+    return this.handleOf(this.require(uid));
+  }
+
+  handleOf(entry: IndexEntry): NativeIndex {
+    let h = this.handles.get(entry.dir);
+    if (!h) {
+      h = NativeIndex.open(path.join(this.root, entry.dir));
+      this.handles.set(entry.dir, h);
+    }
+    return h;
+  }
+
+  /** A new entry with a fresh directory; not visible until `put` is committed and applied. */
+  newEntry(uid: string, now: string): IndexEntry {
+    return { uid, dir: randomUUID(), createdAt: now, updatedAt: now, primaryKey: null };
+  }
+
+  putOp(e: IndexEntry): KvOp {
+    return { db: DB, key: e.uid, value: jsonValue(e) };
+  }
+
+  deleteOp(uid: string): KvOp {
+    return { db: DB, key: uid, value: null };
+  }
+
+  /** Applies committed registry operations to the in-memory view. */
+  applyPut(e: IndexEntry): void {
+    this.entries.set(e.uid, e);
+  }
+
+  applyDelete(uid: string): void {
+    this.entries.delete(uid);
+  }
+
+  /** Closes the handle and deletes the files of a directory no entry references any more. */
+  destroyDir(dir: string): void {
+    const h = this.handles.get(dir);
+    if (h) {
+      h.close();
+      this.handles.delete(dir);
+    }
+    fs.rmSync(path.join(this.root, dir), { recursive: true, force: true });
+  }
+
+  closeAll(): void {
+    for (const h of this.handles.values()) h.close();
+    this.handles.clear();
+  }
+
+  commit(ops: KvOp[]): Promise<void> {
+    return this.durable.commit(ops);
+  }
+}
+
+export function notFound(uid: string): ApiError {
+  return new ApiError('index_not_found', `Index \`${uid}\` not found.`);
+}

@@ -1,0 +1,51 @@
+/** Process entry: configuration, logger, server, signals. */
+import { ConfigError, helpText, loadConfig } from './config';
+import { createLogger } from './logging';
+import { startServer } from './server';
+
+export async function main(argv: string[]): Promise<void> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${helpText()}\n`);
+    return;
+  }
+  let config;
+  try {
+    config = loadConfig(argv, process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`quarry: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  if (!config.masterKey) {
+    logger.warn('No master key was found: every route but /keys is open. Set --master-key (16+ bytes) to protect this instance.');
+  } else if (Buffer.byteLength(config.masterKey) < 16) {
+    logger.warn('The master key is shorter than 16 bytes: use a longer one.');
+  }
+  const server = await startServer(config, logger);
+  process.stdout.write(`Quarry listening on ${server.url} (data in ${server.deps.dbPath})\n`);
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info('shutting down', { signal });
+    server.close().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error('shutdown failed', { error: String(err) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((err) => {
+    process.stderr.write(`quarry: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,205 @@
+/**
+ * ts/native: the only module that loads the `.node` addon.
+ *
+ * It owns the typed surface of the Rust core (see docs/native-contract.md) and turns
+ * errors that carry a catalog `code` into `ApiError`s. It deliberately holds no logic:
+ * every method is one call into Rust. Design decision: the generated napi loader lives
+ * in `native/` at the repository root rather than here, so the same relative path works
+ * from `ts/native` (tests run through swc) and from `dist/native` (the built server).
+ */
+import { ApiError } from '../errors/api-error';
+
+export interface ErrorCodeRow {
+  code: string;
+  errorType: string;
+  status: number;
+}
+
+export interface KvOp {
+  db: string;
+  key: string;
+  value?: Buffer | null;
+}
+
+export interface KvEntry {
+  key: string;
+  value: Buffer;
+}
+
+interface RawKvStore {
+  commit(ops: KvOp[]): Promise<void>;
+  scan(db: string): KvEntry[];
+  get(db: string, key: string): Buffer | null;
+  close(): void;
+}
+
+interface RawIndex {
+  applyBatch(batchJson: string): Promise<string>;
+  progress(): string | null;
+  getDocument(id: string, fieldsJson: string | null): Promise<Buffer | null>;
+  fetchDocuments(queryJson: string): Promise<Buffer>;
+  search(queryJson: string): Promise<Buffer>;
+  stats(): string;
+  primaryKey(): string | null;
+  settings(): string | null;
+  documentCount(): number;
+  close(): void;
+}
+
+interface Binding {
+  errorCatalog(): ErrorCodeRow[];
+  stageDocuments(payload: Buffer, format: string, csvDelimiter: string | null, destPath: string): Promise<number>;
+  engineVersion(): string;
+  KvStore: { open(path: string, mapSizeBytes: number): RawKvStore };
+  NativeIndex: { open(dir: string): RawIndex };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const binding: Binding = require('../../native/index.js');
+
+/** Rethrows an addon error as an ApiError when it carries a catalog code. */
+function translate(err: unknown): never {
+  const e = err as { code?: unknown; message?: unknown };
+  if (e && typeof e.code === 'string' && catalogByCode().has(e.code)) {
+    throw new ApiError(e.code, String(e.message ?? ''));
+  }
+  throw err;
+}
+
+async function call<T>(p: () => Promise<T>): Promise<T> {
+  try {
+    return await p();
+  } catch (err) {
+    translate(err);
+  }
+}
+
+function callSync<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    translate(err);
+  }
+}
+
+let catalogCache: Map<string, ErrorCodeRow> | undefined;
+
+/** The error table of the Rust `api-types` crate, keyed by code. */
+export function catalogByCode(): Map<string, ErrorCodeRow> {
+  if (!catalogCache) catalogCache = new Map(binding.errorCatalog().map((r) => [r.code, r]));
+  return catalogCache;
+}
+
+export function engineVersion(): string {
+  return binding.engineVersion();
+}
+
+export type PayloadFormat = 'json' | 'ndjson' | 'csv';
+
+/** Parses and validates a documents payload off the JS thread; writes canonical NDJSON, fsynced. */
+export function stageDocuments(payload: Buffer, format: PayloadFormat, csvDelimiter: string | null, destPath: string): Promise<number> {
+  return call(() => binding.stageDocuments(payload, format, csvDelimiter, destPath));
+}
+
+/** The durable key-value store (one LMDB environment) behind tasks, batches, indexes and keys. */
+export class KvStore {
+  private constructor(private readonly raw: RawKvStore) {}
+
+  static open(path: string, mapSizeBytes: number): KvStore {
+    return new KvStore(callSync(() => binding.KvStore.open(path, mapSizeBytes)));
+  }
+
+  commit(ops: KvOp[]): Promise<void> {
+    return call(() => this.raw.commit(ops));
+  }
+
+  scan(db: string): KvEntry[] {
+    return callSync(() => this.raw.scan(db));
+  }
+
+  get(db: string, key: string): Buffer | null {
+    return callSync(() => this.raw.get(db, key));
+  }
+
+  close(): void {
+    this.raw.close();
+  }
+}
+
+export type BatchOp =
+  | { type: 'addDocuments'; taskUid: number; file: string; method: 'replace' | 'update'; primaryKey: string | null; skipCreation: boolean }
+  | { type: 'deleteDocuments'; taskUid: number; ids: string[] }
+  | { type: 'clearDocuments'; taskUid: number }
+  | { type: 'setPrimaryKey'; taskUid: number; primaryKey: string }
+  | { type: 'updateSettings'; taskUid: number; settings: unknown };
+
+export type BatchOpResult =
+  | { taskUid: number; ok: true; indexedDocuments?: number; deletedDocuments?: number }
+  | { taskUid: number; ok: false; error: { code: string; message: string } };
+
+export interface IndexStats {
+  numberOfDocuments: number;
+  rawDocumentDbSize: number;
+  avgDocumentSize: number;
+  fieldDistribution: Record<string, number>;
+}
+
+export interface FetchQuery {
+  offset: number;
+  limit: number;
+  fields: string[] | null;
+  ids: string[] | null;
+  retrieveVectors: boolean;
+}
+
+/** One open index of the engine. */
+export class NativeIndex {
+  private constructor(private readonly raw: RawIndex) {}
+
+  static open(dir: string): NativeIndex {
+    return new NativeIndex(callSync(() => binding.NativeIndex.open(dir)));
+  }
+
+  async applyBatch(ops: BatchOp[]): Promise<BatchOpResult[]> {
+    const out = await call(() => this.raw.applyBatch(JSON.stringify({ ops })));
+    return (JSON.parse(out) as { results: BatchOpResult[] }).results;
+  }
+
+  progress(): unknown {
+    const p = this.raw.progress();
+    return p === null ? null : JSON.parse(p);
+  }
+
+  getDocument(id: string, fields: string[] | null): Promise<Buffer | null> {
+    return call(() => this.raw.getDocument(id, fields ? JSON.stringify(fields) : null));
+  }
+
+  fetchDocuments(query: FetchQuery): Promise<Buffer> {
+    return call(() => this.raw.fetchDocuments(JSON.stringify(query)));
+  }
+
+  search(query: unknown): Promise<Buffer> {
+    return call(() => this.raw.search(JSON.stringify(query)));
+  }
+
+  stats(): IndexStats {
+    return JSON.parse(callSync(() => this.raw.stats())) as IndexStats;
+  }
+
+  primaryKey(): string | null {
+    return this.raw.primaryKey();
+  }
+
+  settings(): unknown {
+    const s = this.raw.settings();
+    return s === null ? null : JSON.parse(s);
+  }
+
+  documentCount(): number {
+    return this.raw.documentCount();
+  }
+
+  close(): void {
+    this.raw.close();
+  }
+}

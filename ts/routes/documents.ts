@@ -1,0 +1,185 @@
+/** Document routes: additions go to the queue as staged bytes; reads go to the engine. */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Request, type Response, Router } from 'express';
+import { z } from 'zod';
+import type { Deps } from '../deps';
+import { ApiError } from '../errors/api-error';
+import { parseWith } from '../errors/from-zod';
+import { mediaType, rawBody, readJson } from '../http/body';
+import { type PayloadFormat, stageDocuments } from '../native';
+import { checkIndexUid } from '../schemas/indexes';
+import { boolParam, listParam, rejectUnknownParams, stringParam, uintParam } from '../schemas/query';
+import { summaryView } from '../tasks/queue';
+
+const FORMATS: Record<string, PayloadFormat> = {
+  'application/json': 'json',
+  'application/x-ndjson': 'ndjson',
+  'text/csv': 'csv',
+};
+const ACCEPTED = 'Accepted values for the Content-Type header are: `application/json`, `application/x-ndjson`, `text/csv`';
+
+const FetchSchema = z.strictObject({
+  offset: z.number().int().nonnegative().optional(),
+  limit: z.number().int().nonnegative().optional(),
+  fields: z.array(z.string()).nullable().optional(),
+  filter: z.union([z.string(), z.array(z.union([z.string(), z.array(z.string())]))]).nullable().optional(),
+  retrieveVectors: z.boolean().optional(),
+  ids: z.array(z.union([z.string(), z.number()])).nullable().optional(),
+  sort: z.array(z.string()).nullable().optional(),
+});
+const FETCH_CODES = {
+  offset: 'invalid_document_offset',
+  limit: 'invalid_document_limit',
+  fields: 'invalid_document_fields',
+  filter: 'invalid_document_filter',
+  retrieveVectors: 'invalid_document_retrieve_vectors',
+  ids: 'invalid_document_ids',
+  sort: 'invalid_document_sort',
+};
+
+const DeleteByFilterSchema = z.strictObject({
+  filter: z.union([z.string(), z.array(z.union([z.string(), z.array(z.string())]))]),
+});
+
+function isEmptyFilter(f: unknown): boolean {
+  return f === null || (typeof f === 'string' && f.trim() === '') || (Array.isArray(f) && f.length === 0);
+}
+
+/** Filters arrive with the filters issue; until then no attribute is filterable. */
+function filterUnsupported(filter: unknown): never {
+  const text = typeof filter === 'string' ? filter : JSON.stringify(filter);
+  const attr = /^\s*([A-Za-z0-9_.]+)/.exec(typeof filter === 'string' ? filter : '')?.[1] ?? 'attribute';
+  throw new ApiError('invalid_document_filter', `Attribute \`${attr}\` is not filterable. This index does not have configured filterable attributes.\n1:${text.length + 1} ${text}`);
+}
+
+function sendJsonBytes(res: Response, bytes: Buffer): void {
+  res.status(200).type('application/json').send(bytes);
+}
+
+export function documentRoutes(deps: Deps): Router {
+  const r = Router();
+  const { guard, queue, registry } = deps;
+
+  async function addDocuments(req: Request, res: Response, method: 'replace' | 'update'): Promise<void> {
+    const q = req.query as Record<string, unknown>;
+    rejectUnknownParams(q, ['primaryKey', 'csvDelimiter', 'customMetadata', 'skipCreation']);
+    const primaryKey = stringParam(q, 'primaryKey', 'invalid_index_primary_key') ?? null;
+    const delimiter = stringParam(q, 'csvDelimiter', 'invalid_document_csv_delimiter');
+    const customMetadata = stringParam(q, 'customMetadata', 'invalid_index_custom_metadata');
+    const skipCreation = boolParam(q, 'skipCreation', 'invalid_skip_creation', false);
+    const uid = checkIndexUid(req.params.indexUid);
+    const type = mediaType(req);
+    if (type === null) throw new ApiError('missing_content_type', `A Content-Type header is missing. ${ACCEPTED}`);
+    const format = FORMATS[type];
+    if (!format || (delimiter !== undefined && format !== 'csv')) {
+      throw new ApiError('invalid_content_type', `The Content-Type \`${type}\` is invalid. ${ACCEPTED}`);
+    }
+    if (delimiter !== undefined && !/^[\x00-\x7f]$/.test(delimiter)) {
+      throw new ApiError('invalid_document_csv_delimiter', `Invalid value in parameter \`csvDelimiter\`: \`${delimiter}\` is not a valid csv delimiter. It must be a single ASCII character.`);
+    }
+    fs.mkdirSync(deps.updateFiles, { recursive: true });
+    const file = path.join(deps.updateFiles, `${randomUUID()}.ndjson`);
+    let task;
+    try {
+      const count = await stageDocuments(rawBody(req), format, delimiter ?? null, file);
+      task = await queue.enqueue({
+        indexUid: uid,
+        type: 'documentAdditionOrUpdate',
+        details: { receivedDocuments: count, indexedDocuments: null },
+        payload: { kind: 'documentAddition', file, method, primaryKey, skipCreation, canCreateIndex: req.auth!.can('indexes.create', uid) },
+        customMetadata,
+      });
+    } catch (err) {
+      fs.rmSync(file, { force: true });
+      throw err;
+    }
+    res.status(202).json(summaryView(task));
+  }
+
+  r.post('/indexes/:indexUid/documents', guard('documents.add', 'param'), (req, res) => addDocuments(req, res, 'replace'));
+  r.put('/indexes/:indexUid/documents', guard('documents.add', 'param'), (req, res) => addDocuments(req, res, 'update'));
+
+  r.get('/indexes/:indexUid/documents', guard('documents.get', 'param'), async (req, res) => {
+    const q = req.query as Record<string, unknown>;
+    rejectUnknownParams(q, ['offset', 'limit', 'fields', 'retrieveVectors', 'ids', 'filter', 'sort']);
+    const offset = uintParam(q, 'offset', 'invalid_document_offset', 0);
+    const limit = uintParam(q, 'limit', 'invalid_document_limit', 20);
+    const fields = listParam(q, 'fields', 'invalid_document_fields') ?? null;
+    const retrieveVectors = boolParam(q, 'retrieveVectors', 'invalid_document_retrieve_vectors', false);
+    const ids = listParam(q, 'ids', 'invalid_document_ids') ?? null;
+    const filter = stringParam(q, 'filter', 'invalid_document_filter');
+    const uid = checkIndexUid(req.params.indexUid);
+    const index = registry.handle(uid);
+    if (filter !== undefined && filter.trim() !== '') filterUnsupported(filter);
+    sendJsonBytes(res, await index.fetchDocuments({ offset, limit, fields, ids, retrieveVectors }));
+  });
+
+  r.post('/indexes/:indexUid/documents/fetch', guard('documents.get', 'param'), async (req, res) => {
+    const uid = checkIndexUid(req.params.indexUid);
+    const body = parseWith(FetchSchema, readJson(req), FETCH_CODES);
+    const index = registry.handle(uid);
+    if (body.filter !== undefined && !isEmptyFilter(body.filter)) filterUnsupported(body.filter);
+    const ids = body.ids ? body.ids.map(String) : null;
+    sendJsonBytes(
+      res,
+      await index.fetchDocuments({ offset: body.offset ?? 0, limit: body.limit ?? 20, fields: body.fields ?? null, ids, retrieveVectors: body.retrieveVectors ?? false }),
+    );
+  });
+
+  r.get('/indexes/:indexUid/documents/:documentId', guard('documents.get', 'param'), async (req, res) => {
+    const q = req.query as Record<string, unknown>;
+    rejectUnknownParams(q, ['fields', 'retrieveVectors']);
+    const fields = listParam(q, 'fields', 'invalid_document_fields') ?? null;
+    boolParam(q, 'retrieveVectors', 'invalid_document_retrieve_vectors', false);
+    const uid = checkIndexUid(req.params.indexUid);
+    const id = String(req.params.documentId);
+    const doc = await registry.handle(uid).getDocument(id, fields);
+    if (doc === null) throw new ApiError('document_not_found', `Document \`${id}\` not found.`);
+    sendJsonBytes(res, doc);
+  });
+
+  async function enqueueDeletion(req: Request, res: Response, details: Record<string, unknown>, payload: Parameters<typeof queue.enqueue>[0]['payload']): Promise<void> {
+    const q = req.query as Record<string, unknown>;
+    rejectUnknownParams(q, ['customMetadata']);
+    const customMetadata = stringParam(q, 'customMetadata', 'invalid_index_custom_metadata');
+    const uid = checkIndexUid(req.params.indexUid);
+    const task = await queue.enqueue({ indexUid: uid, type: 'documentDeletion', details, payload, customMetadata });
+    res.status(202).json(summaryView(task));
+  }
+
+  r.delete('/indexes/:indexUid/documents', guard('documents.delete', 'param'), (req, res) =>
+    enqueueDeletion(req, res, { deletedDocuments: null }, { kind: 'documentClear' }),
+  );
+
+  r.delete('/indexes/:indexUid/documents/:documentId', guard('documents.delete', 'param'), (req, res) =>
+    enqueueDeletion(req, res, { providedIds: 1, deletedDocuments: null, originalFilter: null }, { kind: 'documentDeletion', ids: [String(req.params.documentId)] }),
+  );
+
+  r.post('/indexes/:indexUid/documents/delete-batch', guard('documents.delete', 'param'), async (req, res) => {
+    const body = readJson(req);
+    if (!Array.isArray(body) || body.some((v) => typeof v !== 'string' && typeof v !== 'number')) {
+      throw new ApiError('bad_request', `Json deserialize error: invalid type: expected a sequence of document ids`);
+    }
+    const ids = body.map(String);
+    await enqueueDeletion(req, res, { providedIds: ids.length, deletedDocuments: null, originalFilter: null }, { kind: 'documentDeletion', ids });
+  });
+
+  r.post('/indexes/:indexUid/documents/delete', guard('documents.delete', 'param'), async (req, res) => {
+    const raw = readJson(req);
+    if (raw !== null && typeof raw === 'object' && !Array.isArray(raw) && !('filter' in raw)) {
+      throw new ApiError('bad_request', 'Missing field `filter`');
+    }
+    const body = parseWith(DeleteByFilterSchema, raw, { filter: 'invalid_document_filter' });
+    if (isEmptyFilter(body.filter)) throw new ApiError('invalid_document_filter', 'Sending an empty filter is forbidden.');
+    await enqueueDeletion(
+      req,
+      res,
+      { providedIds: 0, deletedDocuments: null, originalFilter: JSON.stringify(body.filter) },
+      { kind: 'documentDeletionByFilter', filter: body.filter },
+    );
+  });
+
+  return r;
+}

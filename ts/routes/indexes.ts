@@ -1,0 +1,115 @@
+/** Index CRUD, swap and per-index stats. */
+import { Router } from 'express';
+import { z } from 'zod';
+import type { Deps } from '../deps';
+import { ApiError } from '../errors/api-error';
+import { parseWith } from '../errors/from-zod';
+import { readJson } from '../http/body';
+import type { IndexEntry } from '../indexes/registry';
+import { notFound } from '../indexes/registry';
+import { checkIndexUid } from '../schemas/indexes';
+import { rejectUnknownParams, uintParam } from '../schemas/query';
+import { summaryView } from '../tasks/queue';
+import { requireIndexAccess } from './access';
+import { parseStatsQuery, statsOf } from './stats-view';
+
+const CreateSchema = z.strictObject({ uid: z.unknown(), primaryKey: z.string().nullable().optional() });
+const UpdateSchema = z.strictObject({ primaryKey: z.string().nullable().optional(), uid: z.unknown().optional() });
+const SwapSchema = z.array(
+  z.strictObject({
+    indexes: z.array(z.unknown()),
+    rename: z.boolean().optional(),
+  }),
+);
+
+export function indexView(e: IndexEntry): Record<string, unknown> {
+  return { uid: e.uid, createdAt: e.createdAt, updatedAt: e.updatedAt, primaryKey: e.primaryKey };
+}
+
+export function indexRoutes(deps: Deps): Router {
+  const r = Router();
+  const { guard, queue, registry } = deps;
+
+  r.get('/indexes', guard('indexes.get'), (req, res) => {
+    const q = req.query as Record<string, unknown>;
+    rejectUnknownParams(q, ['offset', 'limit']);
+    const offset = uintParam(q, 'offset', 'invalid_index_offset', 0);
+    const limit = uintParam(q, 'limit', 'invalid_index_limit', 20);
+    const visible = registry.list().filter((e) => req.auth!.canSeeIndex(e.uid));
+    res.json({ results: visible.slice(offset, offset + limit).map(indexView), offset, limit, total: visible.length });
+  });
+
+  r.post('/indexes', guard('indexes.create'), async (req, res) => {
+    const body = readJson(req);
+    if (body !== null && typeof body === 'object' && !Array.isArray(body) && !('uid' in body)) {
+      throw new ApiError('missing_index_uid', 'Missing field `uid`');
+    }
+    const parsed = parseWith(CreateSchema, body, { uid: 'invalid_index_uid', primaryKey: 'invalid_index_primary_key' });
+    const uid = checkIndexUid(parsed.uid);
+    requireIndexAccess(req, uid);
+    const primaryKey = parsed.primaryKey ?? null;
+    const task = await queue.enqueue({ indexUid: uid, type: 'indexCreation', details: { primaryKey }, payload: { kind: 'indexCreation', primaryKey } });
+    res.status(202).json(summaryView(task));
+  });
+
+  r.get('/indexes/:indexUid', guard('indexes.get', 'param'), (req, res) => {
+    const uid = checkIndexUid(req.params.indexUid);
+    const e = registry.get(uid);
+    if (!e) throw notFound(uid);
+    res.json(indexView(e));
+  });
+
+  r.patch('/indexes/:indexUid', guard('indexes.update', 'param'), async (req, res) => {
+    const uid = checkIndexUid(req.params.indexUid);
+    const parsed = parseWith(UpdateSchema, readJson(req), { primaryKey: 'invalid_index_primary_key', uid: 'invalid_index_uid' });
+    const newUid = parsed.uid === undefined || parsed.uid === null ? null : checkIndexUid(parsed.uid);
+    const primaryKey = parsed.primaryKey ?? null;
+    const details: Record<string, unknown> = { primaryKey };
+    if (newUid !== null && newUid !== uid) {
+      requireIndexAccess(req, newUid);
+      details.oldIndexUid = uid;
+      details.newIndexUid = newUid;
+    }
+    const task = await queue.enqueue({ indexUid: uid, type: 'indexUpdate', details, payload: { kind: 'indexUpdate', primaryKey, newUid } });
+    res.status(202).json(summaryView(task));
+  });
+
+  r.delete('/indexes/:indexUid', guard('indexes.delete', 'param'), async (req, res) => {
+    const uid = checkIndexUid(req.params.indexUid);
+    const task = await queue.enqueue({ indexUid: uid, type: 'indexDeletion', details: { deletedDocuments: null }, payload: { kind: 'indexDeletion' } });
+    res.status(202).json(summaryView(task));
+  });
+
+  r.get('/indexes/:indexUid/stats', guard('stats.get', 'param'), (req, res) => {
+    const uid = checkIndexUid(req.params.indexUid);
+    const q = parseStatsQuery(req.query as Record<string, unknown>);
+    if (!registry.has(uid)) throw notFound(uid);
+    res.json(statsOf(deps, uid, q).view);
+  });
+
+  r.post('/swap-indexes', guard('indexes.swap'), async (req, res) => {
+    const parsed = parseWith(SwapSchema, readJson(req), {}, 'invalid_swap_indexes');
+    const seen = new Set<string>();
+    const swaps = parsed.map((s, i) => {
+      if (s.indexes.length !== 2) {
+        throw new ApiError(
+          'invalid_swap_indexes',
+          `Invalid value at \`[${i}].indexes\`: Two indexes must be given for each swap. The list \`[${s.indexes.map((x) => JSON.stringify(x)).join(', ')}]\` contains ${s.indexes.length} indexes.`,
+        );
+      }
+      const pair = s.indexes.map((u) => checkIndexUid(u)) as [string, string];
+      for (const u of pair) {
+        requireIndexAccess(req, u);
+        if (seen.has(u)) {
+          throw new ApiError('invalid_swap_duplicate_index_found', `Indexes must be declared only once during a swap. \`${u}\` was specified several times.`);
+        }
+        seen.add(u);
+      }
+      return { indexes: pair, rename: s.rename ?? false };
+    });
+    const task = await queue.enqueue({ indexUid: null, type: 'indexSwap', details: { swaps }, payload: { kind: 'indexSwap', swaps } });
+    res.status(202).json(summaryView(task));
+  });
+
+  return r;
+}

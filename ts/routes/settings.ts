@@ -1,0 +1,59 @@
+/** Settings: the whole object and one sub-route per setting. Updates are tasks. */
+import { type Request, type Response, Router } from 'express';
+import type { Deps } from '../deps';
+import { readJson } from '../http/body';
+import { checkIndexUid } from '../schemas/indexes';
+import {
+  defaultSettings,
+  parseSettingsBody,
+  parseSubrouteBody,
+  resetPatch,
+  SETTINGS_SUBROUTES,
+  type Settings,
+  type SettingsPatch,
+  settingsTaskDetails,
+  settingsView,
+  subrouteView,
+} from '../settings';
+import { summaryView } from '../tasks/queue';
+
+export function settingsRoutes(deps: Deps): Router {
+  const r = Router();
+  const { guard, queue, registry } = deps;
+
+  const current = (uid: string): Settings => (registry.handle(uid).settings() as Settings | null) ?? defaultSettings();
+
+  async function enqueue(req: Request, res: Response, patch: SettingsPatch, reset: boolean): Promise<void> {
+    const uid = checkIndexUid(req.params.indexUid);
+    const task = await queue.enqueue({
+      indexUid: uid,
+      type: 'settingsUpdate',
+      details: settingsTaskDetails(patch),
+      payload: { kind: 'settingsUpdate', patch: patch as Record<string, unknown>, reset, canCreateIndex: req.auth!.can('indexes.create', uid) },
+    });
+    res.status(202).json(summaryView(task));
+  }
+
+  r.get('/indexes/:indexUid/settings', guard('settings.get', 'param'), (req, res) => {
+    res.json(settingsView(current(checkIndexUid(req.params.indexUid))));
+  });
+  r.patch('/indexes/:indexUid/settings', guard('settings.update', 'param'), (req, res) => {
+    checkIndexUid(req.params.indexUid);
+    return enqueue(req, res, parseSettingsBody(readJson(req)), false);
+  });
+  r.delete('/indexes/:indexUid/settings', guard('settings.update', 'param'), (req, res) => enqueue(req, res, resetPatch(), true));
+
+  for (const { route, field, method } of SETTINGS_SUBROUTES) {
+    const p = `/indexes/:indexUid/settings/${route}`;
+    r.get(p, guard('settings.get', 'param'), (req, res) => {
+      res.json(subrouteView(current(checkIndexUid(req.params.indexUid)), field));
+    });
+    r[method](p, guard('settings.update', 'param'), (req, res) => {
+      checkIndexUid(req.params.indexUid);
+      return enqueue(req, res, parseSubrouteBody(field, readJson(req)), false);
+    });
+    r.delete(p, guard('settings.update', 'param'), (req, res) => enqueue(req, res, resetPatch(field), true));
+  }
+
+  return r;
+}

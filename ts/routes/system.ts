@@ -1,0 +1,46 @@
+/** Health, version, instance stats and experimental features. */
+import { Router } from 'express';
+import type { Deps } from '../deps';
+import { readJson } from '../http/body';
+import { engineVersion } from '../native';
+import { rejectUnknownParams } from '../schemas/query';
+import { parseStatsQuery, statsOf } from './stats-view';
+
+export function systemRoutes(deps: Deps): Router {
+  const r = Router();
+  const { guard } = deps;
+
+  r.get('/health', (_req, res) => {
+    res.json({ status: 'available' });
+  });
+
+  r.get('/version', guard('version'), (_req, res) => {
+    res.json({ commitSha: 'unknown', commitDate: 'unknown', pkgVersion: engineVersion() });
+  });
+
+  r.get('/stats', guard('stats.get'), (req, res) => {
+    const q = parseStatsQuery(req.query as Record<string, unknown>);
+    let databaseSize = 0;
+    let lastUpdate: string | null = null;
+    const indexes: Record<string, unknown> = {};
+    for (const e of deps.registry.list()) {
+      const s = statsOf(deps, e.uid, q);
+      databaseSize += s.raw.rawDocumentDbSize;
+      if (!req.auth!.canSeeIndex(e.uid)) continue;
+      if (lastUpdate === null || e.updatedAt > lastUpdate) lastUpdate = e.updatedAt;
+      indexes[e.uid] = s.view;
+    }
+    res.json({ databaseSize, usedDatabaseSize: databaseSize, lastUpdate, indexes });
+  });
+
+  r.get('/experimental-features', guard('experimental.get'), (req, res) => {
+    rejectUnknownParams(req.query as Record<string, unknown>, []);
+    res.json(deps.features.get());
+  });
+
+  r.patch('/experimental-features', guard('experimental.update'), async (req, res) => {
+    res.json(await deps.features.patch(readJson(req)));
+  });
+
+  return r;
+}

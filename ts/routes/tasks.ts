@@ -1,0 +1,87 @@
+/** Tasks and batches: listing, cancelation and deletion (registered here, run by the worker). */
+import { type Request, Router } from 'express';
+import type { Deps } from '../deps';
+import { ApiError } from '../errors/api-error';
+import { parseCancelOrDeleteQuery, parseListQuery } from '../schemas/tasks';
+import { batchView, summaryView, taskView } from '../tasks/queue';
+import type { TaskRecord } from '../tasks/types';
+
+function visibility(req: Request): (t: TaskRecord) => boolean {
+  const auth = req.auth!;
+  return (t) => (t.indexUid === null ? auth.allIndexes : auth.canSeeIndex(t.indexUid));
+}
+
+function originalFilter(req: Request): string {
+  const i = req.originalUrl.indexOf('?');
+  return i < 0 ? '?' : req.originalUrl.slice(i);
+}
+
+function parseUidParam(text: string, code: string, what: string): number {
+  if (!/^\d+$/.test(text) || Number(text) > 0xffffffff) {
+    throw new ApiError(code, `${what} uid \`${text}\` is invalid. It should only contain numeric characters.`);
+  }
+  return Number(text);
+}
+
+export function taskRoutes(deps: Deps): Router {
+  const r = Router();
+  const { guard, queue } = deps;
+
+  r.get('/tasks', guard('tasks.get'), (req, res) => {
+    const q = parseListQuery(req.query as Record<string, unknown>);
+    const page = queue.list(q.filter, q.limit, q.from, q.reverse, visibility(req));
+    res.json({ results: page.results.map(taskView), total: page.total, limit: page.limit, from: page.from, next: page.next });
+  });
+
+  r.get('/tasks/:taskUid', guard('tasks.get'), (req, res) => {
+    const uid = parseUidParam(String(req.params.taskUid), 'invalid_task_uids', 'Task');
+    const t = queue.get(uid);
+    if (!t || !visibility(req)(t)) throw new ApiError('task_not_found', `Task \`${uid}\` not found.`);
+    res.json(taskView(t));
+  });
+
+  r.post('/tasks/cancel', guard('tasks.cancel'), async (req, res) => {
+    const filter = parseCancelOrDeleteQuery(req.query as Record<string, unknown>, 'cancel');
+    const matched = queue.matching(filter, visibility(req));
+    const task = await queue.enqueue({
+      indexUid: null,
+      type: 'taskCancelation',
+      details: { matchedTasks: matched.length, canceledTasks: null, originalFilter: originalFilter(req) },
+      payload: { kind: 'taskCancelation', matched },
+    });
+    res.status(200).json(summaryView(task));
+  });
+
+  r.delete('/tasks', guard('tasks.delete'), async (req, res) => {
+    const filter = parseCancelOrDeleteQuery(req.query as Record<string, unknown>, 'delete');
+    const matched = queue.matching(filter, visibility(req));
+    const task = await queue.enqueue({
+      indexUid: null,
+      type: 'taskDeletion',
+      details: { matchedTasks: matched.length, deletedTasks: null, originalFilter: originalFilter(req) },
+      payload: { kind: 'taskDeletion', matched },
+    });
+    res.status(200).json(summaryView(task));
+  });
+
+  r.get('/batches', guard('tasks.get'), (req, res) => {
+    const q = parseListQuery(req.query as Record<string, unknown>);
+    const page = queue.listBatches(q.filter, q.limit, q.from, q.reverse, visibility(req));
+    res.json({ results: page.results.map((b) => batchView(b, progressOf(deps, b.uid))), total: page.total, limit: page.limit, from: page.from, next: page.next });
+  });
+
+  r.get('/batches/:batchUid', guard('tasks.get'), (req, res) => {
+    const uid = parseUidParam(String(req.params.batchUid), 'invalid_batch_uids', 'Batch');
+    const b = queue.batches.get(uid);
+    if (!b) throw new ApiError('batch_not_found', `Batch \`${uid}\` not found.`);
+    res.json(batchView(b, progressOf(deps, uid)));
+  });
+
+  return r;
+}
+
+function progressOf(deps: Deps, batchUid: number): unknown {
+  const cur = deps.queue.current;
+  if (!cur || cur.batch.uid !== batchUid) return null;
+  return cur.progress() ?? { steps: [{ currentStep: 'processing tasks', finished: 0, total: cur.batch.taskUids.length }], percentage: 0 };
+}

@@ -1,0 +1,102 @@
+/**
+ * Search parameters (POST body and GET query string) with Meilisearch's per-field codes.
+ * The engine receives the normalized query; parameters whose feature arrives in a later
+ * issue (filters, facets, sort, formatting, vectors) are validated and accepted here.
+ */
+import { z } from 'zod';
+import { ApiError } from '../errors/api-error';
+import { parseWith } from '../errors/from-zod';
+
+const filterShape = z.union([z.string(), z.array(z.union([z.string(), z.array(z.string())]))]).nullable();
+const strList = z.array(z.string()).nullable();
+
+export const SearchSchema = z.strictObject({
+  q: z.string().nullable().optional(),
+  vector: z.array(z.number()).nullable().optional(),
+  media: z.unknown().optional(),
+  offset: z.number().int().nonnegative().optional(),
+  limit: z.number().int().nonnegative().optional(),
+  page: z.number().int().nonnegative().optional(),
+  hitsPerPage: z.number().int().nonnegative().optional(),
+  attributesToRetrieve: strList.optional(),
+  retrieveVectors: z.boolean().optional(),
+  attributesToCrop: strList.optional(),
+  cropLength: z.number().int().nonnegative().optional(),
+  attributesToHighlight: strList.optional(),
+  showMatchesPosition: z.boolean().optional(),
+  showRankingScore: z.boolean().optional(),
+  showRankingScoreDetails: z.boolean().optional(),
+  showPerformanceDetails: z.boolean().optional(),
+  filter: filterShape.optional(),
+  sort: strList.optional(),
+  distinct: z.string().nullable().optional(),
+  facets: strList.optional(),
+  highlightPreTag: z.string().optional(),
+  highlightPostTag: z.string().optional(),
+  cropMarker: z.string().optional(),
+  matchingStrategy: z.enum(['last', 'all', 'frequency']).optional(),
+  attributesToSearchOn: strList.optional(),
+  rankingScoreThreshold: z.number().min(0).max(1).nullable().optional(),
+  locales: strList.optional(),
+  hybrid: z.unknown().optional(),
+  personalize: z.unknown().optional(),
+  useNetwork: z.boolean().optional(),
+});
+
+export type SearchBody = z.infer<typeof SearchSchema>;
+
+const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+export const SEARCH_CODES: Record<string, string> = Object.fromEntries(Object.keys(SearchSchema.shape).map((k) => [k, `invalid_search_${snake(k)}`]));
+
+const NUMBER_PARAMS = new Set(['offset', 'limit', 'page', 'hitsPerPage', 'cropLength', 'rankingScoreThreshold']);
+const BOOL_PARAMS = new Set(['retrieveVectors', 'showMatchesPosition', 'showRankingScore', 'showRankingScoreDetails', 'showPerformanceDetails', 'useNetwork']);
+const LIST_PARAMS = new Set(['attributesToRetrieve', 'attributesToCrop', 'attributesToHighlight', 'sort', 'facets', 'attributesToSearchOn', 'locales']);
+
+/** Converts the GET query string into the POST body shape. */
+export function searchQueryFromParams(query: Record<string, unknown>): unknown {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (typeof v !== 'string') {
+      out[k] = v;
+      continue;
+    }
+    if (NUMBER_PARAMS.has(k)) {
+      const n = Number(v);
+      if (v.trim() === '' || Number.isNaN(n)) {
+        throw new ApiError(SEARCH_CODES[k], `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a positive integer`);
+      }
+      out[k] = n;
+    } else if (BOOL_PARAMS.has(k)) {
+      if (v !== 'true' && v !== 'false') {
+        throw new ApiError(SEARCH_CODES[k], `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a boolean, expected either \`true\` or \`false\``);
+      }
+      out[k] = v === 'true';
+    } else if (LIST_PARAMS.has(k)) {
+      out[k] = v.split(',').map((s) => s.trim());
+    } else if (k === 'vector') {
+      out[k] = v.split(',').map(Number);
+    } else if (k === 'hybrid') {
+      out[k] = v;
+    } else {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+export function parseSearch(body: unknown): SearchBody {
+  return parseWith(SearchSchema, body ?? {}, SEARCH_CODES);
+}
+
+/** The normalized query handed to the engine (see docs/native-contract.md). */
+export function engineQuery(b: SearchBody): Record<string, unknown> {
+  return {
+    q: b.q ?? null,
+    offset: b.offset ?? 0,
+    limit: b.limit ?? 20,
+    page: b.page ?? null,
+    hitsPerPage: b.hitsPerPage ?? null,
+    attributesToRetrieve: b.attributesToRetrieve ?? null,
+    retrieveVectors: b.retrieveVectors ?? false,
+  };
+}

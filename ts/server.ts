@@ -1,0 +1,72 @@
+/**
+ * Wires the process: data directory, durable store, registry, keys, queue, worker and
+ * the HTTP listener. `startServer` is what `main.ts` and the embedding API call.
+ */
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { makeGuard } from './auth/guard';
+import { KeyStore } from './auth/keys';
+import { buildApp } from './app';
+import type { Config } from './config';
+import type { Deps } from './deps';
+import { FeatureStore } from './features';
+import { IndexRegistry } from './indexes/registry';
+import type { Logger } from './logging';
+import { KvStore } from './native';
+import { Durable } from './store/durable';
+import { TaskQueue } from './tasks/queue';
+import { Worker } from './tasks/worker';
+
+const META_MAP_SIZE = 20 * 1024 ** 3;
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  deps: Deps;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+  const dbPath = path.resolve(config.dbPath);
+  fs.mkdirSync(dbPath, { recursive: true });
+  fs.writeFileSync(path.join(dbPath, 'VERSION'), 'quarry-1\n');
+  const kv = KvStore.open(path.join(dbPath, 'tasks'), META_MAP_SIZE);
+  const durable = new Durable(kv);
+  const registry = new IndexRegistry(durable, path.join(dbPath, 'indexes'));
+  const keys = new KeyStore(durable, config.masterKey);
+  await keys.ensureDefaults();
+  const features = new FeatureStore(durable);
+  const queue = new TaskQueue(durable);
+  const updateFiles = path.join(dbPath, 'update_files');
+  const worker = new Worker(queue, registry, updateFiles, logger, config.maxBatchedTasks);
+  await worker.recover();
+
+  const deps: Deps = { config, logger, queue, registry, keys, features, guard: makeGuard(keys, config.masterKey), updateFiles, dbPath };
+  const app = buildApp(deps);
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  server.keepAliveTimeout = 30_000;
+  worker.start();
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+
+  return {
+    url,
+    port,
+    deps,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await worker.stop();
+      registry.closeAll();
+      kv.close();
+    },
+  };
+}

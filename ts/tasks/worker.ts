@@ -1,0 +1,442 @@
+/**
+ * The only code that processes tasks. One loop, one batch at a time, so the engine never
+ * sees two writers on an index (milli's "one update at a time").
+ *
+ * A batch goes: mark its tasks `processing` (committed), run it in the engine (a Rust
+ * thread; the JS thread keeps serving requests), then commit the task outcomes together
+ * with any registry change in ONE KvStore transaction. A crash before that commit leaves
+ * the tasks `processing`; `recover()` puts them back to `enqueued` at start-up and the
+ * engine's replay guard makes the second run idempotent.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ApiError, type ErrorBody } from '../errors/api-error';
+import { errorBody } from '../errors/catalog';
+import type { IndexEntry, IndexRegistry } from '../indexes/registry';
+import type { Logger } from '../logging';
+import type { BatchOp, KvOp, NativeIndex } from '../native';
+import { applySettingsPatch, defaultSettings, type Settings } from '../settings';
+import { nowIso } from '../util/time';
+import { nextBatch } from './autobatch';
+import { TaskQueue } from './queue';
+import type { BatchRecord, TaskRecord } from './types';
+
+interface Outcome {
+  error?: ErrorBody;
+  details?: Record<string, unknown>;
+  canceledBy?: number;
+  status?: 'canceled';
+}
+
+interface Effects {
+  ops: KvOp[];
+  after: Array<() => void>;
+}
+
+const ZEROED: Record<string, string[]> = {
+  documentAdditionOrUpdate: ['indexedDocuments'],
+  documentDeletion: ['deletedDocuments'],
+  indexDeletion: ['deletedDocuments'],
+  taskCancelation: ['canceledTasks'],
+  taskDeletion: ['deletedTasks'],
+};
+
+function toErrorBody(err: unknown): ErrorBody {
+  if (err instanceof ApiError) return errorBody(err.code, err.message);
+  return errorBody('internal', err instanceof Error ? err.message : String(err));
+}
+
+export class Worker {
+  private wakeUp: (() => void) | null = null;
+  private stopped = false;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly queue: TaskQueue,
+    private readonly registry: IndexRegistry,
+    private readonly updateFiles: string,
+    private readonly logger: Logger,
+    private readonly maxBatchedTasks: number,
+  ) {
+    queue.on('enqueued', () => this.wake());
+  }
+
+  /** Start-up reconciliation: interrupted tasks run again; orphan payloads and dirs go. */
+  async recover(): Promise<void> {
+    const ops: KvOp[] = [];
+    const interruptedBatches = new Set<number>();
+    const touched: TaskRecord[] = [];
+    for (const t of this.queue.tasks.values()) {
+      if (t.status !== 'processing') continue;
+      if (t.batchUid !== null) interruptedBatches.add(t.batchUid);
+      touched.push({ ...t, status: 'enqueued', batchUid: null, startedAt: null });
+    }
+    for (const b of this.queue.batches.values()) if (b.finishedAt === null) interruptedBatches.add(b.uid);
+    for (const t of touched) ops.push(this.queue.taskOp(t));
+    for (const uid of interruptedBatches) ops.push(this.queue.deleteBatchOp(uid));
+    if (ops.length) await this.queue.durable.commit(ops);
+    for (const t of touched) this.queue.tasks.set(t.uid, t);
+    for (const uid of interruptedBatches) this.queue.batches.delete(uid);
+    if (touched.length) this.logger.info('requeued interrupted tasks', { tasks: touched.map((t) => t.uid) });
+
+    const live = new Set<string>();
+    for (const t of this.queue.tasks.values()) {
+      if ((t.status === 'enqueued' || t.status === 'processing') && t.payload.kind === 'documentAddition') live.add(path.basename(t.payload.file));
+    }
+    fs.mkdirSync(this.updateFiles, { recursive: true });
+    for (const f of fs.readdirSync(this.updateFiles)) if (!live.has(f)) fs.rmSync(path.join(this.updateFiles, f), { force: true });
+    this.registry.removeOrphans();
+  }
+
+  start(): void {
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake();
+    await this.loop;
+  }
+
+  wake(): void {
+    const w = this.wakeUp;
+    this.wakeUp = null;
+    w?.();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let worked = false;
+      try {
+        worked = await this.tick();
+      } catch (err) {
+        this.logger.error('worker tick failed', { error: err instanceof Error ? err.stack : String(err) });
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      if (!worked && !this.stopped) await new Promise<void>((r) => (this.wakeUp = r));
+    }
+  }
+
+  /** Runs one batch; false when nothing is enqueued. */
+  async tick(): Promise<boolean> {
+    const enqueued = [...this.queue.tasks.values()].filter((t) => t.status === 'enqueued').sort((a, b) => a.uid - b.uid);
+    const next = nextBatch(
+      enqueued,
+      (uid) => {
+        const e = this.registry.get(uid);
+        return { exists: !!e, primaryKey: e?.primaryKey ?? null };
+      },
+      this.maxBatchedTasks,
+    );
+    if (!next) return false;
+
+    const startedAt = nowIso();
+    const batch: BatchRecord = {
+      uid: this.queue.nextBatchUid++,
+      taskUids: next.tasks.map((t) => t.uid),
+      details: {},
+      stats: { totalNbTasks: next.tasks.length, status: { processing: next.tasks.length }, types: {}, indexUids: {} },
+      startedAt,
+      finishedAt: null,
+      batchStrategy: next.strategy,
+    };
+    const processing = next.tasks.map((t) => ({ ...t, status: 'processing' as const, batchUid: batch.uid, startedAt }));
+    await this.queue.durable.commit([...processing.map((t) => this.queue.taskOp(t)), this.queue.batchOp(batch), this.queue.countersOp()]);
+    for (const t of processing) this.queue.tasks.set(t.uid, t);
+    this.queue.batches.set(batch.uid, batch);
+    for (const t of processing) this.logger.info('task processing', { taskUid: t.uid, batchUid: batch.uid, type: t.type, indexUid: t.indexUid });
+
+    let handle: NativeIndex | null = null;
+    this.queue.current = { batch, indexUid: next.indexUid, progress: () => (handle ? handle.progress() : null) };
+    const effects: Effects = { ops: [], after: [] };
+    let outcomes: Map<number, Outcome>;
+    try {
+      outcomes = await this.execute(processing, batch, effects, (h) => (handle = h));
+    } catch (err) {
+      const error = toErrorBody(err);
+      this.logger.error('batch failed', { batchUid: batch.uid, error });
+      outcomes = new Map(processing.map((t) => [t.uid, { error }]));
+      effects.ops = [];
+      effects.after = [];
+    }
+    await this.finish(processing, batch, outcomes, effects);
+    this.queue.current = null;
+    return true;
+  }
+
+  private async finish(tasks: TaskRecord[], batch: BatchRecord, outcomes: Map<number, Outcome>, effects: Effects): Promise<void> {
+    const finishedAt = nowIso();
+    const done: TaskRecord[] = tasks.map((t) => {
+      const o = outcomes.get(t.uid) ?? {};
+      const details = t.details === null && o.details === undefined ? null : { ...(t.details ?? {}), ...(o.details ?? {}) };
+      if (o.error && details) for (const k of ZEROED[t.type] ?? []) details[k] = 0;
+      return { ...t, status: o.error ? 'failed' : 'succeeded', error: o.error ?? null, details, finishedAt };
+    });
+    const status: Record<string, number> = {};
+    const types: Record<string, number> = {};
+    const indexUids: Record<string, number> = {};
+    const details: Record<string, unknown> = {};
+    for (const t of done) {
+      status[t.status] = (status[t.status] ?? 0) + 1;
+      types[t.type] = (types[t.type] ?? 0) + 1;
+      if (t.indexUid !== null) indexUids[t.indexUid] = (indexUids[t.indexUid] ?? 0) + 1;
+      for (const [k, v] of Object.entries(t.details ?? {})) {
+        details[k] = typeof v === 'number' && typeof details[k] === 'number' ? (details[k] as number) + v : v;
+      }
+    }
+    const finished: BatchRecord = { ...batch, finishedAt, details, stats: { totalNbTasks: done.length, status, types, indexUids } };
+    await this.queue.durable.commit([...effects.ops, ...done.map((t) => this.queue.taskOp(t)), this.queue.batchOp(finished)]);
+    for (const t of done) this.queue.tasks.set(t.uid, t);
+    this.queue.batches.set(finished.uid, finished);
+    for (const f of effects.after) f();
+    for (const t of done) {
+      TaskQueue.removePayload(t);
+      this.logger.info(`task ${t.status}`, { taskUid: t.uid, batchUid: batch.uid, type: t.type, indexUid: t.indexUid, error: t.error?.code });
+    }
+  }
+
+  private async execute(tasks: TaskRecord[], batch: BatchRecord, fx: Effects, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
+    const first = tasks[0];
+    switch (first.payload.kind) {
+      case 'taskCancelation':
+        return this.cancel(first, batch, fx);
+      case 'taskDeletion':
+        return this.deleteTasks(tasks, fx);
+      case 'indexCreation':
+        return this.createIndex(first, first.payload.primaryKey, fx, onHandle);
+      case 'indexUpdate':
+        return this.updateIndex(first, first.payload.primaryKey, first.payload.newUid, fx, onHandle);
+      case 'indexDeletion':
+        return this.deleteIndex(first, fx);
+      case 'indexSwap':
+        return this.swapIndexes(first, fx);
+      default:
+        return this.indexBatch(tasks, fx, onHandle);
+    }
+  }
+
+  private one(task: TaskRecord, o: Outcome): Map<number, Outcome> {
+    return new Map([[task.uid, o]]);
+  }
+
+  private cancel(task: TaskRecord, batch: BatchRecord, fx: Effects): Map<number, Outcome> {
+    const matched = task.payload.kind === 'taskCancelation' ? task.payload.matched : [];
+    const now = nowIso();
+    let canceled = 0;
+    for (const uid of matched) {
+      const t = this.queue.tasks.get(uid);
+      if (!t || t.status !== 'enqueued' || uid === task.uid) continue;
+      const details = t.details ? { ...t.details } : null;
+      if (details) for (const k of ZEROED[t.type] ?? []) details[k] = 0;
+      const c: TaskRecord = { ...t, status: 'canceled', canceledBy: task.uid, batchUid: batch.uid, finishedAt: now, details };
+      fx.ops.push(this.queue.taskOp(c));
+      fx.after.push(() => {
+        this.queue.tasks.set(c.uid, c);
+        TaskQueue.removePayload(c);
+      });
+      canceled++;
+    }
+    return this.one(task, { details: { canceledTasks: canceled } });
+  }
+
+  private deleteTasks(tasks: TaskRecord[], fx: Effects): Map<number, Outcome> {
+    const out = new Map<number, Outcome>();
+    const deleted = new Set<number>();
+    const inBatch = new Set(tasks.map((t) => t.uid));
+    for (const task of tasks) {
+      const matched = task.payload.kind === 'taskDeletion' ? task.payload.matched : [];
+      let n = 0;
+      for (const uid of matched) {
+        const t = this.queue.tasks.get(uid);
+        if (!t || deleted.has(uid) || inBatch.has(uid)) continue;
+        if (t.status !== 'succeeded' && t.status !== 'failed' && t.status !== 'canceled') continue;
+        deleted.add(uid);
+        n++;
+      }
+      out.set(task.uid, { details: { deletedTasks: n } });
+    }
+    for (const uid of deleted) fx.ops.push(this.queue.deleteTaskOp(uid));
+    // Batches whose every task is gone go too.
+    const emptied: number[] = [];
+    for (const b of this.queue.batches.values()) {
+      if (b.finishedAt !== null && b.taskUids.every((u) => deleted.has(u) || !this.queue.tasks.has(u))) emptied.push(b.uid);
+    }
+    for (const uid of emptied) fx.ops.push(this.queue.deleteBatchOp(uid));
+    fx.after.push(() => {
+      for (const uid of deleted) this.queue.tasks.delete(uid);
+      for (const uid of emptied) this.queue.batches.delete(uid);
+    });
+    return out;
+  }
+
+  private async createIndex(task: TaskRecord, primaryKey: string | null, fx: Effects, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
+    const uid = task.indexUid!;
+    if (this.registry.has(uid)) return this.one(task, { error: errorBody('index_already_exists', `Index \`${uid}\` already exists.`) });
+    const entry = this.registry.newEntry(uid, nowIso());
+    const h = this.registry.handleOf(entry);
+    onHandle(h);
+    if (primaryKey !== null) {
+      const [r] = await h.applyBatch([{ type: 'setPrimaryKey', taskUid: task.uid, primaryKey }]);
+      if (!r.ok) return this.one(task, { error: errorBody(r.error.code, r.error.message) });
+      entry.primaryKey = primaryKey;
+    }
+    fx.ops.push(this.registry.putOp(entry));
+    fx.after.push(() => this.registry.applyPut(entry));
+    return this.one(task, {});
+  }
+
+  private async updateIndex(
+    task: TaskRecord,
+    primaryKey: string | null,
+    newUid: string | null,
+    fx: Effects,
+    onHandle: (h: NativeIndex) => void,
+  ): Promise<Map<number, Outcome>> {
+    const uid = task.indexUid!;
+    const entry = this.registry.get(uid);
+    if (!entry) return this.one(task, { error: errorBody('index_not_found', `Index \`${uid}\` not found.`) });
+    if (newUid !== null && newUid !== uid && this.registry.has(newUid)) {
+      return this.one(task, { error: errorBody('index_already_exists', `Index \`${newUid}\` already exists.`) });
+    }
+    const updated: IndexEntry = { ...entry, updatedAt: nowIso() };
+    if (primaryKey !== null) {
+      const h = this.registry.handleOf(entry);
+      onHandle(h);
+      const [r] = await h.applyBatch([{ type: 'setPrimaryKey', taskUid: task.uid, primaryKey }]);
+      if (!r.ok) return this.one(task, { error: errorBody(r.error.code, r.error.message) });
+      updated.primaryKey = primaryKey;
+    }
+    if (newUid !== null && newUid !== uid) {
+      updated.uid = newUid;
+      fx.ops.push(this.registry.deleteOp(uid));
+      this.rewriteHistory(task.uid, new Map([[uid, newUid]]), fx);
+      fx.after.push(() => this.registry.applyDelete(uid));
+    }
+    fx.ops.push(this.registry.putOp(updated));
+    fx.after.push(() => this.registry.applyPut(updated));
+    return this.one(task, {});
+  }
+
+  private deleteIndex(task: TaskRecord, fx: Effects): Map<number, Outcome> {
+    const uid = task.indexUid!;
+    const entry = this.registry.get(uid);
+    if (!entry) return this.one(task, { error: errorBody('index_not_found', `Index \`${uid}\` not found.`) });
+    const count = this.registry.handleOf(entry).documentCount();
+    fx.ops.push(this.registry.deleteOp(uid));
+    fx.after.push(() => {
+      this.registry.applyDelete(uid);
+      this.registry.destroyDir(entry.dir);
+    });
+    return this.one(task, { details: { deletedDocuments: count } });
+  }
+
+  private swapIndexes(task: TaskRecord, fx: Effects): Map<number, Outcome> {
+    if (task.payload.kind !== 'indexSwap') return this.one(task, {});
+    const renames = new Map<string, string>();
+    const puts: IndexEntry[] = [];
+    const deletes: string[] = [];
+    const now = nowIso();
+    for (const { indexes: [a, b], rename } of task.payload.swaps) {
+      const ea = this.registry.get(a);
+      const eb = this.registry.get(b);
+      if (rename) {
+        if (!ea) return this.one(task, { error: errorBody('index_not_found', `Index \`${a}\` not found.`) });
+        if (eb) return this.one(task, { error: errorBody('index_already_exists', `Index \`${b}\` already exists.`) });
+        puts.push({ ...ea, uid: b, updatedAt: now });
+        deletes.push(a);
+        renames.set(a, b);
+      } else {
+        const missing = [a, b].filter((u) => !this.registry.has(u));
+        if (missing.length) {
+          const msg = missing.length === 1 ? `Index \`${missing[0]}\` not found.` : `Indexes ${missing.map((m) => `\`${m}\``).join(', ')} not found.`;
+          return this.one(task, { error: errorBody('index_not_found', msg) });
+        }
+        puts.push({ ...eb!, uid: a, updatedAt: now }, { ...ea!, uid: b, updatedAt: now });
+        renames.set(a, b).set(b, a);
+      }
+    }
+    for (const uid of deletes) fx.ops.push(this.registry.deleteOp(uid));
+    for (const e of puts) fx.ops.push(this.registry.putOp(e));
+    this.rewriteHistory(task.uid, renames, fx);
+    fx.after.push(() => {
+      for (const uid of deletes) this.registry.applyDelete(uid);
+      for (const e of puts) this.registry.applyPut(e);
+    });
+    return this.one(task, {});
+  }
+
+  /** Earlier tasks follow their data through renames and swaps. */
+  private rewriteHistory(beforeUid: number, renames: Map<string, string>, fx: Effects): void {
+    for (const t of this.queue.tasks.values()) {
+      if (t.uid >= beforeUid || t.indexUid === null || !renames.has(t.indexUid)) continue;
+      const moved = { ...t, indexUid: renames.get(t.indexUid)! };
+      fx.ops.push(this.queue.taskOp(moved));
+      fx.after.push(() => this.queue.tasks.set(moved.uid, moved));
+    }
+  }
+
+  /** Document and settings tasks of one index: one engine call, one commit. */
+  private async indexBatch(tasks: TaskRecord[], fx: Effects, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
+    const uid = tasks[0].indexUid!;
+    const out = new Map<number, Outcome>();
+    let entry = this.registry.get(uid);
+    if (!entry) {
+      const p = tasks[0].payload;
+      const canCreate = (p.kind === 'documentAddition' || (p.kind === 'settingsUpdate' && !p.reset)) && p.canCreateIndex;
+      if (!canCreate) {
+        const error = errorBody('index_not_found', `Index \`${uid}\` not found.`);
+        return new Map(tasks.map((t) => [t.uid, { error }]));
+      }
+      entry = this.registry.newEntry(uid, nowIso());
+    }
+    const h = this.registry.handleOf(entry);
+    onHandle(h);
+
+    const ops: BatchOp[] = [];
+    let settings = (h.settings() as Settings | null) ?? defaultSettings();
+    for (const t of tasks) {
+      const p = t.payload;
+      switch (p.kind) {
+        case 'documentAddition':
+          ops.push({ type: 'addDocuments', taskUid: t.uid, file: p.file, method: p.method, primaryKey: p.primaryKey, skipCreation: p.skipCreation });
+          break;
+        case 'documentDeletion':
+          ops.push({ type: 'deleteDocuments', taskUid: t.uid, ids: p.ids });
+          break;
+        case 'documentClear':
+          ops.push({ type: 'clearDocuments', taskUid: t.uid });
+          break;
+        case 'settingsUpdate':
+          settings = applySettingsPatch(settings, p.patch as never);
+          ops.push({ type: 'updateSettings', taskUid: t.uid, settings });
+          break;
+        case 'documentDeletionByFilter':
+          out.set(t.uid, { error: errorBody('invalid_document_filter', filterUnavailable(p.filter)) });
+          break;
+        default:
+          out.set(t.uid, { error: errorBody('internal', `task type \`${t.type}\` cannot run in an index batch`) });
+      }
+    }
+    const results = ops.length ? await h.applyBatch(ops) : [];
+    for (const r of results) {
+      if (r.ok) {
+        const details: Record<string, unknown> = {};
+        if (r.indexedDocuments !== undefined) details.indexedDocuments = r.indexedDocuments;
+        if (r.deletedDocuments !== undefined) details.deletedDocuments = r.deletedDocuments;
+        out.set(r.taskUid, { details });
+      } else {
+        out.set(r.taskUid, { error: errorBody(r.error.code, r.error.message) });
+      }
+    }
+    const updated: IndexEntry = { ...entry, primaryKey: h.primaryKey(), updatedAt: nowIso() };
+    fx.ops.push(this.registry.putOp(updated));
+    fx.after.push(() => this.registry.applyPut(updated));
+    return out;
+  }
+}
+
+function filterUnavailable(filter: unknown): string {
+  const text = typeof filter === 'string' ? filter : JSON.stringify(filter);
+  const attr = /^\s*([A-Za-z0-9_.]+)/.exec(typeof filter === 'string' ? filter : '')?.[1] ?? 'attribute';
+  return `Index: Attribute \`${attr}\` is not filterable. This index does not have configured filterable attributes.\n1:${text.length + 1} ${text}`;
+}
