@@ -57,11 +57,22 @@ interface Binding {
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const binding: Binding = require('../../native/index.js');
 
-/** Rethrows an addon error as an ApiError when it carries a catalog code. */
+/**
+ * Rethrows an addon error as an ApiError. The binding encodes user-facing errors as a JSON
+ * message `{"code","message"}` (napi's own `code` property only carries napi statuses).
+ */
 function translate(err: unknown): never {
-  const e = err as { code?: unknown; message?: unknown };
-  if (e && typeof e.code === 'string' && catalogByCode().has(e.code)) {
-    throw new ApiError(e.code, String(e.message ?? ''));
+  const e = err as { message?: unknown };
+  if (e && typeof e.message === 'string' && e.message.startsWith('{"code":')) {
+    let parsed: { code?: unknown; message?: unknown } | undefined;
+    try {
+      parsed = JSON.parse(e.message) as { code?: unknown; message?: unknown };
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed && typeof parsed.code === 'string' && catalogByCode().has(parsed.code)) {
+      throw new ApiError(parsed.code, String(parsed.message ?? ''));
+    }
   }
   throw err;
 }

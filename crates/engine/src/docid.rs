@@ -1,0 +1,176 @@
+//! Primary keys and document ids: inference from the first document, extraction and validation.
+
+use api_types::{Error, Result};
+use serde_json::{Map, Value};
+
+/// Guesses the primary key from the first document: the one top-level field whose lowercased
+/// name ends with `id`.
+pub fn infer_primary_key(first: &Map<String, Value>) -> Result<String> {
+    let mut candidates: Vec<&String> = first
+        .keys()
+        .filter(|k| k.to_lowercase().ends_with("id"))
+        .collect();
+    candidates.sort();
+    match candidates.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(Error::new(
+            "index_primary_key_no_candidate_found",
+            "The primary key inference failed as the engine did not find any field ending with `id` in its name. Please specify the primary key manually using the `primaryKey` query parameter.",
+        )),
+        [a, b, ..] => Err(Error::new(
+            "index_primary_key_multiple_candidates_found",
+            format!(
+                "The primary key inference failed as the engine found {} fields ending with `id` in their names: '{a}' and '{b}'. Please specify the primary key manually using the `primaryKey` query parameter.",
+                candidates.len()
+            ),
+        )),
+    }
+}
+
+/// Extracts and validates the external id of `doc` under `primary_key` (dots are a nested path).
+pub fn document_id(doc: &Map<String, Value>, primary_key: &str) -> Result<String> {
+    let mut found: Vec<&Value> = Vec::new();
+    collect_path(doc, primary_key, &mut found);
+    match found.as_slice() {
+        [] => Err(Error::new(
+            "missing_document_id",
+            format!(
+                "Document doesn't have a `{primary_key}` attribute: `{}`.",
+                short_json(doc)
+            ),
+        )),
+        [value] => validate_id(value),
+        _ => Err(Error::new(
+            "invalid_document_id",
+            format!(
+                "Document have too many `{primary_key}` attributes: `{}`.",
+                short_json(doc)
+            ),
+        )),
+    }
+}
+
+/// Every value reachable at `path` in `doc`, where `a.b` may be a key with a dot or a nested key.
+fn collect_path<'a>(doc: &'a Map<String, Value>, path: &str, out: &mut Vec<&'a Value>) {
+    if let Some(v) = doc.get(path) {
+        out.push(v);
+    }
+    for (i, _) in path.match_indices('.') {
+        let (head, tail) = (&path[..i], &path[i + 1..]);
+        if let Some(Value::Object(inner)) = doc.get(head) {
+            collect_path(inner, tail, out);
+        }
+    }
+}
+
+/// Validates one id value: an integer, or 1–511 bytes of `A-Za-z0-9-_`.
+pub fn validate_id(value: &Value) -> Result<String> {
+    match value {
+        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(n.to_string()),
+        Value::String(s) if is_valid_id_string(s) => Ok(s.clone()),
+        other => Err(invalid_id(&other.to_string())),
+    }
+}
+
+/// Validates an id given as text (path parameters, deletion lists).
+pub fn is_valid_id_string(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 511
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+pub fn invalid_id(shown: &str) -> Error {
+    Error::new(
+        "invalid_document_id",
+        format!(
+            "Document identifier `{shown}` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes."
+        ),
+    )
+}
+
+fn short_json(doc: &Map<String, Value>) -> String {
+    let s = serde_json::to_string(doc).unwrap_or_default();
+    if s.len() > 200 {
+        let mut end = 200;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}...", &s[..end])
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn inference() {
+        assert_eq!(
+            infer_primary_key(&obj(json!({"title":"a","bookId":1}))).unwrap(),
+            "bookId"
+        );
+        assert_eq!(
+            infer_primary_key(&obj(json!({"title":"a"})))
+                .unwrap_err()
+                .code,
+            "index_primary_key_no_candidate_found"
+        );
+        let e = infer_primary_key(&obj(json!({"uid":1,"id":2,"x":3}))).unwrap_err();
+        assert_eq!(e.code, "index_primary_key_multiple_candidates_found");
+        assert!(e.message.contains("'id' and 'uid'"), "{}", e.message);
+        // "contains" is not "ends with"
+        assert!(infer_primary_key(&obj(json!({"identity":1}))).is_err());
+    }
+
+    #[test]
+    fn ids() {
+        assert_eq!(document_id(&obj(json!({"id":12})), "id").unwrap(), "12");
+        assert_eq!(
+            document_id(&obj(json!({"id":"a-b_C9"})), "id").unwrap(),
+            "a-b_C9"
+        );
+        assert_eq!(
+            document_id(&obj(json!({"id":1.5})), "id").unwrap_err().code,
+            "invalid_document_id"
+        );
+        assert_eq!(
+            document_id(&obj(json!({"id":"a b"})), "id")
+                .unwrap_err()
+                .code,
+            "invalid_document_id"
+        );
+        assert_eq!(
+            document_id(&obj(json!({"id":""})), "id").unwrap_err().code,
+            "invalid_document_id"
+        );
+        assert_eq!(
+            document_id(&obj(json!({"id":"x".repeat(512)})), "id")
+                .unwrap_err()
+                .code,
+            "invalid_document_id"
+        );
+        assert!(document_id(&obj(json!({"id":"x".repeat(511)})), "id").is_ok());
+        assert_eq!(
+            document_id(&obj(json!({"name":1})), "id").unwrap_err().code,
+            "missing_document_id"
+        );
+        assert_eq!(
+            document_id(&obj(json!({"a":{"b":"x"}})), "a.b").unwrap(),
+            "x"
+        );
+        assert_eq!(
+            document_id(&obj(json!({"a":{"b":"x"},"a.b":"y"})), "a.b")
+                .unwrap_err()
+                .code,
+            "invalid_document_id"
+        );
+    }
+}

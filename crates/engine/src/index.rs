@@ -1,0 +1,958 @@
+//! One index: the LMDB document store, the tantivy index, and the commit protocol that keeps
+//! them consistent across crashes.
+//!
+//! Commit protocol of [`Index::apply_batch`] (ARCHITECTURE.md explains it at length):
+//! 1. every op of the batch is validated, then applied to one LMDB write transaction, together
+//!    with `generation + 1`, the set of touched internal ids (`dirty`) and the batch results;
+//!    the transaction commits (fsync). This is the point of truth.
+//! 2. the same documents are fed to tantivy (delete by internal id, re-add the new version) and
+//!    tantivy commits with the generation as its payload.
+//! 3. the dirty set is removed from LMDB.
+//!
+//! At open, a dirty set whose generation is newer than tantivy's payload is re-applied to
+//! tantivy from LMDB. A batch replayed after a crash between step 1 and the task store's own
+//! commit is recognised by its task uids and answered from the stored results.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use api_types::{Error, Result};
+use heed::RwTxn;
+use roaring::RoaringBitmap;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use tantivy::schema::{Field, Schema, FAST, INDEXED, TEXT};
+use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::docid;
+use crate::payload;
+use crate::store::{heed_error, keys, Store};
+
+/// One operation of a batch, as the task queue sends it.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum BatchOp {
+    #[serde(rename_all = "camelCase")]
+    AddDocuments {
+        task_uid: u64,
+        file: PathBuf,
+        method: Method,
+        primary_key: Option<String>,
+        #[serde(default)]
+        skip_creation: bool,
+    },
+    #[serde(rename_all = "camelCase")]
+    DeleteDocuments { task_uid: u64, ids: Vec<String> },
+    #[serde(rename_all = "camelCase")]
+    ClearDocuments { task_uid: u64 },
+    #[serde(rename_all = "camelCase")]
+    SetPrimaryKey { task_uid: u64, primary_key: String },
+    #[serde(rename_all = "camelCase")]
+    UpdateSettings { task_uid: u64, settings: Value },
+}
+
+impl BatchOp {
+    pub fn task_uid(&self) -> u64 {
+        match self {
+            BatchOp::AddDocuments { task_uid, .. }
+            | BatchOp::DeleteDocuments { task_uid, .. }
+            | BatchOp::ClearDocuments { task_uid }
+            | BatchOp::SetPrimaryKey { task_uid, .. }
+            | BatchOp::UpdateSettings { task_uid, .. } => *task_uid,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum Method {
+    Replace,
+    Update,
+}
+
+#[derive(Deserialize)]
+struct BatchInput {
+    ops: Vec<BatchOp>,
+}
+
+/// Query of `fetch_documents`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FetchQuery {
+    #[serde(default)]
+    pub offset: usize,
+    #[serde(default = "default_limit")]
+    pub limit: usize,
+    #[serde(default)]
+    pub fields: Option<Vec<String>>,
+    #[serde(default)]
+    pub ids: Option<Vec<String>>,
+    #[serde(default)]
+    pub retrieve_vectors: bool,
+}
+
+fn default_limit() -> usize {
+    20
+}
+
+/// Query of `search` (the normalized form the TypeScript layer sends).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchQuery {
+    #[serde(default)]
+    pub q: Option<String>,
+    #[serde(default)]
+    pub offset: usize,
+    #[serde(default = "default_limit")]
+    pub limit: usize,
+    #[serde(default)]
+    pub page: Option<usize>,
+    #[serde(default)]
+    pub hits_per_page: Option<usize>,
+    #[serde(default)]
+    pub attributes_to_retrieve: Option<Vec<String>>,
+    #[serde(default)]
+    pub retrieve_vectors: bool,
+}
+
+struct Fields {
+    iid: Field,
+    words: Field,
+}
+
+/// In-memory state of a batch being applied (written to `meta` at commit).
+struct BatchState {
+    primary_key: Option<String>,
+    next_id: u32,
+    field_distribution: BTreeMap<String, u64>,
+    dirty: RoaringBitmap,
+    settings: Option<Value>,
+}
+
+/// Progress of the batch being applied, for `GET /batches`.
+#[derive(Default, Clone)]
+struct Progress {
+    op: usize,
+    ops: usize,
+    step: &'static str,
+    done: u64,
+    total: u64,
+}
+
+pub struct Index {
+    dir: PathBuf,
+    store: Store,
+    tantivy: tantivy::Index,
+    reader: IndexReader,
+    fields: Fields,
+    writer: Mutex<Option<IndexWriter>>,
+    batch_lock: Mutex<()>,
+    progress: Mutex<Option<Progress>>,
+}
+
+const WRITER_MEMORY_PER_THREAD: usize = 64 << 20;
+
+fn tv(e: tantivy::TantivyError) -> Error {
+    Error::internal(format!("tantivy: {e}"))
+}
+
+impl Index {
+    /// Opens (or creates) the index stored in `dir`, repairing tantivy from LMDB if a crash
+    /// interrupted the last commit.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Index> {
+        let dir = dir.as_ref().to_path_buf();
+        let store = Store::open(&dir.join("store"))?;
+        let tdir = dir.join("tantivy");
+        std::fs::create_dir_all(&tdir).map_err(payload::io_error)?;
+        let mut builder = Schema::builder();
+        let iid = builder.add_u64_field("iid", INDEXED | FAST);
+        let words = builder.add_text_field("words", TEXT);
+        let schema = builder.build();
+        let mmap = tantivy::directory::MmapDirectory::open(&tdir)
+            .map_err(|e| Error::internal(e.to_string()))?;
+        let tantivy = tantivy::Index::open_or_create(mmap, schema).map_err(tv)?;
+        let reader = tantivy
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(tv)?;
+        let index = Index {
+            dir,
+            store,
+            tantivy,
+            reader,
+            fields: Fields { iid, words },
+            writer: Mutex::new(None),
+            batch_lock: Mutex::new(()),
+            progress: Mutex::new(None),
+        };
+        index.recover()?;
+        Ok(index)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Re-applies to tantivy a dirty set that LMDB committed but tantivy may not have.
+    fn recover(&self) -> Result<()> {
+        let rtxn = self.store.read()?;
+        let generation = self.store.get_u64(&rtxn, keys::GENERATION)?;
+        let dirty = self.store.get_dirty(&rtxn)?;
+        drop(rtxn);
+        let Some(dirty) = dirty else { return Ok(()) };
+        if self.tantivy_generation()? != generation {
+            let mut guard = self.writer.lock().unwrap();
+            let writer = self.writer_mut(&mut guard)?;
+            self.feed_tantivy(writer, &dirty)?;
+            self.commit_tantivy(writer, generation)?;
+        }
+        let mut wtxn = self.store.write()?;
+        self.store.del_meta(&mut wtxn, keys::DIRTY)?;
+        wtxn.commit().map_err(heed_error)?;
+        Ok(())
+    }
+
+    fn tantivy_generation(&self) -> Result<u64> {
+        let metas = self.tantivy.load_metas().map_err(tv)?;
+        Ok(metas.payload.and_then(|p| p.parse().ok()).unwrap_or(0))
+    }
+
+    fn writer_mut<'a>(&self, guard: &'a mut Option<IndexWriter>) -> Result<&'a mut IndexWriter> {
+        if guard.is_none() {
+            let threads = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+                .clamp(1, 4);
+            let writer = self
+                .tantivy
+                .writer_with_num_threads(threads, threads * WRITER_MEMORY_PER_THREAD)
+                .map_err(tv)?;
+            *guard = Some(writer);
+        }
+        Ok(guard.as_mut().unwrap())
+    }
+
+    /// Deletes every dirty id from tantivy and re-adds the version LMDB holds.
+    fn feed_tantivy(&self, writer: &mut IndexWriter, dirty: &RoaringBitmap) -> Result<()> {
+        let rtxn = self.store.read()?;
+        if self.store.docs.is_empty(&rtxn).map_err(heed_error)? {
+            writer.delete_all_documents().map_err(tv)?;
+            return Ok(());
+        }
+        for iid in dirty {
+            writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+            if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
+                let doc: Map<String, Value> =
+                    serde_json::from_slice(bytes).map_err(Error::internal)?;
+                writer
+                    .add_document(self.tantivy_doc(iid, &doc))
+                    .map_err(tv)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn commit_tantivy(&self, writer: &mut IndexWriter, generation: u64) -> Result<()> {
+        let mut prepared = writer.prepare_commit().map_err(tv)?;
+        prepared.set_payload(&generation.to_string());
+        prepared.commit().map_err(tv)?;
+        self.reader.reload().map_err(tv)?;
+        Ok(())
+    }
+
+    fn tantivy_doc(&self, iid: u32, doc: &Map<String, Value>) -> TantivyDocument {
+        let mut text = String::new();
+        for value in doc.values() {
+            collect_text(value, &mut text);
+        }
+        let mut tdoc = TantivyDocument::default();
+        tdoc.add_u64(self.fields.iid, iid as u64);
+        tdoc.add_text(self.fields.words, &text);
+        tdoc
+    }
+
+    /// Applies a batch (JSON `{"ops":[...]}`) and returns `{"results":[...]}`.
+    pub fn apply_batch_json(&self, input: &str) -> Result<String> {
+        let input: BatchInput =
+            serde_json::from_str(input).map_err(|e| Error::internal(format!("bad batch: {e}")))?;
+        let results = self.apply_batch(input.ops)?;
+        Ok(json!({ "results": results }).to_string())
+    }
+
+    /// Applies the ops in order and commits once. Per-op failures are reported in the results.
+    pub fn apply_batch(&self, ops: Vec<BatchOp>) -> Result<Vec<Value>> {
+        let _batch = self.batch_lock.lock().unwrap();
+        if let Some(stored) = self.replayed_results(&ops)? {
+            return Ok(stored);
+        }
+        *self.progress.lock().unwrap() = Some(Progress {
+            ops: ops.len(),
+            step: "validating",
+            ..Progress::default()
+        });
+        let outcome = self.apply_locked(&ops);
+        *self.progress.lock().unwrap() = None;
+        outcome
+    }
+
+    /// When every op's task was already applied (a replay after a crash), the stored results.
+    fn replayed_results(&self, ops: &[BatchOp]) -> Result<Option<Vec<Value>>> {
+        let rtxn = self.store.read()?;
+        let Some(bytes) = self.store.get_meta(&rtxn, keys::LAST_BATCH)? else {
+            return Ok(None);
+        };
+        let stored: Vec<Value> = serde_json::from_slice(bytes).map_err(Error::internal)?;
+        let uids: Vec<u64> = stored
+            .iter()
+            .filter_map(|r| r["taskUid"].as_u64())
+            .collect();
+        if !ops.is_empty() && ops.iter().all(|op| uids.contains(&op.task_uid())) {
+            Ok(Some(stored))
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn apply_locked(&self, ops: &[BatchOp]) -> Result<Vec<Value>> {
+        let mut guard = self.writer.lock().unwrap();
+        let writer = self.writer_mut(&mut guard)?;
+        let mut wtxn = self.store.write()?;
+        let mut state = self.load_state(&wtxn)?;
+        let mut results = Vec::with_capacity(ops.len());
+        let mut clear_all = false;
+        let outcome: Result<()> = (|| {
+            for (i, op) in ops.iter().enumerate() {
+                self.set_progress(|p| {
+                    p.op = i;
+                    p.done = 0;
+                    p.total = 0;
+                });
+                let r = self.apply_op(&mut wtxn, writer, &mut state, op, &mut clear_all);
+                results.push(match r {
+                    Ok(v) => {
+                        let mut r = Map::new();
+                        r.insert("taskUid".into(), json!(op.task_uid()));
+                        r.insert("ok".into(), json!(true));
+                        r.extend(v);
+                        Value::Object(r)
+                    }
+                    Err(e) if is_batch_fatal(&e) => return Err(e),
+                    Err(e) => {
+                        json!({ "taskUid": op.task_uid(), "ok": false, "error": e.to_json() })
+                    }
+                });
+            }
+            Ok(())
+        })();
+        if let Err(e) = outcome {
+            drop(wtxn);
+            let _ = writer.rollback();
+            return Err(e);
+        }
+        self.set_progress(|p| p.step = "committing");
+        let rtxn_gen = self.store.get_u64(&wtxn, keys::GENERATION)?;
+        let generation = rtxn_gen + 1;
+        self.save_state(&mut wtxn, &state)?;
+        self.store
+            .put_meta(&mut wtxn, keys::GENERATION, &generation.to_be_bytes())?;
+        self.store.put_dirty(&mut wtxn, &state.dirty)?;
+        self.store.put_meta(
+            &mut wtxn,
+            keys::LAST_BATCH,
+            &serde_json::to_vec(&results).map_err(Error::internal)?,
+        )?;
+        wtxn.commit().map_err(heed_error)?;
+        // LMDB now holds the truth; tantivy follows and records the generation it reached.
+        if clear_all {
+            // Documents added after the clear were deleted by `delete_all`; feed them again.
+            writer.rollback().map_err(tv)?;
+            self.feed_tantivy(writer, &state.dirty)?;
+        }
+        self.commit_tantivy(writer, generation)?;
+        let mut wtxn = self.store.write()?;
+        self.store.del_meta(&mut wtxn, keys::DIRTY)?;
+        wtxn.commit().map_err(heed_error)?;
+        Ok(results)
+    }
+
+    fn set_progress(&self, f: impl FnOnce(&mut Progress)) {
+        if let Some(p) = self.progress.lock().unwrap().as_mut() {
+            f(p);
+        }
+    }
+
+    fn load_state(&self, txn: &heed::RoTxn) -> Result<BatchState> {
+        let field_distribution = match self.store.get_meta(txn, keys::FIELD_DISTRIBUTION)? {
+            Some(b) => serde_json::from_slice(b).map_err(Error::internal)?,
+            None => BTreeMap::new(),
+        };
+        Ok(BatchState {
+            primary_key: self.store.get_string(txn, keys::PRIMARY_KEY)?,
+            next_id: self.store.get_u64(txn, keys::NEXT_ID)? as u32,
+            field_distribution,
+            dirty: self.store.get_dirty(txn)?.unwrap_or_default(),
+            settings: None,
+        })
+    }
+
+    fn save_state(&self, txn: &mut RwTxn, state: &BatchState) -> Result<()> {
+        match &state.primary_key {
+            Some(pk) => self.store.put_meta(txn, keys::PRIMARY_KEY, pk.as_bytes())?,
+            None => self.store.del_meta(txn, keys::PRIMARY_KEY)?,
+        }
+        self.store
+            .put_meta(txn, keys::NEXT_ID, &(state.next_id as u64).to_be_bytes())?;
+        let fd = serde_json::to_vec(&state.field_distribution).map_err(Error::internal)?;
+        self.store.put_meta(txn, keys::FIELD_DISTRIBUTION, &fd)?;
+        if let Some(settings) = &state.settings {
+            self.store.put_meta(
+                txn,
+                keys::SETTINGS,
+                &serde_json::to_vec(settings).map_err(Error::internal)?,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn apply_op(
+        &self,
+        txn: &mut RwTxn,
+        writer: &mut IndexWriter,
+        state: &mut BatchState,
+        op: &BatchOp,
+        clear_all: &mut bool,
+    ) -> Result<Map<String, Value>> {
+        let mut out = Map::new();
+        match op {
+            BatchOp::AddDocuments {
+                file,
+                method,
+                primary_key,
+                skip_creation,
+                ..
+            } => {
+                let n = self.add_documents(
+                    txn,
+                    writer,
+                    state,
+                    file,
+                    *method,
+                    primary_key.as_deref(),
+                    *skip_creation,
+                )?;
+                out.insert("indexedDocuments".into(), json!(n));
+            }
+            BatchOp::DeleteDocuments { ids, .. } => {
+                let mut deleted = 0u64;
+                for id in ids {
+                    if self.delete_one(txn, writer, state, id)? {
+                        deleted += 1;
+                    }
+                }
+                out.insert("deletedDocuments".into(), json!(deleted));
+            }
+            BatchOp::ClearDocuments { .. } => {
+                let count = self.store.docs.len(txn).map_err(heed_error)?;
+                for item in self.store.docs.iter(txn).map_err(heed_error)? {
+                    let (iid, _) = item.map_err(heed_error)?;
+                    state.dirty.insert(iid);
+                }
+                self.store.docs.clear(txn).map_err(heed_error)?;
+                self.store.ids.clear(txn).map_err(heed_error)?;
+                state.field_distribution.clear();
+                writer.delete_all_documents().map_err(tv)?;
+                *clear_all = true;
+                out.insert("deletedDocuments".into(), json!(count));
+            }
+            BatchOp::SetPrimaryKey { primary_key, .. } => {
+                let has_docs = !self.store.docs.is_empty(txn).map_err(heed_error)?;
+                match &state.primary_key {
+                    Some(pk) if pk != primary_key && has_docs => return Err(pk_exists(pk)),
+                    _ => state.primary_key = Some(primary_key.clone()),
+                }
+            }
+            BatchOp::UpdateSettings { settings, .. } => {
+                state.settings = Some(settings.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add_documents(
+        &self,
+        txn: &mut RwTxn,
+        writer: &mut IndexWriter,
+        state: &mut BatchState,
+        file: &Path,
+        method: Method,
+        requested_pk: Option<&str>,
+        skip_creation: bool,
+    ) -> Result<u64> {
+        // Pass 1: decide the primary key and validate every id, so a bad document fails the
+        // whole task before anything is written.
+        let mut pk = state.primary_key.clone();
+        let mut total = 0u64;
+        let mut first_error: Option<Error> = None;
+        payload::read_staged(file, |doc| {
+            if first_error.is_some() {
+                return Ok(());
+            }
+            if pk.is_none() {
+                match requested_pk {
+                    Some(p) => pk = Some(p.to_string()),
+                    None => match docid::infer_primary_key(&doc) {
+                        Ok(p) => pk = Some(p),
+                        Err(e) => {
+                            first_error = Some(e);
+                            return Ok(());
+                        }
+                    },
+                }
+            }
+            if let Err(e) = docid::document_id(&doc, pk.as_deref().unwrap()) {
+                first_error = Some(e);
+            }
+            total += 1;
+            Ok(())
+        })?;
+        if let (Some(existing), Some(requested)) = (&state.primary_key, requested_pk) {
+            if existing != requested {
+                return Err(pk_exists(existing));
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        let Some(pk) = pk else { return Ok(0) };
+        state.primary_key = Some(pk.clone());
+        self.set_progress(|p| {
+            p.step = "indexing documents";
+            p.total = total;
+        });
+
+        // Pass 2: write each document to LMDB and tantivy.
+        let mut done = 0u64;
+        payload::read_staged(file, |mut doc| {
+            let ext = docid::document_id(&doc, &pk)?;
+            let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
+            let iid = match existing {
+                Some(iid) => {
+                    let old_bytes = self.store.docs.get(txn, &iid).map_err(heed_error)?;
+                    if let Some(old_bytes) = old_bytes {
+                        let old: Map<String, Value> =
+                            serde_json::from_slice(old_bytes).map_err(Error::internal)?;
+                        for k in old.keys() {
+                            decrement(&mut state.field_distribution, k);
+                        }
+                        if method == Method::Update {
+                            let mut merged = old;
+                            for (k, v) in doc {
+                                merged.insert(k, v);
+                            }
+                            doc = merged;
+                        }
+                    }
+                    iid
+                }
+                None if skip_creation => {
+                    done += 1;
+                    return Ok(());
+                }
+                None => {
+                    let iid = state.next_id;
+                    state.next_id = state
+                        .next_id
+                        .checked_add(1)
+                        .ok_or_else(|| Error::internal("internal id space exhausted"))?;
+                    self.store.ids.put(txn, &ext, &iid).map_err(heed_error)?;
+                    iid
+                }
+            };
+            for k in doc.keys() {
+                *state.field_distribution.entry(k.clone()).or_insert(0) += 1;
+            }
+            let bytes = serde_json::to_vec(&doc).map_err(Error::internal)?;
+            self.store.docs.put(txn, &iid, &bytes).map_err(heed_error)?;
+            state.dirty.insert(iid);
+            writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+            writer
+                .add_document(self.tantivy_doc(iid, &doc))
+                .map_err(tv)?;
+            done += 1;
+            if done.is_multiple_of(4096) {
+                self.set_progress(|p| p.done = done);
+            }
+            Ok(())
+        })?;
+        Ok(total)
+    }
+
+    fn delete_one(
+        &self,
+        txn: &mut RwTxn,
+        writer: &mut IndexWriter,
+        state: &mut BatchState,
+        ext: &str,
+    ) -> Result<bool> {
+        let Some(iid) = self.store.ids.get(txn, ext).map_err(heed_error)? else {
+            return Ok(false);
+        };
+        if let Some(old) = self.store.docs.get(txn, &iid).map_err(heed_error)? {
+            let old: Map<String, Value> = serde_json::from_slice(old).map_err(Error::internal)?;
+            for k in old.keys() {
+                decrement(&mut state.field_distribution, k);
+            }
+        }
+        self.store.docs.delete(txn, &iid).map_err(heed_error)?;
+        self.store.ids.delete(txn, ext).map_err(heed_error)?;
+        state.dirty.insert(iid);
+        writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+        Ok(true)
+    }
+
+    /// `{"steps":[...],"percentage":p}` while a batch runs.
+    pub fn progress_json(&self) -> Option<String> {
+        let p = self.progress.lock().unwrap().clone()?;
+        let op_fraction = if p.total > 0 {
+            p.done as f64 / p.total as f64
+        } else {
+            0.0
+        };
+        let percentage = if p.ops == 0 {
+            0.0
+        } else {
+            (p.op as f64 + op_fraction) / p.ops as f64 * 100.0
+        };
+        let mut steps =
+            vec![json!({"currentStep": "processing tasks", "finished": p.op, "total": p.ops})];
+        if p.total > 0 {
+            steps.push(json!({"currentStep": p.step, "finished": p.done, "total": p.total}));
+        } else {
+            steps.push(json!({"currentStep": p.step, "finished": 0, "total": 1}));
+        }
+        Some(
+            json!({"steps": steps, "percentage": (percentage * 1000.0).round() / 1000.0})
+                .to_string(),
+        )
+    }
+
+    pub fn primary_key(&self) -> Result<Option<String>> {
+        let rtxn = self.store.read()?;
+        self.store.get_string(&rtxn, keys::PRIMARY_KEY)
+    }
+
+    /// The stored settings object, or None before the first settings update.
+    pub fn settings_json(&self) -> Result<Option<String>> {
+        let rtxn = self.store.read()?;
+        self.store.get_string(&rtxn, keys::SETTINGS)
+    }
+
+    pub fn document_count(&self) -> Result<u64> {
+        let rtxn = self.store.read()?;
+        self.store.docs.len(&rtxn).map_err(heed_error)
+    }
+
+    pub fn stats_json(&self) -> Result<String> {
+        let rtxn = self.store.read()?;
+        let stat = self.store.docs.stat(&rtxn).map_err(heed_error)?;
+        let count = stat.entries as u64;
+        let pages = (stat.leaf_pages + stat.branch_pages + stat.overflow_pages) as u64;
+        let raw = pages * stat.page_size as u64;
+        let fd: BTreeMap<String, u64> =
+            match self.store.get_meta(&rtxn, keys::FIELD_DISTRIBUTION)? {
+                Some(b) => serde_json::from_slice(b).map_err(Error::internal)?,
+                None => BTreeMap::new(),
+            };
+        Ok(json!({
+            "numberOfDocuments": count,
+            "rawDocumentDbSize": raw,
+            "avgDocumentSize": raw.checked_div(count).unwrap_or(0),
+            "fieldDistribution": fd,
+        })
+        .to_string())
+    }
+
+    /// One document by external id, with only `fields` when given.
+    pub fn get_document(&self, id: &str, fields: Option<&[String]>) -> Result<Option<Vec<u8>>> {
+        let rtxn = self.store.read()?;
+        let Some(iid) = self.store.ids.get(&rtxn, id).map_err(heed_error)? else {
+            return Ok(None);
+        };
+        let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? else {
+            return Ok(None);
+        };
+        let doc: Map<String, Value> = serde_json::from_slice(bytes).map_err(Error::internal)?;
+        let doc = project(doc, fields, false);
+        Ok(Some(serde_json::to_vec(&doc).map_err(Error::internal)?))
+    }
+
+    /// `{"results":[...],"offset","limit","total"}` in internal-id order.
+    pub fn fetch_documents(&self, q: &FetchQuery) -> Result<Vec<u8>> {
+        let rtxn = self.store.read()?;
+        let fields = q.fields.as_deref();
+        let mut results = Vec::new();
+        let total;
+        if let Some(ids) = &q.ids {
+            let mut iids: Vec<u32> = Vec::new();
+            for id in ids {
+                if let Some(iid) = self.store.ids.get(&rtxn, id).map_err(heed_error)? {
+                    iids.push(iid);
+                }
+            }
+            iids.sort_unstable();
+            iids.dedup();
+            total = iids.len() as u64;
+            for iid in iids.into_iter().skip(q.offset).take(q.limit) {
+                if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
+                    let doc: Map<String, Value> =
+                        serde_json::from_slice(bytes).map_err(Error::internal)?;
+                    results.push(Value::Object(project(doc, fields, q.retrieve_vectors)));
+                }
+            }
+        } else {
+            total = self.store.docs.len(&rtxn).map_err(heed_error)?;
+            for item in self
+                .store
+                .docs
+                .iter(&rtxn)
+                .map_err(heed_error)?
+                .skip(q.offset)
+                .take(q.limit)
+            {
+                let (_, bytes) = item.map_err(heed_error)?;
+                let doc: Map<String, Value> =
+                    serde_json::from_slice(bytes).map_err(Error::internal)?;
+                results.push(Value::Object(project(doc, fields, q.retrieve_vectors)));
+            }
+        }
+        serde_json::to_vec(
+            &json!({"results": results, "offset": q.offset, "limit": q.limit, "total": total}),
+        )
+        .map_err(Error::internal)
+    }
+
+    /// Search. With no `q`, a placeholder search in internal-id order; with `q`, tantivy's
+    /// BM25 over all text (the relevance engine replaces this).
+    pub fn search(&self, q: &SearchQuery) -> Result<Vec<u8>> {
+        let started = Instant::now();
+        let rtxn = self.store.read()?;
+        let settings: Option<Value> = match self.store.get_meta(&rtxn, keys::SETTINGS)? {
+            Some(b) => serde_json::from_slice(b).ok(),
+            None => None,
+        };
+        let max_total_hits = settings
+            .as_ref()
+            .and_then(|s| s["pagination"]["maxTotalHits"].as_u64())
+            .unwrap_or(1000) as usize;
+        let displayed: Option<Vec<String>> = settings
+            .as_ref()
+            .and_then(|s| s["displayedAttributes"].as_array().cloned())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .filter(|a: &Vec<String>| !a.iter().any(|f| f == "*"));
+        let (offset, limit) = match (q.page, q.hits_per_page) {
+            (None, None) => (q.offset, q.limit),
+            (page, hpp) => {
+                let hpp = hpp.unwrap_or(20);
+                let page = page.unwrap_or(1);
+                (
+                    page.saturating_sub(1).saturating_mul(hpp),
+                    if page == 0 { 0 } else { hpp },
+                )
+            }
+        };
+        let limit = limit.min(max_total_hits.saturating_sub(offset));
+        let query_text = q.q.clone().unwrap_or_default();
+        let (iids, candidates) = if query_text.trim().is_empty() {
+            let count = self.store.docs.len(&rtxn).map_err(heed_error)? as usize;
+            let mut iids = Vec::new();
+            for item in self
+                .store
+                .docs
+                .iter(&rtxn)
+                .map_err(heed_error)?
+                .skip(offset)
+                .take(limit)
+            {
+                iids.push(item.map_err(heed_error)?.0);
+            }
+            (iids, count)
+        } else {
+            self.keyword_search(&query_text, offset, limit, max_total_hits)?
+        };
+        let mut hits = Vec::with_capacity(iids.len());
+        for iid in iids {
+            if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
+                let mut doc: Map<String, Value> =
+                    serde_json::from_slice(bytes).map_err(Error::internal)?;
+                if let Some(displayed) = &displayed {
+                    doc = project(doc, Some(displayed), true);
+                }
+                let retrieve = q
+                    .attributes_to_retrieve
+                    .as_deref()
+                    .filter(|a| !a.iter().any(|f| f == "*"));
+                hits.push(Value::Object(project(doc, retrieve, q.retrieve_vectors)));
+            }
+        }
+        let candidates = candidates.min(max_total_hits);
+        let ms = started.elapsed().as_millis() as u64;
+        let body = match (q.page, q.hits_per_page) {
+            (None, None) => json!({
+                "hits": hits, "query": query_text, "processingTimeMs": ms,
+                "limit": q.limit, "offset": q.offset, "estimatedTotalHits": candidates,
+            }),
+            (page, hpp) => {
+                let hpp = hpp.unwrap_or(20);
+                let total_pages = if hpp == 0 {
+                    0
+                } else {
+                    candidates.div_ceil(hpp)
+                };
+                json!({
+                    "hits": hits, "query": query_text, "processingTimeMs": ms,
+                    "hitsPerPage": hpp, "page": page.unwrap_or(1), "totalPages": total_pages, "totalHits": candidates,
+                })
+            }
+        };
+        serde_json::to_vec(&body).map_err(Error::internal)
+    }
+
+    fn keyword_search(
+        &self,
+        text: &str,
+        offset: usize,
+        limit: usize,
+        max: usize,
+    ) -> Result<(Vec<u32>, usize)> {
+        use tantivy::collector::{Count, TopDocs};
+        use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+        use tantivy::schema::IndexRecordOption;
+        let searcher = self.reader.searcher();
+        let mut tokenizer = self
+            .tantivy
+            .tokenizer_for_field(self.fields.words)
+            .map_err(tv)?;
+        let mut stream = tokenizer.token_stream(text);
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        while let Some(tok) = stream.next() {
+            let term = Term::from_field_text(self.fields.words, &tok.text);
+            clauses.push((
+                Occur::Should,
+                Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)),
+            ));
+        }
+        if clauses.is_empty() {
+            return Ok((Vec::new(), 0));
+        }
+        let query = BooleanQuery::new(clauses);
+        let fetch = (offset + limit).min(max).max(1);
+        let (top, count) = searcher
+            .search(
+                &query,
+                &(TopDocs::with_limit(fetch).order_by_score(), Count),
+            )
+            .map_err(tv)?;
+        let mut iids = Vec::new();
+        for (_, addr) in top.into_iter().skip(offset).take(limit) {
+            let column = searcher
+                .segment_reader(addr.segment_ord)
+                .fast_fields()
+                .u64("iid")
+                .map_err(tv)?;
+            if let Some(v) = column.first(addr.doc_id) {
+                iids.push(v as u32);
+            }
+        }
+        Ok((iids, count))
+    }
+}
+
+fn pk_exists(pk: &str) -> Error {
+    Error::new(
+        "index_primary_key_already_exists",
+        format!("Index already has a primary key: `{pk}`."),
+    )
+}
+
+/// Errors that abort the whole batch rather than one op (the store itself failed).
+fn is_batch_fatal(e: &Error) -> bool {
+    matches!(
+        e.code,
+        "internal"
+            | "io_error"
+            | "no_space_left_on_device"
+            | "database_size_limit_reached"
+            | "too_many_open_files"
+    )
+}
+
+fn decrement(fd: &mut BTreeMap<String, u64>, key: &str) {
+    if let Some(n) = fd.get_mut(key) {
+        *n -= 1;
+        if *n == 0 {
+            fd.remove(key);
+        }
+    }
+}
+
+fn collect_text(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Number(n) => {
+            out.push_str(&n.to_string());
+            out.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_text(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_text(v, out)),
+        _ => {}
+    }
+}
+
+/// Keeps only `fields` (top-level names, or dotted paths into objects) and drops `_vectors`
+/// unless asked for.
+fn project(
+    doc: Map<String, Value>,
+    fields: Option<&[String]>,
+    keep_vectors: bool,
+) -> Map<String, Value> {
+    let mut doc = match fields {
+        None => doc,
+        Some(fields) if fields.iter().any(|f| f == "*") => doc,
+        Some(fields) => {
+            let mut out = Map::new();
+            for (k, v) in doc {
+                if fields.iter().any(|f| f == &k) {
+                    out.insert(k, v);
+                } else if let Value::Object(inner) = v {
+                    let prefix = format!("{k}.");
+                    let nested: Vec<String> = fields
+                        .iter()
+                        .filter_map(|f| f.strip_prefix(&prefix).map(str::to_string))
+                        .collect();
+                    if !nested.is_empty() {
+                        let sub = project(inner, Some(&nested), true);
+                        if !sub.is_empty() {
+                            out.insert(k, Value::Object(sub));
+                        }
+                    }
+                }
+            }
+            out
+        }
+    };
+    if !keep_vectors {
+        doc.remove("_vectors");
+    }
+    doc
+}

@@ -1,0 +1,15 @@
+//! Quarry's engine: documents, the tantivy index and the commit protocol between them.
+//!
+//! It knows nothing of HTTP or N-API: callers hand it parsed requests and get JSON back.
+
+pub mod docid;
+pub mod index;
+pub mod payload;
+mod store;
+
+pub use api_types::{Error, Result};
+pub use index::{BatchOp, FetchQuery, Index, Method, SearchQuery};
+pub use payload::{stage_documents, Format};
+
+/// The engine's version, reported by `GET /version` next to the package's.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

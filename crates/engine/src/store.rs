@@ -1,0 +1,132 @@
+//! The per-index document store: one LMDB environment (heed) under `<index>/store`.
+//!
+//! Databases:
+//! - `docs`: internal id (u32, big endian) → the document as compact JSON.
+//! - `ids`: external id (the primary-key value as text) → internal id.
+//! - `meta`: small values: primary key, next internal id, settings, field distribution,
+//!   generation, the dirty set not yet in tantivy, and the results of the last applied batch.
+
+use std::path::Path;
+
+use api_types::{Error, Result};
+use heed::byteorder::BE;
+use heed::types::{Bytes, Str, U32};
+use heed::{Database, Env, EnvOpenOptions, RoTxn, RwTxn, WithoutTls};
+use roaring::RoaringBitmap;
+
+pub(crate) type DocsDb = Database<U32<BE>, Bytes>;
+pub(crate) type IdsDb = Database<Str, U32<BE>>;
+pub(crate) type MetaDb = Database<Str, Bytes>;
+
+pub(crate) mod keys {
+    pub const PRIMARY_KEY: &str = "primaryKey";
+    pub const NEXT_ID: &str = "nextId";
+    pub const SETTINGS: &str = "settings";
+    pub const FIELD_DISTRIBUTION: &str = "fieldDistribution";
+    pub const GENERATION: &str = "generation";
+    pub const DIRTY: &str = "dirty";
+    pub const LAST_BATCH: &str = "lastBatch";
+}
+
+pub(crate) struct Store {
+    pub env: Env<WithoutTls>,
+    pub docs: DocsDb,
+    pub ids: IdsDb,
+    pub meta: MetaDb,
+}
+
+/// Virtual address space reserved for one index's store (LMDB maps lazily; nothing is allocated).
+const MAP_SIZE: usize = 64 << 30;
+
+pub(crate) fn heed_error(e: heed::Error) -> Error {
+    match e {
+        heed::Error::Mdb(heed::MdbError::MapFull) => Error::new(
+            "database_size_limit_reached",
+            "Maximum database size has been reached.",
+        ),
+        heed::Error::Io(io) => crate::payload::io_error(io),
+        other => Error::internal(other),
+    }
+}
+
+impl Store {
+    pub fn open(dir: &Path) -> Result<Store> {
+        std::fs::create_dir_all(dir).map_err(crate::payload::io_error)?;
+        // SAFETY: the environment is opened once per index directory by this process; the
+        // TypeScript registry holds exactly one handle per index.
+        let env = unsafe {
+            EnvOpenOptions::new()
+                .read_txn_without_tls()
+                .map_size(MAP_SIZE)
+                .max_dbs(8)
+                .open(dir)
+        }
+        .map_err(heed_error)?;
+        let mut wtxn = env.write_txn().map_err(heed_error)?;
+        let docs = env
+            .create_database(&mut wtxn, Some("docs"))
+            .map_err(heed_error)?;
+        let ids = env
+            .create_database(&mut wtxn, Some("ids"))
+            .map_err(heed_error)?;
+        let meta = env
+            .create_database(&mut wtxn, Some("meta"))
+            .map_err(heed_error)?;
+        wtxn.commit().map_err(heed_error)?;
+        Ok(Store {
+            env,
+            docs,
+            ids,
+            meta,
+        })
+    }
+
+    pub fn read(&self) -> Result<RoTxn<'_, WithoutTls>> {
+        self.env.read_txn().map_err(heed_error)
+    }
+
+    pub fn write(&self) -> Result<RwTxn<'_>> {
+        self.env.write_txn().map_err(heed_error)
+    }
+
+    pub fn get_meta<'t>(&self, txn: &'t RoTxn, key: &str) -> Result<Option<&'t [u8]>> {
+        self.meta.get(txn, key).map_err(heed_error)
+    }
+
+    pub fn put_meta(&self, txn: &mut RwTxn, key: &str, value: &[u8]) -> Result<()> {
+        self.meta.put(txn, key, value).map_err(heed_error)
+    }
+
+    pub fn del_meta(&self, txn: &mut RwTxn, key: &str) -> Result<()> {
+        self.meta.delete(txn, key).map(|_| ()).map_err(heed_error)
+    }
+
+    pub fn get_u64(&self, txn: &RoTxn, key: &str) -> Result<u64> {
+        Ok(self
+            .get_meta(txn, key)?
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_be_bytes)
+            .unwrap_or(0))
+    }
+
+    pub fn get_string(&self, txn: &RoTxn, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .get_meta(txn, key)?
+            .map(|b| String::from_utf8_lossy(b).into_owned()))
+    }
+
+    pub fn get_dirty(&self, txn: &RoTxn) -> Result<Option<RoaringBitmap>> {
+        match self.get_meta(txn, keys::DIRTY)? {
+            None => Ok(None),
+            Some(bytes) => RoaringBitmap::deserialize_from(bytes)
+                .map(Some)
+                .map_err(Error::internal),
+        }
+    }
+
+    pub fn put_dirty(&self, txn: &mut RwTxn, dirty: &RoaringBitmap) -> Result<()> {
+        let mut bytes = Vec::with_capacity(dirty.serialized_size());
+        dirty.serialize_into(&mut bytes).map_err(Error::internal)?;
+        self.put_meta(txn, keys::DIRTY, &bytes)
+    }
+}

@@ -1,0 +1,290 @@
+//! The engine on a real directory: batches, per-op failures, replay, and crash repair.
+
+use engine::{stage_documents, BatchOp, FetchQuery, Format, Index, Method, SearchQuery};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn stage(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    stage_documents(body.as_bytes(), Format::Json, None, &path).unwrap();
+    path
+}
+
+fn add(task_uid: u64, file: PathBuf, method: Method, primary_key: Option<&str>) -> BatchOp {
+    BatchOp::AddDocuments {
+        task_uid,
+        file,
+        method,
+        primary_key: primary_key.map(str::to_string),
+        skip_creation: false,
+    }
+}
+
+fn fetch_all(index: &Index) -> Value {
+    let q = FetchQuery {
+        offset: 0,
+        limit: 1000,
+        fields: None,
+        ids: None,
+        retrieve_vectors: false,
+    };
+    serde_json::from_slice(&index.fetch_documents(&q).unwrap()).unwrap()
+}
+
+fn search(index: &Index, q: Option<&str>) -> Value {
+    let q = SearchQuery {
+        q: q.map(str::to_string),
+        offset: 0,
+        limit: 20,
+        page: None,
+        hits_per_page: None,
+        attributes_to_retrieve: None,
+        retrieve_vectors: false,
+    };
+    serde_json::from_slice(&index.search(&q).unwrap()).unwrap()
+}
+
+#[test]
+fn add_update_delete_in_one_batch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let a = stage(
+        tmp.path(),
+        "a",
+        r#"[{"id":1,"title":"hello world","n":1},{"id":"two","title":"second"}]"#,
+    );
+    let b = stage(tmp.path(), "b", r#"{"id":1,"extra":true}"#);
+    let bad = stage(tmp.path(), "c", r#"[{"id":3},{"id":"not valid!"}]"#);
+    let results = index
+        .apply_batch(vec![
+            add(1, a, Method::Replace, None),
+            add(2, b, Method::Update, None),
+            add(3, bad, Method::Replace, None),
+            BatchOp::DeleteDocuments {
+                task_uid: 4,
+                ids: vec!["two".into(), "missing".into()],
+            },
+        ])
+        .unwrap();
+    assert_eq!(
+        results[0],
+        json!({"taskUid":1,"ok":true,"indexedDocuments":2})
+    );
+    assert_eq!(
+        results[1],
+        json!({"taskUid":2,"ok":true,"indexedDocuments":1})
+    );
+    assert_eq!(results[2]["ok"], json!(false));
+    assert_eq!(results[2]["error"]["code"], json!("invalid_document_id"));
+    assert_eq!(
+        results[3],
+        json!({"taskUid":4,"ok":true,"deletedDocuments":1})
+    );
+    assert_eq!(index.primary_key().unwrap().as_deref(), Some("id"));
+    let all = fetch_all(&index);
+    assert_eq!(all["total"], json!(1));
+    assert_eq!(
+        all["results"][0],
+        json!({"id":1,"title":"hello world","n":1,"extra":true})
+    );
+    assert_eq!(
+        index.get_document("3", None).unwrap(),
+        None,
+        "a failed op applies none of its documents"
+    );
+    let stats: Value = serde_json::from_str(&index.stats_json().unwrap()).unwrap();
+    assert_eq!(
+        stats["fieldDistribution"],
+        json!({"extra":1,"id":1,"n":1,"title":1})
+    );
+    assert_eq!(search(&index, Some("hello"))["hits"][0]["id"], json!(1));
+    assert_eq!(
+        search(&index, Some("second"))["estimatedTotalHits"],
+        json!(0)
+    );
+}
+
+#[test]
+fn primary_key_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let none = stage(tmp.path(), "a", r#"[{"title":"x"}]"#);
+    let two = stage(tmp.path(), "b", r#"[{"id":1,"uid":2}]"#);
+    let ok = stage(tmp.path(), "c", r#"[{"key":"k1"}]"#);
+    let other = stage(tmp.path(), "d", r#"[{"id":"k2","key":"k2"}]"#);
+    let r = index
+        .apply_batch(vec![
+            add(1, none, Method::Replace, None),
+            add(2, two, Method::Replace, None),
+            add(3, ok, Method::Replace, Some("key")),
+            add(4, other, Method::Replace, Some("id")),
+        ])
+        .unwrap();
+    assert_eq!(
+        r[0]["error"]["code"],
+        json!("index_primary_key_no_candidate_found")
+    );
+    assert_eq!(
+        r[1]["error"]["code"],
+        json!("index_primary_key_multiple_candidates_found")
+    );
+    assert_eq!(r[2]["ok"], json!(true));
+    assert_eq!(
+        r[3]["error"]["code"],
+        json!("index_primary_key_already_exists")
+    );
+    let r = index
+        .apply_batch(vec![BatchOp::SetPrimaryKey {
+            task_uid: 5,
+            primary_key: "other".into(),
+        }])
+        .unwrap();
+    assert_eq!(
+        r[0]["error"]["code"],
+        json!("index_primary_key_already_exists")
+    );
+}
+
+#[test]
+fn replayed_batch_is_not_applied_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let a = stage(tmp.path(), "a", r#"[{"id":1,"n":1}]"#);
+    let first = index
+        .apply_batch(vec![add(7, a.clone(), Method::Replace, None)])
+        .unwrap();
+    let b = stage(tmp.path(), "b", r#"[{"id":1,"n":2}]"#);
+    index
+        .apply_batch(vec![add(8, b, Method::Replace, None)])
+        .unwrap();
+    // Task 8 replays (the task store did not record it): same answer, nothing applied twice.
+    let c = stage(tmp.path(), "c", r#"[{"id":1,"n":3}]"#);
+    let replay = index
+        .apply_batch(vec![add(8, c, Method::Replace, None)])
+        .unwrap();
+    assert_eq!(
+        replay,
+        vec![json!({"taskUid":8,"ok":true,"indexedDocuments":1})]
+    );
+    assert_eq!(fetch_all(&index)["results"][0]["n"], json!(2));
+    assert_eq!(first[0]["taskUid"], json!(7));
+}
+
+#[test]
+fn reopen_repairs_tantivy_from_the_dirty_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    {
+        let index = Index::open(&dir).unwrap();
+        let a = stage(
+            tmp.path(),
+            "a",
+            r#"[{"id":1,"t":"alpha"},{"id":2,"t":"beta"}]"#,
+        );
+        index
+            .apply_batch(vec![add(1, a, Method::Replace, None)])
+            .unwrap();
+    }
+    // Simulate a crash after the LMDB commit of generation 2 and before tantivy's: write the
+    // documents and the dirty set straight into the store, as step 1 of the protocol would.
+    {
+        let env = unsafe {
+            heed::EnvOpenOptions::new()
+                .map_size(1 << 30)
+                .max_dbs(8)
+                .open(dir.join("store"))
+        }
+        .unwrap();
+        let mut wtxn = env.write_txn().unwrap();
+        let docs: heed::Database<heed::types::U32<heed::byteorder::BE>, heed::types::Bytes> =
+            env.open_database(&wtxn, Some("docs")).unwrap().unwrap();
+        let ids: heed::Database<heed::types::Str, heed::types::U32<heed::byteorder::BE>> =
+            env.open_database(&wtxn, Some("ids")).unwrap().unwrap();
+        let meta: heed::Database<heed::types::Str, heed::types::Bytes> =
+            env.open_database(&wtxn, Some("meta")).unwrap().unwrap();
+        docs.put(&mut wtxn, &1, br#"{"id":2,"t":"gamma"}"#).unwrap();
+        docs.put(&mut wtxn, &5, br#"{"id":9,"t":"delta"}"#).unwrap();
+        ids.put(&mut wtxn, "9", &5).unwrap();
+        let mut dirty = roaring::RoaringBitmap::new();
+        dirty.insert(1);
+        dirty.insert(5);
+        let mut bytes = Vec::new();
+        dirty.serialize_into(&mut bytes).unwrap();
+        meta.put(&mut wtxn, "dirty", &bytes).unwrap();
+        meta.put(&mut wtxn, "generation", &2u64.to_be_bytes())
+            .unwrap();
+        wtxn.commit().unwrap();
+        env.prepare_for_closing().wait();
+    }
+    let index = Index::open(&dir).unwrap();
+    assert_eq!(search(&index, Some("gamma"))["hits"][0]["id"], json!(2));
+    assert_eq!(search(&index, Some("delta"))["hits"][0]["id"], json!(9));
+    assert_eq!(search(&index, Some("beta"))["estimatedTotalHits"], json!(0));
+    assert_eq!(
+        search(&index, Some("alpha"))["estimatedTotalHits"],
+        json!(1)
+    );
+}
+
+#[test]
+fn clear_then_add_in_one_batch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let a = stage(
+        tmp.path(),
+        "a",
+        r#"[{"id":1,"t":"old"},{"id":2,"t":"old"}]"#,
+    );
+    index
+        .apply_batch(vec![add(1, a, Method::Replace, None)])
+        .unwrap();
+    let b = stage(tmp.path(), "b", r#"[{"id":3,"t":"new"}]"#);
+    let r = index
+        .apply_batch(vec![
+            BatchOp::ClearDocuments { task_uid: 2 },
+            add(3, b, Method::Replace, None),
+        ])
+        .unwrap();
+    assert_eq!(r[0]["deletedDocuments"], json!(2));
+    assert_eq!(index.document_count().unwrap(), 1);
+    assert_eq!(search(&index, Some("old"))["estimatedTotalHits"], json!(0));
+    assert_eq!(search(&index, Some("new"))["estimatedTotalHits"], json!(1));
+    assert_eq!(search(&index, None)["estimatedTotalHits"], json!(1));
+}
+
+#[test]
+fn placeholder_search_pagination() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let docs: Vec<Value> = (0..30).map(|i| json!({"id": i})).collect();
+    let a = stage(tmp.path(), "a", &serde_json::to_string(&docs).unwrap());
+    index
+        .apply_batch(vec![add(1, a, Method::Replace, None)])
+        .unwrap();
+    let q = SearchQuery {
+        q: None,
+        offset: 0,
+        limit: 20,
+        page: Some(2),
+        hits_per_page: Some(10),
+        attributes_to_retrieve: None,
+        retrieve_vectors: false,
+    };
+    let r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
+    assert_eq!(r["hits"][0]["id"], json!(10));
+    assert_eq!(r["totalPages"], json!(3));
+    assert_eq!(r["totalHits"], json!(30));
+    let keys: Vec<&String> = r.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "hits",
+            "query",
+            "processingTimeMs",
+            "hitsPerPage",
+            "page",
+            "totalPages",
+            "totalHits"
+        ]
+    );
+}
