@@ -39,7 +39,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const features = new FeatureStore(durable);
   const queue = new TaskQueue(durable);
   const updateFiles = path.join(dbPath, 'update_files');
-  const worker = new Worker(queue, registry, updateFiles, logger, config.maxBatchedTasks);
+  const worker = new Worker(queue, registry, updateFiles, logger, config.maxBatchedTasks, () => features.get().getTaskDocumentsRoute);
   await worker.recover();
 
   const deps: Deps = { config, logger, queue, registry, keys, features, guard: makeGuard(keys, config.masterKey), updateFiles, dbPath };

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 /** Tasks and batches: listing, cancelation and deletion (registered here, run by the worker). */
 import { type Request, Router } from 'express';
 import type { Deps } from '../deps';
@@ -38,6 +39,22 @@ export function taskRoutes(deps: Deps): Router {
     const t = queue.get(uid);
     if (!t || !visibility(req)(t)) throw new ApiError('task_not_found', `Task \`${uid}\` not found.`);
     res.json(taskView(t));
+  });
+
+  r.get('/tasks/:taskUid/documents', guard('tasks.get'), (req, res) => {
+    if (!deps.features.get().getTaskDocumentsRoute) {
+      throw new ApiError(
+        'feature_not_enabled',
+        'Getting the documents of an enqueued task requires enabling the `get task documents route` experimental feature. See https://github.com/orgs/meilisearch/discussions/808',
+      );
+    }
+    const uid = parseUidParam(String(req.params.taskUid), 'invalid_task_uids', 'Task');
+    const t = queue.get(uid);
+    if (!t || !visibility(req)(t)) throw new ApiError('task_not_found', `Task \`${uid}\` not found.`);
+    const file = t.payload.kind === 'documentAddition' ? t.payload.file : null;
+    if (!file || !fs.existsSync(file)) throw new ApiError('task_file_not_found', `The task file for task \`${uid}\` was not found.`);
+    res.status(200).type('application/x-ndjson');
+    fs.createReadStream(file).pipe(res);
   });
 
   r.post('/tasks/cancel', guard('tasks.cancel'), async (req, res) => {

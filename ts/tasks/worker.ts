@@ -57,6 +57,8 @@ export class Worker {
     private readonly updateFiles: string,
     private readonly logger: Logger,
     private readonly maxBatchedTasks: number,
+    /** When true (the `getTaskDocumentsRoute` feature), payloads stay until their task is deleted. */
+    private readonly keepPayloads: () => boolean = () => false,
   ) {
     queue.on('enqueued', () => this.wake());
   }
@@ -81,7 +83,7 @@ export class Worker {
 
     const live = new Set<string>();
     for (const t of this.queue.tasks.values()) {
-      if ((t.status === 'enqueued' || t.status === 'processing') && t.payload.kind === 'documentAddition') live.add(path.basename(t.payload.file));
+      if (t.payload.kind === 'documentAddition') live.add(path.basename(t.payload.file));
     }
     fs.mkdirSync(this.updateFiles, { recursive: true });
     for (const f of fs.readdirSync(this.updateFiles)) if (!live.has(f)) fs.rmSync(path.join(this.updateFiles, f), { force: true });
@@ -189,8 +191,9 @@ export class Worker {
     for (const t of done) this.queue.tasks.set(t.uid, t);
     this.queue.batches.set(finished.uid, finished);
     for (const f of effects.after) f();
+    const keep = this.keepPayloads();
     for (const t of done) {
-      TaskQueue.removePayload(t);
+      if (!keep) TaskQueue.removePayload(t);
       this.logger.info(`task ${t.status}`, { taskUid: t.uid, batchUid: batch.uid, type: t.type, indexUid: t.indexUid, error: t.error?.code });
     }
   }
@@ -232,7 +235,7 @@ export class Worker {
       fx.ops.push(this.queue.taskOp(c));
       fx.after.push(() => {
         this.queue.tasks.set(c.uid, c);
-        TaskQueue.removePayload(c);
+        if (!this.keepPayloads()) TaskQueue.removePayload(c);
       });
       canceled++;
     }
@@ -263,7 +266,11 @@ export class Worker {
     }
     for (const uid of emptied) fx.ops.push(this.queue.deleteBatchOp(uid));
     fx.after.push(() => {
-      for (const uid of deleted) this.queue.tasks.delete(uid);
+      for (const uid of deleted) {
+        const t = this.queue.tasks.get(uid);
+        if (t) TaskQueue.removePayload(t);
+        this.queue.tasks.delete(uid);
+      }
       for (const uid of emptied) this.queue.batches.delete(uid);
     });
     return out;
