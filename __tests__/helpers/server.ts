@@ -51,7 +51,7 @@ export async function startTestServer(opts: { masterKey?: string | null; args?: 
     const key = o.key === undefined ? masterKey : o.key;
     if (key !== null && key !== undefined) headers.Authorization = `Bearer ${key}`;
     let body: string | Buffer | undefined;
-    if (o.raw !== undefined) body = o.raw;
+    if (o.raw !== undefined) body = typeof o.raw === 'string' ? Buffer.from(o.raw) : o.raw;
     else if (o.body !== undefined) body = JSON.stringify(o.body);
     const ct = o.contentType === undefined ? (body !== undefined ? 'application/json' : null) : o.contentType;
     if (ct !== null) headers['Content-Type'] = ct;

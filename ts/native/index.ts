@@ -27,7 +27,7 @@ export interface KvEntry {
 }
 
 interface RawKvStore {
-  commit(ops: KvOp[]): Promise<void>;
+  commit(ops: { db: string; key: string; len: number }[], values: Buffer): Promise<void>;
   scan(db: string): KvEntry[];
   get(db: string, key: string): Buffer | null;
   close(): void;
@@ -121,7 +121,9 @@ export class KvStore {
   }
 
   commit(ops: KvOp[]): Promise<void> {
-    return call(() => this.raw.commit(ops));
+    const values = Buffer.concat(ops.flatMap((o) => (o.value ? [o.value] : [])));
+    const meta = ops.map((o) => ({ db: o.db, key: o.key, len: o.value ? o.value.length : -1 }));
+    return call(() => this.raw.commit(meta, values));
   }
 
   scan(db: string): KvEntry[] {

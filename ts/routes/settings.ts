@@ -19,7 +19,8 @@ import { summaryView } from '../tasks/queue';
 
 export function settingsRoutes(deps: Deps): Router {
   const r = Router();
-  const { guard, queue, registry } = deps;
+  const { guard, queue, registry, features } = deps;
+  const flags = () => features.get() as Record<string, boolean>;
 
   const current = (uid: string): Settings => (registry.handle(uid).settings() as Settings | null) ?? defaultSettings();
 
@@ -35,11 +36,11 @@ export function settingsRoutes(deps: Deps): Router {
   }
 
   r.get('/indexes/:indexUid/settings', guard('settings.get', 'param'), (req, res) => {
-    res.json(settingsView(current(checkIndexUid(req.params.indexUid))));
+    res.json(settingsView(current(checkIndexUid(req.params.indexUid)), flags()));
   });
   r.patch('/indexes/:indexUid/settings', guard('settings.update', 'param'), (req, res) => {
     checkIndexUid(req.params.indexUid);
-    return enqueue(req, res, parseSettingsBody(readJson(req)), false);
+    return enqueue(req, res, parseSettingsBody(readJson(req), flags()), false);
   });
   r.delete('/indexes/:indexUid/settings', guard('settings.update', 'param'), (req, res) => enqueue(req, res, resetPatch(), true));
 
@@ -50,7 +51,7 @@ export function settingsRoutes(deps: Deps): Router {
     });
     r[method](p, guard('settings.update', 'param'), (req, res) => {
       checkIndexUid(req.params.indexUid);
-      return enqueue(req, res, parseSubrouteBody(field, readJson(req)), false);
+      return enqueue(req, res, parseSubrouteBody(field, readJson(req), flags()), false);
     });
     r.delete(p, guard('settings.update', 'param'), (req, res) => enqueue(req, res, resetPatch(field), true));
   }

@@ -40,8 +40,11 @@ export function isoToMicros(text: string): bigint | null {
 export function parseDateFilter(text: string, isAfter: boolean): bigint | null {
   const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
   if (d) {
-    const ms = Date.UTC(Number(d[1]), Number(d[2]) - 1, Number(d[3]));
-    if (Number.isNaN(ms)) return null;
+    const [y, m, day] = [Number(d[1]), Number(d[2]), Number(d[3])];
+    const ms = Date.UTC(y, m - 1, day);
+    // Date.UTC rolls 2020-13-45 over into 2021; a calendar date must round-trip.
+    const back = new Date(ms);
+    if (back.getUTCFullYear() !== y || back.getUTCMonth() !== m - 1 || back.getUTCDate() !== day) return null;
     return BigInt(ms + (isAfter ? 86_400_000 : 0)) * 1000n;
   }
   return isoToMicros(text);

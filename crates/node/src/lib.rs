@@ -123,11 +123,13 @@ impl KvInner {
     }
 }
 
+/// One write of a commit: the value is the next `len` bytes of the commit's `values` buffer,
+/// or a deletion when `len` is negative. (One buffer per commit keeps the boundary cheap.)
 #[napi(object)]
 pub struct KvOp {
     pub db: String,
     pub key: String,
-    pub value: Option<Buffer>,
+    pub len: i64,
 }
 
 #[napi(object)]
@@ -209,18 +211,30 @@ impl KvStore {
 
     /// All ops in one write transaction, durable when the promise resolves.
     #[napi(ts_return_type = "Promise<void>")]
-    pub fn commit(&self, ops: Vec<KvOp>) -> Result<AsyncTask<CommitTask>> {
-        let ops = ops
-            .into_iter()
-            .map(|o| OwnedOp {
+    pub fn commit(&self, ops: Vec<KvOp>, values: Buffer) -> Result<AsyncTask<CommitTask>> {
+        let bytes: &[u8] = &values;
+        let mut at = 0usize;
+        let mut owned = Vec::with_capacity(ops.len());
+        for o in ops {
+            let value = if o.len < 0 {
+                None
+            } else {
+                let end = at + o.len as usize;
+                let v = bytes
+                    .get(at..end)
+                    .ok_or_else(|| js_err(ApiError::internal("commit: values buffer too short")))?;
+                at = end;
+                Some(v.to_vec())
+            };
+            owned.push(OwnedOp {
                 db: o.db,
                 key: o.key,
-                value: o.value.map(|v| v.to_vec()),
-            })
-            .collect();
+                value,
+            });
+        }
         Ok(AsyncTask::new(CommitTask {
             inner: self.inner()?.clone(),
-            ops,
+            ops: owned,
         }))
     }
 
