@@ -100,7 +100,7 @@ describe('GET /tasks filters and pagination', () => {
     const b = r.body.results[0];
     expect(Object.keys(b).sort()).toEqual(['batchStrategy', 'details', 'duration', 'finishedAt', 'progress', 'startedAt', 'stats', 'uid']);
     expect(b.progress).toBeNull();
-    expect(Object.keys(b.stats).sort()).toEqual(['indexUids', 'status', 'totalNbTasks', 'types']);
+    expect(Object.keys(b.stats).sort()).toEqual(['indexUids', 'progressTrace', 'status', 'totalNbTasks', 'types']);
   });
 });
 

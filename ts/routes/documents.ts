@@ -5,6 +5,7 @@ import path from 'node:path';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { Deps } from '../deps';
+import { notFilterableMessage } from '../schemas/filter';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { mediaType, rawBody, readJson } from '../http/body';
@@ -49,9 +50,7 @@ function isEmptyFilter(f: unknown): boolean {
 
 /** Filters arrive with the filters issue; until then no attribute is filterable. */
 function filterUnsupported(filter: unknown): never {
-  const text = typeof filter === 'string' ? filter : JSON.stringify(filter);
-  const attr = /^\s*([A-Za-z0-9_.]+)/.exec(typeof filter === 'string' ? filter : '')?.[1] ?? 'attribute';
-  throw new ApiError('invalid_document_filter', `Attribute \`${attr}\` is not filterable. This index does not have configured filterable attributes.\n1:${text.length + 1} ${text}`);
+  throw new ApiError('invalid_document_filter', notFilterableMessage(filter));
 }
 
 function sendJsonBytes(res: Response, bytes: Buffer): void {

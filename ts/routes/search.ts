@@ -1,6 +1,7 @@
 /** Single-index search: validate, one engine call, send the engine's JSON bytes as they are. */
 import { type Request, type Response, Router } from 'express';
 import type { Deps } from '../deps';
+import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
 import { checkIndexUid } from '../schemas/indexes';
 import { engineQuery, parseSearch, searchQueryFromParams } from '../schemas/search';
@@ -18,6 +19,45 @@ export function searchRoutes(deps: Deps): Router {
 
   r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => run(req, res, readJson(req, true)));
   r.get('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => run(req, res, searchQueryFromParams(req.query as Record<string, unknown>)));
+
+  /**
+   * Multi-search, non-federated: every query runs as a single-index search and its response
+   * gets `indexUid` first. The first failing query fails the request, its message prefixed
+   * with its position. Federation arrives with the multi-search issue.
+   */
+  r.post('/multi-search', guard('search', 'none'), async (req, res) => {
+    const body = readJson(req) as { queries?: unknown; federation?: unknown } | null;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) {
+      throw new ApiError('bad_request', 'Invalid value type: expected an object');
+    }
+    for (const k of Object.keys(body)) {
+      if (k !== 'queries' && k !== 'federation') {
+        throw new ApiError('bad_request', `Unknown field \`${k}\`: expected one of \`queries\`, \`federation\``);
+      }
+    }
+    if (!Array.isArray(body.queries)) throw new ApiError('bad_request', 'Missing field `queries`');
+    if (body.federation !== undefined && body.federation !== null) {
+      throw new ApiError('invalid_multi_search_federated', 'Federated multi-search is not available yet in this version of Quarry.');
+    }
+    const parts: Buffer[] = [];
+    for (const [i, raw] of body.queries.entries()) {
+      try {
+        const { indexUid, ...rest } = (raw ?? {}) as Record<string, unknown>;
+        if (typeof indexUid !== 'string') throw new ApiError('missing_index_uid', 'Missing field `indexUid`');
+        const uid = checkIndexUid(indexUid);
+        if (!req.auth!.can('search', uid)) {
+          throw new ApiError('invalid_api_key', 'The provided API key is invalid.');
+        }
+        const bytes = await registry.handle(uid).search(engineQuery(parseSearch(rest)));
+        parts.push(Buffer.from(`{"indexUid":${JSON.stringify(uid)},`), bytes.subarray(1));
+      } catch (err) {
+        if (err instanceof ApiError && err.code !== 'invalid_api_key') throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
+        throw err;
+      }
+      if (i < body.queries.length - 1) parts.push(Buffer.from(','));
+    }
+    res.status(200).type('application/json').send(Buffer.concat([Buffer.from('{"results":['), ...parts, Buffer.from(']}')]));
+  });
 
   return r;
 }

@@ -529,7 +529,15 @@ describe('secrets and task details', () => {
     expect(hideSecret('0123456789012345678901234567890123')).toBe('01234XXXXXX...');
     const patch = parseSubrouteBody('embedders', { default: { source: 'openAi', apiKey: '<your-OpenAI-API-key>', model: 'text-embedding-3-small' } });
     const s = applySettingsPatch(defaultSettings(), patch);
-    expect(subrouteView(s, 'embedders')).toEqual({ default: { source: 'openAi', model: 'text-embedding-3-small', apiKey: '<yoXXXXX...' } });
+    expect(subrouteView(s, 'embedders')).toEqual({
+      default: {
+        source: 'openAi',
+        model: 'text-embedding-3-small',
+        apiKey: '<yoXXXXX...',
+        documentTemplate: expect.stringContaining('{% for field in fields %}'),
+        documentTemplateMaxBytes: 400,
+      },
+    });
     expect((settingsView(s).embedders as Record<string, { apiKey: string }>).default.apiKey).toBe('<yoXXXXX...');
     expect(s.embedders.default.apiKey).toBe('<your-OpenAI-API-key>');
     expect(settingsTaskDetails(patch)).toEqual({ embedders: { default: { source: 'openAi', model: 'text-embedding-3-small', apiKey: '<yoXXXXX...' } } });

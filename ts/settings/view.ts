@@ -35,8 +35,29 @@ function maskEmbedders<T extends Embedder | EmbedderPatch>(embedders: Record<str
   return out;
 }
 
+/** Meilisearch's template when an embedder that renders documents names none. */
+const DEFAULT_DOCUMENT_TEMPLATE =
+  '{% for field in fields %}{% if field.is_searchable and field.value != nil %}{{ field.name }}: {{ field.value }}\n{% endif %}{% endfor %}';
+
+/** The defaults Meilisearch shows for fields an embedder was configured without. */
+function withEmbedderDefaults(embedders: Record<string, Embedder | null>): Record<string, Embedder | null> {
+  const out: Record<string, Embedder | null> = {};
+  for (const [name, config] of Object.entries(embedders)) {
+    if (!config || !['openAi', 'huggingFace', 'ollama', 'rest'].includes(String(config.source))) {
+      setEntry(out, name, config);
+      continue;
+    }
+    const copy: Record<string, unknown> = { ...config };
+    if (copy.documentTemplate === undefined) copy.documentTemplate = DEFAULT_DOCUMENT_TEMPLATE;
+    if (copy.documentTemplateMaxBytes === undefined) copy.documentTemplateMaxBytes = 400;
+    if (config.source === 'huggingFace' && copy.pooling === undefined) copy.pooling = 'useModel';
+    setEntry(out, name, copy as Embedder);
+  }
+  return out;
+}
+
 function fieldView(s: Settings, field: SettingsField): unknown {
-  if (field === 'embedders') return maskEmbedders(s.embedders);
+  if (field === 'embedders') return maskEmbedders(withEmbedderDefaults(s.embedders));
   return JSON.parse(JSON.stringify(s[field])) as unknown;
 }
 

@@ -71,6 +71,7 @@ export interface BatchRecord {
     status: Record<string, number>;
     types: Record<string, number>;
     indexUids: Record<string, number>;
+    progressTrace?: Record<string, string>;
   };
   startedAt: string;
   finishedAt: string | null;

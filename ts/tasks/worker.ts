@@ -15,6 +15,7 @@ import { errorBody } from '../errors/catalog';
 import type { IndexEntry, IndexRegistry } from '../indexes/registry';
 import type { Logger } from '../logging';
 import type { BatchOp, KvOp, NativeIndex } from '../native';
+import { notFilterableMessage } from '../schemas/filter';
 import { applySettingsPatch, defaultSettings, type Settings } from '../settings';
 import { nowIso } from '../util/time';
 import { nextBatch } from './autobatch';
@@ -137,7 +138,7 @@ export class Worker {
       uid: this.queue.nextBatchUid++,
       taskUids: next.tasks.map((t) => t.uid),
       details: {},
-      stats: { totalNbTasks: next.tasks.length, status: { processing: next.tasks.length }, types: {}, indexUids: {} },
+      stats: { totalNbTasks: next.tasks.length, status: { processing: next.tasks.length }, types: {}, indexUids: {}, progressTrace: {} },
       startedAt,
       finishedAt: null,
       batchStrategy: next.strategy,
@@ -152,6 +153,7 @@ export class Worker {
     this.queue.current = { batch, indexUid: next.indexUid, progress: () => (handle ? handle.progress() : null) };
     const effects: Effects = { ops: [], after: [] };
     let outcomes: Map<number, Outcome>;
+    const t0 = performance.now();
     try {
       outcomes = await this.execute(processing, batch, effects, (h) => (handle = h));
     } catch (err) {
@@ -161,6 +163,7 @@ export class Worker {
       effects.ops = [];
       effects.after = [];
     }
+    batch.stats.progressTrace = { 'processing tasks': `${(performance.now() - t0).toFixed(2)}ms` };
     await this.finish(processing, batch, outcomes, effects);
     this.queue.current = null;
     return true;
@@ -186,7 +189,7 @@ export class Worker {
         details[k] = typeof v === 'number' && typeof details[k] === 'number' ? (details[k] as number) + v : v;
       }
     }
-    const finished: BatchRecord = { ...batch, finishedAt, details, stats: { totalNbTasks: done.length, status, types, indexUids } };
+    const finished: BatchRecord = { ...batch, finishedAt, details, stats: { totalNbTasks: done.length, status, types, indexUids, progressTrace: batch.stats.progressTrace ?? {} } };
     await this.queue.durable.commit([...effects.ops, ...done.map((t) => this.queue.taskOp(t)), this.queue.batchOp(finished)]);
     for (const t of done) this.queue.tasks.set(t.uid, t);
     this.queue.batches.set(finished.uid, finished);
@@ -443,7 +446,5 @@ export class Worker {
 }
 
 function filterUnavailable(filter: unknown): string {
-  const text = typeof filter === 'string' ? filter : JSON.stringify(filter);
-  const attr = /^\s*([A-Za-z0-9_.]+)/.exec(typeof filter === 'string' ? filter : '')?.[1] ?? 'attribute';
-  return `Index: Attribute \`${attr}\` is not filterable. This index does not have configured filterable attributes.\n1:${text.length + 1} ${text}`;
+  return `Index: ${notFilterableMessage(filter)}`;
 }

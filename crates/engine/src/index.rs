@@ -710,7 +710,7 @@ impl Index {
                 if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
                     let doc: Map<String, Value> =
                         serde_json::from_slice(bytes).map_err(Error::internal)?;
-                    results.push(Value::Object(project(doc, fields, q.retrieve_vectors)));
+                    results.push(Value::Object(retrieve(doc, fields, q.retrieve_vectors)));
                 }
             }
         } else {
@@ -726,7 +726,7 @@ impl Index {
                 let (_, bytes) = item.map_err(heed_error)?;
                 let doc: Map<String, Value> =
                     serde_json::from_slice(bytes).map_err(Error::internal)?;
-                results.push(Value::Object(project(doc, fields, q.retrieve_vectors)));
+                results.push(Value::Object(retrieve(doc, fields, q.retrieve_vectors)));
             }
         }
         serde_json::to_vec(
@@ -799,7 +799,11 @@ impl Index {
                     .attributes_to_retrieve
                     .as_deref()
                     .filter(|a| !a.iter().any(|f| f == "*"));
-                hits.push(Value::Object(project(doc, retrieve, q.retrieve_vectors)));
+                hits.push(Value::Object(self::retrieve(
+                    doc,
+                    retrieve,
+                    q.retrieve_vectors,
+                )));
             }
         }
         let candidates = candidates.min(max_total_hits);
@@ -919,6 +923,23 @@ fn collect_text(value: &Value, out: &mut String) {
     }
 }
 
+/// Projection for documents and hits: `fields`, then `_vectors` as `retrieveVectors` asks.
+fn retrieve(
+    doc: Map<String, Value>,
+    fields: Option<&[String]>,
+    vectors: bool,
+) -> Map<String, Value> {
+    if !vectors {
+        return project(doc, fields, false);
+    }
+    let stored = doc.get("_vectors").cloned();
+    let mut out = project(doc, fields, false);
+    if let Some(v) = stored {
+        out.insert("_vectors".into(), v);
+    }
+    with_vectors(out)
+}
+
 /// Keeps only `fields` (top-level names, or dotted paths into objects) and drops `_vectors`
 /// unless asked for.
 fn project(
@@ -953,6 +974,14 @@ fn project(
     };
     if !keep_vectors {
         doc.remove("_vectors");
+    }
+    doc
+}
+
+/// The document as `retrieveVectors` asks: `_vectors` present (empty without embedders).
+fn with_vectors(mut doc: Map<String, Value>) -> Map<String, Value> {
+    if !doc.contains_key("_vectors") {
+        doc.insert("_vectors".into(), Value::Object(Map::new()));
     }
     doc
 }
