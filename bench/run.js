@@ -4,7 +4,10 @@
  * way a user feels it. With no --url it starts Quarry itself on a temporary data dir.
  *
  *   node bench/run.js [--dataset pypi|npm] [--rows N] [--url URL --key KEY [--pid PID]]
- *                     [--batch 50000] [--queries 300] [--concurrency 8] [--out file.json] [--quick]
+ *                     [--batch 50000] [--queries 300] [--concurrency 8] [--runs 1] [--out file.json] [--quick]
+ *
+ * With --runs N (self-started server only) it repeats the whole run on a fresh data dir N
+ * times and reports the median of each figure.
  *
  * Prints a table and writes the same figures as JSON (bench/results/ by default).
  * No timing assertions: it reports, it does not judge.
@@ -32,6 +35,7 @@ function parseArgs(argv) {
     else if (a === '--queries') o.queries = Number(v());
     else if (a === '--concurrency') o.concurrency = Number(v());
     else if (a === '--qps-seconds') o.qpsSeconds = Number(v());
+    else if (a === '--runs') o.runs = Number(v());
     else if (a === '--out') o.out = v();
     else if (a === '--quick') o.quick = true;
     else if (a === '--help') {
@@ -44,6 +48,8 @@ function parseArgs(argv) {
     o.qpsSeconds = Math.min(o.qpsSeconds, 2);
   }
   if (!['pypi', 'npm'].includes(o.dataset)) throw new Error(`--dataset must be pypi or npm`);
+  if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error('--runs must be a positive integer');
+  if (o.url && o.runs > 1) throw new Error('--runs applies to a self-started server only');
   return o;
 }
 
@@ -60,9 +66,11 @@ const DATASETS = {
   },
 };
 
+/** The catalogues: $QUARRY_BENCH_DATA, else `shared/data` beside the repository. */
 function dataDir() {
-  for (const d of [path.join(__dirname, '../../shared/data'), path.join(__dirname, '../../../shared/data')]) if (fs.existsSync(d)) return d;
-  throw new Error('shared/data not found next to the repository');
+  const candidates = [process.env.QUARRY_BENCH_DATA, path.join(__dirname, '../../shared/data'), path.join(__dirname, '../../../shared/data')];
+  for (const d of candidates) if (d && fs.existsSync(d)) return d;
+  throw new Error(`catalogues not found (looked in ${candidates.filter(Boolean).join(', ')}); set QUARRY_BENCH_DATA`);
 }
 
 /** Reads the TSV into documents (with a numeric `id`). */
@@ -72,7 +80,9 @@ async function loadRows(ds, limit) {
   const rl = readline.createInterface({ input, crlfDelay: Infinity });
   const docs = [];
   let header = true;
+  let rawBytes = 0;
   for await (const line of rl) {
+    rawBytes += Buffer.byteLength(line) + 1;
     if (header) {
       header = false;
       continue;
@@ -84,7 +94,7 @@ async function loadRows(ds, limit) {
       break;
     }
   }
-  return docs;
+  return { docs, rawBytes };
 }
 
 async function startQuarry() {
@@ -185,8 +195,8 @@ async function measureQps(api, index, queries, concurrency, seconds) {
 const fmt = (n, d = 2) => (n === null || n === undefined || Number.isNaN(n) ? '-' : Number(n).toFixed(d));
 const mib = (n) => (n === null ? '-' : `${(n / 1024 / 1024).toFixed(1)} MiB`);
 
-async function main() {
-  const o = parseArgs(process.argv.slice(2));
+/** One full run: settings, indexing, then the query mix. Returns the figures. */
+async function runOnce(o, docs, rawTsv, rawGzip) {
   const started = o.url ? null : await startQuarry();
   const url = o.url ?? started.url;
   const key = o.key ?? started?.key;
@@ -195,11 +205,7 @@ async function main() {
   const index = `bench_${o.dataset}_${Date.now()}`;
   const results = { dataset: o.dataset, url: o.url ? url : 'self-started quarry', date: new Date().toISOString(), machine: { cpus: os.cpus().length, memory: os.totalmem() } };
   try {
-    process.stderr.write(`loading ${o.dataset}${o.rows ? ` (${o.rows} rows)` : ''}...\n`);
-    const docs = await loadRows(o.dataset, o.rows);
-    const rawTsv = fs.statSync(path.join(dataDir(), DATASETS[o.dataset].file)).size;
     results.rows = docs.length;
-
     await waitTask(api, (await api('PATCH', `/indexes/${index}/settings`, JSON.stringify(DATASETS[o.dataset].settings))).taskUid);
 
     // Indexing: first POST to last task succeeded.
@@ -217,14 +223,14 @@ async function main() {
     process.stderr.write('\n');
     results.indexing = { seconds: secs, docsPerSecond: docs.length / secs };
     results.memory = pid ? rssOf(pid) : { peak: null, now: null };
-    results.disk = started ? { bytes: duBytes(started.dbPath), rawGzipTsvBytes: rawTsv } : null;
+    results.disk = started ? { bytes: duBytes(started.dbPath), rawTsvBytes: rawTsv, rawGzipTsvBytes: rawGzip } : null;
 
     // Search: seeded mix per shape at concurrency 1, then QPS at concurrency N.
     const rand = mulberry32(42);
     const mix = queryMix(docs, rand, o.queries);
     results.search = {};
     for (const [shape, qs] of Object.entries(mix)) {
-      process.stderr.write(`  querying ${shape}...\r`);
+      process.stderr.write(`  querying ${shape}...          \r`);
       const { lat, proc } = await timeQueries(api, index, qs, 1);
       results.search[shape] = {
         n: lat.length,
@@ -235,22 +241,10 @@ async function main() {
       };
     }
     const all = Object.values(mix).flat();
+    process.stderr.write(`  measuring QPS at concurrency ${o.concurrency}...\n`);
     results.qps = { concurrency: o.concurrency, value: await measureQps(api, index, all, o.concurrency, o.qpsSeconds) };
     results.memory.afterSearch = pid ? rssOf(pid) : null;
-
-    console.log(`\nQuarry bench — ${o.dataset}, ${docs.length} documents, ${url}`);
-    console.log(`indexing     ${fmt(results.indexing.docsPerSecond, 0)} docs/s (${fmt(secs, 1)} s)`);
-    console.log(`peak RSS     ${results.memory.peak ? mib(results.memory.peak) : '- (pass --pid)'}`);
-    if (results.disk) console.log(`disk         ${mib(results.disk.bytes)} (gzipped TSV ${mib(rawTsv)})`);
-    console.log('\nshape            n     p50 ms   p95 ms   p99 ms   server ms');
-    for (const [shape, r] of Object.entries(results.search)) {
-      console.log(`${shape.padEnd(14)} ${String(r.n).padStart(4)} ${fmt(r.p50).padStart(9)} ${fmt(r.p95).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.serverMsAvg).padStart(10)}`);
-    }
-    console.log(`\nQPS at concurrency ${o.concurrency}: ${fmt(results.qps.value, 0)}`);
-    const out = o.out ?? path.join(__dirname, 'results', `${o.dataset}-${Date.now()}.json`);
-    fs.mkdirSync(path.dirname(out), { recursive: true });
-    fs.writeFileSync(out, JSON.stringify(results, null, 2));
-    console.log(`figures written to ${out}`);
+    return results;
   } finally {
     if (started) {
       started.child.kill('SIGTERM');
@@ -258,6 +252,56 @@ async function main() {
       fs.rmSync(started.dbPath, { recursive: true, force: true });
     }
   }
+}
+
+const median = (xs) => {
+  const v = xs.filter((x) => typeof x === 'number' && !Number.isNaN(x)).sort((a, b) => a - b);
+  return v.length ? v[Math.floor((v.length - 1) / 2)] : null;
+};
+
+/** Median of every numeric figure across runs (same shape as one run). */
+function medianOf(runs) {
+  const walk = (vals) => {
+    const first = vals[0];
+    if (typeof first === 'number') return median(vals);
+    if (first && typeof first === 'object') {
+      const out = {};
+      for (const k of Object.keys(first)) out[k] = walk(vals.map((v) => v?.[k]));
+      return out;
+    }
+    return first;
+  };
+  return walk(runs);
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  process.stderr.write(`loading ${o.dataset}${o.rows ? ` (${o.rows} rows)` : ''}...\n`);
+  const { docs, rawBytes } = await loadRows(o.dataset, o.rows);
+  const rawGzip = fs.statSync(path.join(dataDir(), DATASETS[o.dataset].file)).size;
+  const runs = [];
+  for (let r = 0; r < o.runs; r++) {
+    if (o.runs > 1) process.stderr.write(`run ${r + 1}/${o.runs}\n`);
+    runs.push(await runOnce(o, docs, rawBytes, rawGzip));
+  }
+  const results = o.runs > 1 ? { ...medianOf(runs), runs: runs.length, perRun: runs } : runs[0];
+
+  console.log(`\nQuarry bench — ${o.dataset}, ${docs.length} documents, ${results.url}${o.runs > 1 ? `, median of ${o.runs} runs` : ''}`);
+  console.log(`indexing     ${fmt(results.indexing.docsPerSecond, 0)} docs/s (${fmt(results.indexing.seconds, 1)} s)`);
+  console.log(`peak RSS     ${results.memory.peak ? mib(results.memory.peak) : '- (pass --pid)'}`);
+  if (results.disk) {
+    const ratio = results.disk.bytes / results.disk.rawTsvBytes;
+    console.log(`disk         ${mib(results.disk.bytes)} = ${fmt(ratio)}x the raw TSV (${mib(results.disk.rawTsvBytes)}; gzipped ${mib(results.disk.rawGzipTsvBytes)})`);
+  }
+  console.log('\nshape            n     p50 ms   p95 ms   p99 ms   server ms');
+  for (const [shape, r] of Object.entries(results.search)) {
+    console.log(`${shape.padEnd(14)} ${String(r.n).padStart(4)} ${fmt(r.p50).padStart(9)} ${fmt(r.p95).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.serverMsAvg).padStart(10)}`);
+  }
+  console.log(`\nQPS at concurrency ${o.concurrency}: ${fmt(results.qps.value, 0)}`);
+  const out = o.out ?? path.join(__dirname, 'results', `${o.dataset}-${Date.now()}.json`);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify(results, null, 2));
+  console.log(`figures written to ${out}`);
 }
 
 main().catch((err) => {
