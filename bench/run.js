@@ -15,6 +15,7 @@
 'use strict';
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
+const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const zlib = require('node:zlib');
@@ -116,16 +117,29 @@ async function startQuarry() {
   return { url, key, pid: child.pid, dbPath, child };
 }
 
+/** A keep-alive HTTP client (node:http), so the figures measure the server, not fetch(). */
 function client(url, key) {
-  return async (method, p, body, contentType = 'application/json') => {
-    const headers = { 'Content-Type': contentType };
-    if (key) headers.Authorization = `Bearer ${key}`;
-    const res = await fetch(url + p, { method, headers, body });
-    const text = await res.text();
-    const json = text ? JSON.parse(text) : undefined;
-    if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
-    return json;
-  };
+  const u = new URL(url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  return (method, p, body, contentType = 'application/json') =>
+    new Promise((resolve, reject) => {
+      const headers = { 'Content-Type': contentType };
+      if (key) headers.Authorization = `Bearer ${key}`;
+      if (body !== undefined) headers['Content-Length'] = Buffer.byteLength(body);
+      const req = http.request({ host: u.hostname, port: u.port, path: p, method, headers, agent }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          if (res.statusCode >= 400) reject(new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 300)}`));
+          else resolve(text ? JSON.parse(text) : undefined);
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
 }
 
 async function waitTask(api, uid, onProgress) {

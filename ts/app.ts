@@ -20,6 +20,11 @@ export function buildApp(deps: Deps): express.Express {
   app.set('query parser', 'simple');
 
   app.use((req: Request, res: Response, next: NextFunction) => {
+    // The hot path pays nothing for a request line nobody will read.
+    if (!deps.logger.isInfoEnabled()) {
+      next();
+      return;
+    }
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
