@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use api_types::{Error, Result};
@@ -26,6 +26,7 @@ use serde_json::{json, Map, Value};
 use tantivy::schema::{Field, Schema, FAST, INDEXED, TEXT};
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
+use crate::codec::{self, FieldsMap};
 use crate::docid;
 use crate::payload;
 use crate::store::{heed_error, keys, Store};
@@ -129,6 +130,7 @@ struct BatchState {
     field_distribution: BTreeMap<String, u64>,
     dirty: RoaringBitmap,
     settings: Option<Value>,
+    fields: FieldsMap,
 }
 
 /// Progress of the batch being applied, for `GET /batches`.
@@ -150,6 +152,8 @@ pub struct Index {
     writer: Mutex<Option<IndexWriter>>,
     batch_lock: Mutex<()>,
     progress: Mutex<Option<Progress>>,
+    /// The committed fields map (or a superset), for decoding documents on the read paths.
+    fields_map: RwLock<Arc<FieldsMap>>,
 }
 
 const WRITER_MEMORY_PER_THREAD: usize = 64 << 20;
@@ -187,13 +191,25 @@ impl Index {
             writer: Mutex::new(None),
             batch_lock: Mutex::new(()),
             progress: Mutex::new(None),
+            fields_map: RwLock::new(Arc::new(FieldsMap::default())),
         };
+        {
+            let rtxn = index.store.read()?;
+            let fields = FieldsMap::from_json(index.store.get_meta(&rtxn, keys::FIELDS_MAP)?)?;
+            *index.fields_map.write().unwrap() = Arc::new(fields);
+        }
         index.recover()?;
         Ok(index)
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Decodes a stored document on a read path (committed data, committed fields map).
+    fn decode_doc(&self, bytes: &[u8]) -> Result<Map<String, Value>> {
+        let fields = self.fields_map.read().unwrap().clone();
+        codec::decode(bytes, &fields)
     }
 
     /// Re-applies to tantivy a dirty set that LMDB committed but tantivy may not have.
@@ -245,8 +261,7 @@ impl Index {
         for iid in dirty {
             writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
             if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
-                let doc: Map<String, Value> =
-                    serde_json::from_slice(bytes).map_err(Error::internal)?;
+                let doc = self.decode_doc(bytes)?;
                 writer
                     .add_document(self.tantivy_doc(iid, &doc))
                     .map_err(tv)?;
@@ -364,6 +379,8 @@ impl Index {
             keys::LAST_BATCH,
             &serde_json::to_vec(&results).map_err(Error::internal)?,
         )?;
+        // Readers must know every field id before they can see a document that uses it.
+        *self.fields_map.write().unwrap() = Arc::new(state.fields.clone());
         wtxn.commit().map_err(heed_error)?;
         // LMDB now holds the truth; tantivy follows and records the generation it reached.
         if clear_all {
@@ -395,6 +412,7 @@ impl Index {
             field_distribution,
             dirty: self.store.get_dirty(txn)?.unwrap_or_default(),
             settings: None,
+            fields: FieldsMap::from_json(self.store.get_meta(txn, keys::FIELDS_MAP)?)?,
         })
     }
 
@@ -407,6 +425,8 @@ impl Index {
             .put_meta(txn, keys::NEXT_ID, &(state.next_id as u64).to_be_bytes())?;
         let fd = serde_json::to_vec(&state.field_distribution).map_err(Error::internal)?;
         self.store.put_meta(txn, keys::FIELD_DISTRIBUTION, &fd)?;
+        self.store
+            .put_meta(txn, keys::FIELDS_MAP, &state.fields.to_json())?;
         if let Some(settings) = &state.settings {
             self.store.put_meta(
                 txn,
@@ -536,6 +556,7 @@ impl Index {
 
         // Pass 2: write each document to LMDB and tantivy.
         let mut done = 0u64;
+        let mut encoded = Vec::with_capacity(256);
         payload::read_staged(file, |mut doc| {
             let ext = docid::document_id(&doc, &pk)?;
             let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
@@ -543,8 +564,7 @@ impl Index {
                 Some(iid) => {
                     let old_bytes = self.store.docs.get(txn, &iid).map_err(heed_error)?;
                     if let Some(old_bytes) = old_bytes {
-                        let old: Map<String, Value> =
-                            serde_json::from_slice(old_bytes).map_err(Error::internal)?;
+                        let old = codec::decode(old_bytes, &state.fields)?;
                         for k in old.keys() {
                             decrement(&mut state.field_distribution, k);
                         }
@@ -575,8 +595,11 @@ impl Index {
             for k in doc.keys() {
                 *state.field_distribution.entry(k.clone()).or_insert(0) += 1;
             }
-            let bytes = serde_json::to_vec(&doc).map_err(Error::internal)?;
-            self.store.docs.put(txn, &iid, &bytes).map_err(heed_error)?;
+            codec::encode(&doc, &mut state.fields, &mut encoded);
+            self.store
+                .docs
+                .put(txn, &iid, &encoded)
+                .map_err(heed_error)?;
             state.dirty.insert(iid);
             writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
             writer
@@ -602,7 +625,7 @@ impl Index {
             return Ok(false);
         };
         if let Some(old) = self.store.docs.get(txn, &iid).map_err(heed_error)? {
-            let old: Map<String, Value> = serde_json::from_slice(old).map_err(Error::internal)?;
+            let old = codec::decode(old, &state.fields)?;
             for k in old.keys() {
                 decrement(&mut state.field_distribution, k);
             }
@@ -685,7 +708,7 @@ impl Index {
         let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? else {
             return Ok(None);
         };
-        let doc: Map<String, Value> = serde_json::from_slice(bytes).map_err(Error::internal)?;
+        let doc = self.decode_doc(bytes)?;
         let doc = project(doc, fields, false);
         Ok(Some(serde_json::to_vec(&doc).map_err(Error::internal)?))
     }
@@ -708,8 +731,7 @@ impl Index {
             total = iids.len() as u64;
             for iid in iids.into_iter().skip(q.offset).take(q.limit) {
                 if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
-                    let doc: Map<String, Value> =
-                        serde_json::from_slice(bytes).map_err(Error::internal)?;
+                    let doc = self.decode_doc(bytes)?;
                     results.push(Value::Object(retrieve(doc, fields, q.retrieve_vectors)));
                 }
             }
@@ -724,8 +746,7 @@ impl Index {
                 .take(q.limit)
             {
                 let (_, bytes) = item.map_err(heed_error)?;
-                let doc: Map<String, Value> =
-                    serde_json::from_slice(bytes).map_err(Error::internal)?;
+                let doc = self.decode_doc(bytes)?;
                 results.push(Value::Object(retrieve(doc, fields, q.retrieve_vectors)));
             }
         }
@@ -790,8 +811,7 @@ impl Index {
         let mut hits = Vec::with_capacity(iids.len());
         for iid in iids {
             if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
-                let mut doc: Map<String, Value> =
-                    serde_json::from_slice(bytes).map_err(Error::internal)?;
+                let mut doc = self.decode_doc(bytes)?;
                 if let Some(displayed) = &displayed {
                     doc = project(doc, Some(displayed), true);
                 }

@@ -2,6 +2,7 @@
 //!
 //! It knows nothing of HTTP or N-API: callers hand it parsed requests and get JSON back.
 
+mod codec;
 pub mod docid;
 pub mod index;
 pub mod payload;

@@ -1,10 +1,12 @@
 //! The per-index document store: one LMDB environment (heed) under `<index>/store`.
 //!
 //! Databases:
-//! - `docs`: internal id (u32, big endian) → the document as compact JSON.
+//! - `docs`: internal id (u32, big endian) → the document in the compact encoding of
+//!   `codec.rs` (field ids from the `fieldsMap` meta value instead of names).
 //! - `ids`: external id (the primary-key value as text) → internal id.
 //! - `meta`: small values: primary key, next internal id, settings, field distribution,
-//!   generation, the dirty set not yet in tantivy, and the results of the last applied batch.
+//!   generation, the dirty set not yet in tantivy, the results of the last applied batch,
+//!   and the fields map (field names by id, append-only).
 
 use std::path::Path;
 
@@ -26,6 +28,7 @@ pub(crate) mod keys {
     pub const GENERATION: &str = "generation";
     pub const DIRTY: &str = "dirty";
     pub const LAST_BATCH: &str = "lastBatch";
+    pub const FIELDS_MAP: &str = "fieldsMap";
 }
 
 pub(crate) struct Store {

@@ -288,3 +288,39 @@ fn placeholder_search_pagination() {
         ]
     );
 }
+
+#[test]
+fn documents_keep_values_and_field_order_across_reopen_and_updates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let first = stage(
+        tmp.path(),
+        "a",
+        r#"[{"id":1,"z":"last \"quoted\"","a":[1,{"b":null}],"m":1.25,"t":true},{"id":2,"only":"x"}]"#,
+    );
+    {
+        let index = Index::open(tmp.path().join("idx")).unwrap();
+        index
+            .apply_batch(vec![add(1, first, Method::Replace, None)])
+            .unwrap();
+    }
+    // A new process: the fields map comes back from the store.
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let doc: Value =
+        serde_json::from_slice(&index.get_document("1", None).unwrap().unwrap()).unwrap();
+    assert_eq!(
+        serde_json::to_string(&doc).unwrap(),
+        r#"{"id":1,"z":"last \"quoted\"","a":[1,{"b":null}],"m":1.25,"t":true}"#
+    );
+    // A partial update adds a field the map has never seen, next to known ones.
+    let update = stage(tmp.path(), "b", r#"{"id":2,"fresh":"new","z":"known"}"#);
+    index
+        .apply_batch(vec![add(2, update, Method::Update, None)])
+        .unwrap();
+    let doc: Value =
+        serde_json::from_slice(&index.get_document("2", None).unwrap().unwrap()).unwrap();
+    assert_eq!(
+        serde_json::to_string(&doc).unwrap(),
+        r#"{"id":2,"only":"x","fresh":"new","z":"known"}"#
+    );
+    assert_eq!(fetch_all(&index)["total"], json!(2));
+}
