@@ -866,8 +866,18 @@ impl Index {
             .map_err(tv)?;
         let mut stream = tokenizer.token_stream(text);
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        // The union has at least as many live documents as its largest term; deleted
+        // documents not yet merged away still count in a term's frequency.
+        let deleted: u64 = searcher
+            .segment_readers()
+            .iter()
+            .map(|r| r.num_deleted_docs() as u64)
+            .sum();
+        let mut lower_bound = 0u64;
         while let Some(tok) = stream.next() {
             let term = Term::from_field_text(self.fields.words, &tok.text);
+            let df = searcher.doc_freq(&term).map_err(tv)?;
+            lower_bound = lower_bound.max(df.saturating_sub(deleted));
             clauses.push((
                 Occur::Should,
                 Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)),
@@ -878,12 +888,21 @@ impl Index {
         }
         let query = BooleanQuery::new(clauses);
         let fetch = (offset + limit).min(max).max(1);
-        let (top, count) = searcher
-            .search(
-                &query,
-                &(TopDocs::with_limit(fetch).order_by_score(), Count),
-            )
-            .map_err(tv)?;
+        // The count is capped at `max` (maxTotalHits): when one term alone reaches it, the top
+        // documents come from a pruning (block-max WAND) search and the union is never walked.
+        let (top, count) = if lower_bound >= max as u64 {
+            let top = searcher
+                .search(&query, &TopDocs::with_limit(fetch).order_by_score())
+                .map_err(tv)?;
+            (top, max)
+        } else {
+            searcher
+                .search(
+                    &query,
+                    &(TopDocs::with_limit(fetch).order_by_score(), Count),
+                )
+                .map_err(tv)?
+        };
         let mut iids = Vec::new();
         for (_, addr) in top.into_iter().skip(offset).take(limit) {
             let column = searcher

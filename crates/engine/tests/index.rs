@@ -324,3 +324,41 @@ fn documents_keep_values_and_field_order_across_reopen_and_updates() {
     );
     assert_eq!(fetch_all(&index)["total"], json!(2));
 }
+
+#[test]
+fn keyword_totals_are_exact_below_max_total_hits_and_capped_above() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let docs: Vec<Value> = (0..30)
+        .map(|i| {
+            let title = if i % 10 == 0 { "common rare" } else { "common" };
+            json!({"id": i, "title": title})
+        })
+        .collect();
+    let file = stage(tmp.path(), "a", &serde_json::to_string(&docs).unwrap());
+    index
+        .apply_batch(vec![
+            BatchOp::UpdateSettings {
+                task_uid: 1,
+                settings: json!({"pagination": {"maxTotalHits": 12}}),
+            },
+            add(2, file, Method::Replace, None),
+        ])
+        .unwrap();
+    // One term alone passes the cap: the count stops at maxTotalHits.
+    let r = search(&index, Some("common"));
+    assert_eq!(r["estimatedTotalHits"], json!(12));
+    assert_eq!(r["hits"].as_array().unwrap().len(), 12);
+    // Below the cap the union is counted exactly.
+    assert_eq!(search(&index, Some("rare"))["estimatedTotalHits"], json!(3));
+    // Deleting documents keeps the count exact near the cap.
+    let ids: Vec<String> = (0..20).map(|i| i.to_string()).collect();
+    index
+        .apply_batch(vec![BatchOp::DeleteDocuments { task_uid: 3, ids }])
+        .unwrap();
+    assert_eq!(
+        search(&index, Some("common"))["estimatedTotalHits"],
+        json!(10)
+    );
+    assert_eq!(search(&index, Some("rare"))["estimatedTotalHits"], json!(1));
+}
