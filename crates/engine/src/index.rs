@@ -886,7 +886,13 @@ impl Index {
         if clauses.is_empty() {
             return Ok((Vec::new(), 0));
         }
-        let query = BooleanQuery::new(clauses);
+        // A lone word is searched as a term query: tantivy prunes a single term scorer with
+        // its block-max scores, which it does not do for a one-clause boolean query.
+        let query: Box<dyn Query> = if clauses.len() == 1 {
+            clauses.pop().unwrap().1
+        } else {
+            Box::new(BooleanQuery::new(clauses))
+        };
         let fetch = (offset + limit).min(max).max(1);
         // The count is capped at `max` (maxTotalHits): when one term alone reaches it, the top
         // documents come from a pruning (block-max WAND) search and the union is never walked.
@@ -904,12 +910,18 @@ impl Index {
                 .map_err(tv)?
         };
         let mut iids = Vec::new();
+        let mut columns = std::collections::HashMap::new();
         for (_, addr) in top.into_iter().skip(offset).take(limit) {
-            let column = searcher
-                .segment_reader(addr.segment_ord)
-                .fast_fields()
-                .u64("iid")
-                .map_err(tv)?;
+            let column = match columns.entry(addr.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                    searcher
+                        .segment_reader(addr.segment_ord)
+                        .fast_fields()
+                        .u64("iid")
+                        .map_err(tv)?,
+                ),
+            };
             if let Some(v) = column.first(addr.doc_id) {
                 iids.push(v as u32);
             }
