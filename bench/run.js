@@ -163,6 +163,16 @@ function rssOf(pid) {
   }
 }
 
+/** User + system CPU time of a process so far, in ms (from /proc, Linux only). */
+function cpuMsOf(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
 function duBytes(dir) {
   let total = 0;
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -256,7 +266,20 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
     }
     const all = Object.values(mix).flat();
     process.stderr.write(`  measuring QPS at concurrency ${o.concurrency}...\n`);
-    results.qps = { concurrency: o.concurrency, value: await measureQps(api, index, all, o.concurrency, o.qpsSeconds) };
+    // CPU spent per query by the server and by this client: on a small machine both share
+    // the cores, so this says how much of the QPS figure the server itself leaves on the table.
+    const serverCpu0 = pid ? cpuMsOf(pid) : null;
+    const clientCpu0 = process.cpuUsage();
+    const qpsT0 = Date.now();
+    const qps = await measureQps(api, index, all, o.concurrency, o.qpsSeconds);
+    const served = qps * ((Date.now() - qpsT0) / 1000);
+    const clientCpu = process.cpuUsage(clientCpu0);
+    results.qps = {
+      concurrency: o.concurrency,
+      value: qps,
+      serverCpuMsPerQuery: serverCpu0 === null ? null : (cpuMsOf(pid) - serverCpu0) / served,
+      clientCpuMsPerQuery: (clientCpu.user + clientCpu.system) / 1000 / served,
+    };
     results.memory.afterSearch = pid ? rssOf(pid) : null;
     return results;
   } finally {
@@ -312,6 +335,9 @@ async function main() {
     console.log(`${shape.padEnd(14)} ${String(r.n).padStart(4)} ${fmt(r.p50).padStart(9)} ${fmt(r.p95).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.serverMsAvg).padStart(10)}`);
   }
   console.log(`\nQPS at concurrency ${o.concurrency}: ${fmt(results.qps.value, 0)}`);
+  console.log(
+    `CPU per query: server ${fmt(results.qps.serverCpuMsPerQuery, 3)} ms, bench client ${fmt(results.qps.clientCpuMsPerQuery, 3)} ms (${os.cpus().length} cores shared)`,
+  );
   const out = o.out ?? path.join(__dirname, 'results', `${o.dataset}-${Date.now()}.json`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(results, null, 2));

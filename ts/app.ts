@@ -47,11 +47,12 @@ export function buildApp(deps: Deps): express.Express {
 
   app.use(express.raw({ type: () => true, limit: deps.config.payloadSizeLimit }));
 
+  // Search first: it is the hot path, and its paths overlap no other router's.
+  app.use(searchRoutes(deps));
   app.use(systemRoutes(deps));
   app.use(indexRoutes(deps));
   app.use(documentRoutes(deps));
   app.use(settingsRoutes(deps));
-  app.use(searchRoutes(deps));
   app.use(taskRoutes(deps));
   app.use(keyRoutes(deps));
 

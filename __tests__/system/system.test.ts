@@ -118,3 +118,54 @@ describe('configuration', () => {
     void MASTER_KEY;
   });
 });
+
+describe('keyword search and multi-search', () => {
+  let uid: string;
+  beforeAll(async () => {
+    uid = uniqueIndex('kw');
+    const docs = [
+      { id: 1, title: 'Red apple pie' },
+      { id: 2, title: 'Green pear' },
+      { id: 3, title: 'Apple juice', note: 'apple apple' },
+    ];
+    await s.waitTask((await s.api('POST', `/indexes/${uid}/documents`, { body: docs })).body.taskUid);
+  });
+
+  it('when q has words, then only documents with one of them come back, counted exactly', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'apple' } });
+    expect(r.status).toBe(200);
+    expect(r.body.hits.map((h: { id: number }) => h.id).sort()).toEqual([1, 3]);
+    expect(r.body.estimatedTotalHits).toBe(2);
+    const none = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'banana' } });
+    expect(none.body).toMatchObject({ hits: [], estimatedTotalHits: 0, query: 'banana' });
+  });
+
+  it('when retrieveVectors is true, then each hit carries _vectors', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'pear', retrieveVectors: true } });
+    expect(r.body.hits).toEqual([{ id: 2, title: 'Green pear', _vectors: {} }]);
+    const plain = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'pear' } });
+    expect(plain.body.hits).toEqual([{ id: 2, title: 'Green pear' }]);
+  });
+
+  it('when multi-searching, then each result is tagged with its index in query order', async () => {
+    const r = await s.api('POST', '/multi-search', {
+      body: { queries: [{ indexUid: uid, q: 'pear' }, { indexUid: uid, limit: 1 }] },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.results).toHaveLength(2);
+    expect(Object.keys(r.body.results[0])[0]).toBe('indexUid');
+    expect(r.body.results[0]).toMatchObject({ indexUid: uid, hits: [{ id: 2 }], estimatedTotalHits: 1 });
+    expect(r.body.results[1]).toMatchObject({ indexUid: uid, limit: 1, estimatedTotalHits: 3 });
+  });
+
+  it('when one query of a multi-search is wrong, then the error names its position', async () => {
+    const missing = uniqueIndex('none');
+    const r = await s.api('POST', '/multi-search', { body: { queries: [{ indexUid: uid }, { indexUid: missing }] } });
+    expect(r.status).toBe(404);
+    expect(r.body.code).toBe('index_not_found');
+    expect(r.body.message).toMatch(/^Inside `\.queries\[1\]`: /);
+    const bad = await s.api('POST', '/multi-search', { body: { queries: [{ indexUid: uid, limit: 'x' }] } });
+    expect(bad.body.code).toBe('invalid_search_limit');
+    expect((await s.api('POST', '/multi-search', { body: { nope: [] } })).body.code).toBe('bad_request');
+  });
+});
