@@ -219,3 +219,61 @@ describe('autobatching', () => {
     expect((await s.api('GET', `/indexes/${uid}/documents`)).body.total).toBe(6);
   });
 });
+
+describe('sorting documents', () => {
+  let uid: string;
+  beforeAll(async () => {
+    uid = uniqueIndex('sort');
+    const r = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { sortableAttributes: ['rank', 'title'] } });
+    await s.waitTask(r.body.taskUid);
+    await add(uid, [
+      { id: 1, title: 'Orders', rank: 3 },
+      { id: 2, title: 'orders', rank: 'high' },
+      { id: 3, title: 'Payments' },
+      { id: 4, title: 'Apples', rank: [10, 1] },
+      { id: 5, title: 'Orders', rank: 2 },
+    ]);
+  });
+
+  it('when GET /documents sorts, then numbers come first, then strings, then documents without the field', async () => {
+    const r = await s.api('GET', `/indexes/${uid}/documents?sort=rank:asc&fields=id`);
+    expect(r.status).toBe(200);
+    expect(r.body.results.map((d: { id: number }) => d.id)).toEqual([4, 5, 1, 2, 3]);
+    expect(r.body.total).toBe(5);
+    const desc = await s.api('GET', `/indexes/${uid}/documents?sort=rank:desc&fields=id&limit=2&offset=1`);
+    expect(desc.body).toEqual({ results: [{ id: 1 }, { id: 5 }], offset: 1, limit: 2, total: 5 });
+  });
+
+  it('when POST /documents/fetch sorts by several keys, then ties fall through to the next key', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { sort: ['title:asc', 'rank:desc'], fields: ['id'] } });
+    expect(r.body.results.map((d: { id: number }) => d.id)).toEqual([4, 1, 5, 2, 3]);
+    const some = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { ids: [3, 1], sort: ['rank:asc'], fields: ['id'] } });
+    expect(some.body.results).toEqual([{ id: 1 }, { id: 3 }]);
+  });
+
+  it('when the attribute is not sortable or the syntax is wrong, then invalid_document_sort', async () => {
+    const r = await s.api('GET', `/indexes/${uid}/documents?sort=id:asc`);
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 'invalid_document_sort', message: 'Attribute `id` is not sortable. Available sortable attributes are: `rank, title`.' });
+    const bare = uniqueIndex('nosort');
+    await add(bare, [{ id: 1 }]);
+    const none = await s.api('POST', `/indexes/${bare}/documents/fetch`, { body: { sort: ['id:asc'] } });
+    expect(none.body.message).toBe('Attribute `id` is not sortable. This index does not have configured sortable attributes.');
+    const syntax = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { sort: ['rank:up'] } });
+    expect(syntax.body).toMatchObject({ code: 'invalid_document_sort' });
+    expect(syntax.body.message).toMatch(/^Invalid syntax for the sort parameter/);
+    expect((await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { sort: 'rank:asc' } })).body.code).toBe('invalid_document_sort');
+  });
+});
+
+describe('editing documents by function', () => {
+  it('when the feature is off, then feature_not_enabled; without a key, then auth errors win', async () => {
+    const uid = uniqueIndex('edit');
+    await add(uid, [{ id: 1 }]);
+    const r = await s.api('POST', `/indexes/${uid}/documents/edit`, { body: { function: 'doc.x = 1' } });
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('feature_not_enabled');
+    const anon = await s.api('POST', `/indexes/${uid}/documents/edit`, { body: { function: 'doc.x = 1' }, key: null });
+    expect(anon.status).toBe(401);
+  });
+});

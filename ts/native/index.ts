@@ -163,6 +163,8 @@ export interface FetchQuery {
   fields: string[] | null;
   ids: string[] | null;
   retrieveVectors: boolean;
+  /** `attr:asc|desc` keys, checked against `sortableAttributes` by the engine. */
+  sort?: string[] | null;
 }
 
 /** One open index of the engine. */

@@ -109,10 +109,11 @@ export function documentRoutes(deps: Deps): Router {
     const retrieveVectors = boolParam(q, 'retrieveVectors', 'invalid_document_retrieve_vectors', false);
     const ids = listParam(q, 'ids', 'invalid_document_ids') ?? null;
     const filter = stringParam(q, 'filter', 'invalid_document_filter');
+    const sort = listParam(q, 'sort', 'invalid_document_sort') ?? null;
     const uid = checkIndexUid(req.params.indexUid);
     const index = registry.handle(uid);
     if (filter !== undefined && filter.trim() !== '') filterUnsupported(filter);
-    sendJsonBytes(res, await index.fetchDocuments({ offset, limit, fields, ids, retrieveVectors }));
+    sendJsonBytes(res, await index.fetchDocuments({ offset, limit, fields, ids, retrieveVectors, sort }));
   });
 
   r.post('/indexes/:indexUid/documents/fetch', guard('documents.get', 'param'), async (req, res) => {
@@ -123,7 +124,14 @@ export function documentRoutes(deps: Deps): Router {
     const ids = body.ids ? body.ids.map(String) : null;
     sendJsonBytes(
       res,
-      await index.fetchDocuments({ offset: body.offset ?? 0, limit: body.limit ?? 20, fields: body.fields ?? null, ids, retrieveVectors: body.retrieveVectors ?? false }),
+      await index.fetchDocuments({
+        offset: body.offset ?? 0,
+        limit: body.limit ?? 20,
+        fields: body.fields ?? null,
+        ids,
+        retrieveVectors: body.retrieveVectors ?? false,
+        sort: body.sort ?? null,
+      }),
     );
   });
 
@@ -178,6 +186,27 @@ export function documentRoutes(deps: Deps): Router {
       { providedIds: 0, deletedDocuments: null, originalFilter: JSON.stringify(body.filter) },
       { kind: 'documentDeletionByFilter', filter: body.filter },
     );
+  });
+
+  /**
+   * Editing documents with a Rhai function: the route, its guard and its feature flag exist so
+   * clients get Meilisearch's auth and feature errors; the function runner is a later issue.
+   */
+  r.post('/indexes/:indexUid/documents/edit', guard('documents.*', 'param'), (req) => {
+    checkIndexUid(req.params.indexUid);
+    if (!(deps.features.get() as Record<string, boolean>).editDocumentsByFunction) {
+      throw new ApiError(
+        'feature_not_enabled',
+        'Using the documents edit route requires enabling the `edit documents by function` experimental feature. See https://github.com/orgs/meilisearch/discussions/762',
+      );
+    }
+    const body = readJson(req) as Record<string, unknown> | null;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ApiError('bad_request', 'Invalid value type: expected an object');
+    if (typeof body.function !== 'string') throw new ApiError('missing_document_edition_function', 'Missing field `function`');
+    if (body.context !== undefined && body.context !== null && (typeof body.context !== 'object' || Array.isArray(body.context))) {
+      throw new ApiError('invalid_document_edition_context', 'Invalid value type at `.context`: expected an object');
+    }
+    throw new ApiError('edit_documents_by_function_error', 'Editing documents by function is not available yet in this version of Quarry.');
   });
 
   return r;

@@ -92,6 +92,9 @@ pub struct FetchQuery {
     pub ids: Option<Vec<String>>,
     #[serde(default)]
     pub retrieve_vectors: bool,
+    /// `attr:asc|desc` keys; empty or absent keeps internal-id order.
+    #[serde(default)]
+    pub sort: Option<Vec<String>>,
 }
 
 fn default_limit() -> usize {
@@ -204,6 +207,22 @@ impl Index {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// A list-of-strings setting (`sortableAttributes`, ...) as stored; empty when unset.
+    fn setting_strings(&self, rtxn: &heed::RoTxn, name: &str) -> Result<Vec<String>> {
+        let Some(bytes) = self.store.get_meta(rtxn, keys::SETTINGS)? else {
+            return Ok(Vec::new());
+        };
+        let settings: Value = serde_json::from_slice(bytes).map_err(Error::internal)?;
+        Ok(settings[name]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default())
     }
 
     /// Decodes a stored document on a read path (committed data, committed fields map).
@@ -713,13 +732,47 @@ impl Index {
         Ok(Some(serde_json::to_vec(&doc).map_err(Error::internal)?))
     }
 
-    /// `{"results":[...],"offset","limit","total"}` in internal-id order.
+    /// `{"results":[...],"offset","limit","total"}` in internal-id order, or by `sort`.
     pub fn fetch_documents(&self, q: &FetchQuery) -> Result<Vec<u8>> {
         let rtxn = self.store.read()?;
         let fields = q.fields.as_deref();
         let mut results = Vec::new();
         let total;
-        if let Some(ids) = &q.ids {
+        let sort_specs = q.sort.as_deref().unwrap_or_default();
+        if !sort_specs.is_empty() {
+            let sortable = self.setting_strings(&rtxn, "sortableAttributes")?;
+            let keys = crate::sort::parse(sort_specs, &sortable, "invalid_document_sort")?;
+            // Every candidate is read and ordered; the filters issue brings sorted columns.
+            let mut docs: Vec<(u32, Map<String, Value>)> = Vec::new();
+            match &q.ids {
+                Some(ids) => {
+                    let mut iids: Vec<u32> = Vec::new();
+                    for id in ids {
+                        if let Some(iid) = self.store.ids.get(&rtxn, id).map_err(heed_error)? {
+                            iids.push(iid);
+                        }
+                    }
+                    iids.sort_unstable();
+                    iids.dedup();
+                    for iid in iids {
+                        if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
+                            docs.push((iid, self.decode_doc(bytes)?));
+                        }
+                    }
+                }
+                None => {
+                    for item in self.store.docs.iter(&rtxn).map_err(heed_error)? {
+                        let (iid, bytes) = item.map_err(heed_error)?;
+                        docs.push((iid, self.decode_doc(bytes)?));
+                    }
+                }
+            }
+            crate::sort::sort_documents(&mut docs, &keys);
+            total = docs.len() as u64;
+            for (_, doc) in docs.into_iter().skip(q.offset).take(q.limit) {
+                results.push(Value::Object(retrieve(doc, fields, q.retrieve_vectors)));
+            }
+        } else if let Some(ids) = &q.ids {
             let mut iids: Vec<u32> = Vec::new();
             for id in ids {
                 if let Some(iid) = self.store.ids.get(&rtxn, id).map_err(heed_error)? {

@@ -6,6 +6,7 @@ mod codec;
 pub mod docid;
 pub mod index;
 pub mod payload;
+pub mod sort;
 mod store;
 
 pub use api_types::{Error, Result};

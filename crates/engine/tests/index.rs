@@ -27,6 +27,7 @@ fn fetch_all(index: &Index) -> Value {
         fields: None,
         ids: None,
         retrieve_vectors: false,
+        sort: None,
     };
     serde_json::from_slice(&index.fetch_documents(&q).unwrap()).unwrap()
 }

@@ -1,0 +1,371 @@
+//! The `sort` parameter: parsing, sortability checks and the order Meilisearch gives values.
+//!
+//! For one sort key, documents fall in three groups whatever the direction: those with a
+//! number first (numerically, ascending or descending), then those with a string (by
+//! lowercased text; booleans sort as the strings `"false"` and `"true"`), then those with no
+//! usable value (missing, `null`, objects). A document whose value is an array sorts at its
+//! best element: the first in that order. Equal keys fall through to the next key, and
+//! finally to the internal id (insertion order).
+
+use std::cmp::Ordering;
+
+use api_types::{Error, Result};
+use serde_json::{Map, Value};
+
+/// One entry of the `sort` parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SortKey {
+    Field { name: String, asc: bool },
+    GeoPoint { lat: f64, lng: f64, asc: bool },
+}
+
+/// Parses and checks `sort` against the index's `sortableAttributes`. `code` is the error
+/// code of the calling route (`invalid_search_sort`, `invalid_document_sort`).
+pub fn parse(specs: &[String], sortable: &[String], code: &'static str) -> Result<Vec<SortKey>> {
+    specs.iter().map(|s| parse_one(s, sortable, code)).collect()
+}
+
+fn parse_one(spec: &str, sortable: &[String], code: &'static str) -> Result<SortKey> {
+    let syntax = || {
+        Error::new(
+            code,
+            format!(
+                "Invalid syntax for the sort parameter: expected expression ending by `:asc` or `:desc`, found `{spec}`."
+            ),
+        )
+    };
+    let (target, dir) = spec.rsplit_once(':').ok_or_else(syntax)?;
+    let asc = match dir {
+        "asc" => true,
+        "desc" => false,
+        _ => return Err(syntax()),
+    };
+    let target = target.trim();
+    if let Some(args) = target
+        .strip_prefix("_geoPoint(")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        let coords: Vec<f64> = args
+            .split(',')
+            .map(|p| p.trim().parse::<f64>())
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| geo_point_error(code))?;
+        let [lat, lng] = coords[..] else {
+            return Err(geo_point_error(code));
+        };
+        if !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lng) {
+            return Err(geo_point_error(code));
+        }
+        check_sortable("_geo", sortable, code)?;
+        return Ok(SortKey::GeoPoint { lat, lng, asc });
+    }
+    if target.is_empty() || target.contains(char::is_whitespace) {
+        return Err(syntax());
+    }
+    if matches!(
+        target,
+        "_geo" | "_geoDistance" | "_geoRadius" | "_geoBoundingBox"
+    ) {
+        return Err(Error::new(
+            code,
+            format!(
+                "`{target}` is a reserved keyword and thus can't be used as a sort expression. Use the _geoPoint(latitude, longitude) built-in rule to sort on _geo field coordinates."
+            ),
+        ));
+    }
+    check_sortable(target, sortable, code)?;
+    Ok(SortKey::Field {
+        name: target.to_string(),
+        asc,
+    })
+}
+
+fn geo_point_error(code: &'static str) -> Error {
+    Error::new(
+        code,
+        "Invalid syntax for the geo parameter: expected expression formatted like `_geoPoint(latitude, longitude)` and ending by `:asc` or `:desc`, with a latitude between -90 and 90 and a longitude between -180 and 180.",
+    )
+}
+
+/// A field is sortable when it, or an object it is nested in, is listed.
+fn check_sortable(field: &str, sortable: &[String], code: &'static str) -> Result<()> {
+    let ok = sortable.iter().any(|s| {
+        s == field
+            || (field.len() > s.len()
+                && field.starts_with(s.as_str())
+                && field.as_bytes()[s.len()] == b'.')
+    });
+    if ok {
+        return Ok(());
+    }
+    let message = if sortable.is_empty() {
+        format!(
+            "Attribute `{field}` is not sortable. This index does not have configured sortable attributes."
+        )
+    } else {
+        let mut names: Vec<&str> = sortable.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        format!(
+            "Attribute `{field}` is not sortable. Available sortable attributes are: `{}`.",
+            names.join(", ")
+        )
+    };
+    Err(Error::new(code, message))
+}
+
+/// The sort value of one document for one key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SortValue {
+    Number(f64),
+    Text(String),
+    Missing,
+}
+
+impl SortValue {
+    fn group(&self) -> u8 {
+        match self {
+            SortValue::Number(_) => 0,
+            SortValue::Text(_) => 1,
+            SortValue::Missing => 2,
+        }
+    }
+}
+
+/// Orders two values of one key: numbers, then strings, then missing, in either direction.
+pub fn compare(a: &SortValue, b: &SortValue, asc: bool) -> Ordering {
+    let by_group = a.group().cmp(&b.group());
+    if by_group != Ordering::Equal {
+        return by_group;
+    }
+    let within = match (a, b) {
+        (SortValue::Number(x), SortValue::Number(y)) => x.total_cmp(y),
+        (SortValue::Text(x), SortValue::Text(y)) => x.cmp(y),
+        _ => Ordering::Equal,
+    };
+    if asc {
+        within
+    } else {
+        within.reverse()
+    }
+}
+
+/// The values a document holds at a dotted path (`a.b` in `{"a":{"b":1}}` or `{"a.b":1}`),
+/// with arrays flattened.
+fn values_at<'a>(doc: &'a Map<String, Value>, path: &str, out: &mut Vec<&'a Value>) {
+    if let Some(v) = doc.get(path) {
+        push_flat(v, out);
+    }
+    let mut rest = path;
+    while let Some(dot) = rest.find('.') {
+        let head_len = path.len() - rest.len() + dot;
+        let (head, tail) = (&path[..head_len], &path[head_len + 1..]);
+        if let Some(inner) = doc.get(head) {
+            let mut objects = Vec::new();
+            push_flat(inner, &mut objects);
+            for o in objects {
+                if let Value::Object(m) = o {
+                    values_at(m, tail, out);
+                }
+            }
+        }
+        rest = &rest[dot + 1..];
+    }
+}
+
+fn push_flat<'a>(v: &'a Value, out: &mut Vec<&'a Value>) {
+    match v {
+        Value::Array(items) => items.iter().for_each(|i| push_flat(i, out)),
+        other => out.push(other),
+    }
+}
+
+fn to_sort_value(v: &Value) -> SortValue {
+    match v {
+        Value::Number(n) => n.as_f64().map_or(SortValue::Missing, SortValue::Number),
+        Value::String(s) => SortValue::Text(s.to_lowercase()),
+        Value::Bool(b) => SortValue::Text(b.to_string()),
+        _ => SortValue::Missing,
+    }
+}
+
+/// The document's value for `key`: its best value when it holds several.
+pub fn value_of(doc: &Map<String, Value>, key: &SortKey) -> SortValue {
+    match key {
+        SortKey::Field { name, asc } => {
+            let mut found = Vec::new();
+            values_at(doc, name, &mut found);
+            found
+                .into_iter()
+                .map(to_sort_value)
+                .min_by(|a, b| compare(a, b, *asc))
+                .unwrap_or(SortValue::Missing)
+        }
+        SortKey::GeoPoint { lat, lng, .. } => geo_of(doc)
+            .map(|(dlat, dlng)| SortValue::Number(haversine_m(*lat, *lng, dlat, dlng)))
+            .unwrap_or(SortValue::Missing),
+    }
+}
+
+fn direction(key: &SortKey) -> bool {
+    match key {
+        SortKey::Field { asc, .. } | SortKey::GeoPoint { asc, .. } => *asc,
+    }
+}
+
+/// `_geo.lat`/`_geo.lng` as numbers or numeric strings.
+pub fn geo_of(doc: &Map<String, Value>) -> Option<(f64, f64)> {
+    let geo = doc.get("_geo")?.as_object()?;
+    let num = |v: &Value| match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    };
+    Some((num(geo.get("lat")?)?, num(geo.get("lng")?)?))
+}
+
+/// Great-circle distance in metres.
+pub fn haversine_m(lat1: f64, lng1: f64, lat2: f64, lng2: f64) -> f64 {
+    const EARTH_RADIUS_M: f64 = 6_371_008.8;
+    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
+    let dp = (lat2 - lat1).to_radians();
+    let dl = (lng2 - lng1).to_radians();
+    let a = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
+    2.0 * EARTH_RADIUS_M * a.sqrt().min(1.0).asin()
+}
+
+/// Sorts `(internal id, document)` pairs by `keys`, ties by internal id.
+pub fn sort_documents(docs: &mut [(u32, Map<String, Value>)], keys: &[SortKey]) {
+    let mut keyed: Vec<(Vec<SortValue>, usize)> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, (_, d))| (keys.iter().map(|k| value_of(d, k)).collect(), i))
+        .collect();
+    keyed.sort_by(|(a, ia), (b, ib)| {
+        for (k, key) in keys.iter().enumerate() {
+            let o = compare(&a[k], &b[k], direction(key));
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        docs[*ia].0.cmp(&docs[*ib].0)
+    });
+    let order: Vec<usize> = keyed.into_iter().map(|(_, i)| i).collect();
+    let mut taken: Vec<Option<(u32, Map<String, Value>)>> =
+        docs.iter_mut().map(|d| Some(std::mem::take(d))).collect();
+    for (slot, i) in docs.iter_mut().zip(order) {
+        *slot = taken[i].take().expect("each index once");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn docs(values: Vec<Value>) -> Vec<(u32, Map<String, Value>)> {
+        values
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (i as u32, v.as_object().unwrap().clone()))
+            .collect()
+    }
+
+    fn ids(d: &[(u32, Map<String, Value>)]) -> Vec<u32> {
+        d.iter().map(|(i, _)| *i).collect()
+    }
+
+    fn keys(specs: &[&str], sortable: &[&str]) -> Vec<SortKey> {
+        let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
+        let sortable: Vec<String> = sortable.iter().map(|s| s.to_string()).collect();
+        parse(&specs, &sortable, "invalid_document_sort").unwrap()
+    }
+
+    #[test]
+    fn numbers_then_strings_then_missing_in_both_directions() {
+        let mut d = docs(vec![
+            json!({"v": "b"}),
+            json!({"v": 10}),
+            json!({}),
+            json!({"v": "A"}),
+            json!({"v": 2}),
+            json!({"v": null}),
+            json!({"v": true}),
+        ]);
+        sort_documents(&mut d, &keys(&["v:asc"], &["v"]));
+        assert_eq!(ids(&d), vec![4, 1, 3, 0, 6, 2, 5]);
+        d.sort_by_key(|(i, _)| *i);
+        sort_documents(&mut d, &keys(&["v:desc"], &["v"]));
+        assert_eq!(ids(&d), vec![1, 4, 6, 0, 3, 2, 5]);
+    }
+
+    #[test]
+    fn several_keys_and_arrays_and_nested_fields() {
+        let mut d = docs(vec![
+            json!({"t": "Orders", "id": 1}),
+            json!({"t": "Orders", "id": 2}),
+            json!({"t": "Payments", "id": 3}),
+        ]);
+        sort_documents(&mut d, &keys(&["t:asc", "id:desc"], &["id", "t"]));
+        assert_eq!(ids(&d), vec![1, 0, 2]);
+
+        let mut d = docs(vec![
+            json!({"a": [5, 1]}),
+            json!({"a": [3]}),
+            json!({"a": {"b": 0}}),
+        ]);
+        sort_documents(&mut d, &keys(&["a:asc"], &["a"]));
+        assert_eq!(ids(&d), vec![0, 1, 2]);
+        sort_documents(&mut d, &keys(&["a:desc"], &["a"]));
+        assert_eq!(ids(&d), vec![0, 1, 2]);
+
+        let mut d = docs(vec![
+            json!({"p": {"n": 3}}),
+            json!({"p.n": 1}),
+            json!({"p": [{"n": 2}]}),
+        ]);
+        sort_documents(&mut d, &keys(&["p.n:asc"], &["p"]));
+        assert_eq!(ids(&d), vec![1, 2, 0]);
+    }
+
+    #[test]
+    fn geo_point_sorts_by_distance_and_puts_documents_without_geo_last() {
+        let mut d = docs(vec![
+            json!({"_geo": {"lat": 48.85, "lng": 2.35}}),
+            json!({}),
+            json!({"_geo": {"lat": "45.76", "lng": "4.83"}}),
+        ]);
+        sort_documents(&mut d, &keys(&["_geoPoint(45.7, 4.8):asc"], &["_geo"]));
+        assert_eq!(ids(&d), vec![2, 0, 1]);
+        let paris_lyon = haversine_m(48.8566, 2.3522, 45.764, 4.8357);
+        assert!((paris_lyon - 392_000.0).abs() < 2_000.0, "{paris_lyon}");
+        // Across the antimeridian the short way round is used.
+        assert!(haversine_m(0.0, 179.9, 0.0, -179.9) < 25_000.0);
+    }
+
+    #[test]
+    fn errors_name_the_attribute_and_the_allowed_ones() {
+        let s = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let e = parse(&s(&["title:asc"]), &[], "invalid_document_sort").unwrap_err();
+        assert_eq!(e.code, "invalid_document_sort");
+        assert_eq!(
+            e.message,
+            "Attribute `title` is not sortable. This index does not have configured sortable attributes."
+        );
+        let e = parse(&s(&["title:asc"]), &s(&["z", "id"]), "invalid_search_sort").unwrap_err();
+        assert_eq!(
+            e.message,
+            "Attribute `title` is not sortable. Available sortable attributes are: `id, z`."
+        );
+        for bad in ["title", "title:up", ":asc", "a b:asc"] {
+            let e = parse(&s(&[bad]), &s(&["title"]), "invalid_document_sort").unwrap_err();
+            assert!(
+                e.message
+                    .starts_with("Invalid syntax for the sort parameter"),
+                "{bad}"
+            );
+        }
+        assert!(parse(&s(&["_geoPoint(91, 0):asc"]), &s(&["_geo"]), "c").is_err());
+        assert!(parse(&s(&["_geo:asc"]), &s(&["_geo"]), "c").is_err());
+        assert!(parse(&s(&["_geoPoint(1, 2):asc"]), &s(&["id"]), "c").is_err());
+    }
+}
