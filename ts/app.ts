@@ -5,6 +5,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Deps } from './deps';
 import { errorMiddleware } from './errors/middleware';
+import { loggablePath } from './logging';
 import { documentRoutes } from './routes/documents';
 import { indexRoutes } from './routes/indexes';
 import { keyRoutes } from './routes/keys';
@@ -28,7 +29,7 @@ export function buildApp(deps: Deps): express.Express {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      deps.logger.info('request', { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 1000) / 1000 });
+      deps.logger.info('request', { method: req.method, path: loggablePath(req.path), status: res.statusCode, ms: Math.round(ms * 1000) / 1000 });
     });
     next();
   });

@@ -13,3 +13,8 @@ export function createLogger(level: Config['logLevel']): Logger {
     transports: [new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug', 'verbose', 'silly'] })],
   });
 }
+
+/** A request path safe to log: `/keys/<uid or key value>` never reaches the logs. */
+export function loggablePath(p: string): string {
+  return p.startsWith('/keys/') ? '/keys/:key' : p;
+}

@@ -186,7 +186,7 @@ describe('deleting documents', () => {
     expect((await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { body: { ids: [1] } })).body.code).toBe('bad_request');
   });
 
-  it('when deleting by a filter before filters exist, then the task fails cleanly', async () => {
+  it('when deleting by a filter on an attribute that is not filterable, then the task fails cleanly', async () => {
     const uid = uniqueIndex();
     await add(uid, [{ id: 1, genre: 'a' }]);
     const r = await s.api('POST', `/indexes/${uid}/documents/delete`, { body: { filter: 'genre = a' } });

@@ -119,17 +119,79 @@ export const GLOBAL_ACTIONS = new Set<string>([
   'dynamicSearchRules.delete',
 ]);
 
+/** What each wildcard action stands for (`*` and `*.get` are handled apart). */
+const FAMILIES: Record<string, readonly string[]> = {
+  'documents.*': ['documents.add', 'documents.get', 'documents.delete'],
+  'indexes.*': ['indexes.create', 'indexes.get', 'indexes.update', 'indexes.delete', 'indexes.swap', 'indexes.compact'],
+  'tasks.*': ['tasks.get', 'tasks.cancel', 'tasks.delete', 'tasks.compact'],
+  'settings.*': ['settings.get', 'settings.update'],
+  'stats.*': ['stats.get'],
+  'metrics.*': ['metrics.get'],
+  'dumps.*': ['dumps.create'],
+  'snapshots.*': ['snapshots.create'],
+  'chats.*': ['chats.get', 'chats.delete'],
+  'chatsSettings.*': ['chatsSettings.get', 'chatsSettings.update'],
+  'webhooks.*': ['webhooks.get', 'webhooks.create', 'webhooks.update', 'webhooks.delete'],
+  'dynamicSearchRules.*': ['dynamicSearchRules.get', 'dynamicSearchRules.create', 'dynamicSearchRules.update', 'dynamicSearchRules.delete'],
+};
+
+/**
+ * Whether a key holding `keyActions` may perform `action`. Wildcards are expanded the way
+ * Meilisearch expands them when it stores a key: `*` stands for every action but `*.get`
+ * (the `keys.*` actions included, so the default admin key can manage keys), `*.get` for the
+ * read actions, and `family.*` for its listed members only. A route guarded by a wildcard
+ * itself (`documents.*` on `/documents/edit`) is therefore reached through `*` alone.
+ */
 export function grants(keyActions: readonly string[], action: string): boolean {
   for (const a of keyActions) {
     if (a === action) return true;
-    if (a === '*' && !action.startsWith('keys.')) return true;
+    if (a === '*' && action !== '*.get') return true;
     if (a === '*.get' && GET_ACTIONS.has(action)) return true;
-    if (a.endsWith('.*') && action.startsWith(a.slice(0, -1))) return true;
+    if (FAMILIES[a]?.includes(action)) return true;
   }
   return false;
 }
 
-/** Index patterns: `*`, exact uids, and `prefix*`. */
+/**
+ * Actions whose route takes no index in its path and filters or checks indexes itself
+ * (lists, multi-search, index creation, swaps, task cancelation and deletion): an
+ * index-restricted key may call them. Any other action on a route without an index needs a
+ * key that reaches every index.
+ */
+const ROUTE_CHECKS_INDEX = new Set<string>([
+  'search',
+  'documents.get',
+  'indexes.create',
+  'indexes.get',
+  'indexes.swap',
+  'tasks.get',
+  'tasks.cancel',
+  'tasks.delete',
+  'settings.get',
+  'stats.*',
+  'stats.get',
+  'chatCompletions',
+]);
+
+export function routeChecksIndex(action: string): boolean {
+  return ROUTE_CHECKS_INDEX.has(action);
+}
+
+/**
+ * Index patterns, as Meilisearch 1.50 accepts them: `*` (every index), an exact uid, or a
+ * uid prefix followed by one trailing `*` (`movies*`). A star anywhere else (`*_movies`,
+ * `mo*ies`) is not a pattern and is rejected where patterns are read.
+ */
+export function isIndexPattern(p: string): boolean {
+  if (p === '*') return true;
+  const stem = p.endsWith('*') ? p.slice(0, -1) : p;
+  return stem.length > 0 && stem.length <= 400 && /^[A-Za-z0-9_-]+$/.test(stem);
+}
+
+export function patternMatches(pattern: string, uid: string): boolean {
+  return pattern.endsWith('*') ? uid.startsWith(pattern.slice(0, -1)) : pattern === uid;
+}
+
 export function indexAllowed(patterns: readonly string[], uid: string): boolean {
-  return patterns.some((p) => p === '*' || p === uid || (p.endsWith('*') && uid.startsWith(p.slice(0, -1))));
+  return patterns.some((p) => patternMatches(p, uid));
 }

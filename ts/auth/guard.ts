@@ -2,21 +2,38 @@
  * The action guard: every route declares the action it needs; the guard authenticates
  * the bearer token and attaches what the caller may see. Auth runs before body and
  * query validation, so 401/403 win over 400.
+ *
+ * Order of the checks, for a token that is not the master key: tenant token (search routes
+ * only) or API key lookup; then the index in the path, against the token's rules first and
+ * the key's patterns second (so the messages say which of the two refused); then the action
+ * and the key's expiry. Routes without an index in the path either filter what they show
+ * (`GET /indexes`, `/stats`, `/tasks`, `/batches`) or check each index they touch with
+ * `assertIndex` (multi-search, index creation, swaps); other index-less actions need a key
+ * that reaches every index.
  */
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors/api-error';
-import { grants, indexAllowed } from './actions';
-import { isMasterKey, type KeyStore } from './keys';
+import { grants, indexAllowed, routeChecksIndex } from './actions';
+import { isMasterKey, type KeyRecord, type KeyStore } from './keys';
+import { readTenantToken, type SearchRules } from './tenant-token';
 
 export interface AuthContext {
   /** True for the master key, and for everyone when no master key is set. */
   master: boolean;
+  /** The key's index patterns (`["*"]` for the master key). */
   indexes: readonly string[];
+  /** Whether the key (and the tenant token, if any) reaches `uid`. */
   canSeeIndex(uid: string): boolean;
-  /** True when the key reaches every index (needed to see global tasks). */
+  /** True when the key (and the token, if any) reaches every index (needed to see global tasks). */
   allIndexes: boolean;
-  /** Whether the caller holds `action` on `uid`. */
+  /** Whether the caller holds `action` on `uid` (`null`: on the route without an index). */
   can(action: string, uid: string | null): boolean;
+  /** Throws 403 `invalid_api_key`, saying whether the token or the key refused, unless `uid` is reachable. */
+  assertIndex(uid: string): void;
+  /** True when the caller authenticated with a tenant token. */
+  tenantToken: boolean;
+  /** The filter a tenant token forces on searches of `uid`, or null. */
+  searchFilter(uid: string): unknown;
 }
 
 declare module 'express-serve-static-core' {
@@ -25,46 +42,96 @@ declare module 'express-serve-static-core' {
   }
 }
 
-const FULL: AuthContext = { master: true, indexes: ['*'], canSeeIndex: () => true, allIndexes: true, can: () => true };
+const FULL: AuthContext = {
+  master: true,
+  indexes: ['*'],
+  canSeeIndex: () => true,
+  allIndexes: true,
+  can: () => true,
+  assertIndex: () => undefined,
+  tenantToken: false,
+  searchFilter: () => null,
+};
+
+/** Actions whose routes accept tenant tokens. */
+const TOKEN_ACTIONS = new Set(['search', 'chatCompletions']);
 
 const invalidKey = () => new ApiError('invalid_api_key', 'The provided API key is invalid.');
+const missingHeader = () => new ApiError('missing_authorization_header', 'The Authorization header is missing. It must use the bearer authorization method.');
+const missingMasterKey = () =>
+  new ApiError('missing_master_key', 'Meilisearch is running without a master key. To access this API endpoint, you must have set a master key at launch.');
 
+const list = (patterns: readonly string[]) => `[${[...patterns].sort().map((i) => JSON.stringify(i)).join(', ')}]`;
+
+/** The token of `Authorization: Bearer <token>`; null when the header is absent. */
 function bearer(req: Request): string | null {
   const h = req.headers.authorization;
   if (h === undefined) return null;
-  if (!h.startsWith('Bearer')) {
-    throw new ApiError('missing_authorization_header', 'The Authorization header is missing. It must use the bearer authorization method.');
-  }
-  const token = h.slice('Bearer'.length).trim();
-  if (h.length === 'Bearer'.length || token === '') throw invalidKey();
-  return token;
+  const space = h.indexOf(' ');
+  const scheme = space < 0 ? h : h.slice(0, space);
+  if (scheme !== 'Bearer') throw missingHeader();
+  if (space < 0) throw invalidKey();
+  return h.slice(space + 1);
+}
+
+function isExpired(key: KeyRecord, now: number): boolean {
+  return key.expiresAt !== null && Date.parse(key.expiresAt) <= now;
 }
 
 export function authenticate(req: Request, keys: KeyStore, masterKey: string | null, action: string, indexUid: string | null): AuthContext {
   const token = bearer(req);
-  if (masterKey === null) return FULL;
-  if (token === null) {
-    throw new ApiError('missing_authorization_header', 'The Authorization header is missing. It must use the bearer authorization method.');
+  if (masterKey === null) {
+    if (action.startsWith('keys.')) throw missingMasterKey();
+    return FULL;
   }
+  if (token === null) throw missingHeader();
   if (isMasterKey(masterKey, token)) return FULL;
-  if (action.startsWith('keys.')) throw invalidKey();
-  const key = keys.findByValue(token);
-  if (!key) throw invalidKey();
-  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= Date.now()) throw invalidKey();
-  if (!grants(key.actions, action)) throw invalidKey();
-  if (indexUid !== null && !indexAllowed(key.indexes, indexUid)) {
-    throw new ApiError(
-      'invalid_api_key',
-      `The API key cannot acces the index \`${indexUid}\`, authorized indexes are [${key.indexes.map((i) => `"${i}"`).join(', ')}].`,
-    );
+
+  let key: KeyRecord | undefined;
+  let rules: SearchRules | null = null;
+  if (TOKEN_ACTIONS.has(action)) {
+    const outcome = readTenantToken(token, keys);
+    if (outcome.kind === 'valid') {
+      key = outcome.key;
+      rules = outcome.rules;
+    }
   }
-  return {
+  key ??= keys.findByValue(token);
+  if (!key) throw invalidKey();
+  const k = key;
+
+  const keyAllIndexes = k.indexes.includes('*');
+  const ctx: AuthContext = {
     master: false,
-    indexes: key.indexes,
-    canSeeIndex: (uid) => indexAllowed(key.indexes, uid),
-    allIndexes: key.indexes.includes('*'),
-    can: (a, uid) => grants(key.actions, a) && (uid === null || indexAllowed(key.indexes, uid)),
+    indexes: k.indexes,
+    tenantToken: rules !== null,
+    allIndexes: keyAllIndexes && (rules === null || rules.allIndexes()),
+    canSeeIndex: (uid) => indexAllowed(k.indexes, uid) && (rules === null || rules.allows(uid)),
+    can(a, uid) {
+      if (isExpired(k, Date.now()) || !grants(k.actions, a)) return false;
+      if (uid !== null) return ctx.canSeeIndex(uid);
+      return keyAllIndexes || (routeChecksIndex(a) && k.indexes.length > 0);
+    },
+    assertIndex(uid) {
+      if (rules !== null && !rules.allows(uid)) {
+        throw new ApiError('invalid_api_key', `The provided tenant token cannot acces the index \`${uid}\`, allowed indexes are ${list(rules.patterns())}.`);
+      }
+      if (!indexAllowed(k.indexes, uid)) {
+        // A token's holder must not learn which indexes its parent key reaches.
+        throw new ApiError(
+          'invalid_api_key',
+          rules !== null
+            ? `The API key used to generate this tenant token cannot acces the index \`${uid}\`.`
+            : `The API key cannot acces the index \`${uid}\`, authorized indexes are ${list(k.indexes)}.`,
+        );
+      }
+    },
+    searchFilter: (uid) => (rules === null ? null : rules.filterFor(uid)),
   };
+
+  if (indexUid !== null) ctx.assertIndex(indexUid);
+  if (!ctx.can(action, indexUid)) throw invalidKey();
+  return ctx;
 }
 
 export type Guard = (action: string, index?: 'param' | 'none') => (req: Request, res: Response, next: NextFunction) => void;

@@ -6,7 +6,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Durable } from '../store/durable';
 import { jsonValue } from '../store/durable';
-import { nowIso } from '../util/time';
+import { isoToMicros, nowIso } from '../util/time';
 
 export interface KeyRecord {
   uid: string;
@@ -38,6 +38,8 @@ const DEFAULT_KEYS: Array<Pick<KeyRecord, 'name' | 'description' | 'actions'>> =
 
 export class KeyStore {
   private readonly keys = new Map<string, KeyRecord>();
+  /** Key values by uid, computed once: every authenticated request compares against all of them. */
+  private readonly values = new Map<string, Buffer>();
 
   constructor(
     private readonly durable: Durable,
@@ -68,11 +70,16 @@ export class KeyStore {
   async delete(uid: string): Promise<void> {
     await this.durable.commit([{ db: DB, key: uid, value: null }]);
     this.keys.delete(uid);
+    this.values.delete(uid);
   }
 
-  /** Newest first. */
+  /** Newest first (timestamps compared as instants: their fractions have varying lengths). */
   list(): KeyRecord[] {
-    return [...this.keys.values()].sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+    const at = (k: KeyRecord) => isoToMicros(k.createdAt) ?? 0n;
+    return [...this.keys.values()].sort((a, b) => {
+      const d = at(b) - at(a);
+      return d > 0n ? 1 : d < 0n ? -1 : 0;
+    });
   }
 
   get(uid: string): KeyRecord | undefined {
@@ -88,11 +95,18 @@ export class KeyStore {
     return this.keys.get(uidOrKey) ?? this.findByValue(uidOrKey);
   }
 
+  /** The key whose value is `token`, comparing against every key in constant time. */
   findByValue(token: string): KeyRecord | undefined {
+    if (this.masterKey === null) return undefined;
     const presented = Buffer.from(token);
     let found: KeyRecord | undefined;
     for (const k of this.keys.values()) {
-      const expected = Buffer.from(this.keyValue(k.uid));
+      let expected = this.values.get(k.uid);
+      if (expected === undefined) {
+        expected = Buffer.from(this.keyValue(k.uid));
+        this.values.set(k.uid, expected);
+      }
+      // No early exit: the time taken does not depend on which key matched.
       if (expected.length === presented.length && timingSafeEqual(expected, presented)) found = k;
     }
     return found;

@@ -1,6 +1,6 @@
 /** The one Express error handler: `{message, code, type, link}` with the catalog's status. */
 import type { NextFunction, Request, Response } from 'express';
-import type { Logger } from '../logging';
+import { type Logger, loggablePath } from '../logging';
 import { ApiError } from './api-error';
 import { errorBody, statusOf } from './catalog';
 import { formatBytes } from '../http/body';
@@ -18,7 +18,7 @@ export function errorMiddleware(logger: Logger, payloadLimit: number) {
     } else if (parserErr && parserErr.type === 'request.aborted') {
       return;
     } else {
-      logger.error('unhandled error', { method: req.method, path: req.path, error: err instanceof Error ? err.stack : String(err) });
+      logger.error('unhandled error', { method: req.method, path: loggablePath(req.path), error: err instanceof Error ? err.stack : String(err) });
       e = new ApiError('internal', 'An internal error has occurred.');
     }
     const status = statusOf(e.code);

@@ -50,6 +50,7 @@ interface Binding {
   errorCatalog(): ErrorCodeRow[];
   stageDocuments(payload: Buffer, format: string, csvDelimiter: string | null, destPath: string): Promise<number>;
   engineVersion(): string;
+  checkDocumentFilter(filterJson: string, containsFilter: boolean): void;
   KvStore: { open(path: string, mapSizeBytes: number): RawKvStore };
   NativeIndex: { open(dir: string): RawIndex };
 }
@@ -105,6 +106,15 @@ export function engineVersion(): string {
   return binding.engineVersion();
 }
 
+/**
+ * Checks a document filter's syntax (string or array form) without an index, as
+ * delete-by-filter does at enqueue time; throws `invalid_document_filter` (or
+ * `feature_not_enabled` for `CONTAINS` when `containsFilter` is off).
+ */
+export function checkDocumentFilter(filter: unknown, containsFilter: boolean): void {
+  callSync(() => binding.checkDocumentFilter(JSON.stringify(filter), containsFilter));
+}
+
 export type PayloadFormat = 'json' | 'ndjson' | 'csv';
 
 /** Parses and validates a documents payload off the JS thread; writes canonical NDJSON, fsynced. */
@@ -142,6 +152,7 @@ export class KvStore {
 export type BatchOp =
   | { type: 'addDocuments'; taskUid: number; file: string; method: 'replace' | 'update'; primaryKey: string | null; skipCreation: boolean }
   | { type: 'deleteDocuments'; taskUid: number; ids: string[] }
+  | { type: 'deleteByFilter'; taskUid: number; filter: unknown }
   | { type: 'clearDocuments'; taskUid: number }
   | { type: 'setPrimaryKey'; taskUid: number; primaryKey: string }
   | { type: 'updateSettings'; taskUid: number; settings: unknown };
@@ -165,6 +176,10 @@ export interface FetchQuery {
   retrieveVectors: boolean;
   /** `attr:asc|desc` keys, checked against `sortableAttributes` by the engine. */
   sort?: string[] | null;
+  /** A filter (string or array form), checked against `filterableAttributes` by the engine. */
+  filter?: unknown;
+  /** The `containsFilter` experimental feature (`CONTAINS` is refused without it). */
+  containsFilter?: boolean;
 }
 
 /** One open index of the engine. */
@@ -175,8 +190,9 @@ export class NativeIndex {
     return new NativeIndex(callSync(() => binding.NativeIndex.open(dir)));
   }
 
-  async applyBatch(ops: BatchOp[]): Promise<BatchOpResult[]> {
-    const out = await call(() => this.raw.applyBatch(JSON.stringify({ ops })));
+  /** `idle`: nothing else is queued for this index, so the engine may compact it afterwards. */
+  async applyBatch(ops: BatchOp[], idle = false): Promise<BatchOpResult[]> {
+    const out = await call(() => this.raw.applyBatch(JSON.stringify({ ops, idle })));
     return (JSON.parse(out) as { results: BatchOpResult[] }).results;
   }
 

@@ -5,11 +5,10 @@ import path from 'node:path';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { Deps } from '../deps';
-import { notFilterableMessage } from '../schemas/filter';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { mediaType, rawBody, readJson } from '../http/body';
-import { type PayloadFormat, stageDocuments } from '../native';
+import { checkDocumentFilter, type PayloadFormat, stageDocuments } from '../native';
 import { checkIndexUid } from '../schemas/indexes';
 import { boolParam, listParam, rejectUnknownParams, stringParam, uintParam } from '../schemas/query';
 import { summaryView } from '../tasks/queue';
@@ -46,11 +45,6 @@ const DeleteByFilterSchema = z.strictObject({
 
 function isEmptyFilter(f: unknown): boolean {
   return f === null || (typeof f === 'string' && f.trim() === '') || (Array.isArray(f) && f.length === 0);
-}
-
-/** Filters arrive with the filters issue; until then no attribute is filterable. */
-function filterUnsupported(filter: unknown): never {
-  throw new ApiError('invalid_document_filter', notFilterableMessage(filter));
 }
 
 function sendJsonBytes(res: Response, bytes: Buffer): void {
@@ -112,15 +106,14 @@ export function documentRoutes(deps: Deps): Router {
     const sort = listParam(q, 'sort', 'invalid_document_sort') ?? null;
     const uid = checkIndexUid(req.params.indexUid);
     const index = registry.handle(uid);
-    if (filter !== undefined && filter.trim() !== '') filterUnsupported(filter);
-    sendJsonBytes(res, await index.fetchDocuments({ offset, limit, fields, ids, retrieveVectors, sort }));
+    const containsFilter = deps.features.get().containsFilter;
+    sendJsonBytes(res, await index.fetchDocuments({ offset, limit, fields, ids, retrieveVectors, sort, filter: filter ?? null, containsFilter }));
   });
 
   r.post('/indexes/:indexUid/documents/fetch', guard('documents.get', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
     const body = parseWith(FetchSchema, readJson(req), FETCH_CODES);
     const index = registry.handle(uid);
-    if (body.filter !== undefined && !isEmptyFilter(body.filter)) filterUnsupported(body.filter);
     const ids = body.ids ? body.ids.map(String) : null;
     sendJsonBytes(
       res,
@@ -131,6 +124,8 @@ export function documentRoutes(deps: Deps): Router {
         ids,
         retrieveVectors: body.retrieveVectors ?? false,
         sort: body.sort ?? null,
+        filter: body.filter ?? null,
+        containsFilter: deps.features.get().containsFilter,
       }),
     );
   });
@@ -180,6 +175,8 @@ export function documentRoutes(deps: Deps): Router {
     }
     const body = parseWith(DeleteByFilterSchema, raw, { filter: 'invalid_document_filter' });
     if (isEmptyFilter(body.filter)) throw new ApiError('invalid_document_filter', 'Sending an empty filter is forbidden.');
+    // Syntax now, filterability when the task runs (as Meilisearch does).
+    checkDocumentFilter(body.filter, deps.features.get().containsFilter);
     await enqueueDeletion(
       req,
       res,

@@ -1,8 +1,12 @@
-/** `/keys`: only the master key may manage keys. */
+/**
+ * `/keys`: the master key, or a key holding the matching `keys.*` action (`*` included, as
+ * in Meilisearch: the default admin key manages keys). Without a master key these routes
+ * answer `missing_master_key` (the guard does it).
+ */
 import { randomUUID } from 'node:crypto';
-import { type Request, Router } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
-import { ACTIONS, GLOBAL_ACTIONS } from '../auth/actions';
+import { ACTIONS, GLOBAL_ACTIONS, isIndexPattern } from '../auth/actions';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
@@ -15,7 +19,7 @@ const CreateSchema = z.strictObject({
   name: z.string().nullable().optional(),
   description: z.string().nullable().optional(),
   actions: z.array(z.enum(ACTIONS)),
-  indexes: z.array(z.string().regex(/^(\*|[A-Za-z0-9_-]+\*?)$/)),
+  indexes: z.array(z.string().refine(isIndexPattern, 'not a valid index uid pattern')),
   expiresAt: z.string().nullable(),
 });
 const CREATE_CODES = {
@@ -42,35 +46,16 @@ function parseExpiresAt(text: string): string | null {
   return new Date(ms).toISOString().replace('.000Z', 'Z');
 }
 
-function requireMaster(deps: Deps, req: Request): void {
-  if (deps.config.masterKey === null) {
-    throw new ApiError(
-      'missing_master_key',
-      'Meilisearch is running without a master key. To access this API endpoint, you must have set a master key at launch.',
-    );
-  }
-  if (!req.auth!.master) throw new ApiError('invalid_api_key', 'The provided API key is invalid.');
-}
-
 export function keyRoutes(deps: Deps): Router {
   const r = Router();
   const { guard, keys } = deps;
-  const master = (action: string) => [
-    (req: Request, _res: unknown, next: () => void) => {
-      if (deps.config.masterKey === null) requireMaster(deps, req);
-      next();
-    },
-    guard(action),
-  ];
-
   const find = (uidOrKey: string) => {
     const k = keys.find(uidOrKey);
     if (!k) throw new ApiError('api_key_not_found', `API key \`${uidOrKey}\` not found.`);
     return k;
   };
 
-  r.get('/keys', ...master('keys.get'), (req, res) => {
-    requireMaster(deps, req);
+  r.get('/keys', guard('keys.get'), (req, res) => {
     const q = req.query as Record<string, unknown>;
     rejectUnknownParams(q, ['offset', 'limit']);
     const offset = uintParam(q, 'offset', 'invalid_api_key_offset', 0);
@@ -79,13 +64,11 @@ export function keyRoutes(deps: Deps): Router {
     res.json({ results: all.slice(offset, offset + limit).map((k) => keys.view(k)), offset, limit, total: all.length });
   });
 
-  r.get('/keys/:key', ...master('keys.get'), (req, res) => {
-    requireMaster(deps, req);
+  r.get('/keys/:key', guard('keys.get'), (req, res) => {
     res.json(keys.view(find(String(req.params.key))));
   });
 
-  r.post('/keys', ...master('keys.create'), async (req, res) => {
-    requireMaster(deps, req);
+  r.post('/keys', guard('keys.create'), async (req, res) => {
     const raw = readJson(req);
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
       for (const f of ['actions', 'indexes', 'expiresAt']) {
@@ -103,11 +86,16 @@ export function keyRoutes(deps: Deps): Router {
         );
       }
     }
-    if (!body.indexes.includes('*') && body.actions.some((a) => GLOBAL_ACTIONS.has(a))) {
-      const a = body.actions.find((x) => GLOBAL_ACTIONS.has(x));
-      throw new ApiError('index_scoped_api_key_with_global_action', `The \`${a}\` action is global and cannot be given to an API key restricted to some indexes.`);
+    // An empty `indexes` list counts as unrestricted here, as in Meilisearch (it then grants nothing).
+    const restricted = body.indexes.length > 0 && !body.indexes.includes('*');
+    const global = restricted ? body.actions.find((a) => GLOBAL_ACTIONS.has(a)) : undefined;
+    if (global !== undefined) {
+      throw new ApiError(
+        'index_scoped_api_key_with_global_action',
+        `cannot create index-scoped API key with global action \`"${global}"\`\n  - Hint: remove action \`"${global}"\` from the action list, or remove \`indexes\` to make the key global`,
+      );
     }
-    const uid = body.uid ?? randomUUID();
+    const uid = (body.uid ?? randomUUID()).toLowerCase();
     if (keys.get(uid)) throw new ApiError('api_key_already_exists', `\`uid\` field value \`${uid}\` is already an existing API key.`);
     const now = nowIso();
     const record = { uid, name: body.name ?? null, description: body.description ?? null, actions: body.actions, indexes: body.indexes, expiresAt, createdAt: now, updatedAt: now };
@@ -115,8 +103,7 @@ export function keyRoutes(deps: Deps): Router {
     res.status(201).json(keys.view(record));
   });
 
-  r.patch('/keys/:key', ...master('keys.update'), async (req, res) => {
-    requireMaster(deps, req);
+  r.patch('/keys/:key', guard('keys.update'), async (req, res) => {
     const k = find(String(req.params.key));
     const raw = readJson(req);
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
@@ -132,8 +119,7 @@ export function keyRoutes(deps: Deps): Router {
     res.json(keys.view(updated));
   });
 
-  r.delete('/keys/:key', ...master('keys.delete'), async (req, res) => {
-    requireMaster(deps, req);
+  r.delete('/keys/:key', guard('keys.delete'), async (req, res) => {
     await keys.delete(find(String(req.params.key)).uid);
     res.status(204).end();
   });

@@ -1,10 +1,41 @@
 /** Single-index search: validate, one engine call, send the engine's JSON bytes as they are. */
 import { type Request, type Response, Router } from 'express';
+import { mergeFilters } from '../auth/tenant-token';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
 import { checkIndexUid } from '../schemas/indexes';
-import { engineQuery, parseSearch, searchQueryFromParams } from '../schemas/search';
+import { engineQuery, parseSearch, type SearchBody, searchQueryFromParams } from '../schemas/search';
+
+const filterTerm = (t: unknown) => typeof t === 'string' || (Array.isArray(t) && t.every((x) => typeof x === 'string'));
+
+/**
+ * The filter a search on `uid` must run: the query's own `filter`, ANDed with the rule filter
+ * of the caller's tenant token for that index (if any). Every route that searches with a
+ * token (search, multi-search, and facet-search or similar when they exist) goes through here.
+ */
+export function scopedFilter(req: Request, uid: string, filter: unknown): unknown {
+  const rule = req.auth!.searchFilter(uid);
+  if (rule === null || rule === undefined) return filter ?? null;
+  if (!(typeof rule === 'string' || (Array.isArray(rule) && rule.every(filterTerm)))) {
+    throw new ApiError('invalid_search_filter', `The tenant token's search rule filter for \`${uid}\` is not a valid filter: expected a string or an array of strings and arrays of strings.`);
+  }
+  return mergeFilters(filter, rule);
+}
+
+/**
+ * The engine query for `query` on `uid`, its filter scoped by `scopedFilter`. Fails closed: a
+ * rule filter that the engine query would not carry refuses the search rather than answering
+ * hits the token may not see.
+ */
+function scopedQuery(req: Request, uid: string, query: SearchBody): Record<string, unknown> {
+  const filter = scopedFilter(req, uid, query.filter);
+  const eq = engineQuery({ ...query, filter: filter as SearchBody['filter'] });
+  if (filter !== null && req.auth!.tenantToken && (eq.filter === undefined || eq.filter === null)) {
+    throw new ApiError('invalid_search_filter', `This tenant token restricts \`${uid}\` with a filter, and the search could not carry it.`);
+  }
+  return eq;
+}
 
 export function searchRoutes(deps: Deps): Router {
   const r = Router();
@@ -14,7 +45,8 @@ export function searchRoutes(deps: Deps): Router {
     const uid = checkIndexUid(req.params.indexUid);
     const query = parseSearch(body);
     const index = registry.handle(uid);
-    res.status(200).type('application/json').send(await index.search(engineQuery(query)));
+    const containsFilter = deps.features.get().containsFilter;
+    res.status(200).type('application/json').send(await index.search({ ...scopedQuery(req, uid, query), containsFilter }));
   }
 
   r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => run(req, res, readJson(req, true)));
@@ -45,13 +77,13 @@ export function searchRoutes(deps: Deps): Router {
         const { indexUid, ...rest } = (raw ?? {}) as Record<string, unknown>;
         if (typeof indexUid !== 'string') throw new ApiError('missing_index_uid', 'Missing field `indexUid`');
         const uid = checkIndexUid(indexUid);
-        if (!req.auth!.can('search', uid)) {
-          throw new ApiError('invalid_api_key', 'The provided API key is invalid.');
-        }
-        const bytes = await registry.handle(uid).search(engineQuery(parseSearch(rest)));
+        req.auth!.assertIndex(uid);
+        if (!req.auth!.can('search', uid)) throw new ApiError('invalid_api_key', 'The provided API key is invalid.');
+        const containsFilter = deps.features.get().containsFilter;
+        const bytes = await registry.handle(uid).search({ ...scopedQuery(req, uid, parseSearch(rest)), containsFilter });
         parts.push(Buffer.from(`{"indexUid":${JSON.stringify(uid)},`), bytes.subarray(1));
       } catch (err) {
-        if (err instanceof ApiError && err.code !== 'invalid_api_key') throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
+        if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
         throw err;
       }
       if (i < body.queries.length - 1) parts.push(Buffer.from(','));

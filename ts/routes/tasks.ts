@@ -5,11 +5,41 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseCancelOrDeleteQuery, parseListQuery } from '../schemas/tasks';
 import { batchView, summaryView, taskView } from '../tasks/queue';
-import type { TaskRecord } from '../tasks/types';
+import type { BatchRecord, TaskRecord } from '../tasks/types';
+import { requireAllIndexes } from './access';
 
+/**
+ * Which tasks the caller sees: tasks of indexes its key reaches; tasks tied to no single index
+ * (swaps, dumps, cancelations, deletions) only with a key that reaches every index; a rename
+ * only when both the old and the new uid are reachable.
+ */
 function visibility(req: Request): (t: TaskRecord) => boolean {
   const auth = req.auth!;
-  return (t) => (t.indexUid === null ? auth.allIndexes : auth.canSeeIndex(t.indexUid));
+  if (auth.allIndexes) return () => true;
+  return (t) => {
+    if (t.indexUid === null || !auth.canSeeIndex(t.indexUid)) return false;
+    const renamedTo = t.payload.kind === 'indexUpdate' ? t.payload.newUid : null;
+    return renamedTo === null || auth.canSeeIndex(renamedTo);
+  };
+}
+
+/**
+ * Which batches the caller sees: with an index-restricted key, only batches whose every task
+ * and every index it can see (a batch's stats would otherwise name hidden indexes). The result
+ * is a task predicate, as the queue's batch listing expects one.
+ */
+function batchVisibility(deps: Deps, req: Request): { task: (t: TaskRecord) => boolean; batch: (b: BatchRecord) => boolean } {
+  const visible = visibility(req);
+  if (req.auth!.allIndexes) return { task: visible, batch: () => true };
+  const hidden = new Set<number>();
+  for (const b of deps.queue.batches.values()) {
+    const members = b.taskUids.map((u) => deps.queue.get(u)).filter((t): t is TaskRecord => t !== undefined);
+    if (Object.keys(b.stats.indexUids).some((u) => !req.auth!.canSeeIndex(u)) || members.some((t) => !visible(t))) hidden.add(b.uid);
+  }
+  return {
+    task: (t) => visible(t) && (t.batchUid === null || !hidden.has(t.batchUid)),
+    batch: (b) => !hidden.has(b.uid) && b.taskUids.some((u) => deps.queue.get(u) !== undefined),
+  };
 }
 
 function originalFilter(req: Request): string {
@@ -58,6 +88,7 @@ export function taskRoutes(deps: Deps): Router {
   });
 
   r.post('/tasks/cancel', guard('tasks.cancel'), async (req, res) => {
+    requireAllIndexes(req, '/tasks/cancel');
     const filter = parseCancelOrDeleteQuery(req.query as Record<string, unknown>, 'cancel');
     const matched = queue.matching(filter, visibility(req));
     const task = await queue.enqueue({
@@ -70,6 +101,7 @@ export function taskRoutes(deps: Deps): Router {
   });
 
   r.delete('/tasks', guard('tasks.delete'), async (req, res) => {
+    requireAllIndexes(req, '/tasks');
     const filter = parseCancelOrDeleteQuery(req.query as Record<string, unknown>, 'delete');
     const matched = queue.matching(filter, visibility(req));
     const task = await queue.enqueue({
@@ -83,14 +115,14 @@ export function taskRoutes(deps: Deps): Router {
 
   r.get('/batches', guard('tasks.get'), (req, res) => {
     const q = parseListQuery(req.query as Record<string, unknown>);
-    const page = queue.listBatches(q.filter, q.limit, q.from, q.reverse, visibility(req));
+    const page = queue.listBatches(q.filter, q.limit, q.from, q.reverse, batchVisibility(deps, req).task);
     res.json({ results: page.results.map((b) => batchView(b, progressOf(deps, b.uid))), total: page.total, limit: page.limit, from: page.from, next: page.next });
   });
 
   r.get('/batches/:batchUid', guard('tasks.get'), (req, res) => {
     const uid = parseUidParam(String(req.params.batchUid), 'invalid_batch_uids', 'Batch');
     const b = queue.batches.get(uid);
-    if (!b) throw new ApiError('batch_not_found', `Batch \`${uid}\` not found.`);
+    if (!b || !batchVisibility(deps, req).batch(b)) throw new ApiError('batch_not_found', `Batch \`${uid}\` not found.`);
     res.json(batchView(b, progressOf(deps, uid)));
   });
 

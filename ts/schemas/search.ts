@@ -98,5 +98,6 @@ export function engineQuery(b: SearchBody): Record<string, unknown> {
     hitsPerPage: b.hitsPerPage ?? null,
     attributesToRetrieve: b.attributesToRetrieve ?? null,
     retrieveVectors: b.retrieveVectors ?? false,
+    filter: b.filter ?? null,
   };
 }

@@ -15,7 +15,6 @@ import { errorBody } from '../errors/catalog';
 import type { IndexEntry, IndexRegistry } from '../indexes/registry';
 import type { Logger } from '../logging';
 import type { BatchOp, KvOp, NativeIndex } from '../native';
-import { notFilterableMessage } from '../schemas/filter';
 import { applySettingsPatch, defaultSettings, type Settings } from '../settings';
 import { nowIso } from '../util/time';
 import { nextBatch } from './autobatch';
@@ -403,6 +402,8 @@ export class Worker {
     onHandle(h);
 
     const ops: BatchOp[] = [];
+    /** Delete-by-filter tasks: their errors name the index, as Meilisearch's batch errors do. */
+    const byFilter = new Set<number>();
     let settings = (h.settings() as Settings | null) ?? defaultSettings();
     for (const t of tasks) {
       const p = t.payload;
@@ -421,13 +422,22 @@ export class Worker {
           ops.push({ type: 'updateSettings', taskUid: t.uid, settings });
           break;
         case 'documentDeletionByFilter':
-          out.set(t.uid, { error: errorBody('invalid_document_filter', filterUnavailable(p.filter)) });
+          byFilter.add(t.uid);
+          ops.push({ type: 'deleteByFilter', taskUid: t.uid, filter: p.filter });
           break;
         default:
           out.set(t.uid, { error: errorBody('internal', `task type \`${t.type}\` cannot run in an index batch`) });
       }
     }
-    const results = ops.length ? await h.applyBatch(ops) : [];
+    const last = tasks[tasks.length - 1].uid;
+    let idle = true;
+    for (const t of this.queue.tasks.values()) {
+      if (t.status === 'enqueued' && t.uid > last && t.indexUid === uid) {
+        idle = false;
+        break;
+      }
+    }
+    const results = ops.length ? await h.applyBatch(ops, idle) : [];
     for (const r of results) {
       if (r.ok) {
         const details: Record<string, unknown> = {};
@@ -435,7 +445,8 @@ export class Worker {
         if (r.deletedDocuments !== undefined) details.deletedDocuments = r.deletedDocuments;
         out.set(r.taskUid, { details });
       } else {
-        out.set(r.taskUid, { error: errorBody(r.error.code, r.error.message) });
+        const message = byFilter.has(r.taskUid) ? `Index \`${uid}\`: ${r.error.message}` : r.error.message;
+        out.set(r.taskUid, { error: errorBody(r.error.code, message) });
       }
     }
     const updated: IndexEntry = { ...entry, primaryKey: h.primaryKey(), updatedAt: nowIso() };
@@ -443,8 +454,4 @@ export class Worker {
     fx.after.push(() => this.registry.applyPut(updated));
     return out;
   }
-}
-
-function filterUnavailable(filter: unknown): string {
-  return `Index: ${notFilterableMessage(filter)}`;
 }

@@ -101,9 +101,24 @@ pub(crate) fn encode(doc: &Map<String, Value>, fields: &mut FieldsMap, out: &mut
 
 /// Decodes a stored document (either encoding).
 pub(crate) fn decode(bytes: &[u8], fields: &FieldsMap) -> Result<Map<String, Value>> {
+    decode_fields(bytes, fields, |_| true)
+}
+
+/// Decodes only the top-level fields `keep` accepts; the others are skipped unparsed (a
+/// filter reads a few fields of every document).
+pub(crate) fn decode_fields(
+    bytes: &[u8],
+    fields: &FieldsMap,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Map<String, Value>> {
     match bytes.first() {
         Some(&FORMAT_V1) => {}
-        Some(b'{') => return serde_json::from_slice(bytes).map_err(Error::internal),
+        Some(b'{') => {
+            let mut doc: Map<String, Value> =
+                serde_json::from_slice(bytes).map_err(Error::internal)?;
+            doc.retain(|k, _| keep(k));
+            return Ok(doc);
+        }
         _ => return Err(corrupt()),
     }
     let mut doc = Map::new();
@@ -122,6 +137,9 @@ pub(crate) fn decode(bytes: &[u8], fields: &FieldsMap) -> Result<Map<String, Val
                 let end = pos.checked_add(len).filter(|&e| e <= bytes.len());
                 let raw = &bytes[pos..end.ok_or_else(corrupt)?];
                 pos += len;
+                if !keep(name) {
+                    continue;
+                }
                 if tag == TAG_STRING {
                     Value::String(std::str::from_utf8(raw).map_err(|_| corrupt())?.to_string())
                 } else {

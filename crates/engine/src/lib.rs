@@ -4,6 +4,7 @@
 
 mod codec;
 pub mod docid;
+pub mod filter;
 pub mod index;
 pub mod payload;
 pub mod sort;

@@ -28,6 +28,8 @@ fn fetch_all(index: &Index) -> Value {
         ids: None,
         retrieve_vectors: false,
         sort: None,
+        filter: None,
+        contains_filter: false,
     };
     serde_json::from_slice(&index.fetch_documents(&q).unwrap()).unwrap()
 }
@@ -41,6 +43,8 @@ fn search(index: &Index, q: Option<&str>) -> Value {
         hits_per_page: None,
         attributes_to_retrieve: None,
         retrieve_vectors: false,
+        filter: None,
+        contains_filter: false,
     };
     serde_json::from_slice(&index.search(&q).unwrap()).unwrap()
 }
@@ -270,6 +274,8 @@ fn placeholder_search_pagination() {
         hits_per_page: Some(10),
         attributes_to_retrieve: None,
         retrieve_vectors: false,
+        filter: None,
+        contains_filter: false,
     };
     let r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
     assert_eq!(r["hits"][0]["id"], json!(10));
@@ -362,4 +368,200 @@ fn keyword_totals_are_exact_below_max_total_hits_and_capped_above() {
         json!(10)
     );
     assert_eq!(search(&index, Some("rare"))["estimatedTotalHits"], json!(1));
+}
+
+#[test]
+fn documents_with_every_word_come_before_those_with_some() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let file = stage(
+        tmp.path(),
+        "a",
+        r#"[{"id":1,"t":"rust rust rust rust"},{"id":2,"t":"a long title about rust and the web and more"},{"id":3,"t":"web"},{"id":4,"t":"nothing"}]"#,
+    );
+    index
+        .apply_batch(vec![add(1, file, Method::Replace, None)])
+        .unwrap();
+    let r = search(&index, Some("rust web"));
+    let ids: Vec<u64> = r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids[0], 2);
+    assert_eq!(ids.len(), 3);
+    assert_eq!(r["estimatedTotalHits"], json!(3));
+    // The same word twice is one word.
+    assert_eq!(
+        search(&index, Some("web web"))["estimatedTotalHits"],
+        json!(2)
+    );
+}
+
+#[test]
+fn an_idle_batch_compacts_the_inverted_index_into_one_segment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    for b in 0..4u64 {
+        let docs: Vec<Value> = (0..50)
+            .map(|i| json!({"id": b * 100 + i, "t": format!("word{} common", i % 7)}))
+            .collect();
+        let file = stage(
+            tmp.path(),
+            &format!("b{b}"),
+            &serde_json::to_string(&docs).unwrap(),
+        );
+        index
+            .apply_batch_then(vec![add(b + 1, file, Method::Replace, None)], false)
+            .unwrap();
+    }
+    assert!(index.segment_count().unwrap() > 1);
+    let before = search(&index, Some("common word3"));
+    // A fifth of the index arrives in an idle batch: worth one merge.
+    let docs: Vec<Value> = (0..50)
+        .map(|i| json!({"id": 1000 + i, "t": "common"}))
+        .collect();
+    let file = stage(tmp.path(), "last", &serde_json::to_string(&docs).unwrap());
+    index
+        .apply_batch_then(vec![add(9, file, Method::Replace, None)], true)
+        .unwrap();
+    assert_eq!(index.segment_count().unwrap(), 1);
+    let after = search(&index, Some("common word3"));
+    assert_eq!(after["estimatedTotalHits"], json!(250));
+    assert_eq!(before["hits"][0], after["hits"][0]);
+    // A single new document is not worth rewriting the index: it stays in its own segment.
+    let file = stage(tmp.path(), "one", r#"{"id": 9999, "t": "common"}"#);
+    index
+        .apply_batch_then(vec![add(10, file, Method::Replace, None)], true)
+        .unwrap();
+    assert_eq!(index.segment_count().unwrap(), 2);
+    // Reopening after the merge finds every document and no repair to do.
+    drop(index);
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    assert_eq!(
+        search(&index, Some("common"))["estimatedTotalHits"],
+        json!(251)
+    );
+    assert_eq!(index.segment_count().unwrap(), 2);
+}
+
+#[test]
+fn delete_by_filter_sees_the_batch_settings_and_replays_idempotently() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let file = stage(
+        tmp.path(),
+        "a",
+        r#"[{"id":1,"g":"a","t":"rust"},{"id":2,"g":"b","t":"rust"},{"id":3,"g":"a"}]"#,
+    );
+    let settings = json!({"filterableAttributes": ["g"]});
+    let ops = || {
+        vec![
+            add(1, file.clone(), Method::Replace, None),
+            BatchOp::DeleteByFilter {
+                task_uid: 2,
+                filter: json!("t = rust"),
+            },
+            BatchOp::UpdateSettings {
+                task_uid: 3,
+                settings: settings.clone(),
+            },
+            BatchOp::DeleteByFilter {
+                task_uid: 4,
+                filter: json!(["g = a"]),
+            },
+        ]
+    };
+    let results = index.apply_batch(ops()).unwrap();
+    // `t` is not filterable: that op alone fails; the later one sees the new settings.
+    assert_eq!(results[1]["ok"], json!(false));
+    assert_eq!(
+        results[1]["error"]["code"],
+        json!("invalid_document_filter")
+    );
+    assert_eq!(
+        results[3],
+        json!({"taskUid": 4, "ok": true, "deletedDocuments": 2})
+    );
+    let ids = |v: Value| -> Vec<u64> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["id"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(ids(fetch_all(&index)), vec![2]);
+    assert_eq!(search(&index, Some("rust"))["estimatedTotalHits"], json!(1));
+    // A replay after a crash returns the stored results and deletes nothing more.
+    assert_eq!(index.apply_batch(ops()).unwrap(), results);
+    assert_eq!(ids(fetch_all(&index)), vec![2]);
+}
+
+#[test]
+fn search_and_fetch_apply_the_filter_to_hits_and_totals() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let file = stage(
+        tmp.path(),
+        "a",
+        r#"[{"id":1,"n":5,"t":"rust web"},{"id":2,"n":15,"t":"rust"},{"id":3,"n":25,"t":"web"}]"#,
+    );
+    let settings = json!({"filterableAttributes": ["n"]});
+    index
+        .apply_batch(vec![
+            add(1, file, Method::Replace, None),
+            BatchOp::UpdateSettings {
+                task_uid: 2,
+                settings,
+            },
+        ])
+        .unwrap();
+    let query = |q: Option<&str>, filter: Value| SearchQuery {
+        q: q.map(str::to_string),
+        offset: 0,
+        limit: 20,
+        page: None,
+        hits_per_page: None,
+        attributes_to_retrieve: None,
+        retrieve_vectors: false,
+        filter: Some(filter),
+        contains_filter: false,
+    };
+    let run =
+        |q: SearchQuery| -> Value { serde_json::from_slice(&index.search(&q).unwrap()).unwrap() };
+    let r = run(query(None, json!("n > 10")));
+    assert_eq!(r["estimatedTotalHits"], json!(2));
+    let r = run(query(Some("rust"), json!("n > 10")));
+    assert_eq!(r["estimatedTotalHits"], json!(1));
+    assert_eq!(r["hits"][0]["id"], json!(2));
+    let e = index.search(&query(None, json!("t = 1"))).unwrap_err();
+    assert_eq!(e.code, "invalid_search_filter");
+    let f = FetchQuery {
+        offset: 0,
+        limit: 1,
+        fields: None,
+        ids: None,
+        retrieve_vectors: false,
+        sort: None,
+        filter: Some(json!("n 10 TO 30")),
+        contains_filter: false,
+    };
+    let r: Value = serde_json::from_slice(&index.fetch_documents(&f).unwrap()).unwrap();
+    assert_eq!(r["total"], json!(2));
+    assert_eq!(r["results"][0]["id"], json!(2));
+    // A repeated filter is answered from the cache until the next commit changes the data.
+    assert_eq!(
+        run(query(None, json!("n > 10")))["estimatedTotalHits"],
+        json!(2)
+    );
+    let more = stage(tmp.path(), "b", r#"[{"id":4,"n":20}]"#);
+    index
+        .apply_batch(vec![add(3, more, Method::Replace, None)])
+        .unwrap();
+    assert_eq!(
+        run(query(None, json!("n > 10")))["estimatedTotalHits"],
+        json!(3)
+    );
 }

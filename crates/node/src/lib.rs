@@ -57,6 +57,23 @@ pub fn engine_version() -> String {
     engine::VERSION.to_string()
 }
 
+/// Checks the syntax of a document filter (the JSON text of its string or array form), as
+/// delete-by-filter does when it enqueues. Throws `invalid_document_filter`, or
+/// `feature_not_enabled` for `CONTAINS` without the `containsFilter` feature.
+#[napi]
+pub fn check_document_filter(filter_json: String, contains_filter: bool) -> Result<()> {
+    let value: serde_json::Value =
+        serde_json::from_str(&filter_json).map_err(|e| js_err(ApiError::internal(e)))?;
+    let filter = engine::filter::Filter::from_json(&value)
+        .map_err(|m| js_err(ApiError::new("invalid_document_filter", m)))?;
+    match filter {
+        Some(f) => f
+            .check_contains(contains_filter)
+            .map_err(|m| js_err(ApiError::new("feature_not_enabled", m))),
+        None => Ok(()),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // stageDocuments
 

@@ -1,0 +1,320 @@
+//! Whether one document matches a filter, read from its JSON.
+//!
+//! Semantics (Meilisearch's, see the filters section of the search reference):
+//! - A filter value is tried both as a number (when it parses as a finite float) against
+//!   JSON numbers and as a normalized string (trimmed, lowercased) against strings and the
+//!   booleans `"true"`/`"false"`. Strings that look like numbers stay strings.
+//! - Ranges compare numbers numerically (when every bound is a number) and strings
+//!   lexicographically (normalized).
+//! - A dotted attribute `a.b` reaches `{"a":{"b":..}}`, `{"a.b":..}` and objects inside
+//!   arrays; arrays match when any element does.
+//! - `!=`, `NOT IN` and `NOT` are complements, so documents without the attribute pass them.
+//! - `EXISTS`: the path is present with any value. `IS NULL`: `null` at the path itself (not
+//!   inside an array). `IS EMPTY`: `""`, `[]` or `{}` at the path itself.
+//!
+//! The expression is compiled once per request ([`Node`]): filter values are normalized and
+//! `IN` lists hashed up front, so a document costs one lookup per condition however long the
+//! list is.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use super::{Expr, Op, Token};
+use crate::sort::{geo_of, haversine_m};
+
+/// A compiled filter, ready to test documents.
+#[derive(Debug, Clone)]
+pub enum Node {
+    And(Vec<Node>),
+    Or(Vec<Node>),
+    Not(Box<Node>),
+    Field {
+        path: String,
+        test: Test,
+    },
+    GeoRadius {
+        lat: f64,
+        lng: f64,
+        radius: f64,
+    },
+    GeoBox {
+        top: f64,
+        right: f64,
+        bottom: f64,
+        left: f64,
+    },
+    Never,
+}
+
+/// What a condition asks of the values at its path.
+#[derive(Debug, Clone)]
+pub enum Test {
+    Exists,
+    Null,
+    Empty,
+    Equal(Needles),
+    Range {
+        low: Option<Bound>,
+        high: Option<Bound>,
+    },
+    Contains(String),
+    StartsWith(String),
+}
+
+/// Values an equality accepts: numbers by their bits, strings normalized.
+#[derive(Debug, Clone, Default)]
+pub struct Needles {
+    numbers: HashSet<u64>,
+    texts: HashSet<String>,
+}
+
+/// One end of a range: the bound as a number (when it is one) and as a normalized string.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    number: Option<f64>,
+    text: String,
+    inclusive: bool,
+}
+
+fn num(t: &Token) -> Option<f64> {
+    t.value.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// `-0.0` and `0.0` are one number.
+fn number_key(n: f64) -> u64 {
+    if n == 0.0 {
+        0
+    } else {
+        n.to_bits()
+    }
+}
+
+/// The lowercase, trimmed form strings are compared in.
+pub fn normalize(s: &str) -> String {
+    s.trim().to_lowercase()
+}
+
+impl Needles {
+    fn add(&mut self, t: &Token) {
+        if let Some(n) = num(t) {
+            self.numbers.insert(number_key(n));
+        }
+        self.texts.insert(normalize(&t.value));
+    }
+
+    fn accepts(&self, v: &Value) -> bool {
+        match v {
+            Value::Number(n) => n
+                .as_f64()
+                .is_some_and(|n| self.numbers.contains(&number_key(n))),
+            Value::String(s) => self.texts.contains(&normalize(s)),
+            Value::Bool(b) => self.texts.contains(if *b { "true" } else { "false" }),
+            _ => false,
+        }
+    }
+}
+
+fn bound(t: &Token, inclusive: bool) -> Bound {
+    Bound {
+        number: num(t),
+        text: normalize(&t.value),
+        inclusive,
+    }
+}
+
+/// Compiles a parsed expression.
+pub fn compile(expr: &Expr) -> Node {
+    match expr {
+        Expr::And(v) => Node::And(v.iter().map(compile).collect()),
+        Expr::Or(v) => Node::Or(v.iter().map(compile).collect()),
+        Expr::Not(e) => Node::Not(Box::new(compile(e))),
+        Expr::In { field, values } => {
+            let mut needles = Needles::default();
+            values.iter().for_each(|t| needles.add(t));
+            field_node(field, Test::Equal(needles))
+        }
+        Expr::Cond { field, op } => {
+            let equal = |t: &Token| {
+                let mut needles = Needles::default();
+                needles.add(t);
+                Test::Equal(needles)
+            };
+            let range = |low: Option<Bound>, high: Option<Bound>| Test::Range { low, high };
+            let test = match op {
+                Op::Exists => Test::Exists,
+                Op::Null => Test::Null,
+                Op::Empty => Test::Empty,
+                Op::Eq(t) => equal(t),
+                Op::Ne(t) => return Node::Not(Box::new(field_node(field, equal(t)))),
+                Op::Gt(t) => range(Some(bound(t, false)), None),
+                Op::Ge(t) => range(Some(bound(t, true)), None),
+                Op::Lt(t) => range(None, Some(bound(t, false))),
+                Op::Le(t) => range(None, Some(bound(t, true))),
+                Op::Between(a, b) => range(Some(bound(a, true)), Some(bound(b, true))),
+                Op::Contains(t, _) => Test::Contains(normalize(&t.value)),
+                Op::StartsWith(t) => Test::StartsWith(normalize(&t.value)),
+            };
+            field_node(field, test)
+        }
+        Expr::GeoRadius {
+            lat, lng, radius, ..
+        } => match (num(lat), num(lng), num(radius)) {
+            (Some(lat), Some(lng), Some(radius)) => Node::GeoRadius { lat, lng, radius },
+            _ => Node::Never,
+        },
+        Expr::GeoBoundingBox {
+            top_right,
+            bottom_left,
+        } => {
+            let nums = [
+                &top_right[0],
+                &top_right[1],
+                &bottom_left[0],
+                &bottom_left[1],
+            ]
+            .map(num);
+            match nums {
+                [Some(top), Some(right), Some(bottom), Some(left)] => Node::GeoBox {
+                    top,
+                    right,
+                    bottom,
+                    left,
+                },
+                _ => Node::Never,
+            }
+        }
+        // GeoJSON shapes are not indexed; validation rejects polygons before this point.
+        Expr::GeoPolygon { .. } => Node::Never,
+    }
+}
+
+fn field_node(field: &Token, test: Test) -> Node {
+    Node::Field {
+        path: field.value.clone(),
+        test,
+    }
+}
+
+/// See the module doc.
+pub fn matches(node: &Node, doc: &Map<String, Value>) -> bool {
+    match node {
+        Node::And(v) => v.iter().all(|n| matches(n, doc)),
+        Node::Or(v) => v.iter().any(|n| matches(n, doc)),
+        Node::Not(n) => !matches(n, doc),
+        Node::Field { path, test } => passes(&values_at(doc, path), test),
+        Node::GeoRadius { lat, lng, radius } => geo_of(doc).is_some_and(|(dlat, dlng)| {
+            haversine_m(*lat, *lng, dlat, dlng) <= radius + f64::EPSILON
+        }),
+        Node::GeoBox {
+            top,
+            right,
+            bottom,
+            left,
+        } => geo_of(doc).is_some_and(|(lat, lng)| {
+            let lng_ok = if right < left {
+                // The box crosses the antimeridian.
+                lng >= *left || lng <= *right
+            } else {
+                *left <= lng && lng <= *right
+            };
+            *bottom <= lat && lat <= *top && lng_ok
+        }),
+        Node::Never => false,
+    }
+}
+
+fn passes(found: &[&Value], test: &Test) -> bool {
+    match test {
+        Test::Exists => !found.is_empty(),
+        Test::Null => found.iter().any(|v| v.is_null()),
+        Test::Empty => found.iter().any(|v| match v {
+            Value::String(s) => s.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            Value::Object(o) => o.is_empty(),
+            _ => false,
+        }),
+        Test::Equal(needles) => any_leaf(found, |v| needles.accepts(v)),
+        Test::Range { low, high } => in_range(found, low.as_ref(), high.as_ref()),
+        Test::Contains(needle) => any_text(found, |s| s.contains(needle.as_str())),
+        Test::StartsWith(needle) => any_text(found, |s| s.starts_with(needle.as_str())),
+    }
+}
+
+fn any_text(found: &[&Value], pred: impl Fn(&str) -> bool) -> bool {
+    any_leaf(found, |v| match v {
+        Value::String(s) => pred(&normalize(s)),
+        Value::Bool(b) => pred(if *b { "true" } else { "false" }),
+        _ => false,
+    })
+}
+
+/// Numbers compare numerically when every given bound is a number; strings always compare
+/// lexicographically with the normalized bounds.
+fn in_range(found: &[&Value], low: Option<&Bound>, high: Option<&Bound>) -> bool {
+    let numeric = low.is_none_or(|b| b.number.is_some()) && high.is_none_or(|b| b.number.is_some());
+    let above = |ord: std::cmp::Ordering, b: &Bound| ord.is_gt() || (b.inclusive && ord.is_eq());
+    let below = |ord: std::cmp::Ordering, b: &Bound| ord.is_lt() || (b.inclusive && ord.is_eq());
+    any_leaf(found, |v| match v {
+        Value::Number(n) => {
+            let Some(x) = n.as_f64() else { return false };
+            let cmp = |b: &Bound| x.partial_cmp(&b.number.unwrap_or(f64::NAN));
+            numeric
+                && low.is_none_or(|b| cmp(b).is_some_and(|o| above(o, b)))
+                && high.is_none_or(|b| cmp(b).is_some_and(|o| below(o, b)))
+        }
+        Value::String(_) | Value::Bool(_) => {
+            let s = match v {
+                Value::String(s) => normalize(s),
+                _ => v.to_string(),
+            };
+            low.is_none_or(|b| above(s.as_str().cmp(b.text.as_str()), b))
+                && high.is_none_or(|b| below(s.as_str().cmp(b.text.as_str()), b))
+        }
+        _ => false,
+    })
+}
+
+/// Whether `pred` holds for a scalar of `found`, arrays flattened.
+fn any_leaf(found: &[&Value], mut pred: impl FnMut(&Value) -> bool) -> bool {
+    let mut stack: Vec<&Value> = found.to_vec();
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => stack.extend(items.iter()),
+            other => {
+                if pred(other) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// The values at a dotted path, as stored (arrays not flattened at the end of the path):
+/// `a.b` reaches `{"a.b":..}`, `{"a":{"b":..}}`, `{"a":[{"b":..}]}` and mixes of them.
+pub fn values_at<'a>(doc: &'a Map<String, Value>, path: &str) -> Vec<&'a Value> {
+    let mut out = Vec::new();
+    collect(doc, path, &mut out);
+    out
+}
+
+fn collect<'a>(map: &'a Map<String, Value>, path: &str, out: &mut Vec<&'a Value>) {
+    if let Some(v) = map.get(path) {
+        out.push(v);
+    }
+    for (dot, _) in path.match_indices('.') {
+        let (head, tail) = (&path[..dot], &path[dot + 1..]);
+        if let Some(inner) = map.get(head) {
+            descend(inner, tail, out);
+        }
+    }
+}
+
+fn descend<'a>(v: &'a Value, path: &str, out: &mut Vec<&'a Value>) {
+    match v {
+        Value::Object(m) => collect(m, path, out),
+        Value::Array(items) => items.iter().for_each(|i| descend(i, path, out)),
+        _ => {}
+    }
+}

@@ -1,0 +1,264 @@
+//! Filters: the `filter` of search, document fetches and delete-by-filter.
+//!
+//! Three steps, each in its own file:
+//! - [`parser`]: the filter language (string form) into an [`Expr`], with Meilisearch's syntax
+//!   errors and positions; [`Filter::from_json`] adds the array form (outer array AND, inner
+//!   arrays OR, every string parsed as a filter).
+//! - [`rules`]: validation against `filterableAttributes` (plain names, pattern objects and
+//!   their `equality`/`comparison` features, `_geo`) and the geo arguments.
+//! - [`eval`]: whether one document matches, straight from its JSON.
+//!
+//! Design choice: evaluation reads each candidate document rather than per-value bitmaps.
+//! It is exact by construction (the document is the truth) and needs no index to keep in
+//! step with settings changes; bitmaps per filterable field are the later, faster path.
+//! Validation is separate from parsing because syntax is checked when a delete-by-filter task
+//! is enqueued while filterability is checked when it runs (as Meilisearch does).
+
+pub mod eval;
+pub mod parser;
+pub mod rules;
+
+use serde_json::{Map, Value};
+
+/// A value of the filter: its unescaped text and where it sits in its source string.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    /// The value, quotes removed and escapes resolved.
+    pub value: String,
+    /// Which string of the filter (array filters have several) holds it.
+    pub src: usize,
+    /// Byte range in that string.
+    pub start: usize,
+    pub end: usize,
+}
+
+/// The operation of a condition on one attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    Eq(Token),
+    Ne(Token),
+    Gt(Token),
+    Ge(Token),
+    Lt(Token),
+    Le(Token),
+    Between(Token, Token),
+    Exists,
+    Null,
+    Empty,
+    /// The value, then the `CONTAINS` keyword (for the feature-gate error's position).
+    Contains(Token, Token),
+    StartsWith(Token),
+}
+
+impl Op {
+    /// The operator as Meilisearch names it in errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Eq(_) => "=",
+            Op::Ne(_) => "!=",
+            Op::Gt(_) => ">",
+            Op::Ge(_) => ">=",
+            Op::Lt(_) => "<",
+            Op::Le(_) => "<=",
+            Op::Between(..) => "TO",
+            Op::Exists => "EXISTS",
+            Op::Null => "IS NULL",
+            Op::Empty => "IS EMPTY",
+            Op::Contains(..) => "CONTAINS",
+            Op::StartsWith(_) => "STARTS WITH",
+        }
+    }
+}
+
+/// A parsed filter expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    Not(Box<Expr>),
+    Cond {
+        field: Token,
+        op: Op,
+    },
+    In {
+        field: Token,
+        values: Vec<Token>,
+    },
+    GeoRadius {
+        lat: Token,
+        lng: Token,
+        radius: Token,
+        resolution: Option<Token>,
+    },
+    GeoBoundingBox {
+        top_right: [Token; 2],
+        bottom_left: [Token; 2],
+    },
+    GeoPolygon {
+        points: Vec<[Token; 2]>,
+    },
+}
+
+/// A whole filter: the expression and the strings it came from (for error positions).
+#[derive(Debug, Clone)]
+pub struct Filter {
+    sources: Vec<String>,
+    expr: Expr,
+    /// Every attribute path the filter reads (`_geo` for the geo rules), deduplicated.
+    paths: Vec<String>,
+    /// The expression compiled for evaluation.
+    node: eval::Node,
+}
+
+impl Filter {
+    /// Parses the `filter` parameter: a string, or an array of strings and arrays of strings.
+    /// `Ok(None)` when there is nothing to filter (null, blank strings, empty arrays). The error
+    /// is the client-facing message.
+    pub fn from_json(value: &Value) -> Result<Option<Filter>, String> {
+        let mut sources = Vec::new();
+        let expr = match value {
+            Value::Null => None,
+            Value::String(s) => parse_one(s, &mut sources)?,
+            Value::Array(items) => {
+                let mut ands = Vec::new();
+                for item in items {
+                    let e = match item {
+                        Value::String(s) => parse_one(s, &mut sources)?,
+                        Value::Array(inner) => {
+                            let mut ors = Vec::new();
+                            for v in inner {
+                                let Value::String(s) = v else {
+                                    return Err(bad_shape(&["String"], v));
+                                };
+                                ors.extend(parse_one(s, &mut sources)?);
+                            }
+                            combine(ors, Expr::Or)
+                        }
+                        other => return Err(bad_shape(&["String", "[String]"], other)),
+                    };
+                    ands.extend(e);
+                }
+                combine(ands, Expr::And)
+            }
+            other => return Err(bad_shape(&["String", "Array"], other)),
+        };
+        Ok(expr.map(|expr| {
+            let paths = paths_of(&expr);
+            let node = eval::compile(&expr);
+            Filter {
+                sources,
+                expr,
+                paths,
+                node,
+            }
+        }))
+    }
+
+    pub fn expr(&self) -> &Expr {
+        &self.expr
+    }
+
+    /// Checks every attribute against `filterableAttributes` (from the stored settings object)
+    /// and the geo arguments. The error is the client-facing message.
+    pub fn validate(&self, settings: Option<&Value>) -> Result<(), String> {
+        rules::validate(self, settings)
+    }
+
+    /// Refuses `CONTAINS` unless the `containsFilter` experimental feature is on; the error
+    /// (code `feature_not_enabled`) points at the first `CONTAINS` keyword.
+    pub fn check_contains(&self, enabled: bool) -> Result<(), String> {
+        if enabled {
+            return Ok(());
+        }
+        let mut stack = vec![&self.expr];
+        while let Some(e) = stack.pop() {
+            match e {
+                Expr::And(v) | Expr::Or(v) => stack.extend(v.iter().rev()),
+                Expr::Not(inner) => stack.push(inner),
+                Expr::Cond {
+                    op: Op::Contains(_, keyword),
+                    ..
+                } => {
+                    return Err(self.error_at(
+                        keyword,
+                        "Using `CONTAINS` in a filter requires enabling the `contains filter` experimental feature. See https://github.com/orgs/meilisearch/discussions/763",
+                    ))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the top-level field `name` can matter to the filter (the others need not be
+    /// decoded): it is an attribute of the filter or the head of a dotted one.
+    pub fn reads_field(&self, name: &str) -> bool {
+        self.paths.iter().any(|path| {
+            path == name
+                || (path.starts_with(name) && path.as_bytes().get(name.len()) == Some(&b'.'))
+        })
+    }
+
+    /// Whether `doc` passes the filter.
+    pub fn matches(&self, doc: &Map<String, Value>) -> bool {
+        eval::matches(&self.node, doc)
+    }
+
+    /// `message\nstart:end source` for an error about one token.
+    pub fn error_at(&self, token: &Token, message: &str) -> String {
+        let src = &self.sources[token.src];
+        format!("{message}\n{}", parser::locate(src, token.start, token.end))
+    }
+}
+
+fn paths_of(expr: &Expr) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut stack = vec![expr];
+    while let Some(e) = stack.pop() {
+        let path = match e {
+            Expr::And(v) | Expr::Or(v) => {
+                stack.extend(v.iter());
+                continue;
+            }
+            Expr::Not(inner) => {
+                stack.push(inner);
+                continue;
+            }
+            Expr::Cond { field, .. } | Expr::In { field, .. } => field.value.as_str(),
+            Expr::GeoRadius { .. } | Expr::GeoBoundingBox { .. } | Expr::GeoPolygon { .. } => {
+                "_geo"
+            }
+        };
+        if !out.iter().any(|p| p == path) {
+            out.push(path.to_string());
+        }
+    }
+    out
+}
+
+fn parse_one(s: &str, sources: &mut Vec<String>) -> Result<Option<Expr>, String> {
+    let e = parser::parse(s, sources.len())?;
+    if e.is_some() {
+        sources.push(s.to_string());
+    }
+    Ok(e)
+}
+
+fn combine(mut items: Vec<Expr>, wrap: fn(Vec<Expr>) -> Expr) -> Option<Expr> {
+    match items.len() {
+        0 => None,
+        1 => items.pop(),
+        _ => Some(wrap(items)),
+    }
+}
+
+fn bad_shape(expected: &[&str], found: &Value) -> String {
+    format!(
+        "Invalid syntax for the filter parameter: `expected {}, found: {}`.",
+        expected.join(", "),
+        found
+    )
+}
+
+#[cfg(test)]
+mod tests;

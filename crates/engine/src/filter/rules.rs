@@ -1,0 +1,295 @@
+//! `filterableAttributes` rules and the validation of a parsed filter against them.
+//!
+//! A plain string rule (`"genre"`) makes the attribute and everything nested under it
+//! (`genre.x`) filterable with every operator. An object rule
+//! `{"attributePatterns": [...], "features": {"filter": {"equality", "comparison"}}}` matches
+//! its patterns (`*`, `prefix*`, `*suffix`, `*infix*`, exact) and enables equality only unless
+//! told otherwise; `filters` is accepted as a spelling of `filter`. The first matching rule
+//! decides. Attributes starting with `_` are matched by plain string rules only.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::{Expr, Filter, Token};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Features {
+    pub equality: bool,
+    pub comparison: bool,
+}
+
+impl Features {
+    fn filterable(self) -> bool {
+        self.equality || self.comparison
+    }
+
+    fn allowed_operators(self) -> Vec<&'static str> {
+        if !self.filterable() {
+            return Vec::new();
+        }
+        let mut ops = vec!["OR", "AND", "NOT"];
+        if self.equality {
+            ops.extend(["=", "!=", "IN"]);
+        }
+        if self.comparison {
+            ops.extend(["<", ">", "<=", ">=", "TO"]);
+        }
+        ops.extend(["IS EMPTY", "IS NULL", "EXISTS"]);
+        ops
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Rule {
+    Field(String),
+    Patterns(Vec<String>, Features),
+}
+
+impl Rule {
+    fn matches(&self, field: &str) -> bool {
+        match self {
+            Rule::Field(name) => {
+                field == name
+                    || (field.starts_with(name.as_str())
+                        && field.as_bytes().get(name.len()) == Some(&b'.'))
+            }
+            Rule::Patterns(patterns, _) => {
+                !field.starts_with('_') && patterns.iter().any(|p| pattern_matches(p, field))
+            }
+        }
+    }
+
+    fn features(&self) -> Features {
+        match self {
+            Rule::Field(_) => Features {
+                equality: true,
+                comparison: true,
+            },
+            Rule::Patterns(_, f) => *f,
+        }
+    }
+}
+
+/// `*`, `prefix*`, `*suffix`, `*infix*` or an exact name.
+pub fn pattern_matches(pattern: &str, field: &str) -> bool {
+    if pattern == "*" {
+        return true;
+    }
+    match (pattern.strip_prefix('*'), pattern.strip_suffix('*')) {
+        (Some(_), Some(_)) if pattern.len() >= 2 => field.contains(&pattern[1..pattern.len() - 1]),
+        (Some(suffix), _) => field.ends_with(suffix),
+        (_, Some(prefix)) => field.starts_with(prefix),
+        _ => pattern == field,
+    }
+}
+
+/// The rules of a stored settings object (`filterableAttributes`).
+pub fn rules_of(settings: Option<&Value>) -> Vec<Rule> {
+    let Some(items) = settings.and_then(|s| s["filterableAttributes"].as_array()) else {
+        return Vec::new();
+    };
+    items.iter().filter_map(rule_of).collect()
+}
+
+fn rule_of(v: &Value) -> Option<Rule> {
+    match v {
+        Value::String(s) => Some(Rule::Field(s.clone())),
+        Value::Object(o) => {
+            let patterns = o
+                .get("attributePatterns")?
+                .as_array()?
+                .iter()
+                .filter_map(|p| p.as_str().map(str::to_string))
+                .collect();
+            let filter = o
+                .get("features")
+                .and_then(|f| f.get("filter").or_else(|| f.get("filters")));
+            let flag = |name: &str, default: bool| {
+                filter
+                    .and_then(|f| f.get(name))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(default)
+            };
+            let features = Features {
+                equality: flag("equality", true),
+                comparison: flag("comparison", false),
+            };
+            Some(Rule::Patterns(patterns, features))
+        }
+        _ => None,
+    }
+}
+
+/// The first rule matching `field`, with its position in the list.
+fn matching(rules: &[Rule], field: &str) -> Option<(usize, Features)> {
+    rules
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.matches(field))
+        .map(|(i, r)| (i, r.features()))
+}
+
+/// Whether `_geo` filters are enabled (a plain `_geo` rule).
+fn geo_enabled(rules: &[Rule]) -> bool {
+    rules
+        .iter()
+        .any(|r| matches!(r, Rule::Field(f) if f == "_geo"))
+}
+
+fn filterable_patterns(rules: &[Rule]) -> BTreeSet<&str> {
+    let mut out = BTreeSet::new();
+    for r in rules {
+        match r {
+            Rule::Field(f) => {
+                out.insert(f.as_str());
+            }
+            Rule::Patterns(p, features) if features.filterable() => {
+                out.extend(p.iter().map(String::as_str));
+            }
+            Rule::Patterns(..) => {}
+        }
+    }
+    out
+}
+
+fn not_filterable(filter: &Filter, rules: &[Rule], token: &Token, attribute: &str) -> String {
+    let patterns = filterable_patterns(rules);
+    let tail = if patterns.is_empty() {
+        " This index does not have configured filterable attributes.".to_string()
+    } else {
+        let list: Vec<String> = patterns.iter().map(|p| format!("`{p}`")).collect();
+        format!(
+            " Available filterable attribute patterns are: {}.",
+            list.join(", ")
+        )
+    };
+    filter.error_at(
+        token,
+        &format!("Attribute `{attribute}` is not filterable.{tail}"),
+    )
+}
+
+/// See [`Filter::validate`].
+pub fn validate(filter: &Filter, settings: Option<&Value>) -> Result<(), String> {
+    let rules = rules_of(settings);
+    // Attributes first, in the order Meilisearch reports them (a stack: last operand first).
+    let mut stack = vec![filter.expr()];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::And(v) | Expr::Or(v) => stack.extend(v.iter()),
+            Expr::Not(inner) => stack.push(inner),
+            Expr::Cond { field, .. } | Expr::In { field, .. }
+                if !matching(&rules, &field.value).is_some_and(|(_, f)| f.filterable()) =>
+            {
+                return Err(not_filterable(filter, &rules, field, &field.value));
+            }
+            _ => {}
+        }
+    }
+    // Then operators and geo arguments, in reading order.
+    let mut stack = vec![filter.expr()];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::And(v) | Expr::Or(v) => stack.extend(v.iter().rev()),
+            Expr::Not(inner) => stack.push(inner),
+            Expr::Cond { field, op } => check_operator(&rules, &field.value, op.name())?,
+            // `IN` is checked as the `=` conditions it stands for.
+            Expr::In { field, .. } => check_operator(&rules, &field.value, "=")?,
+            Expr::GeoRadius {
+                lat,
+                lng,
+                radius,
+                resolution,
+            } => {
+                check_point(filter, lat, lng)?;
+                finite(filter, radius)?;
+                if let Some(r) = resolution {
+                    let n = finite(filter, r)? as usize;
+                    if !(3..=1000).contains(&n) {
+                        let msg = format!(
+                            "Invalid resolution `{n}`. Resolution must be between 3 and 1000."
+                        );
+                        return Err(filter.error_at(r, &msg));
+                    }
+                }
+                if !geo_enabled(&rules) {
+                    return Err(not_filterable(filter, &rules, lat, "_geo/_geojson"));
+                }
+            }
+            Expr::GeoBoundingBox {
+                top_right,
+                bottom_left,
+            } => {
+                let (top, _) = check_point(filter, &top_right[0], &top_right[1])?;
+                let (bottom, _) = check_point(filter, &bottom_left[0], &bottom_left[1])?;
+                if top < bottom {
+                    let msg = format!(
+                        "The top latitude `{top}` is below the bottom latitude `{bottom}`."
+                    );
+                    return Err(filter.error_at(&bottom_left[1], &msg));
+                }
+                if !geo_enabled(&rules) {
+                    return Err(not_filterable(
+                        filter,
+                        &rules,
+                        &top_right[0],
+                        "_geo/_geojson",
+                    ));
+                }
+            }
+            Expr::GeoPolygon { points } => {
+                // GeoJSON shapes are not indexed: `_geojson` is never filterable here.
+                return Err(not_filterable(filter, &rules, &points[0][0], "_geojson"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_operator(rules: &[Rule], field: &str, name: &str) -> Result<(), String> {
+    let Some((index, features)) = matching(rules, field) else {
+        return Ok(());
+    };
+    let allowed = match name {
+        "<" | ">" | "<=" | ">=" | "TO" => features.comparison,
+        "=" | "!=" => features.equality,
+        _ => features.filterable(),
+    };
+    if allowed {
+        return Ok(());
+    }
+    let family = match name {
+        "=" | "!=" | "IN" => "equality",
+        "<" | ">" | "<=" | ">=" | "TO" => "comparison",
+        _ => "the appropriate filter operators",
+    };
+    Err(format!(
+        "Filter operator `{name}` is not allowed for the attribute `{field}`.\n  - Note: allowed operators: {}.\n  - Note: field `{field}` matched rule #{index} in `filterableAttributes`\n  - Hint: enable {family} in rule #{index} by modifying the features.filter object\n  - Hint: prepend another rule matching `{field}` with appropriate filter features before rule #{index}",
+        features.allowed_operators().join(", ")
+    ))
+}
+
+fn finite(filter: &Filter, t: &Token) -> Result<f64, String> {
+    match t.value.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(filter.error_at(t, "Non finite floats are not supported")),
+        Err(e) => Err(filter.error_at(t, &e.to_string())),
+    }
+}
+
+/// Latitude and longitude of a geo rule, range-checked.
+fn check_point(filter: &Filter, lat: &Token, lng: &Token) -> Result<(f64, f64), String> {
+    let (la, lo) = (finite(filter, lat)?, finite(filter, lng)?);
+    if !(-90.0..=90.0).contains(&la) {
+        let msg =
+            format!("Bad latitude `{la}`. Latitude must be contained between -90 and 90 degrees.");
+        return Err(filter.error_at(lat, &msg));
+    }
+    if !(-180.0..=180.0).contains(&lo) {
+        let normalized = (lo + 180.0).rem_euclid(360.0) - 180.0;
+        let msg = format!("Bad longitude `{lo}`. Longitude must be contained between -180 and 180 degrees. Hint: try using `{normalized}` instead.");
+        return Err(filter.error_at(lng, &msg));
+    }
+    Ok((la, lo))
+}
