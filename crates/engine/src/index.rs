@@ -443,6 +443,8 @@ impl Index {
             return Ok(());
         }
         let ids: Vec<tantivy::index::SegmentId> = metas.iter().map(|m| m.id()).collect();
+        // A live SegmentMeta keeps its files from the garbage collector.
+        drop(metas);
         let mut guard = self.writer.lock().unwrap();
         let writer = self.writer_mut(&mut guard)?;
         // The merge keeps tantivy's commit payload (the generation), so recovery is unchanged;
@@ -451,6 +453,9 @@ impl Index {
         // merge policy is merging some of these segments right now) is skipped, not an error.
         if writer.merge(&ids).wait().is_ok() {
             self.reader.reload().map_err(tv)?;
+            // Delete the merged-away segment files now rather than at the next commit (files
+            // a running search still reads are kept by tantivy until it lets go of them).
+            let _ = writer.garbage_collect_files().wait();
         }
         Ok(())
     }

@@ -427,6 +427,18 @@ fn an_idle_batch_compacts_the_inverted_index_into_one_segment() {
         .apply_batch_then(vec![add(9, file, Method::Replace, None)], true)
         .unwrap();
     assert_eq!(index.segment_count().unwrap(), 1);
+    // The merged-away segments' files are gone from disk.
+    let postings = std::fs::read_dir(tmp.path().join("idx/tantivy"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "idx")
+        })
+        .count();
+    assert_eq!(postings, 1);
     let after = search(&index, Some("common word3"));
     assert_eq!(after["estimatedTotalHits"], json!(250));
     assert_eq!(before["hits"][0], after["hits"][0]);
