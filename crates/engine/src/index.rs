@@ -278,6 +278,24 @@ impl Index {
         Ok(filter)
     }
 
+    /// The documents a request's filter lets through (`None`: no filter, all of them).
+    fn allowed_ids(
+        &self,
+        rtxn: &heed::RoTxn,
+        value: Option<&Value>,
+        settings: Option<&Value>,
+        code: &'static str,
+        contains_enabled: bool,
+    ) -> Result<Option<Arc<RoaringBitmap>>> {
+        match (
+            self.request_filter(value, settings, code, contains_enabled)?,
+            value,
+        ) {
+            (Some(f), Some(key)) => Ok(Some(self.filter_ids(rtxn, &f, key)?)),
+            _ => Ok(None),
+        }
+    }
+
     /// The internal ids of the documents `rtxn` sees matching `filter` (whose request JSON is
     /// `key`), from the cache when the same filter ran at the same generation.
     fn filter_ids(
@@ -926,16 +944,13 @@ impl Index {
     pub fn fetch_documents(&self, q: &FetchQuery) -> Result<Vec<u8>> {
         let rtxn = self.store.read()?;
         let settings = self.stored_settings(&rtxn)?;
-        let filter = self.request_filter(
+        let allowed = self.allowed_ids(
+            &rtxn,
             q.filter.as_ref(),
             settings.as_ref(),
             "invalid_document_filter",
             q.contains_filter,
         )?;
-        let allowed = match (&filter, &q.filter) {
-            (Some(f), Some(key)) => Some(self.filter_ids(&rtxn, f, key)?),
-            _ => None,
-        };
         let passes = |iid: u32| allowed.as_ref().is_none_or(|a| a.contains(iid));
         let fields = q.fields.as_deref();
         let mut results = Vec::new();
@@ -1029,16 +1044,13 @@ impl Index {
         let started = Instant::now();
         let rtxn = self.store.read()?;
         let settings = self.stored_settings(&rtxn)?;
-        let filter = self.request_filter(
+        let allowed = self.allowed_ids(
+            &rtxn,
             q.filter.as_ref(),
             settings.as_ref(),
             "invalid_search_filter",
             q.contains_filter,
         )?;
-        let allowed = match (&filter, &q.filter) {
-            (Some(f), Some(key)) => Some(self.filter_ids(&rtxn, f, key)?),
-            _ => None,
-        };
         let max_total_hits = settings
             .as_ref()
             .and_then(|s| s["pagination"]["maxTotalHits"].as_u64())
