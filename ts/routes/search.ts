@@ -28,13 +28,13 @@ export function scopedFilter(req: Request, uid: string, filter: unknown): unknow
  * rule filter that the engine query would not carry refuses the search rather than answering
  * hits the token may not see.
  */
-function scopedQuery(req: Request, uid: string, query: SearchBody): Record<string, unknown> {
+function scopedQuery(req: Request, uid: string, query: SearchBody, containsFilter: boolean): Record<string, unknown> {
   const filter = scopedFilter(req, uid, query.filter);
   const eq = engineQuery({ ...query, filter: filter as SearchBody['filter'] });
   if (filter !== null && req.auth!.tenantToken && (eq.filter === undefined || eq.filter === null)) {
     throw new ApiError('invalid_search_filter', `This tenant token restricts \`${uid}\` with a filter, and the search could not carry it.`);
   }
-  return eq;
+  return { ...eq, containsFilter };
 }
 
 export function searchRoutes(deps: Deps): Router {
@@ -45,8 +45,7 @@ export function searchRoutes(deps: Deps): Router {
     const uid = checkIndexUid(req.params.indexUid);
     const query = parseSearch(body);
     const index = registry.handle(uid);
-    const containsFilter = deps.features.get().containsFilter;
-    res.status(200).type('application/json').send(await index.search({ ...scopedQuery(req, uid, query), containsFilter }));
+    res.status(200).type('application/json').send(await index.search(scopedQuery(req, uid, query, deps.features.get().containsFilter)));
   }
 
   r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => run(req, res, readJson(req, true)));
@@ -79,8 +78,7 @@ export function searchRoutes(deps: Deps): Router {
         const uid = checkIndexUid(indexUid);
         req.auth!.assertIndex(uid);
         if (!req.auth!.can('search', uid)) throw new ApiError('invalid_api_key', 'The provided API key is invalid.');
-        const containsFilter = deps.features.get().containsFilter;
-        const bytes = await registry.handle(uid).search({ ...scopedQuery(req, uid, parseSearch(rest)), containsFilter });
+        const bytes = await registry.handle(uid).search(scopedQuery(req, uid, parseSearch(rest), deps.features.get().containsFilter));
         parts.push(Buffer.from(`{"indexUid":${JSON.stringify(uid)},`), bytes.subarray(1));
       } catch (err) {
         if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);

@@ -142,6 +142,9 @@ export class Worker {
       finishedAt: null,
       batchStrategy: next.strategy,
     };
+    // Nothing else waits for this batch's index: the engine may compact it after the batch.
+    const inBatch = new Set(next.tasks.map((t) => t.uid));
+    const idle = !enqueued.some((t) => t.indexUid === next.indexUid && !inBatch.has(t.uid));
     const processing = next.tasks.map((t) => ({ ...t, status: 'processing' as const, batchUid: batch.uid, startedAt }));
     await this.queue.durable.commit([...processing.map((t) => this.queue.taskOp(t)), this.queue.batchOp(batch), this.queue.countersOp()]);
     for (const t of processing) this.queue.tasks.set(t.uid, t);
@@ -154,7 +157,7 @@ export class Worker {
     let outcomes: Map<number, Outcome>;
     const t0 = performance.now();
     try {
-      outcomes = await this.execute(processing, batch, effects, (h) => (handle = h));
+      outcomes = await this.execute(processing, batch, effects, idle, (h) => (handle = h));
     } catch (err) {
       const error = toErrorBody(err);
       this.logger.error('batch failed', { batchUid: batch.uid, error });
@@ -200,7 +203,7 @@ export class Worker {
     }
   }
 
-  private async execute(tasks: TaskRecord[], batch: BatchRecord, fx: Effects, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
+  private async execute(tasks: TaskRecord[], batch: BatchRecord, fx: Effects, idle: boolean, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
     const first = tasks[0];
     switch (first.payload.kind) {
       case 'taskCancelation':
@@ -216,7 +219,7 @@ export class Worker {
       case 'indexSwap':
         return this.swapIndexes(first, fx);
       default:
-        return this.indexBatch(tasks, fx, onHandle);
+        return this.indexBatch(tasks, fx, idle, onHandle);
     }
   }
 
@@ -385,7 +388,7 @@ export class Worker {
   }
 
   /** Document and settings tasks of one index: one engine call, one commit. */
-  private async indexBatch(tasks: TaskRecord[], fx: Effects, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
+  private async indexBatch(tasks: TaskRecord[], fx: Effects, idle: boolean, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
     const uid = tasks[0].indexUid!;
     const out = new Map<number, Outcome>();
     let entry = this.registry.get(uid);
@@ -427,14 +430,6 @@ export class Worker {
           break;
         default:
           out.set(t.uid, { error: errorBody('internal', `task type \`${t.type}\` cannot run in an index batch`) });
-      }
-    }
-    const last = tasks[tasks.length - 1].uid;
-    let idle = true;
-    for (const t of this.queue.tasks.values()) {
-      if (t.status === 'enqueued' && t.uid > last && t.indexUid === uid) {
-        idle = false;
-        break;
       }
     }
     const results = ops.length ? await h.applyBatch(ops, idle) : [];

@@ -236,22 +236,6 @@ impl Index {
         &self.dir
     }
 
-    /// A list-of-strings setting (`sortableAttributes`, ...) as stored; empty when unset.
-    fn setting_strings(&self, rtxn: &heed::RoTxn, name: &str) -> Result<Vec<String>> {
-        let Some(bytes) = self.store.get_meta(rtxn, keys::SETTINGS)? else {
-            return Ok(Vec::new());
-        };
-        let settings: Value = serde_json::from_slice(bytes).map_err(Error::internal)?;
-        Ok(settings[name]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default())
-    }
-
     /// The stored settings object, if any.
     fn stored_settings(&self, rtxn: &heed::RoTxn) -> Result<Option<Value>> {
         match self.store.get_meta(rtxn, keys::SETTINGS)? {
@@ -953,28 +937,41 @@ impl Index {
         )?;
         let passes = |iid: u32| allowed.as_ref().is_none_or(|a| a.contains(iid));
         let fields = q.fields.as_deref();
-        let mut results = Vec::new();
+        let decode = |iid: u32| -> Result<Option<Map<String, Value>>> {
+            match self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
+                Some(bytes) => Ok(Some(self.decode_doc(bytes)?)),
+                None => Ok(None),
+            }
+        };
+        // The requested ids that exist and pass the filter, in internal-id order.
+        let requested: Option<Vec<u32>> = match &q.ids {
+            Some(ids) => {
+                let mut iids: Vec<u32> = Vec::new();
+                for id in ids {
+                    if let Some(iid) = self.store.ids.get(&rtxn, id).map_err(heed_error)? {
+                        iids.push(iid);
+                    }
+                }
+                iids.sort_unstable();
+                iids.dedup();
+                iids.retain(|&i| passes(i));
+                Some(iids)
+            }
+            None => None,
+        };
+        let mut page: Vec<Map<String, Value>> = Vec::new();
         let total;
         let sort_specs = q.sort.as_deref().unwrap_or_default();
         if !sort_specs.is_empty() {
-            let sortable = self.setting_strings(&rtxn, "sortableAttributes")?;
+            let sortable = string_list(settings.as_ref(), "sortableAttributes").unwrap_or_default();
             let keys = crate::sort::parse(sort_specs, &sortable, "invalid_document_sort")?;
             // Every candidate is read and ordered; the filters issue brings sorted columns.
             let mut docs: Vec<(u32, Map<String, Value>)> = Vec::new();
-            match &q.ids {
-                Some(ids) => {
-                    let mut iids: Vec<u32> = Vec::new();
-                    for id in ids {
-                        if let Some(iid) = self.store.ids.get(&rtxn, id).map_err(heed_error)? {
-                            iids.push(iid);
-                        }
-                    }
-                    iids.sort_unstable();
-                    iids.dedup();
-                    iids.retain(|&i| passes(i));
+            match requested {
+                Some(iids) => {
                     for iid in iids {
-                        if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
-                            docs.push((iid, self.decode_doc(bytes)?));
+                        if let Some(doc) = decode(iid)? {
+                            docs.push((iid, doc));
                         }
                     }
                 }
@@ -989,33 +986,21 @@ impl Index {
             }
             crate::sort::sort_documents(&mut docs, &keys);
             total = docs.len() as u64;
-            for (_, doc) in docs.into_iter().skip(q.offset).take(q.limit) {
-                results.push(Value::Object(retrieve(doc, fields, q.retrieve_vectors)));
-            }
-        } else if let Some(ids) = &q.ids {
-            let mut iids: Vec<u32> = Vec::new();
-            for id in ids {
-                if let Some(iid) = self.store.ids.get(&rtxn, id).map_err(heed_error)? {
-                    iids.push(iid);
-                }
-            }
-            iids.sort_unstable();
-            iids.dedup();
-            iids.retain(|&i| passes(i));
+            page.extend(
+                docs.into_iter()
+                    .skip(q.offset)
+                    .take(q.limit)
+                    .map(|(_, d)| d),
+            );
+        } else if let Some(iids) = requested {
             total = iids.len() as u64;
             for iid in iids.into_iter().skip(q.offset).take(q.limit) {
-                if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
-                    let doc = self.decode_doc(bytes)?;
-                    results.push(Value::Object(retrieve(doc, fields, q.retrieve_vectors)));
-                }
+                page.extend(decode(iid)?);
             }
         } else if let Some(allowed) = &allowed {
             total = allowed.len();
             for iid in allowed.iter().skip(q.offset).take(q.limit) {
-                if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
-                    let doc = self.decode_doc(bytes)?;
-                    results.push(Value::Object(retrieve(doc, fields, q.retrieve_vectors)));
-                }
+                page.extend(decode(iid)?);
             }
         } else {
             total = self.store.docs.len(&rtxn).map_err(heed_error)?;
@@ -1027,11 +1012,13 @@ impl Index {
                 .skip(q.offset)
                 .take(q.limit)
             {
-                let (_, bytes) = item.map_err(heed_error)?;
-                let doc = self.decode_doc(bytes)?;
-                results.push(Value::Object(retrieve(doc, fields, q.retrieve_vectors)));
+                page.push(self.decode_doc(item.map_err(heed_error)?.1)?);
             }
         }
+        let results: Vec<Value> = page
+            .into_iter()
+            .map(|doc| Value::Object(retrieve(doc, fields, q.retrieve_vectors)))
+            .collect();
         serde_json::to_vec(
             &json!({"results": results, "offset": q.offset, "limit": q.limit, "total": total}),
         )
@@ -1055,15 +1042,8 @@ impl Index {
             .as_ref()
             .and_then(|s| s["pagination"]["maxTotalHits"].as_u64())
             .unwrap_or(1000) as usize;
-        let displayed: Option<Vec<String>> = settings
-            .as_ref()
-            .and_then(|s| s["displayedAttributes"].as_array().cloned())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
-            .filter(|a: &Vec<String>| !a.iter().any(|f| f == "*"));
+        let displayed = string_list(settings.as_ref(), "displayedAttributes")
+            .filter(|a| !a.iter().any(|f| f == "*"));
         let (offset, limit) = match (q.page, q.hits_per_page) {
             (None, None) => (q.offset, q.limit),
             (page, hpp) => {
@@ -1369,4 +1349,14 @@ fn with_vectors(mut doc: Map<String, Value>) -> Map<String, Value> {
         doc.insert("_vectors".into(), Value::Object(Map::new()));
     }
     doc
+}
+
+/// A list-of-strings setting (`sortableAttributes`, `displayedAttributes`, ...); `None` when
+/// unset or when settings were never written.
+fn string_list(settings: Option<&Value>, name: &str) -> Option<Vec<String>> {
+    settings?[name].as_array().map(|a| {
+        a.iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    })
 }

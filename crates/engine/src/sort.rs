@@ -149,34 +149,18 @@ pub fn compare(a: &SortValue, b: &SortValue, asc: bool) -> Ordering {
     }
 }
 
-/// The values a document holds at a dotted path (`a.b` in `{"a":{"b":1}}` or `{"a.b":1}`),
-/// with arrays flattened.
-fn values_at<'a>(doc: &'a Map<String, Value>, path: &str, out: &mut Vec<&'a Value>) {
-    if let Some(v) = doc.get(path) {
-        push_flat(v, out);
-    }
-    let mut rest = path;
-    while let Some(dot) = rest.find('.') {
-        let head_len = path.len() - rest.len() + dot;
-        let (head, tail) = (&path[..head_len], &path[head_len + 1..]);
-        if let Some(inner) = doc.get(head) {
-            let mut objects = Vec::new();
-            push_flat(inner, &mut objects);
-            for o in objects {
-                if let Value::Object(m) = o {
-                    values_at(m, tail, out);
-                }
-            }
+/// Every scalar a document holds at a dotted path, arrays flattened (the path rules are the
+/// filter's: `a.b` reaches `{"a.b":..}`, `{"a":{"b":..}}` and `{"a":[{"b":..}]}`).
+fn scalars_at<'a>(doc: &'a Map<String, Value>, path: &str) -> Vec<&'a Value> {
+    let mut out = Vec::new();
+    let mut stack = crate::filter::eval::values_at(doc, path);
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => stack.extend(items.iter()),
+            other => out.push(other),
         }
-        rest = &rest[dot + 1..];
     }
-}
-
-fn push_flat<'a>(v: &'a Value, out: &mut Vec<&'a Value>) {
-    match v {
-        Value::Array(items) => items.iter().for_each(|i| push_flat(i, out)),
-        other => out.push(other),
-    }
+    out
 }
 
 fn to_sort_value(v: &Value) -> SortValue {
@@ -191,15 +175,11 @@ fn to_sort_value(v: &Value) -> SortValue {
 /// The document's value for `key`: its best value when it holds several.
 pub fn value_of(doc: &Map<String, Value>, key: &SortKey) -> SortValue {
     match key {
-        SortKey::Field { name, asc } => {
-            let mut found = Vec::new();
-            values_at(doc, name, &mut found);
-            found
-                .into_iter()
-                .map(to_sort_value)
-                .min_by(|a, b| compare(a, b, *asc))
-                .unwrap_or(SortValue::Missing)
-        }
+        SortKey::Field { name, asc } => scalars_at(doc, name)
+            .into_iter()
+            .map(to_sort_value)
+            .min_by(|a, b| compare(a, b, *asc))
+            .unwrap_or(SortValue::Missing),
         SortKey::GeoPoint { lat, lng, .. } => geo_of(doc)
             .map(|(dlat, dlng)| SortValue::Number(haversine_m(*lat, *lng, dlat, dlng)))
             .unwrap_or(SortValue::Missing),
