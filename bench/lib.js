@@ -65,4 +65,40 @@ function queryMix(docs, rand, perShape) {
   return mix;
 }
 
-module.exports = { mulberry32, percentile, queryMix, typo, words };
+/**
+ * Filters, facets and sort (issue 4): `eq` is an attribute compared for equality, `num` a
+ * numeric one for ranges, IN lists and sorting. Values are drawn from the documents.
+ */
+function filterMix(docs, rand, perShape, { eq, num }) {
+  const pick = () => docs[Math.floor(rand() * docs.length)];
+  const value = (field) => {
+    for (let i = 0; i < 50; i++) {
+      const v = pick()[field];
+      if (v !== null && v !== undefined && v !== '') return v;
+    }
+    return 0;
+  };
+  const lit = (v) => (typeof v === 'number' ? String(v) : JSON.stringify(String(v)));
+  const word = () => {
+    for (let i = 0; i < 50; i++) {
+      const w = words(`${pick().name} ${pick().summary}`);
+      if (w.length) return w[0];
+    }
+    return 'python';
+  };
+  const mix = { filterEq: [], filterRange: [], filterIn100: [], filterAndQuery: [], sortNumeric: [], sortAndQuery: [], facetsAll: [] };
+  for (let i = 0; i < perShape; i++) {
+    mix.filterEq.push({ body: { q: '', filter: `${eq} = ${lit(value(eq))}` } });
+    const [a, b] = [value(num), value(num)].sort((x, y) => x - y);
+    mix.filterRange.push({ body: { q: '', filter: `${num} ${a} TO ${b}` } });
+    const list = Array.from({ length: 100 }, () => lit(value(num)));
+    mix.filterIn100.push({ body: { q: '', filter: `${num} IN [${list.join(', ')}]` } });
+    mix.filterAndQuery.push({ body: { q: word(), filter: `${num} >= ${a}` } });
+    mix.sortNumeric.push({ body: { q: '', sort: [`${num}:${rand() < 0.5 ? 'asc' : 'desc'}`], offset: Math.floor(rand() * 100) } });
+    mix.sortAndQuery.push({ body: { q: word(), sort: [`${num}:desc`] } });
+    mix.facetsAll.push({ body: { q: '', facets: [eq, num], limit: 0 } });
+  }
+  return mix;
+}
+
+module.exports = { filterMix, mulberry32, percentile, queryMix, typo, words };

@@ -39,6 +39,7 @@ interface RawIndex {
   getDocument(id: string, fieldsJson: string | null): Promise<Buffer | null>;
   fetchDocuments(queryJson: string): Promise<Buffer>;
   search(queryJson: string): Promise<Buffer>;
+  facetSearch(queryJson: string): Promise<Buffer>;
   stats(): string;
   primaryKey(): string | null;
   settings(): string | null;
@@ -211,6 +212,10 @@ export class NativeIndex {
 
   search(query: unknown): Promise<Buffer> {
     return call(() => this.raw.search(JSON.stringify(query)));
+  }
+
+  facetSearch(query: unknown): Promise<Buffer> {
+    return call(() => this.raw.facetSearch(JSON.stringify(query)));
   }
 
   stats(): IndexStats {

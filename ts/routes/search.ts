@@ -5,7 +5,7 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
 import { checkIndexUid } from '../schemas/indexes';
-import { engineQuery, parseSearch, type SearchBody, searchQueryFromParams } from '../schemas/search';
+import { engineQuery, parseFacetSearch, parseSearch, type SearchBody, searchQueryFromParams } from '../schemas/search';
 
 const filterTerm = (t: unknown) => typeof t === 'string' || (Array.isArray(t) && t.every((x) => typeof x === 'string'));
 
@@ -50,6 +50,23 @@ export function searchRoutes(deps: Deps): Router {
 
   r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => run(req, res, readJson(req, true)));
   r.get('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => run(req, res, searchQueryFromParams(req.query as Record<string, unknown>)));
+
+  /** Facet search: the values of one facet among the documents `q` and `filter` match. */
+  r.post('/indexes/:indexUid/facet-search', guard('search', 'param'), async (req, res) => {
+    const uid = checkIndexUid(req.params.indexUid);
+    const body = parseFacetSearch(readJson(req, true));
+    const index = registry.handle(uid);
+    const filter = scopedFilter(req, uid, body.filter);
+    const query = {
+      facetName: body.facetName,
+      facetQuery: body.facetQuery ?? null,
+      q: body.q ?? null,
+      filter,
+      containsFilter: deps.features.get().containsFilter,
+      exhaustiveFacetCount: body.exhaustiveFacetCount ?? false,
+    };
+    res.status(200).type('application/json').send(await index.facetSearch(query));
+  });
 
   /**
    * Multi-search, non-federated: every query runs as a single-index search and its response

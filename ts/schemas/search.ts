@@ -99,5 +99,40 @@ export function engineQuery(b: SearchBody): Record<string, unknown> {
     attributesToRetrieve: b.attributesToRetrieve ?? null,
     retrieveVectors: b.retrieveVectors ?? false,
     filter: b.filter ?? null,
+    sort: b.sort ?? null,
+    facets: b.facets ?? null,
+    distinct: b.distinct ?? null,
   };
+}
+
+/** `POST /indexes/{uid}/facet-search`: unknown fields are ignored, as Meilisearch does. */
+export const FacetSearchSchema = z.object({
+  facetName: z.string(),
+  facetQuery: z.string().nullable().optional(),
+  q: z.string().nullable().optional(),
+  filter: filterShape.optional(),
+  matchingStrategy: z.enum(['last', 'all', 'frequency']).optional(),
+  attributesToSearchOn: strList.optional(),
+  rankingScoreThreshold: z.number().min(0).max(1).nullable().optional(),
+  locales: strList.optional(),
+  exhaustiveFacetCount: z.boolean().nullable().optional(),
+  vector: z.array(z.number()).nullable().optional(),
+  hybrid: z.unknown().optional(),
+  useNetwork: z.boolean().optional(),
+});
+
+export type FacetSearchBody = z.infer<typeof FacetSearchSchema>;
+
+const FACET_SEARCH_CODES: Record<string, string> = {
+  ...SEARCH_CODES,
+  facetName: 'invalid_facet_search_facet_name',
+  facetQuery: 'invalid_facet_search_query',
+  exhaustiveFacetCount: 'invalid_facet_search_exhaustive_facet_count',
+};
+
+export function parseFacetSearch(body: unknown): FacetSearchBody {
+  if (body && typeof body === 'object' && !Array.isArray(body) && (body as Record<string, unknown>).facetName === undefined) {
+    throw new ApiError('missing_facet_search_facet_name', 'Missing field `facetName`');
+  }
+  return parseWith(FacetSearchSchema, body ?? {}, FACET_SEARCH_CODES);
 }

@@ -16,7 +16,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Instant;
 
 use api_types::{Error, Result};
 use heed::RwTxn;
@@ -28,9 +27,13 @@ use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::codec::{self, FieldsMap};
 use crate::docid;
+use crate::facets::Column;
 use crate::filter::Filter;
 use crate::payload;
 use crate::store::{heed_error, keys, Store};
+
+mod search;
+pub use search::{FacetSearchQuery, SearchQuery};
 
 /// One operation of a batch, as the task queue sends it.
 #[derive(Debug, Deserialize)]
@@ -115,32 +118,6 @@ fn default_limit() -> usize {
     20
 }
 
-/// Query of `search` (the normalized form the TypeScript layer sends).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchQuery {
-    #[serde(default)]
-    pub q: Option<String>,
-    #[serde(default)]
-    pub offset: usize,
-    #[serde(default = "default_limit")]
-    pub limit: usize,
-    #[serde(default)]
-    pub page: Option<usize>,
-    #[serde(default)]
-    pub hits_per_page: Option<usize>,
-    #[serde(default)]
-    pub attributes_to_retrieve: Option<Vec<String>>,
-    #[serde(default)]
-    pub retrieve_vectors: bool,
-    /// A filter (string or array form); errors use `invalid_search_filter`.
-    #[serde(default)]
-    pub filter: Option<Value>,
-    /// The `containsFilter` experimental feature: `CONTAINS` is refused without it.
-    #[serde(default)]
-    pub contains_filter: bool,
-}
-
 struct Fields {
     iid: Field,
     words: Field,
@@ -180,6 +157,56 @@ pub struct Index {
     /// Recent filter results: (generation, filter JSON, matching internal ids). A result is
     /// only reused at the generation it was computed for, so a commit invalidates it.
     filter_cache: Mutex<Vec<(u64, String, Arc<RoaringBitmap>)>>,
+    /// Value columns (sort, distinct, facets) and the set of all ids, for one generation.
+    columns: Mutex<ColumnCache>,
+}
+
+/// What [`Index`] keeps of one generation for sorting, distinct and facets. A newer
+/// generation replaces it; a reader at an older one builds its own, uncached.
+#[derive(Default)]
+struct ColumnCache {
+    generation: u64,
+    all: Option<Arc<RoaringBitmap>>,
+    columns: std::collections::HashMap<String, Arc<Column>>,
+}
+
+/// How many columns [`ColumnCache`] holds before it starts over.
+const COLUMN_CACHE_SIZE: usize = 64;
+
+impl ColumnCache {
+    fn all_at(&self, generation: u64) -> Option<Arc<RoaringBitmap>> {
+        (self.generation == generation).then(|| self.all.clone())?
+    }
+
+    fn get(&self, generation: u64, path: &str) -> Option<Arc<Column>> {
+        (self.generation == generation).then(|| self.columns.get(path).cloned())?
+    }
+
+    /// Moves to `generation` if it is newer; whether it is now the cached one.
+    fn advance(&mut self, generation: u64) -> bool {
+        if generation > self.generation {
+            *self = ColumnCache {
+                generation,
+                ..ColumnCache::default()
+            };
+        }
+        generation == self.generation
+    }
+
+    fn put_all(&mut self, generation: u64, all: Arc<RoaringBitmap>) {
+        if self.advance(generation) {
+            self.all = Some(all);
+        }
+    }
+
+    fn put(&mut self, generation: u64, path: &str, column: Arc<Column>) {
+        if self.advance(generation) {
+            if self.columns.len() >= COLUMN_CACHE_SIZE {
+                self.columns.clear();
+            }
+            self.columns.insert(path.to_string(), column);
+        }
+    }
 }
 
 /// How many filter results [`Index`] keeps (tenant tokens repeat one filter on every search).
@@ -222,6 +249,7 @@ impl Index {
             progress: Mutex::new(None),
             fields_map: RwLock::new(Arc::new(FieldsMap::default())),
             filter_cache: Mutex::new(Vec::new()),
+            columns: Mutex::new(ColumnCache::default()),
         };
         {
             let rtxn = index.store.read()?;
@@ -308,8 +336,21 @@ impl Index {
         Ok(ids)
     }
 
-    /// Evaluates `filter` on every document `rtxn` sees, in internal-id order.
+    /// The documents `rtxn` sees passing `filter`: from the value columns (documents by
+    /// value) when they can answer it, else by reading every document.
     fn scan_filter(&self, rtxn: &heed::RoTxn, filter: &Filter) -> Result<RoaringBitmap> {
+        if filter.columns_can_answer() {
+            let paths = filter.paths().to_vec();
+            let columns = self.columns(rtxn, &paths)?;
+            let columns = paths.into_iter().zip(columns).collect();
+            let universe = self.all_ids(rtxn)?;
+            return Ok(filter.evaluate(&columns, &universe));
+        }
+        self.scan_documents(rtxn, filter)
+    }
+
+    /// Evaluates `filter` on every document `rtxn` sees, in internal-id order.
+    fn scan_documents(&self, rtxn: &heed::RoTxn, filter: &Filter) -> Result<RoaringBitmap> {
         let fields = self.fields_map.read().unwrap().clone();
         let mut out = RoaringBitmap::new();
         for item in self.store.docs.iter(rtxn).map_err(heed_error)? {
@@ -1023,224 +1064,6 @@ impl Index {
             &json!({"results": results, "offset": q.offset, "limit": q.limit, "total": total}),
         )
         .map_err(Error::internal)
-    }
-
-    /// Search. With no `q`, a placeholder search in internal-id order; with `q`, tantivy's
-    /// BM25 over all text (the relevance engine replaces this).
-    pub fn search(&self, q: &SearchQuery) -> Result<Vec<u8>> {
-        let started = Instant::now();
-        let rtxn = self.store.read()?;
-        let settings = self.stored_settings(&rtxn)?;
-        let allowed = self.allowed_ids(
-            &rtxn,
-            q.filter.as_ref(),
-            settings.as_ref(),
-            "invalid_search_filter",
-            q.contains_filter,
-        )?;
-        let max_total_hits = settings
-            .as_ref()
-            .and_then(|s| s["pagination"]["maxTotalHits"].as_u64())
-            .unwrap_or(1000) as usize;
-        let displayed = string_list(settings.as_ref(), "displayedAttributes")
-            .filter(|a| !a.iter().any(|f| f == "*"));
-        let (offset, limit) = match (q.page, q.hits_per_page) {
-            (None, None) => (q.offset, q.limit),
-            (page, hpp) => {
-                let hpp = hpp.unwrap_or(20);
-                let page = page.unwrap_or(1);
-                (
-                    page.saturating_sub(1).saturating_mul(hpp),
-                    if page == 0 { 0 } else { hpp },
-                )
-            }
-        };
-        let limit = limit.min(max_total_hits.saturating_sub(offset));
-        let query_text = q.q.clone().unwrap_or_default();
-        let (iids, candidates) =
-            if let (true, Some(allowed)) = (query_text.trim().is_empty(), &allowed) {
-                let iids = allowed.iter().skip(offset).take(limit).collect();
-                (iids, allowed.len() as usize)
-            } else if query_text.trim().is_empty() {
-                let count = self.store.docs.len(&rtxn).map_err(heed_error)? as usize;
-                let mut iids = Vec::new();
-                for item in self
-                    .store
-                    .docs
-                    .iter(&rtxn)
-                    .map_err(heed_error)?
-                    .skip(offset)
-                    .take(limit)
-                {
-                    iids.push(item.map_err(heed_error)?.0);
-                }
-                (iids, count)
-            } else {
-                self.keyword_search(&query_text, offset, limit, max_total_hits, allowed)?
-            };
-        let mut hits = Vec::with_capacity(iids.len());
-        for iid in iids {
-            if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
-                let mut doc = self.decode_doc(bytes)?;
-                if let Some(displayed) = &displayed {
-                    doc = project(doc, Some(displayed), true);
-                }
-                let retrieve = q
-                    .attributes_to_retrieve
-                    .as_deref()
-                    .filter(|a| !a.iter().any(|f| f == "*"));
-                hits.push(Value::Object(self::retrieve(
-                    doc,
-                    retrieve,
-                    q.retrieve_vectors,
-                )));
-            }
-        }
-        let candidates = candidates.min(max_total_hits);
-        let ms = started.elapsed().as_millis() as u64;
-        let body = match (q.page, q.hits_per_page) {
-            (None, None) => json!({
-                "hits": hits, "query": query_text, "processingTimeMs": ms,
-                "limit": q.limit, "offset": q.offset, "estimatedTotalHits": candidates,
-            }),
-            (page, hpp) => {
-                let hpp = hpp.unwrap_or(20);
-                let total_pages = if hpp == 0 {
-                    0
-                } else {
-                    candidates.div_ceil(hpp)
-                };
-                json!({
-                    "hits": hits, "query": query_text, "processingTimeMs": ms,
-                    "hitsPerPage": hpp, "page": page.unwrap_or(1), "totalPages": total_pages, "totalHits": candidates,
-                })
-            }
-        };
-        serde_json::to_vec(&body).map_err(Error::internal)
-    }
-
-    /// Keyword search until the relevance engine lands: documents holding every word first,
-    /// then those holding some of them, each group by BM25. Returns the page's internal ids
-    /// and the candidate count capped at `max` (`maxTotalHits`).
-    fn keyword_search(
-        &self,
-        text: &str,
-        offset: usize,
-        limit: usize,
-        max: usize,
-        allowed: Option<Arc<RoaringBitmap>>,
-    ) -> Result<(Vec<u32>, usize)> {
-        use tantivy::collector::{Collector, Count, FilterCollector, TopDocs};
-        use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
-        use tantivy::schema::IndexRecordOption;
-        use tantivy::DocAddress;
-        let searcher = self.reader.searcher();
-        let mut tokenizer = self
-            .tantivy
-            .tokenizer_for_field(self.fields.words)
-            .map_err(tv)?;
-        let mut stream = tokenizer.token_stream(text);
-        let mut terms: Vec<Term> = Vec::new();
-        // The union has at least as many live documents as its largest term; deleted
-        // documents not yet merged away still count in a term's frequency.
-        let deleted: u64 = searcher
-            .segment_readers()
-            .iter()
-            .map(|r| r.num_deleted_docs() as u64)
-            .sum();
-        let mut lower_bound = 0u64;
-        while let Some(tok) = stream.next() {
-            let term = Term::from_field_text(self.fields.words, &tok.text);
-            if terms.contains(&term) {
-                continue;
-            }
-            let df = searcher.doc_freq(&term).map_err(tv)?;
-            lower_bound = lower_bound.max(df.saturating_sub(deleted));
-            terms.push(term);
-        }
-        if terms.is_empty() {
-            return Ok((Vec::new(), 0));
-        }
-        let term_query = |t: &Term| -> Box<dyn Query> {
-            Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs))
-        };
-        let boolean = |occur: Occur| -> Box<dyn Query> {
-            Box::new(BooleanQuery::new(
-                terms.iter().map(|t| (occur, term_query(t))).collect(),
-            ))
-        };
-        // A lone word is searched as a term query: tantivy prunes a single term scorer with
-        // its block-max scores, which it does not do for a one-clause boolean query.
-        let any_word: Box<dyn Query> = if terms.len() == 1 {
-            term_query(&terms[0])
-        } else {
-            boolean(Occur::Should)
-        };
-        let fetch = (offset + limit).min(max).max(1);
-        // With a filter, only documents of `allowed` are collected (by their `iid` column).
-        fn run<C: Collector>(
-            searcher: &tantivy::Searcher,
-            query: &dyn Query,
-            collector: C,
-            allowed: &Option<Arc<RoaringBitmap>>,
-        ) -> Result<C::Fruit> {
-            match allowed {
-                Some(set) => {
-                    let set = set.clone();
-                    let keep = move |iid: u64| set.contains(iid as u32);
-                    let filtered = FilterCollector::new("iid".to_string(), keep, collector);
-                    searcher.search(query, &filtered).map_err(tv)
-                }
-                None => searcher.search(query, &collector).map_err(tv),
-            }
-        }
-        let top_of = |query: &dyn Query, n: usize| -> Result<Vec<DocAddress>> {
-            let top = TopDocs::with_limit(n).order_by_score();
-            Ok(run(&searcher, query, top, &allowed)?
-                .into_iter()
-                .map(|(_, addr)| addr)
-                .collect())
-        };
-        // Every word first: an intersection, driven by the rarest word, is cheap even when
-        // one word is in most documents. The rest of the page comes from the union.
-        let mut top = if terms.len() > 1 {
-            top_of(boolean(Occur::Must).as_ref(), fetch)?
-        } else {
-            top_of(any_word.as_ref(), fetch)?
-        };
-        if top.len() < fetch && terms.len() > 1 {
-            let seen: std::collections::HashSet<DocAddress> = top.iter().copied().collect();
-            let more = top_of(any_word.as_ref(), fetch + seen.len())?;
-            top.extend(
-                more.into_iter()
-                    .filter(|a| !seen.contains(a))
-                    .take(fetch - top.len()),
-            );
-        }
-        // The count is capped at `max`: when one word alone reaches it, the union is never walked.
-        let count = if lower_bound >= max as u64 && allowed.is_none() {
-            max
-        } else {
-            run(&searcher, any_word.as_ref(), Count, &allowed)?
-        };
-        let mut iids = Vec::new();
-        let mut columns = std::collections::HashMap::new();
-        for addr in top.into_iter().skip(offset).take(limit) {
-            let column = match columns.entry(addr.segment_ord) {
-                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => e.insert(
-                    searcher
-                        .segment_reader(addr.segment_ord)
-                        .fast_fields()
-                        .u64("iid")
-                        .map_err(tv)?,
-                ),
-            };
-            if let Some(v) = column.first(addr.doc_id) {
-                iids.push(v as u32);
-            }
-        }
-        Ok((iids, count))
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod codec;
 pub mod docid;
+pub mod facets;
 pub mod filter;
 pub mod index;
 pub mod payload;
@@ -11,7 +12,7 @@ pub mod sort;
 mod store;
 
 pub use api_types::{Error, Result};
-pub use index::{BatchOp, FetchQuery, Index, Method, SearchQuery};
+pub use index::{BatchOp, FacetSearchQuery, FetchQuery, Index, Method, SearchQuery};
 pub use payload::{stage_documents, Format};
 
 /// The engine's version, reported by `GET /version` next to the package's.

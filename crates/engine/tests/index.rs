@@ -45,6 +45,9 @@ fn search(index: &Index, q: Option<&str>) -> Value {
         retrieve_vectors: false,
         filter: None,
         contains_filter: false,
+        sort: None,
+        facets: None,
+        distinct: None,
     };
     serde_json::from_slice(&index.search(&q).unwrap()).unwrap()
 }
@@ -276,6 +279,9 @@ fn placeholder_search_pagination() {
         retrieve_vectors: false,
         filter: None,
         contains_filter: false,
+        sort: None,
+        facets: None,
+        distinct: None,
     };
     let r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
     assert_eq!(r["hits"][0]["id"], json!(10));
@@ -540,6 +546,9 @@ fn search_and_fetch_apply_the_filter_to_hits_and_totals() {
         retrieve_vectors: false,
         filter: Some(filter),
         contains_filter: false,
+        sort: None,
+        facets: None,
+        distinct: None,
     };
     let run =
         |q: SearchQuery| -> Value { serde_json::from_slice(&index.search(&q).unwrap()).unwrap() };

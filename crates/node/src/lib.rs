@@ -298,6 +298,7 @@ pub enum IndexJob {
     Get(String, Option<Vec<String>>),
     Fetch(String),
     Search(String),
+    FacetSearch(String),
 }
 
 pub struct IndexTask {
@@ -333,6 +334,11 @@ impl Task for IndexTask {
                 let q: engine::SearchQuery =
                     serde_json::from_str(&q).map_err(|e| js_err(ApiError::internal(e)))?;
                 JobOutput::Bytes(Some(index.search(&q).map_err(js_err)?))
+            }
+            IndexJob::FacetSearch(q) => {
+                let q: engine::FacetSearchQuery =
+                    serde_json::from_str(&q).map_err(|e| js_err(ApiError::internal(e)))?;
+                JobOutput::Bytes(Some(index.facet_search(&q).map_err(js_err)?))
             }
         };
         Ok(out)
@@ -410,6 +416,11 @@ impl NativeIndex {
     #[napi(ts_return_type = "Promise<Buffer>")]
     pub fn search(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
         self.task(IndexJob::Search(query_json))
+    }
+
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn facet_search(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::FacetSearch(query_json))
     }
 
     #[napi]

@@ -2,7 +2,7 @@
 //!
 //! Semantics (Meilisearch's, see the filters section of the search reference):
 //! - A filter value is tried both as a number (when it parses as a finite float) against
-//!   JSON numbers and as a normalized string (trimmed, lowercased) against strings and the
+//!   JSON numbers and as a normalized string (trimmed, NFKD, lowercased) against strings and the
 //!   booleans `"true"`/`"false"`. Strings that look like numbers stay strings.
 //! - Ranges compare numbers numerically (when every bound is a number) and strings
 //!   lexicographically (normalized).
@@ -65,16 +65,16 @@ pub enum Test {
 /// Values an equality accepts: numbers by their bits, strings normalized.
 #[derive(Debug, Clone, Default)]
 pub struct Needles {
-    numbers: HashSet<u64>,
-    texts: HashSet<String>,
+    pub(super) numbers: HashSet<u64>,
+    pub(super) texts: HashSet<String>,
 }
 
 /// One end of a range: the bound as a number (when it is one) and as a normalized string.
 #[derive(Debug, Clone)]
 pub struct Bound {
-    number: Option<f64>,
-    text: String,
-    inclusive: bool,
+    pub(super) number: Option<f64>,
+    pub(super) text: String,
+    pub(super) inclusive: bool,
 }
 
 fn num(t: &Token) -> Option<f64> {
@@ -90,9 +90,9 @@ fn number_key(n: f64) -> u64 {
     }
 }
 
-/// The lowercase, trimmed form strings are compared in.
+/// The form strings are compared in (trimmed, NFKD, lowercase): the facet columns' form.
 pub fn normalize(s: &str) -> String {
-    s.trim().to_lowercase()
+    crate::facets::normalize(s)
 }
 
 impl Needles {

@@ -14,6 +14,7 @@
 //! Validation is separate from parsing because syntax is checked when a delete-by-filter task
 //! is enqueued while filterability is checked when it runs (as Meilisearch does).
 
+pub mod bitmap;
 pub mod eval;
 pub mod parser;
 pub mod rules;
@@ -197,6 +198,25 @@ impl Filter {
             path == name
                 || (path.starts_with(name) && path.as_bytes().get(name.len()) == Some(&b'.'))
         })
+    }
+
+    /// Every attribute path the filter reads (`_geo` for the geo rules).
+    pub fn paths(&self) -> &[String] {
+        &self.paths
+    }
+
+    /// Whether value columns can answer the whole filter (see [`bitmap`]).
+    pub fn columns_can_answer(&self) -> bool {
+        bitmap::supported(&self.node)
+    }
+
+    /// The documents of `universe` passing the filter, read from `columns` (one per path).
+    pub fn evaluate(
+        &self,
+        columns: &std::collections::HashMap<String, std::sync::Arc<crate::facets::Column>>,
+        universe: &roaring::RoaringBitmap,
+    ) -> roaring::RoaringBitmap {
+        bitmap::evaluate(&self.node, columns, universe)
     }
 
     /// Whether `doc` passes the filter.

@@ -17,6 +17,7 @@ use super::{Expr, Filter, Token};
 pub struct Features {
     pub equality: bool,
     pub comparison: bool,
+    pub facet_search: bool,
 }
 
 impl Features {
@@ -65,6 +66,7 @@ impl Rule {
             Rule::Field(_) => Features {
                 equality: true,
                 comparison: true,
+                facet_search: true,
             },
             Rule::Patterns(_, f) => *f,
         }
@@ -114,6 +116,11 @@ fn rule_of(v: &Value) -> Option<Rule> {
             let features = Features {
                 equality: flag("equality", true),
                 comparison: flag("comparison", false),
+                facet_search: o
+                    .get("features")
+                    .and_then(|f| f.get("facetSearch"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
             };
             Some(Rule::Patterns(patterns, features))
         }
@@ -135,6 +142,94 @@ fn geo_enabled(rules: &[Rule]) -> bool {
     rules
         .iter()
         .any(|r| matches!(r, Rule::Field(f) if f == "_geo"))
+}
+
+/// Whether `field` may be filtered on (and so used in `facets` and as `distinct`).
+pub fn is_filterable(rules: &[Rule], field: &str) -> bool {
+    matching(rules, field).is_some_and(|(_, f)| f.filterable())
+}
+
+fn pattern_list(patterns: &BTreeSet<&str>) -> String {
+    patterns.iter().copied().collect::<Vec<_>>().join(", ")
+}
+
+/// The `invalid_search_facets` message for the names of `facets` that are not filterable.
+pub fn facets_error(rules: &[Rule], invalid: &[String]) -> String {
+    let patterns = filterable_patterns(rules);
+    let tail = if patterns.is_empty() {
+        "This index does not have configured filterable attributes.".to_string()
+    } else {
+        format!(
+            "Available filterable attributes patterns are: `{}`.",
+            pattern_list(&patterns)
+        )
+    };
+    match invalid {
+        [one] => match matching(rules, one) {
+            Some((i, _)) => format!(
+                "Invalid facet distribution: Attribute `{one}` matched rule #{i} in filterableAttributes, but this rule does not enable filtering.\nHint: enable filtering in rule #{i} by modifying the features.filter object\nHint: prepend another rule matching `{one}` with appropriate filter features before rule #{i}"
+            ),
+            None => format!("Invalid facet distribution: Attribute `{one}` is not filterable. {tail}"),
+        },
+        many => format!(
+            "Invalid facet distribution: Attributes `{}` are not filterable. {tail}",
+            many.join(", ")
+        ),
+    }
+}
+
+/// Why `field` can't be the `distinct` of a search, if it can't.
+pub fn distinct_error(rules: &[Rule], field: &str) -> Option<String> {
+    if is_filterable(rules, field) {
+        return None;
+    }
+    let patterns = filterable_patterns(rules);
+    let tail = match (patterns.is_empty(), matching(rules, field)) {
+        (_, Some((i, _))) => format!(
+            "Note: this attribute matches rule #{i} in filterableAttributes, but this rule does not enable filtering.\nHint: enable filtering in rule #{i} by adding appropriate filter features.\nHint: prepend another rule matching {field} with filter features before rule #{i}"
+        ),
+        (true, None) => "This index does not have configured filterable attributes.".to_string(),
+        (false, None) => format!(
+            "Available filterable attributes patterns are: `{}`.",
+            pattern_list(&patterns)
+        ),
+    };
+    Some(format!(
+        "Attribute `{field}` is not filterable and thus, cannot be used as distinct attribute. {tail}"
+    ))
+}
+
+/// Why `field` can't be facet-searched, if it can't.
+pub fn facet_search_error(rules: &[Rule], field: &str) -> Option<String> {
+    let found = matching(rules, field);
+    if found.is_some_and(|(_, f)| f.facet_search) {
+        return None;
+    }
+    let mut patterns = BTreeSet::new();
+    for r in rules {
+        match r {
+            Rule::Field(f) => {
+                patterns.insert(f.as_str());
+            }
+            Rule::Patterns(p, features) if features.facet_search => {
+                patterns.extend(p.iter().map(String::as_str));
+            }
+            Rule::Patterns(..) => {}
+        }
+    }
+    let tail = match (patterns.is_empty(), found) {
+        (_, Some((i, _))) => format!(
+            "Note: this attribute matches rule #{i} in filterableAttributes, but this rule does not enable facetSearch.\nHint: enable facetSearch in rule #{i} by adding `\"facetSearch\": true` to the rule.\nHint: prepend another rule matching {field} with facetSearch: true before rule #{i}"
+        ),
+        (true, None) => "This index does not have configured facet-searchable attributes. To make it facet-searchable add it to the `filterableAttributes` index settings.".to_string(),
+        (false, None) => format!(
+            "Available facet-searchable attributes patterns are: `{}`. To make it facet-searchable add it to the `filterableAttributes` index settings.",
+            pattern_list(&patterns)
+        ),
+    };
+    Some(format!(
+        "Attribute `{field}` is not facet-searchable. {tail}"
+    ))
 }
 
 fn filterable_patterns(rules: &[Rule]) -> BTreeSet<&str> {

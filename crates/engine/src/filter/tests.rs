@@ -211,13 +211,68 @@ fn doc(v: Value) -> Map<String, Value> {
     v.as_object().unwrap().clone()
 }
 
+/// The documents passing `filter`, read document by document; when value columns can
+/// answer the filter, their answer must be the same.
 fn check(filter: &str, docs: &[Value]) -> Vec<usize> {
     let f = parse(filter);
-    docs.iter()
+    let by_document: Vec<usize> = docs
+        .iter()
         .enumerate()
         .filter(|(_, d)| f.matches(&doc((*d).clone())))
         .map(|(i, _)| i)
+        .collect();
+    if f.columns_can_answer() {
+        assert_eq!(
+            by_columns(&f, docs),
+            by_document,
+            "columns disagree on {filter}"
+        );
+    }
+    by_document
+}
+
+fn by_columns(f: &Filter, docs: &[Value]) -> Vec<usize> {
+    use crate::facets::ColumnBuilder;
+    let columns = f
+        .paths()
+        .iter()
+        .map(|p| {
+            let mut b = ColumnBuilder::new(p);
+            for (i, d) in docs.iter().enumerate() {
+                b.push(i as u32, d.as_object().unwrap());
+            }
+            (p.clone(), std::sync::Arc::new(b.finish()))
+        })
+        .collect();
+    let universe: roaring::RoaringBitmap = (0..docs.len() as u32).collect();
+    f.evaluate(&columns, &universe)
+        .iter()
+        .map(|i| i as usize)
         .collect()
+}
+
+#[test]
+fn test_columns_answer_like_documents() {
+    let docs = [
+        json!({"t": "Élan", "n": [1, 5], "g": {"lat": 1, "lng": 2}}),
+        json!({"t": "e\u{301}lan", "n": -0.0, "_geo": {"lat": "0.5", "lng": "179.9"}}),
+        json!({"t": ["ﬁne", true], "n": "5", "_geo": {"lat": 0.5, "lng": -179.9}}),
+        json!({"t": null, "n": 1e300}),
+    ];
+    assert_eq!(check("t = élan", &docs), vec![0, 1]);
+    assert_eq!(check("t = fine OR t = TRUE", &docs), vec![2]);
+    assert_eq!(check("n = 0", &docs), vec![1]);
+    assert_eq!(check("n 1 TO 5", &docs), vec![0, 2]);
+    // Each condition holds on its own: 5 > 1 and 1 < 5.
+    assert_eq!(check("n > 1 AND n < 5", &docs), vec![0]);
+    assert_eq!(check("n >= 5", &docs), vec![0, 2, 3]);
+    assert_eq!(check("NOT n IN [5, 1e300]", &docs), vec![1]);
+    assert_eq!(check("t > e AND t < g", &docs), vec![0, 1, 2]);
+    assert_eq!(check("_geoRadius(0.5, 180, 20000)", &docs), vec![1, 2]);
+    assert_eq!(
+        check("_geoBoundingBox([1, -179], [0, 179])", &docs),
+        vec![1, 2]
+    );
 }
 
 #[test]

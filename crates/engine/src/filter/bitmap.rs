@@ -1,0 +1,180 @@
+//! A compiled filter evaluated on value columns instead of documents: each condition reads
+//! its attribute's [`ValueIndex`] (documents by value, numbers sorted), and `AND`/`OR`/`NOT`
+//! become bitmap operations. Same results as [`super::eval::matches`] document by document;
+//! the conditions columns can't answer (`EXISTS`, `IS NULL`, `IS EMPTY`, which look at
+//! structure the columns drop) make [`supported`] false and the caller scans instead.
+//!
+//! [`ValueIndex`]: crate::facets::ValueIndex
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use roaring::RoaringBitmap;
+
+use super::eval::{Bound, Node, Test};
+use crate::facets::{Column, Item};
+use crate::sort::haversine_m;
+
+/// Whether every condition of `node` can be answered from columns.
+pub fn supported(node: &Node) -> bool {
+    match node {
+        Node::And(v) | Node::Or(v) => v.iter().all(supported),
+        Node::Not(n) => supported(n),
+        Node::Field { test, .. } => !matches!(test, Test::Exists | Test::Null | Test::Empty),
+        Node::GeoRadius { .. } | Node::GeoBox { .. } | Node::Never => true,
+    }
+}
+
+/// The documents of `universe` matching `node`; `columns` holds the column of every path the
+/// filter reads (and `_geo` for geo conditions).
+pub fn evaluate(
+    node: &Node,
+    columns: &HashMap<String, Arc<Column>>,
+    universe: &RoaringBitmap,
+) -> RoaringBitmap {
+    match node {
+        Node::And(v) => {
+            let mut out: Option<RoaringBitmap> = None;
+            for n in v {
+                let part = evaluate(n, columns, universe);
+                out = Some(match out {
+                    Some(acc) => acc & part,
+                    None => part,
+                });
+                if out.as_ref().is_some_and(RoaringBitmap::is_empty) {
+                    break;
+                }
+            }
+            out.unwrap_or_else(|| universe.clone())
+        }
+        Node::Or(v) => {
+            let mut out = RoaringBitmap::new();
+            for n in v {
+                out |= evaluate(n, columns, universe);
+            }
+            out
+        }
+        Node::Not(n) => universe - evaluate(n, columns, universe),
+        Node::Field { path, test } => match columns.get(path) {
+            Some(column) => field(column, test) & universe,
+            None => RoaringBitmap::new(),
+        },
+        Node::GeoRadius { lat, lng, radius } => geo(columns, universe, |dlat, dlng| {
+            haversine_m(*lat, *lng, dlat, dlng) <= radius + f64::EPSILON
+        }),
+        Node::GeoBox {
+            top,
+            right,
+            bottom,
+            left,
+        } => geo(columns, universe, |lat, lng| {
+            let lng_ok = if right < left {
+                lng >= *left || lng <= *right
+            } else {
+                *left <= lng && lng <= *right
+            };
+            *bottom <= lat && lat <= *top && lng_ok
+        }),
+        Node::Never => RoaringBitmap::new(),
+    }
+}
+
+fn geo(
+    columns: &HashMap<String, Arc<Column>>,
+    universe: &RoaringBitmap,
+    keep: impl Fn(f64, f64) -> bool,
+) -> RoaringBitmap {
+    let Some(column) = columns.get("_geo") else {
+        return RoaringBitmap::new();
+    };
+    universe
+        .iter()
+        .filter(|iid| match column.values(*iid) {
+            [Item::Num(lat), Item::Num(lng), ..] => keep(*lat, *lng),
+            _ => false,
+        })
+        .collect()
+}
+
+/// The documents whose values at the column's path pass `test`.
+fn field(column: &Column, test: &Test) -> RoaringBitmap {
+    let index = column.index();
+    let strings_where = |pred: &dyn Fn(&str) -> bool| {
+        let mut out = RoaringBitmap::new();
+        for (id, entry) in column.strings.iter().enumerate() {
+            if pred(&entry.normalized) {
+                out |= &index.strings[id];
+            }
+        }
+        out
+    };
+    match test {
+        Test::Equal(needles) => {
+            let mut out = RoaringBitmap::new();
+            for bits in &needles.numbers {
+                let n = f64::from_bits(*bits);
+                let lo = index.numbers.partition_point(|(v, _)| *v < n);
+                let hi = index.numbers.partition_point(|(v, _)| *v <= n);
+                out.extend(index.numbers[lo..hi].iter().map(|(_, iid)| *iid));
+            }
+            for text in &needles.texts {
+                if let Some(id) = column.string_id(text) {
+                    out |= &index.strings[id as usize];
+                }
+            }
+            out
+        }
+        Test::Range { low, high } => {
+            let numeric = low.as_ref().is_none_or(|b| b.number.is_some())
+                && high.as_ref().is_none_or(|b| b.number.is_some());
+            let mut out = RoaringBitmap::new();
+            if numeric {
+                let start = match low {
+                    Some(Bound {
+                        number: Some(n),
+                        inclusive,
+                        ..
+                    }) => index
+                        .numbers
+                        .partition_point(|(v, _)| if *inclusive { v < n } else { v <= n }),
+                    _ => 0,
+                };
+                let end = match high {
+                    Some(Bound {
+                        number: Some(n),
+                        inclusive,
+                        ..
+                    }) => index
+                        .numbers
+                        .partition_point(|(v, _)| if *inclusive { v <= n } else { v < n }),
+                    _ => index.numbers.len(),
+                };
+                if start < end {
+                    let mut iids: Vec<u32> =
+                        index.numbers[start..end].iter().map(|(_, i)| *i).collect();
+                    iids.sort_unstable();
+                    iids.dedup();
+                    out = RoaringBitmap::from_sorted_iter(iids).expect("sorted and deduplicated");
+                }
+            }
+            let above = |s: &str, b: &Bound| {
+                let o = s.cmp(b.text.as_str());
+                o.is_gt() || (b.inclusive && o.is_eq())
+            };
+            let below = |s: &str, b: &Bound| {
+                let o = s.cmp(b.text.as_str());
+                o.is_lt() || (b.inclusive && o.is_eq())
+            };
+            out |= strings_where(&|s| {
+                low.as_ref().is_none_or(|b| above(s, b))
+                    && high.as_ref().is_none_or(|b| below(s, b))
+            });
+            out
+        }
+        Test::Contains(needle) => strings_where(&|s| s.contains(needle.as_str())),
+        Test::StartsWith(needle) => strings_where(&|s| s.starts_with(needle.as_str())),
+        Test::Exists | Test::Null | Test::Empty => {
+            unreachable!("`supported` keeps these conditions off columns")
+        }
+    }
+}

@@ -1,0 +1,943 @@
+//! Search and facet search on an [`Index`]: candidates (query ∩ filter), their order (the
+//! ranking rules), distinct, facets, and the response JSON.
+//!
+//! Two paths. A search asking for nothing but relevance order (no `sort`, no `distinct`, no
+//! `facets`, no custom ranking rules) takes the fast path: tantivy collects only the page.
+//! Any of those needs the whole candidate set: tantivy hands every match's internal id and
+//! score, the value columns (see [`crate::facets`]) give sort keys, distinct values and facet
+//! counts, and the page is selected from the ordered candidates.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use api_types::{Error, Result};
+use roaring::RoaringBitmap;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use tantivy::collector::{Collector, Count, FilterCollector, SegmentCollector, TopDocs};
+use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{DocAddress, DocId, Score, SegmentReader, Term};
+
+use super::{project, retrieve, string_list, tv, Index};
+use crate::facets::{self, Column, FacetOrder, Item, SortKey as Key};
+use crate::filter::rules;
+use crate::sort::{self, SortKey};
+use crate::store::{heed_error, keys};
+
+/// Query of `search` (the normalized form the TypeScript layer sends).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchQuery {
+    #[serde(default)]
+    pub q: Option<String>,
+    #[serde(default)]
+    pub offset: usize,
+    #[serde(default = "super::default_limit")]
+    pub limit: usize,
+    #[serde(default)]
+    pub page: Option<usize>,
+    #[serde(default)]
+    pub hits_per_page: Option<usize>,
+    #[serde(default)]
+    pub attributes_to_retrieve: Option<Vec<String>>,
+    #[serde(default)]
+    pub retrieve_vectors: bool,
+    /// A filter (string or array form); errors use `invalid_search_filter`.
+    #[serde(default)]
+    pub filter: Option<Value>,
+    /// The `containsFilter` experimental feature: `CONTAINS` is refused without it.
+    #[serde(default)]
+    pub contains_filter: bool,
+    /// `attr:asc|desc` and `_geoPoint(lat, lng):asc|desc` keys.
+    #[serde(default)]
+    pub sort: Option<Vec<String>>,
+    /// Attribute names or patterns to compute `facetDistribution`/`facetStats` for.
+    #[serde(default)]
+    pub facets: Option<Vec<String>>,
+    /// Overrides the index's `distinctAttribute` (must be filterable).
+    #[serde(default)]
+    pub distinct: Option<String>,
+}
+
+/// Query of `facet_search`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FacetSearchQuery {
+    pub facet_name: String,
+    #[serde(default)]
+    pub facet_query: Option<String>,
+    #[serde(default)]
+    pub q: Option<String>,
+    #[serde(default)]
+    pub filter: Option<Value>,
+    #[serde(default)]
+    pub contains_filter: bool,
+    /// Counts documents once per distinct value when the index has a `distinctAttribute`.
+    #[serde(default)]
+    pub exhaustive_facet_count: bool,
+}
+
+/// One step of the order: the ranking rules as the interim keyword engine applies them.
+enum Criterion {
+    /// Documents holding every query word before the others (the `words` rule).
+    Words,
+    /// BM25, standing in for the relevance rules after `words` until the relevance engine.
+    Score,
+    /// A `sort` key or a custom `attr:asc|desc` rule: index into the candidate's keys.
+    Key { slot: usize, asc: bool },
+}
+
+/// A candidate with what ranks it.
+struct Candidate {
+    iid: u32,
+    all_words: bool,
+    score: f32,
+}
+
+const DEFAULT_RULES: [&str; 7] = [
+    "words",
+    "typo",
+    "proximity",
+    "attributeRank",
+    "sort",
+    "wordPosition",
+    "exactness",
+];
+
+fn ranking_rules(settings: Option<&Value>) -> Vec<String> {
+    string_list(settings, "rankingRules")
+        .unwrap_or_else(|| DEFAULT_RULES.iter().map(|s| s.to_string()).collect())
+}
+
+/// `faceting.maxValuesPerFacet` (default 100).
+fn max_values_per_facet(settings: Option<&Value>) -> usize {
+    settings
+        .and_then(|s| s["faceting"]["maxValuesPerFacet"].as_u64())
+        .unwrap_or(100) as usize
+}
+
+/// `faceting.sortFacetValuesBy` for `facet` (its own entry, else `*`, else alpha).
+fn facet_order(settings: Option<&Value>, facet: &str) -> FacetOrder {
+    let by = settings.map(|s| &s["faceting"]["sortFacetValuesBy"]);
+    let pick = by
+        .and_then(|b| b.get(facet).or_else(|| b.get("*")))
+        .and_then(Value::as_str);
+    match pick {
+        Some("count") => FacetOrder::Count,
+        _ => FacetOrder::Alpha,
+    }
+}
+
+/// Collects the internal id and score of every matching document.
+struct IidScores;
+
+struct IidScoresSegment {
+    iids: tantivy::columnar::Column<u64>,
+    out: Vec<(u32, f32)>,
+}
+
+impl Collector for IidScores {
+    type Fruit = Vec<(u32, f32)>;
+    type Child = IidScoresSegment;
+
+    fn for_segment(&self, _: u32, reader: &SegmentReader) -> tantivy::Result<IidScoresSegment> {
+        Ok(IidScoresSegment {
+            iids: reader.fast_fields().u64("iid")?,
+            out: Vec::new(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Vec<(u32, f32)>>) -> tantivy::Result<Vec<(u32, f32)>> {
+        Ok(fruits.into_iter().flatten().collect())
+    }
+}
+
+impl SegmentCollector for IidScoresSegment {
+    type Fruit = Vec<(u32, f32)>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        if let Some(v) = self.iids.first(doc) {
+            self.out.push((v as u32, score));
+        }
+    }
+
+    fn harvest(self) -> Vec<(u32, f32)> {
+        self.out
+    }
+}
+
+/// The query's words as tantivy terms (deduplicated), with a lower bound of how many live
+/// documents hold at least one of them.
+struct Terms {
+    terms: Vec<Term>,
+    lower_bound: u64,
+}
+
+impl Index {
+    fn terms(&self, searcher: &tantivy::Searcher, text: &str) -> Result<Terms> {
+        let mut tokenizer = self
+            .tantivy
+            .tokenizer_for_field(self.fields.words)
+            .map_err(tv)?;
+        let mut stream = tokenizer.token_stream(text);
+        let mut terms: Vec<Term> = Vec::new();
+        // The union has at least as many live documents as its largest term; deleted
+        // documents not yet merged away still count in a term's frequency.
+        let deleted: u64 = searcher
+            .segment_readers()
+            .iter()
+            .map(|r| r.num_deleted_docs() as u64)
+            .sum();
+        let mut lower_bound = 0u64;
+        while let Some(tok) = stream.next() {
+            let term = Term::from_field_text(self.fields.words, &tok.text);
+            if terms.contains(&term) {
+                continue;
+            }
+            let df = searcher.doc_freq(&term).map_err(tv)?;
+            lower_bound = lower_bound.max(df.saturating_sub(deleted));
+            terms.push(term);
+        }
+        Ok(Terms { terms, lower_bound })
+    }
+
+    /// Every internal id, cached per generation.
+    pub(super) fn all_ids(&self, rtxn: &heed::RoTxn) -> Result<Arc<RoaringBitmap>> {
+        let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
+        if let Some(all) = self.columns.lock().unwrap().all_at(generation) {
+            return Ok(all);
+        }
+        let mut all = RoaringBitmap::new();
+        for item in self.store.docs.iter(rtxn).map_err(heed_error)? {
+            all.insert(item.map_err(heed_error)?.0);
+        }
+        let all = Arc::new(all);
+        self.columns
+            .lock()
+            .unwrap()
+            .put_all(generation, all.clone());
+        Ok(all)
+    }
+
+    /// The value columns of `paths` at `rtxn`'s generation, built in one pass for those not
+    /// cached yet.
+    pub(super) fn columns(&self, rtxn: &heed::RoTxn, paths: &[String]) -> Result<Vec<Arc<Column>>> {
+        let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
+        let mut found: Vec<Option<Arc<Column>>> = {
+            let cache = self.columns.lock().unwrap();
+            paths.iter().map(|p| cache.get(generation, p)).collect()
+        };
+        let missing: Vec<usize> = (0..paths.len()).filter(|i| found[*i].is_none()).collect();
+        if !missing.is_empty() {
+            let mut builders: Vec<facets::ColumnBuilder> = missing
+                .iter()
+                .map(|i| facets::ColumnBuilder::new(&paths[*i]))
+                .collect();
+            let fields = self.fields_map.read().unwrap().clone();
+            for item in self.store.docs.iter(rtxn).map_err(heed_error)? {
+                let (iid, bytes) = item.map_err(heed_error)?;
+                let doc = crate::codec::decode_fields(bytes, &fields, |name| {
+                    builders.iter().any(|b| b.reads(name))
+                })?;
+                for b in &mut builders {
+                    b.push(iid, &doc);
+                }
+            }
+            let mut cache = self.columns.lock().unwrap();
+            for (i, b) in missing.into_iter().zip(builders) {
+                let column = Arc::new(b.finish());
+                cache.put(generation, &paths[i], column.clone());
+                found[i] = Some(column);
+            }
+        }
+        Ok(found.into_iter().map(|c| c.expect("built above")).collect())
+    }
+
+    /// Every document matching `terms` (any of them) with its score, and those holding all.
+    fn keyword_candidates(
+        &self,
+        searcher: &tantivy::Searcher,
+        terms: &[Term],
+        allowed: Option<&RoaringBitmap>,
+    ) -> Result<(Vec<(u32, f32)>, RoaringBitmap)> {
+        let term_query = |t: &Term| -> Box<dyn Query> {
+            Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs))
+        };
+        let any: Box<dyn Query> = if terms.len() == 1 {
+            term_query(&terms[0])
+        } else {
+            Box::new(BooleanQuery::new(
+                terms
+                    .iter()
+                    .map(|t| (Occur::Should, term_query(t)))
+                    .collect(),
+            ))
+        };
+        let mut scored = searcher.search(any.as_ref(), &IidScores).map_err(tv)?;
+        if let Some(allowed) = allowed {
+            scored.retain(|(iid, _)| allowed.contains(*iid));
+        }
+        let all_words: RoaringBitmap = if terms.len() == 1 {
+            scored.iter().map(|(iid, _)| *iid).collect()
+        } else {
+            let every =
+                BooleanQuery::new(terms.iter().map(|t| (Occur::Must, term_query(t))).collect());
+            searcher
+                .search(&every, &IidScores)
+                .map_err(tv)?
+                .into_iter()
+                .map(|(iid, _)| iid)
+                .collect()
+        };
+        Ok((scored, all_words))
+    }
+
+    /// Search: see the module's documentation.
+    pub fn search(&self, q: &SearchQuery) -> Result<Vec<u8>> {
+        let started = Instant::now();
+        let rtxn = self.store.read()?;
+        let settings = self.stored_settings(&rtxn)?;
+        let settings = settings.as_ref();
+        let allowed = self.allowed_ids(
+            &rtxn,
+            q.filter.as_ref(),
+            settings,
+            "invalid_search_filter",
+            q.contains_filter,
+        )?;
+        let rules = ranking_rules(settings);
+        let sort_keys = match q.sort.as_deref() {
+            Some(specs) if !specs.is_empty() => {
+                if !rules.iter().any(|r| r == "sort") {
+                    return Err(Error::new(
+                        "invalid_search_sort",
+                        "You must specify where `sort` is listed in the rankingRules setting to use the sort parameter at search time.",
+                    ));
+                }
+                let sortable = string_list(settings, "sortableAttributes").unwrap_or_default();
+                sort::parse(specs, &sortable, "invalid_search_sort")?
+            }
+            _ => Vec::new(),
+        };
+        let filter_rules = rules::rules_of(settings);
+        let distinct = match q.distinct.as_deref() {
+            Some(field) => {
+                if let Some(m) = rules::distinct_error(&filter_rules, field) {
+                    return Err(Error::new("invalid_search_distinct", m));
+                }
+                Some(field.to_string())
+            }
+            None => settings
+                .and_then(|s| s["distinctAttribute"].as_str())
+                .map(str::to_string),
+        };
+        let facet_names = match &q.facets {
+            Some(requested) => Some(self.facet_names(&rtxn, requested, &filter_rules)?),
+            None => None,
+        };
+        let max_total_hits = settings
+            .and_then(|s| s["pagination"]["maxTotalHits"].as_u64())
+            .unwrap_or(1000) as usize;
+        let (offset, limit) = match (q.page, q.hits_per_page) {
+            (None, None) => (q.offset, q.limit),
+            (page, hpp) => {
+                let hpp = hpp.unwrap_or(20);
+                let page = page.unwrap_or(1);
+                (
+                    page.saturating_sub(1).saturating_mul(hpp),
+                    if page == 0 { 0 } else { hpp },
+                )
+            }
+        };
+        let limit = limit.min(max_total_hits.saturating_sub(offset));
+        let query_text = q.q.clone().unwrap_or_default();
+        let searcher = self.reader.searcher();
+        let terms = self.terms(&searcher, &query_text)?;
+        let placeholder = terms.terms.is_empty();
+
+        // The order's criteria, from the ranking rules.
+        let mut criteria = Vec::new();
+        let mut key_specs: Vec<SortKey> = Vec::new();
+        for rule in &rules {
+            match rule.as_str() {
+                "words" if !placeholder => criteria.push(Criterion::Words),
+                "sort" => {
+                    for key in &sort_keys {
+                        criteria.push(Criterion::Key {
+                            slot: key_specs.len(),
+                            asc: direction(key),
+                        });
+                        key_specs.push(key.clone());
+                    }
+                }
+                custom => {
+                    if let Some((field, dir)) = custom.rsplit_once(':') {
+                        if dir == "asc" || dir == "desc" {
+                            criteria.push(Criterion::Key {
+                                slot: key_specs.len(),
+                                asc: dir == "asc",
+                            });
+                            key_specs.push(SortKey::Field {
+                                name: field.to_string(),
+                                asc: dir == "asc",
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        // BM25 stands in for the relevance rules after `words` (typo, proximity, attribute,
+        // exactness) but only breaks the ties `sort` and custom rules leave: it separates
+        // documents those rules would tie, and the sort would not get its say.
+        if !placeholder {
+            criteria.push(Criterion::Score);
+        }
+
+        let fast = key_specs.is_empty() && distinct.is_none() && facet_names.is_none();
+        let mut facet_json = None;
+        let (iids, candidates) = if fast && placeholder {
+            match &allowed {
+                Some(allowed) => (
+                    allowed.iter().skip(offset).take(limit).collect(),
+                    allowed.len() as usize,
+                ),
+                None => {
+                    let count = self.store.docs.len(&rtxn).map_err(heed_error)? as usize;
+                    let mut iids = Vec::new();
+                    for item in self
+                        .store
+                        .docs
+                        .iter(&rtxn)
+                        .map_err(heed_error)?
+                        .skip(offset)
+                        .take(limit)
+                    {
+                        iids.push(item.map_err(heed_error)?.0);
+                    }
+                    (iids, count)
+                }
+            }
+        } else if fast {
+            self.keyword_page(&searcher, &terms, offset, limit, max_total_hits, allowed)?
+        } else {
+            // The whole candidate set, ranked.
+            let cands: Vec<Candidate> = if placeholder {
+                let all;
+                let set = match &allowed {
+                    Some(a) => a.as_ref(),
+                    None => {
+                        all = self.all_ids(&rtxn)?;
+                        all.as_ref()
+                    }
+                };
+                set.iter()
+                    .map(|iid| Candidate {
+                        iid,
+                        all_words: true,
+                        score: 0.0,
+                    })
+                    .collect()
+            } else {
+                let (scored, all_words) =
+                    self.keyword_candidates(&searcher, &terms.terms, allowed.as_deref())?;
+                scored
+                    .into_iter()
+                    .map(|(iid, score)| Candidate {
+                        iid,
+                        all_words: all_words.contains(iid),
+                        score,
+                    })
+                    .collect()
+            };
+            let keys = self.sort_keys(&rtxn, &key_specs, &cands)?;
+            let width = key_specs.len();
+            let cmp = |a: &usize, b: &usize| -> Ordering {
+                let (ca, cb) = (&cands[*a], &cands[*b]);
+                for c in &criteria {
+                    let o = match c {
+                        Criterion::Words => cb.all_words.cmp(&ca.all_words),
+                        Criterion::Score => cb.score.total_cmp(&ca.score),
+                        Criterion::Key { slot, asc } => facets::compare_keys(
+                            &keys[a * width + slot],
+                            &keys[b * width + slot],
+                            *asc,
+                        ),
+                    };
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                ca.iid.cmp(&cb.iid)
+            };
+            let mut order: Vec<usize> = (0..cands.len()).collect();
+            let (ranked, kept): (Vec<usize>, Option<RoaringBitmap>) = match &distinct {
+                Some(field) => {
+                    order.sort_unstable_by(cmp);
+                    let column = self.columns(&rtxn, std::slice::from_ref(field))?.remove(0);
+                    let ranked = apply_distinct(&column, order, |i| cands[i].iid);
+                    let kept = ranked.iter().map(|i| cands[*i].iid).collect();
+                    (ranked, Some(kept))
+                }
+                None => {
+                    let need = (offset + limit).min(order.len());
+                    if need > 0 && need < order.len() {
+                        order.select_nth_unstable_by(need - 1, cmp);
+                        order.truncate(need);
+                    }
+                    order.sort_unstable_by(cmp);
+                    (order, None)
+                }
+            };
+            if let Some(names) = &facet_names {
+                let set = match kept {
+                    Some(k) => k,
+                    None => cands.iter().map(|c| c.iid).collect(),
+                };
+                facet_json = Some(self.facet_json(&rtxn, names, &set, settings)?);
+            }
+            let total = match &distinct {
+                Some(_) => ranked.len(),
+                None => cands.len(),
+            };
+            let page = ranked
+                .into_iter()
+                .skip(offset)
+                .take(limit)
+                .map(|i| cands[i].iid)
+                .collect();
+            (page, total)
+        };
+
+        let displayed =
+            string_list(settings, "displayedAttributes").filter(|a| !a.iter().any(|f| f == "*"));
+        let retrieve_fields = q
+            .attributes_to_retrieve
+            .as_deref()
+            .filter(|a| !a.iter().any(|f| f == "*"));
+        let geo_point = sort_keys.iter().find_map(|k| match k {
+            SortKey::GeoPoint { lat, lng, .. } => Some((*lat, *lng)),
+            _ => None,
+        });
+        let mut hits = Vec::with_capacity(iids.len());
+        for iid in iids {
+            if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
+                let mut doc = self.decode_doc(bytes)?;
+                if let Some(displayed) = &displayed {
+                    doc = project(doc, Some(displayed), true);
+                }
+                let mut hit = retrieve(doc, retrieve_fields, q.retrieve_vectors);
+                if let Some((lat, lng)) = geo_point {
+                    if let Some((dlat, dlng)) = sort::geo_of(&hit) {
+                        let d = sort::haversine_m(lat, lng, dlat, dlng).round() as u64;
+                        hit.insert("_geoDistance".into(), Value::from(d));
+                    }
+                }
+                hits.push(Value::Object(hit));
+            }
+        }
+        let ms = started.elapsed().as_millis() as u64;
+        let mut body = match (q.page, q.hits_per_page) {
+            (None, None) => json!({
+                "hits": hits, "query": query_text, "processingTimeMs": ms,
+                "limit": q.limit, "offset": q.offset,
+                "estimatedTotalHits": candidates.min(max_total_hits),
+            }),
+            (page, hpp) => {
+                let hpp = hpp.unwrap_or(20);
+                let total = candidates.min(max_total_hits);
+                let total_pages = if hpp == 0 { 0 } else { total.div_ceil(hpp) };
+                json!({
+                    "hits": hits, "query": query_text, "processingTimeMs": ms,
+                    "hitsPerPage": hpp, "page": page.unwrap_or(1), "totalPages": total_pages, "totalHits": total,
+                })
+            }
+        };
+        if let Some((distribution, stats)) = facet_json {
+            body["facetDistribution"] = distribution;
+            body["facetStats"] = stats;
+        }
+        serde_json::to_vec(&body).map_err(Error::internal)
+    }
+
+    /// The concrete attributes `facets` names: names must be filterable; `*` and patterns
+    /// expand to the filterable attributes present in the index.
+    fn facet_names(
+        &self,
+        rtxn: &heed::RoTxn,
+        requested: &[String],
+        filter_rules: &[rules::Rule],
+    ) -> Result<Vec<String>> {
+        let mut out = BTreeSet::new();
+        let mut invalid = Vec::new();
+        let mut known: Option<Vec<String>> = None;
+        for name in requested {
+            if name.contains('*') {
+                let known = match &mut known {
+                    Some(k) => k,
+                    None => known.insert(self.known_fields(rtxn, filter_rules)?),
+                };
+                out.extend(
+                    known
+                        .iter()
+                        .filter(|f| rules::pattern_matches(name, f))
+                        .cloned(),
+                );
+            } else if rules::is_filterable(filter_rules, name) {
+                out.insert(name.clone());
+            } else {
+                invalid.push(name.clone());
+            }
+        }
+        if !invalid.is_empty() {
+            return Err(Error::new(
+                "invalid_search_facets",
+                rules::facets_error(filter_rules, &invalid),
+            ));
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    /// The filterable attributes the index's documents hold (top-level fields, and the
+    /// nested paths plain rules name).
+    fn known_fields(
+        &self,
+        rtxn: &heed::RoTxn,
+        filter_rules: &[rules::Rule],
+    ) -> Result<Vec<String>> {
+        let fd: std::collections::BTreeMap<String, u64> =
+            match self.store.get_meta(rtxn, keys::FIELD_DISTRIBUTION)? {
+                Some(b) => serde_json::from_slice(b).map_err(Error::internal)?,
+                None => Default::default(),
+            };
+        let mut out: BTreeSet<String> = fd
+            .into_keys()
+            .filter(|f| rules::is_filterable(filter_rules, f))
+            .collect();
+        for r in filter_rules {
+            if let rules::Rule::Field(f) = r {
+                if f.contains('.') {
+                    out.insert(f.clone());
+                }
+            }
+        }
+        out.remove("_geo");
+        Ok(out.into_iter().collect())
+    }
+
+    /// `facetDistribution` and `facetStats` of `names` over `set`.
+    fn facet_json(
+        &self,
+        rtxn: &heed::RoTxn,
+        names: &[String],
+        set: &RoaringBitmap,
+        settings: Option<&Value>,
+    ) -> Result<(Value, Value)> {
+        let columns = self.columns(rtxn, names)?;
+        let max_values = max_values_per_facet(settings);
+        let mut distribution = Map::new();
+        let mut stats = Map::new();
+        for (name, column) in names.iter().zip(columns) {
+            let counts = facets::count(&column, set);
+            if let (Some(min), Some(max)) = (counts.min, counts.max) {
+                stats.insert(name.clone(), json!({"min": min, "max": max}));
+            }
+            let order = facet_order(settings, name);
+            distribution.insert(
+                name.clone(),
+                Value::Object(counts.distribution(&column, max_values, order)),
+            );
+        }
+        Ok((Value::Object(distribution), Value::Object(stats)))
+    }
+
+    /// Each candidate's keys for `specs`, `specs.len()` per candidate.
+    fn sort_keys(
+        &self,
+        rtxn: &heed::RoTxn,
+        specs: &[SortKey],
+        cands: &[Candidate],
+    ) -> Result<Vec<Key>> {
+        if specs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let paths: Vec<String> = specs
+            .iter()
+            .map(|s| match s {
+                SortKey::Field { name, .. } => name.clone(),
+                SortKey::GeoPoint { .. } => "_geo".to_string(),
+            })
+            .collect();
+        let columns = self.columns(rtxn, &paths)?;
+        let mut keys = Vec::with_capacity(cands.len() * specs.len());
+        for c in cands {
+            for (spec, column) in specs.iter().zip(&columns) {
+                keys.push(match spec {
+                    SortKey::Field { asc, .. } => column.sort_key(c.iid, *asc),
+                    SortKey::GeoPoint { lat, lng, .. } => match column.values(c.iid) {
+                        [Item::Num(dlat), Item::Num(dlng), ..] => {
+                            Key::Num(sort::haversine_m(*lat, *lng, *dlat, *dlng))
+                        }
+                        _ => Key::Missing,
+                    },
+                });
+            }
+        }
+        Ok(keys)
+    }
+
+    /// Keyword search on the fast path: documents holding every word first, then those
+    /// holding some of them, each group by BM25. Returns the page's internal ids and the
+    /// candidate count capped at `max` (`maxTotalHits`).
+    fn keyword_page(
+        &self,
+        searcher: &tantivy::Searcher,
+        terms: &Terms,
+        offset: usize,
+        limit: usize,
+        max: usize,
+        allowed: Option<Arc<RoaringBitmap>>,
+    ) -> Result<(Vec<u32>, usize)> {
+        let Terms { terms, lower_bound } = terms;
+        let term_query = |t: &Term| -> Box<dyn Query> {
+            Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs))
+        };
+        let boolean = |occur: Occur| -> Box<dyn Query> {
+            Box::new(BooleanQuery::new(
+                terms.iter().map(|t| (occur, term_query(t))).collect(),
+            ))
+        };
+        // A lone word is searched as a term query: tantivy prunes a single term scorer with
+        // its block-max scores, which it does not do for a one-clause boolean query.
+        let any_word: Box<dyn Query> = if terms.len() == 1 {
+            term_query(&terms[0])
+        } else {
+            boolean(Occur::Should)
+        };
+        let fetch = (offset + limit).min(max).max(1);
+        // With a filter, only documents of `allowed` are collected (by their `iid` column).
+        fn run<C: Collector>(
+            searcher: &tantivy::Searcher,
+            query: &dyn Query,
+            collector: C,
+            allowed: &Option<Arc<RoaringBitmap>>,
+        ) -> Result<C::Fruit> {
+            match allowed {
+                Some(set) => {
+                    let set = set.clone();
+                    let keep = move |iid: u64| set.contains(iid as u32);
+                    let filtered = FilterCollector::new("iid".to_string(), keep, collector);
+                    searcher.search(query, &filtered).map_err(tv)
+                }
+                None => searcher.search(query, &collector).map_err(tv),
+            }
+        }
+        let top_of = |query: &dyn Query, n: usize| -> Result<Vec<DocAddress>> {
+            let top = TopDocs::with_limit(n).order_by_score();
+            Ok(run(searcher, query, top, &allowed)?
+                .into_iter()
+                .map(|(_, addr)| addr)
+                .collect())
+        };
+        // Every word first: an intersection, driven by the rarest word, is cheap even when
+        // one word is in most documents. The rest of the page comes from the union.
+        let mut top = if terms.len() > 1 {
+            top_of(boolean(Occur::Must).as_ref(), fetch)?
+        } else {
+            top_of(any_word.as_ref(), fetch)?
+        };
+        if top.len() < fetch && terms.len() > 1 {
+            let seen: HashSet<DocAddress> = top.iter().copied().collect();
+            let more = top_of(any_word.as_ref(), fetch + seen.len())?;
+            top.extend(
+                more.into_iter()
+                    .filter(|a| !seen.contains(a))
+                    .take(fetch - top.len()),
+            );
+        }
+        // The count is capped at `max`: when one word alone reaches it, the union is never walked.
+        let count = if *lower_bound >= max as u64 && allowed.is_none() {
+            max
+        } else {
+            run(searcher, any_word.as_ref(), Count, &allowed)?
+        };
+        let mut iids = Vec::new();
+        let mut columns = std::collections::HashMap::new();
+        for addr in top.into_iter().skip(offset).take(limit) {
+            let column = match columns.entry(addr.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                    searcher
+                        .segment_reader(addr.segment_ord)
+                        .fast_fields()
+                        .u64("iid")
+                        .map_err(tv)?,
+                ),
+            };
+            if let Some(v) = column.first(addr.doc_id) {
+                iids.push(v as u32);
+            }
+        }
+        Ok((iids, count))
+    }
+
+    /// `POST /indexes/{uid}/facet-search`: the values of one facet among the documents the
+    /// accompanying query and filter match, with their counts.
+    pub fn facet_search(&self, q: &FacetSearchQuery) -> Result<Vec<u8>> {
+        let started = Instant::now();
+        let rtxn = self.store.read()?;
+        let settings = self.stored_settings(&rtxn)?;
+        let settings = settings.as_ref();
+        if settings.is_some_and(|s| s["facetSearch"] == Value::Bool(false)) {
+            return Err(Error::new(
+                "facet_search_disabled",
+                "The facet search is disabled for this index",
+            ));
+        }
+        let filter_rules = rules::rules_of(settings);
+        if let Some(m) = rules::facet_search_error(&filter_rules, &q.facet_name) {
+            return Err(Error::new("invalid_facet_search_facet_name", m));
+        }
+        let allowed = self.allowed_ids(
+            &rtxn,
+            q.filter.as_ref(),
+            settings,
+            "invalid_search_filter",
+            q.contains_filter,
+        )?;
+        let searcher = self.reader.searcher();
+        let terms = self.terms(&searcher, q.q.as_deref().unwrap_or(""))?;
+        let mut set: RoaringBitmap = if terms.terms.is_empty() {
+            match allowed {
+                Some(a) => (*a).clone(),
+                None => (*self.all_ids(&rtxn)?).clone(),
+            }
+        } else {
+            self.keyword_candidates(&searcher, &terms.terms, allowed.as_deref())?
+                .0
+                .into_iter()
+                .map(|(iid, _)| iid)
+                .collect()
+        };
+        let distinct = settings
+            .and_then(|s| s["distinctAttribute"].as_str())
+            .map(str::to_string);
+        if let (true, Some(field)) = (q.exhaustive_facet_count, distinct) {
+            let column = self.columns(&rtxn, &[field])?.remove(0);
+            let order: Vec<u32> = set.iter().collect();
+            set = apply_distinct(&column, order, |iid| iid)
+                .into_iter()
+                .collect();
+        }
+        let column = self
+            .columns(&rtxn, std::slice::from_ref(&q.facet_name))?
+            .remove(0);
+        let typos = facet_query_typos(settings, &q.facet_name, q.facet_query.as_deref());
+        let hits = facets::count(&column, &set).search(
+            &column,
+            q.facet_query.as_deref(),
+            typos,
+            max_values_per_facet(settings),
+            facet_order(settings, &q.facet_name),
+        );
+        let hits: Vec<Value> = hits
+            .into_iter()
+            .map(|(value, count)| json!({"value": value, "count": count}))
+            .collect();
+        let ms = started.elapsed().as_millis() as u64;
+        serde_json::to_vec(&json!({
+            "facetHits": hits,
+            "facetQuery": q.facet_query,
+            "processingTimeMs": ms,
+        }))
+        .map_err(Error::internal)
+    }
+}
+
+fn direction(key: &SortKey) -> bool {
+    match key {
+        SortKey::Field { asc, .. } | SortKey::GeoPoint { asc, .. } => *asc,
+    }
+}
+
+/// How many typos a facet query may hold: by its length in bytes against
+/// `typoTolerance.minWordSizeForTypos`; none when typos are off for the index or the facet,
+/// or when the query is one of `disableOnWords`.
+fn facet_query_typos(settings: Option<&Value>, facet: &str, query: Option<&str>) -> u8 {
+    let Some(query) = query else { return 0 };
+    let typo = settings.map(|s| &s["typoTolerance"]);
+    let get = |path: &[&str]| -> Option<&Value> {
+        let mut v = typo?;
+        for p in path {
+            v = v.get(p)?;
+        }
+        Some(v)
+    };
+    if get(&["enabled"]) == Some(&Value::Bool(false)) {
+        return 0;
+    }
+    let listed = |name: &str, needle: &str| {
+        get(&[name])
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(needle)))
+    };
+    if listed("disableOnAttributes", facet) || listed("disableOnWords", query) {
+        return 0;
+    }
+    let one = get(&["minWordSizeForTypos", "oneTypo"])
+        .and_then(Value::as_u64)
+        .unwrap_or(5) as usize;
+    let two = get(&["minWordSizeForTypos", "twoTypos"])
+        .and_then(Value::as_u64)
+        .unwrap_or(9) as usize;
+    let len = query.trim().len();
+    if len >= two {
+        2
+    } else if len >= one {
+        1
+    } else {
+        0
+    }
+}
+
+/// Keeps, in `order`, the first document of each distinct value: a kept document removes
+/// every later one sharing any of its values; documents without a value are all kept.
+fn apply_distinct<T: Copy>(column: &Column, order: Vec<T>, iid_of: impl Fn(T) -> u32) -> Vec<T> {
+    let mut seen_numbers: HashSet<u64> = HashSet::new();
+    let mut seen_strings = vec![false; column.strings.len()];
+    let mut out = Vec::with_capacity(order.len());
+    for item in order {
+        let values = column.values(iid_of(item));
+        let taken = values.iter().any(|v| match *v {
+            Item::Num(n) => seen_numbers.contains(&num_bits(n)),
+            Item::Str(id) => seen_strings[id as usize],
+        });
+        if taken {
+            continue;
+        }
+        for v in values {
+            match *v {
+                Item::Num(n) => {
+                    seen_numbers.insert(num_bits(n));
+                }
+                Item::Str(id) => seen_strings[id as usize] = true,
+            }
+        }
+        out.push(item);
+    }
+    out
+}
+
+fn num_bits(n: f64) -> u64 {
+    if n == 0.0 {
+        0
+    } else {
+        n.to_bits()
+    }
+}
