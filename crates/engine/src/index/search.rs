@@ -173,21 +173,63 @@ impl SegmentCollector for IidScoresSegment {
     }
 }
 
-/// The query's words as tantivy terms (deduplicated), with a lower bound of how many live
-/// documents hold at least one of them.
+/// The query's words as tantivy terms: one group per word (deduplicated), the last word's
+/// group holding its prefix completions too; with a lower bound of how many live documents
+/// hold at least one word.
 struct Terms {
-    terms: Vec<Term>,
+    groups: Vec<Vec<Term>>,
     lower_bound: u64,
 }
 
+/// How many completions a prefix expands to (the most frequent ones).
+const PREFIX_EXPANSIONS: usize = 50;
+/// How many dictionary entries a prefix scan reads per segment, at most.
+const PREFIX_SCAN: usize = 50_000;
+
+/// A word group as a query: the term, or any of its alternatives.
+fn group_query(group: &[Term]) -> Box<dyn Query> {
+    let term = |t: &Term| -> Box<dyn Query> {
+        Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs))
+    };
+    if group.len() == 1 {
+        term(&group[0])
+    } else {
+        Box::new(BooleanQuery::new(
+            group.iter().map(|t| (Occur::Should, term(t))).collect(),
+        ))
+    }
+}
+
+/// Documents holding any word (`Should`) or every word (`Must`).
+fn groups_query(groups: &[Vec<Term>], occur: Occur) -> Box<dyn Query> {
+    if groups.len() == 1 {
+        return group_query(&groups[0]);
+    }
+    Box::new(BooleanQuery::new(
+        groups.iter().map(|g| (occur, group_query(g))).collect(),
+    ))
+}
+
+/// Whether the query's last word is searched as a prefix: unless a space follows it or the
+/// index's `prefixSearch` is `disabled`.
+fn last_word_is_prefix(settings: Option<&Value>, text: &str) -> bool {
+    !text.ends_with(char::is_whitespace)
+        && settings.is_none_or(|s| s["prefixSearch"].as_str() != Some("disabled"))
+}
+
 impl Index {
-    fn terms(&self, searcher: &tantivy::Searcher, text: &str) -> Result<Terms> {
+    fn terms(&self, searcher: &tantivy::Searcher, text: &str, prefix: bool) -> Result<Terms> {
         let mut tokenizer = self
             .tantivy
             .tokenizer_for_field(self.fields.words)
             .map_err(tv)?;
         let mut stream = tokenizer.token_stream(text);
-        let mut terms: Vec<Term> = Vec::new();
+        let mut words: Vec<String> = Vec::new();
+        while let Some(tok) = stream.next() {
+            if !words.contains(&tok.text) {
+                words.push(tok.text.clone());
+            }
+        }
         // The union has at least as many live documents as its largest term; deleted
         // documents not yet merged away still count in a term's frequency.
         let deleted: u64 = searcher
@@ -196,16 +238,57 @@ impl Index {
             .map(|r| r.num_deleted_docs() as u64)
             .sum();
         let mut lower_bound = 0u64;
-        while let Some(tok) = stream.next() {
-            let term = Term::from_field_text(self.fields.words, &tok.text);
-            if terms.contains(&term) {
-                continue;
+        let mut groups = Vec::with_capacity(words.len());
+        let last = words.len().saturating_sub(1);
+        for (i, word) in words.iter().enumerate() {
+            let exact = Term::from_field_text(self.fields.words, word);
+            let mut group = vec![exact];
+            if prefix && i == last {
+                group.extend(self.completions(searcher, word)?);
             }
-            let df = searcher.doc_freq(&term).map_err(tv)?;
-            lower_bound = lower_bound.max(df.saturating_sub(deleted));
-            terms.push(term);
+            for t in &group {
+                let df = searcher.doc_freq(t).map_err(tv)?;
+                lower_bound = lower_bound.max(df.saturating_sub(deleted));
+            }
+            groups.push(group);
         }
-        Ok(Terms { terms, lower_bound })
+        Ok(Terms {
+            groups,
+            lower_bound,
+        })
+    }
+
+    /// The most frequent indexed words starting with `prefix` (the word itself aside).
+    fn completions(&self, searcher: &tantivy::Searcher, prefix: &str) -> Result<Vec<Term>> {
+        let mut freq: std::collections::HashMap<Vec<u8>, u64> = Default::default();
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
+            let mut stream = inverted
+                .terms()
+                .range()
+                .ge(prefix.as_bytes())
+                .into_stream()
+                .map_err(|e| Error::internal(e.to_string()))?;
+            let mut read = 0;
+            while stream.advance() && read < PREFIX_SCAN {
+                let key = stream.key();
+                if !key.starts_with(prefix.as_bytes()) {
+                    break;
+                }
+                if key.len() > prefix.len() {
+                    *freq.entry(key.to_vec()).or_default() += stream.value().doc_freq as u64;
+                }
+                read += 1;
+            }
+        }
+        let mut found: Vec<(Vec<u8>, u64)> = freq.into_iter().collect();
+        found.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        found.truncate(PREFIX_EXPANSIONS);
+        Ok(found
+            .into_iter()
+            .filter_map(|(k, _)| String::from_utf8(k).ok())
+            .map(|w| Term::from_field_text(self.fields.words, &w))
+            .collect())
     }
 
     /// Every internal id, cached per generation.
@@ -260,37 +343,24 @@ impl Index {
         Ok(found.into_iter().map(|c| c.expect("built above")).collect())
     }
 
-    /// Every document matching `terms` (any of them) with its score, and those holding all.
+    /// Every document matching some word of `groups` with its score, and those holding all.
     fn keyword_candidates(
         &self,
         searcher: &tantivy::Searcher,
-        terms: &[Term],
+        groups: &[Vec<Term>],
         allowed: Option<&RoaringBitmap>,
     ) -> Result<(Vec<(u32, f32)>, RoaringBitmap)> {
-        let term_query = |t: &Term| -> Box<dyn Query> {
-            Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs))
-        };
-        let any: Box<dyn Query> = if terms.len() == 1 {
-            term_query(&terms[0])
-        } else {
-            Box::new(BooleanQuery::new(
-                terms
-                    .iter()
-                    .map(|t| (Occur::Should, term_query(t)))
-                    .collect(),
-            ))
-        };
+        let any = groups_query(groups, Occur::Should);
         let mut scored = searcher.search(any.as_ref(), &IidScores).map_err(tv)?;
         if let Some(allowed) = allowed {
             scored.retain(|(iid, _)| allowed.contains(*iid));
         }
-        let all_words: RoaringBitmap = if terms.len() == 1 {
+        let all_words: RoaringBitmap = if groups.len() == 1 {
             scored.iter().map(|(iid, _)| *iid).collect()
         } else {
-            let every =
-                BooleanQuery::new(terms.iter().map(|t| (Occur::Must, term_query(t))).collect());
+            let every = groups_query(groups, Occur::Must);
             searcher
-                .search(&every, &IidScores)
+                .search(every.as_ref(), &IidScores)
                 .map_err(tv)?
                 .into_iter()
                 .map(|(iid, _)| iid)
@@ -359,8 +429,9 @@ impl Index {
         let limit = limit.min(max_total_hits.saturating_sub(offset));
         let query_text = q.q.clone().unwrap_or_default();
         let searcher = self.reader.searcher();
-        let terms = self.terms(&searcher, &query_text)?;
-        let placeholder = terms.terms.is_empty();
+        let prefix = last_word_is_prefix(settings, &query_text);
+        let terms = self.terms(&searcher, &query_text, prefix)?;
+        let placeholder = terms.groups.is_empty();
 
         // The order's criteria, from the ranking rules.
         let mut criteria = Vec::new();
@@ -446,7 +517,7 @@ impl Index {
                     .collect()
             } else {
                 let (scored, all_words) =
-                    self.keyword_candidates(&searcher, &terms.terms, allowed.as_deref())?;
+                    self.keyword_candidates(&searcher, &terms.groups, allowed.as_deref())?;
                 scored
                     .into_iter()
                     .map(|(iid, score)| Candidate {
@@ -704,22 +775,13 @@ impl Index {
         max: usize,
         allowed: Option<Arc<RoaringBitmap>>,
     ) -> Result<(Vec<u32>, usize)> {
-        let Terms { terms, lower_bound } = terms;
-        let term_query = |t: &Term| -> Box<dyn Query> {
-            Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs))
-        };
-        let boolean = |occur: Occur| -> Box<dyn Query> {
-            Box::new(BooleanQuery::new(
-                terms.iter().map(|t| (occur, term_query(t))).collect(),
-            ))
-        };
+        let Terms {
+            groups,
+            lower_bound,
+        } = terms;
         // A lone word is searched as a term query: tantivy prunes a single term scorer with
         // its block-max scores, which it does not do for a one-clause boolean query.
-        let any_word: Box<dyn Query> = if terms.len() == 1 {
-            term_query(&terms[0])
-        } else {
-            boolean(Occur::Should)
-        };
+        let any_word = groups_query(groups, Occur::Should);
         let fetch = (offset + limit).min(max).max(1);
         // With a filter, only documents of `allowed` are collected (by their `iid` column).
         fn run<C: Collector>(
@@ -747,12 +809,12 @@ impl Index {
         };
         // Every word first: an intersection, driven by the rarest word, is cheap even when
         // one word is in most documents. The rest of the page comes from the union.
-        let mut top = if terms.len() > 1 {
-            top_of(boolean(Occur::Must).as_ref(), fetch)?
+        let mut top = if groups.len() > 1 {
+            top_of(groups_query(groups, Occur::Must).as_ref(), fetch)?
         } else {
             top_of(any_word.as_ref(), fetch)?
         };
-        if top.len() < fetch && terms.len() > 1 {
+        if top.len() < fetch && groups.len() > 1 {
             let seen: HashSet<DocAddress> = top.iter().copied().collect();
             let more = top_of(any_word.as_ref(), fetch + seen.len())?;
             top.extend(
@@ -812,14 +874,15 @@ impl Index {
             q.contains_filter,
         )?;
         let searcher = self.reader.searcher();
-        let terms = self.terms(&searcher, q.q.as_deref().unwrap_or(""))?;
-        let mut set: RoaringBitmap = if terms.terms.is_empty() {
+        let text = q.q.as_deref().unwrap_or("");
+        let terms = self.terms(&searcher, text, last_word_is_prefix(settings, text))?;
+        let mut set: RoaringBitmap = if terms.groups.is_empty() {
             match allowed {
                 Some(a) => (*a).clone(),
                 None => (*self.all_ids(&rtxn)?).clone(),
             }
         } else {
-            self.keyword_candidates(&searcher, &terms.terms, allowed.as_deref())?
+            self.keyword_candidates(&searcher, &terms.groups, allowed.as_deref())?
                 .0
                 .into_iter()
                 .map(|(iid, _)| iid)
