@@ -102,6 +102,68 @@ fn short_json(doc: &Map<String, Value>) -> String {
     }
 }
 
+/// Checks a document's `_geo` (when `_geo` is filterable or sortable): `null`, or an object with
+/// exactly `lat` and `lng`, each a finite number or a string holding one. `shown_id` is the
+/// document's id as JSON (`"11"` or `11`), as Meilisearch prints it.
+pub fn validate_geo(doc: &Map<String, Value>, shown_id: &str) -> Result<()> {
+    let geo_error = |m: String| Error::new("invalid_document_geo_field", m);
+    let object = match doc.get("_geo") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Object(o)) => o,
+        Some(other) => {
+            return Err(geo_error(format!(
+                "The `_geo` field in the document with the id: `{shown_id}` is not an object. Was expecting an object with the `_geo.lat` and `_geo.lng` fields but instead got `{other}`."
+            )))
+        }
+    };
+    let (lat, lng) = match (object.get("lat"), object.get("lng")) {
+        (Some(lat), Some(lng)) => (lat, lng),
+        (Some(_), None) => {
+            return Err(geo_error(format!(
+                "Could not find longitude in the document with the id: `{shown_id}`. Was expecting a `_geo.lng` field."
+            )))
+        }
+        (None, Some(_)) => {
+            return Err(geo_error(format!(
+                "Could not find latitude in the document with the id: `{shown_id}`. Was expecting a `_geo.lat` field."
+            )))
+        }
+        (None, None) => {
+            return Err(geo_error(format!(
+                "Could not find latitude nor longitude in the document with the id: `{shown_id}`. Was expecting `_geo.lat` and `_geo.lng` fields."
+            )))
+        }
+    };
+    let extra: Map<String, Value> = object
+        .iter()
+        .filter(|(k, _)| *k != "lat" && *k != "lng")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !extra.is_empty() {
+        return Err(geo_error(format!(
+            "The `_geo` field in the document with the id: `{shown_id}` contains the following unexpected fields: `{}`.",
+            Value::Object(extra)
+        )));
+    }
+    let finite = |v: &Value| match v {
+        Value::Number(n) => n.as_f64().filter(|f| f.is_finite()),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+        _ => None,
+    };
+    match (finite(lat), finite(lng)) {
+        (Some(_), Some(_)) => Ok(()),
+        (None, None) => Err(geo_error(format!(
+            "Could not parse latitude nor longitude in the document with the id: `{shown_id}`. Was expecting finite numbers but instead got `{lat}` and `{lng}`."
+        ))),
+        (None, _) => Err(geo_error(format!(
+            "Could not parse latitude in the document with the id: `{shown_id}`. Was expecting a finite number but instead got `{lat}`."
+        ))),
+        (_, None) => Err(geo_error(format!(
+            "Could not parse longitude in the document with the id: `{shown_id}`. Was expecting a finite number but instead got `{lng}`."
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

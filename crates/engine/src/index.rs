@@ -731,6 +731,22 @@ impl Index {
         let mut pk = state.primary_key.clone();
         let mut total = 0u64;
         let mut first_error: Option<Error> = None;
+        let settings = match &state.settings {
+            Some(s) => Some(s.clone()),
+            None => self.stored_settings(txn)?,
+        };
+        // `_geo` is checked when something reads it (a filter or a sort), `_geojson` when
+        // filters read it.
+        let rules = crate::filter::rules::rules_of(settings.as_ref());
+        let plain_rule = |name: &str| {
+            rules
+                .iter()
+                .any(|r| matches!(r, crate::filter::rules::Rule::Field(f) if f == name))
+        };
+        let check_geo = plain_rule("_geo")
+            || string_list(settings.as_ref(), "sortableAttributes")
+                .is_some_and(|s| s.iter().any(|f| f == "_geo"));
+        let check_geojson = plain_rule("_geojson");
         payload::read_staged(file, |doc| {
             if first_error.is_some() {
                 return Ok(());
@@ -747,8 +763,32 @@ impl Index {
                     },
                 }
             }
-            if let Err(e) = docid::document_id(&doc, pk.as_deref().unwrap()) {
-                first_error = Some(e);
+            let pk = pk.as_deref().unwrap();
+            match docid::document_id(&doc, pk) {
+                Err(e) => first_error = Some(e),
+                Ok(id) if check_geo || check_geojson => {
+                    let shown = match doc.get(pk) {
+                        Some(Value::Number(n)) => n.to_string(),
+                        _ => Value::String(id).to_string(),
+                    };
+                    if check_geo {
+                        if let Err(e) = docid::validate_geo(&doc, &shown) {
+                            first_error = Some(e);
+                        }
+                    }
+                    match doc.get("_geojson") {
+                        Some(g)
+                            if check_geojson && !g.is_null() && !crate::geojson::is_valid(g) =>
+                        {
+                            first_error.get_or_insert(Error::new(
+                                "invalid_document_geojson_field",
+                                format!("The `_geojson` field in the document with the id: `{shown}` is not a valid GeoJSON object (Point, MultiPoint, LineString, MultiLineString, Polygon, MultiPolygon, GeometryCollection, Feature or FeatureCollection): `{g}`."),
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+                Ok(_) => {}
             }
             total += 1;
             Ok(())

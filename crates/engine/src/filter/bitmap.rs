@@ -2,7 +2,8 @@
 //! its attribute's [`ValueIndex`] (documents by value, numbers sorted), and `AND`/`OR`/`NOT`
 //! become bitmap operations. Same results as [`super::eval::matches`] document by document;
 //! the conditions columns can't answer (`EXISTS`, `IS NULL`, `IS EMPTY`, which look at
-//! structure the columns drop) make [`supported`] false and the caller scans instead.
+//! structure the columns drop, and `_geoPolygon`, which reads `_geojson` shapes) make
+//! [`supported`] false and the caller scans instead.
 //!
 //! [`ValueIndex`]: crate::facets::ValueIndex
 
@@ -22,6 +23,8 @@ pub fn supported(node: &Node) -> bool {
         Node::Not(n) => supported(n),
         Node::Field { test, .. } => !matches!(test, Test::Exists | Test::Null | Test::Empty),
         Node::GeoRadius { .. } | Node::GeoBox { .. } | Node::Never => true,
+        // Shapes are read from the documents.
+        Node::GeoPolygon(_) => false,
     }
 }
 
@@ -75,7 +78,7 @@ pub fn evaluate(
             };
             *bottom <= lat && lat <= *top && lng_ok
         }),
-        Node::Never => RoaringBitmap::new(),
+        Node::GeoPolygon(_) | Node::Never => RoaringBitmap::new(),
     }
 }
 

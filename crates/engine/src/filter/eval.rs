@@ -44,6 +44,8 @@ pub enum Node {
         bottom: f64,
         left: f64,
     },
+    /// `_geoPolygon`: the document's `_geojson` shape intersects these `(lat, lng)` vertices.
+    GeoPolygon(Vec<(f64, f64)>),
     Never,
 }
 
@@ -184,8 +186,13 @@ pub fn compile(expr: &Expr) -> Node {
                 _ => Node::Never,
             }
         }
-        // GeoJSON shapes are not indexed; validation rejects polygons before this point.
-        Expr::GeoPolygon { .. } => Node::Never,
+        Expr::GeoPolygon { points } => {
+            let vertices: Option<Vec<(f64, f64)>> = points
+                .iter()
+                .map(|p| Some((num(&p[0])?, num(&p[1])?)))
+                .collect();
+            vertices.map_or(Node::Never, Node::GeoPolygon)
+        }
     }
 }
 
@@ -220,6 +227,9 @@ pub fn matches(node: &Node, doc: &Map<String, Value>) -> bool {
             };
             *bottom <= lat && lat <= *top && lng_ok
         }),
+        Node::GeoPolygon(vertices) => doc
+            .get("_geojson")
+            .is_some_and(|g| crate::geojson::intersects_polygon(g, vertices)),
         Node::Never => false,
     }
 }

@@ -245,9 +245,8 @@ fn paths_of(expr: &Expr) -> Vec<String> {
                 continue;
             }
             Expr::Cond { field, .. } | Expr::In { field, .. } => field.value.as_str(),
-            Expr::GeoRadius { .. } | Expr::GeoBoundingBox { .. } | Expr::GeoPolygon { .. } => {
-                "_geo"
-            }
+            Expr::GeoRadius { .. } | Expr::GeoBoundingBox { .. } => "_geo",
+            Expr::GeoPolygon { .. } => "_geojson",
         };
         if !out.iter().any(|p| p == path) {
             out.push(path.to_string());

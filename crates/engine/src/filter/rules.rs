@@ -334,8 +334,15 @@ pub fn validate(filter: &Filter, settings: Option<&Value>) -> Result<(), String>
                 }
             }
             Expr::GeoPolygon { points } => {
-                // GeoJSON shapes are not indexed: `_geojson` is never filterable here.
-                return Err(not_filterable(filter, &rules, &points[0][0], "_geojson"));
+                for p in points {
+                    check_point(filter, &p[0], &p[1])?;
+                }
+                let geojson = rules
+                    .iter()
+                    .any(|r| matches!(r, Rule::Field(f) if f == "_geojson"));
+                if !geojson {
+                    return Err(not_filterable(filter, &rules, &points[0][0], "_geojson"));
+                }
             }
         }
     }

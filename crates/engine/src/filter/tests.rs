@@ -444,3 +444,133 @@ fn test_reads_only_the_fields_it_needs() {
         assert!(!f.reads_field(name), "{name}");
     }
 }
+
+/// A stable-toolchain companion of the `cargo fuzz` target (crates/engine/fuzz): random
+/// sentences over the filter's own vocabulary must parse or fail cleanly, and columns must
+/// agree with documents on every filter that parses.
+#[test]
+fn test_random_filters_never_panic_and_columns_agree() {
+    const WORDS: &[&str] = &[
+        "genre",
+        "year",
+        "tags",
+        "o.x",
+        "=",
+        "!=",
+        ">",
+        ">=",
+        "<",
+        "<=",
+        "TO",
+        "IN",
+        "NOT",
+        "AND",
+        "OR",
+        "(",
+        ")",
+        "[",
+        "]",
+        ",",
+        "EXISTS",
+        "IS",
+        "NULL",
+        "EMPTY",
+        "drama",
+        "\"Élan\"",
+        "'a b'",
+        "2015",
+        "-1.5",
+        "1e300",
+        "_geoRadius(",
+        "_geoBoundingBox(",
+        "0",
+        "\"",
+        "'",
+        "\\",
+        "CONTAINS",
+        "STARTS",
+        "WITH",
+        "true",
+    ];
+    let docs = [
+        json!({"genre": "Drama", "year": 2015, "tags": ["a b", "B"], "o": {"x": 1}}),
+        json!({"genre": ["élan", "x"], "year": "2012", "tags": [], "o": [{"x": 2}]}),
+        json!({"genre": null, "year": 1e300, "tags": [null, true], "o.x": -1.5,
+               "_geo": {"lat": 0, "lng": 0}}),
+        json!({}),
+    ];
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut parsed = 0;
+    for _ in 0..20_000 {
+        let text = if next(2) == 0 {
+            // Word salad: mostly syntax errors.
+            let len = 1 + next(12);
+            let sentence: Vec<&str> = (0..len).map(|_| WORDS[next(WORDS.len())]).collect();
+            sentence.join(if next(2) == 0 { " " } else { "" })
+        } else {
+            // Conditions joined by AND/OR, some negated or grouped.
+            const FIELDS: &[&str] = &["genre", "year", "tags", "o.x", "o", "missing"];
+            const VALUES: &[&str] = &[
+                "drama",
+                "\"Élan\"",
+                "'a b'",
+                "2015",
+                "-1.5",
+                "1e300",
+                "2012",
+                "b",
+                "true",
+                "\"\"",
+            ];
+            const OPS: &[&str] = &["=", "!=", ">", ">=", "<", "<="];
+            let mut parts = Vec::new();
+            for _ in 0..1 + next(4) {
+                let f = FIELDS[next(FIELDS.len())];
+                let (a, b) = (VALUES[next(VALUES.len())], VALUES[next(VALUES.len())]);
+                let op = OPS[next(OPS.len())];
+                let cond = match next(7) {
+                    0 => format!("{f} IN [{a}, {b}]"),
+                    1 => format!("{f} {a} TO {b}"),
+                    2 => format!("{f} EXISTS"),
+                    3 => format!("{f} IS NOT EMPTY"),
+                    4 => format!("{f} IS NULL"),
+                    _ => format!("{f} {op} {a}"),
+                };
+                parts.push(match next(4) {
+                    0 => format!("NOT {cond}"),
+                    1 => format!("({cond} OR {f} = {})", VALUES[next(VALUES.len())]),
+                    _ => cond,
+                });
+            }
+            parts.join(if next(2) == 0 { " AND " } else { " OR " })
+        };
+        let Ok(Some(f)) = Filter::from_json(&Value::String(text.clone())) else {
+            continue;
+        };
+        parsed += 1;
+        let _ = f.validate(None);
+        let by_document: Vec<usize> = docs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| f.matches(&doc((*d).clone())))
+            .map(|(i, _)| i)
+            .collect();
+        if f.columns_can_answer() {
+            assert_eq!(
+                by_columns(&f, &docs),
+                by_document,
+                "columns disagree on {text}"
+            );
+        }
+    }
+    assert!(
+        parsed > 500,
+        "the generator should produce valid filters too ({parsed})"
+    );
+}
