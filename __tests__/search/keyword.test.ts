@@ -61,3 +61,53 @@ describe('last word as a prefix', () => {
     expect(r.body.hits).toEqual([]);
   });
 });
+
+describe('formatting', () => {
+  let uid: string;
+  const BOOKS = [
+    { id: 456, title: 'Le Petit Prince', comment: 'A french book about a prince that walks on little cute planets', genre: ['adventure', 'fantasy'], isNull: null, isTrue: true, meta: { pages: 96, tag: 'Prince classic' } },
+  ];
+  beforeAll(async () => {
+    uid = uniqueIndex('fmt');
+    const r = await s.api('POST', `/indexes/${uid}/documents`, { body: BOOKS });
+    expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+  });
+  const search = (body: unknown) => s.api('POST', `/indexes/${uid}/search`, { body });
+
+  it('when highlighting, then matches are wrapped, numbers become strings, other fields stay', async () => {
+    const r = await search({ q: 'prince', attributesToHighlight: ['title', 'meta'] });
+    const f = r.body.hits[0]._formatted;
+    expect(f.title).toBe('Le Petit <em>Prince</em>');
+    expect(f.comment).toBe(BOOKS[0].comment);
+    expect(f.id).toBe('456');
+    expect(f.meta).toEqual({ pages: '96', tag: '<em>Prince</em> classic' });
+    expect(f.isNull).toBeNull();
+    expect(f.isTrue).toBe(true);
+    expect(Object.keys(r.body.hits[0]).slice(-1)).toEqual(['_formatted']);
+  });
+
+  it('when tags and a prefix are given, then only the typed part is wrapped in those tags', async () => {
+    const r = await search({ q: 'pri', attributesToHighlight: ['*'], highlightPreTag: '[', highlightPostTag: ']' });
+    expect(r.body.hits[0]._formatted.comment).toBe('A french book about a [pri]nce that walks on little cute planets');
+  });
+
+  it('when cropping, then the best window of cropLength words is kept with markers', async () => {
+    const r = await search({ q: 'prince', attributesToCrop: ['comment'], cropLength: 6 });
+    expect(r.body.hits[0]._formatted.comment).toBe('…book about a prince that walks…');
+    const own = await search({ q: 'prince', attributesToCrop: ['comment:3'], cropMarker: '~', attributesToHighlight: ['comment'] });
+    expect(own.body.hits[0]._formatted.comment).toBe('~a <em>prince</em> that~');
+    // Only displayed-and-asked fields are added: not retrieved, but cropped, so present.
+    const some = await search({ q: 'prince', attributesToRetrieve: ['id'], attributesToCrop: ['comment:2'] });
+    expect(some.body.hits[0]).toEqual({ id: 456, _formatted: { id: '456', comment: '…a prince…' } });
+  });
+
+  it('when match positions are asked, then byte offsets per field come back, with array indices', async () => {
+    const r = await search({ q: 'prince fantasy', showMatchesPosition: true, attributesToRetrieve: ['id'] });
+    expect(r.body.hits[0]._matchesPosition).toEqual({
+      comment: [{ start: 22, length: 6 }],
+      genre: [{ start: 0, length: 7, indices: [1] }],
+      'meta.tag': [{ start: 0, length: 6 }],
+      title: [{ start: 9, length: 6 }],
+    });
+  });
+});

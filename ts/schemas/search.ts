@@ -102,6 +102,13 @@ export function engineQuery(b: SearchBody): Record<string, unknown> {
     sort: b.sort ?? null,
     facets: b.facets ?? null,
     distinct: b.distinct ?? null,
+    attributesToHighlight: b.attributesToHighlight ?? null,
+    attributesToCrop: b.attributesToCrop ?? null,
+    cropLength: b.cropLength ?? 10,
+    cropMarker: b.cropMarker ?? '…',
+    highlightPreTag: b.highlightPreTag ?? '<em>',
+    highlightPostTag: b.highlightPostTag ?? '</em>',
+    showMatchesPosition: b.showMatchesPosition ?? false,
   };
 }
 

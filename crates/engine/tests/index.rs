@@ -35,20 +35,7 @@ fn fetch_all(index: &Index) -> Value {
 }
 
 fn search(index: &Index, q: Option<&str>) -> Value {
-    let q = SearchQuery {
-        q: q.map(str::to_string),
-        offset: 0,
-        limit: 20,
-        page: None,
-        hits_per_page: None,
-        attributes_to_retrieve: None,
-        retrieve_vectors: false,
-        filter: None,
-        contains_filter: false,
-        sort: None,
-        facets: None,
-        distinct: None,
-    };
+    let q: SearchQuery = serde_json::from_value(json!({ "q": q })).unwrap();
     serde_json::from_slice(&index.search(&q).unwrap()).unwrap()
 }
 
@@ -269,20 +256,7 @@ fn placeholder_search_pagination() {
     index
         .apply_batch(vec![add(1, a, Method::Replace, None)])
         .unwrap();
-    let q = SearchQuery {
-        q: None,
-        offset: 0,
-        limit: 20,
-        page: Some(2),
-        hits_per_page: Some(10),
-        attributes_to_retrieve: None,
-        retrieve_vectors: false,
-        filter: None,
-        contains_filter: false,
-        sort: None,
-        facets: None,
-        distinct: None,
-    };
+    let q: SearchQuery = serde_json::from_value(json!({ "page": 2, "hitsPerPage": 10 })).unwrap();
     let r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
     assert_eq!(r["hits"][0]["id"], json!(10));
     assert_eq!(r["totalPages"], json!(3));
@@ -536,19 +510,8 @@ fn search_and_fetch_apply_the_filter_to_hits_and_totals() {
             },
         ])
         .unwrap();
-    let query = |q: Option<&str>, filter: Value| SearchQuery {
-        q: q.map(str::to_string),
-        offset: 0,
-        limit: 20,
-        page: None,
-        hits_per_page: None,
-        attributes_to_retrieve: None,
-        retrieve_vectors: false,
-        filter: Some(filter),
-        contains_filter: false,
-        sort: None,
-        facets: None,
-        distinct: None,
+    let query = |q: Option<&str>, filter: Value| -> SearchQuery {
+        serde_json::from_value(json!({ "q": q, "filter": filter })).unwrap()
     };
     let run =
         |q: SearchQuery| -> Value { serde_json::from_slice(&index.search(&q).unwrap()).unwrap() };

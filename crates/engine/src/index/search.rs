@@ -24,6 +24,7 @@ use tantivy::{DocAddress, DocId, Score, SegmentReader, Term};
 use super::{project, retrieve, string_list, tv, Index};
 use crate::facets::{self, Column, FacetOrder, Item, SortKey as Key};
 use crate::filter::rules;
+use crate::format;
 use crate::sort::{self, SortKey};
 use crate::store::{heed_error, keys};
 
@@ -60,6 +61,36 @@ pub struct SearchQuery {
     /// Overrides the index's `distinctAttribute` (must be filterable).
     #[serde(default)]
     pub distinct: Option<String>,
+    #[serde(default)]
+    pub attributes_to_highlight: Option<Vec<String>>,
+    #[serde(default)]
+    pub attributes_to_crop: Option<Vec<String>>,
+    #[serde(default = "default_crop_length")]
+    pub crop_length: usize,
+    #[serde(default = "default_crop_marker")]
+    pub crop_marker: String,
+    #[serde(default = "default_pre_tag")]
+    pub highlight_pre_tag: String,
+    #[serde(default = "default_post_tag")]
+    pub highlight_post_tag: String,
+    #[serde(default)]
+    pub show_matches_position: bool,
+}
+
+fn default_crop_length() -> usize {
+    10
+}
+
+fn default_crop_marker() -> String {
+    "…".to_string()
+}
+
+fn default_pre_tag() -> String {
+    "<em>".to_string()
+}
+
+fn default_post_tag() -> String {
+    "</em>".to_string()
 }
 
 /// Query of `facet_search`.
@@ -596,6 +627,22 @@ impl Index {
             SortKey::GeoPoint { lat, lng, .. } => Some((*lat, *lng)),
             _ => None,
         });
+        let words = format::query_words(&query_text, prefix);
+        let format_options = format::Options {
+            words: &words,
+            highlight: q.attributes_to_highlight.as_deref(),
+            crop: q.attributes_to_crop.as_deref(),
+            crop_length: q.crop_length,
+            crop_marker: &q.crop_marker,
+            pre_tag: &q.highlight_pre_tag,
+            post_tag: &q.highlight_post_tag,
+            matches_position: q.show_matches_position,
+        };
+        let formatting = q
+            .attributes_to_highlight
+            .as_ref()
+            .is_some_and(|a| !a.is_empty())
+            || q.attributes_to_crop.as_ref().is_some_and(|a| !a.is_empty());
         let mut hits = Vec::with_capacity(iids.len());
         for iid in iids {
             if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
@@ -603,7 +650,26 @@ impl Index {
                 if let Some(displayed) = &displayed {
                     doc = project(doc, Some(displayed), true);
                 }
+                let shown = (formatting || format_options.matches_position).then(|| {
+                    let mut d = doc.clone();
+                    d.remove("_vectors");
+                    d
+                });
                 let mut hit = retrieve(doc, retrieve_fields, q.retrieve_vectors);
+                if let Some(shown) = &shown {
+                    if formatting {
+                        let f = format::formatted(shown, &hit, &format_options);
+                        if !f.is_empty() {
+                            hit.insert("_formatted".into(), Value::Object(f));
+                        }
+                    }
+                    if format_options.matches_position {
+                        hit.insert(
+                            "_matchesPosition".into(),
+                            format::matches_position(shown, &words),
+                        );
+                    }
+                }
                 if let Some((lat, lng)) = geo_point {
                     if let Some((dlat, dlng)) = sort::geo_of(&hit) {
                         let d = sort::haversine_m(lat, lng, dlat, dlng).round() as u64;

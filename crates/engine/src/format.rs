@@ -1,0 +1,409 @@
+//! Hit formatting: `_formatted` (highlight and crop), `_matchesPosition`.
+//!
+//! Matching re-tokenizes each string the way the index does (runs of letters and digits,
+//! compared lowercased) and looks for the query's words: a whole-word match wraps the token,
+//! a match of the last word as a prefix wraps only as many characters as the query word has
+//! (`<em>Pri</em>nce`). Offsets in `_matchesPosition` are UTF-8 bytes on the original value.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+/// One query word.
+#[derive(Debug, Clone)]
+pub struct QueryWord {
+    pub word: String,
+    pub prefix: bool,
+}
+
+/// The words of a query as the engine searches them: lowercased, deduplicated, the last one a
+/// prefix when `last_is_prefix` and no space follows it.
+pub fn query_words(text: &str, last_is_prefix: bool) -> Vec<QueryWord> {
+    let mut out: Vec<QueryWord> = Vec::new();
+    for (s, e) in word_spans(text) {
+        let w = text[s..e].to_lowercase();
+        if !out.iter().any(|q| q.word == w) {
+            out.push(QueryWord {
+                word: w,
+                prefix: false,
+            });
+        }
+    }
+    if last_is_prefix && !text.ends_with(char::is_whitespace) {
+        if let Some(last) = out.last_mut() {
+            last.prefix = true;
+        }
+    }
+    out
+}
+
+/// What to do with the hit.
+pub struct Options<'a> {
+    pub words: &'a [QueryWord],
+    /// Attributes to highlight (`*` for all displayed ones).
+    pub highlight: Option<&'a [String]>,
+    /// Attributes to crop, each maybe `attr:length`.
+    pub crop: Option<&'a [String]>,
+    pub crop_length: usize,
+    pub crop_marker: &'a str,
+    pub pre_tag: &'a str,
+    pub post_tag: &'a str,
+    pub matches_position: bool,
+}
+
+/// Byte spans of the words of `text` (runs of alphanumeric characters).
+fn word_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        if c.is_alphanumeric() {
+            start.get_or_insert(i);
+        } else if let Some(s) = start.take() {
+            spans.push((s, i));
+        }
+    }
+    if let Some(s) = start {
+        spans.push((s, text.len()));
+    }
+    spans
+}
+
+/// A match in a string: byte start, byte length, which query word.
+#[derive(Debug, Clone, Copy)]
+struct Hit {
+    start: usize,
+    len: usize,
+    word: usize,
+    /// Index of the matched token among the string's words.
+    token: usize,
+}
+
+fn find_matches(text: &str, words: &[QueryWord]) -> (Vec<(usize, usize)>, Vec<Hit>) {
+    let spans = word_spans(text);
+    let mut hits = Vec::new();
+    if words.is_empty() {
+        return (spans, hits);
+    }
+    for (t, &(s, e)) in spans.iter().enumerate() {
+        let token = &text[s..e];
+        let lower = token.to_lowercase();
+        for (w, q) in words.iter().enumerate() {
+            if lower == q.word {
+                hits.push(Hit {
+                    start: s,
+                    len: e - s,
+                    word: w,
+                    token: t,
+                });
+                break;
+            }
+            if q.prefix && lower.starts_with(q.word.as_str()) {
+                let n = q.word.chars().count();
+                let len = token.char_indices().nth(n).map_or(token.len(), |(i, _)| i);
+                hits.push(Hit {
+                    start: s,
+                    len,
+                    word: w,
+                    token: t,
+                });
+                break;
+            }
+        }
+    }
+    (spans, hits)
+}
+
+/// Whether the dotted `path` is selected by `list` (`*`, the path, or an ancestor of it).
+fn selected(list: Option<&[String]>, path: &str) -> Option<Option<usize>> {
+    let list = list?;
+    let mut found: Option<Option<usize>> = None;
+    for item in list {
+        let (name, len) = match item.rsplit_once(':') {
+            Some((n, l)) => match l.parse::<usize>() {
+                Ok(l) => (n, Some(l)),
+                Err(_) => (item.as_str(), None),
+            },
+            None => (item.as_str(), None),
+        };
+        let hit = name == "*"
+            || name == path
+            || (path.len() > name.len()
+                && path.starts_with(name)
+                && path.as_bytes()[name.len()] == b'.');
+        if hit {
+            // An explicit length wins over a bare name.
+            if found.is_none() || len.is_some() {
+                found = Some(len);
+            }
+        }
+    }
+    found
+}
+
+/// Formats one string: crop (keeping `length` words around the best matches), then highlight.
+fn format_text(text: &str, o: &Options, crop: Option<usize>, highlight: bool) -> String {
+    let (spans, hits) = find_matches(text, o.words);
+    let (from, to, cut_left, cut_right) = match crop {
+        Some(length) => crop_window(text, &spans, &hits, length),
+        None => (0, text.len(), false, false),
+    };
+    let mut out = String::new();
+    if cut_left {
+        out.push_str(o.crop_marker);
+    }
+    let mut pos = from;
+    if highlight {
+        for h in hits
+            .iter()
+            .filter(|h| h.start >= from && h.start + h.len <= to)
+        {
+            out.push_str(&text[pos..h.start]);
+            out.push_str(o.pre_tag);
+            out.push_str(&text[h.start..h.start + h.len]);
+            out.push_str(o.post_tag);
+            pos = h.start + h.len;
+        }
+    }
+    out.push_str(&text[pos..to]);
+    if cut_right {
+        out.push_str(o.crop_marker);
+    }
+    out
+}
+
+/// The byte window of a crop to `length` words and whether text was cut on each side. The
+/// interval of matches holding the most distinct query words within `length` words is kept
+/// (earliest on ties), then words are added alternately left and right.
+fn crop_window(
+    text: &str,
+    spans: &[(usize, usize)],
+    hits: &[Hit],
+    length: usize,
+) -> (usize, usize, bool, bool) {
+    if spans.is_empty() || length == 0 {
+        return (0, 0, !text.is_empty(), false);
+    }
+    if hits.is_empty() {
+        let last = length.min(spans.len()) - 1;
+        return (0, spans[last].1, false, last + 1 < spans.len());
+    }
+    let mut best = (0usize, usize::MAX, 0usize, 0usize); // (distinct words, MAX - gaps, i, j)
+    for i in 0..hits.len() {
+        for j in i..hits.len() {
+            if hits[j].token - hits[i].token + 1 > length {
+                break;
+            }
+            let mut seen: Vec<usize> = hits[i..=j].iter().map(|h| h.word).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            let gaps: usize = hits[i..=j]
+                .windows(2)
+                .map(|w| (w[1].token - w[0].token).saturating_sub(1).min(7))
+                .sum();
+            let score = (seen.len(), usize::MAX - gaps);
+            if score > (best.0, best.1) {
+                best = (score.0, score.1, i, j);
+            }
+        }
+    }
+    let (mut first, mut last) = (hits[best.2].token, hits[best.3].token);
+    let mut room = length.saturating_sub(last - first + 1);
+    let mut left_turn = true;
+    while room > 0 && (first > 0 || last + 1 < spans.len()) {
+        if (left_turn && first > 0) || last + 1 >= spans.len() {
+            first -= 1;
+        } else {
+            last += 1;
+        }
+        room -= 1;
+        left_turn = !left_turn;
+    }
+    let from = spans[first].0;
+    let to = spans[last].1;
+    (from, to, first > 0, last + 1 < spans.len())
+}
+
+/// The `_formatted` object of a hit: every field of `retrieved`, plus the highlighted and
+/// cropped fields of `displayed`; numbers become strings.
+pub fn formatted(
+    displayed: &Map<String, Value>,
+    retrieved: &Map<String, Value>,
+    o: &Options,
+) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (k, v) in displayed {
+        let wanted = retrieved.contains_key(k)
+            || selected(o.highlight, k).is_some()
+            || selected(o.crop, k).is_some()
+            || has_selected_child(o, k);
+        if wanted {
+            out.insert(k.clone(), format_value(v, k, o));
+        }
+    }
+    out
+}
+
+fn has_selected_child(o: &Options, key: &str) -> bool {
+    let prefix = format!("{key}.");
+    [o.highlight, o.crop]
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|a| a.starts_with(&prefix))
+}
+
+fn format_value(v: &Value, path: &str, o: &Options) -> Value {
+    match v {
+        Value::String(s) => {
+            let crop = selected(o.crop, path).map(|l| l.unwrap_or(o.crop_length));
+            let highlight = selected(o.highlight, path).is_some();
+            if crop.is_none() && !highlight {
+                return v.clone();
+            }
+            Value::String(format_text(s, o, crop, highlight))
+        }
+        Value::Number(n) => {
+            let s = n.to_string();
+            let highlight = selected(o.highlight, path).is_some();
+            if highlight {
+                Value::String(format_text(&s, o, None, true))
+            } else {
+                Value::String(s)
+            }
+        }
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|i| format_value(i, path, o)).collect())
+        }
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), format_value(v, &format!("{path}.{k}"), o)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `_matchesPosition` over every displayed field, on the original values.
+pub fn matches_position(displayed: &Map<String, Value>, words: &[QueryWord]) -> Value {
+    let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for (k, v) in displayed {
+        collect_positions(v, k, &mut Vec::new(), words, &mut out);
+    }
+    serde_json::to_value(out).expect("a map of arrays serializes")
+}
+
+fn collect_positions(
+    v: &Value,
+    path: &str,
+    indices: &mut Vec<usize>,
+    words: &[QueryWord],
+    out: &mut BTreeMap<String, Vec<Value>>,
+) {
+    let text = match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                indices.push(i);
+                collect_positions(item, path, indices, words, out);
+                indices.pop();
+            }
+            return;
+        }
+        Value::Object(m) => {
+            for (k, inner) in m {
+                collect_positions(inner, &format!("{path}.{k}"), indices, words, out);
+            }
+            return;
+        }
+        _ => return,
+    };
+    let (_, hits) = find_matches(&text, words);
+    for h in hits {
+        let mut entry = serde_json::json!({"start": h.start, "length": h.len});
+        if !indices.is_empty() {
+            entry["indices"] = Value::from(indices.clone());
+        }
+        out.entry(path.to_string()).or_default().push(entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn opts<'a>(words: &'a [QueryWord]) -> Options<'a> {
+        Options {
+            words,
+            highlight: None,
+            crop: None,
+            crop_length: 10,
+            crop_marker: "…",
+            pre_tag: "<em>",
+            post_tag: "</em>",
+            matches_position: false,
+        }
+    }
+
+    const COMMENT: &str = "A french book about a prince that walks on little cute planets";
+
+    #[test]
+    fn crop_keeps_words_around_the_match_left_first() {
+        let words = query_words("prince", true);
+        let o = opts(&words);
+        assert_eq!(
+            format_text(COMMENT, &o, Some(6), false),
+            "…book about a prince that walks…"
+        );
+        assert_eq!(
+            format_text(COMMENT, &o, Some(6), true),
+            "…book about a <em>prince</em> that walks…"
+        );
+        // No match: the first words.
+        let none = query_words("zebra", false);
+        assert_eq!(
+            format_text(COMMENT, &opts(&none), Some(3), false),
+            "A french book…"
+        );
+    }
+
+    #[test]
+    fn prefix_matches_wrap_only_the_typed_part() {
+        let words = query_words("the pri", true);
+        let o = opts(&words);
+        assert_eq!(
+            format_text("The Prince, the princess", &o, None, true),
+            "<em>The</em> <em>Pri</em>nce, <em>the</em> <em>pri</em>ncess"
+        );
+        let whole = query_words("pri ", true);
+        assert_eq!(format_text("Prince", &opts(&whole), None, true), "Prince");
+    }
+
+    #[test]
+    fn formatted_turns_numbers_into_strings_and_adds_selected_fields() {
+        let words = query_words("prince", true);
+        let hl = vec!["title".to_string()];
+        let mut o = opts(&words);
+        o.highlight = Some(&hl);
+        let displayed = json!({"id": 456, "title": "Le Petit Prince", "isNull": null, "isTrue": true, "n": {"x": 1}});
+        let displayed = displayed.as_object().unwrap();
+        let retrieved = json!({"id": 456, "isNull": null, "isTrue": true, "n": {"x": 1}});
+        let f = formatted(displayed, retrieved.as_object().unwrap(), &o);
+        assert_eq!(
+            Value::Object(f),
+            json!({"id": "456", "title": "Le Petit <em>Prince</em>", "isNull": null, "isTrue": true, "n": {"x": "1"}})
+        );
+    }
+
+    #[test]
+    fn match_positions_are_bytes_with_array_indices() {
+        let words = query_words("élan fan", true);
+        let doc = json!({"t": "un élan", "g": ["x", "Fantasy"], "n": 5});
+        let m = matches_position(doc.as_object().unwrap(), &words);
+        assert_eq!(
+            m,
+            json!({"g": [{"start": 0, "length": 3, "indices": [1]}], "t": [{"start": 3, "length": 5}]})
+        );
+    }
+}
