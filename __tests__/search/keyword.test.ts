@@ -52,13 +52,69 @@ describe('last word as a prefix', () => {
   it('when only the last word is a prefix, then earlier words must be whole', async () => {
     const r = await search('harry pri');
     expect(r.body.hits[0].id).toBe(1);
-    expect(ids((await search('har prince')).body.hits)).toEqual([1]);
+    // With the default strategy (`last`) the first word is required: `har` is no word.
+    expect(ids((await search('har prince')).body.hits)).toEqual([]);
   });
 
   it('when prefixSearch is disabled, then no completion is tried', async () => {
     const u = await index({ prefixSearch: 'disabled' });
     const r = await s.api('POST', `/indexes/${u}/search`, { body: { q: 'har' } });
     expect(r.body.hits).toEqual([]);
+  });
+});
+
+describe('matching strategy, phrases and negations', () => {
+  let uid: string;
+  const COMMENTS = [
+    { id: 1, comment: 'A french book about a prince' },
+    { id: 2, comment: 'Another french book' },
+    { id: 3, comment: 'A great book' },
+    { id: 4, comment: 'A book, french and about nothing' },
+    { id: 5, comment: 'An awesome book about cooking' },
+  ];
+  beforeAll(async () => {
+    uid = uniqueIndex('strat');
+    const r = await s.api('POST', `/indexes/${uid}/documents`, { body: COMMENTS });
+    expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+  });
+  const search = (body: Record<string, unknown>) => s.api('POST', `/indexes/${uid}/search`, { body });
+
+  it('when the strategy is last, then the first word is required and the others rank', async () => {
+    const r = await search({ q: 'french book ' });
+    expect(ids(r.body.hits)).toEqual([1, 2, 4]);
+    expect(r.body.estimatedTotalHits).toBe(3);
+    const missingFirst = await search({ q: 'german book ' });
+    expect(missingFirst.body.hits).toEqual([]);
+  });
+
+  it('when the strategy is all, then every word is required', async () => {
+    const r = await search({ q: 'french about ', matchingStrategy: 'all' });
+    expect(ids(r.body.hits)).toEqual([1, 4]);
+    expect(r.body.estimatedTotalHits).toBe(2);
+  });
+
+  it('when the strategy is frequency, then the rarest word is required', async () => {
+    // "book" is in every document, "cooking" in one.
+    const r = await search({ q: 'book cooking ', matchingStrategy: 'frequency' });
+    expect(ids(r.body.hits)).toEqual([5]);
+    const last = await search({ q: 'book cooking ' });
+    expect(r.body.hits[0].id).toBe(5);
+    expect(last.body.estimatedTotalHits).toBe(5);
+  });
+
+  it('when a phrase is quoted, then its words must be adjacent and in order', async () => {
+    expect(ids((await search({ q: '"french book"' })).body.hits)).toEqual([1, 2]);
+    expect(ids((await search({ q: '"book french"' })).body.hits)).toEqual([4]);
+    expect(ids((await search({ q: '"french book" about', matchingStrategy: 'all' })).body.hits)).toEqual([1]);
+  });
+
+  it('when words or phrases are negated, then documents holding them are left out', async () => {
+    expect(ids((await search({ q: 'book -french ' })).body.hits)).toEqual([3, 5]);
+    expect(ids((await search({ q: 'book -"french book" ' })).body.hits)).toEqual([3, 4, 5]);
+    // Only negations: every other document.
+    const r = await search({ q: '-about' });
+    expect(ids(r.body.hits)).toEqual([2, 3]);
+    expect(r.body.estimatedTotalHits).toBe(2);
   });
 });
 

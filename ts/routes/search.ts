@@ -64,6 +64,7 @@ export function searchRoutes(deps: Deps): Router {
       filter,
       containsFilter: deps.features.get().containsFilter,
       exhaustiveFacetCount: body.exhaustiveFacetCount ?? false,
+      matchingStrategy: body.matchingStrategy ?? null,
     };
     res.status(200).type('application/json').send(await index.facetSearch(query));
   });

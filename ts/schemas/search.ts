@@ -109,6 +109,7 @@ export function engineQuery(b: SearchBody): Record<string, unknown> {
     highlightPreTag: b.highlightPreTag ?? '<em>',
     highlightPostTag: b.highlightPostTag ?? '</em>',
     showMatchesPosition: b.showMatchesPosition ?? false,
+    matchingStrategy: b.matchingStrategy ?? null,
   };
 }
 

@@ -75,6 +75,9 @@ pub struct SearchQuery {
     pub highlight_post_tag: String,
     #[serde(default)]
     pub show_matches_position: bool,
+    /// `last` (default), `all` or `frequency`.
+    #[serde(default)]
+    pub matching_strategy: Option<String>,
 }
 
 fn default_crop_length() -> usize {
@@ -109,6 +112,8 @@ pub struct FacetSearchQuery {
     /// Counts documents once per distinct value when the index has a `distinctAttribute`.
     #[serde(default)]
     pub exhaustive_facet_count: bool,
+    #[serde(default)]
+    pub matching_strategy: Option<String>,
 }
 
 /// One step of the order: the ranking rules as the interim keyword engine applies them.
@@ -204,12 +209,59 @@ impl SegmentCollector for IidScoresSegment {
     }
 }
 
-/// The query's words as tantivy terms: one group per word (deduplicated), the last word's
-/// group holding its prefix completions too; with a lower bound of how many live documents
-/// hold at least one word.
+/// One part of a query: a word (with its alternatives: the prefix completions of the last
+/// word) or a quoted phrase.
+enum Group {
+    Word(Vec<Term>),
+    Phrase(Vec<Term>),
+}
+
+/// How many words of a query count (Meilisearch reads the first 10).
+const MAX_QUERY_WORDS: usize = 10;
+
+/// Which documents a query's candidates are (`matchingStrategy`): those holding every part
+/// (`all`), or those holding one key part, the others only ranking: the first part (`last`,
+/// which drops parts from the end) or the rarest (`frequency`, which drops frequent ones first).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Strategy {
+    All,
+    Key(usize),
+}
+
+/// The query as tantivy terms, with a lower bound of how many live documents are candidates.
 struct Terms {
-    groups: Vec<Vec<Term>>,
+    groups: Vec<Group>,
+    negatives: Vec<Group>,
+    strategy: Strategy,
     lower_bound: u64,
+    /// The positive words for highlighting.
+    words: Vec<format::QueryWord>,
+}
+
+impl Terms {
+    fn is_placeholder(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// The candidates: see [`Strategy`].
+    fn universe_query(&self) -> Box<dyn Query> {
+        match self.strategy {
+            Strategy::All => groups_query(&self.groups, Occur::Must),
+            Strategy::Key(k) if self.groups.len() == 1 => group_query(&self.groups[k]),
+            Strategy::Key(k) => Box::new(BooleanQuery::new(
+                self.groups
+                    .iter()
+                    .enumerate()
+                    .map(|(i, g)| {
+                        (
+                            if i == k { Occur::Must } else { Occur::Should },
+                            group_query(g),
+                        )
+                    })
+                    .collect(),
+            )),
+        }
+    }
 }
 
 /// How many completions a prefix expands to (the most frequent ones).
@@ -217,22 +269,22 @@ const PREFIX_EXPANSIONS: usize = 50;
 /// How many dictionary entries a prefix scan reads per segment, at most.
 const PREFIX_SCAN: usize = 50_000;
 
-/// A word group as a query: the term, or any of its alternatives.
-fn group_query(group: &[Term]) -> Box<dyn Query> {
+/// A part of the query as a query: the term, any of its alternatives, or the phrase.
+fn group_query(group: &Group) -> Box<dyn Query> {
     let term = |t: &Term| -> Box<dyn Query> {
         Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs))
     };
-    if group.len() == 1 {
-        term(&group[0])
-    } else {
-        Box::new(BooleanQuery::new(
-            group.iter().map(|t| (Occur::Should, term(t))).collect(),
-        ))
+    match group {
+        Group::Word(g) | Group::Phrase(g) if g.len() == 1 => term(&g[0]),
+        Group::Word(g) => Box::new(BooleanQuery::new(
+            g.iter().map(|t| (Occur::Should, term(t))).collect(),
+        )),
+        Group::Phrase(g) => Box::new(tantivy::query::PhraseQuery::new(g.clone())),
     }
 }
 
-/// Documents holding any word (`Should`) or every word (`Must`).
-fn groups_query(groups: &[Vec<Term>], occur: Occur) -> Box<dyn Query> {
+/// Documents holding any part (`Should`) or every part (`Must`).
+fn groups_query(groups: &[Group], occur: Occur) -> Box<dyn Query> {
     if groups.len() == 1 {
         return group_query(&groups[0]);
     }
@@ -241,24 +293,128 @@ fn groups_query(groups: &[Vec<Term>], occur: Occur) -> Box<dyn Query> {
     ))
 }
 
-/// Whether the query's last word is searched as a prefix: unless a space follows it or the
-/// index's `prefixSearch` is `disabled`.
+/// Whether the query's last word is searched as a prefix: unless a space or a closing quote
+/// follows it or the index's `prefixSearch` is `disabled`.
 fn last_word_is_prefix(settings: Option<&Value>, text: &str) -> bool {
     !text.ends_with(char::is_whitespace)
+        && !text.ends_with('"')
         && settings.is_none_or(|s| s["prefixSearch"].as_str() != Some("disabled"))
 }
 
+/// A piece of the query text: words, or a quoted phrase; `-` before it negates it.
+struct Piece<'a> {
+    text: &'a str,
+    phrase: bool,
+    negative: bool,
+}
+
+/// Splits a query into words and `"quoted phrases"`, each maybe negated by a leading `-`.
+/// An unclosed quote runs to the end.
+fn pieces(text: &str) -> Vec<Piece<'_>> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let negative =
+            bytes[i] == b'-' && i + 1 < bytes.len() && !bytes[i + 1].is_ascii_whitespace();
+        if negative {
+            i += 1;
+        }
+        if bytes[i] == b'"' {
+            let start = i + 1;
+            let end = text[start..].find('"').map_or(text.len(), |e| start + e);
+            out.push(Piece {
+                text: &text[start..end],
+                phrase: true,
+                negative,
+            });
+            i = (end + 1).min(text.len());
+        } else {
+            let start = i;
+            while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b'"' {
+                i += 1;
+            }
+            out.push(Piece {
+                text: &text[start..i],
+                phrase: false,
+                negative,
+            });
+        }
+    }
+    out
+}
+
 impl Index {
-    fn terms(&self, searcher: &tantivy::Searcher, text: &str, prefix: bool) -> Result<Terms> {
+    fn terms(
+        &self,
+        searcher: &tantivy::Searcher,
+        text: &str,
+        prefix: bool,
+        strategy: Option<&str>,
+    ) -> Result<Terms> {
         let mut tokenizer = self
             .tantivy
             .tokenizer_for_field(self.fields.words)
             .map_err(tv)?;
-        let mut stream = tokenizer.token_stream(text);
-        let mut words: Vec<String> = Vec::new();
-        while let Some(tok) = stream.next() {
-            if !words.contains(&tok.text) {
-                words.push(tok.text.clone());
+        let mut tokens = |s: &str| -> Vec<String> {
+            let mut stream = tokenizer.token_stream(s);
+            let mut out = Vec::new();
+            while let Some(tok) = stream.next() {
+                out.push(tok.text.clone());
+            }
+            out
+        };
+        let term = |w: &str| Term::from_field_text(self.fields.words, w);
+        let mut groups: Vec<Group> = Vec::new();
+        let mut negatives: Vec<Group> = Vec::new();
+        let mut words: Vec<format::QueryWord> = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        let mut counted = 0;
+        for piece in pieces(text) {
+            let toks = tokens(piece.text);
+            if toks.is_empty() || counted >= MAX_QUERY_WORDS {
+                continue;
+            }
+            if piece.negative {
+                negatives.push(if piece.phrase {
+                    Group::Phrase(toks.iter().map(|w| term(w)).collect())
+                } else {
+                    Group::Word(vec![term(&toks[0])])
+                });
+                continue;
+            }
+            if piece.phrase {
+                counted += toks.len();
+                words.extend(toks.iter().map(|w| format::QueryWord {
+                    word: w.clone(),
+                    prefix: false,
+                }));
+                groups.push(Group::Phrase(toks.iter().map(|w| term(w)).collect()));
+                continue;
+            }
+            for w in toks {
+                if counted >= MAX_QUERY_WORDS || seen.contains(&w) {
+                    continue;
+                }
+                counted += 1;
+                seen.push(w.clone());
+                words.push(format::QueryWord {
+                    word: w.clone(),
+                    prefix: false,
+                });
+                groups.push(Group::Word(vec![term(&w)]));
+            }
+        }
+        // The last part is a prefix when it is a word ending the query.
+        if prefix {
+            if let (Some(Group::Word(g)), Some(w)) = (groups.last_mut(), words.last_mut()) {
+                let word = w.word.clone();
+                g.extend(self.completions(searcher, &word)?);
+                w.prefix = true;
             }
         }
         // The union has at least as many live documents as its largest term; deleted
@@ -268,25 +424,61 @@ impl Index {
             .iter()
             .map(|r| r.num_deleted_docs() as u64)
             .sum();
-        let mut lower_bound = 0u64;
-        let mut groups = Vec::with_capacity(words.len());
-        let last = words.len().saturating_sub(1);
-        for (i, word) in words.iter().enumerate() {
-            let exact = Term::from_field_text(self.fields.words, word);
-            let mut group = vec![exact];
-            if prefix && i == last {
-                group.extend(self.completions(searcher, word)?);
-            }
-            for t in &group {
-                let df = searcher.doc_freq(t).map_err(tv)?;
-                lower_bound = lower_bound.max(df.saturating_sub(deleted));
-            }
-            groups.push(group);
+        let mut frequency = Vec::with_capacity(groups.len());
+        for g in &groups {
+            let f = match g {
+                Group::Word(alternatives) => {
+                    let mut best = 0u64;
+                    for t in alternatives {
+                        best = best.max(searcher.doc_freq(t).map_err(tv)?);
+                    }
+                    best
+                }
+                // A phrase is rarer than its rarest word; 0 keeps the bound safe.
+                Group::Phrase(_) => 0,
+            };
+            frequency.push(f);
         }
+        let strategy = match strategy {
+            Some("all") => Strategy::All,
+            Some("frequency") => Strategy::Key(
+                (0..groups.len())
+                    .min_by_key(|i| (frequency[*i], *i))
+                    .unwrap_or(0),
+            ),
+            _ => Strategy::Key(0),
+        };
+        let lower_bound = match strategy {
+            Strategy::Key(k) if !groups.is_empty() => frequency[k].saturating_sub(deleted),
+            _ => 0,
+        };
         Ok(Terms {
             groups,
+            negatives,
+            strategy,
             lower_bound,
+            words,
         })
+    }
+
+    /// The documents holding a negated part of the query (`-word`, `-"a phrase"`).
+    fn excluded(
+        &self,
+        searcher: &tantivy::Searcher,
+        terms: &Terms,
+    ) -> Result<Option<RoaringBitmap>> {
+        if terms.negatives.is_empty() {
+            return Ok(None);
+        }
+        let query = groups_query(&terms.negatives, Occur::Should);
+        Ok(Some(
+            searcher
+                .search(query.as_ref(), &IidScores)
+                .map_err(tv)?
+                .into_iter()
+                .map(|(iid, _)| iid)
+                .collect(),
+        ))
     }
 
     /// The most frequent indexed words starting with `prefix` (the word itself aside).
@@ -374,22 +566,23 @@ impl Index {
         Ok(found.into_iter().map(|c| c.expect("built above")).collect())
     }
 
-    /// Every document matching some word of `groups` with its score, and those holding all.
+    /// Every candidate of `terms` with its score, and those holding every part.
     fn keyword_candidates(
         &self,
         searcher: &tantivy::Searcher,
-        groups: &[Vec<Term>],
+        terms: &Terms,
         allowed: Option<&RoaringBitmap>,
     ) -> Result<(Vec<(u32, f32)>, RoaringBitmap)> {
-        let any = groups_query(groups, Occur::Should);
-        let mut scored = searcher.search(any.as_ref(), &IidScores).map_err(tv)?;
+        let universe = terms.universe_query();
+        let mut scored = searcher.search(universe.as_ref(), &IidScores).map_err(tv)?;
         if let Some(allowed) = allowed {
             scored.retain(|(iid, _)| allowed.contains(*iid));
         }
-        let all_words: RoaringBitmap = if groups.len() == 1 {
+        let all_words: RoaringBitmap = if terms.groups.len() == 1 || terms.strategy == Strategy::All
+        {
             scored.iter().map(|(iid, _)| *iid).collect()
         } else {
-            let every = groups_query(groups, Occur::Must);
+            let every = groups_query(&terms.groups, Occur::Must);
             searcher
                 .search(every.as_ref(), &IidScores)
                 .map_err(tv)?
@@ -461,8 +654,24 @@ impl Index {
         let query_text = q.q.clone().unwrap_or_default();
         let searcher = self.reader.searcher();
         let prefix = last_word_is_prefix(settings, &query_text);
-        let terms = self.terms(&searcher, &query_text, prefix)?;
-        let placeholder = terms.groups.is_empty();
+        let terms = self.terms(
+            &searcher,
+            &query_text,
+            prefix,
+            q.matching_strategy.as_deref(),
+        )?;
+        let placeholder = terms.is_placeholder();
+        // Negated parts remove their documents, as a filter would.
+        let allowed = match self.excluded(&searcher, &terms)? {
+            Some(excluded) => {
+                let base = match allowed {
+                    Some(a) => a,
+                    None => self.all_ids(&rtxn)?,
+                };
+                Some(Arc::new(base.as_ref() - &excluded))
+            }
+            None => allowed,
+        };
 
         // The order's criteria, from the ranking rules.
         let mut criteria = Vec::new();
@@ -548,7 +757,7 @@ impl Index {
                     .collect()
             } else {
                 let (scored, all_words) =
-                    self.keyword_candidates(&searcher, &terms.groups, allowed.as_deref())?;
+                    self.keyword_candidates(&searcher, &terms, allowed.as_deref())?;
                 scored
                     .into_iter()
                     .map(|(iid, score)| Candidate {
@@ -627,9 +836,9 @@ impl Index {
             SortKey::GeoPoint { lat, lng, .. } => Some((*lat, *lng)),
             _ => None,
         });
-        let words = format::query_words(&query_text, prefix);
+        let words = &terms.words;
         let format_options = format::Options {
-            words: &words,
+            words,
             highlight: q.attributes_to_highlight.as_deref(),
             crop: q.attributes_to_crop.as_deref(),
             crop_length: q.crop_length,
@@ -666,7 +875,7 @@ impl Index {
                     if format_options.matches_position {
                         hit.insert(
                             "_matchesPosition".into(),
-                            format::matches_position(shown, &words),
+                            format::matches_position(shown, words),
                         );
                     }
                 }
@@ -841,13 +1050,11 @@ impl Index {
         max: usize,
         allowed: Option<Arc<RoaringBitmap>>,
     ) -> Result<(Vec<u32>, usize)> {
-        let Terms {
-            groups,
-            lower_bound,
-        } = terms;
+        let groups = &terms.groups;
+        let lower_bound = &terms.lower_bound;
         // A lone word is searched as a term query: tantivy prunes a single term scorer with
         // its block-max scores, which it does not do for a one-clause boolean query.
-        let any_word = groups_query(groups, Occur::Should);
+        let any_word = terms.universe_query();
         let fetch = (offset + limit).min(max).max(1);
         // With a filter, only documents of `allowed` are collected (by their `iid` column).
         fn run<C: Collector>(
@@ -880,7 +1087,7 @@ impl Index {
         } else {
             top_of(any_word.as_ref(), fetch)?
         };
-        if top.len() < fetch && groups.len() > 1 {
+        if top.len() < fetch && groups.len() > 1 && terms.strategy != Strategy::All {
             let seen: HashSet<DocAddress> = top.iter().copied().collect();
             let more = top_of(any_word.as_ref(), fetch + seen.len())?;
             top.extend(
@@ -941,14 +1148,29 @@ impl Index {
         )?;
         let searcher = self.reader.searcher();
         let text = q.q.as_deref().unwrap_or("");
-        let terms = self.terms(&searcher, text, last_word_is_prefix(settings, text))?;
-        let mut set: RoaringBitmap = if terms.groups.is_empty() {
+        let terms = self.terms(
+            &searcher,
+            text,
+            last_word_is_prefix(settings, text),
+            q.matching_strategy.as_deref(),
+        )?;
+        let allowed = match self.excluded(&searcher, &terms)? {
+            Some(excluded) => {
+                let base = match allowed {
+                    Some(a) => a,
+                    None => self.all_ids(&rtxn)?,
+                };
+                Some(Arc::new(base.as_ref() - &excluded))
+            }
+            None => allowed,
+        };
+        let mut set: RoaringBitmap = if terms.is_placeholder() {
             match allowed {
                 Some(a) => (*a).clone(),
                 None => (*self.all_ids(&rtxn)?).clone(),
             }
         } else {
-            self.keyword_candidates(&searcher, &terms.groups, allowed.as_deref())?
+            self.keyword_candidates(&searcher, &terms, allowed.as_deref())?
                 .0
                 .into_iter()
                 .map(|(iid, _)| iid)
