@@ -167,3 +167,17 @@ describe('formatting', () => {
     });
   });
 });
+
+describe('performance details', () => {
+  it('when showPerformanceDetails is set, then each step reports its time', async () => {
+    const uid = uniqueIndex('perf');
+    const r = await s.api('POST', `/indexes/${uid}/documents`, { body: DOCS });
+    expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+    const res = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'hobbit', showPerformanceDetails: true } });
+    const details = res.body.performanceDetails;
+    expect(Object.keys(details)).toEqual(['search > filter', 'search > keyword search and ranking', 'search > format', 'search']);
+    for (const v of Object.values(details)) expect(v).toMatch(/^[0-9.]+(ns|µs|ms|s)$/);
+    const plain = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'hobbit' } });
+    expect(plain.body.performanceDetails).toBeUndefined();
+  });
+});

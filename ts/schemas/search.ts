@@ -110,6 +110,7 @@ export function engineQuery(b: SearchBody): Record<string, unknown> {
     highlightPostTag: b.highlightPostTag ?? '</em>',
     showMatchesPosition: b.showMatchesPosition ?? false,
     matchingStrategy: b.matchingStrategy ?? null,
+    showPerformanceDetails: b.showPerformanceDetails ?? false,
   };
 }
 

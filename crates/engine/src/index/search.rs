@@ -78,6 +78,9 @@ pub struct SearchQuery {
     /// `last` (default), `all` or `frequency`.
     #[serde(default)]
     pub matching_strategy: Option<String>,
+    /// Adds `performanceDetails`: the time each step took.
+    #[serde(default)]
+    pub show_performance_details: bool,
 }
 
 fn default_crop_length() -> usize {
@@ -606,6 +609,7 @@ impl Index {
             "invalid_search_filter",
             q.contains_filter,
         )?;
+        let filtered_at = Instant::now();
         let rules = ranking_rules(settings);
         let sort_keys = match q.sort.as_deref() {
             Some(specs) if !specs.is_empty() => {
@@ -826,6 +830,7 @@ impl Index {
             (page, total)
         };
 
+        let ranked_at = Instant::now();
         let displayed =
             string_list(settings, "displayedAttributes").filter(|a| !a.iter().any(|f| f == "*"));
         let retrieve_fields = q
@@ -888,6 +893,7 @@ impl Index {
                 hits.push(Value::Object(hit));
             }
         }
+        let formatted_at = Instant::now();
         let ms = started.elapsed().as_millis() as u64;
         let mut body = match (q.page, q.hits_per_page) {
             (None, None) => json!({
@@ -908,6 +914,15 @@ impl Index {
         if let Some((distribution, stats)) = facet_json {
             body["facetDistribution"] = distribution;
             body["facetStats"] = stats;
+        }
+        if q.show_performance_details {
+            let span = |a: Instant, b: Instant| format!("{:.2?}", b.duration_since(a));
+            body["performanceDetails"] = json!({
+                "search > filter": span(started, filtered_at),
+                "search > keyword search and ranking": span(filtered_at, ranked_at),
+                "search > format": span(ranked_at, formatted_at),
+                "search": span(started, formatted_at),
+            });
         }
         serde_json::to_vec(&body).map_err(Error::internal)
     }
