@@ -181,3 +181,50 @@ describe('performance details', () => {
     expect(plain.body.performanceDetails).toBeUndefined();
   });
 });
+
+describe('typo tolerance', () => {
+  let uid: string;
+  beforeAll(async () => {
+    uid = await index();
+  });
+  const search = (q: string, extra: Record<string, unknown> = {}, u = uid) => s.api('POST', `/indexes/${u}/search`, { body: { q, ...extra } });
+
+  it('when a word of 5 to 8 letters has one typo, then it still matches', async () => {
+    expect(ids((await search('hobit ')).body.hits)).toEqual([2]);
+    expect(ids((await search('hamlt ')).body.hits)).toEqual([3]);
+    expect(ids((await search('pottre ')).body.hits)).toEqual([1]);
+  });
+
+  it('when a word is shorter than 5 letters or has two typos under 9 letters, then no typo is allowed', async () => {
+    expect((await search('hrap ')).body.hits).toEqual([]);
+    expect((await search('hobbbitt ')).body.hits).toEqual([]);
+  });
+
+  it('when a word of 9 letters or more has two typos, then it matches', async () => {
+    expect(ids((await search('wondrelnad ')).body.hits)).toEqual([4]);
+  });
+
+  it('when the first letter is wrong, then it costs two typos', async () => {
+    expect((await search('gobbit ')).body.hits).toEqual([]);
+    expect(ids((await search('xonderland ')).body.hits)).toEqual([4]);
+  });
+
+  it('when the last word is a prefix, then typos apply to the typed part', async () => {
+    expect(ids((await search('hobbti')).body.hits)).toEqual([2]);
+  });
+
+  it('when a typo matches, then the whole typed word is highlighted', async () => {
+    const r = await search('hobit ', { attributesToHighlight: ['title'] });
+    expect(r.body.hits[0]._formatted.title).toBe('The <em>Hobbit</em>');
+  });
+
+  it('when typoTolerance restricts typos, then the settings are obeyed', async () => {
+    const off = await index({ typoTolerance: { enabled: false } });
+    expect((await search('hobit ', {}, off)).body.hits).toEqual([]);
+    const longer = await index({ typoTolerance: { minWordSizeForTypos: { oneTypo: 6, twoTypos: 9 } } });
+    expect((await search('hobit ', {}, longer)).body.hits).toEqual([]);
+    const words = await index({ typoTolerance: { disableOnWords: ['hobit'] } });
+    expect((await search('hobit ', {}, words)).body.hits).toEqual([]);
+    expect(ids((await search('hamlt ', {}, words)).body.hits)).toEqual([3]);
+  });
+});

@@ -14,6 +14,8 @@ use serde_json::{Map, Value};
 pub struct QueryWord {
     pub word: String,
     pub prefix: bool,
+    /// Indexed words within the typo budget of `word`: matched whole.
+    pub typos: Vec<String>,
 }
 
 /// The words of a query as the engine searches them: lowercased, deduplicated, the last one a
@@ -26,6 +28,7 @@ pub fn query_words(text: &str, last_is_prefix: bool) -> Vec<QueryWord> {
             out.push(QueryWord {
                 word: w,
                 prefix: false,
+                typos: Vec::new(),
             });
         }
     }
@@ -88,7 +91,7 @@ fn find_matches(text: &str, words: &[QueryWord]) -> (Vec<(usize, usize)>, Vec<Hi
         let token = &text[s..e];
         let lower = token.to_lowercase();
         for (w, q) in words.iter().enumerate() {
-            if lower == q.word {
+            if lower == q.word || q.typos.contains(&lower) {
                 hits.push(Hit {
                     start: s,
                     len: e - s,

@@ -215,8 +215,109 @@ impl SegmentCollector for IidScoresSegment {
 /// One part of a query: a word (with its alternatives: the prefix completions of the last
 /// word) or a quoted phrase.
 enum Group {
-    Word(Vec<Term>),
+    /// The word with its prefix completions (`exact`), and its typo derivations.
+    Word {
+        exact: Vec<Term>,
+        typos: Vec<Term>,
+    },
     Phrase(Vec<Term>),
+}
+
+impl Group {
+    fn word(term: Term) -> Group {
+        Group::Word {
+            exact: vec![term],
+            typos: Vec::new(),
+        }
+    }
+}
+
+/// How much a typo derivation weighs against the word itself: documents holding the word
+/// as typed should rank first (Meilisearch's `typo` rule), BM25 cannot know that alone.
+const TYPO_BOOST: f32 = 0.3;
+
+/// At most this many derivations per word: with one typo, then with two (Meilisearch's caps).
+const ONE_TYPO_CAP: usize = 150;
+const TWO_TYPO_CAP: usize = 50;
+
+/// A Levenshtein automaton for tantivy's term dictionary.
+struct Lev(levenshtein_automata::DFA);
+
+impl tantivy_fst::Automaton for Lev {
+    type State = u32;
+
+    fn start(&self) -> u32 {
+        self.0.initial_state()
+    }
+
+    fn is_match(&self, state: &u32) -> bool {
+        matches!(
+            self.0.distance(*state),
+            levenshtein_automata::Distance::Exact(_)
+        )
+    }
+
+    fn can_match(&self, state: &u32) -> bool {
+        *state != levenshtein_automata::SINK_STATE
+    }
+
+    fn accept(&self, state: &u32, byte: u8) -> u32 {
+        self.0.transition(*state, byte)
+    }
+}
+
+/// Builders are costly (the 2-typo one especially): built once.
+fn lev_builder(typos: u8) -> &'static levenshtein_automata::LevenshteinAutomatonBuilder {
+    use std::sync::OnceLock;
+    static ONE: OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> = OnceLock::new();
+    static TWO: OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> = OnceLock::new();
+    let cell = if typos >= 2 { &TWO } else { &ONE };
+    cell.get_or_init(|| levenshtein_automata::LevenshteinAutomatonBuilder::new(typos.min(2), true))
+}
+
+/// How many typos `word` may have under `typoTolerance` (see the search reference, 3.5).
+fn typo_budget(settings: Option<&Value>, word: &str) -> u8 {
+    let typo = settings.map(|s| &s["typoTolerance"]);
+    let get = |path: &[&str]| -> Option<&Value> {
+        let mut v = typo?;
+        for p in path {
+            v = v.get(p)?;
+        }
+        Some(v)
+    };
+    if get(&["enabled"]) == Some(&Value::Bool(false)) {
+        return 0;
+    }
+    let listed = get(&["disableOnWords"])
+        .and_then(Value::as_array)
+        .is_some_and(|a| {
+            a.iter()
+                .any(|v| v.as_str().is_some_and(|w| w.to_lowercase() == word))
+        });
+    if listed {
+        return 0;
+    }
+    if get(&["disableOnNumbers"]) == Some(&Value::Bool(true))
+        && word
+            .chars()
+            .all(|c| c.is_ascii_digit() || c.is_ascii_punctuation())
+    {
+        return 0;
+    }
+    let one = get(&["minWordSizeForTypos", "oneTypo"])
+        .and_then(Value::as_u64)
+        .unwrap_or(5) as usize;
+    let two = get(&["minWordSizeForTypos", "twoTypos"])
+        .and_then(Value::as_u64)
+        .unwrap_or(9) as usize;
+    let len = word.chars().count();
+    if len >= two {
+        2
+    } else if len >= one {
+        1
+    } else {
+        0
+    }
 }
 
 /// How many words of a query count (Meilisearch reads the first 10).
@@ -278,10 +379,20 @@ fn group_query(group: &Group) -> Box<dyn Query> {
         Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs))
     };
     match group {
-        Group::Word(g) | Group::Phrase(g) if g.len() == 1 => term(&g[0]),
-        Group::Word(g) => Box::new(BooleanQuery::new(
-            g.iter().map(|t| (Occur::Should, term(t))).collect(),
+        Group::Word { exact, typos } if exact.len() == 1 && typos.is_empty() => term(&exact[0]),
+        Group::Word { exact, typos } => Box::new(BooleanQuery::new(
+            exact
+                .iter()
+                .map(|t| (Occur::Should, term(t)))
+                .chain(typos.iter().map(|t| -> (Occur, Box<dyn Query>) {
+                    (
+                        Occur::Should,
+                        Box::new(tantivy::query::BoostQuery::new(term(t), TYPO_BOOST)),
+                    )
+                }))
+                .collect(),
         )),
+        Group::Phrase(g) if g.len() == 1 => term(&g[0]),
         Group::Phrase(g) => Box::new(tantivy::query::PhraseQuery::new(g.clone())),
     }
 }
@@ -355,6 +466,7 @@ impl Index {
     fn terms(
         &self,
         searcher: &tantivy::Searcher,
+        settings: Option<&Value>,
         text: &str,
         prefix: bool,
         strategy: Option<&str>,
@@ -386,7 +498,7 @@ impl Index {
                 negatives.push(if piece.phrase {
                     Group::Phrase(toks.iter().map(|w| term(w)).collect())
                 } else {
-                    Group::Word(vec![term(&toks[0])])
+                    Group::word(term(&toks[0]))
                 });
                 continue;
             }
@@ -395,6 +507,7 @@ impl Index {
                 words.extend(toks.iter().map(|w| format::QueryWord {
                     word: w.clone(),
                     prefix: false,
+                    typos: Vec::new(),
                 }));
                 groups.push(Group::Phrase(toks.iter().map(|w| term(w)).collect()));
                 continue;
@@ -408,16 +521,38 @@ impl Index {
                 words.push(format::QueryWord {
                     word: w.clone(),
                     prefix: false,
+                    typos: Vec::new(),
                 });
-                groups.push(Group::Word(vec![term(&w)]));
+                groups.push(Group::word(term(&w)));
             }
         }
         // The last part is a prefix when it is a word ending the query.
         if prefix {
-            if let (Some(Group::Word(g)), Some(w)) = (groups.last_mut(), words.last_mut()) {
+            if let (Some(Group::Word { exact, .. }), Some(w)) =
+                (groups.last_mut(), words.last_mut())
+            {
                 let word = w.word.clone();
-                g.extend(self.completions(searcher, &word)?);
+                exact.extend(self.completions(searcher, &word)?);
                 w.prefix = true;
+            }
+        }
+        // Typo derivations of every word (with a prefix automaton for the last one).
+        let mut w = 0;
+        for g in groups.iter_mut() {
+            match g {
+                Group::Word { typos, .. } => {
+                    let qw = &mut words[w];
+                    let budget = typo_budget(settings, &qw.word);
+                    if budget > 0 {
+                        *typos = self.typo_derivations(searcher, &qw.word, budget, qw.prefix)?;
+                        qw.typos = typos
+                            .iter()
+                            .filter_map(|t| t.value().as_str().map(str::to_string))
+                            .collect();
+                    }
+                    w += 1;
+                }
+                Group::Phrase(p) => w += p.len(),
             }
         }
         // The union has at least as many live documents as its largest term; deleted
@@ -430,9 +565,9 @@ impl Index {
         let mut frequency = Vec::with_capacity(groups.len());
         for g in &groups {
             let f = match g {
-                Group::Word(alternatives) => {
+                Group::Word { exact, .. } => {
                     let mut best = 0u64;
-                    for t in alternatives {
+                    for t in exact {
                         best = best.max(searcher.doc_freq(t).map_err(tv)?);
                     }
                     best
@@ -482,6 +617,75 @@ impl Index {
                 .map(|(iid, _)| iid)
                 .collect(),
         ))
+    }
+
+    /// Indexed words within `budget` typos of `word` (Damerau-Levenshtein; of a prefix of
+    /// them when `prefix`), the word itself aside. A derivation keeps the first letter, except
+    /// that with a 2-typo budget a first-letter change alone (distance 1) counts as 2 typos.
+    fn typo_derivations(
+        &self,
+        searcher: &tantivy::Searcher,
+        word: &str,
+        budget: u8,
+        prefix: bool,
+    ) -> Result<Vec<Term>> {
+        let builder = lev_builder(budget);
+        let dfa = || {
+            if prefix {
+                builder.build_prefix_dfa(word)
+            } else {
+                builder.build_dfa(word)
+            }
+        };
+        let check = dfa();
+        let first = word.chars().next();
+        let mut one: Vec<Vec<u8>> = Vec::new();
+        let mut two: Vec<Vec<u8>> = Vec::new();
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
+            let mut stream = inverted
+                .terms()
+                .search(Lev(dfa()))
+                .into_stream()
+                .map_err(|e| Error::internal(e.to_string()))?;
+            while stream.advance() {
+                let key = stream.key();
+                let Ok(text) = std::str::from_utf8(key) else {
+                    continue;
+                };
+                if text == word || (prefix && text.starts_with(word)) {
+                    continue;
+                }
+                let distance = match check.eval(key) {
+                    levenshtein_automata::Distance::Exact(d) => d,
+                    levenshtein_automata::Distance::AtLeast(_) => continue,
+                };
+                let cost = if text.chars().next() == first {
+                    distance
+                } else if distance == 1 {
+                    2
+                } else {
+                    continue;
+                };
+                let list = match cost {
+                    1 if one.len() < ONE_TYPO_CAP => &mut one,
+                    2 if budget >= 2 && two.len() < TWO_TYPO_CAP => &mut two,
+                    _ => continue,
+                };
+                if !list.iter().any(|k| k == key) {
+                    list.push(key.to_vec());
+                }
+                if one.len() >= ONE_TYPO_CAP && (budget < 2 || two.len() >= TWO_TYPO_CAP) {
+                    break;
+                }
+            }
+        }
+        Ok(one
+            .into_iter()
+            .chain(two)
+            .filter_map(|k| String::from_utf8(k).ok())
+            .map(|w| Term::from_field_text(self.fields.words, &w))
+            .collect())
     }
 
     /// The most frequent indexed words starting with `prefix` (the word itself aside).
@@ -660,6 +864,7 @@ impl Index {
         let prefix = last_word_is_prefix(settings, &query_text);
         let terms = self.terms(
             &searcher,
+            settings,
             &query_text,
             prefix,
             q.matching_strategy.as_deref(),
@@ -1165,6 +1370,7 @@ impl Index {
         let text = q.q.as_deref().unwrap_or("");
         let terms = self.terms(
             &searcher,
+            settings,
             text,
             last_word_is_prefix(settings, text),
             q.matching_strategy.as_deref(),
