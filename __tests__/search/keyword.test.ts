@@ -228,3 +228,23 @@ describe('typo tolerance', () => {
     expect(ids((await search('hamlt ', {}, words)).body.hits)).toEqual([3]);
   });
 });
+
+describe('searchable attributes', () => {
+  it('when searchableAttributes changes, then the settings task reindexes and only those fields match', async () => {
+    const uid = await index();
+    const search = (q: string) => s.api('POST', `/indexes/${uid}/search`, { body: { q } });
+    expect(ids((await search('sci ')).body.hits)).toEqual([3]);
+    let r = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { searchableAttributes: ['title'] } });
+    expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+    expect((await search('sci ')).body.hits).toEqual([]);
+    expect(ids((await search('hamlet ')).body.hits)).toEqual([3]);
+    // Documents added afterwards follow the setting too.
+    r = await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 9, title: 'Solaris', genre: 'sci fi' }] });
+    expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+    expect((await search('sci ')).body.hits).toEqual([]);
+    expect(ids((await search('solaris ')).body.hits)).toEqual([9]);
+    r = await s.api('DELETE', `/indexes/${uid}/settings/searchable-attributes`);
+    expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+    expect(ids((await search('sci ')).body.hits)).toEqual([3, 9]);
+  });
+});

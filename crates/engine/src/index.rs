@@ -411,6 +411,8 @@ impl Index {
     /// Deletes every dirty id from tantivy and re-adds the version LMDB holds.
     fn feed_tantivy(&self, writer: &mut IndexWriter, dirty: &RoaringBitmap) -> Result<()> {
         let rtxn = self.store.read()?;
+        let settings = self.stored_settings(&rtxn)?;
+        let searchable = searchable_of(settings.as_ref());
         if self.store.docs.is_empty(&rtxn).map_err(heed_error)? {
             writer.delete_all_documents().map_err(tv)?;
             return Ok(());
@@ -420,7 +422,7 @@ impl Index {
             if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
                 let doc = self.decode_doc(bytes)?;
                 writer
-                    .add_document(self.tantivy_doc(iid, &doc))
+                    .add_document(self.tantivy_doc(iid, &doc, searchable.as_deref()))
                     .map_err(tv)?;
             }
         }
@@ -435,10 +437,24 @@ impl Index {
         Ok(())
     }
 
-    fn tantivy_doc(&self, iid: u32, doc: &Map<String, Value>) -> TantivyDocument {
+    /// The tantivy document of `doc`: the text of its searchable attributes (`None`: all),
+    /// in their order.
+    fn tantivy_doc(
+        &self,
+        iid: u32,
+        doc: &Map<String, Value>,
+        searchable: Option<&[String]>,
+    ) -> TantivyDocument {
         let mut text = String::new();
-        for value in doc.values() {
-            collect_text(value, &mut text);
+        match searchable {
+            None => doc.values().for_each(|v| collect_text(v, &mut text)),
+            Some(paths) => {
+                for path in paths {
+                    for v in crate::filter::eval::values_at(doc, path) {
+                        collect_text(v, &mut text);
+                    }
+                }
+            }
         }
         let mut tdoc = TantivyDocument::default();
         tdoc.add_u64(self.fields.iid, iid as u64);
@@ -709,10 +725,40 @@ impl Index {
                 }
             }
             BatchOp::UpdateSettings { settings, .. } => {
+                let before = match &state.settings {
+                    Some(s) => searchable_of(Some(s)),
+                    None => searchable_of(self.stored_settings(txn)?.as_ref()),
+                };
+                let after = searchable_of(Some(settings));
                 state.settings = Some(settings.clone());
+                if before != after {
+                    self.reindex_text(txn, writer, state, after.as_deref())?;
+                }
             }
         }
         Ok(out)
+    }
+
+    /// Re-feeds every document to tantivy with the new searchable attributes (part of the
+    /// settings task: searches see the old text until the batch commits).
+    fn reindex_text(
+        &self,
+        txn: &mut RwTxn,
+        writer: &mut IndexWriter,
+        state: &mut BatchState,
+        searchable: Option<&[String]>,
+    ) -> Result<()> {
+        self.set_progress(|p| p.step = "reindexing searchable attributes");
+        for item in self.store.docs.iter(txn).map_err(heed_error)? {
+            let (iid, bytes) = item.map_err(heed_error)?;
+            let doc = codec::decode(bytes, &state.fields)?;
+            writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+            writer
+                .add_document(self.tantivy_doc(iid, &doc, searchable))
+                .map_err(tv)?;
+            state.dirty.insert(iid);
+        }
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -747,6 +793,7 @@ impl Index {
             || string_list(settings.as_ref(), "sortableAttributes")
                 .is_some_and(|s| s.iter().any(|f| f == "_geo"));
         let check_geojson = plain_rule("_geojson");
+        let searchable = searchable_of(settings.as_ref());
         payload::read_staged(file, |doc| {
             if first_error.is_some() {
                 return Ok(());
@@ -857,7 +904,7 @@ impl Index {
             state.dirty.insert(iid);
             writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
             writer
-                .add_document(self.tantivy_doc(iid, &doc))
+                .add_document(self.tantivy_doc(iid, &doc, searchable.as_deref()))
                 .map_err(tv)?;
             done += 1;
             if done.is_multiple_of(4096) {
@@ -1212,6 +1259,11 @@ fn with_vectors(mut doc: Map<String, Value>) -> Map<String, Value> {
         doc.insert("_vectors".into(), Value::Object(Map::new()));
     }
     doc
+}
+
+/// The searchable attributes in order, `None` when every attribute is (`["*"]` or unset).
+fn searchable_of(settings: Option<&Value>) -> Option<Vec<String>> {
+    string_list(settings, "searchableAttributes").filter(|a| !a.iter().any(|f| f == "*"))
 }
 
 /// A list-of-strings setting (`sortableAttributes`, `displayedAttributes`, ...); `None` when
