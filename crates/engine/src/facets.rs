@@ -229,6 +229,63 @@ impl Column {
     }
 }
 
+/// The first `need` documents of `set` ordered by this column alone (numbers, then strings,
+/// then documents without a value; ties by internal id), read from the value index instead
+/// of computing every document's key.
+pub fn sorted_page(column: &Column, asc: bool, set: &RoaringBitmap, need: usize) -> Vec<u32> {
+    let index = column.index();
+    let mut out = Vec::with_capacity(need);
+    let mut seen = RoaringBitmap::new();
+    let mut take = |iid: u32, out: &mut Vec<u32>| -> bool {
+        if set.contains(iid) && seen.insert(iid) {
+            out.push(iid);
+        }
+        out.len() >= need
+    };
+    if need == 0 {
+        return out;
+    }
+    let nums = &index.numbers;
+    if asc {
+        for &(_, iid) in nums {
+            if take(iid, &mut out) {
+                return out;
+            }
+        }
+    } else {
+        // Highest values first; equal values by increasing id.
+        let mut end = nums.len();
+        while end > 0 {
+            let v = nums[end - 1].0;
+            let start = nums[..end].partition_point(|(x, _)| x.total_cmp(&v).is_lt());
+            for &(_, iid) in &nums[start..end] {
+                if take(iid, &mut out) {
+                    return out;
+                }
+            }
+            end = start;
+        }
+    }
+    let mut by_rank: Vec<u32> = (0..column.strings.len() as u32).collect();
+    by_rank.sort_unstable_by_key(|id| column.strings[*id as usize].rank);
+    if !asc {
+        by_rank.reverse();
+    }
+    for id in by_rank {
+        for iid in &index.strings[id as usize] & set {
+            if take(iid, &mut out) {
+                return out;
+            }
+        }
+    }
+    for iid in set {
+        if column.values(iid).is_empty() && take(iid, &mut out) {
+            return out;
+        }
+    }
+    out
+}
+
 /// A document's value for one sort criterion.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SortKey {
@@ -286,8 +343,55 @@ pub struct Counts {
 }
 
 /// Counts the documents of `candidates` holding each value of `column` (a document counts
-/// once per value, however often it holds it).
+/// once per value, however often it holds it). Large candidate sets are counted from the
+/// value index (a bitmap intersection per string, one pass over the sorted numbers), small
+/// ones document by document.
 pub fn count(column: &Column, candidates: &RoaringBitmap) -> Counts {
+    if candidates.len() as usize * 4 >= column.offsets.len() {
+        return count_by_value(column, candidates);
+    }
+    count_by_document(column, candidates)
+}
+
+fn count_by_value(column: &Column, candidates: &RoaringBitmap) -> Counts {
+    let index = column.index();
+    let mut numbers: Vec<(f64, u64)> = Vec::new();
+    let (mut min, mut max) = (None::<f64>, None::<f64>);
+    let mut previous: Option<(f64, u32)> = None;
+    for &(n, iid) in &index.numbers {
+        if !candidates.contains(iid) {
+            continue;
+        }
+        let same_value =
+            previous.is_some_and(|(p, _)| p.total_cmp(&n).is_eq() || (p == 0.0 && n == 0.0));
+        if previous == Some((n, iid)) {
+            continue;
+        }
+        previous = Some((n, iid));
+        min = Some(min.map_or(n, |m: f64| m.min(n)));
+        max = Some(max.map_or(n, |m: f64| m.max(n)));
+        match numbers.last_mut() {
+            Some(last) if same_value => last.1 += 1,
+            _ => numbers.push((n, 1)),
+        }
+    }
+    let strings = index
+        .strings
+        .iter()
+        .enumerate()
+        .map(|(id, docs)| (id as u32, docs.intersection_len(candidates)))
+        .filter(|(_, c)| *c > 0)
+        .collect();
+    Counts {
+        numbers,
+        strings,
+        min,
+        max,
+        candidates: candidates.len(),
+    }
+}
+
+fn count_by_document(column: &Column, candidates: &RoaringBitmap) -> Counts {
     let mut numbers: HashMap<u64, (f64, u64)> = HashMap::new();
     let mut strings = vec![0u64; column.strings.len()];
     let (mut min, mut max) = (None::<f64>, None::<f64>);
@@ -550,6 +654,61 @@ mod tests {
         assert_eq!(prefix_distance("xyz", "adventure"), 3);
         assert_eq!(prefix_distance("adbe", "adventure"), 1);
         assert_eq!(prefix_distance("", "x"), 0);
+    }
+
+    #[test]
+    fn sorted_page_matches_sorting_every_key() {
+        let docs = [
+            json!({"v": "b"}),
+            json!({"v": [3, 1]}),
+            json!({}),
+            json!({"v": "A"}),
+            json!({"v": 3}),
+            json!({"v": [1, "z"]}),
+            json!({"v": null}),
+        ];
+        let c = column("v", &docs);
+        let set: RoaringBitmap = (0..7).filter(|i| *i != 3).collect();
+        for asc in [true, false] {
+            let mut all: Vec<u32> = set.iter().collect();
+            all.sort_by(|a, b| {
+                compare_keys(&c.sort_key(*a, asc), &c.sort_key(*b, asc), asc).then(a.cmp(b))
+            });
+            for need in 0..=7 {
+                let want: Vec<u32> = all.iter().copied().take(need).collect();
+                assert_eq!(
+                    sorted_page(&c, asc, &set, need),
+                    want,
+                    "asc={asc} need={need}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn counting_by_value_equals_counting_by_document() {
+        let docs: Vec<Value> = (0..40)
+            .map(|i| match i % 5 {
+                0 => json!({"v": [i % 3, i % 3, "x"]}),
+                1 => json!({"v": "Y"}),
+                2 => json!({"v": -0.0}),
+                3 => json!({}),
+                _ => json!({"v": [0.0, "y", i]}),
+            })
+            .collect();
+        let c = column("v", &docs);
+        for set in [
+            all(40),
+            (0..40).filter(|i| i % 3 == 0).collect::<RoaringBitmap>(),
+        ] {
+            let a = count_by_value(&c, &set);
+            let b = count_by_document(&c, &set);
+            assert_eq!((a.min, a.max), (b.min, b.max));
+            assert_eq!(
+                a.distribution(&c, 100, FacetOrder::Count),
+                b.distribution(&c, 100, FacetOrder::Count)
+            );
+        }
     }
 
     #[test]

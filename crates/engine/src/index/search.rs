@@ -119,10 +119,16 @@ pub struct FacetSearchQuery {
     pub matching_strategy: Option<String>,
 }
 
+/// Every candidate with its BM25 score; those holding every part; those matching without
+/// typos (`None`: the query has no typo derivations, so all of them).
+type KeywordCandidates = (Vec<(u32, f32)>, RoaringBitmap, Option<RoaringBitmap>);
+
 /// One step of the order: the ranking rules as the interim keyword engine applies them.
 enum Criterion {
     /// Documents holding every query word before the others (the `words` rule).
     Words,
+    /// Documents matching without typos before those needing them (the `typo` rule).
+    Typo,
     /// BM25, standing in for the relevance rules after `words` until the relevance engine.
     Score,
     /// A `sort` key or a custom `attr:asc|desc` rule: index into the candidate's keys.
@@ -133,6 +139,8 @@ enum Criterion {
 struct Candidate {
     iid: u32,
     all_words: bool,
+    /// Matches without typo derivations.
+    exact: bool,
     score: f32,
 }
 
@@ -347,11 +355,23 @@ impl Terms {
         self.groups.is_empty()
     }
 
-    /// The candidates: see [`Strategy`].
-    fn universe_query(&self) -> Box<dyn Query> {
+    /// Whether some word has typo derivations.
+    fn has_typos(&self) -> bool {
+        self.groups
+            .iter()
+            .any(|g| matches!(g, Group::Word { typos, .. } if !typos.is_empty()))
+    }
+
+    /// Documents holding every part.
+    fn all_query(&self, typos: bool) -> Box<dyn Query> {
+        groups_query(&self.groups, Occur::Must, typos)
+    }
+
+    /// The candidates (see [`Strategy`]); with typo derivations when `typos`.
+    fn universe_query(&self, typos: bool) -> Box<dyn Query> {
         match self.strategy {
-            Strategy::All => groups_query(&self.groups, Occur::Must),
-            Strategy::Key(k) if self.groups.len() == 1 => group_query(&self.groups[k]),
+            Strategy::All => groups_query(&self.groups, Occur::Must, typos),
+            Strategy::Key(k) if self.groups.len() == 1 => group_query(&self.groups[k], typos),
             Strategy::Key(k) => Box::new(BooleanQuery::new(
                 self.groups
                     .iter()
@@ -359,7 +379,7 @@ impl Terms {
                     .map(|(i, g)| {
                         (
                             if i == k { Occur::Must } else { Occur::Should },
-                            group_query(g),
+                            group_query(g, typos),
                         )
                     })
                     .collect(),
@@ -373,37 +393,48 @@ const PREFIX_EXPANSIONS: usize = 50;
 /// How many dictionary entries a prefix scan reads per segment, at most.
 const PREFIX_SCAN: usize = 50_000;
 
-/// A part of the query as a query: the term, any of its alternatives, or the phrase.
-fn group_query(group: &Group) -> Box<dyn Query> {
+/// A part of the query as a query: the term, any of its alternatives (typo derivations only
+/// when `typos`), or the phrase.
+fn group_query(group: &Group, typos: bool) -> Box<dyn Query> {
     let term = |t: &Term| -> Box<dyn Query> {
         Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs))
     };
+    let no_typos: &[Term] = &[];
     match group {
-        Group::Word { exact, typos } if exact.len() == 1 && typos.is_empty() => term(&exact[0]),
-        Group::Word { exact, typos } => Box::new(BooleanQuery::new(
-            exact
-                .iter()
-                .map(|t| (Occur::Should, term(t)))
-                .chain(typos.iter().map(|t| -> (Occur, Box<dyn Query>) {
-                    (
-                        Occur::Should,
-                        Box::new(tantivy::query::BoostQuery::new(term(t), TYPO_BOOST)),
-                    )
-                }))
-                .collect(),
-        )),
+        Group::Word { exact, typos: t } => {
+            let typos = if typos { t.as_slice() } else { no_typos };
+            if exact.len() == 1 && typos.is_empty() {
+                return term(&exact[0]);
+            }
+            Box::new(BooleanQuery::new(
+                exact
+                    .iter()
+                    .map(|t| (Occur::Should, term(t)))
+                    .chain(typos.iter().map(|t| -> (Occur, Box<dyn Query>) {
+                        (
+                            Occur::Should,
+                            Box::new(tantivy::query::BoostQuery::new(term(t), TYPO_BOOST)),
+                        )
+                    }))
+                    .collect(),
+            ))
+        }
         Group::Phrase(g) if g.len() == 1 => term(&g[0]),
         Group::Phrase(g) => Box::new(tantivy::query::PhraseQuery::new(g.clone())),
     }
 }
 
-/// Documents holding any part (`Should`) or every part (`Must`).
-fn groups_query(groups: &[Group], occur: Occur) -> Box<dyn Query> {
+/// Documents holding any part (`Should`) or every part (`Must`), typo derivations counting
+/// when `typos`.
+fn groups_query(groups: &[Group], occur: Occur, typos: bool) -> Box<dyn Query> {
     if groups.len() == 1 {
-        return group_query(&groups[0]);
+        return group_query(&groups[0], typos);
     }
     Box::new(BooleanQuery::new(
-        groups.iter().map(|g| (occur, group_query(g))).collect(),
+        groups
+            .iter()
+            .map(|g| (occur, group_query(g, typos)))
+            .collect(),
     ))
 }
 
@@ -608,7 +639,7 @@ impl Index {
         if terms.negatives.is_empty() {
             return Ok(None);
         }
-        let query = groups_query(&terms.negatives, Occur::Should);
+        let query = groups_query(&terms.negatives, Occur::Should, false);
         Ok(Some(
             searcher
                 .search(query.as_ref(), &IidScores)
@@ -773,31 +804,38 @@ impl Index {
         Ok(found.into_iter().map(|c| c.expect("built above")).collect())
     }
 
-    /// Every candidate of `terms` with its score, and those holding every part.
+    /// Every candidate of `terms` with its score, those holding every part, and those that
+    /// match without typos.
     fn keyword_candidates(
         &self,
         searcher: &tantivy::Searcher,
         terms: &Terms,
         allowed: Option<&RoaringBitmap>,
-    ) -> Result<(Vec<(u32, f32)>, RoaringBitmap)> {
-        let universe = terms.universe_query();
+    ) -> Result<KeywordCandidates> {
+        let ids_of = |query: Box<dyn Query>| -> Result<RoaringBitmap> {
+            Ok(searcher
+                .search(query.as_ref(), &IidScores)
+                .map_err(tv)?
+                .into_iter()
+                .map(|(iid, _)| iid)
+                .collect())
+        };
+        let universe = terms.universe_query(true);
         let mut scored = searcher.search(universe.as_ref(), &IidScores).map_err(tv)?;
         if let Some(allowed) = allowed {
             scored.retain(|(iid, _)| allowed.contains(*iid));
         }
-        let all_words: RoaringBitmap = if terms.groups.len() == 1 || terms.strategy == Strategy::All
-        {
+        let all_words = if terms.groups.len() == 1 || terms.strategy == Strategy::All {
             scored.iter().map(|(iid, _)| *iid).collect()
         } else {
-            let every = groups_query(&terms.groups, Occur::Must);
-            searcher
-                .search(every.as_ref(), &IidScores)
-                .map_err(tv)?
-                .into_iter()
-                .map(|(iid, _)| iid)
-                .collect()
+            ids_of(terms.all_query(true))?
         };
-        Ok((scored, all_words))
+        let exact = if terms.has_typos() {
+            Some(ids_of(terms.universe_query(false))?)
+        } else {
+            None
+        };
+        Ok((scored, all_words, exact))
     }
 
     /// Search: see the module's documentation.
@@ -888,6 +926,7 @@ impl Index {
         for rule in &rules {
             match rule.as_str() {
                 "words" if !placeholder => criteria.push(Criterion::Words),
+                "typo" if !placeholder => criteria.push(Criterion::Typo),
                 "sort" => {
                     for key in &sort_keys {
                         criteria.push(Criterion::Key {
@@ -946,6 +985,20 @@ impl Index {
             }
         } else if fast {
             self.keyword_page(&searcher, &terms, offset, limit, max_total_hits, allowed)?
+        } else if let (true, None, [SortKey::Field { name, asc }]) =
+            (placeholder, &distinct, key_specs.as_slice())
+        {
+            // One sort key on a placeholder search: read the page off the value index.
+            let set = match &allowed {
+                Some(a) => a.clone(),
+                None => self.all_ids(&rtxn)?,
+            };
+            let column = self.columns(&rtxn, std::slice::from_ref(name))?.remove(0);
+            let page = facets::sorted_page(&column, *asc, &set, offset.saturating_add(limit));
+            if let Some(names) = &facet_names {
+                facet_json = Some(self.facet_json(&rtxn, names, &set, settings)?);
+            }
+            (page.into_iter().skip(offset).collect(), set.len() as usize)
         } else {
             // The whole candidate set, ranked.
             let cands: Vec<Candidate> = if placeholder {
@@ -961,17 +1014,19 @@ impl Index {
                     .map(|iid| Candidate {
                         iid,
                         all_words: true,
+                        exact: true,
                         score: 0.0,
                     })
                     .collect()
             } else {
-                let (scored, all_words) =
+                let (scored, all_words, exact) =
                     self.keyword_candidates(&searcher, &terms, allowed.as_deref())?;
                 scored
                     .into_iter()
                     .map(|(iid, score)| Candidate {
                         iid,
                         all_words: all_words.contains(iid),
+                        exact: exact.as_ref().is_none_or(|e| e.contains(iid)),
                         score,
                     })
                     .collect()
@@ -983,6 +1038,7 @@ impl Index {
                 for c in &criteria {
                     let o = match c {
                         Criterion::Words => cb.all_words.cmp(&ca.all_words),
+                        Criterion::Typo => cb.exact.cmp(&ca.exact),
                         Criterion::Score => cb.score.total_cmp(&ca.score),
                         Criterion::Key { slot, asc } => facets::compare_keys(
                             &keys[a * width + slot],
@@ -1272,9 +1328,7 @@ impl Index {
     ) -> Result<(Vec<u32>, usize)> {
         let groups = &terms.groups;
         let lower_bound = &terms.lower_bound;
-        // A lone word is searched as a term query: tantivy prunes a single term scorer with
-        // its block-max scores, which it does not do for a one-clause boolean query.
-        let any_word = terms.universe_query();
+        let typos = terms.has_typos();
         let fetch = (offset + limit).min(max).max(1);
         // With a filter, only documents of `allowed` are collected (by their `iid` column).
         fn run<C: Collector>(
@@ -1300,27 +1354,51 @@ impl Index {
                 .map(|(_, addr)| addr)
                 .collect())
         };
-        // Every word first: an intersection, driven by the rarest word, is cheap even when
-        // one word is in most documents. The rest of the page comes from the union.
-        let mut top = if groups.len() > 1 {
-            top_of(groups_query(groups, Occur::Must).as_ref(), fetch)?
-        } else {
-            top_of(any_word.as_ref(), fetch)?
-        };
-        if top.len() < fetch && groups.len() > 1 && terms.strategy != Strategy::All {
-            let seen: HashSet<DocAddress> = top.iter().copied().collect();
-            let more = top_of(any_word.as_ref(), fetch + seen.len())?;
-            top.extend(
-                more.into_iter()
-                    .filter(|a| !seen.contains(a))
-                    .take(fetch - top.len()),
-            );
+        // The page fills level by level, each a superset of the one before, as the `words`
+        // then `typo` rules order them: every word without typos, every word with typos, then
+        // the strategy's candidates without and with typos. Most pages are full after the
+        // first level; an intersection, driven by the rarest word, is cheap even when one
+        // word is in most documents.
+        let mut levels: Vec<Box<dyn Query>> = Vec::new();
+        if groups.len() > 1 {
+            levels.push(terms.all_query(false));
+            if typos {
+                levels.push(terms.all_query(true));
+            }
         }
-        // The count is capped at `max`: when one word alone reaches it, the union is never walked.
+        if groups.len() == 1 || terms.strategy != Strategy::All {
+            levels.push(terms.universe_query(false));
+            if typos {
+                levels.push(terms.universe_query(true));
+            }
+        }
+        let mut top: Vec<DocAddress> = Vec::new();
+        let mut seen: HashSet<DocAddress> = HashSet::new();
+        for level in &levels {
+            if top.len() >= fetch {
+                break;
+            }
+            let more = top_of(level.as_ref(), fetch + seen.len())?;
+            for a in more {
+                if top.len() >= fetch {
+                    break;
+                }
+                if seen.insert(a) {
+                    top.push(a);
+                }
+            }
+        }
+        // The count is capped at `max`: when the key word alone reaches it, the candidates are
+        // never walked.
         let count = if *lower_bound >= max as u64 && allowed.is_none() {
             max
         } else {
-            run(searcher, any_word.as_ref(), Count, &allowed)?
+            run(
+                searcher,
+                levels.last().expect("a query has a level").as_ref(),
+                Count,
+                &allowed,
+            )?
         };
         let mut iids = Vec::new();
         let mut columns = std::collections::HashMap::new();
