@@ -348,6 +348,10 @@ struct Terms {
     lower_bound: u64,
     /// The positive words for highlighting.
     words: Vec<format::QueryWord>,
+    /// Each group's typo budget.
+    budgets: Vec<u8>,
+    /// Whether the typo derivations were looked up (see [`Index::derive_typos`]).
+    derived: bool,
 }
 
 impl Terms {
@@ -362,16 +366,23 @@ impl Terms {
             .any(|g| matches!(g, Group::Word { typos, .. } if !typos.is_empty()))
     }
 
-    /// Documents holding every part.
-    fn all_query(&self, typos: bool) -> Box<dyn Query> {
-        groups_query(&self.groups, Occur::Must, typos)
+    /// Whether the last word has prefix completions.
+    fn has_completions(&self) -> bool {
+        self.groups
+            .iter()
+            .any(|g| matches!(g, Group::Word { exact, .. } if exact.len() > 1))
     }
 
-    /// The candidates (see [`Strategy`]); with typo derivations when `typos`.
-    fn universe_query(&self, typos: bool) -> Box<dyn Query> {
+    /// Documents holding every part.
+    fn all_query(&self, reach: Reach) -> Box<dyn Query> {
+        groups_query(&self.groups, Occur::Must, reach)
+    }
+
+    /// The candidates (see [`Strategy`]), words reaching as far as `reach`.
+    fn universe_query(&self, reach: Reach) -> Box<dyn Query> {
         match self.strategy {
-            Strategy::All => groups_query(&self.groups, Occur::Must, typos),
-            Strategy::Key(k) if self.groups.len() == 1 => group_query(&self.groups[k], typos),
+            Strategy::All => groups_query(&self.groups, Occur::Must, reach),
+            Strategy::Key(k) if self.groups.len() == 1 => group_query(&self.groups[k], reach),
             Strategy::Key(k) => Box::new(BooleanQuery::new(
                 self.groups
                     .iter()
@@ -379,7 +390,7 @@ impl Terms {
                     .map(|(i, g)| {
                         (
                             if i == k { Occur::Must } else { Occur::Should },
-                            group_query(g, typos),
+                            group_query(g, reach),
                         )
                     })
                     .collect(),
@@ -393,16 +404,35 @@ const PREFIX_EXPANSIONS: usize = 50;
 /// How many dictionary entries a prefix scan reads per segment, at most.
 const PREFIX_SCAN: usize = 50_000;
 
-/// A part of the query as a query: the term, any of its alternatives (typo derivations only
-/// when `typos`), or the phrase.
-fn group_query(group: &Group, typos: bool) -> Box<dyn Query> {
+/// How far a word reaches: the word as typed, plus its prefix completions, plus its typo
+/// derivations. Levels of a page follow these (Meilisearch ranks typos after exact words and
+/// exact words before completions, its `typo` and `exactness` rules).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Reach {
+    Exact,
+    Completions,
+    Typos,
+}
+
+/// A part of the query as a query: the word (with its alternatives up to `reach`), or the
+/// phrase.
+fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
     let term = |t: &Term| -> Box<dyn Query> {
         Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs))
     };
     let no_typos: &[Term] = &[];
     match group {
         Group::Word { exact, typos: t } => {
-            let typos = if typos { t.as_slice() } else { no_typos };
+            let typos = if reach >= Reach::Typos {
+                t.as_slice()
+            } else {
+                no_typos
+            };
+            let exact = if reach >= Reach::Completions {
+                exact.as_slice()
+            } else {
+                &exact[..1]
+            };
             if exact.len() == 1 && typos.is_empty() {
                 return term(&exact[0]);
             }
@@ -424,16 +454,16 @@ fn group_query(group: &Group, typos: bool) -> Box<dyn Query> {
     }
 }
 
-/// Documents holding any part (`Should`) or every part (`Must`), typo derivations counting
-/// when `typos`.
-fn groups_query(groups: &[Group], occur: Occur, typos: bool) -> Box<dyn Query> {
+/// Documents holding any part (`Should`) or every part (`Must`), words reaching as far as
+/// `reach`.
+fn groups_query(groups: &[Group], occur: Occur, reach: Reach) -> Box<dyn Query> {
     if groups.len() == 1 {
-        return group_query(&groups[0], typos);
+        return group_query(&groups[0], reach);
     }
     Box::new(BooleanQuery::new(
         groups
             .iter()
-            .map(|g| (occur, group_query(g, typos)))
+            .map(|g| (occur, group_query(g, reach)))
             .collect(),
     ))
 }
@@ -567,23 +597,19 @@ impl Index {
                 w.prefix = true;
             }
         }
-        // Typo derivations of every word (with a prefix automaton for the last one).
+        // Typo budgets per word; the derivations are looked up when a step needs them.
+        let mut budgets = Vec::new();
         let mut w = 0;
-        for g in groups.iter_mut() {
+        for g in &groups {
             match g {
-                Group::Word { typos, .. } => {
-                    let qw = &mut words[w];
-                    let budget = typo_budget(settings, &qw.word);
-                    if budget > 0 {
-                        *typos = self.typo_derivations(searcher, &qw.word, budget, qw.prefix)?;
-                        qw.typos = typos
-                            .iter()
-                            .filter_map(|t| t.value().as_str().map(str::to_string))
-                            .collect();
-                    }
+                Group::Word { .. } => {
+                    budgets.push(typo_budget(settings, &words[w].word));
                     w += 1;
                 }
-                Group::Phrase(p) => w += p.len(),
+                Group::Phrase(p) => {
+                    budgets.push(0);
+                    w += p.len();
+                }
             }
         }
         // The union has at least as many live documents as its largest term; deleted
@@ -627,7 +653,36 @@ impl Index {
             strategy,
             lower_bound,
             words,
+            budgets,
+            derived: false,
         })
+    }
+
+    /// Looks up the typo derivations of every word with a budget (once): the fast path only
+    /// needs them when the exact words leave the page short or the count must be walked.
+    fn derive_typos(&self, searcher: &tantivy::Searcher, terms: &mut Terms) -> Result<()> {
+        if terms.derived {
+            return Ok(());
+        }
+        terms.derived = true;
+        let mut w = 0;
+        for (g, budget) in terms.groups.iter_mut().zip(&terms.budgets) {
+            match g {
+                Group::Word { typos, .. } => {
+                    let qw = &mut terms.words[w];
+                    if *budget > 0 {
+                        *typos = self.typo_derivations(searcher, &qw.word, *budget, qw.prefix)?;
+                        qw.typos = typos
+                            .iter()
+                            .filter_map(|t| t.value().as_str().map(str::to_string))
+                            .collect();
+                    }
+                    w += 1;
+                }
+                Group::Phrase(p) => w += p.len(),
+            }
+        }
+        Ok(())
     }
 
     /// The documents holding a negated part of the query (`-word`, `-"a phrase"`).
@@ -639,7 +694,7 @@ impl Index {
         if terms.negatives.is_empty() {
             return Ok(None);
         }
-        let query = groups_query(&terms.negatives, Occur::Should, false);
+        let query = groups_query(&terms.negatives, Occur::Should, Reach::Exact);
         Ok(Some(
             searcher
                 .search(query.as_ref(), &IidScores)
@@ -820,7 +875,7 @@ impl Index {
                 .map(|(iid, _)| iid)
                 .collect())
         };
-        let universe = terms.universe_query(true);
+        let universe = terms.universe_query(Reach::Typos);
         let mut scored = searcher.search(universe.as_ref(), &IidScores).map_err(tv)?;
         if let Some(allowed) = allowed {
             scored.retain(|(iid, _)| allowed.contains(*iid));
@@ -828,10 +883,10 @@ impl Index {
         let all_words = if terms.groups.len() == 1 || terms.strategy == Strategy::All {
             scored.iter().map(|(iid, _)| *iid).collect()
         } else {
-            ids_of(terms.all_query(true))?
+            ids_of(terms.all_query(Reach::Typos))?
         };
         let exact = if terms.has_typos() {
-            Some(ids_of(terms.universe_query(false))?)
+            Some(ids_of(terms.universe_query(Reach::Completions))?)
         } else {
             None
         };
@@ -900,7 +955,7 @@ impl Index {
         let query_text = q.q.clone().unwrap_or_default();
         let searcher = self.reader.searcher();
         let prefix = last_word_is_prefix(settings, &query_text);
-        let terms = self.terms(
+        let mut terms = self.terms(
             &searcher,
             settings,
             &query_text,
@@ -984,7 +1039,14 @@ impl Index {
                 }
             }
         } else if fast {
-            self.keyword_page(&searcher, &terms, offset, limit, max_total_hits, allowed)?
+            self.keyword_page(
+                &searcher,
+                &mut terms,
+                offset,
+                limit,
+                max_total_hits,
+                allowed,
+            )?
         } else if let (true, None, [SortKey::Field { name, asc }]) =
             (placeholder, &distinct, key_specs.as_slice())
         {
@@ -1019,6 +1081,7 @@ impl Index {
                     })
                     .collect()
             } else {
+                self.derive_typos(&searcher, &mut terms)?;
                 let (scored, all_words, exact) =
                     self.keyword_candidates(&searcher, &terms, allowed.as_deref())?;
                 scored
@@ -1102,6 +1165,9 @@ impl Index {
             SortKey::GeoPoint { lat, lng, .. } => Some((*lat, *lng)),
             _ => None,
         });
+        if !placeholder && (formatting_asked(q)) {
+            self.derive_typos(&searcher, &mut terms)?;
+        }
         let words = &terms.words;
         let format_options = format::Options {
             words,
@@ -1320,15 +1386,14 @@ impl Index {
     fn keyword_page(
         &self,
         searcher: &tantivy::Searcher,
-        terms: &Terms,
+        terms: &mut Terms,
         offset: usize,
         limit: usize,
         max: usize,
         allowed: Option<Arc<RoaringBitmap>>,
     ) -> Result<(Vec<u32>, usize)> {
-        let groups = &terms.groups;
-        let lower_bound = &terms.lower_bound;
-        let typos = terms.has_typos();
+        let lower_bound = terms.lower_bound;
+        let several = terms.groups.len() > 1;
         let fetch = (offset + limit).min(max).max(1);
         // With a filter, only documents of `allowed` are collected (by their `iid` column).
         fn run<C: Collector>(
@@ -1357,29 +1422,16 @@ impl Index {
         // The page fills level by level, each a superset of the one before, as the `words`
         // then `typo` rules order them: every word without typos, every word with typos, then
         // the strategy's candidates without and with typos. Most pages are full after the
-        // first level; an intersection, driven by the rarest word, is cheap even when one
-        // word is in most documents.
-        let mut levels: Vec<Box<dyn Query>> = Vec::new();
-        if groups.len() > 1 {
-            levels.push(terms.all_query(false));
-            if typos {
-                levels.push(terms.all_query(true));
-            }
-        }
-        if groups.len() == 1 || terms.strategy != Strategy::All {
-            levels.push(terms.universe_query(false));
-            if typos {
-                levels.push(terms.universe_query(true));
-            }
-        }
+        // first level, and typo derivations are only looked up when a level with them is
+        // reached or the count must be walked. An intersection, driven by the rarest word, is
+        // cheap even when one word is in most documents.
         let mut top: Vec<DocAddress> = Vec::new();
         let mut seen: HashSet<DocAddress> = HashSet::new();
-        for level in &levels {
+        let mut fill = |query: Box<dyn Query>, top: &mut Vec<DocAddress>| -> Result<()> {
             if top.len() >= fetch {
-                break;
+                return Ok(());
             }
-            let more = top_of(level.as_ref(), fetch + seen.len())?;
-            for a in more {
+            for a in top_of(query.as_ref(), fetch + seen.len())? {
                 if top.len() >= fetch {
                     break;
                 }
@@ -1387,18 +1439,46 @@ impl Index {
                     top.push(a);
                 }
             }
+            Ok(())
+        };
+        let count_walks = lower_bound < max as u64 || allowed.is_some();
+        let completions = terms.has_completions();
+        if several {
+            fill(terms.all_query(Reach::Exact), &mut top)?;
+            if completions {
+                fill(terms.all_query(Reach::Completions), &mut top)?;
+            }
+            if top.len() < fetch {
+                self.derive_typos(searcher, terms)?;
+                if terms.has_typos() {
+                    fill(terms.all_query(Reach::Typos), &mut top)?;
+                }
+            }
+        }
+        if !several || terms.strategy != Strategy::All {
+            fill(terms.universe_query(Reach::Exact), &mut top)?;
+            if completions {
+                fill(terms.universe_query(Reach::Completions), &mut top)?;
+            }
+            if top.len() < fetch || count_walks {
+                self.derive_typos(searcher, terms)?;
+                if terms.has_typos() {
+                    fill(terms.universe_query(Reach::Typos), &mut top)?;
+                }
+            }
         }
         // The count is capped at `max`: when the key word alone reaches it, the candidates are
         // never walked.
-        let count = if *lower_bound >= max as u64 && allowed.is_none() {
-            max
-        } else {
+        let count = if count_walks {
+            self.derive_typos(searcher, terms)?;
             run(
                 searcher,
-                levels.last().expect("a query has a level").as_ref(),
+                terms.universe_query(Reach::Typos).as_ref(),
                 Count,
                 &allowed,
             )?
+        } else {
+            max
         };
         let mut iids = Vec::new();
         let mut columns = std::collections::HashMap::new();
@@ -1446,7 +1526,7 @@ impl Index {
         )?;
         let searcher = self.reader.searcher();
         let text = q.q.as_deref().unwrap_or("");
-        let terms = self.terms(
+        let mut terms = self.terms(
             &searcher,
             settings,
             text,
@@ -1463,6 +1543,7 @@ impl Index {
             }
             None => allowed,
         };
+        self.derive_typos(&searcher, &mut terms)?;
         let mut set: RoaringBitmap = if terms.is_placeholder() {
             match allowed {
                 Some(a) => (*a).clone(),
@@ -1508,6 +1589,15 @@ impl Index {
         }))
         .map_err(Error::internal)
     }
+}
+
+/// Whether the hits get `_formatted` or `_matchesPosition` (highlighting reads typo derivations).
+fn formatting_asked(q: &SearchQuery) -> bool {
+    q.attributes_to_highlight
+        .as_ref()
+        .is_some_and(|a| !a.is_empty())
+        || q.attributes_to_crop.as_ref().is_some_and(|a| !a.is_empty())
+        || q.show_matches_position
 }
 
 fn direction(key: &SortKey) -> bool {
