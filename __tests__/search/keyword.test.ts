@@ -248,3 +248,34 @@ describe('searchable attributes', () => {
     expect(ids((await search('sci ')).body.hits)).toEqual([3, 9]);
   });
 });
+
+describe('attributesToSearchOn', () => {
+  let uid: string;
+  beforeAll(async () => {
+    uid = await index({ filterableAttributes: ['genre'] });
+  });
+
+  it('when the search is restricted to attributes, then only matches there count', async () => {
+    const search = (body: Record<string, unknown>) => s.api('POST', `/indexes/${uid}/search`, { body });
+    expect(ids((await search({ q: 'sci ' })).body.hits)).toEqual([3]);
+    expect((await search({ q: 'sci ', attributesToSearchOn: ['title'] })).body.hits).toEqual([]);
+    expect(ids((await search({ q: 'sci ', attributesToSearchOn: ['genre'] })).body.hits)).toEqual([3]);
+    expect(ids((await search({ q: 'hamlet ', attributesToSearchOn: ['title', 'id'] })).body.hits)).toEqual([3]);
+    expect((await search({ q: 'hamlet', attributesToSearchOn: ['id'] })).body.estimatedTotalHits).toBe(0);
+    expect(ids((await search({ q: 'hamlet', attributesToSearchOn: null })).body.hits)).toEqual([3]);
+  });
+
+  it('when facet search is restricted, then its candidates are too', async () => {
+    const fs = (body: Record<string, unknown>) => s.api('POST', `/indexes/${uid}/facet-search`, { body });
+    expect((await fs({ facetName: 'genre', q: 'sci ' })).body.facetHits).toEqual([{ value: 'sci fi', count: 1 }]);
+    expect((await fs({ facetName: 'genre', q: 'sci ', attributesToSearchOn: ['title'] })).body.facetHits).toEqual([]);
+  });
+
+  it('when an attribute is not searchable, then invalid_search_attributes_to_search_on lists them', async () => {
+    const u = await index({ searchableAttributes: ['title', 'genre'] });
+    const r = await s.api('POST', `/indexes/${u}/search`, { body: { q: 'x', attributesToSearchOn: ['id'] } });
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('invalid_search_attributes_to_search_on');
+    expect(r.body.message).toBe('Attribute `id` is not searchable. Available searchable attributes are: `title, genre`.');
+  });
+});

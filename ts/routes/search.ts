@@ -65,6 +65,7 @@ export function searchRoutes(deps: Deps): Router {
       containsFilter: deps.features.get().containsFilter,
       exhaustiveFacetCount: body.exhaustiveFacetCount ?? false,
       matchingStrategy: body.matchingStrategy ?? null,
+      attributesToSearchOn: body.attributesToSearchOn ?? null,
     };
     res.status(200).type('application/json').send(await index.facetSearch(query));
   });

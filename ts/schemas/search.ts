@@ -111,6 +111,7 @@ export function engineQuery(b: SearchBody): Record<string, unknown> {
     showMatchesPosition: b.showMatchesPosition ?? false,
     matchingStrategy: b.matchingStrategy ?? null,
     showPerformanceDetails: b.showPerformanceDetails ?? false,
+    attributesToSearchOn: b.attributesToSearchOn ?? null,
   };
 }
 

@@ -81,6 +81,9 @@ pub struct SearchQuery {
     /// Adds `performanceDetails`: the time each step took.
     #[serde(default)]
     pub show_performance_details: bool,
+    /// Restricts the query to these searchable attributes.
+    #[serde(default)]
+    pub attributes_to_search_on: Option<Vec<String>>,
 }
 
 fn default_crop_length() -> usize {
@@ -117,6 +120,8 @@ pub struct FacetSearchQuery {
     pub exhaustive_facet_count: bool,
     #[serde(default)]
     pub matching_strategy: Option<String>,
+    #[serde(default)]
+    pub attributes_to_search_on: Option<Vec<String>>,
 }
 
 /// Every candidate with its BM25 score; those holding every part; those matching without
@@ -658,6 +663,75 @@ impl Index {
         })
     }
 
+    /// `attributesToSearchOn`: keeps the candidates whose text in `attrs` satisfies the
+    /// matching strategy (reading those attributes of each candidate), and recomputes which
+    /// hold every part there.
+    fn keep_matching_in(
+        &self,
+        rtxn: &heed::RoTxn,
+        terms: &Terms,
+        attrs: &[String],
+        cands: &mut Vec<Candidate>,
+    ) -> Result<()> {
+        let fields = self.fields_map.read().unwrap().clone();
+        let mut tokenizer = self
+            .tantivy
+            .tokenizer_for_field(self.fields.words)
+            .map_err(tv)?;
+        let reads = |name: &str| {
+            attrs.iter().any(|a| {
+                a == name
+                    || (a.len() > name.len()
+                        && a.starts_with(name)
+                        && a.as_bytes()[name.len()] == b'.')
+                    || (name.len() > a.len()
+                        && name.starts_with(a.as_str())
+                        && name.as_bytes()[a.len()] == b'.')
+            })
+        };
+        let text_of = |t: &Term| t.value().as_str().map(str::to_string);
+        let mut kept = Vec::with_capacity(cands.len());
+        for mut c in cands.drain(..) {
+            let Some(bytes) = self.store.docs.get(rtxn, &c.iid).map_err(heed_error)? else {
+                continue;
+            };
+            let doc = crate::codec::decode_fields(bytes, &fields, reads)?;
+            let mut text = String::new();
+            for a in attrs {
+                for v in crate::filter::eval::values_at(&doc, a) {
+                    super::collect_text(v, &mut text);
+                }
+            }
+            let mut words = HashSet::new();
+            let mut stream = tokenizer.token_stream(&text);
+            while let Some(tok) = stream.next() {
+                words.insert(tok.text.clone());
+            }
+            let matched: Vec<bool> = terms
+                .groups
+                .iter()
+                .map(|g| match g {
+                    Group::Word { exact, typos } => exact
+                        .iter()
+                        .chain(typos)
+                        .filter_map(text_of)
+                        .any(|w| words.contains(&w)),
+                    Group::Phrase(p) => p.iter().filter_map(text_of).all(|w| words.contains(&w)),
+                })
+                .collect();
+            let keep = match terms.strategy {
+                Strategy::All => matched.iter().all(|m| *m),
+                Strategy::Key(k) => matched.get(k).copied().unwrap_or(false),
+            };
+            if keep {
+                c.all_words = matched.iter().all(|m| *m);
+                kept.push(c);
+            }
+        }
+        *cands = kept;
+        Ok(())
+    }
+
     /// Looks up the typo derivations of every word with a budget (once): the fast path only
     /// needs them when the exact words leave the page short or the count must be walked.
     fn derive_typos(&self, searcher: &tantivy::Searcher, terms: &mut Terms) -> Result<()> {
@@ -1014,7 +1088,11 @@ impl Index {
             criteria.push(Criterion::Score);
         }
 
-        let fast = key_specs.is_empty() && distinct.is_none() && facet_names.is_none();
+        let search_on = search_on(settings, q.attributes_to_search_on.as_deref())?;
+        let fast = key_specs.is_empty()
+            && distinct.is_none()
+            && facet_names.is_none()
+            && (placeholder || search_on.is_none());
         let mut facet_json = None;
         let (iids, candidates) = if fast && placeholder {
             match &allowed {
@@ -1084,7 +1162,7 @@ impl Index {
                 self.derive_typos(&searcher, &mut terms)?;
                 let (scored, all_words, exact) =
                     self.keyword_candidates(&searcher, &terms, allowed.as_deref())?;
-                scored
+                let mut cands: Vec<Candidate> = scored
                     .into_iter()
                     .map(|(iid, score)| Candidate {
                         iid,
@@ -1092,7 +1170,11 @@ impl Index {
                         exact: exact.as_ref().is_none_or(|e| e.contains(iid)),
                         score,
                     })
-                    .collect()
+                    .collect();
+                if let Some(attrs) = &search_on {
+                    self.keep_matching_in(&rtxn, &terms, attrs, &mut cands)?;
+                }
+                cands
             };
             let keys = self.sort_keys(&rtxn, &key_specs, &cands)?;
             let width = key_specs.len();
@@ -1550,11 +1632,21 @@ impl Index {
                 None => (*self.all_ids(&rtxn)?).clone(),
             }
         } else {
-            self.keyword_candidates(&searcher, &terms, allowed.as_deref())?
+            let mut cands: Vec<Candidate> = self
+                .keyword_candidates(&searcher, &terms, allowed.as_deref())?
                 .0
                 .into_iter()
-                .map(|(iid, _)| iid)
-                .collect()
+                .map(|(iid, score)| Candidate {
+                    iid,
+                    all_words: true,
+                    exact: true,
+                    score,
+                })
+                .collect();
+            if let Some(attrs) = search_on(settings, q.attributes_to_search_on.as_deref())? {
+                self.keep_matching_in(&rtxn, &terms, &attrs, &mut cands)?;
+            }
+            cands.into_iter().map(|c| c.iid).collect()
         };
         let distinct = settings
             .and_then(|s| s["distinctAttribute"].as_str())
@@ -1589,6 +1681,34 @@ impl Index {
         }))
         .map_err(Error::internal)
     }
+}
+
+/// `attributesToSearchOn`, checked against `searchableAttributes`: `None` when absent, empty,
+/// or `*`.
+fn search_on(settings: Option<&Value>, asked: Option<&[String]>) -> Result<Option<Vec<String>>> {
+    let Some(asked) = asked.filter(|a| !a.is_empty() && !a.iter().any(|x| x == "*")) else {
+        return Ok(None);
+    };
+    if let Some(searchable) = super::searchable_of(settings) {
+        for attr in asked {
+            let ok = searchable.iter().any(|s| {
+                s == attr
+                    || (attr.len() > s.len()
+                        && attr.starts_with(s.as_str())
+                        && attr.as_bytes()[s.len()] == b'.')
+            });
+            if !ok {
+                return Err(Error::new(
+                    "invalid_search_attributes_to_search_on",
+                    format!(
+                        "Attribute `{attr}` is not searchable. Available searchable attributes are: `{}`.",
+                        searchable.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(Some(asked.to_vec()))
 }
 
 /// Whether the hits get `_formatted` or `_matchesPosition` (highlighting reads typo derivations).
