@@ -1089,12 +1089,20 @@ impl Index {
         }
 
         let search_on = search_on(settings, q.attributes_to_search_on.as_deref())?;
+        // A placeholder search in id order needs no ranking even with facets: they are
+        // counted over the allowed set directly.
         let fast = key_specs.is_empty()
             && distinct.is_none()
-            && facet_names.is_none()
-            && (placeholder || search_on.is_none());
+            && (placeholder || (facet_names.is_none() && search_on.is_none()));
         let mut facet_json = None;
         let (iids, candidates) = if fast && placeholder {
+            if let Some(names) = &facet_names {
+                let set = match &allowed {
+                    Some(a) => a.clone(),
+                    None => self.all_ids(&rtxn)?,
+                };
+                facet_json = Some(self.facet_json(&rtxn, names, &set, settings)?);
+            }
             match &allowed {
                 Some(allowed) => (
                     allowed.iter().skip(offset).take(limit).collect(),
