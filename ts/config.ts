@@ -19,6 +19,9 @@ export interface Config {
   maxIndexingThreads: number | null;
   allowedNetworks: string[];
   maxBatchedTasks: number;
+  searchQueueSize: number;
+  searchesPerCore: number;
+  dropSearchAfterSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -44,6 +47,9 @@ type RawOptions = {
   maxIndexingThreads?: string;
   allowedNetworks?: string;
   maxBatchedTasks?: string;
+  searchQueueSize?: string;
+  searchesPerCore?: string;
+  dropSearchAfter?: string;
 };
 
 export const OPTIONS: OptionSpec[] = [
@@ -58,6 +64,9 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'maxIndexingThreads', flag: '--max-indexing-threads', env: 'QUARRY_MAX_INDEXING_THREADS', meili: 'MEILI_MAX_INDEXING_THREADS', help: 'indexing threads' },
   { name: 'allowedNetworks', flag: '--experimental-allowed-ip-networks', env: 'QUARRY_ALLOWED_IP_NETWORKS', meili: 'MEILI_EXPERIMENTAL_ALLOWED_IP_NETWORKS', help: 'CIDRs outbound requests may reach (default loopback only; "any" allows all)' },
   { name: 'maxBatchedTasks', flag: '--experimental-max-number-of-batched-tasks', env: 'QUARRY_MAX_BATCHED_TASKS', meili: 'MEILI_EXPERIMENTAL_MAX_NUMBER_OF_BATCHED_TASKS', help: 'tasks per batch (default 1000)' },
+  { name: 'searchQueueSize', flag: '--experimental-search-queue-size', env: 'QUARRY_SEARCH_QUEUE_SIZE', meili: 'MEILI_EXPERIMENTAL_SEARCH_QUEUE_SIZE', help: 'searches that may wait for a slot before 503 (default 1000)' },
+  { name: 'searchesPerCore', flag: '--experimental-nb-searches-per-core', env: 'QUARRY_SEARCHES_PER_CORE', meili: 'MEILI_EXPERIMENTAL_NB_SEARCHES_PER_CORE', help: 'searches running at once per core (default 4)' },
+  { name: 'dropSearchAfter', flag: '--experimental-drop-search-after', env: 'QUARRY_DROP_SEARCH_AFTER', meili: 'MEILI_EXPERIMENTAL_DROP_SEARCH_AFTER', help: 'seconds a search may wait before it is dropped (default 60)' },
 ];
 
 export const LOOPBACK_NETWORKS = ['127.0.0.0/8', '::1/128'];
@@ -152,6 +161,16 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
   const batched = raw.maxBatchedTasks === undefined ? 1000 : Number(raw.maxBatchedTasks);
   if (!Number.isInteger(batched) || batched < 1) throw new ConfigError(`--experimental-max-number-of-batched-tasks: \`${raw.maxBatchedTasks}\` is not a positive integer`);
 
+  const count = (name: string, value: string | undefined, fallback: number, min: number): number => {
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name}: \`${value}\` is not an integer of at least ${min}`);
+    return n;
+  };
+  const searchQueueSize = count('--experimental-search-queue-size', raw.searchQueueSize, 1000, 0);
+  const searchesPerCore = count('--experimental-nb-searches-per-core', raw.searchesPerCore, 4, 1);
+  const dropSearchAfterSeconds = count('--experimental-drop-search-after', raw.dropSearchAfter, 60, 1);
+
   const allowed = raw.allowedNetworks === undefined ? LOOPBACK_NETWORKS : raw.allowedNetworks.split(',').map((s) => s.trim()).filter(Boolean);
   for (const net of allowed) {
     if (net !== 'any' && !/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(net)) throw new ConfigError(`--experimental-allowed-ip-networks: \`${net}\` is not a CIDR`);
@@ -171,5 +190,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     maxIndexingThreads,
     allowedNetworks: allowed,
     maxBatchedTasks: batched,
+    searchQueueSize,
+    searchesPerCore,
+    dropSearchAfterSeconds,
   };
 }

@@ -5,6 +5,7 @@ import type { Config } from './config';
 import type { FeatureStore } from './features';
 import type { IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
+import type { SearchLimiter } from './search/limiter';
 import type { TaskQueue } from './tasks/queue';
 
 export interface Deps {
@@ -15,6 +16,8 @@ export interface Deps {
   keys: KeyStore;
   features: FeatureStore;
   guard: Guard;
+  /** Bounds concurrent searches (503 `too_many_search_requests` when saturated). */
+  searchLimiter: SearchLimiter;
   /** Directory of staged document payloads (`<db>/update_files`). */
   updateFiles: string;
   dbPath: string;

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { makeGuard } from './auth/guard';
 import { KeyStore } from './auth/keys';
@@ -14,6 +15,7 @@ import { FeatureStore } from './features';
 import { IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
 import { KvStore } from './native';
+import { SearchLimiter } from './search/limiter';
 import { Durable } from './store/durable';
 import { TaskQueue } from './tasks/queue';
 import { Worker } from './tasks/worker';
@@ -42,7 +44,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const worker = new Worker(queue, registry, updateFiles, logger, config.maxBatchedTasks, () => features.get().getTaskDocumentsRoute);
   await worker.recover();
 
-  const deps: Deps = { config, logger, queue, registry, keys, features, guard: makeGuard(keys, config.masterKey), updateFiles, dbPath };
+  const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
+  const deps: Deps = { config, logger, queue, registry, keys, features, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath };
   const app = buildApp(deps);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {

@@ -279,3 +279,28 @@ describe('attributesToSearchOn', () => {
     expect(r.body.message).toBe('Attribute `id` is not searchable. Available searchable attributes are: `title, genre`.');
   });
 });
+
+describe('search concurrency limit', () => {
+  it('when searches exceed the slots and the queue, then 503 too_many_search_requests with Retry-After', async () => {
+    const small = await startTestServer({ args: ['--experimental-search-queue-size', '0', '--experimental-nb-searches-per-core', '1'] });
+    try {
+      const uid = uniqueIndex('busy');
+      const docs = Array.from({ length: 20000 }, (_, i) => ({ id: i, title: `word${i % 97} common text ${i}`, n: i % 13 }));
+      let r = await small.api('POST', `/indexes/${uid}/documents`, { body: docs });
+      expect((await small.waitTask(r.body.taskUid)).status).toBe('succeeded');
+      r = await small.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['n'], sortableAttributes: ['n'] } });
+      expect((await small.waitTask(r.body.taskUid)).status).toBe('succeeded');
+      const body = { q: 'common', facets: ['n'], sort: ['n:desc'] };
+      const all = await Promise.all(Array.from({ length: 60 }, () => small.api('POST', `/indexes/${uid}/search`, { body })));
+      const refused = all.filter((x) => x.status === 503);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(all.filter((x) => x.status === 200).length).toBeGreaterThan(0);
+      expect(all.every((x) => x.status === 200 || x.status === 503)).toBe(true);
+      expect(refused[0].body.code).toBe('too_many_search_requests');
+      expect(refused[0].body.type).toBe('system');
+      expect(refused[0].headers.get('retry-after')).toBe('10');
+    } finally {
+      await small.close();
+    }
+  });
+});

@@ -39,13 +39,24 @@ function scopedQuery(req: Request, uid: string, query: SearchBody, containsFilte
 
 export function searchRoutes(deps: Deps): Router {
   const r = Router();
-  const { guard, registry } = deps;
+  const { guard, registry, searchLimiter } = deps;
+
+  /** Runs one search call within the limiter; a refusal carries `Retry-After: 10`. */
+  async function limited(res: Response, fn: () => Promise<Buffer>): Promise<Buffer> {
+    try {
+      return await searchLimiter.run(fn);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'too_many_search_requests') res.setHeader('Retry-After', '10');
+      throw err;
+    }
+  }
 
   async function run(req: Request, res: Response, body: unknown): Promise<void> {
     const uid = checkIndexUid(req.params.indexUid);
     const query = parseSearch(body);
     const index = registry.handle(uid);
-    res.status(200).type('application/json').send(await index.search(scopedQuery(req, uid, query, deps.features.get().containsFilter)));
+    const engineQ = scopedQuery(req, uid, query, deps.features.get().containsFilter);
+    res.status(200).type('application/json').send(await limited(res, () => index.search(engineQ)));
   }
 
   r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => run(req, res, readJson(req, true)));
@@ -67,7 +78,7 @@ export function searchRoutes(deps: Deps): Router {
       matchingStrategy: body.matchingStrategy ?? null,
       attributesToSearchOn: body.attributesToSearchOn ?? null,
     };
-    res.status(200).type('application/json').send(await index.facetSearch(query));
+    res.status(200).type('application/json').send(await limited(res, () => index.facetSearch(query)));
   });
 
   /**
@@ -97,7 +108,9 @@ export function searchRoutes(deps: Deps): Router {
         const uid = checkIndexUid(indexUid);
         req.auth!.assertIndex(uid);
         if (!req.auth!.can('search', uid)) throw new ApiError('invalid_api_key', 'The provided API key is invalid.');
-        const bytes = await registry.handle(uid).search(scopedQuery(req, uid, parseSearch(rest), deps.features.get().containsFilter));
+        const engineQ = scopedQuery(req, uid, parseSearch(rest), deps.features.get().containsFilter);
+        const handle = registry.handle(uid);
+        const bytes = await limited(res, () => handle.search(engineQ));
         parts.push(Buffer.from(`{"indexUid":${JSON.stringify(uid)},`), bytes.subarray(1));
       } catch (err) {
         if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);

@@ -1,0 +1,72 @@
+/** The search limiter on its own: slots, the bounded queue, dropping stale waiters. */
+import { ApiError } from '../errors/api-error';
+import { SearchLimiter } from './limiter';
+
+function gate(): { promise: Promise<Buffer>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<Buffer>((resolve) => {
+    open = () => resolve(Buffer.from('ok'));
+  });
+  return { promise, open };
+}
+
+describe('SearchLimiter', () => {
+  it('when slots are free, then searches run at once, up to the concurrency', async () => {
+    const l = new SearchLimiter(2, 10, 60_000);
+    const a = gate();
+    const b = gate();
+    const c = gate();
+    const started: string[] = [];
+    const pa = l.run(() => (started.push('a'), a.promise));
+    const pb = l.run(() => (started.push('b'), b.promise));
+    const pc = l.run(() => (started.push('c'), c.promise));
+    await Promise.resolve();
+    expect(started).toEqual(['a', 'b']);
+    expect(l.load).toEqual({ active: 2, waiting: 1 });
+    a.open();
+    await pa;
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual(['a', 'b', 'c']);
+    b.open();
+    c.open();
+    await Promise.all([pb, pc]);
+    expect(l.load).toEqual({ active: 0, waiting: 0 });
+  });
+
+  it('when the queue is full, then the search is refused with too_many_search_requests', async () => {
+    const l = new SearchLimiter(1, 1, 60_000);
+    const a = gate();
+    const pa = l.run(() => a.promise);
+    const pb = l.run(() => Promise.resolve(Buffer.from('b')));
+    await expect(l.run(() => Promise.resolve(Buffer.from('c')))).rejects.toMatchObject({
+      code: 'too_many_search_requests',
+      message: 'Too many search requests running at the same time: 1. Retry after 10s.',
+    });
+    a.open();
+    expect((await pb).toString()).toBe('b');
+    await pa;
+  });
+
+  it('when a search waited longer than dropAfter, then it is dropped instead of run', async () => {
+    let now = 0;
+    const l = new SearchLimiter(1, 5, 1000, () => now);
+    const a = gate();
+    const pa = l.run(() => a.promise);
+    let ran = false;
+    const pb = l.run(async () => {
+      ran = true;
+      return Buffer.from('late');
+    });
+    now = 1500;
+    a.open();
+    await pa;
+    await expect(pb).rejects.toBeInstanceOf(ApiError);
+    expect(ran).toBe(false);
+  });
+
+  it('when a search fails, then its slot is released', async () => {
+    const l = new SearchLimiter(1, 0, 60_000);
+    await expect(l.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect((await l.run(() => Promise.resolve(Buffer.from('next')))).toString()).toBe('next');
+  });
+});
