@@ -252,11 +252,14 @@ const TYPO_BOOST: f32 = 0.3;
 /// At most this many derivations per word: with one typo, then with two (Meilisearch's caps).
 const ONE_TYPO_CAP: usize = 150;
 const TWO_TYPO_CAP: usize = 50;
+/// How many dictionary entries a derivation walk visits per segment, at most: a prefix
+/// automaton accepts every continuation of every near prefix (`asynchronou…` has thousands).
+const TYPO_SCAN: usize = 4_000;
 
 /// A Levenshtein automaton for tantivy's term dictionary.
-struct Lev(levenshtein_automata::DFA);
+struct Lev<'a>(&'a levenshtein_automata::DFA);
 
-impl tantivy_fst::Automaton for Lev {
+impl tantivy_fst::Automaton for Lev<'_> {
     type State = u32;
 
     fn start(&self) -> u32 {
@@ -790,25 +793,33 @@ impl Index {
         prefix: bool,
     ) -> Result<Vec<Term>> {
         let builder = lev_builder(budget);
-        let dfa = || {
-            if prefix {
-                builder.build_prefix_dfa(word)
-            } else {
-                builder.build_dfa(word)
-            }
+        let check = if prefix {
+            builder.build_prefix_dfa(word)
+        } else {
+            builder.build_dfa(word)
         };
-        let check = dfa();
-        let first = word.chars().next();
+        let Some(first) = word.chars().next() else {
+            return Ok(Vec::new());
+        };
+        let rest = &word[first.len_utf8()..];
         let mut one: Vec<Vec<u8>> = Vec::new();
         let mut two: Vec<Vec<u8>> = Vec::new();
+        // Derivations keep the first letter: the automaton only walks the part of the
+        // dictionary starting with it, which is where nearly all of the cost would go.
+        let low = first.to_string();
+        let high = char::from_u32(first as u32 + 1).map(|c| c.to_string());
         for segment in searcher.segment_readers() {
             let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
-            let mut stream = inverted
-                .terms()
-                .search(Lev(dfa()))
+            let mut builder = inverted.terms().search(Lev(&check)).ge(low.as_bytes());
+            if let Some(high) = &high {
+                builder = builder.lt(high.as_bytes());
+            }
+            let mut stream = builder
                 .into_stream()
                 .map_err(|e| Error::internal(e.to_string()))?;
-            while stream.advance() {
+            let mut visited = 0;
+            while visited < TYPO_SCAN && stream.advance() {
+                visited += 1;
                 let key = stream.key();
                 let Ok(text) = std::str::from_utf8(key) else {
                     continue;
@@ -820,16 +831,9 @@ impl Index {
                     levenshtein_automata::Distance::Exact(d) => d,
                     levenshtein_automata::Distance::AtLeast(_) => continue,
                 };
-                let cost = if text.chars().next() == first {
-                    distance
-                } else if distance == 1 {
-                    2
-                } else {
-                    continue;
-                };
-                let list = match cost {
+                let list = match distance {
                     1 if one.len() < ONE_TYPO_CAP => &mut one,
-                    2 if budget >= 2 && two.len() < TWO_TYPO_CAP => &mut two,
+                    2 if two.len() < TWO_TYPO_CAP => &mut two,
                     _ => continue,
                 };
                 if !list.iter().any(|k| k == key) {
@@ -837,6 +841,55 @@ impl Index {
                 }
                 if one.len() >= ONE_TYPO_CAP && (budget < 2 || two.len() >= TWO_TYPO_CAP) {
                     break;
+                }
+            }
+            // With two typos to spend, one edit on the first letter costs both: a different
+            // first letter, a letter added before it, the first letter dropped, or the first
+            // two swapped. Few enough to look up one by one.
+            if budget >= 2 && two.len() < TWO_TYPO_CAP {
+                let mut variants: Vec<String> = Vec::new();
+                for c in ('a'..='z').chain('0'..='9') {
+                    if c != first {
+                        variants.push(format!("{c}{rest}"));
+                        variants.push(format!("{c}{word}"));
+                    }
+                }
+                variants.push(rest.to_string());
+                let mut chars = rest.chars();
+                if let Some(second) = chars.next() {
+                    variants.push(format!("{second}{first}{}", chars.as_str()));
+                }
+                for v in variants {
+                    if v.is_empty() || two.len() >= TWO_TYPO_CAP {
+                        continue;
+                    }
+                    if prefix {
+                        let mut stream = inverted
+                            .terms()
+                            .range()
+                            .ge(v.as_bytes())
+                            .into_stream()
+                            .map_err(|e| Error::internal(e.to_string()))?;
+                        let mut taken = 0;
+                        while taken < 10 && two.len() < TWO_TYPO_CAP && stream.advance() {
+                            let key = stream.key();
+                            if !key.starts_with(v.as_bytes()) {
+                                break;
+                            }
+                            if !two.iter().any(|k| k == key) && !one.iter().any(|k| k == key) {
+                                two.push(key.to_vec());
+                            }
+                            taken += 1;
+                        }
+                    } else if inverted
+                        .terms()
+                        .get(v.as_bytes())
+                        .map_err(|e| Error::internal(e.to_string()))?
+                        .is_some()
+                        && !two.iter().any(|k| k.as_slice() == v.as_bytes())
+                    {
+                        two.push(v.into_bytes());
+                    }
                 }
             }
         }
