@@ -14,7 +14,6 @@ use roaring::RoaringBitmap;
 
 use super::eval::{Bound, Node, Test};
 use crate::facets::{Column, Item};
-use crate::sort::haversine_m;
 
 /// Whether every condition of `node` can be answered from columns.
 pub fn supported(node: &Node) -> bool {
@@ -62,22 +61,9 @@ pub fn evaluate(
             Some(column) => field(column, test) & universe,
             None => RoaringBitmap::new(),
         },
-        Node::GeoRadius { lat, lng, radius } => geo(columns, universe, |dlat, dlng| {
-            haversine_m(*lat, *lng, dlat, dlng) <= radius + f64::EPSILON
-        }),
-        Node::GeoBox {
-            top,
-            right,
-            bottom,
-            left,
-        } => geo(columns, universe, |lat, lng| {
-            let lng_ok = if right < left {
-                lng >= *left || lng <= *right
-            } else {
-                *left <= lng && lng <= *right
-            };
-            *bottom <= lat && lat <= *top && lng_ok
-        }),
+        Node::GeoRadius { .. } | Node::GeoBox { .. } => {
+            geo(columns, universe, |lat, lng| node.geo_accepts(lat, lng))
+        }
         Node::GeoPolygon(_) | Node::Never => RoaringBitmap::new(),
     }
 }

@@ -203,6 +203,34 @@ fn field_node(field: &Token, test: Test) -> Node {
     }
 }
 
+impl Node {
+    /// Whether a point passes a `_geoRadius` or `_geoBoundingBox` node (false for others). A
+    /// box whose right edge is west of its left edge crosses the antimeridian.
+    pub fn geo_accepts(&self, lat: f64, lng: f64) -> bool {
+        match self {
+            Node::GeoRadius {
+                lat: clat,
+                lng: clng,
+                radius,
+            } => haversine_m(*clat, *clng, lat, lng) <= radius + f64::EPSILON,
+            Node::GeoBox {
+                top,
+                right,
+                bottom,
+                left,
+            } => {
+                let lng_ok = if right < left {
+                    lng >= *left || lng <= *right
+                } else {
+                    *left <= lng && lng <= *right
+                };
+                *bottom <= lat && lat <= *top && lng_ok
+            }
+            _ => false,
+        }
+    }
+}
+
 /// See the module doc.
 pub fn matches(node: &Node, doc: &Map<String, Value>) -> bool {
     match node {
@@ -210,23 +238,9 @@ pub fn matches(node: &Node, doc: &Map<String, Value>) -> bool {
         Node::Or(v) => v.iter().any(|n| matches(n, doc)),
         Node::Not(n) => !matches(n, doc),
         Node::Field { path, test } => passes(&values_at(doc, path), test),
-        Node::GeoRadius { lat, lng, radius } => geo_of(doc).is_some_and(|(dlat, dlng)| {
-            haversine_m(*lat, *lng, dlat, dlng) <= radius + f64::EPSILON
-        }),
-        Node::GeoBox {
-            top,
-            right,
-            bottom,
-            left,
-        } => geo_of(doc).is_some_and(|(lat, lng)| {
-            let lng_ok = if right < left {
-                // The box crosses the antimeridian.
-                lng >= *left || lng <= *right
-            } else {
-                *left <= lng && lng <= *right
-            };
-            *bottom <= lat && lat <= *top && lng_ok
-        }),
+        Node::GeoRadius { .. } | Node::GeoBox { .. } => {
+            geo_of(doc).is_some_and(|(lat, lng)| node.geo_accepts(lat, lng))
+        }
         Node::GeoPolygon(vertices) => doc
             .get("_geojson")
             .is_some_and(|g| crate::geojson::intersects_polygon(g, vertices)),

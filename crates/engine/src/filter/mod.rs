@@ -219,6 +219,42 @@ impl Filter {
         bitmap::evaluate(&self.node, columns, universe)
     }
 
+    /// The positions of `docs` passing the filter, read document by document and, when
+    /// columns can answer it, from columns built over them too; `Err` names a disagreement.
+    /// For the tests and the fuzz target: the two paths must never differ.
+    #[doc(hidden)]
+    pub fn evaluate_both_ways(&self, docs: &[Value]) -> Result<Vec<u32>, String> {
+        let by_document: Vec<u32> = docs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.as_object().is_some_and(|o| self.matches(o)))
+            .map(|(i, _)| i as u32)
+            .collect();
+        if self.columns_can_answer() {
+            let columns = self
+                .paths
+                .iter()
+                .map(|p| {
+                    let mut b = crate::facets::ColumnBuilder::new(p);
+                    for (i, d) in docs.iter().enumerate() {
+                        if let Some(o) = d.as_object() {
+                            b.push(i as u32, o);
+                        }
+                    }
+                    (p.clone(), std::sync::Arc::new(b.finish()))
+                })
+                .collect();
+            let universe: roaring::RoaringBitmap = (0..docs.len() as u32).collect();
+            let by_columns: Vec<u32> = self.evaluate(&columns, &universe).iter().collect();
+            if by_columns != by_document {
+                return Err(format!(
+                    "columns {by_columns:?} and documents {by_document:?} disagree"
+                ));
+            }
+        }
+        Ok(by_document)
+    }
+
     /// Whether `doc` passes the filter.
     pub fn matches(&self, doc: &Map<String, Value>) -> bool {
         eval::matches(&self.node, doc)

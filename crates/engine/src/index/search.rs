@@ -291,49 +291,65 @@ fn lev_builder(typos: u8) -> &'static levenshtein_automata::LevenshteinAutomaton
     cell.get_or_init(|| levenshtein_automata::LevenshteinAutomatonBuilder::new(typos.min(2), true))
 }
 
-/// How many typos `word` may have under `typoTolerance` (see the search reference, 3.5).
-fn typo_budget(settings: Option<&Value>, word: &str) -> u8 {
-    let typo = settings.map(|s| &s["typoTolerance"]);
-    let get = |path: &[&str]| -> Option<&Value> {
-        let mut v = typo?;
-        for p in path {
-            v = v.get(p)?;
-        }
-        Some(v)
-    };
-    if get(&["enabled"]) == Some(&Value::Bool(false)) {
-        return 0;
+/// A value inside `typoTolerance`.
+fn typo_setting<'a>(settings: Option<&'a Value>, path: &[&str]) -> Option<&'a Value> {
+    let mut v = settings?.get("typoTolerance")?;
+    for p in path {
+        v = v.get(p)?;
     }
-    let listed = get(&["disableOnWords"])
+    Some(v)
+}
+
+/// Whether `typoTolerance.<list>` holds `needle` (words compare lowercased, attributes as
+/// written).
+fn typo_list_has(settings: Option<&Value>, list: &str, needle: &str) -> bool {
+    let fold = list == "disableOnWords";
+    typo_setting(settings, &[list])
         .and_then(Value::as_array)
         .is_some_and(|a| {
-            a.iter()
-                .any(|v| v.as_str().is_some_and(|w| w.to_lowercase() == word))
-        });
-    if listed {
+            a.iter().filter_map(Value::as_str).any(|w| {
+                if fold {
+                    w.to_lowercase() == needle.to_lowercase()
+                } else {
+                    w == needle
+                }
+            })
+        })
+}
+
+/// 0, 1 or 2 typos for a word of `len` against `minWordSizeForTypos` (5 and 9 by default);
+/// none when typos are off.
+fn typos_for_length(settings: Option<&Value>, len: usize) -> u8 {
+    if typo_setting(settings, &["enabled"]) == Some(&Value::Bool(false)) {
         return 0;
     }
-    if get(&["disableOnNumbers"]) == Some(&Value::Bool(true))
-        && word
-            .chars()
-            .all(|c| c.is_ascii_digit() || c.is_ascii_punctuation())
-    {
-        return 0;
-    }
-    let one = get(&["minWordSizeForTypos", "oneTypo"])
-        .and_then(Value::as_u64)
-        .unwrap_or(5) as usize;
-    let two = get(&["minWordSizeForTypos", "twoTypos"])
-        .and_then(Value::as_u64)
-        .unwrap_or(9) as usize;
-    let len = word.chars().count();
-    if len >= two {
+    let size = |name: &str, default: u64| {
+        typo_setting(settings, &["minWordSizeForTypos", name])
+            .and_then(Value::as_u64)
+            .unwrap_or(default) as usize
+    };
+    if len >= size("twoTypos", 9) {
         2
-    } else if len >= one {
+    } else if len >= size("oneTypo", 5) {
         1
     } else {
         0
     }
+}
+
+/// How many typos `word` may have under `typoTolerance` (see the search reference, 3.5):
+/// by its length in characters; none in `disableOnWords`, nor for numbers when
+/// `disableOnNumbers` is on.
+fn typo_budget(settings: Option<&Value>, word: &str) -> u8 {
+    let numeric = word
+        .chars()
+        .all(|c| c.is_ascii_digit() || c.is_ascii_punctuation());
+    if typo_list_has(settings, "disableOnWords", word)
+        || (numeric && typo_setting(settings, &["disableOnNumbers"]) == Some(&Value::Bool(true)))
+    {
+        return 0;
+    }
+    typos_for_length(settings, word.chars().count())
 }
 
 /// How many words of a query count (Meilisearch reads the first 10).
@@ -1787,44 +1803,16 @@ fn direction(key: &SortKey) -> bool {
     }
 }
 
-/// How many typos a facet query may hold: by its length in bytes against
-/// `typoTolerance.minWordSizeForTypos`; none when typos are off for the index or the facet,
-/// or when the query is one of `disableOnWords`.
+/// How many typos a facet query may hold: by its length in bytes; none when the facet is in
+/// `disableOnAttributes` or the query in `disableOnWords`.
 fn facet_query_typos(settings: Option<&Value>, facet: &str, query: Option<&str>) -> u8 {
     let Some(query) = query else { return 0 };
-    let typo = settings.map(|s| &s["typoTolerance"]);
-    let get = |path: &[&str]| -> Option<&Value> {
-        let mut v = typo?;
-        for p in path {
-            v = v.get(p)?;
-        }
-        Some(v)
-    };
-    if get(&["enabled"]) == Some(&Value::Bool(false)) {
+    if typo_list_has(settings, "disableOnAttributes", facet)
+        || typo_list_has(settings, "disableOnWords", query)
+    {
         return 0;
     }
-    let listed = |name: &str, needle: &str| {
-        get(&[name])
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(needle)))
-    };
-    if listed("disableOnAttributes", facet) || listed("disableOnWords", query) {
-        return 0;
-    }
-    let one = get(&["minWordSizeForTypos", "oneTypo"])
-        .and_then(Value::as_u64)
-        .unwrap_or(5) as usize;
-    let two = get(&["minWordSizeForTypos", "twoTypos"])
-        .and_then(Value::as_u64)
-        .unwrap_or(9) as usize;
-    let len = query.trim().len();
-    if len >= two {
-        2
-    } else if len >= one {
-        1
-    } else {
-        0
-    }
+    typos_for_length(settings, query.trim().len())
 }
 
 /// Keeps, in `order`, the first document of each distinct value: a kept document removes
