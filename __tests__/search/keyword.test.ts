@@ -304,3 +304,32 @@ describe('search concurrency limit', () => {
     }
   });
 });
+
+describe('stop words and synonyms', () => {
+  it('when a query holds stop words, then they are ignored except as its last token', async () => {
+    const uid = await index({ stopWords: ['the', 'and'] });
+    const search = (q: string) => s.api('POST', `/indexes/${uid}/search`, { body: { q, matchingStrategy: 'all' } });
+    // "the" would otherwise be required by `all`; only Harry Potter holds "and".
+    expect(ids((await search('the hobbit ')).body.hits)).toEqual([2]);
+    expect(ids((await search('harry and the prince ')).body.hits)).toEqual([1]);
+    // Stop words match as typed: "The" is not "the", so it stays (and Alice has no "the").
+    expect(ids((await search('the alice ')).body.hits)).toEqual([4]);
+    expect((await search('The alice ')).body.hits).toEqual([]);
+    // The last token stays.
+    expect(ids((await search('hobbit the')).body.hits)).toEqual([2]);
+    expect((await search('alice the')).body.hits).toEqual([]);
+    expect(ids((await search('the')).body.hits)).toEqual([1, 2]);
+  });
+
+  it('when a word has synonyms, then documents holding them match too, multi-word ones as phrases', async () => {
+    const uid = await index({ synonyms: { wizard: ['potter', 'half blood'], play: ['hamlet'], Tolkien: ['hobbit'] } });
+    const search = (q: string, extra: Record<string, unknown> = {}) => s.api('POST', `/indexes/${uid}/search`, { body: { q, ...extra } });
+    expect(ids((await search('wizard ')).body.hits)).toEqual([1]);
+    expect(ids((await search('play ')).body.hits)).toEqual([3]);
+    expect(ids((await search('tolkien ')).body.hits)).toEqual([2]);
+    // One way: "hamlet" does not bring "play".
+    expect(ids((await search('hamlet ')).body.hits)).toEqual([3]);
+    const r = await search('play ', { attributesToHighlight: ['title'] });
+    expect(r.body.hits[0]._formatted.title).toBe('<em>Hamlet</em>');
+  });
+});

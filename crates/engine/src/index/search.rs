@@ -228,9 +228,11 @@ impl SegmentCollector for IidScoresSegment {
 /// One part of a query: a word (with its alternatives: the prefix completions of the last
 /// word) or a quoted phrase.
 enum Group {
-    /// The word with its prefix completions (`exact`), and its typo derivations.
+    /// The word with its prefix completions (`exact`), its synonyms (word sequences, matched
+    /// as phrases; as good as the word itself), and its typo derivations.
     Word {
         exact: Vec<Term>,
+        synonyms: Vec<Vec<Term>>,
         typos: Vec<Term>,
     },
     Phrase(Vec<Term>),
@@ -240,6 +242,7 @@ impl Group {
     fn word(term: Term) -> Group {
         Group::Word {
             exact: vec![term],
+            synonyms: Vec::new(),
             typos: Vec::new(),
         }
     }
@@ -446,7 +449,11 @@ fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
     };
     let no_typos: &[Term] = &[];
     match group {
-        Group::Word { exact, typos: t } => {
+        Group::Word {
+            exact,
+            synonyms,
+            typos: t,
+        } => {
             let typos = if reach >= Reach::Typos {
                 t.as_slice()
             } else {
@@ -457,13 +464,24 @@ fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
             } else {
                 &exact[..1]
             };
-            if exact.len() == 1 && typos.is_empty() {
+            if exact.len() == 1 && typos.is_empty() && synonyms.is_empty() {
                 return term(&exact[0]);
             }
+            let synonym = |seq: &Vec<Term>| -> (Occur, Box<dyn Query>) {
+                if seq.len() == 1 {
+                    (Occur::Should, term(&seq[0]))
+                } else {
+                    (
+                        Occur::Should,
+                        Box::new(tantivy::query::PhraseQuery::new(seq.clone())),
+                    )
+                }
+            };
             Box::new(BooleanQuery::new(
                 exact
                     .iter()
                     .map(|t| (Occur::Should, term(t)))
+                    .chain(synonyms.iter().map(synonym))
                     .chain(typos.iter().map(|t| -> (Occur, Box<dyn Query>) {
                         (
                             Occur::Should,
@@ -498,6 +516,11 @@ fn last_word_is_prefix(settings: Option<&Value>, text: &str) -> bool {
     !text.ends_with(char::is_whitespace)
         && !text.ends_with('"')
         && settings.is_none_or(|s| s["prefixSearch"].as_str() != Some("disabled"))
+}
+
+/// The words of tokens, stop-word flags dropped.
+fn plain(tokens: Vec<(String, bool)>) -> Vec<String> {
+    tokens.into_iter().map(|(w, _)| w).collect()
 }
 
 /// A piece of the query text: words, or a quoted phrase; `-` before it negates it.
@@ -560,22 +583,40 @@ impl Index {
             .tantivy
             .tokenizer_for_field(self.fields.words)
             .map_err(tv)?;
-        let mut tokens = |s: &str| -> Vec<String> {
+        // Each token lowercased, with whether its text as typed is a stop word (Meilisearch
+        // matches stop words before lowercasing).
+        let stop_words = string_list(settings, "stopWords").unwrap_or_default();
+        let mut tokens_of = |s: &str| -> Vec<(String, bool)> {
             let mut stream = tokenizer.token_stream(s);
             let mut out = Vec::new();
             while let Some(tok) = stream.next() {
-                out.push(tok.text.clone());
+                let typed = &s[tok.offset_from..tok.offset_to];
+                out.push((tok.text.clone(), stop_words.iter().any(|w| w == typed)));
             }
             out
         };
+
         let term = |w: &str| Term::from_field_text(self.fields.words, w);
         let mut groups: Vec<Group> = Vec::new();
         let mut negatives: Vec<Group> = Vec::new();
         let mut words: Vec<format::QueryWord> = Vec::new();
         let mut seen: Vec<String> = Vec::new();
         let mut counted = 0;
-        for piece in pieces(text) {
-            let toks = tokens(piece.text);
+        let all_pieces = pieces(text);
+        let last_piece = all_pieces.len().saturating_sub(1);
+        for (pi, piece) in all_pieces.into_iter().enumerate() {
+            let typed = tokens_of(piece.text);
+            let last_token = typed.len().saturating_sub(1);
+            // Stop words leave the query, except its very last token.
+            let kept: Vec<String> = typed
+                .into_iter()
+                .enumerate()
+                .filter(|(ti, (_, stop))| {
+                    !stop || piece.phrase || (pi == last_piece && *ti == last_token)
+                })
+                .map(|(_, (w, _))| w)
+                .collect();
+            let toks = kept;
             if toks.is_empty() || counted >= MAX_QUERY_WORDS {
                 continue;
             }
@@ -619,6 +660,34 @@ impl Index {
                 let word = w.word.clone();
                 exact.extend(self.completions(searcher, &word)?);
                 w.prefix = true;
+            }
+        }
+        // Synonyms of single words, as the `synonyms` setting maps them (keys compared as
+        // their lowercased tokens).
+        if let Some(map) = settings.and_then(|s| s["synonyms"].as_object()) {
+            let mut w = 0;
+            for g in groups.iter_mut() {
+                match g {
+                    Group::Word { synonyms, .. } => {
+                        let word = words[w].word.clone();
+                        for (key, values) in map {
+                            if plain(tokens_of(key)) != [word.clone()] {
+                                continue;
+                            }
+                            for v in values.as_array().into_iter().flatten().take(50) {
+                                let Some(v) = v.as_str() else { continue };
+                                let seq = plain(tokens_of(v));
+                                if seq.is_empty() || seq == [word.clone()] {
+                                    continue;
+                                }
+                                words[w].typos.extend(seq.iter().cloned());
+                                synonyms.push(seq.iter().map(|x| term(x)).collect());
+                            }
+                        }
+                        w += 1;
+                    }
+                    Group::Phrase(p) => w += p.len(),
+                }
             }
         }
         // Typo budgets per word; the derivations are looked up when a step needs them.
@@ -730,11 +799,20 @@ impl Index {
                 .groups
                 .iter()
                 .map(|g| match g {
-                    Group::Word { exact, typos } => exact
-                        .iter()
-                        .chain(typos)
-                        .filter_map(text_of)
-                        .any(|w| words.contains(&w)),
+                    Group::Word {
+                        exact,
+                        synonyms,
+                        typos,
+                    } => {
+                        exact
+                            .iter()
+                            .chain(typos)
+                            .filter_map(text_of)
+                            .any(|w| words.contains(&w))
+                            || synonyms.iter().any(|seq| {
+                                seq.iter().filter_map(text_of).all(|w| words.contains(&w))
+                            })
+                    }
                     Group::Phrase(p) => p.iter().filter_map(text_of).all(|w| words.contains(&w)),
                 })
                 .collect();
@@ -765,10 +843,11 @@ impl Index {
                     let qw = &mut terms.words[w];
                     if *budget > 0 {
                         *typos = self.typo_derivations(searcher, &qw.word, *budget, qw.prefix)?;
-                        qw.typos = typos
-                            .iter()
-                            .filter_map(|t| t.value().as_str().map(str::to_string))
-                            .collect();
+                        qw.typos.extend(
+                            typos
+                                .iter()
+                                .filter_map(|t| t.value().as_str().map(str::to_string)),
+                        );
                     }
                     w += 1;
                 }
