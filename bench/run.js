@@ -202,6 +202,23 @@ async function timeQueries(api, index, queries, concurrency) {
   return { lat, proc };
 }
 
+/** Latency figures per query shape of `mix`, at concurrency 1. */
+async function timeShapes(api, index, mix) {
+  const out = {};
+  for (const [shape, qs] of Object.entries(mix)) {
+    process.stderr.write(`  querying ${shape}...          \r`);
+    const { lat, proc } = await timeQueries(api, index, qs, 1);
+    out[shape] = {
+      n: lat.length,
+      p50: percentile(lat, 50),
+      p95: percentile(lat, 95),
+      p99: percentile(lat, 99),
+      serverMsAvg: proc.reduce((a, b) => a + b, 0) / Math.max(proc.length, 1),
+    };
+  }
+  return out;
+}
+
 async function measureQps(api, index, queries, concurrency, seconds) {
   const end = Date.now() + seconds * 1000;
   let done = 0;
@@ -254,36 +271,14 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
     // Search: seeded mix per shape at concurrency 1, then QPS at concurrency N.
     const rand = mulberry32(42);
     const mix = queryMix(docs, rand, o.queries);
-    results.search = {};
-    for (const [shape, qs] of Object.entries(mix)) {
-      process.stderr.write(`  querying ${shape}...          \r`);
-      const { lat, proc } = await timeQueries(api, index, qs, 1);
-      results.search[shape] = {
-        n: lat.length,
-        p50: percentile(lat, 50),
-        p95: percentile(lat, 95),
-        p99: percentile(lat, 99),
-        serverMsAvg: proc.reduce((a, b) => a + b, 0) / Math.max(proc.length, 1),
-      };
-    }
+    results.search = await timeShapes(api, index, mix);
     // Filters, facets and sort. The first query after indexing builds the value columns
     // (one pass over the documents); it is timed on its own, then the mix runs warm.
     const fmix = filterMix(docs, rand, o.queries, DATASETS[o.dataset].filterFields);
     const c0 = process.hrtime.bigint();
     await api('POST', `/indexes/${index}/search`, JSON.stringify({ q: '', facets: Object.values(DATASETS[o.dataset].filterFields), limit: 0 }));
     results.columnsColdMs = Number(process.hrtime.bigint() - c0) / 1e6;
-    results.filters = {};
-    for (const [shape, qs] of Object.entries(fmix)) {
-      process.stderr.write(`  querying ${shape}...          \r`);
-      const { lat, proc } = await timeQueries(api, index, qs, 1);
-      results.filters[shape] = {
-        n: lat.length,
-        p50: percentile(lat, 50),
-        p95: percentile(lat, 95),
-        p99: percentile(lat, 99),
-        serverMsAvg: proc.reduce((a, b) => a + b, 0) / Math.max(proc.length, 1),
-      };
-    }
+    results.filters = await timeShapes(api, index, fmix);
     const all = Object.values(mix).flat();
     process.stderr.write(`  measuring QPS at concurrency ${o.concurrency}...\n`);
     // CPU spent per query by the server and by this client: on a small machine both share

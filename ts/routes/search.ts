@@ -5,7 +5,7 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
 import { checkIndexUid } from '../schemas/indexes';
-import { engineQuery, parseFacetSearch, parseSearch, type SearchBody, searchQueryFromParams } from '../schemas/search';
+import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseSearch, type SearchBody, searchQueryFromParams } from '../schemas/search';
 
 const filterTerm = (t: unknown) => typeof t === 'string' || (Array.isArray(t) && t.every((x) => typeof x === 'string'));
 
@@ -67,17 +67,7 @@ export function searchRoutes(deps: Deps): Router {
     const uid = checkIndexUid(req.params.indexUid);
     const body = parseFacetSearch(readJson(req, true));
     const index = registry.handle(uid);
-    const filter = scopedFilter(req, uid, body.filter);
-    const query = {
-      facetName: body.facetName,
-      facetQuery: body.facetQuery ?? null,
-      q: body.q ?? null,
-      filter,
-      containsFilter: deps.features.get().containsFilter,
-      exhaustiveFacetCount: body.exhaustiveFacetCount ?? false,
-      matchingStrategy: body.matchingStrategy ?? null,
-      attributesToSearchOn: body.attributesToSearchOn ?? null,
-    };
+    const query = facetEngineQuery({ ...body, filter: scopedFilter(req, uid, body.filter) as FacetSearchBody['filter'] }, deps.features.get().containsFilter);
     res.status(200).type('application/json').send(await limited(res, () => index.facetSearch(query)));
   });
 

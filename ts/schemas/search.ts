@@ -140,6 +140,20 @@ const FACET_SEARCH_CODES: Record<string, string> = {
   exhaustiveFacetCount: 'invalid_facet_search_exhaustive_facet_count',
 };
 
+/** The normalized facet-search query handed to the engine (see docs/native-contract.md). */
+export function facetEngineQuery(b: FacetSearchBody, containsFilter: boolean): Record<string, unknown> {
+  return {
+    facetName: b.facetName,
+    facetQuery: b.facetQuery ?? null,
+    q: b.q ?? null,
+    filter: b.filter ?? null,
+    containsFilter,
+    exhaustiveFacetCount: b.exhaustiveFacetCount ?? false,
+    matchingStrategy: b.matchingStrategy ?? null,
+    attributesToSearchOn: b.attributesToSearchOn ?? null,
+  };
+}
+
 export function parseFacetSearch(body: unknown): FacetSearchBody {
   if (body && typeof body === 'object' && !Array.isArray(body) && (body as Record<string, unknown>).facetName === undefined) {
     throw new ApiError('missing_facet_search_facet_name', 'Missing field `facetName`');

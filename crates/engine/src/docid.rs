@@ -102,6 +102,40 @@ fn short_json(doc: &Map<String, Value>) -> String {
     }
 }
 
+/// Which reserved geo fields documents are checked for: `_geo` when it is filterable or
+/// sortable, `_geojson` when it is filterable.
+#[derive(Debug, Clone, Copy)]
+pub struct GeoChecks {
+    pub geo: bool,
+    pub geojson: bool,
+}
+
+impl GeoChecks {
+    /// Checks `doc` (whose external id under `primary_key` is `id`).
+    pub fn check(&self, doc: &Map<String, Value>, primary_key: &str, id: String) -> Result<()> {
+        if !self.geo && !self.geojson {
+            return Ok(());
+        }
+        // Meilisearch prints the id as JSON: `"11"` or `11`.
+        let shown = match doc.get(primary_key) {
+            Some(Value::Number(n)) => n.to_string(),
+            _ => Value::String(id).to_string(),
+        };
+        if self.geo {
+            validate_geo(doc, &shown)?;
+        }
+        match doc.get("_geojson") {
+            Some(g) if self.geojson && !g.is_null() && !crate::geojson::is_valid(g) => {
+                Err(Error::new(
+                    "invalid_document_geojson_field",
+                    format!("The `_geojson` field in the document with the id: `{shown}` is not a valid GeoJSON object (Point, MultiPoint, LineString, MultiLineString, Polygon, MultiPolygon, GeometryCollection, Feature or FeatureCollection): `{g}`."),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Checks a document's `_geo` (when `_geo` is filterable or sortable): `null`, or an object with
 /// exactly `lat` and `lng`, each a finite number or a string holding one. `shown_id` is the
 /// document's id as JSON (`"11"` or `11`), as Meilisearch prints it.

@@ -97,10 +97,7 @@ impl ColumnBuilder {
 
     /// Whether the top-level field `name` can hold values of this column.
     pub fn reads(&self, name: &str) -> bool {
-        self.path == name
-            || (self.path.len() > name.len()
-                && self.path.starts_with(name)
-                && self.path.as_bytes()[name.len()] == b'.')
+        crate::filter::eval::within(&self.path, name)
     }
 
     pub fn push(&mut self, iid: u32, doc: &Map<String, Value>) {

@@ -51,7 +51,6 @@ pub struct Options<'a> {
     pub crop_marker: &'a str,
     pub pre_tag: &'a str,
     pub post_tag: &'a str,
-    pub matches_position: bool,
 }
 
 /// Byte spans of the words of `text` (runs of alphanumeric characters).
@@ -128,11 +127,7 @@ fn selected(list: Option<&[String]>, path: &str) -> Option<Option<usize>> {
             },
             None => (item.as_str(), None),
         };
-        let hit = name == "*"
-            || name == path
-            || (path.len() > name.len()
-                && path.starts_with(name)
-                && path.as_bytes()[name.len()] == b'.');
+        let hit = name == "*" || crate::filter::eval::within(path, name);
         if hit {
             // An explicit length wins over a bare name.
             if found.is_none() || len.is_some() {
@@ -345,7 +340,6 @@ mod tests {
             crop_marker: "…",
             pre_tag: "<em>",
             post_tag: "</em>",
-            matches_position: false,
         }
     }
 

@@ -627,11 +627,16 @@ impl Index {
         }
     }
 
+    /// The stored count of documents per top-level field.
+    fn field_distribution(&self, txn: &heed::RoTxn) -> Result<BTreeMap<String, u64>> {
+        match self.store.get_meta(txn, keys::FIELD_DISTRIBUTION)? {
+            Some(b) => serde_json::from_slice(b).map_err(Error::internal),
+            None => Ok(BTreeMap::new()),
+        }
+    }
+
     fn load_state(&self, txn: &heed::RoTxn) -> Result<BatchState> {
-        let field_distribution = match self.store.get_meta(txn, keys::FIELD_DISTRIBUTION)? {
-            Some(b) => serde_json::from_slice(b).map_err(Error::internal)?,
-            None => BTreeMap::new(),
-        };
+        let field_distribution = self.field_distribution(txn)?;
         Ok(BatchState {
             primary_key: self.store.get_string(txn, keys::PRIMARY_KEY)?,
             next_id: self.store.get_u64(txn, keys::NEXT_ID)? as u32,
@@ -784,15 +789,12 @@ impl Index {
         // `_geo` is checked when something reads it (a filter or a sort), `_geojson` when
         // filters read it.
         let rules = crate::filter::rules::rules_of(settings.as_ref());
-        let plain_rule = |name: &str| {
-            rules
-                .iter()
-                .any(|r| matches!(r, crate::filter::rules::Rule::Field(f) if f == name))
+        let geo = docid::GeoChecks {
+            geo: crate::filter::rules::has_plain_rule(&rules, "_geo")
+                || string_list(settings.as_ref(), "sortableAttributes")
+                    .is_some_and(|s| s.iter().any(|f| f == "_geo")),
+            geojson: crate::filter::rules::has_plain_rule(&rules, "_geojson"),
         };
-        let check_geo = plain_rule("_geo")
-            || string_list(settings.as_ref(), "sortableAttributes")
-                .is_some_and(|s| s.iter().any(|f| f == "_geo"));
-        let check_geojson = plain_rule("_geojson");
         let searchable = searchable_of(settings.as_ref());
         payload::read_staged(file, |doc| {
             if first_error.is_some() {
@@ -811,31 +813,8 @@ impl Index {
                 }
             }
             let pk = pk.as_deref().unwrap();
-            match docid::document_id(&doc, pk) {
-                Err(e) => first_error = Some(e),
-                Ok(id) if check_geo || check_geojson => {
-                    let shown = match doc.get(pk) {
-                        Some(Value::Number(n)) => n.to_string(),
-                        _ => Value::String(id).to_string(),
-                    };
-                    if check_geo {
-                        if let Err(e) = docid::validate_geo(&doc, &shown) {
-                            first_error = Some(e);
-                        }
-                    }
-                    match doc.get("_geojson") {
-                        Some(g)
-                            if check_geojson && !g.is_null() && !crate::geojson::is_valid(g) =>
-                        {
-                            first_error.get_or_insert(Error::new(
-                                "invalid_document_geojson_field",
-                                format!("The `_geojson` field in the document with the id: `{shown}` is not a valid GeoJSON object (Point, MultiPoint, LineString, MultiLineString, Polygon, MultiPolygon, GeometryCollection, Feature or FeatureCollection): `{g}`."),
-                            ));
-                        }
-                        _ => {}
-                    }
-                }
-                Ok(_) => {}
+            if let Err(e) = docid::document_id(&doc, pk).and_then(|id| geo.check(&doc, pk, id)) {
+                first_error = Some(e);
             }
             total += 1;
             Ok(())
@@ -1024,11 +1003,7 @@ impl Index {
         let count = stat.entries as u64;
         let pages = (stat.leaf_pages + stat.branch_pages + stat.overflow_pages) as u64;
         let raw = pages * stat.page_size as u64;
-        let fd: BTreeMap<String, u64> =
-            match self.store.get_meta(&rtxn, keys::FIELD_DISTRIBUTION)? {
-                Some(b) => serde_json::from_slice(b).map_err(Error::internal)?,
-                None => BTreeMap::new(),
-            };
+        let fd = self.field_distribution(&rtxn)?;
         Ok(json!({
             "numberOfDocuments": count,
             "rawDocumentDbSize": raw,

@@ -89,12 +89,9 @@ fn geo_point_error(code: &'static str) -> Error {
 
 /// A field is sortable when it, or an object it is nested in, is listed.
 fn check_sortable(field: &str, sortable: &[String], code: &'static str) -> Result<()> {
-    let ok = sortable.iter().any(|s| {
-        s == field
-            || (field.len() > s.len()
-                && field.starts_with(s.as_str())
-                && field.as_bytes()[s.len()] == b'.')
-    });
+    let ok = sortable
+        .iter()
+        .any(|s| crate::filter::eval::within(field, s));
     if ok {
         return Ok(());
     }

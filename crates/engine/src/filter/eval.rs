@@ -315,6 +315,14 @@ fn any_leaf(found: &[&Value], mut pred: impl FnMut(&Value) -> bool) -> bool {
     false
 }
 
+/// Whether the dotted `path` is `ancestor` or lies inside it (`a.b` is within `a`, `ab` is not).
+pub fn within(path: &str, ancestor: &str) -> bool {
+    path == ancestor
+        || (path.len() > ancestor.len()
+            && path.starts_with(ancestor)
+            && path.as_bytes()[ancestor.len()] == b'.')
+}
+
 /// The values at a dotted path, as stored (arrays not flattened at the end of the path):
 /// `a.b` reaches `{"a.b":..}`, `{"a":{"b":..}}`, `{"a":[{"b":..}]}` and mixes of them.
 pub fn values_at<'a>(doc: &'a Map<String, Value>, path: &str) -> Vec<&'a Value> {

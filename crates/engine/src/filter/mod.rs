@@ -194,10 +194,7 @@ impl Filter {
     /// Whether the top-level field `name` can matter to the filter (the others need not be
     /// decoded): it is an attribute of the filter or the head of a dotted one.
     pub fn reads_field(&self, name: &str) -> bool {
-        self.paths.iter().any(|path| {
-            path == name
-                || (path.starts_with(name) && path.as_bytes().get(name.len()) == Some(&b'.'))
-        })
+        self.paths.iter().any(|path| eval::within(path, name))
     }
 
     /// Every attribute path the filter reads (`_geo` for the geo rules).

@@ -50,11 +50,7 @@ pub enum Rule {
 impl Rule {
     fn matches(&self, field: &str) -> bool {
         match self {
-            Rule::Field(name) => {
-                field == name
-                    || (field.starts_with(name.as_str())
-                        && field.as_bytes().get(name.len()) == Some(&b'.'))
-            }
+            Rule::Field(name) => super::eval::within(field, name),
             Rule::Patterns(patterns, _) => {
                 !field.starts_with('_') && patterns.iter().any(|p| pattern_matches(p, field))
             }
@@ -137,11 +133,17 @@ fn matching(rules: &[Rule], field: &str) -> Option<(usize, Features)> {
         .map(|(i, r)| (i, r.features()))
 }
 
-/// Whether `_geo` filters are enabled (a plain `_geo` rule).
-fn geo_enabled(rules: &[Rule]) -> bool {
+/// Whether `name` is listed as a plain string rule: the only way reserved attributes
+/// (`_geo`, `_geojson`) become filterable.
+pub fn has_plain_rule(rules: &[Rule], name: &str) -> bool {
     rules
         .iter()
-        .any(|r| matches!(r, Rule::Field(f) if f == "_geo"))
+        .any(|r| matches!(r, Rule::Field(f) if f == name))
+}
+
+/// Whether `_geo` filters are enabled (a plain `_geo` rule).
+fn geo_enabled(rules: &[Rule]) -> bool {
+    has_plain_rule(rules, "_geo")
 }
 
 /// Whether `field` may be filtered on (and so used in `facets` and as `distinct`).
@@ -337,9 +339,7 @@ pub fn validate(filter: &Filter, settings: Option<&Value>) -> Result<(), String>
                 for p in points {
                     check_point(filter, &p[0], &p[1])?;
                 }
-                let geojson = rules
-                    .iter()
-                    .any(|r| matches!(r, Rule::Field(f) if f == "_geojson"));
+                let geojson = has_plain_rule(&rules, "_geojson");
                 if !geojson {
                     return Err(not_filterable(filter, &rules, &points[0][0], "_geojson"));
                 }

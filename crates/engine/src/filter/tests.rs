@@ -214,39 +214,10 @@ fn doc(v: Value) -> Map<String, Value> {
 /// The documents passing `filter`, read document by document; when value columns can
 /// answer the filter, their answer must be the same.
 fn check(filter: &str, docs: &[Value]) -> Vec<usize> {
-    let f = parse(filter);
-    let by_document: Vec<usize> = docs
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| f.matches(&doc((*d).clone())))
-        .map(|(i, _)| i)
-        .collect();
-    if f.columns_can_answer() {
-        assert_eq!(
-            by_columns(&f, docs),
-            by_document,
-            "columns disagree on {filter}"
-        );
-    }
-    by_document
-}
-
-fn by_columns(f: &Filter, docs: &[Value]) -> Vec<usize> {
-    use crate::facets::ColumnBuilder;
-    let columns = f
-        .paths()
-        .iter()
-        .map(|p| {
-            let mut b = ColumnBuilder::new(p);
-            for (i, d) in docs.iter().enumerate() {
-                b.push(i as u32, d.as_object().unwrap());
-            }
-            (p.clone(), std::sync::Arc::new(b.finish()))
-        })
-        .collect();
-    let universe: roaring::RoaringBitmap = (0..docs.len() as u32).collect();
-    f.evaluate(&columns, &universe)
-        .iter()
+    parse(filter)
+        .evaluate_both_ways(docs)
+        .unwrap_or_else(|e| panic!("{filter}: {e}"))
+        .into_iter()
         .map(|i| i as usize)
         .collect()
 }
@@ -555,18 +526,8 @@ fn test_random_filters_never_panic_and_columns_agree() {
         };
         parsed += 1;
         let _ = f.validate(None);
-        let by_document: Vec<usize> = docs
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| f.matches(&doc((*d).clone())))
-            .map(|(i, _)| i)
-            .collect();
-        if f.columns_can_answer() {
-            assert_eq!(
-                by_columns(&f, &docs),
-                by_document,
-                "columns disagree on {text}"
-            );
+        if let Err(e) = f.evaluate_both_ways(&docs) {
+            panic!("{text}: {e}");
         }
     }
     assert!(

@@ -23,6 +23,7 @@ use tantivy::{DocAddress, DocId, Score, SegmentReader, Term};
 
 use super::{project, retrieve, string_list, tv, Index};
 use crate::facets::{self, Column, FacetOrder, Item, SortKey as Key};
+use crate::filter::eval::within;
 use crate::filter::rules;
 use crate::format;
 use crate::sort::{self, SortKey};
@@ -183,8 +184,9 @@ fn facet_order(settings: Option<&Value>, facet: &str) -> FacetOrder {
     }
 }
 
-/// Collects the internal id and score of every matching document.
-struct IidScores;
+/// Collects the internal id and score of every matching document (scores are only computed
+/// when `.0` asks for them).
+struct IidScores(bool);
 
 struct IidScoresSegment {
     iids: tantivy::columnar::Column<u64>,
@@ -203,7 +205,7 @@ impl Collector for IidScores {
     }
 
     fn requires_scoring(&self) -> bool {
-        true
+        self.0
     }
 
     fn merge_fruits(&self, fruits: Vec<Vec<(u32, f32)>>) -> tantivy::Result<Vec<(u32, f32)>> {
@@ -225,27 +227,30 @@ impl SegmentCollector for IidScoresSegment {
     }
 }
 
+/// The internal ids of the documents matching `query`, unscored.
+fn ids_of(searcher: &tantivy::Searcher, query: &dyn Query) -> Result<RoaringBitmap> {
+    Ok(searcher
+        .search(query, &IidScores(false))
+        .map_err(tv)?
+        .into_iter()
+        .map(|(iid, _)| iid)
+        .collect())
+}
+
 /// One part of a query: a word (with its alternatives: the prefix completions of the last
 /// word) or a quoted phrase.
 enum Group {
     /// The word with its prefix completions (`exact`), its synonyms (word sequences, matched
     /// as phrases; as good as the word itself), and its typo derivations.
+    /// `word` is its index in [`Terms::words`], `budget` the typos it may have.
     Word {
         exact: Vec<Term>,
         synonyms: Vec<Vec<Term>>,
         typos: Vec<Term>,
+        word: usize,
+        budget: u8,
     },
     Phrase(Vec<Term>),
-}
-
-impl Group {
-    fn word(term: Term) -> Group {
-        Group::Word {
-            exact: vec![term],
-            synonyms: Vec::new(),
-            typos: Vec::new(),
-        }
-    }
 }
 
 /// How much a typo derivation weighs against the word itself: documents holding the word
@@ -375,8 +380,6 @@ struct Terms {
     lower_bound: u64,
     /// The positive words for highlighting.
     words: Vec<format::QueryWord>,
-    /// Each group's typo budget.
-    budgets: Vec<u8>,
     /// Whether the typo derivations were looked up (see [`Index::derive_typos`]).
     derived: bool,
 }
@@ -453,6 +456,7 @@ fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
             exact,
             synonyms,
             typos: t,
+            ..
         } => {
             let typos = if reach >= Reach::Typos {
                 t.as_slice()
@@ -621,11 +625,9 @@ impl Index {
                 continue;
             }
             if piece.negative {
-                negatives.push(if piece.phrase {
-                    Group::Phrase(toks.iter().map(|w| term(w)).collect())
-                } else {
-                    Group::word(term(&toks[0]))
-                });
+                // A negated word is a one-word phrase: matched exactly.
+                let negated = if piece.phrase { &toks[..] } else { &toks[..1] };
+                negatives.push(Group::Phrase(negated.iter().map(|w| term(w)).collect()));
                 continue;
             }
             if piece.phrase {
@@ -644,64 +646,48 @@ impl Index {
                 }
                 counted += 1;
                 seen.push(w.clone());
+                groups.push(Group::Word {
+                    exact: vec![term(&w)],
+                    synonyms: Vec::new(),
+                    typos: Vec::new(),
+                    word: words.len(),
+                    budget: typo_budget(settings, &w),
+                });
                 words.push(format::QueryWord {
-                    word: w.clone(),
+                    word: w,
                     prefix: false,
                     typos: Vec::new(),
                 });
-                groups.push(Group::word(term(&w)));
             }
         }
         // The last part is a prefix when it is a word ending the query.
         if prefix {
-            if let (Some(Group::Word { exact, .. }), Some(w)) =
-                (groups.last_mut(), words.last_mut())
-            {
-                let word = w.word.clone();
-                exact.extend(self.completions(searcher, &word)?);
+            if let Some(Group::Word { exact, word, .. }) = groups.last_mut() {
+                let w = &mut words[*word];
+                exact.extend(self.completions(searcher, &w.word)?);
                 w.prefix = true;
             }
         }
         // Synonyms of single words, as the `synonyms` setting maps them (keys compared as
-        // their lowercased tokens).
+        // their lowercased tokens, tokenized once per query).
         if let Some(map) = settings.and_then(|s| s["synonyms"].as_object()) {
-            let mut w = 0;
+            let keys: Vec<(Vec<String>, &Value)> =
+                map.iter().map(|(k, v)| (plain(tokens_of(k)), v)).collect();
             for g in groups.iter_mut() {
-                match g {
-                    Group::Word { synonyms, .. } => {
-                        let word = words[w].word.clone();
-                        for (key, values) in map {
-                            if plain(tokens_of(key)) != [word.clone()] {
-                                continue;
-                            }
-                            for v in values.as_array().into_iter().flatten().take(50) {
-                                let Some(v) = v.as_str() else { continue };
-                                let seq = plain(tokens_of(v));
-                                if seq.is_empty() || seq == [word.clone()] {
-                                    continue;
-                                }
-                                words[w].typos.extend(seq.iter().cloned());
-                                synonyms.push(seq.iter().map(|x| term(x)).collect());
-                            }
+                let Group::Word { synonyms, word, .. } = g else {
+                    continue;
+                };
+                let qw = &mut words[*word];
+                for (_, values) in keys.iter().filter(|(k, _)| *k == [qw.word.as_str()]) {
+                    for v in values.as_array().into_iter().flatten().take(50) {
+                        let Some(v) = v.as_str() else { continue };
+                        let seq = plain(tokens_of(v));
+                        if seq.is_empty() || seq == [qw.word.as_str()] {
+                            continue;
                         }
-                        w += 1;
+                        qw.typos.extend(seq.iter().cloned());
+                        synonyms.push(seq.iter().map(|x| term(x)).collect());
                     }
-                    Group::Phrase(p) => w += p.len(),
-                }
-            }
-        }
-        // Typo budgets per word; the derivations are looked up when a step needs them.
-        let mut budgets = Vec::new();
-        let mut w = 0;
-        for g in &groups {
-            match g {
-                Group::Word { .. } => {
-                    budgets.push(typo_budget(settings, &words[w].word));
-                    w += 1;
-                }
-                Group::Phrase(p) => {
-                    budgets.push(0);
-                    w += p.len();
                 }
             }
         }
@@ -746,7 +732,6 @@ impl Index {
             strategy,
             lower_bound,
             words,
-            budgets,
             derived: false,
         })
     }
@@ -766,17 +751,7 @@ impl Index {
             .tantivy
             .tokenizer_for_field(self.fields.words)
             .map_err(tv)?;
-        let reads = |name: &str| {
-            attrs.iter().any(|a| {
-                a == name
-                    || (a.len() > name.len()
-                        && a.starts_with(name)
-                        && a.as_bytes()[name.len()] == b'.')
-                    || (name.len() > a.len()
-                        && name.starts_with(a.as_str())
-                        && name.as_bytes()[a.len()] == b'.')
-            })
-        };
+        let reads = |name: &str| attrs.iter().any(|a| within(a, name) || within(name, a));
         let text_of = |t: &Term| t.value().as_str().map(str::to_string);
         let mut kept = Vec::with_capacity(cands.len());
         for mut c in cands.drain(..) {
@@ -803,6 +778,7 @@ impl Index {
                         exact,
                         synonyms,
                         typos,
+                        ..
                     } => {
                         exact
                             .iter()
@@ -836,45 +812,56 @@ impl Index {
             return Ok(());
         }
         terms.derived = true;
-        let mut w = 0;
-        for (g, budget) in terms.groups.iter_mut().zip(&terms.budgets) {
-            match g {
-                Group::Word { typos, .. } => {
-                    let qw = &mut terms.words[w];
-                    if *budget > 0 {
-                        *typos = self.typo_derivations(searcher, &qw.word, *budget, qw.prefix)?;
-                        qw.typos.extend(
-                            typos
-                                .iter()
-                                .filter_map(|t| t.value().as_str().map(str::to_string)),
-                        );
-                    }
-                    w += 1;
+        for g in terms.groups.iter_mut() {
+            if let Group::Word {
+                typos,
+                word,
+                budget,
+                ..
+            } = g
+            {
+                let qw = &mut terms.words[*word];
+                if *budget > 0 {
+                    *typos = self.typo_derivations(searcher, &qw.word, *budget, qw.prefix)?;
+                    qw.typos.extend(
+                        typos
+                            .iter()
+                            .filter_map(|t| t.value().as_str().map(str::to_string)),
+                    );
                 }
-                Group::Phrase(p) => w += p.len(),
             }
         }
         Ok(())
     }
 
-    /// The documents holding a negated part of the query (`-word`, `-"a phrase"`).
-    fn excluded(
+    /// `allowed` (all documents when `None`) without those holding a negated part of the
+    /// query (`-word`, `-"a phrase"`), as a filter would remove them.
+    fn without_negated(
         &self,
+        rtxn: &heed::RoTxn,
         searcher: &tantivy::Searcher,
         terms: &Terms,
-    ) -> Result<Option<RoaringBitmap>> {
+        allowed: Option<Arc<RoaringBitmap>>,
+    ) -> Result<Option<Arc<RoaringBitmap>>> {
         if terms.negatives.is_empty() {
-            return Ok(None);
+            return Ok(allowed);
         }
         let query = groups_query(&terms.negatives, Occur::Should, Reach::Exact);
-        Ok(Some(
-            searcher
-                .search(query.as_ref(), &IidScores)
-                .map_err(tv)?
-                .into_iter()
-                .map(|(iid, _)| iid)
-                .collect(),
-        ))
+        let excluded = ids_of(searcher, query.as_ref())?;
+        let base = self.allowed_or_all(rtxn, &allowed)?;
+        Ok(Some(Arc::new(base.as_ref() - &excluded)))
+    }
+
+    /// The documents a filter let through, or all of them.
+    fn allowed_or_all(
+        &self,
+        rtxn: &heed::RoTxn,
+        allowed: &Option<Arc<RoaringBitmap>>,
+    ) -> Result<Arc<RoaringBitmap>> {
+        match allowed {
+            Some(a) => Ok(a.clone()),
+            None => self.all_ids(rtxn),
+        }
     }
 
     /// Indexed words within `budget` typos of `word` (Damerau-Levenshtein; of a prefix of
@@ -1089,26 +1076,23 @@ impl Index {
         terms: &Terms,
         allowed: Option<&RoaringBitmap>,
     ) -> Result<KeywordCandidates> {
-        let ids_of = |query: Box<dyn Query>| -> Result<RoaringBitmap> {
-            Ok(searcher
-                .search(query.as_ref(), &IidScores)
-                .map_err(tv)?
-                .into_iter()
-                .map(|(iid, _)| iid)
-                .collect())
-        };
         let universe = terms.universe_query(Reach::Typos);
-        let mut scored = searcher.search(universe.as_ref(), &IidScores).map_err(tv)?;
+        let mut scored = searcher
+            .search(universe.as_ref(), &IidScores(true))
+            .map_err(tv)?;
         if let Some(allowed) = allowed {
             scored.retain(|(iid, _)| allowed.contains(*iid));
         }
         let all_words = if terms.groups.len() == 1 || terms.strategy == Strategy::All {
             scored.iter().map(|(iid, _)| *iid).collect()
         } else {
-            ids_of(terms.all_query(Reach::Typos))?
+            ids_of(searcher, terms.all_query(Reach::Typos).as_ref())?
         };
         let exact = if terms.has_typos() {
-            Some(ids_of(terms.universe_query(Reach::Completions))?)
+            Some(ids_of(
+                searcher,
+                terms.universe_query(Reach::Completions).as_ref(),
+            )?)
         } else {
             None
         };
@@ -1185,17 +1169,7 @@ impl Index {
             q.matching_strategy.as_deref(),
         )?;
         let placeholder = terms.is_placeholder();
-        // Negated parts remove their documents, as a filter would.
-        let allowed = match self.excluded(&searcher, &terms)? {
-            Some(excluded) => {
-                let base = match allowed {
-                    Some(a) => a,
-                    None => self.all_ids(&rtxn)?,
-                };
-                Some(Arc::new(base.as_ref() - &excluded))
-            }
-            None => allowed,
-        };
+        let allowed = self.without_negated(&rtxn, &searcher, &terms, allowed)?;
 
         // The order's criteria, from the ranking rules.
         let mut criteria = Vec::new();
@@ -1245,10 +1219,7 @@ impl Index {
         let mut facet_json = None;
         let (iids, candidates) = if fast && placeholder {
             if let Some(names) = &facet_names {
-                let set = match &allowed {
-                    Some(a) => a.clone(),
-                    None => self.all_ids(&rtxn)?,
-                };
+                let set = self.allowed_or_all(&rtxn, &allowed)?;
                 facet_json = Some(self.facet_json(&rtxn, names, &set, settings)?);
             }
             match &allowed {
@@ -1285,10 +1256,7 @@ impl Index {
             (placeholder, &distinct, key_specs.as_slice())
         {
             // One sort key on a placeholder search: read the page off the value index.
-            let set = match &allowed {
-                Some(a) => a.clone(),
-                None => self.all_ids(&rtxn)?,
-            };
+            let set = self.allowed_or_all(&rtxn, &allowed)?;
             let column = self.columns(&rtxn, std::slice::from_ref(name))?.remove(0);
             let page = facets::sorted_page(&column, *asc, &set, offset.saturating_add(limit));
             if let Some(names) = &facet_names {
@@ -1298,15 +1266,8 @@ impl Index {
         } else {
             // The whole candidate set, ranked.
             let cands: Vec<Candidate> = if placeholder {
-                let all;
-                let set = match &allowed {
-                    Some(a) => a.as_ref(),
-                    None => {
-                        all = self.all_ids(&rtxn)?;
-                        all.as_ref()
-                    }
-                };
-                set.iter()
+                self.allowed_or_all(&rtxn, &allowed)?
+                    .iter()
                     .map(|iid| Candidate {
                         iid,
                         all_words: true,
@@ -1403,7 +1364,13 @@ impl Index {
             SortKey::GeoPoint { lat, lng, .. } => Some((*lat, *lng)),
             _ => None,
         });
-        if !placeholder && (formatting_asked(q)) {
+        let formatting = q
+            .attributes_to_highlight
+            .as_ref()
+            .is_some_and(|a| !a.is_empty())
+            || q.attributes_to_crop.as_ref().is_some_and(|a| !a.is_empty());
+        // Highlighting reads the typo derivations.
+        if !placeholder && (formatting || q.show_matches_position) {
             self.derive_typos(&searcher, &mut terms)?;
         }
         let words = &terms.words;
@@ -1415,13 +1382,7 @@ impl Index {
             crop_marker: &q.crop_marker,
             pre_tag: &q.highlight_pre_tag,
             post_tag: &q.highlight_post_tag,
-            matches_position: q.show_matches_position,
         };
-        let formatting = q
-            .attributes_to_highlight
-            .as_ref()
-            .is_some_and(|a| !a.is_empty())
-            || q.attributes_to_crop.as_ref().is_some_and(|a| !a.is_empty());
         let mut hits = Vec::with_capacity(iids.len());
         for iid in iids {
             if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
@@ -1429,7 +1390,7 @@ impl Index {
                 if let Some(displayed) = &displayed {
                     doc = project(doc, Some(displayed), true);
                 }
-                let shown = (formatting || format_options.matches_position).then(|| {
+                let shown = (formatting || q.show_matches_position).then(|| {
                     let mut d = doc.clone();
                     d.remove("_vectors");
                     d
@@ -1442,7 +1403,7 @@ impl Index {
                             hit.insert("_formatted".into(), Value::Object(f));
                         }
                     }
-                    if format_options.matches_position {
+                    if q.show_matches_position {
                         hit.insert(
                             "_matchesPosition".into(),
                             format::matches_position(shown, words),
@@ -1537,12 +1498,8 @@ impl Index {
         rtxn: &heed::RoTxn,
         filter_rules: &[rules::Rule],
     ) -> Result<Vec<String>> {
-        let fd: std::collections::BTreeMap<String, u64> =
-            match self.store.get_meta(rtxn, keys::FIELD_DISTRIBUTION)? {
-                Some(b) => serde_json::from_slice(b).map_err(Error::internal)?,
-                None => Default::default(),
-            };
-        let mut out: BTreeSet<String> = fd
+        let mut out: BTreeSet<String> = self
+            .field_distribution(rtxn)?
             .into_keys()
             .filter(|f| rules::is_filterable(filter_rules, f))
             .collect();
@@ -1771,22 +1728,10 @@ impl Index {
             last_word_is_prefix(settings, text),
             q.matching_strategy.as_deref(),
         )?;
-        let allowed = match self.excluded(&searcher, &terms)? {
-            Some(excluded) => {
-                let base = match allowed {
-                    Some(a) => a,
-                    None => self.all_ids(&rtxn)?,
-                };
-                Some(Arc::new(base.as_ref() - &excluded))
-            }
-            None => allowed,
-        };
+        let allowed = self.without_negated(&rtxn, &searcher, &terms, allowed)?;
         self.derive_typos(&searcher, &mut terms)?;
         let mut set: RoaringBitmap = if terms.is_placeholder() {
-            match allowed {
-                Some(a) => (*a).clone(),
-                None => (*self.all_ids(&rtxn)?).clone(),
-            }
+            (*self.allowed_or_all(&rtxn, &allowed)?).clone()
         } else {
             let mut cands: Vec<Candidate> = self
                 .keyword_candidates(&searcher, &terms, allowed.as_deref())?
@@ -1847,12 +1792,7 @@ fn search_on(settings: Option<&Value>, asked: Option<&[String]>) -> Result<Optio
     };
     if let Some(searchable) = super::searchable_of(settings) {
         for attr in asked {
-            let ok = searchable.iter().any(|s| {
-                s == attr
-                    || (attr.len() > s.len()
-                        && attr.starts_with(s.as_str())
-                        && attr.as_bytes()[s.len()] == b'.')
-            });
+            let ok = searchable.iter().any(|s| within(attr, s));
             if !ok {
                 return Err(Error::new(
                     "invalid_search_attributes_to_search_on",
@@ -1865,15 +1805,6 @@ fn search_on(settings: Option<&Value>, asked: Option<&[String]>) -> Result<Optio
         }
     }
     Ok(Some(asked.to_vec()))
-}
-
-/// Whether the hits get `_formatted` or `_matchesPosition` (highlighting reads typo derivations).
-fn formatting_asked(q: &SearchQuery) -> bool {
-    q.attributes_to_highlight
-        .as_ref()
-        .is_some_and(|a| !a.is_empty())
-        || q.attributes_to_crop.as_ref().is_some_and(|a| !a.is_empty())
-        || q.show_matches_position
 }
 
 fn direction(key: &SortKey) -> bool {
