@@ -104,7 +104,9 @@ describe('matching strategy, phrases and negations', () => {
 
   it('when a phrase is quoted, then its words must be adjacent and in order', async () => {
     expect(ids((await search({ q: '"french book"' })).body.hits)).toEqual([1, 2]);
-    expect(ids((await search({ q: '"book french"' })).body.hits)).toEqual([4]);
+    expect(ids((await search({ q: '"french and about"' })).body.hits)).toEqual([4]);
+    // `, ` is a hard separator: "book, french" puts 8 positions between the words.
+    expect(ids((await search({ q: '"book french"' })).body.hits)).toEqual([]);
     expect(ids((await search({ q: '"french book" about', matchingStrategy: 'all' })).body.hits)).toEqual([1]);
   });
 
@@ -318,7 +320,8 @@ describe('stop words and synonyms', () => {
     // The last token stays.
     expect(ids((await search('hobbit the')).body.hits)).toEqual([2]);
     expect((await search('alice the')).body.hits).toEqual([]);
-    expect(ids((await search('the')).body.hits)).toEqual([1, 2]);
+    // Stop words are not indexed: "the" alone finds only "The", which is not one.
+    expect(ids((await search('the')).body.hits)).toEqual([2]);
   });
 
   it('when a word has synonyms, then documents holding them match too, multi-word ones as phrases', async () => {

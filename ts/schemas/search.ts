@@ -112,6 +112,9 @@ export function engineQuery(b: SearchBody): Record<string, unknown> {
     matchingStrategy: b.matchingStrategy ?? null,
     showPerformanceDetails: b.showPerformanceDetails ?? false,
     attributesToSearchOn: b.attributesToSearchOn ?? null,
+    showRankingScore: b.showRankingScore ?? false,
+    showRankingScoreDetails: b.showRankingScoreDetails ?? false,
+    rankingScoreThreshold: b.rankingScoreThreshold ?? null,
   };
 }
 

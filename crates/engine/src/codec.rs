@@ -56,7 +56,7 @@ impl FieldsMap {
         self.names.len()
     }
 
-    fn id_or_insert(&mut self, name: &str) -> u32 {
+    pub fn id_or_insert(&mut self, name: &str) -> u32 {
         if let Some(&id) = self.ids.get(name) {
             return id;
         }
@@ -64,6 +64,11 @@ impl FieldsMap {
         self.names.push(name.to_string());
         self.ids.insert(name.to_string(), id);
         id
+    }
+
+    /// Every name with its id (ids are positions).
+    pub fn names(&self) -> &[String] {
+        &self.names
     }
 
     fn name(&self, id: u32) -> Result<&str> {

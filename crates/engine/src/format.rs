@@ -1,13 +1,17 @@
 //! Hit formatting: `_formatted` (highlight and crop), `_matchesPosition`.
 //!
-//! Matching re-tokenizes each string the way the index does (runs of letters and digits,
-//! compared lowercased) and looks for the query's words: a whole-word match wraps the token,
-//! a match of the last word as a prefix wraps only as many characters as the query word has
-//! (`<em>Pri</em>nce`). Offsets in `_matchesPosition` are UTF-8 bytes on the original value.
+//! Matching re-tokenizes each string the way the index does (charabia with the index's
+//! separators and dictionary; stop words are words here, as in Meilisearch's highlighter) and
+//! looks for the query's words among the normalized words: a whole-word match wraps the
+//! token, a match of the last word as a prefix wraps only the original characters the query
+//! word covers (`<em>Pri</em>nce`, `<em>Élé</em>phant` for `ele`). Offsets in
+//! `_matchesPosition` are UTF-8 bytes on the original value.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
+
+use crate::tokens::{self, Analyzer};
 
 /// One query word.
 #[derive(Debug, Clone)]
@@ -18,15 +22,15 @@ pub struct QueryWord {
     pub typos: Vec<String>,
 }
 
-/// The words of a query as the engine searches them: lowercased, deduplicated, the last one a
-/// prefix when `last_is_prefix` and no space follows it.
+/// The words of a query as the engine searches them: normalized, deduplicated, the last one
+/// a prefix when `last_is_prefix` and no space follows it.
 pub fn query_words(text: &str, last_is_prefix: bool) -> Vec<QueryWord> {
     let mut out: Vec<QueryWord> = Vec::new();
-    for (s, e) in word_spans(text) {
-        let w = text[s..e].to_lowercase();
-        if !out.iter().any(|q| q.word == w) {
+    let words = Analyzer::default().with(|tk| tokens::words(tk, text));
+    for w in words {
+        if !out.iter().any(|q| q.word == w.text) {
             out.push(QueryWord {
-                word: w,
+                word: w.text,
                 prefix: false,
                 typos: Vec::new(),
             });
@@ -43,6 +47,8 @@ pub fn query_words(text: &str, last_is_prefix: bool) -> Vec<QueryWord> {
 /// What to do with the hit.
 pub struct Options<'a> {
     pub words: &'a [QueryWord],
+    /// How the index cuts text into words (stop words aside).
+    pub analyzer: &'a Analyzer,
     /// Attributes to highlight (`*` for all displayed ones).
     pub highlight: Option<&'a [String]>,
     /// Attributes to crop, each maybe `attr:length`.
@@ -51,23 +57,6 @@ pub struct Options<'a> {
     pub crop_marker: &'a str,
     pub pre_tag: &'a str,
     pub post_tag: &'a str,
-}
-
-/// Byte spans of the words of `text` (runs of alphanumeric characters).
-fn word_spans(text: &str) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    let mut start = None;
-    for (i, c) in text.char_indices() {
-        if c.is_alphanumeric() {
-            start.get_or_insert(i);
-        } else if let Some(s) = start.take() {
-            spans.push((s, i));
-        }
-    }
-    if let Some(s) = start {
-        spans.push((s, text.len()));
-    }
-    spans
 }
 
 /// A match in a string: byte start, byte length, which query word.
@@ -80,31 +69,33 @@ struct Hit {
     token: usize,
 }
 
-fn find_matches(text: &str, words: &[QueryWord]) -> (Vec<(usize, usize)>, Vec<Hit>) {
-    let spans = word_spans(text);
+fn find_matches(
+    analyzer: &Analyzer,
+    text: &str,
+    words: &[QueryWord],
+) -> (Vec<(usize, usize)>, Vec<Hit>) {
+    let tokens = analyzer.with(|tk| tokens::words(tk, text));
+    let spans = tokens.iter().map(|w| (w.start, w.end)).collect();
     let mut hits = Vec::new();
     if words.is_empty() {
         return (spans, hits);
     }
-    for (t, &(s, e)) in spans.iter().enumerate() {
-        let token = &text[s..e];
-        let lower = token.to_lowercase();
+    for (t, token) in tokens.iter().enumerate() {
+        let lemma = token.text.as_str();
         for (w, q) in words.iter().enumerate() {
-            if lower == q.word || q.typos.contains(&lower) {
+            if lemma == q.word || q.typos.iter().any(|x| x == lemma) {
                 hits.push(Hit {
-                    start: s,
-                    len: e - s,
+                    start: token.start,
+                    len: token.end - token.start,
                     word: w,
                     token: t,
                 });
                 break;
             }
-            if q.prefix && lower.starts_with(q.word.as_str()) {
-                let n = q.word.chars().count();
-                let len = token.char_indices().nth(n).map_or(token.len(), |(i, _)| i);
+            if q.prefix && lemma.starts_with(q.word.as_str()) {
                 hits.push(Hit {
-                    start: s,
-                    len,
+                    start: token.start,
+                    len: token.original_bytes(q.word.len()),
                     word: w,
                     token: t,
                 });
@@ -140,7 +131,7 @@ fn selected(list: Option<&[String]>, path: &str) -> Option<Option<usize>> {
 
 /// Formats one string: crop (keeping `length` words around the best matches), then highlight.
 fn format_text(text: &str, o: &Options, crop: Option<usize>, highlight: bool) -> String {
-    let (spans, hits) = find_matches(text, o.words);
+    let (spans, hits) = find_matches(o.analyzer, text, o.words);
     let (from, to, cut_left, cut_right) = match crop {
         Some(length) => crop_window(text, &spans, &hits, length),
         None => (0, text.len(), false, false),
@@ -282,10 +273,14 @@ fn format_value(v: &Value, path: &str, o: &Options) -> Value {
 }
 
 /// `_matchesPosition` over every displayed field, on the original values.
-pub fn matches_position(displayed: &Map<String, Value>, words: &[QueryWord]) -> Value {
+pub fn matches_position(
+    displayed: &Map<String, Value>,
+    words: &[QueryWord],
+    analyzer: &Analyzer,
+) -> Value {
     let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for (k, v) in displayed {
-        collect_positions(v, k, &mut Vec::new(), words, &mut out);
+        collect_positions(v, k, &mut Vec::new(), words, analyzer, &mut out);
     }
     serde_json::to_value(out).expect("a map of arrays serializes")
 }
@@ -295,6 +290,7 @@ fn collect_positions(
     path: &str,
     indices: &mut Vec<usize>,
     words: &[QueryWord],
+    analyzer: &Analyzer,
     out: &mut BTreeMap<String, Vec<Value>>,
 ) {
     let text = match v {
@@ -303,20 +299,20 @@ fn collect_positions(
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 indices.push(i);
-                collect_positions(item, path, indices, words, out);
+                collect_positions(item, path, indices, words, analyzer, out);
                 indices.pop();
             }
             return;
         }
         Value::Object(m) => {
             for (k, inner) in m {
-                collect_positions(inner, &format!("{path}.{k}"), indices, words, out);
+                collect_positions(inner, &format!("{path}.{k}"), indices, words, analyzer, out);
             }
             return;
         }
         _ => return,
     };
-    let (_, hits) = find_matches(&text, words);
+    let (_, hits) = find_matches(analyzer, &text, words);
     for h in hits {
         let mut entry = serde_json::json!({"start": h.start, "length": h.len});
         if !indices.is_empty() {
@@ -331,9 +327,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    static ANALYZER: std::sync::LazyLock<Analyzer> = std::sync::LazyLock::new(Analyzer::default);
+
     fn opts<'a>(words: &'a [QueryWord]) -> Options<'a> {
         Options {
             words,
+            analyzer: &ANALYZER,
             highlight: None,
             crop: None,
             crop_length: 10,
@@ -397,7 +396,7 @@ mod tests {
     fn match_positions_are_bytes_with_array_indices() {
         let words = query_words("élan fan", true);
         let doc = json!({"t": "un élan", "g": ["x", "Fantasy"], "n": 5});
-        let m = matches_position(doc.as_object().unwrap(), &words);
+        let m = matches_position(doc.as_object().unwrap(), &words, &ANALYZER);
         assert_eq!(
             m,
             json!({"g": [{"start": 0, "length": 3, "indices": [1]}], "t": [{"start": 3, "length": 5}]})

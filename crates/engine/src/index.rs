@@ -22,7 +22,9 @@ use heed::RwTxn;
 use roaring::RoaringBitmap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use tantivy::schema::{Field, Schema, FAST, INDEXED, TEXT};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED,
+};
 use tantivy::{IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::codec::{self, FieldsMap};
@@ -31,8 +33,11 @@ use crate::facets::Column;
 use crate::filter::Filter;
 use crate::payload;
 use crate::store::{heed_error, keys, Store};
+use crate::tokens;
 
+mod rank;
 mod search;
+mod text;
 pub use search::{FacetSearchQuery, SearchQuery};
 
 /// One operation of a batch, as the task queue sends it.
@@ -121,6 +126,8 @@ fn default_limit() -> usize {
 struct Fields {
     iid: Field,
     words: Field,
+    /// Word counts of short fields (see [`text`]).
+    lens: Field,
 }
 
 /// In-memory state of a batch being applied (written to `meta` at commit).
@@ -228,7 +235,15 @@ impl Index {
         std::fs::create_dir_all(&tdir).map_err(payload::io_error)?;
         let mut builder = Schema::builder();
         let iid = builder.add_u64_field("iid", INDEXED | FAST);
-        let words = builder.add_text_field("words", TEXT);
+        let words = builder.add_text_field(
+            "words",
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_index_option(IndexRecordOption::WithFreqsAndPositions)
+                    .set_fieldnorms(false),
+            ),
+        );
+        let lens = builder.add_u64_field("lens", FAST);
         let schema = builder.build();
         let mmap = tantivy::directory::MmapDirectory::open(&tdir)
             .map_err(|e| Error::internal(e.to_string()))?;
@@ -243,7 +258,7 @@ impl Index {
             store,
             tantivy,
             reader,
-            fields: Fields { iid, words },
+            fields: Fields { iid, words, lens },
             writer: Mutex::new(None),
             batch_lock: Mutex::new(()),
             progress: Mutex::new(None),
@@ -417,16 +432,21 @@ impl Index {
             writer.delete_all_documents().map_err(tv)?;
             return Ok(());
         }
-        for iid in dirty {
-            writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
-            if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
-                let doc = self.decode_doc(bytes)?;
-                writer
-                    .add_document(self.tantivy_doc(iid, &doc, searchable.as_deref()))
-                    .map_err(tv)?;
+        // Every field id these documents need was committed with them.
+        let mut fields = (*self.fields_map.read().unwrap().clone()).clone();
+        let analyzer = tokens::Analyzer::from_settings(settings.as_ref());
+        analyzer.with(|tokenizer| {
+            for iid in dirty {
+                writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+                if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
+                    let doc = self.decode_doc(bytes)?;
+                    let tdoc =
+                        self.tantivy_doc(iid, &doc, searchable.as_deref(), &mut fields, tokenizer);
+                    writer.add_document(tdoc).map_err(tv)?;
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     fn commit_tantivy(&self, writer: &mut IndexWriter, generation: u64) -> Result<()> {
@@ -437,28 +457,23 @@ impl Index {
         Ok(())
     }
 
-    /// The tantivy document of `doc`: the text of its searchable attributes (`None`: all),
-    /// in their order.
+    /// The tantivy document of `doc`: the words of its searchable attributes (`None`: all)
+    /// and the word counts of its short fields (see [`text`]).
     fn tantivy_doc(
         &self,
         iid: u32,
         doc: &Map<String, Value>,
         searchable: Option<&[String]>,
+        fields: &mut FieldsMap,
+        tokenizer: &charabia::Tokenizer,
     ) -> TantivyDocument {
-        let mut text = String::new();
-        match searchable {
-            None => doc.values().for_each(|v| collect_text(v, &mut text)),
-            Some(paths) => {
-                for path in paths {
-                    for v in crate::filter::eval::values_at(doc, path) {
-                        collect_text(v, &mut text);
-                    }
-                }
-            }
-        }
+        let text = text::doc_text(doc, searchable, fields, tokenizer);
         let mut tdoc = TantivyDocument::default();
         tdoc.add_u64(self.fields.iid, iid as u64);
-        tdoc.add_text(self.fields.words, &text);
+        tdoc.add_pre_tokenized_text(self.fields.words, text.words);
+        for len in text.lens {
+            tdoc.add_u64(self.fields.lens, len);
+        }
         tdoc
     }
 
@@ -730,14 +745,23 @@ impl Index {
                 }
             }
             BatchOp::UpdateSettings { settings, .. } => {
-                let before = match &state.settings {
-                    Some(s) => searchable_of(Some(s)),
-                    None => searchable_of(self.stored_settings(txn)?.as_ref()),
+                // What is indexed: which attributes (their order only ranks) and how text is
+                // cut into words.
+                let indexed = |s: Option<&Value>| {
+                    let mut attrs = searchable_of(s);
+                    if let Some(a) = attrs.as_mut() {
+                        a.sort();
+                    }
+                    (attrs, tokens::text_settings(s))
                 };
-                let after = searchable_of(Some(settings));
+                let before = match &state.settings {
+                    Some(s) => indexed(Some(s)),
+                    None => indexed(self.stored_settings(txn)?.as_ref()),
+                };
+                let after = indexed(Some(settings));
                 state.settings = Some(settings.clone());
                 if before != after {
-                    self.reindex_text(txn, writer, state, after.as_deref())?;
+                    self.reindex_text(txn, writer, state, settings)?;
                 }
             }
         }
@@ -751,19 +775,28 @@ impl Index {
         txn: &mut RwTxn,
         writer: &mut IndexWriter,
         state: &mut BatchState,
-        searchable: Option<&[String]>,
+        settings: &Value,
     ) -> Result<()> {
         self.set_progress(|p| p.step = "reindexing searchable attributes");
-        for item in self.store.docs.iter(txn).map_err(heed_error)? {
-            let (iid, bytes) = item.map_err(heed_error)?;
-            let doc = codec::decode(bytes, &state.fields)?;
-            writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
-            writer
-                .add_document(self.tantivy_doc(iid, &doc, searchable))
-                .map_err(tv)?;
-            state.dirty.insert(iid);
-        }
-        Ok(())
+        let searchable = searchable_of(Some(settings));
+        let analyzer = tokens::Analyzer::from_settings(Some(settings));
+        analyzer.with(|tokenizer| {
+            for item in self.store.docs.iter(txn).map_err(heed_error)? {
+                let (iid, bytes) = item.map_err(heed_error)?;
+                let doc = codec::decode(bytes, &state.fields)?;
+                writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+                let tdoc = self.tantivy_doc(
+                    iid,
+                    &doc,
+                    searchable.as_deref(),
+                    &mut state.fields,
+                    tokenizer,
+                );
+                writer.add_document(tdoc).map_err(tv)?;
+                state.dirty.insert(iid);
+            }
+            Ok(())
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -837,59 +870,67 @@ impl Index {
         // Pass 2: write each document to LMDB and tantivy.
         let mut done = 0u64;
         let mut encoded = Vec::with_capacity(256);
-        payload::read_staged(file, |mut doc| {
-            let ext = docid::document_id(&doc, &pk)?;
-            let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
-            let iid = match existing {
-                Some(iid) => {
-                    let old_bytes = self.store.docs.get(txn, &iid).map_err(heed_error)?;
-                    if let Some(old_bytes) = old_bytes {
-                        let old = codec::decode(old_bytes, &state.fields)?;
-                        for k in old.keys() {
-                            decrement(&mut state.field_distribution, k);
-                        }
-                        if method == Method::Update {
-                            let mut merged = old;
-                            for (k, v) in doc {
-                                merged.insert(k, v);
+        let analyzer = tokens::Analyzer::from_settings(settings.as_ref());
+        analyzer.with(|tokenizer| {
+            payload::read_staged(file, |mut doc| {
+                let ext = docid::document_id(&doc, &pk)?;
+                let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
+                let iid = match existing {
+                    Some(iid) => {
+                        let old_bytes = self.store.docs.get(txn, &iid).map_err(heed_error)?;
+                        if let Some(old_bytes) = old_bytes {
+                            let old = codec::decode(old_bytes, &state.fields)?;
+                            for k in old.keys() {
+                                decrement(&mut state.field_distribution, k);
                             }
-                            doc = merged;
+                            if method == Method::Update {
+                                let mut merged = old;
+                                for (k, v) in doc {
+                                    merged.insert(k, v);
+                                }
+                                doc = merged;
+                            }
                         }
+                        iid
                     }
-                    iid
+                    None if skip_creation => {
+                        done += 1;
+                        return Ok(());
+                    }
+                    None => {
+                        let iid = state.next_id;
+                        state.next_id = state
+                            .next_id
+                            .checked_add(1)
+                            .ok_or_else(|| Error::internal("internal id space exhausted"))?;
+                        self.store.ids.put(txn, &ext, &iid).map_err(heed_error)?;
+                        iid
+                    }
+                };
+                for k in doc.keys() {
+                    *state.field_distribution.entry(k.clone()).or_insert(0) += 1;
                 }
-                None if skip_creation => {
-                    done += 1;
-                    return Ok(());
+                codec::encode(&doc, &mut state.fields, &mut encoded);
+                self.store
+                    .docs
+                    .put(txn, &iid, &encoded)
+                    .map_err(heed_error)?;
+                state.dirty.insert(iid);
+                writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+                let tdoc = self.tantivy_doc(
+                    iid,
+                    &doc,
+                    searchable.as_deref(),
+                    &mut state.fields,
+                    tokenizer,
+                );
+                writer.add_document(tdoc).map_err(tv)?;
+                done += 1;
+                if done.is_multiple_of(4096) {
+                    self.set_progress(|p| p.done = done);
                 }
-                None => {
-                    let iid = state.next_id;
-                    state.next_id = state
-                        .next_id
-                        .checked_add(1)
-                        .ok_or_else(|| Error::internal("internal id space exhausted"))?;
-                    self.store.ids.put(txn, &ext, &iid).map_err(heed_error)?;
-                    iid
-                }
-            };
-            for k in doc.keys() {
-                *state.field_distribution.entry(k.clone()).or_insert(0) += 1;
-            }
-            codec::encode(&doc, &mut state.fields, &mut encoded);
-            self.store
-                .docs
-                .put(txn, &iid, &encoded)
-                .map_err(heed_error)?;
-            state.dirty.insert(iid);
-            writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
-            writer
-                .add_document(self.tantivy_doc(iid, &doc, searchable.as_deref()))
-                .map_err(tv)?;
-            done += 1;
-            if done.is_multiple_of(4096) {
-                self.set_progress(|p| p.done = done);
-            }
-            Ok(())
+                Ok(())
+            })
         })?;
         Ok(total)
     }
@@ -1154,22 +1195,6 @@ fn decrement(fd: &mut BTreeMap<String, u64>, key: &str) {
         if *n == 0 {
             fd.remove(key);
         }
-    }
-}
-
-fn collect_text(value: &Value, out: &mut String) {
-    match value {
-        Value::String(s) => {
-            out.push_str(s);
-            out.push('\n');
-        }
-        Value::Number(n) => {
-            out.push_str(&n.to_string());
-            out.push('\n');
-        }
-        Value::Array(items) => items.iter().for_each(|v| collect_text(v, out)),
-        Value::Object(map) => map.values().for_each(|v| collect_text(v, out)),
-        _ => {}
     }
 }
 

@@ -12,6 +12,7 @@ pub mod index;
 pub mod payload;
 pub mod sort;
 mod store;
+pub mod tokens;
 
 pub use api_types::{Error, Result};
 pub use index::{BatchOp, FacetSearchQuery, FetchQuery, Index, Method, SearchQuery};

@@ -1,11 +1,14 @@
 //! Search and facet search on an [`Index`]: candidates (query ∩ filter), their order (the
 //! ranking rules), distinct, facets, and the response JSON.
 //!
-//! Two paths. A search asking for nothing but relevance order (no `sort`, no `distinct`, no
-//! `facets`, no custom ranking rules) takes the fast path: tantivy collects only the page.
-//! Any of those needs the whole candidate set: tantivy hands every match's internal id and
-//! score, the value columns (see [`crate::facets`]) give sort keys, distinct values and facet
-//! counts, and the page is selected from the ordered candidates.
+//! A query is cut into words and phrases with charabia (see [`crate::tokens`]); each word
+//! gets its alternatives (prefix completions of the last word, synonyms, typo derivations).
+//! Keyword candidates are ranked by the relevancy rules computed per document from the
+//! positions tantivy stores (see [`rank`]), level by level while `words` and `typo` lead the
+//! rules, so a page usually ranks only the documents keeping every query word without typos.
+//! Sort keys and distinct values come from the value columns (see [`crate::facets`]). A
+//! placeholder search needs no ranking: internal-id order, or the value index for one sort
+//! key.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashSet};
@@ -16,18 +19,21 @@ use api_types::{Error, Result};
 use roaring::RoaringBitmap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use tantivy::collector::{Collector, Count, FilterCollector, SegmentCollector, TopDocs};
+use tantivy::collector::{Collector, Count, FilterCollector, SegmentCollector};
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
-use tantivy::{DocAddress, DocId, Score, SegmentReader, Term};
+use tantivy::{DocId, Score, SegmentReader, Term};
 
-use super::{project, retrieve, string_list, tv, Index};
+use super::{project, retrieve, string_list, text, tv, Index};
 use crate::facets::{self, Column, FacetOrder, Item, SortKey as Key};
 use crate::filter::eval::within;
 use crate::filter::rules;
 use crate::format;
 use crate::sort::{self, SortKey};
 use crate::store::{heed_error, keys};
+use crate::tokens;
+
+use super::rank;
 
 /// Query of `search` (the normalized form the TypeScript layer sends).
 #[derive(Debug, Deserialize)]
@@ -85,6 +91,13 @@ pub struct SearchQuery {
     /// Restricts the query to these searchable attributes.
     #[serde(default)]
     pub attributes_to_search_on: Option<Vec<String>>,
+    #[serde(default)]
+    pub show_ranking_score: bool,
+    #[serde(default)]
+    pub show_ranking_score_details: bool,
+    /// Hits scoring below it are left out (and not counted).
+    #[serde(default)]
+    pub ranking_score_threshold: Option<f64>,
 }
 
 fn default_crop_length() -> usize {
@@ -125,29 +138,311 @@ pub struct FacetSearchQuery {
     pub attributes_to_search_on: Option<Vec<String>>,
 }
 
-/// Every candidate with its BM25 score; those holding every part; those matching without
-/// typos (`None`: the query has no typo derivations, so all of them).
-type KeywordCandidates = (Vec<(u32, f32)>, RoaringBitmap, Option<RoaringBitmap>);
+/// A ranked candidate: its verdict on the relevancy rules and its sort keys.
+struct Ranked {
+    iid: u32,
+    verdict: rank::Verdict,
+    keys: Vec<Key>,
+}
 
-/// One step of the order: the ranking rules as the interim keyword engine applies them.
-enum Criterion {
-    /// Documents holding every query word before the others (the `words` rule).
-    Words,
-    /// Documents matching without typos before those needing them (the `typo` rule).
-    Typo,
-    /// BM25, standing in for the relevance rules after `words` until the relevance engine.
-    Score,
-    /// A `sort` key or a custom `attr:asc|desc` rule: index into the candidate's keys.
+impl Ranked {
+    /// A document of a placeholder search: nothing ranks it.
+    fn plain(iid: u32) -> Ranked {
+        Ranked {
+            iid,
+            verdict: rank::Verdict::default(),
+            keys: Vec::new(),
+        }
+    }
+}
+
+/// One step of comparing candidates: a run of relevancy rules (their verdict digits) or a
+/// sort key.
+enum Step {
+    Digits(usize, usize),
     Key { slot: usize, asc: bool },
 }
 
-/// A candidate with what ranks it.
-struct Candidate {
-    iid: u32,
+/// The comparison steps of `rules`: consecutive relevancy rules compare as one number.
+fn steps(rules: &[rank::Rule]) -> Vec<Step> {
+    let mut out = Vec::new();
+    let mut digit = 0;
+    for r in rules {
+        match r {
+            rank::Rule::Key { slot, asc } => out.push(Step::Key {
+                slot: *slot,
+                asc: *asc,
+            }),
+            rule => {
+                let next = digit + rank::digits(rule);
+                match out.last_mut() {
+                    Some(Step::Digits(_, to)) => *to = next,
+                    _ => out.push(Step::Digits(digit, next)),
+                }
+                digit = next;
+            }
+        }
+    }
+    out
+}
+
+/// Better first: verdicts and sort keys in rule order, then internal id.
+fn compare_ranked(steps: &[Step], a: &Ranked, b: &Ranked) -> Ordering {
+    if let [Step::Digits(0, _)] = steps {
+        // Relevancy alone: unused digits are zero, the whole cost compares.
+        return (a.verdict.cost, a.iid).cmp(&(b.verdict.cost, b.iid));
+    }
+    for step in steps {
+        let o = match step {
+            Step::Digits(from, to) => a
+                .verdict
+                .cost_range(*from, *to)
+                .cmp(&b.verdict.cost_range(*from, *to)),
+            Step::Key { slot, asc } => facets::compare_keys(&a.keys[*slot], &b.keys[*slot], *asc),
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    a.iid.cmp(&b.iid)
+}
+
+/// The ranking rules as applied to a query: `words` only for a keyword query that may drop
+/// words (inserted before the first relevancy rule when missing), relevancy rules only for
+/// keyword queries, `sort` expanded into its keys, custom `attr:asc|desc` rules as keys;
+/// repeated rules count once. Returns the rules and the sort keys they index.
+fn rule_list(
+    names: &[String],
+    sort_keys: &[SortKey],
+    placeholder: bool,
     all_words: bool,
-    /// Matches without typo derivations.
-    exact: bool,
-    score: f32,
+) -> (Vec<rank::Rule>, Vec<SortKey>) {
+    use rank::Rule;
+    let mut rules: Vec<Rule> = Vec::new();
+    let mut keys: Vec<SortKey> = Vec::new();
+    let push = |rules: &mut Vec<Rule>, r: Rule| {
+        let dup = rules.contains(&r)
+            || (r == Rule::Attribute
+                && rules
+                    .iter()
+                    .any(|x| matches!(x, Rule::AttributeRank | Rule::WordPosition)))
+            || (matches!(r, Rule::AttributeRank | Rule::WordPosition)
+                && rules.contains(&Rule::Attribute));
+        if !dup {
+            rules.push(r);
+        }
+    };
+    for name in names {
+        let relevancy = match name.as_str() {
+            "words" => Some(Rule::Words),
+            "typo" => Some(Rule::Typo),
+            "proximity" => Some(Rule::Proximity),
+            "attributeRank" => Some(Rule::AttributeRank),
+            "wordPosition" => Some(Rule::WordPosition),
+            "attribute" => Some(Rule::Attribute),
+            "exactness" => Some(Rule::Exactness),
+            _ => None,
+        };
+        if let Some(r) = relevancy {
+            if placeholder || (r == Rule::Words && all_words) {
+                continue;
+            }
+            if r != Rule::Words && !all_words && !rules.contains(&Rule::Words) {
+                push(&mut rules, Rule::Words);
+            }
+            push(&mut rules, r);
+            continue;
+        }
+        if name == "sort" {
+            for key in sort_keys {
+                // A field a custom rule already sorts on is not sorted again.
+                if let SortKey::Field { name: f, .. } = key {
+                    if keys
+                        .iter()
+                        .any(|k| matches!(k, SortKey::Field { name, .. } if name == f))
+                    {
+                        continue;
+                    }
+                }
+                rules.push(Rule::Key {
+                    slot: keys.len(),
+                    asc: direction(key),
+                });
+                keys.push(key.clone());
+            }
+            continue;
+        }
+        if let Some((field, dir)) = name.rsplit_once(':') {
+            if dir == "asc" || dir == "desc" {
+                if keys
+                    .iter()
+                    .any(|k| matches!(k, SortKey::Field { name, .. } if name == field))
+                {
+                    continue;
+                }
+                rules.push(Rule::Key {
+                    slot: keys.len(),
+                    asc: dir == "asc",
+                });
+                keys.push(SortKey::Field {
+                    name: field.to_string(),
+                    asc: dir == "asc",
+                });
+            }
+        }
+    }
+    if !placeholder && !all_words && !rules.contains(&Rule::Words) {
+        rules.insert(0, Rule::Words);
+    }
+    (rules, keys)
+}
+
+/// Per field id: its weight for `attributeRank` (the index of the first `searchableAttributes`
+/// entry holding it; 0 for all with `*`), and the largest weight.
+fn field_weights(settings: Option<&Value>, names: &[String]) -> (Vec<u32>, u32) {
+    let Some(searchable) = super::searchable_of(settings) else {
+        return (vec![0; names.len()], 0);
+    };
+    let weights = names
+        .iter()
+        .map(|n| {
+            searchable
+                .iter()
+                .position(|a| within(n, a))
+                .unwrap_or(searchable.len().saturating_sub(1)) as u32
+        })
+        .collect();
+    (weights, searchable.len().saturating_sub(1) as u32)
+}
+
+/// The columns sort keys read.
+fn key_paths(specs: &[SortKey]) -> Vec<String> {
+    specs
+        .iter()
+        .map(|s| match s {
+            SortKey::Field { name, .. } => name.clone(),
+            SortKey::GeoPoint { .. } => "_geo".to_string(),
+        })
+        .collect()
+}
+
+/// `_rankingScoreDetails` of a hit: an entry per rule, in rule order.
+fn score_details(
+    ranked: &Ranked,
+    rules: &[rank::Rule],
+    specs: &[SortKey],
+    columns: &[Arc<Column>],
+) -> Map<String, Value> {
+    let mut out = Map::new();
+    let scores = ranked.verdict.scores(rules);
+    let mut s = 0;
+    for (order, r) in rules.iter().enumerate() {
+        match r {
+            rank::Rule::Key { slot, .. } => {
+                let Some(spec) = specs.get(*slot) else {
+                    continue;
+                };
+                let column = columns.get(*slot);
+                let key = ranked.keys.get(*slot);
+                match spec {
+                    SortKey::Field { name, asc } => {
+                        let value = match (key, column) {
+                            (Some(Key::Num(n)), _) => json!(n),
+                            (Some(Key::Str(rank)), Some(c)) => c
+                                .values(ranked.iid)
+                                .iter()
+                                .find_map(|i| match i {
+                                    Item::Str(id) if c.strings[*id as usize].rank == *rank => {
+                                        Some(json!(&*c.strings[*id as usize].normalized))
+                                    }
+                                    _ => None,
+                                })
+                                .unwrap_or(Value::Null),
+                            _ => Value::Null,
+                        };
+                        let dir = if *asc { "asc" } else { "desc" };
+                        out.insert(
+                            format!("{name}:{dir}"),
+                            json!({"order": order, "value": value}),
+                        );
+                    }
+                    SortKey::GeoPoint { lat, lng, asc } => {
+                        let dir = if *asc { "asc" } else { "desc" };
+                        let point = column.and_then(|c| match c.values(ranked.iid) {
+                            [Item::Num(a), Item::Num(b), ..] => Some((*a, *b)),
+                            _ => None,
+                        });
+                        let entry = match point {
+                            Some((a, b)) => json!({
+                                "order": order,
+                                "value": {"lat": a, "lng": b},
+                                "distance": sort::haversine_m(*lat, *lng, a, b),
+                            }),
+                            None => json!({"order": order, "value": null}),
+                        };
+                        out.insert(format!("_geoPoint({lat}, {lng}):{dir}"), entry);
+                    }
+                }
+            }
+            _ => {
+                if let Some(score) = scores.get(s) {
+                    let (key, v) = rank::detail(score, order);
+                    out.insert(key.to_string(), v);
+                }
+                s += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Collects, per segment, the documents matching a query with their internal ids, in
+/// document order.
+struct LevelDocs;
+
+struct LevelDocsSegment {
+    segment: u32,
+    iids: tantivy::columnar::Column<u64>,
+    out: Vec<(DocId, u32)>,
+}
+
+impl Collector for LevelDocs {
+    type Fruit = Vec<(u32, Vec<(DocId, u32)>)>;
+    type Child = LevelDocsSegment;
+
+    fn for_segment(
+        &self,
+        segment: u32,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<LevelDocsSegment> {
+        Ok(LevelDocsSegment {
+            segment,
+            iids: reader.fast_fields().u64("iid")?,
+            out: Vec::new(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(&self, fruits: Vec<(u32, Vec<(DocId, u32)>)>) -> tantivy::Result<Self::Fruit> {
+        Ok(fruits)
+    }
+}
+
+impl SegmentCollector for LevelDocsSegment {
+    type Fruit = (u32, Vec<(DocId, u32)>);
+
+    fn collect(&mut self, doc: DocId, _: Score) {
+        if let Some(v) = self.iids.first(doc) {
+            self.out.push((doc, v as u32));
+        }
+    }
+
+    fn harvest(self) -> Self::Fruit {
+        (self.segment, self.out)
+    }
 }
 
 const DEFAULT_RULES: [&str; 7] = [
@@ -240,22 +535,20 @@ fn ids_of(searcher: &tantivy::Searcher, query: &dyn Query) -> Result<RoaringBitm
 /// One part of a query: a word (with its alternatives: the prefix completions of the last
 /// word) or a quoted phrase.
 enum Group {
-    /// The word with its prefix completions (`exact`), its synonyms (word sequences, matched
-    /// as phrases; as good as the word itself), and its typo derivations.
+    /// The word with its prefix completions (`exact`, the word itself first), its synonyms
+    /// (word sequences, matched as phrases; as good as the word itself), and its typo
+    /// derivations with their typo counts.
     /// `word` is its index in [`Terms::words`], `budget` the typos it may have.
     Word {
         exact: Vec<Term>,
         synonyms: Vec<Vec<Term>>,
-        typos: Vec<Term>,
+        typos: Vec<(Term, u8)>,
         word: usize,
         budget: u8,
     },
-    Phrase(Vec<Term>),
+    /// Words at offsets from the first (stop words leave holes).
+    Phrase(Vec<(usize, Term)>),
 }
-
-/// How much a typo derivation weighs against the word itself: documents holding the word
-/// as typed should rank first (Meilisearch's `typo` rule), BM25 cannot know that alone.
-const TYPO_BOOST: f32 = 0.3;
 
 /// At most this many derivations per word: with one typo, then with two (Meilisearch's caps).
 const ONE_TYPO_CAP: usize = 150;
@@ -363,20 +656,16 @@ fn typo_budget(settings: Option<&Value>, word: &str) -> u8 {
 /// How many words of a query count (Meilisearch reads the first 10).
 const MAX_QUERY_WORDS: usize = 10;
 
-/// Which documents a query's candidates are (`matchingStrategy`): those holding every part
-/// (`all`), or those holding one key part, the others only ranking: the first part (`last`,
-/// which drops parts from the end) or the rarest (`frequency`, which drops frequent ones first).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Strategy {
-    All,
-    Key(usize),
-}
-
 /// The query as tantivy terms, with a lower bound of how many live documents are candidates.
 struct Terms {
     groups: Vec<Group>,
+    /// Per group: its position in the query and how many positions it spans.
+    positions: Vec<u32>,
+    spans: Vec<u32>,
     negatives: Vec<Group>,
-    strategy: Strategy,
+    /// The order `matchingStrategy` drops groups in (the others are never dropped); `None`
+    /// for `all`.
+    drop_order: Option<Vec<usize>>,
     lower_bound: u64,
     /// The positive words for highlighting.
     words: Vec<format::QueryWord>,
@@ -396,36 +685,110 @@ impl Terms {
             .any(|g| matches!(g, Group::Word { typos, .. } if !typos.is_empty()))
     }
 
-    /// Whether the last word has prefix completions.
-    fn has_completions(&self) -> bool {
+    /// The groups left after `words` dropped the first `dropped` of its order.
+    fn kept(&self, dropped: usize) -> Vec<usize> {
+        let gone = self
+            .drop_order
+            .as_deref()
+            .map_or(&[][..], |o| &o[..dropped]);
+        (0..self.groups.len())
+            .filter(|i| !gone.contains(i))
+            .collect()
+    }
+
+    /// How many groups `words` may drop.
+    fn droppable(&self) -> usize {
+        self.drop_order.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Documents holding every group of `kept`, words reaching as far as `reach`.
+    fn kept_query(&self, kept: &[usize], reach: Reach) -> Box<dyn Query> {
+        if kept.len() == 1 {
+            return group_query(&self.groups[kept[0]], reach);
+        }
+        Box::new(BooleanQuery::new(
+            kept.iter()
+                .map(|i| (Occur::Must, group_query(&self.groups[*i], reach)))
+                .collect(),
+        ))
+    }
+
+    /// The candidates: documents holding every group `words` never drops.
+    fn universe_query(&self, reach: Reach) -> Box<dyn Query> {
+        self.kept_query(&self.kept(self.droppable()), reach)
+    }
+
+    /// As tantivy-free terms for the ranking rules.
+    fn query_terms(&self) -> Vec<rank::QueryTerm> {
         self.groups
             .iter()
-            .any(|g| matches!(g, Group::Word { exact, .. } if exact.len() > 1))
+            .enumerate()
+            .map(|(i, g)| {
+                let one = |t: &Term| vec![(0u32, t.clone())];
+                let (derivations, word_count) = match g {
+                    Group::Word {
+                        exact,
+                        synonyms,
+                        typos,
+                        ..
+                    } => {
+                        let mut d: Vec<rank::Derivation> = Vec::new();
+                        for (j, t) in exact.iter().enumerate() {
+                            d.push(rank::Derivation {
+                                words: one(t),
+                                typos: 0,
+                                exact: j == 0,
+                            });
+                        }
+                        for seq in synonyms {
+                            d.push(rank::Derivation {
+                                words: seq
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(k, t)| (k as u32, t.clone()))
+                                    .collect(),
+                                typos: 0,
+                                exact: false,
+                            });
+                        }
+                        for (t, n) in typos {
+                            d.push(rank::Derivation {
+                                words: one(t),
+                                typos: *n,
+                                exact: false,
+                            });
+                        }
+                        (d, 1)
+                    }
+                    Group::Phrase(words) => (
+                        vec![rank::Derivation {
+                            words: words.iter().map(|(o, t)| (*o as u32, t.clone())).collect(),
+                            typos: 0,
+                            exact: true,
+                        }],
+                        words.len() as u32,
+                    ),
+                };
+                rank::QueryTerm {
+                    derivations,
+                    position: self.positions[i],
+                    word_count,
+                    span: self.spans[i],
+                }
+            })
+            .collect()
     }
 
-    /// Documents holding every part.
-    fn all_query(&self, reach: Reach) -> Box<dyn Query> {
-        groups_query(&self.groups, Occur::Must, reach)
-    }
-
-    /// The candidates (see [`Strategy`]), words reaching as far as `reach`.
-    fn universe_query(&self, reach: Reach) -> Box<dyn Query> {
-        match self.strategy {
-            Strategy::All => groups_query(&self.groups, Occur::Must, reach),
-            Strategy::Key(k) if self.groups.len() == 1 => group_query(&self.groups[k], reach),
-            Strategy::Key(k) => Box::new(BooleanQuery::new(
-                self.groups
-                    .iter()
-                    .enumerate()
-                    .map(|(i, g)| {
-                        (
-                            if i == k { Occur::Must } else { Occur::Should },
-                            group_query(g, reach),
-                        )
-                    })
-                    .collect(),
-            )),
-        }
+    /// Per group: the most typos it may have (its budget, as in Meilisearch's typo graph,
+    /// whether or not the index holds such derivations).
+    fn max_typos(&self) -> Vec<u8> {
+        self.groups
+            .iter()
+            .map(|g| match g {
+                Group::Word { budget, .. } => *budget,
+                Group::Phrase(_) => 0,
+            })
+            .collect()
     }
 }
 
@@ -434,12 +797,11 @@ const PREFIX_EXPANSIONS: usize = 50;
 /// How many dictionary entries a prefix scan reads per segment, at most.
 const PREFIX_SCAN: usize = 50_000;
 
-/// How far a word reaches: the word as typed, plus its prefix completions, plus its typo
-/// derivations. Levels of a page follow these (Meilisearch ranks typos after exact words and
-/// exact words before completions, its `typo` and `exactness` rules).
+/// How far a word reaches: without typos (the word, its prefix completions, its synonyms),
+/// or with its typo derivations too. With `typo` ranked right after `words`, documents a
+/// level reaches without typos come before those needing them.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Reach {
-    Exact,
     Completions,
     Typos,
 }
@@ -450,7 +812,7 @@ fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
     let term = |t: &Term| -> Box<dyn Query> {
         Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs))
     };
-    let no_typos: &[Term] = &[];
+    let no_typos: &[(Term, u8)] = &[];
     match group {
         Group::Word {
             exact,
@@ -462,11 +824,6 @@ fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
                 t.as_slice()
             } else {
                 no_typos
-            };
-            let exact = if reach >= Reach::Completions {
-                exact.as_slice()
-            } else {
-                &exact[..1]
             };
             if exact.len() == 1 && typos.is_empty() && synonyms.is_empty() {
                 return term(&exact[0]);
@@ -486,17 +843,12 @@ fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
                     .iter()
                     .map(|t| (Occur::Should, term(t)))
                     .chain(synonyms.iter().map(synonym))
-                    .chain(typos.iter().map(|t| -> (Occur, Box<dyn Query>) {
-                        (
-                            Occur::Should,
-                            Box::new(tantivy::query::BoostQuery::new(term(t), TYPO_BOOST)),
-                        )
-                    }))
+                    .chain(typos.iter().map(|(t, _)| (Occur::Should, term(t))))
                     .collect(),
             ))
         }
-        Group::Phrase(g) if g.len() == 1 => term(&g[0]),
-        Group::Phrase(g) => Box::new(tantivy::query::PhraseQuery::new(g.clone())),
+        Group::Phrase(g) if g.len() == 1 => term(&g[0].1),
+        Group::Phrase(g) => Box::new(tantivy::query::PhraseQuery::new_with_offset(g.clone())),
     }
 }
 
@@ -514,64 +866,86 @@ fn groups_query(groups: &[Group], occur: Occur, reach: Reach) -> Box<dyn Query> 
     ))
 }
 
-/// Whether the query's last word is searched as a prefix: unless a space or a closing quote
-/// follows it or the index's `prefixSearch` is `disabled`.
-fn last_word_is_prefix(settings: Option<&Value>, text: &str) -> bool {
-    !text.ends_with(char::is_whitespace)
-        && !text.ends_with('"')
-        && settings.is_none_or(|s| s["prefixSearch"].as_str() != Some("disabled"))
+/// Whether the index searches the query's last word as a prefix (`prefixSearch`).
+fn prefix_search(settings: Option<&Value>) -> bool {
+    settings.is_none_or(|s| s["prefixSearch"].as_str() != Some("disabled"))
 }
 
-/// The words of tokens, stop-word flags dropped.
-fn plain(tokens: Vec<(String, bool)>) -> Vec<String> {
-    tokens.into_iter().map(|(w, _)| w).collect()
+/// The normalized words of `text`, stop words and separators dropped.
+fn plain_words(tokenizer: &charabia::Tokenizer, text: &str) -> Vec<String> {
+    tokens::words(tokenizer, text)
+        .into_iter()
+        .filter(|w| !w.stop)
+        .map(|w| w.text)
+        .collect()
 }
 
-/// A piece of the query text: words, or a quoted phrase; `-` before it negates it.
-struct Piece<'a> {
-    text: &'a str,
+/// A part of a query: a word, or a quoted phrase; `-` before it negates it.
+struct Part {
+    words: Vec<tokens::Word>,
     phrase: bool,
     negative: bool,
 }
 
-/// Splits a query into words and `"quoted phrases"`, each maybe negated by a leading `-`.
-/// An unclosed quote runs to the end.
-fn pieces(text: &str) -> Vec<Piece<'_>> {
-    let mut out = Vec::new();
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i].is_ascii_whitespace() {
-            i += 1;
-            continue;
-        }
-        let negative =
-            bytes[i] == b'-' && i + 1 < bytes.len() && !bytes[i + 1].is_ascii_whitespace();
-        if negative {
-            i += 1;
-        }
-        if bytes[i] == b'"' {
-            let start = i + 1;
-            let end = text[start..].find('"').map_or(text.len(), |e| start + e);
-            out.push(Piece {
-                text: &text[start..end],
-                phrase: true,
-                negative,
-            });
-            i = (end + 1).min(text.len());
-        } else {
-            let start = i;
-            while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b'"' {
-                i += 1;
+/// A query cut into parts, and whether it ends with a word (not a space, a quote or other
+/// separator: then its last word is a prefix).
+struct Parsed {
+    parts: Vec<Part>,
+    ends_with_word: bool,
+}
+
+/// Cuts a query into words and `"quoted phrases"` with charabia, each maybe negated by a `-`
+/// that starts the query or follows a space. An unclosed quote runs to the end. Positions
+/// are the words' query positions (stop words count; +8 across hard separators).
+fn parse_query(tokenizer: &charabia::Tokenizer, text: &str) -> Parsed {
+    let mut parts: Vec<Part> = Vec::new();
+    let mut phrase: Option<Part> = None;
+    let mut negative_next = false;
+    let mut after_space = true;
+    let mut ends_with_word = false;
+    tokens::walk(tokenizer, text, 0, |piece| match piece {
+        tokens::Piece::Separator(sep) => {
+            ends_with_word = false;
+            for c in text[sep.start..sep.end].chars() {
+                if c == '"' {
+                    match phrase.take() {
+                        Some(p) => parts.push(p),
+                        None => {
+                            phrase = Some(Part {
+                                words: Vec::new(),
+                                phrase: true,
+                                negative: negative_next,
+                            })
+                        }
+                    }
+                    negative_next = false;
+                } else {
+                    negative_next = c == '-' && after_space && phrase.is_none();
+                }
+                after_space = c.is_whitespace();
             }
-            out.push(Piece {
-                text: &text[start..i],
-                phrase: false,
-                negative,
-            });
         }
+        tokens::Piece::Word(w) => {
+            ends_with_word = true;
+            after_space = false;
+            match &mut phrase {
+                Some(p) => p.words.push(w),
+                None => parts.push(Part {
+                    words: vec![w],
+                    phrase: false,
+                    negative: std::mem::take(&mut negative_next),
+                }),
+            }
+        }
+    });
+    if let Some(p) = phrase {
+        parts.push(p);
+        ends_with_word = false;
     }
-    out
+    Parsed {
+        parts,
+        ends_with_word,
+    }
 }
 
 impl Index {
@@ -580,99 +954,119 @@ impl Index {
         searcher: &tantivy::Searcher,
         settings: Option<&Value>,
         text: &str,
-        prefix: bool,
+        prefix_search: bool,
         strategy: Option<&str>,
     ) -> Result<Terms> {
-        let mut tokenizer = self
-            .tantivy
-            .tokenizer_for_field(self.fields.words)
-            .map_err(tv)?;
-        // Each token lowercased, with whether its text as typed is a stop word (Meilisearch
-        // matches stop words before lowercasing).
-        let stop_words = string_list(settings, "stopWords").unwrap_or_default();
-        let mut tokens_of = |s: &str| -> Vec<(String, bool)> {
-            let mut stream = tokenizer.token_stream(s);
-            let mut out = Vec::new();
-            while let Some(tok) = stream.next() {
-                let typed = &s[tok.offset_from..tok.offset_to];
-                out.push((tok.text.clone(), stop_words.iter().any(|w| w == typed)));
-            }
-            out
-        };
-
+        let analyzer = tokens::Analyzer::from_settings(settings);
+        let parsed = analyzer.with(|tk| parse_query(tk, text));
         let term = |w: &str| Term::from_field_text(self.fields.words, w);
         let mut groups: Vec<Group> = Vec::new();
+        let mut positions: Vec<u32> = Vec::new();
+        let mut spans: Vec<u32> = Vec::new();
         let mut negatives: Vec<Group> = Vec::new();
         let mut words: Vec<format::QueryWord> = Vec::new();
         let mut seen: Vec<String> = Vec::new();
-        let mut counted = 0;
-        let all_pieces = pieces(text);
-        let last_piece = all_pieces.len().saturating_sub(1);
-        for (pi, piece) in all_pieces.into_iter().enumerate() {
-            let typed = tokens_of(piece.text);
-            let last_token = typed.len().saturating_sub(1);
-            // Stop words leave the query, except its very last token.
-            let kept: Vec<String> = typed
-                .into_iter()
-                .enumerate()
-                .filter(|(ti, (_, stop))| {
-                    !stop || piece.phrase || (pi == last_piece && *ti == last_token)
-                })
-                .map(|(_, (w, _))| w)
-                .collect();
-            let toks = kept;
-            if toks.is_empty() || counted >= MAX_QUERY_WORDS {
+        let last_part = parsed.parts.len().saturating_sub(1);
+        for (pi, part) in parsed.parts.iter().enumerate() {
+            if groups.len() >= MAX_QUERY_WORDS {
+                break;
+            }
+            if part.negative {
+                // A negated word or phrase is matched exactly.
+                let kept: Vec<(usize, Term)> = part
+                    .words
+                    .iter()
+                    .filter(|w| !w.stop)
+                    .map(|w| {
+                        (
+                            (w.position - part.words[0].position) as usize,
+                            term(&w.text),
+                        )
+                    })
+                    .collect();
+                if !kept.is_empty() {
+                    negatives.push(Group::Phrase(kept));
+                }
                 continue;
             }
-            if piece.negative {
-                // A negated word is a one-word phrase: matched exactly.
-                let negated = if piece.phrase { &toks[..] } else { &toks[..1] };
-                negatives.push(Group::Phrase(negated.iter().map(|w| term(w)).collect()));
-                continue;
-            }
-            if piece.phrase {
-                counted += toks.len();
-                words.extend(toks.iter().map(|w| format::QueryWord {
-                    word: w.clone(),
-                    prefix: false,
-                    typos: Vec::new(),
-                }));
-                groups.push(Group::Phrase(toks.iter().map(|w| term(w)).collect()));
-                continue;
-            }
-            for w in toks {
-                if counted >= MAX_QUERY_WORDS || seen.contains(&w) {
+            if part.phrase {
+                let first = match part.words.first() {
+                    Some(w) => w.position,
+                    None => continue,
+                };
+                let kept: Vec<(usize, Term)> = part
+                    .words
+                    .iter()
+                    .filter(|w| !w.stop)
+                    .map(|w| ((w.position - first) as usize, term(&w.text)))
+                    .collect();
+                // A phrase of stop words only is dropped.
+                if kept.is_empty() {
                     continue;
                 }
-                counted += 1;
-                seen.push(w.clone());
-                groups.push(Group::Word {
-                    exact: vec![term(&w)],
-                    synonyms: Vec::new(),
-                    typos: Vec::new(),
-                    word: words.len(),
-                    budget: typo_budget(settings, &w),
-                });
-                words.push(format::QueryWord {
-                    word: w,
-                    prefix: false,
-                    typos: Vec::new(),
-                });
+                words.extend(
+                    part.words
+                        .iter()
+                        .filter(|w| !w.stop)
+                        .map(|w| format::QueryWord {
+                            word: w.text.clone(),
+                            prefix: false,
+                            typos: Vec::new(),
+                        }),
+                );
+                let last = part.words.last().map_or(first, |w| w.position);
+                positions.push(first);
+                spans.push(last - first + 1);
+                groups.push(Group::Phrase(kept));
+                continue;
             }
+            let w = &part.words[0];
+            // Stop words leave the query, except its very last token.
+            if w.stop && !(pi == last_part && parsed.ends_with_word) {
+                continue;
+            }
+            if seen.contains(&w.text) {
+                continue;
+            }
+            seen.push(w.text.clone());
+            positions.push(w.position);
+            spans.push(1);
+            groups.push(Group::Word {
+                exact: vec![term(&w.text)],
+                synonyms: Vec::new(),
+                typos: Vec::new(),
+                word: words.len(),
+                budget: typo_budget(settings, &w.text),
+            });
+            words.push(format::QueryWord {
+                word: w.text.clone(),
+                prefix: false,
+                typos: Vec::new(),
+            });
         }
         // The last part is a prefix when it is a word ending the query.
-        if prefix {
+        let ends_with_it = parsed
+            .parts
+            .last()
+            .is_some_and(|p| !p.phrase && !p.negative && parsed.ends_with_word);
+        if prefix_search && ends_with_it {
             if let Some(Group::Word { exact, word, .. }) = groups.last_mut() {
                 let w = &mut words[*word];
-                exact.extend(self.completions(searcher, &w.word)?);
-                w.prefix = true;
+                if parsed
+                    .parts
+                    .last()
+                    .is_some_and(|p| p.words[0].text == w.word)
+                {
+                    exact.extend(self.completions(searcher, &w.word)?);
+                    w.prefix = true;
+                }
             }
         }
         // Synonyms of single words, as the `synonyms` setting maps them (keys compared as
-        // their lowercased tokens, tokenized once per query).
+        // their normalized words, tokenized once per query).
         if let Some(map) = settings.and_then(|s| s["synonyms"].as_object()) {
             let keys: Vec<(Vec<String>, &Value)> =
-                map.iter().map(|(k, v)| (plain(tokens_of(k)), v)).collect();
+                analyzer.with(|tk| map.iter().map(|(k, v)| (plain_words(tk, k), v)).collect());
             for g in groups.iter_mut() {
                 let Group::Word { synonyms, word, .. } = g else {
                     continue;
@@ -681,7 +1075,7 @@ impl Index {
                 for (_, values) in keys.iter().filter(|(k, _)| *k == [qw.word.as_str()]) {
                     for v in values.as_array().into_iter().flatten().take(50) {
                         let Some(v) = v.as_str() else { continue };
-                        let seq = plain(tokens_of(v));
+                        let seq = analyzer.with(|tk| plain_words(tk, v));
                         if seq.is_empty() || seq == [qw.word.as_str()] {
                             continue;
                         }
@@ -713,96 +1107,51 @@ impl Index {
             };
             frequency.push(f);
         }
-        let strategy = match strategy {
-            Some("all") => Strategy::All,
-            Some("frequency") => Strategy::Key(
-                (0..groups.len())
-                    .min_by_key(|i| (frequency[*i], *i))
-                    .unwrap_or(0),
-            ),
-            _ => Strategy::Key(0),
+        let has_phrase = groups.iter().any(|g| matches!(g, Group::Phrase(_)));
+        let droppable: Vec<usize> = (0..groups.len())
+            .filter(|i| matches!(groups[*i], Group::Word { .. }))
+            .collect();
+        // The order `words` drops parts in; the last one standing is never dropped unless a
+        // phrase is there to hold the query.
+        let drop_order = match strategy {
+            Some("all") => None,
+            Some("frequency") => {
+                let mut order = droppable.clone();
+                order.sort_by_key(|i| (std::cmp::Reverse(frequency[*i]), *i));
+                if !has_phrase {
+                    order.pop();
+                }
+                Some(order)
+            }
+            _ => {
+                let mut order: Vec<usize> = droppable.iter().rev().copied().collect();
+                if !has_phrase {
+                    order.retain(|i| *i != 0);
+                }
+                Some(order)
+            }
         };
-        let lower_bound = match strategy {
-            Strategy::Key(k) if !groups.is_empty() => frequency[k].saturating_sub(deleted),
+        // Every candidate holds the parts never dropped: at least as many as the most
+        // frequent of them when there is one word.
+        let lower_bound = match &drop_order {
+            Some(order) if !groups.is_empty() && !has_phrase => (0..groups.len())
+                .filter(|i| !order.contains(i))
+                .map(|i| frequency[i])
+                .min()
+                .unwrap_or(0)
+                .saturating_sub(deleted),
             _ => 0,
         };
         Ok(Terms {
             groups,
+            positions,
+            spans,
             negatives,
-            strategy,
+            drop_order,
             lower_bound,
             words,
             derived: false,
         })
-    }
-
-    /// `attributesToSearchOn`: keeps the candidates whose text in `attrs` satisfies the
-    /// matching strategy (reading those attributes of each candidate), and recomputes which
-    /// hold every part there.
-    fn keep_matching_in(
-        &self,
-        rtxn: &heed::RoTxn,
-        terms: &Terms,
-        attrs: &[String],
-        cands: &mut Vec<Candidate>,
-    ) -> Result<()> {
-        let fields = self.fields_map.read().unwrap().clone();
-        let mut tokenizer = self
-            .tantivy
-            .tokenizer_for_field(self.fields.words)
-            .map_err(tv)?;
-        let reads = |name: &str| attrs.iter().any(|a| within(a, name) || within(name, a));
-        let text_of = |t: &Term| t.value().as_str().map(str::to_string);
-        let mut kept = Vec::with_capacity(cands.len());
-        for mut c in cands.drain(..) {
-            let Some(bytes) = self.store.docs.get(rtxn, &c.iid).map_err(heed_error)? else {
-                continue;
-            };
-            let doc = crate::codec::decode_fields(bytes, &fields, reads)?;
-            let mut text = String::new();
-            for a in attrs {
-                for v in crate::filter::eval::values_at(&doc, a) {
-                    super::collect_text(v, &mut text);
-                }
-            }
-            let mut words = HashSet::new();
-            let mut stream = tokenizer.token_stream(&text);
-            while let Some(tok) = stream.next() {
-                words.insert(tok.text.clone());
-            }
-            let matched: Vec<bool> = terms
-                .groups
-                .iter()
-                .map(|g| match g {
-                    Group::Word {
-                        exact,
-                        synonyms,
-                        typos,
-                        ..
-                    } => {
-                        exact
-                            .iter()
-                            .chain(typos)
-                            .filter_map(text_of)
-                            .any(|w| words.contains(&w))
-                            || synonyms.iter().any(|seq| {
-                                seq.iter().filter_map(text_of).all(|w| words.contains(&w))
-                            })
-                    }
-                    Group::Phrase(p) => p.iter().filter_map(text_of).all(|w| words.contains(&w)),
-                })
-                .collect();
-            let keep = match terms.strategy {
-                Strategy::All => matched.iter().all(|m| *m),
-                Strategy::Key(k) => matched.get(k).copied().unwrap_or(false),
-            };
-            if keep {
-                c.all_words = matched.iter().all(|m| *m);
-                kept.push(c);
-            }
-        }
-        *cands = kept;
-        Ok(())
     }
 
     /// Looks up the typo derivations of every word with a budget (once): the fast path only
@@ -826,7 +1175,7 @@ impl Index {
                     qw.typos.extend(
                         typos
                             .iter()
-                            .filter_map(|t| t.value().as_str().map(str::to_string)),
+                            .filter_map(|(t, _)| t.value().as_str().map(str::to_string)),
                     );
                 }
             }
@@ -846,7 +1195,7 @@ impl Index {
         if terms.negatives.is_empty() {
             return Ok(allowed);
         }
-        let query = groups_query(&terms.negatives, Occur::Should, Reach::Exact);
+        let query = groups_query(&terms.negatives, Occur::Should, Reach::Completions);
         let excluded = ids_of(searcher, query.as_ref())?;
         let base = self.allowed_or_all(rtxn, &allowed)?;
         Ok(Some(Arc::new(base.as_ref() - &excluded)))
@@ -873,7 +1222,7 @@ impl Index {
         word: &str,
         budget: u8,
         prefix: bool,
-    ) -> Result<Vec<Term>> {
+    ) -> Result<Vec<(Term, u8)>> {
         let builder = lev_builder(budget);
         let check = if prefix {
             builder.build_prefix_dfa(word)
@@ -975,11 +1324,15 @@ impl Index {
                 }
             }
         }
+        let term = |k: Vec<u8>, n: u8| {
+            String::from_utf8(k)
+                .ok()
+                .map(|w| (Term::from_field_text(self.fields.words, &w), n))
+        };
         Ok(one
             .into_iter()
-            .chain(two)
-            .filter_map(|k| String::from_utf8(k).ok())
-            .map(|w| Term::from_field_text(self.fields.words, &w))
+            .filter_map(|k| term(k, 1))
+            .chain(two.into_iter().filter_map(|k| term(k, 2)))
             .collect())
     }
 
@@ -1068,37 +1421,6 @@ impl Index {
         Ok(found.into_iter().map(|c| c.expect("built above")).collect())
     }
 
-    /// Every candidate of `terms` with its score, those holding every part, and those that
-    /// match without typos.
-    fn keyword_candidates(
-        &self,
-        searcher: &tantivy::Searcher,
-        terms: &Terms,
-        allowed: Option<&RoaringBitmap>,
-    ) -> Result<KeywordCandidates> {
-        let universe = terms.universe_query(Reach::Typos);
-        let mut scored = searcher
-            .search(universe.as_ref(), &IidScores(true))
-            .map_err(tv)?;
-        if let Some(allowed) = allowed {
-            scored.retain(|(iid, _)| allowed.contains(*iid));
-        }
-        let all_words = if terms.groups.len() == 1 || terms.strategy == Strategy::All {
-            scored.iter().map(|(iid, _)| *iid).collect()
-        } else {
-            ids_of(searcher, terms.all_query(Reach::Typos).as_ref())?
-        };
-        let exact = if terms.has_typos() {
-            Some(ids_of(
-                searcher,
-                terms.universe_query(Reach::Completions).as_ref(),
-            )?)
-        } else {
-            None
-        };
-        Ok((scored, all_words, exact))
-    }
-
     /// Search: see the module's documentation.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<u8>> {
         let started = Instant::now();
@@ -1160,7 +1482,7 @@ impl Index {
         let limit = limit.min(max_total_hits.saturating_sub(offset));
         let query_text = q.q.clone().unwrap_or_default();
         let searcher = self.reader.searcher();
-        let prefix = last_word_is_prefix(settings, &query_text);
+        let prefix = prefix_search(settings);
         let mut terms = self.terms(
             &searcher,
             settings,
@@ -1170,189 +1492,145 @@ impl Index {
         )?;
         let placeholder = terms.is_placeholder();
         let allowed = self.without_negated(&rtxn, &searcher, &terms, allowed)?;
-
-        // The order's criteria, from the ranking rules.
-        let mut criteria = Vec::new();
-        let mut key_specs: Vec<SortKey> = Vec::new();
-        for rule in &rules {
-            match rule.as_str() {
-                "words" if !placeholder => criteria.push(Criterion::Words),
-                "typo" if !placeholder => criteria.push(Criterion::Typo),
-                "sort" => {
-                    for key in &sort_keys {
-                        criteria.push(Criterion::Key {
-                            slot: key_specs.len(),
-                            asc: direction(key),
-                        });
-                        key_specs.push(key.clone());
-                    }
-                }
-                custom => {
-                    if let Some((field, dir)) = custom.rsplit_once(':') {
-                        if dir == "asc" || dir == "desc" {
-                            criteria.push(Criterion::Key {
-                                slot: key_specs.len(),
-                                asc: dir == "asc",
-                            });
-                            key_specs.push(SortKey::Field {
-                                name: field.to_string(),
-                                asc: dir == "asc",
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        // BM25 stands in for the relevance rules after `words` (typo, proximity, attribute,
-        // exactness) but only breaks the ties `sort` and custom rules leave: it separates
-        // documents those rules would tie, and the sort would not get its say.
-        if !placeholder {
-            criteria.push(Criterion::Score);
-        }
-
+        let (rank_rules, key_specs) =
+            rule_list(&rules, &sort_keys, placeholder, terms.drop_order.is_none());
         let search_on = search_on(settings, q.attributes_to_search_on.as_deref())?;
-        // A placeholder search in id order needs no ranking even with facets: they are
-        // counted over the allowed set directly.
-        let fast = key_specs.is_empty()
-            && distinct.is_none()
-            && (placeholder || (facet_names.is_none() && search_on.is_none()));
+        let threshold = q.ranking_score_threshold.filter(|t| *t > 0.0);
         let mut facet_json = None;
-        let (iids, candidates) = if fast && placeholder {
-            if let Some(names) = &facet_names {
-                let set = self.allowed_or_all(&rtxn, &allowed)?;
+        // The page's ranked hits (scores and keys for the details) and the candidate count.
+        let (page, candidates): (Vec<Ranked>, usize) = if placeholder && key_specs.is_empty() {
+            // Placeholder search in internal-id order.
+            let set = self.allowed_or_all(&rtxn, &allowed)?;
+            if let (Some(names), None) = (&facet_names, &distinct) {
                 facet_json = Some(self.facet_json(&rtxn, names, &set, settings)?);
             }
-            match &allowed {
-                Some(allowed) => (
-                    allowed.iter().skip(offset).take(limit).collect(),
-                    allowed.len() as usize,
-                ),
-                None => {
-                    let count = self.store.docs.len(&rtxn).map_err(heed_error)? as usize;
+            let mut total = set.len() as usize;
+            let iids: Vec<u32> = match (&distinct, &allowed) {
+                (Some(field), _) => {
+                    let column = self.columns(&rtxn, std::slice::from_ref(field))?.remove(0);
+                    let order = apply_distinct(&column, set.iter().collect(), |i| i);
+                    total = order.len();
+                    if let Some(names) = &facet_names {
+                        let kept: RoaringBitmap = order.iter().copied().collect();
+                        facet_json = Some(self.facet_json(&rtxn, names, &kept, settings)?);
+                    }
+                    order.into_iter().skip(offset).take(limit).collect()
+                }
+                (None, Some(allowed)) => allowed.iter().skip(offset).take(limit).collect(),
+                (None, None) => {
                     let mut iids = Vec::new();
-                    for item in self
-                        .store
-                        .docs
-                        .iter(&rtxn)
-                        .map_err(heed_error)?
-                        .skip(offset)
-                        .take(limit)
-                    {
+                    let docs = self.store.docs.iter(&rtxn).map_err(heed_error)?;
+                    for item in docs.skip(offset).take(limit) {
                         iids.push(item.map_err(heed_error)?.0);
                     }
-                    (iids, count)
+                    iids
                 }
-            }
-        } else if fast {
-            self.keyword_page(
-                &searcher,
-                &mut terms,
-                offset,
-                limit,
-                max_total_hits,
-                allowed,
-            )?
+            };
+            (iids.into_iter().map(Ranked::plain).collect(), total)
         } else if let (true, None, [SortKey::Field { name, asc }]) =
             (placeholder, &distinct, key_specs.as_slice())
         {
             // One sort key on a placeholder search: read the page off the value index.
             let set = self.allowed_or_all(&rtxn, &allowed)?;
             let column = self.columns(&rtxn, std::slice::from_ref(name))?.remove(0);
-            let page = facets::sorted_page(&column, *asc, &set, offset.saturating_add(limit));
+            let iids = facets::sorted_page(&column, *asc, &set, offset.saturating_add(limit));
             if let Some(names) = &facet_names {
                 facet_json = Some(self.facet_json(&rtxn, names, &set, settings)?);
             }
-            (page.into_iter().skip(offset).collect(), set.len() as usize)
+            let mut page: Vec<Ranked> = iids.into_iter().skip(offset).map(Ranked::plain).collect();
+            if q.show_ranking_score_details {
+                let ids: Vec<u32> = page.iter().map(|r| r.iid).collect();
+                let keys = self.sort_keys(&rtxn, &key_specs, &ids)?;
+                for (r, k) in page.iter_mut().zip(keys.chunks(1)) {
+                    r.keys = k.to_vec();
+                }
+            }
+            (page, set.len() as usize)
         } else {
-            // The whole candidate set, ranked.
-            let cands: Vec<Candidate> = if placeholder {
-                self.allowed_or_all(&rtxn, &allowed)?
-                    .iter()
-                    .map(|iid| Candidate {
-                        iid,
-                        all_words: true,
-                        exact: true,
-                        score: 0.0,
-                    })
-                    .collect()
-            } else {
-                self.derive_typos(&searcher, &mut terms)?;
-                let (scored, all_words, exact) =
-                    self.keyword_candidates(&searcher, &terms, allowed.as_deref())?;
-                let mut cands: Vec<Candidate> = scored
+            // Everything is ranked when the whole order matters: distinct, a score threshold,
+            // facets over exactly the matching documents.
+            let need = offset.saturating_add(limit);
+            let whole = distinct.is_some() || threshold.is_some() || facet_names.is_some();
+            let (mut ranked, complete) = if placeholder {
+                // Sort keys alone order a placeholder search.
+                let set = self.allowed_or_all(&rtxn, &allowed)?;
+                let ids: Vec<u32> = set.iter().collect();
+                let keys = self.sort_keys(&rtxn, &key_specs, &ids)?;
+                let mut all: Vec<Ranked> = ids
                     .into_iter()
-                    .map(|(iid, score)| Candidate {
+                    .zip(keys.chunks(key_specs.len().max(1)))
+                    .map(|(iid, k)| Ranked {
                         iid,
-                        all_words: all_words.contains(iid),
-                        exact: exact.as_ref().is_none_or(|e| e.contains(iid)),
-                        score,
+                        verdict: rank::Verdict::default(),
+                        keys: k.to_vec(),
                     })
                     .collect();
-                if let Some(attrs) = &search_on {
-                    self.keep_matching_in(&rtxn, &terms, attrs, &mut cands)?;
+                let order = steps(&rank_rules);
+                let cmp = |a: &Ranked, b: &Ranked| compare_ranked(&order, a, b);
+                if !whole && need > 0 && need < all.len() {
+                    all.select_nth_unstable_by(need - 1, cmp);
+                    all.truncate(need);
                 }
-                cands
+                all.sort_unstable_by(cmp);
+                let complete = whole || all.len() == set.len() as usize;
+                (all, complete)
+            } else {
+                self.rank(
+                    &rtxn,
+                    &searcher,
+                    &mut terms,
+                    allowed.as_deref(),
+                    settings,
+                    search_on.as_deref(),
+                    &rank_rules,
+                    &key_specs,
+                    (!whole).then_some(need),
+                )?
             };
-            let keys = self.sort_keys(&rtxn, &key_specs, &cands)?;
-            let width = key_specs.len();
-            let cmp = |a: &usize, b: &usize| -> Ordering {
-                let (ca, cb) = (&cands[*a], &cands[*b]);
-                for c in &criteria {
-                    let o = match c {
-                        Criterion::Words => cb.all_words.cmp(&ca.all_words),
-                        Criterion::Typo => cb.exact.cmp(&ca.exact),
-                        Criterion::Score => cb.score.total_cmp(&ca.score),
-                        Criterion::Key { slot, asc } => facets::compare_keys(
-                            &keys[a * width + slot],
-                            &keys[b * width + slot],
-                            *asc,
-                        ),
-                    };
-                    if o != Ordering::Equal {
-                        return o;
-                    }
-                }
-                ca.iid.cmp(&cb.iid)
-            };
-            let mut order: Vec<usize> = (0..cands.len()).collect();
-            let (ranked, kept): (Vec<usize>, Option<RoaringBitmap>) = match &distinct {
+            if let Some(t) = threshold {
+                ranked.retain(|r| r.verdict.score() >= t);
+            }
+            let ranked = match &distinct {
                 Some(field) => {
-                    order.sort_unstable_by(cmp);
                     let column = self.columns(&rtxn, std::slice::from_ref(field))?.remove(0);
-                    let ranked = apply_distinct(&column, order, |i| cands[i].iid);
-                    let kept = ranked.iter().map(|i| cands[*i].iid).collect();
-                    (ranked, Some(kept))
+                    let mut slots: Vec<Option<Ranked>> = ranked.into_iter().map(Some).collect();
+                    let order = apply_distinct(&column, (0..slots.len()).collect(), |i| {
+                        slots[i].as_ref().map_or(0, |r| r.iid)
+                    });
+                    order.into_iter().filter_map(|i| slots[i].take()).collect()
                 }
-                None => {
-                    let need = (offset + limit).min(order.len());
-                    if need > 0 && need < order.len() {
-                        order.select_nth_unstable_by(need - 1, cmp);
-                        order.truncate(need);
-                    }
-                    order.sort_unstable_by(cmp);
-                    (order, None)
-                }
+                None => ranked,
             };
             if let Some(names) = &facet_names {
-                let set = match kept {
-                    Some(k) => k,
-                    None => cands.iter().map(|c| c.iid).collect(),
-                };
+                let set: RoaringBitmap = ranked.iter().map(|r| r.iid).collect();
                 facet_json = Some(self.facet_json(&rtxn, names, &set, settings)?);
             }
-            let total = match &distinct {
-                Some(_) => ranked.len(),
-                None => cands.len(),
+            let total = if complete {
+                ranked.len()
+            } else if placeholder {
+                self.allowed_or_all(&rtxn, &allowed)?.len() as usize
+            } else if terms.lower_bound >= max_total_hits as u64 && allowed.is_none() {
+                max_total_hits
+            } else {
+                self.derive_typos(&searcher, &mut terms)?;
+                let query = terms.universe_query(Reach::Typos);
+                match &allowed {
+                    Some(set) => {
+                        let set = set.clone();
+                        let keep = move |iid: u64| set.contains(iid as u32);
+                        searcher
+                            .search(
+                                query.as_ref(),
+                                &FilterCollector::new("iid".to_string(), keep, Count),
+                            )
+                            .map_err(tv)?
+                    }
+                    None => searcher.search(query.as_ref(), &Count).map_err(tv)?,
+                }
             };
-            let page = ranked
-                .into_iter()
-                .skip(offset)
-                .take(limit)
-                .map(|i| cands[i].iid)
-                .collect();
+            let page = ranked.into_iter().skip(offset).take(limit).collect();
             (page, total)
         };
-
         let ranked_at = Instant::now();
         let displayed =
             string_list(settings, "displayedAttributes").filter(|a| !a.iter().any(|f| f == "*"));
@@ -1374,8 +1652,10 @@ impl Index {
             self.derive_typos(&searcher, &mut terms)?;
         }
         let words = &terms.words;
+        let highlighter = tokens::Analyzer::for_highlighting(settings);
         let format_options = format::Options {
             words,
+            analyzer: &highlighter,
             highlight: q.attributes_to_highlight.as_deref(),
             crop: q.attributes_to_crop.as_deref(),
             crop_length: q.crop_length,
@@ -1383,8 +1663,14 @@ impl Index {
             pre_tag: &q.highlight_pre_tag,
             post_tag: &q.highlight_post_tag,
         };
-        let mut hits = Vec::with_capacity(iids.len());
-        for iid in iids {
+        let key_columns = if q.show_ranking_score_details && !key_specs.is_empty() {
+            self.columns(&rtxn, &key_paths(&key_specs))?
+        } else {
+            Vec::new()
+        };
+        let mut hits = Vec::with_capacity(page.len());
+        for ranked in &page {
+            let iid = ranked.iid;
             if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
                 let mut doc = self.decode_doc(bytes)?;
                 if let Some(displayed) = &displayed {
@@ -1406,7 +1692,7 @@ impl Index {
                     if q.show_matches_position {
                         hit.insert(
                             "_matchesPosition".into(),
-                            format::matches_position(shown, words),
+                            format::matches_position(shown, words, &highlighter),
                         );
                     }
                 }
@@ -1415,6 +1701,13 @@ impl Index {
                         let d = sort::haversine_m(lat, lng, dlat, dlng).round() as u64;
                         hit.insert("_geoDistance".into(), Value::from(d));
                     }
+                }
+                if q.show_ranking_score {
+                    hit.insert("_rankingScore".into(), json!(ranked.verdict.score()));
+                }
+                if q.show_ranking_score_details {
+                    let details = score_details(ranked, &rank_rules, &key_specs, &key_columns);
+                    hit.insert("_rankingScoreDetails".into(), Value::Object(details));
                 }
                 hits.push(Value::Object(hit));
             }
@@ -1541,29 +1834,17 @@ impl Index {
     }
 
     /// Each candidate's keys for `specs`, `specs.len()` per candidate.
-    fn sort_keys(
-        &self,
-        rtxn: &heed::RoTxn,
-        specs: &[SortKey],
-        cands: &[Candidate],
-    ) -> Result<Vec<Key>> {
+    fn sort_keys(&self, rtxn: &heed::RoTxn, specs: &[SortKey], iids: &[u32]) -> Result<Vec<Key>> {
         if specs.is_empty() {
             return Ok(Vec::new());
         }
-        let paths: Vec<String> = specs
-            .iter()
-            .map(|s| match s {
-                SortKey::Field { name, .. } => name.clone(),
-                SortKey::GeoPoint { .. } => "_geo".to_string(),
-            })
-            .collect();
-        let columns = self.columns(rtxn, &paths)?;
-        let mut keys = Vec::with_capacity(cands.len() * specs.len());
-        for c in cands {
+        let columns = self.columns(rtxn, &key_paths(specs))?;
+        let mut keys = Vec::with_capacity(iids.len() * specs.len());
+        for &iid in iids {
             for (spec, column) in specs.iter().zip(&columns) {
                 keys.push(match spec {
-                    SortKey::Field { asc, .. } => column.sort_key(c.iid, *asc),
-                    SortKey::GeoPoint { lat, lng, .. } => match column.values(c.iid) {
+                    SortKey::Field { asc, .. } => column.sort_key(iid, *asc),
+                    SortKey::GeoPoint { lat, lng, .. } => match column.values(iid) {
                         [Item::Num(dlat), Item::Num(dlng), ..] => {
                             Key::Num(sort::haversine_m(*lat, *lng, *dlat, *dlng))
                         }
@@ -1575,124 +1856,255 @@ impl Index {
         Ok(keys)
     }
 
-    /// Keyword search on the fast path: documents holding every word first, then those
-    /// holding some of them, each group by BM25. Returns the page's internal ids and the
-    /// candidate count capped at `max` (`maxTotalHits`).
-    fn keyword_page(
+    /// Ranks the keyword candidates (see [`rank`]), best first, with whether every candidate
+    /// was ranked. With `need`, candidates are ranked level by level while the first rules
+    /// allow it (`words` first: documents keeping more query words come first; `typo` next:
+    /// those without typos before those with) and ranking stops once a level completes
+    /// `need` documents, typo derivations only looked up when a level needs them.
+    #[allow(clippy::too_many_arguments)]
+    fn rank(
         &self,
+        rtxn: &heed::RoTxn,
         searcher: &tantivy::Searcher,
         terms: &mut Terms,
-        offset: usize,
-        limit: usize,
-        max: usize,
-        allowed: Option<Arc<RoaringBitmap>>,
-    ) -> Result<(Vec<u32>, usize)> {
-        let lower_bound = terms.lower_bound;
-        let several = terms.groups.len() > 1;
-        let fetch = (offset + limit).min(max).max(1);
-        // With a filter, only documents of `allowed` are collected (by their `iid` column).
-        fn run<C: Collector>(
-            searcher: &tantivy::Searcher,
-            query: &dyn Query,
-            collector: C,
-            allowed: &Option<Arc<RoaringBitmap>>,
-        ) -> Result<C::Fruit> {
-            match allowed {
-                Some(set) => {
-                    let set = set.clone();
-                    let keep = move |iid: u64| set.contains(iid as u32);
-                    let filtered = FilterCollector::new("iid".to_string(), keep, collector);
-                    searcher.search(query, &filtered).map_err(tv)
-                }
-                None => searcher.search(query, &collector).map_err(tv),
+        allowed: Option<&RoaringBitmap>,
+        settings: Option<&Value>,
+        search_on: Option<&[String]>,
+        rules: &[rank::Rule],
+        key_specs: &[SortKey],
+        need: Option<usize>,
+    ) -> Result<(Vec<Ranked>, bool)> {
+        let relevancy: Vec<rank::Rule> = rules
+            .iter()
+            .copied()
+            .filter(|r| !matches!(r, rank::Rule::Key { .. }))
+            .collect();
+        let fields = self.fields_map.read().unwrap().clone();
+        let (weights, max_weight) = field_weights(settings, fields.names());
+        let on: Option<Vec<bool>> = search_on.map(|attrs| {
+            fields
+                .names()
+                .iter()
+                .map(|n| attrs.iter().any(|a| within(n, a) || within(a, n)))
+                .collect()
+        });
+        // Levels: (groups dropped by `words`, how far words reach).
+        let by_words = rules.first() == Some(&rank::Rule::Words);
+        let typo_next = if by_words {
+            rules.get(1) == Some(&rank::Rule::Typo)
+        } else {
+            rules.first() == Some(&rank::Rule::Typo)
+        };
+        let reaches: &[Reach] = if typo_next {
+            &[Reach::Completions, Reach::Typos]
+        } else {
+            &[Reach::Typos]
+        };
+        let mut levels: Vec<(usize, Reach)> = Vec::new();
+        let word_steps = if by_words { terms.droppable() } else { 0 };
+        for dropped in 0..=word_steps {
+            for r in reaches {
+                levels.push((dropped, *r));
             }
         }
-        let top_of = |query: &dyn Query, n: usize| -> Result<Vec<DocAddress>> {
-            let top = TopDocs::with_limit(n).order_by_score();
-            Ok(run(searcher, query, top, &allowed)?
-                .into_iter()
-                .map(|(_, addr)| addr)
-                .collect())
-        };
-        // The page fills level by level, each a superset of the one before, as the `words`
-        // then `typo` rules order them: every word without typos, every word with typos, then
-        // the strategy's candidates without and with typos. Most pages are full after the
-        // first level, and typo derivations are only looked up when a level with them is
-        // reached or the count must be walked. An intersection, driven by the rarest word, is
-        // cheap even when one word is in most documents.
-        let mut top: Vec<DocAddress> = Vec::new();
-        let mut seen: HashSet<DocAddress> = HashSet::new();
-        let mut fill = |query: Box<dyn Query>, top: &mut Vec<DocAddress>| -> Result<()> {
-            if top.len() >= fetch {
-                return Ok(());
+        if !by_words {
+            let all = terms.droppable();
+            for l in levels.iter_mut() {
+                l.0 = all;
             }
-            for a in top_of(query.as_ref(), fetch + seen.len())? {
-                if top.len() >= fetch {
+        }
+        // The digits a one-word level's best documents have at zero: the rules after `words`
+        // and `typo` up to `attributeRank` and `wordPosition` both (no sort key in between).
+        let best_first: Option<(usize, usize)> = {
+            let mut digit = 0;
+            let mut found = (false, false);
+            let mut end = None;
+            for (i, r) in rules.iter().enumerate() {
+                match (i, r) {
+                    (0, rank::Rule::Words) | (1, rank::Rule::Typo) | (_, rank::Rule::Proximity) => {
+                    }
+                    (_, rank::Rule::AttributeRank) => found.0 = true,
+                    (_, rank::Rule::WordPosition) => found.1 = true,
+                    (_, rank::Rule::Attribute) => found = (true, true),
+                    _ => break,
+                }
+                digit += rank::digits(r);
+                if found == (true, true) {
+                    end = Some(digit);
                     break;
                 }
-                if seen.insert(a) {
-                    top.push(a);
-                }
             }
-            Ok(())
+            end.filter(|_| by_words && typo_next).map(|e| (2, e))
         };
-        let count_walks = lower_bound < max as u64 || allowed.is_some();
-        let completions = terms.has_completions();
-        if several {
-            fill(terms.all_query(Reach::Exact), &mut top)?;
-            if completions {
-                fill(terms.all_query(Reach::Completions), &mut top)?;
-            }
-            if top.len() < fetch {
-                self.derive_typos(searcher, terms)?;
-                if terms.has_typos() {
-                    fill(terms.all_query(Reach::Typos), &mut top)?;
+        let mut out: Vec<Ranked> = Vec::new();
+        // Per segment: a bitset of the documents an earlier level ranked.
+        let mut seen: Vec<Vec<u64>> = vec![Vec::new(); searcher.segment_readers().len()];
+        let mut complete = true;
+        let mut qterms: Option<(Vec<rank::QueryTerm>, Vec<u8>)> = None;
+        for (li, (dropped, reach)) in levels.iter().enumerate() {
+            let last_level = li + 1 == levels.len();
+            if let Some(n) = need {
+                if out.len() >= n {
+                    complete = false;
+                    break;
                 }
             }
-        }
-        if !several || terms.strategy != Strategy::All {
-            fill(terms.universe_query(Reach::Exact), &mut top)?;
-            if completions {
-                fill(terms.universe_query(Reach::Completions), &mut top)?;
-            }
-            if top.len() < fetch || count_walks {
+            if *reach == Reach::Typos && !terms.derived {
                 self.derive_typos(searcher, terms)?;
-                if terms.has_typos() {
-                    fill(terms.universe_query(Reach::Typos), &mut top)?;
-                }
+                qterms = None;
             }
-        }
-        // The count is capped at `max`: when the key word alone reaches it, the candidates are
-        // never walked.
-        let count = if count_walks {
-            self.derive_typos(searcher, terms)?;
-            run(
-                searcher,
-                terms.universe_query(Reach::Typos).as_ref(),
-                Count,
-                &allowed,
-            )?
-        } else {
-            max
-        };
-        let mut iids = Vec::new();
-        let mut columns = std::collections::HashMap::new();
-        for addr in top.into_iter().skip(offset).take(limit) {
-            let column = match columns.entry(addr.segment_ord) {
-                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => e.insert(
-                    searcher
-                        .segment_reader(addr.segment_ord)
-                        .fast_fields()
-                        .u64("iid")
-                        .map_err(tv)?,
-                ),
+            if *reach == Reach::Typos && reaches.len() == 2 && !terms.has_typos() {
+                continue;
+            }
+            let (qt, max_typos) =
+                qterms.get_or_insert_with(|| (terms.query_terms(), terms.max_typos()));
+            let ctx = rank::Context {
+                rules: &relevancy,
+                drop_order: terms.drop_order.as_deref(),
+                weights: &weights,
+                max_weight,
+                search_on: on.as_deref(),
+                max_typos,
             };
-            if let Some(v) = column.first(addr.doc_id) {
-                iids.push(v as u32);
+            let kept = terms.kept(*dropped);
+            // A one-word level without typos: documents where the word (or a completion)
+            // opens a field are ranked first; when enough of them are best on every rule
+            // up to `wordPosition`, nothing else can come before them.
+            if let (Some(n), Some(top)) = (need, best_first.as_ref()) {
+                let markers = match &terms.groups[kept[0]] {
+                    Group::Word {
+                        exact, synonyms, ..
+                    } if kept.len() == 1
+                        && *reach == Reach::Completions
+                        && terms.positions[kept[0]] == 0
+                        && on.is_none()
+                        && synonyms.iter().all(|s| s.len() == 1) =>
+                    {
+                        let words = exact.iter().chain(synonyms.iter().flatten());
+                        Some(
+                            words
+                                .filter_map(|t| t.value().as_str().map(text::first_word_marker))
+                                .map(|m| Term::from_field_text(self.fields.words, &m))
+                                .collect::<Vec<Term>>(),
+                        )
+                    }
+                    _ => None,
+                };
+                if let Some(markers) = markers {
+                    let query = BooleanQuery::new(
+                        markers
+                            .into_iter()
+                            .map(|t| -> (Occur, Box<dyn Query>) {
+                                (
+                                    Occur::Should,
+                                    Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
+                                )
+                            })
+                            .collect(),
+                    );
+                    let docs = searcher.search(&query, &LevelDocs).map_err(tv)?;
+                    let mut firsts =
+                        self.rank_docs(searcher, &ctx, qt, docs, allowed, &mut seen, false)?;
+                    firsts.retain(|r| r.verdict.cost_range(top.0, top.1) == 0);
+                    if firsts.len() >= n - out.len() {
+                        self.keep_best(rtxn, key_specs, rules, &mut firsts, n - out.len())?;
+                        out.extend(firsts);
+                        return Ok((out, false));
+                    }
+                }
+            }
+            let query = terms.kept_query(&kept, *reach);
+            let docs = searcher.search(query.as_ref(), &LevelDocs).map_err(tv)?;
+            let mut level =
+                self.rank_docs(searcher, &ctx, qt, docs, allowed, &mut seen, !last_level)?;
+            let k = need.map(|n| n.saturating_sub(out.len()));
+            if k.is_some_and(|k| level.len() > k) {
+                complete = false;
+            }
+            self.keep_best(rtxn, key_specs, rules, &mut level, k.unwrap_or(usize::MAX))?;
+            out.extend(level);
+        }
+        Ok((out, complete))
+    }
+
+    /// Ranks `docs` (per segment, in document order), those allowed and not in `seen`;
+    /// `mark`: adds them to `seen`.
+    #[allow(clippy::too_many_arguments)]
+    fn rank_docs(
+        &self,
+        searcher: &tantivy::Searcher,
+        ctx: &rank::Context,
+        qt: &[rank::QueryTerm],
+        docs: Vec<(u32, Vec<(DocId, u32)>)>,
+        allowed: Option<&RoaringBitmap>,
+        seen: &mut [Vec<u64>],
+        mark: bool,
+    ) -> Result<Vec<Ranked>> {
+        let mut level: Vec<Ranked> = Vec::new();
+        let mut scratch = Vec::new();
+        for (seg, list) in docs {
+            let reader = searcher.segment_reader(seg);
+            let inverted = reader.inverted_index(self.fields.words).map_err(tv)?;
+            let mut readers = qt
+                .iter()
+                .map(|t| rank::TermReader::open(&inverted, t))
+                .collect::<tantivy::Result<Vec<_>>>()
+                .map_err(tv)?;
+            let lens = reader.fast_fields().u64("lens").map_err(tv)?;
+            let seen = &mut seen[seg as usize];
+            seen.resize(reader.max_doc().div_ceil(64) as usize, 0);
+            for (doc, iid) in list {
+                let (word, bit) = ((doc / 64) as usize, 1u64 << (doc % 64));
+                if allowed.is_some_and(|a| !a.contains(iid)) || seen[word] & bit != 0 {
+                    continue;
+                }
+                if mark {
+                    seen[word] |= bit;
+                }
+                let doc_lens = || lens.values_for_doc(doc).collect::<Vec<u64>>();
+                if let Some(verdict) =
+                    rank::rank(ctx, qt, &mut readers, doc, &doc_lens, &mut scratch)
+                {
+                    level.push(Ranked {
+                        iid,
+                        verdict,
+                        keys: Vec::new(),
+                    });
+                }
             }
         }
-        Ok((iids, count))
+        Ok(level)
+    }
+
+    /// Orders `level` and keeps its best `k`, reading sort keys when rules need them.
+    fn keep_best(
+        &self,
+        rtxn: &heed::RoTxn,
+        key_specs: &[SortKey],
+        rules: &[rank::Rule],
+        level: &mut Vec<Ranked>,
+        k: usize,
+    ) -> Result<()> {
+        if !key_specs.is_empty() {
+            let ids: Vec<u32> = level.iter().map(|r| r.iid).collect();
+            let keys = self.sort_keys(rtxn, key_specs, &ids)?;
+            for (r, k) in level.iter_mut().zip(keys.chunks(key_specs.len())) {
+                r.keys = k.to_vec();
+            }
+        }
+        let order = steps(rules);
+        let cmp = |a: &Ranked, b: &Ranked| compare_ranked(&order, a, b);
+        if level.len() > k {
+            // Only the page's part needs an order.
+            if k == 0 {
+                level.clear();
+                return Ok(());
+            }
+            level.select_nth_unstable_by(k - 1, cmp);
+            level.truncate(k);
+        }
+        level.sort_unstable_by(cmp);
+        Ok(())
     }
 
     /// `POST /indexes/{uid}/facet-search`: the values of one facet among the documents the
@@ -1725,29 +2137,32 @@ impl Index {
             &searcher,
             settings,
             text,
-            last_word_is_prefix(settings, text),
+            prefix_search(settings),
             q.matching_strategy.as_deref(),
         )?;
         let allowed = self.without_negated(&rtxn, &searcher, &terms, allowed)?;
-        self.derive_typos(&searcher, &mut terms)?;
         let mut set: RoaringBitmap = if terms.is_placeholder() {
             (*self.allowed_or_all(&rtxn, &allowed)?).clone()
         } else {
-            let mut cands: Vec<Candidate> = self
-                .keyword_candidates(&searcher, &terms, allowed.as_deref())?
-                .0
-                .into_iter()
-                .map(|(iid, score)| Candidate {
-                    iid,
-                    all_words: true,
-                    exact: true,
-                    score,
-                })
-                .collect();
-            if let Some(attrs) = search_on(settings, q.attributes_to_search_on.as_deref())? {
-                self.keep_matching_in(&rtxn, &terms, &attrs, &mut cands)?;
-            }
-            cands.into_iter().map(|c| c.iid).collect()
+            // Every candidate: `words` alone orders them, nothing more is needed.
+            let search_on = search_on(settings, q.attributes_to_search_on.as_deref())?;
+            let (rules, _) = rule_list(&[], &[], false, terms.drop_order.is_none());
+            self.derive_typos(&searcher, &mut terms)?;
+            self.rank(
+                &rtxn,
+                &searcher,
+                &mut terms,
+                allowed.as_deref(),
+                settings,
+                search_on.as_deref(),
+                &rules,
+                &[],
+                None,
+            )?
+            .0
+            .into_iter()
+            .map(|r| r.iid)
+            .collect()
         };
         let distinct = settings
             .and_then(|s| s["distinctAttribute"].as_str())

@@ -1,0 +1,147 @@
+//! What tantivy holds of a document's text: one pre-tokenized field whose positions are
+//! `field_id << 16 | position in the field` (milli's layout), so the ranking rules can read
+//! from the postings which attribute a word is in and where; and, per field of at most
+//! [`COUNTED_FIELD_WORDS`] words, its word count (`field_id << 16 | count`) for `exactness`.
+//!
+//! Each leaf path of the document (`a.b.c`; arrays flattened into their path) is a field,
+//! identified by the index's [`FieldsMap`]. Within a field, each further value of an array
+//! starts 8 positions after the previous one, so words of different values never look close.
+//! Stop words take a position but are not indexed; words over 250 bytes and positions past
+//! 65,535 are dropped. The first word of each field is also indexed with a marker (see
+//! [`first_word_marker`]).
+
+use charabia::Tokenizer;
+use serde_json::{Map, Value};
+use tantivy::tokenizer::{PreTokenizedString, Token};
+
+use crate::codec::FieldsMap;
+use crate::filter::eval::within;
+use crate::tokens::{self, Piece, MAX_WORD_BYTES};
+
+/// Fields with at most this many words have their word count stored.
+pub const COUNTED_FIELD_WORDS: u32 = 30;
+
+/// The most positions a field holds.
+const MAX_POSITION: u32 = u16::MAX as u32;
+
+/// The term marking `word` as the first word of a field: the documents where a one-word
+/// query scores best on `attributeRank` and `wordPosition` are among those holding it, so
+/// frequent words rank a small set first (see `Index::rank`). It sorts before every word in
+/// the dictionary and never matches a query word.
+pub fn first_word_marker(word: &str) -> String {
+    format!("\u{1}{word}")
+}
+
+/// The text of one document, ready for tantivy.
+pub struct DocText {
+    pub words: PreTokenizedString,
+    pub lens: Vec<u64>,
+}
+
+/// Calls `f` with each leaf (path, value) of `value` found under `path`, arrays flattened.
+fn leaves<'a>(path: &mut String, value: &'a Value, f: &mut impl FnMut(&str, &'a Value)) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(k);
+                leaves(path, v, f);
+                path.truncate(len);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| leaves(path, v, f)),
+        Value::Null => {}
+        leaf => f(path, leaf),
+    }
+}
+
+/// The searchable text of `doc` (`searchable`: the searchable attributes, `None` for all).
+pub fn doc_text(
+    doc: &Map<String, Value>,
+    searchable: Option<&[String]>,
+    fields: &mut FieldsMap,
+    tokenizer: &Tokenizer,
+) -> DocText {
+    // Per field: the next free position and the word count, in first-seen order.
+    let mut state: Vec<(u32, u32, u32)> = Vec::new();
+    let mut tokens: Vec<Token> = Vec::new();
+    let mut path = String::new();
+    for (k, v) in doc {
+        if k == "_vectors" {
+            continue;
+        }
+        path.clear();
+        path.push_str(k);
+        leaves(&mut path, v, &mut |p, leaf| {
+            if let Some(s) = searchable {
+                if !s.iter().any(|a| within(p, a)) {
+                    return;
+                }
+            }
+            let fid = fields.id_or_insert(p);
+            if fid > u16::MAX as u32 {
+                return;
+            }
+            let slot = match state.iter().position(|(f, _, _)| *f == fid) {
+                Some(i) => i,
+                None => {
+                    state.push((fid, 0, 0));
+                    state.len() - 1
+                }
+            };
+            let text = match leaf {
+                Value::String(s) => std::borrow::Cow::Borrowed(s.as_str()),
+                other => std::borrow::Cow::Owned(other.to_string()),
+            };
+            let first = state[slot].1;
+            let mut count = 0;
+            let mut any = false;
+            let last = tokens::walk(tokenizer, &text, first, |piece| {
+                let Piece::Word(w) = piece else { return };
+                any = true;
+                if w.stop || w.text.len() > MAX_WORD_BYTES || w.position > MAX_POSITION {
+                    return;
+                }
+                count += 1;
+                let position = ((fid << 16) | w.position) as usize;
+                if w.position == 0 {
+                    tokens.push(Token {
+                        offset_from: 0,
+                        offset_to: 0,
+                        position,
+                        text: first_word_marker(&w.text),
+                        position_length: 1,
+                    });
+                }
+                tokens.push(Token {
+                    offset_from: 0,
+                    offset_to: 0,
+                    position,
+                    text: w.text,
+                    position_length: 1,
+                });
+            });
+            if any {
+                state[slot].1 = last + 8;
+            }
+            state[slot].2 += count;
+        });
+    }
+    let lens = state
+        .iter()
+        .filter(|(_, _, count)| *count <= COUNTED_FIELD_WORDS)
+        .map(|(fid, _, count)| ((*fid as u64) << 16) | *count as u64)
+        .collect();
+    // tantivy wants the tokens in position order.
+    tokens.sort_by_key(|t| t.position);
+    DocText {
+        words: PreTokenizedString {
+            text: String::new(),
+            tokens,
+        },
+        lens,
+    }
+}

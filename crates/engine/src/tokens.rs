@@ -1,0 +1,264 @@
+//! Text analysis with charabia, configured by an index's settings: the same tokenizer cuts
+//! documents at indexing, queries at search time and values at highlighting.
+//!
+//! Words are charabia's normalized lemmas (lowercased, diacritics removed for the scripts
+//! that have them). Positions follow Meilisearch: +1 from a word to the next, +8 across a
+//! hard separator (`. `, `;`, `!`, `?` …), stop words consume a position without being
+//! words. Settings: `stopWords` (matched as written: charabia classifies before lowercasing),
+//! `separatorTokens` (added to the default separators), `nonSeparatorTokens` (removed from
+//! them) and `dictionary` (strings kept whole as one token).
+
+use charabia::{SeparatorKind, TokenKind, Tokenizer, TokenizerBuilder};
+use serde_json::Value;
+
+/// Words longer than this many bytes are not indexed (Meilisearch's limit).
+pub const MAX_WORD_BYTES: usize = 250;
+
+/// The settings that shape tokenization, owned, from which a [`Tokenizer`] is built.
+#[derive(Default)]
+pub struct Analyzer {
+    stop_words: fst::Set<Vec<u8>>,
+    separators: Option<Vec<String>>,
+    dictionary: Option<Vec<String>>,
+}
+
+fn strings(settings: Option<&Value>, name: &str) -> Vec<String> {
+    settings
+        .and_then(|s| s[name].as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The settings tokenization depends on, as one value: a change of it means reindexing.
+pub fn text_settings(settings: Option<&Value>) -> Value {
+    let mut out = serde_json::Map::new();
+    for name in [
+        "stopWords",
+        "separatorTokens",
+        "nonSeparatorTokens",
+        "dictionary",
+    ] {
+        let mut list = strings(settings, name);
+        list.sort();
+        out.insert(name.into(), Value::from(list));
+    }
+    Value::Object(out)
+}
+
+impl Analyzer {
+    pub fn from_settings(settings: Option<&Value>) -> Analyzer {
+        let mut stop = strings(settings, "stopWords");
+        stop.sort();
+        stop.dedup();
+        let stop_words = fst::Set::from_iter(stop.iter()).unwrap_or_default();
+        let added = strings(settings, "separatorTokens");
+        let removed = strings(settings, "nonSeparatorTokens");
+        let separators = (!added.is_empty() || !removed.is_empty()).then(|| {
+            let mut all: Vec<String> = charabia::separators::DEFAULT_SEPARATORS
+                .iter()
+                .map(|s| s.to_string())
+                .filter(|s| !removed.contains(s))
+                .collect();
+            for s in added {
+                if !all.contains(&s) {
+                    all.push(s);
+                }
+            }
+            all
+        });
+        let dictionary = Some(strings(settings, "dictionary")).filter(|d| !d.is_empty());
+        Analyzer {
+            stop_words,
+            separators,
+            dictionary,
+        }
+    }
+
+    /// The same without stop words: the highlighter's (stop words are highlighted).
+    pub fn for_highlighting(settings: Option<&Value>) -> Analyzer {
+        let mut a = Analyzer::from_settings(settings);
+        a.stop_words = fst::Set::default();
+        a
+    }
+
+    /// Runs `f` with the tokenizer these settings describe.
+    pub fn with<R>(&self, f: impl FnOnce(&Tokenizer) -> R) -> R {
+        let separators: Option<Vec<&str>> = self
+            .separators
+            .as_ref()
+            .map(|s| s.iter().map(String::as_str).collect());
+        let dictionary: Option<Vec<&str>> = self
+            .dictionary
+            .as_ref()
+            .map(|s| s.iter().map(String::as_str).collect());
+        let mut builder = TokenizerBuilder::new();
+        builder.stop_words(&self.stop_words);
+        if let Some(s) = &separators {
+            builder.separators(s);
+        }
+        if let Some(d) = &dictionary {
+            builder.words_dict(d);
+        }
+        builder.create_char_map(true);
+        let tokenizer = builder.build();
+        f(&tokenizer)
+    }
+}
+
+/// A word of a text: its normalized form, its position, its bytes in the text, whether it
+/// is a stop word, and how many bytes of the original make each byte of the word (for
+/// highlighting a prefix).
+#[derive(Debug, Clone)]
+pub struct Word {
+    pub text: String,
+    pub position: u32,
+    pub start: usize,
+    pub end: usize,
+    pub stop: bool,
+    char_map: Option<Vec<(u8, u8)>>,
+}
+
+impl Word {
+    /// How many bytes of the original text the first `normalized` bytes of the word cover.
+    pub fn original_bytes(&self, normalized: usize) -> usize {
+        match &self.char_map {
+            None => normalized.min(self.end - self.start),
+            Some(map) => {
+                let (mut norm, mut orig) = (0usize, 0usize);
+                for (o, n) in map {
+                    if norm >= normalized {
+                        break;
+                    }
+                    norm += *n as usize;
+                    orig += *o as usize;
+                }
+                orig
+            }
+        }
+    }
+}
+
+/// A separator between words: its bytes in the text and whether it is hard.
+#[derive(Debug, Clone, Copy)]
+pub struct Separator {
+    pub start: usize,
+    pub end: usize,
+}
+
+/// One token of a text, as [`walk`] reports it.
+pub enum Piece {
+    Word(Word),
+    Separator(Separator),
+}
+
+/// Cuts `text` into words and separators, positions starting at `first` (the position the
+/// first word gets).
+pub fn walk(tokenizer: &Tokenizer, text: &str, first: u32, mut f: impl FnMut(Piece)) -> u32 {
+    let mut last: Option<u32> = None;
+    let mut hard = false;
+    for token in tokenizer.tokenize(text) {
+        match token.kind {
+            TokenKind::Separator(kind) => {
+                hard |= kind == SeparatorKind::Hard;
+                f(Piece::Separator(Separator {
+                    start: token.byte_start,
+                    end: token.byte_end,
+                }));
+            }
+            TokenKind::Word | TokenKind::StopWord => {
+                let position = match last {
+                    None => first,
+                    Some(p) => p + if hard { 8 } else { 1 },
+                };
+                hard = false;
+                last = Some(position);
+                f(Piece::Word(Word {
+                    text: token.lemma().to_string(),
+                    position,
+                    start: token.byte_start,
+                    end: token.byte_end,
+                    stop: token.kind == TokenKind::StopWord,
+                    char_map: token.char_map.clone(),
+                }));
+            }
+            TokenKind::Unknown => {}
+        }
+    }
+    last.unwrap_or(first)
+}
+
+/// The words of `text` (stop words included, flagged), positions from 0.
+pub fn words(tokenizer: &Tokenizer, text: &str) -> Vec<Word> {
+    let mut out = Vec::new();
+    walk(tokenizer, text, 0, |p| {
+        if let Piece::Word(w) = p {
+            out.push(w)
+        }
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn lemmas(settings: Value, text: &str) -> Vec<(String, u32, bool)> {
+        let a = Analyzer::from_settings(Some(&settings));
+        a.with(|t| {
+            words(t, text)
+                .into_iter()
+                .map(|w| (w.text, w.position, w.stop))
+                .collect()
+        })
+    }
+
+    #[test]
+    fn normalizes_and_positions_words() {
+        let got = lemmas(json!({}), "Café au LAIT. Bien-sûr");
+        let texts: Vec<_> = got.iter().map(|(t, _, _)| t.as_str()).collect();
+        assert_eq!(texts, ["cafe", "au", "lait", "bien", "sur"]);
+        let positions: Vec<_> = got.iter().map(|(_, p, _)| *p).collect();
+        // `. ` is a hard separator: +8; `-` is soft: +1.
+        assert_eq!(positions, [0, 1, 2, 10, 11]);
+    }
+
+    #[test]
+    fn stop_words_are_case_sensitive_and_keep_their_position() {
+        let got = lemmas(json!({"stopWords": ["the"]}), "the cat The dog");
+        assert_eq!(
+            got,
+            [
+                ("the".to_string(), 0, true),
+                ("cat".to_string(), 1, false),
+                ("the".to_string(), 2, false),
+                ("dog".to_string(), 3, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn separator_settings_and_dictionary() {
+        let got = lemmas(json!({"nonSeparatorTokens": ["-"]}), "bien-sur");
+        assert_eq!(got[0].0, "bien-sur");
+        let got = lemmas(json!({"separatorTokens": ["x"]}), "axb");
+        let texts: Vec<_> = got.iter().map(|(t, _, _)| t.as_str()).collect();
+        assert_eq!(texts, ["a", "b"]);
+        let got = lemmas(json!({"dictionary": ["J. R. R."]}), "J. R. R. Tolkien");
+        assert_eq!(got[0].0, "j. r. r.");
+        assert_eq!(got[1].0, "tolkien");
+    }
+
+    #[test]
+    fn prefix_of_a_normalized_word_maps_to_original_bytes() {
+        let a = Analyzer::default();
+        let w = a.with(|t| words(t, "Éléphant")).remove(0);
+        assert_eq!(w.text, "elephant");
+        // "ele" covers "Élé": É and é take two bytes each.
+        assert_eq!(w.original_bytes(3), 5);
+    }
+}
