@@ -327,7 +327,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    static ANALYZER: std::sync::LazyLock<Analyzer> = std::sync::LazyLock::new(Analyzer::default);
+    static ANALYZER: std::sync::LazyLock<Analyzer> =
+        std::sync::LazyLock::new(|| Analyzer::for_highlighting(None));
 
     fn opts<'a>(words: &'a [QueryWord]) -> Options<'a> {
         Options {

@@ -128,6 +128,8 @@ struct Fields {
     words: Field,
     /// Word counts of short fields (see [`text`]).
     lens: Field,
+    /// Words by field, documents only (see [`text::field_word`]).
+    field_words: Field,
 }
 
 /// In-memory state of a batch being applied (written to `meta` at commit).
@@ -244,6 +246,14 @@ impl Index {
             ),
         );
         let lens = builder.add_u64_field("lens", FAST);
+        let field_words = builder.add_text_field(
+            "fwords",
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_index_option(IndexRecordOption::Basic)
+                    .set_fieldnorms(false),
+            ),
+        );
         let schema = builder.build();
         let mmap = tantivy::directory::MmapDirectory::open(&tdir)
             .map_err(|e| Error::internal(e.to_string()))?;
@@ -258,7 +268,12 @@ impl Index {
             store,
             tantivy,
             reader,
-            fields: Fields { iid, words, lens },
+            fields: Fields {
+                iid,
+                words,
+                lens,
+                field_words,
+            },
             writer: Mutex::new(None),
             batch_lock: Mutex::new(()),
             progress: Mutex::new(None),
@@ -471,6 +486,7 @@ impl Index {
         let mut tdoc = TantivyDocument::default();
         tdoc.add_u64(self.fields.iid, iid as u64);
         tdoc.add_pre_tokenized_text(self.fields.words, text.words);
+        tdoc.add_pre_tokenized_text(self.fields.field_words, text.field_words);
         for len in text.lens {
             tdoc.add_u64(self.fields.lens, len);
         }
@@ -916,7 +932,11 @@ impl Index {
                     .put(txn, &iid, &encoded)
                     .map_err(heed_error)?;
                 state.dirty.insert(iid);
-                writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+                // A new internal id has never reached tantivy (ids only grow, and a batch
+                // that fails rolls tantivy back with LMDB): nothing to delete.
+                if existing.is_some() {
+                    writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+                }
                 let tdoc = self.tantivy_doc(
                     iid,
                     &doc,

@@ -20,6 +20,8 @@ pub struct Analyzer {
     stop_words: fst::Set<Vec<u8>>,
     separators: Option<Vec<String>>,
     dictionary: Option<Vec<String>>,
+    /// Whether words keep the map from normalized to original bytes (highlighting only).
+    char_map: bool,
 }
 
 fn strings(settings: Option<&Value>, name: &str) -> Vec<String> {
@@ -75,6 +77,7 @@ impl Analyzer {
             stop_words,
             separators,
             dictionary,
+            char_map: false,
         }
     }
 
@@ -82,6 +85,7 @@ impl Analyzer {
     pub fn for_highlighting(settings: Option<&Value>) -> Analyzer {
         let mut a = Analyzer::from_settings(settings);
         a.stop_words = fst::Set::default();
+        a.char_map = true;
         a
     }
 
@@ -103,7 +107,7 @@ impl Analyzer {
         if let Some(d) = &dictionary {
             builder.words_dict(d);
         }
-        builder.create_char_map(true);
+        builder.create_char_map(self.char_map);
         let tokenizer = builder.build();
         f(&tokenizer)
     }
@@ -161,12 +165,20 @@ pub fn walk(tokenizer: &Tokenizer, text: &str, first: u32, mut f: impl FnMut(Pie
     let mut last: Option<u32> = None;
     let mut hard = false;
     for token in tokenizer.tokenize(text) {
-        match token.kind {
+        let charabia::Token {
+            kind,
+            lemma,
+            byte_start,
+            byte_end,
+            char_map,
+            ..
+        } = token;
+        match kind {
             TokenKind::Separator(kind) => {
                 hard |= kind == SeparatorKind::Hard;
                 f(Piece::Separator(Separator {
-                    start: token.byte_start,
-                    end: token.byte_end,
+                    start: byte_start,
+                    end: byte_end,
                 }));
             }
             TokenKind::Word | TokenKind::StopWord => {
@@ -177,12 +189,12 @@ pub fn walk(tokenizer: &Tokenizer, text: &str, first: u32, mut f: impl FnMut(Pie
                 hard = false;
                 last = Some(position);
                 f(Piece::Word(Word {
-                    text: token.lemma().to_string(),
+                    text: lemma.into_owned(),
                     position,
-                    start: token.byte_start,
-                    end: token.byte_end,
-                    stop: token.kind == TokenKind::StopWord,
-                    char_map: token.char_map.clone(),
+                    start: byte_start,
+                    end: byte_end,
+                    stop: kind == TokenKind::StopWord,
+                    char_map,
                 }));
             }
             TokenKind::Unknown => {}
@@ -255,7 +267,7 @@ mod tests {
 
     #[test]
     fn prefix_of_a_normalized_word_maps_to_original_bytes() {
-        let a = Analyzer::default();
+        let a = Analyzer::for_highlighting(None);
         let w = a.with(|t| words(t, "Éléphant")).remove(0);
         assert_eq!(w.text, "elephant");
         // "ele" covers "Élé": É and é take two bytes each.

@@ -17,6 +17,11 @@ use heed::{Database, Env as HeedEnv, EnvOpenOptions, WithoutTls};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+/// The engine allocates many small, short-lived values from several threads at once (indexing
+/// workers, searches); mimalloc serves them without glibc's arena locks and consolidation.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Wraps an engine error so that TypeScript can recover its catalog code.
 fn js_err(e: ApiError) -> napi::Error {
     napi::Error::new(Status::GenericFailure, e.to_json().to_string())

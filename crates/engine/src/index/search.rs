@@ -21,6 +21,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use tantivy::collector::{Collector, Count, FilterCollector, SegmentCollector};
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::schema::Field;
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocId, Score, SegmentReader, Term};
 
@@ -791,6 +792,26 @@ impl Terms {
             .collect()
     }
 }
+
+/// Shortcuts of one-word levels (see [`Index::rank`]): digit ends (exclusive) that must be
+/// zero for documents found through first-word markers (and whether `exactness` follows), or
+/// through field words.
+struct Shortcut {
+    opening: Option<(usize, bool)>,
+    field: Option<usize>,
+}
+
+/// A set of documents holding a level's best ones: when enough of its documents have
+/// `typos` on the `typo` rule's digit and zero up to digit `zero_to`, nothing outside it
+/// ranks before them.
+struct ShortcutSet {
+    query: Box<dyn Query>,
+    zero_to: usize,
+    typos: u8,
+}
+
+/// The most first-word marker terms a one-word level looks up (fields × alternatives).
+const MAX_MARKERS: usize = 2_000;
 
 /// How many completions a prefix expands to (the most frequent ones).
 const PREFIX_EXPANSIONS: usize = 50;
@@ -1913,12 +1934,17 @@ impl Index {
                 l.0 = all;
             }
         }
-        // The digits a one-word level's best documents have at zero: the rules after `words`
-        // and `typo` up to `attributeRank` and `wordPosition` both (no sort key in between).
-        let best_first: Option<(usize, usize)> = {
+        // One-word levels without typos take shortcuts: the documents best on the rules
+        // after `words` and `typo` are looked up first, and when there are enough of them
+        // nothing else can come before them. `shortcut.opening`: the digits zero for a word
+        // opening a field of the best weight (`attributeRank` and `wordPosition` both met,
+        // no sort key before), and whether `exactness` follows; `shortcut.field`: the digits
+        // zero for a word in a field of the best weight (`attributeRank` met).
+        let shortcut = {
             let mut digit = 0;
             let mut found = (false, false);
-            let mut end = None;
+            let mut opening = None;
+            let mut field = None;
             for (i, r) in rules.iter().enumerate() {
                 match (i, r) {
                     (0, rank::Rule::Words) | (1, rank::Rule::Typo) | (_, rank::Rule::Proximity) => {
@@ -1928,13 +1954,17 @@ impl Index {
                     (_, rank::Rule::Attribute) => found = (true, true),
                     _ => break,
                 }
+                if found.0 && field.is_none() {
+                    field = Some(digit + 1);
+                }
                 digit += rank::digits(r);
                 if found == (true, true) {
-                    end = Some(digit);
+                    let exact_next = rules.get(i + 1) == Some(&rank::Rule::Exactness);
+                    opening = Some((digit, exact_next));
                     break;
                 }
             }
-            end.filter(|_| by_words && typo_next).map(|e| (2, e))
+            (by_words && typo_next).then_some(Shortcut { opening, field })
         };
         let mut out: Vec<Ranked> = Vec::new();
         // Per segment: a bitset of the documents an earlier level ranked.
@@ -1967,48 +1997,23 @@ impl Index {
                 max_typos,
             };
             let kept = terms.kept(*dropped);
-            // A one-word level without typos: documents where the word (or a completion)
-            // opens a field are ranked first; when enough of them are best on every rule
-            // up to `wordPosition`, nothing else can come before them.
-            if let (Some(n), Some(top)) = (need, best_first.as_ref()) {
-                let markers = match &terms.groups[kept[0]] {
-                    Group::Word {
-                        exact, synonyms, ..
-                    } if kept.len() == 1
-                        && *reach == Reach::Completions
-                        && terms.positions[kept[0]] == 0
-                        && on.is_none()
-                        && synonyms.iter().all(|s| s.len() == 1) =>
-                    {
-                        let words = exact.iter().chain(synonyms.iter().flatten());
-                        Some(
-                            words
-                                .filter_map(|t| t.value().as_str().map(text::first_word_marker))
-                                .map(|m| Term::from_field_text(self.fields.words, &m))
-                                .collect::<Vec<Term>>(),
-                        )
-                    }
-                    _ => None,
-                };
-                if let Some(markers) = markers {
-                    let query = BooleanQuery::new(
-                        markers
-                            .into_iter()
-                            .map(|t| -> (Occur, Box<dyn Query>) {
-                                (
-                                    Occur::Should,
-                                    Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
-                                )
-                            })
-                            .collect(),
-                    );
-                    let docs = searcher.search(&query, &LevelDocs).map_err(tv)?;
-                    let mut firsts =
+            // Shortcuts (see [`Index::shortcut_sets`]): a small set holding the level's best
+            // documents is ranked first; when enough of them are as good as the level allows,
+            // nothing else can come before them.
+            if let (Some(n), Some(cut)) = (need, shortcut.as_ref()) {
+                let sets = self.shortcut_sets(terms, &kept, *reach, &weights, cut, on.is_some());
+                for set in sets {
+                    let docs = searcher
+                        .search(set.query.as_ref(), &LevelDocs)
+                        .map_err(tv)?;
+                    let mut best =
                         self.rank_docs(searcher, &ctx, qt, docs, allowed, &mut seen, false)?;
-                    firsts.retain(|r| r.verdict.cost_range(top.0, top.1) == 0);
-                    if firsts.len() >= n - out.len() {
-                        self.keep_best(rtxn, key_specs, rules, &mut firsts, n - out.len())?;
-                        out.extend(firsts);
+                    // The fewest typos the level has, nothing lost on the next rules.
+                    let expected = (set.typos as u128) << (16 * (set.zero_to - 2));
+                    best.retain(|r| r.verdict.cost_range(1, set.zero_to) == expected);
+                    if best.len() >= n - out.len() {
+                        self.keep_best(rtxn, key_specs, rules, &mut best, n - out.len())?;
+                        out.extend(best);
                         return Ok((out, false));
                     }
                 }
@@ -2025,6 +2030,155 @@ impl Index {
             out.extend(level);
         }
         Ok((out, complete))
+    }
+
+    /// The shortcut sets of a level, best first (see [`ShortcutSet`]). One word: documents
+    /// where it (as typed, then with its alternatives) opens a field of the best weight, then
+    /// those holding it in such a field; in a typo level, the same with its derivations of
+    /// fewest typos. Several words: documents where they follow each other from the start of
+    /// a field of the best weight. Not with `attributesToSearchOn` or multi-word synonyms.
+    fn shortcut_sets(
+        &self,
+        terms: &Terms,
+        kept: &[usize],
+        reach: Reach,
+        weights: &[u32],
+        cut: &Shortcut,
+        search_on: bool,
+    ) -> Vec<ShortcutSet> {
+        let mut out = Vec::new();
+        let Group::Word {
+            exact,
+            synonyms,
+            typos,
+            ..
+        } = &terms.groups[kept[0]]
+        else {
+            return out;
+        };
+        if search_on || synonyms.iter().any(|s| s.len() != 1) {
+            return out;
+        }
+        // Fields of the best weight some field has.
+        let best = weights.iter().min().copied().unwrap_or(0);
+        let fids: Vec<u32> = (0..weights.len() as u32)
+            .filter(|f| weights[*f as usize] == best)
+            .collect();
+        let text_of = |t: &Term| t.value().as_str().map(str::to_string);
+        // The alternatives looked up, and the typos they cost.
+        let (words, typo): (Vec<String>, u8) = match reach {
+            Reach::Completions => (
+                exact
+                    .iter()
+                    .chain(synonyms.iter().flatten())
+                    .filter_map(text_of)
+                    .collect(),
+                0,
+            ),
+            Reach::Typos if kept.len() == 1 => {
+                let fewest = typos.iter().map(|(_, n)| *n).min().unwrap_or(0);
+                (
+                    typos
+                        .iter()
+                        .filter(|(_, n)| *n == fewest)
+                        .filter_map(|(t, _)| text_of(t))
+                        .collect(),
+                    fewest,
+                )
+            }
+            Reach::Typos => return out,
+        };
+        if words.is_empty() || fids.len() * words.len() > MAX_MARKERS {
+            return out;
+        }
+        let set =
+            |words: &[String], field: Field, term: fn(u32, &str) -> String| -> Box<dyn Query> {
+                Box::new(BooleanQuery::new(
+                    fids.iter()
+                        .flat_map(|f| words.iter().map(move |w| term(*f, w)))
+                        .map(|m| -> (Occur, Box<dyn Query>) {
+                            let t = Term::from_field_text(field, &m);
+                            (
+                                Occur::Should,
+                                Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
+                            )
+                        })
+                        .collect(),
+                ))
+            };
+        let opening = |words: &[String]| -> Box<dyn Query> {
+            let first = set(words, self.fields.words, text::first_word_marker);
+            if kept.len() == 1 {
+                return first;
+            }
+            let mut parts = vec![(Occur::Must, first)];
+            for &k in &kept[1..] {
+                parts.push((Occur::Must, group_query(&terms.groups[k], reach)));
+            }
+            Box::new(BooleanQuery::new(parts))
+        };
+        // Several words must follow each other in the query.
+        let adjacent = kept
+            .windows(2)
+            .all(|w| terms.positions[w[1]] == terms.positions[w[0]] + terms.spans[w[0]]);
+        if let Some((zero_to, exact_next)) = cut.opening {
+            if terms.positions[kept[0]] == 0 && adjacent {
+                // With `exactness` next, documents opening a field with the word as typed
+                // come before those opening it with a completion or synonym.
+                if exact_next && kept.len() == 1 && typo == 0 && words.len() > 1 {
+                    out.push(ShortcutSet {
+                        query: opening(&words[..1]),
+                        zero_to,
+                        typos: typo,
+                    });
+                }
+                out.push(ShortcutSet {
+                    query: opening(&words),
+                    zero_to,
+                    typos: typo,
+                });
+            }
+        }
+        // Every word in a field of the best weight; useless when every field has the same
+        // weight.
+        let weighted = weights.iter().any(|w| *w != best);
+        if let (Some(zero_to), true) = (cut.field, weighted) {
+            let mut parts = vec![(
+                Occur::Must,
+                set(&words, self.fields.field_words, text::field_word),
+            )];
+            for &k in &kept[1..] {
+                let Group::Word {
+                    exact, synonyms, ..
+                } = &terms.groups[k]
+                else {
+                    return out;
+                };
+                let alts: Vec<String> = exact
+                    .iter()
+                    .chain(synonyms.iter().flatten())
+                    .filter_map(text_of)
+                    .collect();
+                if synonyms.iter().any(|s| s.len() != 1) || fids.len() * alts.len() > MAX_MARKERS {
+                    return out;
+                }
+                parts.push((
+                    Occur::Must,
+                    set(&alts, self.fields.field_words, text::field_word),
+                ));
+            }
+            let query: Box<dyn Query> = if parts.len() == 1 {
+                parts.remove(0).1
+            } else {
+                Box::new(BooleanQuery::new(parts))
+            };
+            out.push(ShortcutSet {
+                query,
+                zero_to,
+                typos: typo,
+            });
+        }
+        out
     }
 
     /// Ranks `docs` (per segment, in document order), those allowed and not in `seen`;

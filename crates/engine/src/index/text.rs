@@ -24,17 +24,25 @@ pub const COUNTED_FIELD_WORDS: u32 = 30;
 /// The most positions a field holds.
 const MAX_POSITION: u32 = u16::MAX as u32;
 
-/// The term marking `word` as the first word of a field: the documents where a one-word
-/// query scores best on `attributeRank` and `wordPosition` are among those holding it, so
-/// frequent words rank a small set first (see `Index::rank`). It sorts before every word in
-/// the dictionary and never matches a query word.
-pub fn first_word_marker(word: &str) -> String {
-    format!("\u{1}{word}")
+/// The term marking `word` as the first word of field `fid`: the documents where a one-word
+/// query scores best on `attributeRank` and `wordPosition` are those holding it for a field
+/// of the best weight, so frequent words rank a small set first (see `Index::rank`). It sorts
+/// before every word in the dictionary and never matches a query word.
+pub fn first_word_marker(fid: u32, word: &str) -> String {
+    format!("\u{1}{fid}\u{1}{word}")
+}
+
+/// The term of `word` in the field-words field: the word as found in field `fid` (documents
+/// only, no positions), so `attributeRank`'s best documents are read without positions.
+pub fn field_word(fid: u32, word: &str) -> String {
+    format!("{fid}\u{1}{word}")
 }
 
 /// The text of one document, ready for tantivy.
 pub struct DocText {
     pub words: PreTokenizedString,
+    /// [`field_word`] terms.
+    pub field_words: PreTokenizedString,
     pub lens: Vec<u64>,
 }
 
@@ -68,6 +76,7 @@ pub fn doc_text(
     // Per field: the next free position and the word count, in first-seen order.
     let mut state: Vec<(u32, u32, u32)> = Vec::new();
     let mut tokens: Vec<Token> = Vec::new();
+    let mut field_words: Vec<Token> = Vec::new();
     let mut path = String::new();
     for (k, v) in doc {
         if k == "_vectors" {
@@ -107,12 +116,19 @@ pub fn doc_text(
                 }
                 count += 1;
                 let position = ((fid << 16) | w.position) as usize;
+                field_words.push(Token {
+                    offset_from: 0,
+                    offset_to: 0,
+                    position: field_words.len(),
+                    text: field_word(fid, &w.text),
+                    position_length: 1,
+                });
                 if w.position == 0 {
                     tokens.push(Token {
                         offset_from: 0,
                         offset_to: 0,
                         position,
-                        text: first_word_marker(&w.text),
+                        text: first_word_marker(fid, &w.text),
                         position_length: 1,
                     });
                 }
@@ -141,6 +157,10 @@ pub fn doc_text(
         words: PreTokenizedString {
             text: String::new(),
             tokens,
+        },
+        field_words: PreTokenizedString {
+            text: String::new(),
+            tokens: field_words,
         },
         lens,
     }
