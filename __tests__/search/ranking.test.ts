@@ -221,6 +221,72 @@ describe('ranking scores', () => {
   });
 });
 
+describe('query derivations and typo settings', () => {
+  it('when two query words are one word in a document, or one query word two, then they match at a typo', async () => {
+    const uid = await index([
+      { id: 1, t: 'sunflower oil' },
+      { id: 2, t: 'sun flower seeds' },
+      { id: 3, t: 'flower sun' },
+    ]);
+    // "sun flower" finds the concatenation; the two words in order come first.
+    const r = await search(uid, { q: 'sun flower ', showRankingScoreDetails: true });
+    expect(order(r.hits)).toEqual([2, 3, 1]);
+    expect(r.hits[2]._rankingScoreDetails.typo.typoCount).toBe(2);
+    // "sunflower" finds the split words (not the swapped ones), even with typos off.
+    const split = await search(uid, { q: 'sunflower ', showRankingScoreDetails: true });
+    expect(order(split.hits)).toEqual([1, 2]);
+    expect(split.hits[1]._rankingScoreDetails.typo.typoCount).toBe(1);
+    const off = await index([{ id: 2, t: 'sun flower seeds' }], { typoTolerance: { enabled: false } });
+    expect(order((await search(off, { q: 'sunflower ' })).hits)).toEqual([2]);
+  });
+
+  it('when a synonym key has several words, then those words in a row find its synonyms', async () => {
+    const uid = await index(
+      [
+        { id: 1, t: 'nyc pizza' },
+        { id: 2, t: 'new york pizza' },
+        { id: 3, t: 'new pizza in york' },
+      ],
+      { synonyms: { 'new york': ['nyc'] } },
+    );
+    expect(order((await search(uid, { q: 'new york pizza', matchingStrategy: 'all' })).hits).sort()).toEqual([1, 2, 3]);
+    // The words must follow each other in the query.
+    expect(order((await search(uid, { q: 'york new ', matchingStrategy: 'all' })).hits).sort()).toEqual([2, 3]);
+    const r = await search(uid, { q: 'new york', attributesToHighlight: ['t'] });
+    expect(r.hits.find((h: any) => h.id === 1)._formatted.t).toBe('<em>nyc</em> pizza');
+  });
+
+  it('when typos are disabled on an attribute, then only exact words match there', async () => {
+    const uid = await index(
+      [
+        { id: 1, sku: 'lantern', name: 'x' },
+        { id: 2, sku: 'x', name: 'lantern' },
+      ],
+      { typoTolerance: { disableOnAttributes: ['sku'] } },
+    );
+    expect(order((await search(uid, { q: 'lantren ' })).hits)).toEqual([2]);
+    expect(order((await search(uid, { q: 'lantern ' })).hits)).toEqual([1, 2]);
+  });
+
+  it('when proximity is byAttribute, then words anywhere in one attribute are as close as adjacent ones', async () => {
+    const docs = [
+      { id: 1, t: 'red big fast car' },
+      { id: 2, t: 'red car' },
+    ];
+    const byWord = await index(docs);
+    expect(order((await search(byWord, { q: 'red car', showRankingScoreDetails: true })).hits)).toEqual([2, 1]);
+    const byAttr = await index(docs, { proximityPrecision: 'byAttribute' });
+    const r = await search(byAttr, { q: 'red car', showRankingScoreDetails: true });
+    expect(r.hits.map((h: any) => h._rankingScoreDetails.proximity.score)).toEqual([1, 1]);
+  });
+
+  it('when searchCutoffMs is set, then searches still answer with ranked hits', async () => {
+    const uid = await index([{ id: 1, t: 'alpha' }], { searchCutoffMs: 1 });
+    const r = await search(uid, { q: 'alpha' });
+    expect(order(r.hits)).toEqual([1]);
+  });
+});
+
 describe('tokenization settings', () => {
   it('when accents and case differ, then words still match', async () => {
     const uid = await index([{ id: 1, t: 'Crème Brûlée au CAFÉ' }]);

@@ -68,6 +68,11 @@ pub struct Context<'a> {
     pub max_weight: u32,
     /// Per field id: whether `attributesToSearchOn` lets it match (`None`: all do).
     pub search_on: Option<&'a [bool]>,
+    /// Per field id: whether typo derivations may match there (`typoTolerance`'s
+    /// `disableOnAttributes`; `None`: everywhere).
+    pub typos_in: Option<&'a [bool]>,
+    /// `proximityPrecision: byAttribute`: words are close when they share a field.
+    pub by_attribute: bool,
     /// Per term: the most typos one of its derivations has.
     pub max_typos: &'a [u8],
 }
@@ -230,7 +235,9 @@ fn pair_cost(a_last: u32, b: u32) -> u32 {
     if b > a_last {
         (b - a_last - 1).min(3)
     } else if b == a_last {
-        3
+        // Two query words in one document word: a concatenation (2-gram), which
+        // Meilisearch counts one apart.
+        1
     } else {
         (a_last - b).min(3)
     }
@@ -513,6 +520,9 @@ pub fn rank(
         if let Some(on) = ctx.search_on {
             occ.retain(|o| on.get(o.field() as usize).copied().unwrap_or(false));
         }
+        if let Some(ok) = ctx.typos_in {
+            occ.retain(|o| o.typos == 0 || ok.get(o.field() as usize).copied().unwrap_or(true));
+        }
         if occ.len() > 1 {
             occ.sort_unstable_by_key(|o| o.pos);
         }
@@ -572,7 +582,18 @@ pub fn rank(
                         continue;
                     }
                     pairs += 1;
-                    cost += best_pair(&occ[w[0]], &occ[w[1]]);
+                    cost += if ctx.by_attribute {
+                        let share = occ[w[0]]
+                            .iter()
+                            .any(|a| occ[w[1]].iter().any(|b| a.field() == b.field()));
+                        if share {
+                            0
+                        } else {
+                            3
+                        }
+                    } else {
+                        best_pair(&occ[w[0]], &occ[w[1]])
+                    };
                 }
                 let max = 1 + 3 * pairs;
                 v.push(max - cost, max);
@@ -748,6 +769,7 @@ mod tests {
     fn proximity_costs() {
         let p = |f: u32, x: u32| (f << 16) | x;
         assert_eq!(pair_cost(p(0, 3), p(0, 4)), 0);
+        assert_eq!(pair_cost(p(0, 3), p(0, 3)), 1);
         assert_eq!(pair_cost(p(0, 3), p(0, 5)), 1);
         assert_eq!(pair_cost(p(0, 3), p(0, 2)), 1);
         assert_eq!(pair_cost(p(0, 3), p(0, 6)), 2);

@@ -544,6 +544,8 @@ enum Group {
         exact: Vec<Term>,
         synonyms: Vec<Vec<Term>>,
         typos: Vec<(Term, u8)>,
+        /// The word written as two adjacent words (one typo).
+        split: Option<Vec<Term>>,
         word: usize,
         budget: u8,
     },
@@ -683,7 +685,7 @@ impl Terms {
     fn has_typos(&self) -> bool {
         self.groups
             .iter()
-            .any(|g| matches!(g, Group::Word { typos, .. } if !typos.is_empty()))
+            .any(|g| matches!(g, Group::Word { typos, split, .. } if !typos.is_empty() || split.is_some()))
     }
 
     /// The groups left after `words` dropped the first `dropped` of its order.
@@ -731,6 +733,7 @@ impl Terms {
                         exact,
                         synonyms,
                         typos,
+                        split,
                         ..
                     } => {
                         let mut d: Vec<rank::Derivation> = Vec::new();
@@ -759,6 +762,13 @@ impl Terms {
                                 exact: false,
                             });
                         }
+                        if let Some(halves) = split {
+                            d.push(rank::Derivation {
+                                words: vec![(0, halves[0].clone()), (1, halves[1].clone())],
+                                typos: 1,
+                                exact: false,
+                            });
+                        }
                         (d, 1)
                     }
                     Group::Phrase(words) => (
@@ -781,12 +791,23 @@ impl Terms {
     }
 
     /// Per group: the most typos it may have (its budget, as in Meilisearch's typo graph,
-    /// whether or not the index holds such derivations).
+    /// whether or not the index holds such derivations; more when a split or concatenation
+    /// costs more).
     fn max_typos(&self) -> Vec<u8> {
         self.groups
             .iter()
             .map(|g| match g {
-                Group::Word { budget, .. } => *budget,
+                Group::Word {
+                    budget,
+                    split,
+                    typos,
+                    ..
+                } => typos
+                    .iter()
+                    .map(|(_, n)| *n)
+                    .chain([*budget, split.is_some() as u8])
+                    .max()
+                    .unwrap_or(0),
                 Group::Phrase(_) => 0,
             })
             .collect()
@@ -839,17 +860,16 @@ fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
             exact,
             synonyms,
             typos: t,
+            split,
             ..
         } => {
-            let typos = if reach >= Reach::Typos {
-                t.as_slice()
-            } else {
-                no_typos
-            };
-            if exact.len() == 1 && typos.is_empty() && synonyms.is_empty() {
+            let with_typos = reach >= Reach::Typos;
+            let typos = if with_typos { t.as_slice() } else { no_typos };
+            let split = split.as_ref().filter(|_| with_typos);
+            if exact.len() == 1 && typos.is_empty() && synonyms.is_empty() && split.is_none() {
                 return term(&exact[0]);
             }
-            let synonym = |seq: &Vec<Term>| -> (Occur, Box<dyn Query>) {
+            let sequence = |seq: &Vec<Term>| -> (Occur, Box<dyn Query>) {
                 if seq.len() == 1 {
                     (Occur::Should, term(&seq[0]))
                 } else {
@@ -863,8 +883,9 @@ fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
                 exact
                     .iter()
                     .map(|t| (Occur::Should, term(t)))
-                    .chain(synonyms.iter().map(synonym))
+                    .chain(synonyms.iter().map(sequence))
                     .chain(typos.iter().map(|(t, _)| (Occur::Should, term(t))))
+                    .chain(split.map(sequence))
                     .collect(),
             ))
         }
@@ -1056,6 +1077,7 @@ impl Index {
                 exact: vec![term(&w.text)],
                 synonyms: Vec::new(),
                 typos: Vec::new(),
+                split: None,
                 word: words.len(),
                 budget: typo_budget(settings, &w.text),
             });
@@ -1083,25 +1105,47 @@ impl Index {
                 }
             }
         }
-        // Synonyms of single words, as the `synonyms` setting maps them (keys compared as
-        // their normalized words, tokenized once per query).
+        // Synonyms, as the `synonyms` setting maps them (keys compared as their normalized
+        // words, tokenized once per query). A key of two or three words matches as many
+        // consecutive query words; each of them then also matches the synonyms.
         if let Some(map) = settings.and_then(|s| s["synonyms"].as_object()) {
             let keys: Vec<(Vec<String>, &Value)> =
                 analyzer.with(|tk| map.iter().map(|(k, v)| (plain_words(tk, k), v)).collect());
-            for g in groups.iter_mut() {
-                let Group::Word { synonyms, word, .. } = g else {
-                    continue;
-                };
-                let qw = &mut words[*word];
-                for (_, values) in keys.iter().filter(|(k, _)| *k == [qw.word.as_str()]) {
-                    for v in values.as_array().into_iter().flatten().take(50) {
-                        let Some(v) = v.as_str() else { continue };
-                        let seq = analyzer.with(|tk| plain_words(tk, v));
-                        if seq.is_empty() || seq == [qw.word.as_str()] {
-                            continue;
+            let word_of = |g: &Group| match g {
+                Group::Word { word, .. } => Some(*word),
+                Group::Phrase(_) => None,
+            };
+            for start in 0..groups.len() {
+                for len in 1..=3 {
+                    let end = start + len;
+                    if end > groups.len() {
+                        break;
+                    }
+                    let Some(run): Option<Vec<usize>> =
+                        groups[start..end].iter().map(word_of).collect()
+                    else {
+                        break;
+                    };
+                    let consecutive =
+                        (start + 1..end).all(|i| positions[i] == positions[i - 1] + 1);
+                    if !consecutive {
+                        break;
+                    }
+                    let typed: Vec<String> = run.iter().map(|w| words[*w].word.clone()).collect();
+                    for (_, values) in keys.iter().filter(|(k, _)| *k == typed) {
+                        for v in values.as_array().into_iter().flatten().take(50) {
+                            let Some(v) = v.as_str() else { continue };
+                            let seq = analyzer.with(|tk| plain_words(tk, v));
+                            if seq.is_empty() || seq == typed {
+                                continue;
+                            }
+                            for g in &mut groups[start..end] {
+                                if let Group::Word { synonyms, word, .. } = g {
+                                    words[*word].typos.extend(seq.iter().cloned());
+                                    synonyms.push(seq.iter().map(|x| term(x)).collect());
+                                }
+                            }
                         }
-                        qw.typos.extend(seq.iter().cloned());
-                        synonyms.push(seq.iter().map(|x| term(x)).collect());
                     }
                 }
             }
@@ -1182,23 +1226,76 @@ impl Index {
             return Ok(());
         }
         terms.derived = true;
-        for g in terms.groups.iter_mut() {
+        let exists = |w: &str| -> Result<u64> {
+            searcher
+                .doc_freq(&Term::from_field_text(self.fields.words, w))
+                .map_err(tv)
+        };
+        // Two query words written as one: the concatenation matches both, at one typo each
+        // (Meilisearch's 2-gram costs 2). Not for the prefix word.
+        let mut ngrams: Vec<(usize, Term)> = Vec::new();
+        for i in 1..terms.groups.len() {
+            let (Group::Word { word: a, .. }, Group::Word { word: b, .. }) =
+                (&terms.groups[i - 1], &terms.groups[i])
+            else {
+                continue;
+            };
+            let (qa, qb) = (&terms.words[*a], &terms.words[*b]);
+            if qb.prefix || terms.positions[i] != terms.positions[i - 1] + 1 {
+                continue;
+            }
+            let joined = format!("{}{}", qa.word, qb.word);
+            if exists(&joined)? > 0 {
+                let t = Term::from_field_text(self.fields.words, &joined);
+                ngrams.push((i - 1, t.clone()));
+                ngrams.push((i, t));
+            }
+        }
+        for (gi, g) in terms.groups.iter_mut().enumerate() {
             if let Group::Word {
                 typos,
                 word,
                 budget,
+                split,
                 ..
             } = g
             {
                 let qw = &mut terms.words[*word];
                 if *budget > 0 {
                     *typos = self.typo_derivations(searcher, &qw.word, *budget, qw.prefix)?;
-                    qw.typos.extend(
-                        typos
-                            .iter()
-                            .filter_map(|(t, _)| t.value().as_str().map(str::to_string)),
-                    );
                 }
+                typos.extend(
+                    ngrams
+                        .iter()
+                        .filter(|(i, _)| *i == gi)
+                        .map(|(_, t)| (t.clone(), 1)),
+                );
+                // One word written as two: the split whose rarer half is most frequent, at
+                // one typo, even where typos are off.
+                if !qw.prefix {
+                    let mut best: Option<(u64, usize)> = None;
+                    for (i, _) in qw.word.char_indices().skip(1) {
+                        let f = exists(&qw.word[..i])?.min(exists(&qw.word[i..])?);
+                        if f > 0 && best.is_none_or(|(b, _)| f > b) {
+                            best = Some((f, i));
+                        }
+                    }
+                    if let Some((_, i)) = best {
+                        let halves = [&qw.word[..i], &qw.word[i..]];
+                        *split = Some(
+                            halves
+                                .iter()
+                                .map(|h| Term::from_field_text(self.fields.words, h))
+                                .collect(),
+                        );
+                        qw.typos.extend(halves.iter().map(|h| h.to_string()));
+                    }
+                }
+                qw.typos.extend(
+                    typos
+                        .iter()
+                        .filter_map(|(t, _)| t.value().as_str().map(str::to_string)),
+                );
             }
         }
         Ok(())
@@ -1572,6 +1669,10 @@ impl Index {
             // facets over exactly the matching documents.
             let need = offset.saturating_add(limit);
             let whole = distinct.is_some() || threshold.is_some() || facet_names.is_some();
+            // Scores count the typos a word may have, splits and concatenations included.
+            if q.show_ranking_score || q.show_ranking_score_details {
+                self.derive_typos(&searcher, &mut terms)?;
+            }
             let (mut ranked, complete) = if placeholder {
                 // Sort keys alone order a placeholder search.
                 let set = self.allowed_or_all(&rtxn, &allowed)?;
@@ -1606,6 +1707,7 @@ impl Index {
                     &rank_rules,
                     &key_specs,
                     (!whole).then_some(need),
+                    started + search_cutoff(settings),
                 )?
             };
             if let Some(t) = threshold {
@@ -1894,6 +1996,7 @@ impl Index {
         rules: &[rank::Rule],
         key_specs: &[SortKey],
         need: Option<usize>,
+        deadline: Instant,
     ) -> Result<(Vec<Ranked>, bool)> {
         let relevancy: Vec<rank::Rule> = rules
             .iter()
@@ -1909,6 +2012,20 @@ impl Index {
                 .map(|n| attrs.iter().any(|a| within(n, a) || within(a, n)))
                 .collect()
         });
+        let no_typos = string_list(
+            settings.and_then(|s| s.get("typoTolerance")),
+            "disableOnAttributes",
+        )
+        .filter(|a| !a.is_empty());
+        let typos_in: Option<Vec<bool>> = no_typos.map(|attrs| {
+            fields
+                .names()
+                .iter()
+                .map(|n| !attrs.iter().any(|a| within(n, a)))
+                .collect()
+        });
+        let by_attribute =
+            settings.is_some_and(|s| s["proximityPrecision"].as_str() == Some("byAttribute"));
         // Levels: (groups dropped by `words`, how far words reach).
         let by_words = rules.first() == Some(&rank::Rule::Words);
         let typo_next = if by_words {
@@ -1973,6 +2090,11 @@ impl Index {
         let mut qterms: Option<(Vec<rank::QueryTerm>, Vec<u8>)> = None;
         for (li, (dropped, reach)) in levels.iter().enumerate() {
             let last_level = li + 1 == levels.len();
+            // Past `searchCutoffMs`, the page is what was ranked so far.
+            if Instant::now() >= deadline {
+                complete = false;
+                break;
+            }
             if let Some(n) = need {
                 if out.len() >= n {
                     complete = false;
@@ -1994,6 +2116,8 @@ impl Index {
                 weights: &weights,
                 max_weight,
                 search_on: on.as_deref(),
+                typos_in: typos_in.as_deref(),
+                by_attribute,
                 max_typos,
             };
             let kept = terms.kept(*dropped);
@@ -2006,8 +2130,9 @@ impl Index {
                     let docs = searcher
                         .search(set.query.as_ref(), &LevelDocs)
                         .map_err(tv)?;
-                    let mut best =
-                        self.rank_docs(searcher, &ctx, qt, docs, allowed, &mut seen, false)?;
+                    let mut best = self.rank_docs(
+                        searcher, &ctx, qt, docs, allowed, &mut seen, false, deadline,
+                    )?;
                     // The fewest typos the level has, nothing lost on the next rules.
                     let expected = (set.typos as u128) << (16 * (set.zero_to - 2));
                     best.retain(|r| r.verdict.cost_range(1, set.zero_to) == expected);
@@ -2020,10 +2145,18 @@ impl Index {
             }
             let query = terms.kept_query(&kept, *reach);
             let docs = searcher.search(query.as_ref(), &LevelDocs).map_err(tv)?;
-            let mut level =
-                self.rank_docs(searcher, &ctx, qt, docs, allowed, &mut seen, !last_level)?;
+            let mut level = self.rank_docs(
+                searcher,
+                &ctx,
+                qt,
+                docs,
+                allowed,
+                &mut seen,
+                !last_level,
+                deadline,
+            )?;
             let k = need.map(|n| n.saturating_sub(out.len()));
-            if k.is_some_and(|k| level.len() > k) {
+            if k.is_some_and(|k| level.len() > k) || Instant::now() >= deadline {
                 complete = false;
             }
             self.keep_best(rtxn, key_specs, rules, &mut level, k.unwrap_or(usize::MAX))?;
@@ -2051,11 +2184,16 @@ impl Index {
             exact,
             synonyms,
             typos,
+            split,
             ..
         } = &terms.groups[kept[0]]
         else {
             return out;
         };
+        // A split costs one typo and is no single word to look up.
+        if reach == Reach::Typos && split.is_some() {
+            return out;
+        }
         if search_on || synonyms.iter().any(|s| s.len() != 1) {
             return out;
         }
@@ -2193,9 +2331,11 @@ impl Index {
         allowed: Option<&RoaringBitmap>,
         seen: &mut [Vec<u64>],
         mark: bool,
+        deadline: Instant,
     ) -> Result<Vec<Ranked>> {
         let mut level: Vec<Ranked> = Vec::new();
         let mut scratch = Vec::new();
+        let mut ranked = 0usize;
         for (seg, list) in docs {
             let reader = searcher.segment_reader(seg);
             let inverted = reader.inverted_index(self.fields.words).map_err(tv)?;
@@ -2208,6 +2348,10 @@ impl Index {
             let seen = &mut seen[seg as usize];
             seen.resize(reader.max_doc().div_ceil(64) as usize, 0);
             for (doc, iid) in list {
+                ranked += 1;
+                if ranked.is_multiple_of(4096) && Instant::now() >= deadline {
+                    return Ok(level);
+                }
                 let (word, bit) = ((doc / 64) as usize, 1u64 << (doc % 64));
                 if allowed.is_some_and(|a| !a.contains(iid)) || seen[word] & bit != 0 {
                     continue;
@@ -2312,6 +2456,7 @@ impl Index {
                 &rules,
                 &[],
                 None,
+                started + search_cutoff(settings),
             )?
             .0
             .into_iter()
@@ -2351,6 +2496,15 @@ impl Index {
         }))
         .map_err(Error::internal)
     }
+}
+
+/// How long ranking may take (`searchCutoffMs`, 1500 ms by default): past it, a search
+/// answers with what it ranked so far.
+fn search_cutoff(settings: Option<&Value>) -> std::time::Duration {
+    let ms = settings
+        .and_then(|s| s["searchCutoffMs"].as_u64())
+        .unwrap_or(1500);
+    std::time::Duration::from_millis(ms)
 }
 
 /// `attributesToSearchOn`, checked against `searchableAttributes`: `None` when absent, empty,
