@@ -236,6 +236,9 @@ describe('query derivations and typo settings', () => {
     const split = await search(uid, { q: 'sunflower ', showRankingScoreDetails: true });
     expect(order(split.hits)).toEqual([1, 2]);
     expect(split.hits[1]._rankingScoreDetails.typo.typoCount).toBe(1);
+    // Three words too.
+    const three = await index([{ id: 1, t: 'newyorkcity guide' }]);
+    expect(order((await search(three, { q: 'new york city ', matchingStrategy: 'all' })).hits)).toEqual([1]);
     const off = await index([{ id: 2, t: 'sun flower seeds' }], { typoTolerance: { enabled: false } });
     expect(order((await search(off, { q: 'sunflower ' })).hits)).toEqual([2]);
   });
@@ -306,6 +309,17 @@ describe('tokenization settings', () => {
     expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
     // "and" now cuts words, even inside one.
     expect(order((await search(uid, { q: 'green ' })).hits)).toEqual([3]);
+  });
+
+  it('when locales are given, then they are checked and accepted in both forms', async () => {
+    const uid = await index([{ id: 1, t: 'bonjour' }]);
+    expect(order((await search(uid, { q: 'bonjour', locales: ['fr', 'fra'] })).hits)).toEqual([1]);
+    const get = await s.api('GET', `/indexes/${uid}/search?q=bonjour&locales=fr,eng`);
+    expect(get.status).toBe(200);
+    const bad = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'bonjour', locales: ['french'] } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('invalid_search_locales');
+    expect(bad.body.message.startsWith('Unknown value `french` at `.locales[0]`: ')).toBe(true);
   });
 
   it('when the dictionary holds a string, then it is one word', async () => {

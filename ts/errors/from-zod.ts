@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { ApiError } from './api-error';
+import { unknownValue } from '../settings/deserr';
 
 export type FieldCodes = Record<string, string>;
 
@@ -57,6 +58,10 @@ export function parseWith<T>(schema: z.ZodType<T>, body: unknown, codes: FieldCo
     message = `Invalid value type: expected an object, but found ${describe(body)}: \`${JSON.stringify(body)}\``;
   } else if (value === undefined) {
     message = `Missing field \`${String(field)}\``;
+  } else if (issue.code === 'invalid_value' && typeof value === 'string') {
+    // An enum: deserr's "Unknown value" message, with its suggestion.
+    const accepted = (issue.values ?? []).map(String);
+    message = unknownValue(value, accepted, issue.path.map((p) => (typeof p === 'number' ? p : String(p)))).message;
   } else if (issue.code === 'invalid_type') {
     message = `Invalid value type at \`${pathText(issue.path)}\`: expected ${issue.expected === 'array' ? 'an array' : issue.expected === 'object' ? 'an object' : `a ${issue.expected}`}, but found ${describe(value)}: \`${JSON.stringify(value)}\``;
   } else {

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
+import { canonicalLocale, LOCALES } from '../settings/defaults';
 
 const filterShape = z.union([z.string(), z.array(z.union([z.string(), z.array(z.string())]))]).nullable();
 const strList = z.array(z.string()).nullable();
@@ -37,7 +38,7 @@ export const SearchSchema = z.strictObject({
   matchingStrategy: z.enum(['last', 'all', 'frequency']).optional(),
   attributesToSearchOn: strList.optional(),
   rankingScoreThreshold: z.number().min(0).max(1).nullable().optional(),
-  locales: strList.optional(),
+  locales: z.array(z.enum(LOCALES as [string, ...string[]])).nullable().optional(),
   hybrid: z.unknown().optional(),
   personalize: z.unknown().optional(),
   useNetwork: z.boolean().optional(),
@@ -115,6 +116,7 @@ export function engineQuery(b: SearchBody): Record<string, unknown> {
     showRankingScore: b.showRankingScore ?? false,
     showRankingScoreDetails: b.showRankingScoreDetails ?? false,
     rankingScoreThreshold: b.rankingScoreThreshold ?? null,
+    locales: b.locales ? b.locales.map(canonicalLocale) : null,
   };
 }
 

@@ -1231,24 +1231,26 @@ impl Index {
                 .doc_freq(&Term::from_field_text(self.fields.words, w))
                 .map_err(tv)
         };
-        // Two query words written as one: the concatenation matches both, at one typo each
-        // (Meilisearch's 2-gram costs 2). Not for the prefix word.
+        // Two or three query words written as one: the concatenation matches each of them,
+        // at one typo each (Meilisearch's n-grams cost n). Not with the prefix word.
         let mut ngrams: Vec<(usize, Term)> = Vec::new();
-        for i in 1..terms.groups.len() {
-            let (Group::Word { word: a, .. }, Group::Word { word: b, .. }) =
-                (&terms.groups[i - 1], &terms.groups[i])
-            else {
-                continue;
-            };
-            let (qa, qb) = (&terms.words[*a], &terms.words[*b]);
-            if qb.prefix || terms.positions[i] != terms.positions[i - 1] + 1 {
-                continue;
-            }
-            let joined = format!("{}{}", qa.word, qb.word);
-            if exists(&joined)? > 0 {
-                let t = Term::from_field_text(self.fields.words, &joined);
-                ngrams.push((i - 1, t.clone()));
-                ngrams.push((i, t));
+        for start in 0..terms.groups.len() {
+            let mut joined = String::new();
+            for end in start..(start + 3).min(terms.groups.len()) {
+                let Group::Word { word, .. } = &terms.groups[end] else {
+                    break;
+                };
+                let qw = &terms.words[*word];
+                if qw.prefix
+                    || (end > start && terms.positions[end] != terms.positions[end - 1] + 1)
+                {
+                    break;
+                }
+                joined.push_str(&qw.word);
+                if end > start && exists(&joined)? > 0 {
+                    let t = Term::from_field_text(self.fields.words, &joined);
+                    ngrams.extend((start..=end).map(|i| (i, t.clone())));
+                }
             }
         }
         for (gi, g) in terms.groups.iter_mut().enumerate() {
