@@ -160,7 +160,7 @@ describe('short pages', () => {
       docs.push({ id, title: pick(1 + (next() % 3)), body: pick(1 + (next() % 6)) });
     }
     const uid = await index(docs, { searchableAttributes: ['title', 'body'] });
-    for (const q of ['sun', 'sun ', 'su', 'moon', 'sunflower', 'star sun', 'sky', 'sunnx ', 'sunflowr', 'moon star', 'star sun moon']) {
+    for (const q of ['sun', 'sun ', 'su', 'moon', 'sunflower', 'star sun', 'sky', 'sunnx ', 'sunflowr', 'moon star', 'star sun moon', 'moon st', 'sun sunn', 'sky moon ']) {
       const full = order((await search(uid, { q, limit: 200 })).hits);
       expect(full.length).toBeGreaterThan(0);
       for (const limit of [1, 3, 10]) {

@@ -820,6 +820,8 @@ impl Terms {
 struct Shortcut {
     opening: Option<(usize, bool)>,
     field: Option<usize>,
+    /// `proximity` right after `typo`: the digits zero for words in a row.
+    in_a_row: Option<usize>,
 }
 
 /// A set of documents holding a level's best ones: when enough of its documents have
@@ -2083,7 +2085,14 @@ impl Index {
                     break;
                 }
             }
-            (by_words && typo_next).then_some(Shortcut { opening, field })
+            // With `byAttribute`, words in one field are as close as words in a row.
+            let in_a_row =
+                (rules.get(2) == Some(&rank::Rule::Proximity) && !by_attribute).then_some(3);
+            (by_words && typo_next).then_some(Shortcut {
+                opening,
+                field,
+                in_a_row,
+            })
         };
         let mut out: Vec<Ranked> = Vec::new();
         // Per segment: a bitset of the documents an earlier level ranked.
@@ -2314,6 +2323,48 @@ impl Index {
             };
             out.push(ShortcutSet {
                 query,
+                zero_to,
+                typos: typo,
+            });
+        }
+        // Two words in a row, as a phrase (the second with its completions), `proximity`
+        // right after `typo`. (Three words at proximity 0 need not form one phrase: each
+        // pair may be adjacent in a different place.)
+        if let (Some(zero_to), 2, true) = (cut.in_a_row, kept.len(), adjacent) {
+            let mut fixed: Vec<(usize, Term)> = Vec::new();
+            let mut last: Vec<Term> = Vec::new();
+            for (n, &k) in kept.iter().enumerate() {
+                let Group::Word {
+                    exact, synonyms, ..
+                } = &terms.groups[k]
+                else {
+                    return out;
+                };
+                if !synonyms.is_empty() || (n + 1 < kept.len() && exact.len() != 1) {
+                    return out;
+                }
+                let offset = (terms.positions[k] - terms.positions[kept[0]]) as usize;
+                if n + 1 < kept.len() {
+                    fixed.push((offset, exact[0].clone()));
+                } else {
+                    last = exact.clone();
+                    fixed.push((offset, exact[0].clone()));
+                }
+            }
+            let (offset, _) = fixed.pop().expect("two words or more");
+            let phrases: Vec<(Occur, Box<dyn Query>)> = last
+                .into_iter()
+                .map(|t| -> (Occur, Box<dyn Query>) {
+                    let mut words = fixed.clone();
+                    words.push((offset, t));
+                    (
+                        Occur::Should,
+                        Box::new(tantivy::query::PhraseQuery::new_with_offset(words)),
+                    )
+                })
+                .collect();
+            out.push(ShortcutSet {
+                query: Box::new(BooleanQuery::new(phrases)),
                 zero_to,
                 typos: typo,
             });
