@@ -157,6 +157,30 @@ impl Ranked {
     }
 }
 
+/// A candidate ordered by its verdict then internal id (better is smaller), for keeping the
+/// best few of a level without holding all of it.
+struct ByCost(Ranked);
+
+impl PartialEq for ByCost {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for ByCost {}
+
+impl PartialOrd for ByCost {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ByCost {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.0.verdict.cost, self.0.iid).cmp(&(other.0.verdict.cost, other.0.iid))
+    }
+}
+
 /// One step of comparing candidates: a run of relevancy rules (their verdict digits) or a
 /// sort key.
 enum Step {
@@ -2141,13 +2165,22 @@ impl Index {
                     let docs = searcher
                         .search(set.query.as_ref(), &LevelDocs)
                         .map_err(tv)?;
-                    let mut best = self.rank_docs(
-                        searcher, &ctx, qt, docs, allowed, &mut seen, false, deadline,
-                    )?;
                     // The fewest typos the level has, nothing lost on the next rules.
                     let expected = (set.typos as u128) << (16 * (set.zero_to - 2));
-                    best.retain(|r| r.verdict.cost_range(1, set.zero_to) == expected);
-                    if best.len() >= n - out.len() {
+                    let top = |v: &rank::Verdict| v.cost_range(1, set.zero_to) == expected;
+                    let (mut best, count) = self.rank_docs(
+                        searcher,
+                        &ctx,
+                        qt,
+                        docs,
+                        allowed,
+                        &mut seen,
+                        false,
+                        deadline,
+                        &top,
+                        key_specs.is_empty().then_some(n - out.len()),
+                    )?;
+                    if count >= n - out.len() {
                         self.keep_best(rtxn, key_specs, rules, &mut best, n - out.len())?;
                         out.extend(best);
                         return Ok((out, false));
@@ -2156,7 +2189,8 @@ impl Index {
             }
             let query = terms.kept_query(&kept, *reach);
             let docs = searcher.search(query.as_ref(), &LevelDocs).map_err(tv)?;
-            let mut level = self.rank_docs(
+            let k = need.map(|n| n.saturating_sub(out.len()));
+            let (mut level, count) = self.rank_docs(
                 searcher,
                 &ctx,
                 qt,
@@ -2165,9 +2199,10 @@ impl Index {
                 &mut seen,
                 !last_level,
                 deadline,
+                &|_| true,
+                k.filter(|_| key_specs.is_empty()),
             )?;
-            let k = need.map(|n| n.saturating_sub(out.len()));
-            if k.is_some_and(|k| level.len() > k) || Instant::now() >= deadline {
+            if k.is_some_and(|k| count > k) || Instant::now() >= deadline {
                 complete = false;
             }
             self.keep_best(rtxn, key_specs, rules, &mut level, k.unwrap_or(usize::MAX))?;
@@ -2385,7 +2420,12 @@ impl Index {
         seen: &mut [Vec<u64>],
         mark: bool,
         deadline: Instant,
-    ) -> Result<Vec<Ranked>> {
+        accept: &dyn Fn(&rank::Verdict) -> bool,
+        keep: Option<usize>,
+    ) -> Result<(Vec<Ranked>, usize)> {
+        // With `keep` (no sort key to read), only the best `keep` are held, worst on top.
+        let mut best: std::collections::BinaryHeap<ByCost> = Default::default();
+        let mut accepted = 0usize;
         let mut level: Vec<Ranked> = Vec::new();
         let mut scratch = Vec::new();
         let mut ranked = 0usize;
@@ -2398,33 +2438,59 @@ impl Index {
                 .collect::<tantivy::Result<Vec<_>>>()
                 .map_err(tv)?;
             let lens = reader.fast_fields().u64("lens").map_err(tv)?;
+            // Allocated only when this level marks documents: a fresh bitset costs the
+            // kernel zeroed pages on every search.
             let seen = &mut seen[seg as usize];
-            seen.resize(reader.max_doc().div_ceil(64) as usize, 0);
+            if mark && seen.is_empty() {
+                seen.resize(reader.max_doc().div_ceil(64) as usize, 0);
+            }
             for (doc, iid) in list {
                 ranked += 1;
                 if ranked.is_multiple_of(4096) && Instant::now() >= deadline {
-                    return Ok(level);
+                    break;
                 }
                 let (word, bit) = ((doc / 64) as usize, 1u64 << (doc % 64));
-                if allowed.is_some_and(|a| !a.contains(iid)) || seen[word] & bit != 0 {
+                let earlier = seen.get(word).is_some_and(|w| w & bit != 0);
+                if earlier || allowed.is_some_and(|a| !a.contains(iid)) {
                     continue;
                 }
                 if mark {
                     seen[word] |= bit;
                 }
                 let doc_lens = || lens.values_for_doc(doc).collect::<Vec<u64>>();
-                if let Some(verdict) =
-                    rank::rank(ctx, qt, &mut readers, doc, &doc_lens, &mut scratch)
-                {
-                    level.push(Ranked {
-                        iid,
-                        verdict,
-                        keys: Vec::new(),
-                    });
+                let Some(verdict) = rank::rank(ctx, qt, &mut readers, doc, &doc_lens, &mut scratch)
+                else {
+                    continue;
+                };
+                if !accept(&verdict) {
+                    continue;
+                }
+                accepted += 1;
+                let r = Ranked {
+                    iid,
+                    verdict,
+                    keys: Vec::new(),
+                };
+                match keep {
+                    Some(k) => {
+                        if best.len() < k {
+                            best.push(ByCost(r));
+                        } else if best
+                            .peek()
+                            .is_some_and(|w| (r.verdict.cost, r.iid) < (w.0.verdict.cost, w.0.iid))
+                        {
+                            best.pop();
+                            best.push(ByCost(r));
+                        }
+                    }
+                    None => level.push(r),
                 }
             }
         }
-        Ok(level)
+        if keep.is_some() {
+            level = best.into_iter().map(|b| b.0).collect();
+        }
+        Ok((level, accepted))
     }
 
     /// Orders `level` and keeps its best `k`, reading sort keys when rules need them.
