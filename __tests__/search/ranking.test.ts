@@ -311,6 +311,18 @@ describe('tokenization settings', () => {
     expect(order((await search(uid, { q: 'green ' })).hits)).toEqual([3]);
   });
 
+  it('when a payload repeats documents across tokenizing chunks, then each is indexed once, as its last version', async () => {
+    const docs: Doc[] = [];
+    for (let i = 0; i < 5000; i++) docs.push({ id: i % 4500, t: `common first${i % 4500}` });
+    for (let i = 0; i < 300; i++) docs.push({ id: i * 7, t: `common final${i * 7}` });
+    const uid = await index(docs, { pagination: { maxTotalHits: 10000 }, typoTolerance: { enabled: false } });
+    const all = await search(uid, { q: 'common ', hitsPerPage: 1 });
+    expect(all.totalHits).toBe(4500);
+    expect((await search(uid, { q: 'first7 ' })).hits).toEqual([]);
+    expect(order((await search(uid, { q: 'final7 ' })).hits)).toEqual([7]);
+    expect(order((await search(uid, { q: 'first8 ' })).hits)).toEqual([8]);
+  });
+
   it('when locales are given, then they are checked and accepted in both forms', async () => {
     const uid = await index([{ id: 1, t: 'bonjour' }]);
     expect(order((await search(uid, { q: 'bonjour', locales: ['fr', 'fra'] })).hits)).toEqual([1]);

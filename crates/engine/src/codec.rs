@@ -66,6 +66,11 @@ impl FieldsMap {
         id
     }
 
+    /// The id of `name`, if it has one.
+    pub fn id(&self, name: &str) -> Option<u32> {
+        self.ids.get(name).copied()
+    }
+
     /// Every name with its id (ids are positions).
     pub fn names(&self) -> &[String] {
         &self.names

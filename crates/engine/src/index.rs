@@ -13,7 +13,7 @@
 //! tantivy from LMDB. A batch replayed after a crash between step 1 and the task store's own
 //! commit is recognised by its task uids and answered from the stored results.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -222,6 +222,9 @@ impl ColumnCache {
 const FILTER_CACHE_SIZE: usize = 16;
 
 const WRITER_MEMORY_PER_THREAD: usize = 64 << 20;
+
+/// Documents tokenized together, split among threads (see `Index::index_text`).
+const TEXT_CHUNK: usize = 4096;
 
 fn tv(e: tantivy::TantivyError) -> Error {
     Error::internal(format!("tantivy: {e}"))
@@ -455,8 +458,9 @@ impl Index {
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
                 if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
                     let doc = self.decode_doc(bytes)?;
+                    text::assign_fields(&doc, searchable.as_deref(), &mut fields);
                     let tdoc =
-                        self.tantivy_doc(iid, &doc, searchable.as_deref(), &mut fields, tokenizer);
+                        self.tantivy_doc(iid, &doc, searchable.as_deref(), &fields, tokenizer);
                     writer.add_document(tdoc).map_err(tv)?;
                 }
             }
@@ -479,7 +483,7 @@ impl Index {
         iid: u32,
         doc: &Map<String, Value>,
         searchable: Option<&[String]>,
-        fields: &mut FieldsMap,
+        fields: &FieldsMap,
         tokenizer: &charabia::Tokenizer,
     ) -> TantivyDocument {
         let text = text::doc_text(doc, searchable, fields, tokenizer);
@@ -801,13 +805,9 @@ impl Index {
                 let (iid, bytes) = item.map_err(heed_error)?;
                 let doc = codec::decode(bytes, &state.fields)?;
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
-                let tdoc = self.tantivy_doc(
-                    iid,
-                    &doc,
-                    searchable.as_deref(),
-                    &mut state.fields,
-                    tokenizer,
-                );
+                text::assign_fields(&doc, searchable.as_deref(), &mut state.fields);
+                let tdoc =
+                    self.tantivy_doc(iid, &doc, searchable.as_deref(), &state.fields, tokenizer);
                 writer.add_document(tdoc).map_err(tv)?;
                 state.dirty.insert(iid);
             }
@@ -887,72 +887,143 @@ impl Index {
         let mut done = 0u64;
         let mut encoded = Vec::with_capacity(256);
         let analyzer = tokens::Analyzer::from_settings(settings.as_ref());
-        analyzer.with(|tokenizer| {
-            payload::read_staged(file, |mut doc| {
-                let ext = docid::document_id(&doc, &pk)?;
-                let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
-                let iid = match existing {
-                    Some(iid) => {
-                        let old_bytes = self.store.docs.get(txn, &iid).map_err(heed_error)?;
-                        if let Some(old_bytes) = old_bytes {
-                            let old = codec::decode(old_bytes, &state.fields)?;
-                            for k in old.keys() {
-                                decrement(&mut state.field_distribution, k);
-                            }
-                            if method == Method::Update {
-                                let mut merged = old;
-                                for (k, v) in doc {
-                                    merged.insert(k, v);
-                                }
-                                doc = merged;
-                            }
+        // Documents written to LMDB whose text is not yet in tantivy: tokenized a chunk at a
+        // time on every core.
+        let mut pending: Vec<(u32, Map<String, Value>)> = Vec::with_capacity(TEXT_CHUNK);
+        let mut pending_ids: HashSet<u32> = HashSet::new();
+        payload::read_staged(file, |mut doc| {
+            let ext = docid::document_id(&doc, &pk)?;
+            let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
+            let iid = match existing {
+                Some(iid) => {
+                    let old_bytes = self.store.docs.get(txn, &iid).map_err(heed_error)?;
+                    if let Some(old_bytes) = old_bytes {
+                        let old = codec::decode(old_bytes, &state.fields)?;
+                        for k in old.keys() {
+                            decrement(&mut state.field_distribution, k);
                         }
-                        iid
+                        if method == Method::Update {
+                            let mut merged = old;
+                            for (k, v) in doc {
+                                merged.insert(k, v);
+                            }
+                            doc = merged;
+                        }
                     }
-                    None if skip_creation => {
-                        done += 1;
-                        return Ok(());
-                    }
-                    None => {
-                        let iid = state.next_id;
-                        state.next_id = state
-                            .next_id
-                            .checked_add(1)
-                            .ok_or_else(|| Error::internal("internal id space exhausted"))?;
-                        self.store.ids.put(txn, &ext, &iid).map_err(heed_error)?;
-                        iid
-                    }
-                };
-                for k in doc.keys() {
-                    *state.field_distribution.entry(k.clone()).or_insert(0) += 1;
+                    iid
                 }
-                codec::encode(&doc, &mut state.fields, &mut encoded);
-                self.store
-                    .docs
-                    .put(txn, &iid, &encoded)
-                    .map_err(heed_error)?;
-                state.dirty.insert(iid);
-                // A new internal id has never reached tantivy (ids only grow, and a batch
-                // that fails rolls tantivy back with LMDB): nothing to delete.
-                if existing.is_some() {
-                    writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+                None if skip_creation => {
+                    done += 1;
+                    return Ok(());
                 }
-                let tdoc = self.tantivy_doc(
-                    iid,
-                    &doc,
+                None => {
+                    let iid = state.next_id;
+                    state.next_id = state
+                        .next_id
+                        .checked_add(1)
+                        .ok_or_else(|| Error::internal("internal id space exhausted"))?;
+                    self.store.ids.put(txn, &ext, &iid).map_err(heed_error)?;
+                    iid
+                }
+            };
+            for k in doc.keys() {
+                *state.field_distribution.entry(k.clone()).or_insert(0) += 1;
+            }
+            codec::encode(&doc, &mut state.fields, &mut encoded);
+            self.store
+                .docs
+                .put(txn, &iid, &encoded)
+                .map_err(heed_error)?;
+            state.dirty.insert(iid);
+            // A new internal id has never reached tantivy (ids only grow, and a batch that
+            // fails rolls tantivy back with LMDB): nothing to delete. A document repeated in
+            // the payload is deleted after its earlier version reached tantivy.
+            if existing.is_some() {
+                if pending_ids.contains(&iid) {
+                    self.index_text(
+                        writer,
+                        &mut pending,
+                        searchable.as_deref(),
+                        &state.fields,
+                        &analyzer,
+                    )?;
+                    pending_ids.clear();
+                }
+                writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+            }
+            text::assign_fields(&doc, searchable.as_deref(), &mut state.fields);
+            pending.push((iid, doc));
+            pending_ids.insert(iid);
+            if pending.len() >= TEXT_CHUNK {
+                self.index_text(
+                    writer,
+                    &mut pending,
                     searchable.as_deref(),
-                    &mut state.fields,
-                    tokenizer,
-                );
-                writer.add_document(tdoc).map_err(tv)?;
-                done += 1;
-                if done.is_multiple_of(4096) {
-                    self.set_progress(|p| p.done = done);
-                }
-                Ok(())
-            })
+                    &state.fields,
+                    &analyzer,
+                )?;
+                pending_ids.clear();
+            }
+            done += 1;
+            if done.is_multiple_of(4096) {
+                self.set_progress(|p| p.done = done);
+            }
+            Ok(())
         })?;
+        self.index_text(
+            writer,
+            &mut pending,
+            searchable.as_deref(),
+            &state.fields,
+            &analyzer,
+        )?;
         Ok(total)
+    }
+
+    /// Tokenizes `pending` on every core (up to 4 threads) and hands the documents to
+    /// tantivy in order; empties `pending`.
+    fn index_text(
+        &self,
+        writer: &mut IndexWriter,
+        pending: &mut Vec<(u32, Map<String, Value>)>,
+        searchable: Option<&[String]>,
+        fields: &FieldsMap,
+        analyzer: &tokens::Analyzer,
+    ) -> Result<()> {
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 4);
+        let part = pending.len().div_ceil(threads);
+        let docs: Vec<Vec<TantivyDocument>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = pending
+                .chunks(part)
+                .map(|chunk| {
+                    scope.spawn(move || {
+                        analyzer.with(|tokenizer| {
+                            chunk
+                                .iter()
+                                .map(|(iid, doc)| {
+                                    self.tantivy_doc(*iid, doc, searchable, fields, tokenizer)
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a tokenizing thread panicked"))
+                .collect()
+        });
+        for tdoc in docs.into_iter().flatten() {
+            writer.add_document(tdoc).map_err(tv)?;
+        }
+        pending.clear();
+        Ok(())
     }
 
     /// Deletes the documents (as this batch sees them) matching `filter`, validated against

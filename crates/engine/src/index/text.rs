@@ -66,17 +66,12 @@ fn leaves<'a>(path: &mut String, value: &'a Value, f: &mut impl FnMut(&str, &'a 
     }
 }
 
-/// The searchable text of `doc` (`searchable`: the searchable attributes, `None` for all).
-pub fn doc_text(
-    doc: &Map<String, Value>,
+/// Calls `f` with each searchable leaf (path, value) of `doc`.
+fn searchable_leaves<'a>(
+    doc: &'a Map<String, Value>,
     searchable: Option<&[String]>,
-    fields: &mut FieldsMap,
-    tokenizer: &Tokenizer,
-) -> DocText {
-    // Per field: the next free position and the word count, in first-seen order.
-    let mut state: Vec<(u32, u32, u32)> = Vec::new();
-    let mut tokens: Vec<Token> = Vec::new();
-    let mut field_words: Vec<Token> = Vec::new();
+    mut f: impl FnMut(&str, &'a Value),
+) {
     let mut path = String::new();
     for (k, v) in doc {
         if k == "_vectors" {
@@ -85,67 +80,93 @@ pub fn doc_text(
         path.clear();
         path.push_str(k);
         leaves(&mut path, v, &mut |p, leaf| {
-            if let Some(s) = searchable {
-                if !s.iter().any(|a| within(p, a)) {
-                    return;
-                }
+            if searchable.is_none_or(|s| s.iter().any(|a| within(p, a))) {
+                f(p, leaf);
             }
-            let fid = fields.id_or_insert(p);
-            if fid > u16::MAX as u32 {
+        });
+    }
+}
+
+/// Gives every searchable leaf path of `doc` a field id (before [`doc_text`], which may run
+/// on several threads at once).
+pub fn assign_fields(
+    doc: &Map<String, Value>,
+    searchable: Option<&[String]>,
+    fields: &mut FieldsMap,
+) {
+    searchable_leaves(doc, searchable, |p, _| {
+        fields.id_or_insert(p);
+    });
+}
+
+/// The searchable text of `doc` (`searchable`: the searchable attributes, `None` for all);
+/// its paths have ids (see [`assign_fields`]).
+pub fn doc_text(
+    doc: &Map<String, Value>,
+    searchable: Option<&[String]>,
+    fields: &FieldsMap,
+    tokenizer: &Tokenizer,
+) -> DocText {
+    // Per field: the next free position and the word count, in first-seen order.
+    let mut state: Vec<(u32, u32, u32)> = Vec::new();
+    let mut tokens: Vec<Token> = Vec::new();
+    let mut field_words: Vec<Token> = Vec::new();
+    searchable_leaves(doc, searchable, |p, leaf| {
+        let Some(fid) = fields.id(p) else { return };
+        if fid > u16::MAX as u32 {
+            return;
+        }
+        let slot = match state.iter().position(|(f, _, _)| *f == fid) {
+            Some(i) => i,
+            None => {
+                state.push((fid, 0, 0));
+                state.len() - 1
+            }
+        };
+        let text = match leaf {
+            Value::String(s) => std::borrow::Cow::Borrowed(s.as_str()),
+            other => std::borrow::Cow::Owned(other.to_string()),
+        };
+        let first = state[slot].1;
+        let mut count = 0;
+        let mut any = false;
+        let last = tokens::walk(tokenizer, &text, first, |piece| {
+            let Piece::Word(w) = piece else { return };
+            any = true;
+            if w.stop || w.text.len() > MAX_WORD_BYTES || w.position > MAX_POSITION {
                 return;
             }
-            let slot = match state.iter().position(|(f, _, _)| *f == fid) {
-                Some(i) => i,
-                None => {
-                    state.push((fid, 0, 0));
-                    state.len() - 1
-                }
-            };
-            let text = match leaf {
-                Value::String(s) => std::borrow::Cow::Borrowed(s.as_str()),
-                other => std::borrow::Cow::Owned(other.to_string()),
-            };
-            let first = state[slot].1;
-            let mut count = 0;
-            let mut any = false;
-            let last = tokens::walk(tokenizer, &text, first, |piece| {
-                let Piece::Word(w) = piece else { return };
-                any = true;
-                if w.stop || w.text.len() > MAX_WORD_BYTES || w.position > MAX_POSITION {
-                    return;
-                }
-                count += 1;
-                let position = ((fid << 16) | w.position) as usize;
-                field_words.push(Token {
-                    offset_from: 0,
-                    offset_to: 0,
-                    position: field_words.len(),
-                    text: field_word(fid, &w.text),
-                    position_length: 1,
-                });
-                if w.position == 0 {
-                    tokens.push(Token {
-                        offset_from: 0,
-                        offset_to: 0,
-                        position,
-                        text: first_word_marker(fid, &w.text),
-                        position_length: 1,
-                    });
-                }
+            count += 1;
+            let position = ((fid << 16) | w.position) as usize;
+            field_words.push(Token {
+                offset_from: 0,
+                offset_to: 0,
+                position: field_words.len(),
+                text: field_word(fid, &w.text),
+                position_length: 1,
+            });
+            if w.position == 0 {
                 tokens.push(Token {
                     offset_from: 0,
                     offset_to: 0,
                     position,
-                    text: w.text,
+                    text: first_word_marker(fid, &w.text),
                     position_length: 1,
                 });
-            });
-            if any {
-                state[slot].1 = last + 8;
             }
-            state[slot].2 += count;
+            tokens.push(Token {
+                offset_from: 0,
+                offset_to: 0,
+                position,
+                text: w.text,
+                position_length: 1,
+            });
         });
-    }
+        if any {
+            state[slot].1 = last + 8;
+        }
+        state[slot].2 += count;
+    });
     let lens = state
         .iter()
         .filter(|(_, _, count)| *count <= COUNTED_FIELD_WORDS)
