@@ -3,6 +3,7 @@
  * `succeeded` after a restart on the same data, with all its documents present.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../helpers/server';
 
@@ -79,4 +80,39 @@ describe('crash safety', () => {
       await new Promise((res) => child.once('exit', res));
     }
   }, 180000);
+
+  it('when the inverted index is lost, then a restart rebuilds it from the stored documents', async () => {
+    const dbPath = tempDir('quarry-rebuild-');
+    let { child, url } = await startChild(dbPath);
+    const docs = Array.from({ length: 3000 }, (_, i) => ({ id: i, title: i === 7 ? 'lighthouse keeper' : `title ${i}` }));
+    let r = await call(url, 'POST', '/indexes/rebuild/documents', docs);
+    for (let i = 0; i < 400; i++) {
+      const t = (await call(url, 'GET', `/tasks/${r.body.taskUid}`)).body;
+      if (t.status === 'succeeded') break;
+      await new Promise((res) => setTimeout(res, 25));
+    }
+    r = await call(url, 'POST', '/indexes/rebuild/search', { q: 'lighthouse' });
+    expect(r.body.hits.map((h: any) => h.id)).toEqual([7]);
+    child.kill('SIGTERM');
+    await new Promise((res) => child.once('exit', res));
+
+    const indexes = path.join(dbPath, 'indexes');
+    const [dir] = fs.readdirSync(indexes);
+    const tantivy = path.join(indexes, dir, 'tantivy');
+    expect(fs.existsSync(tantivy)).toBe(true);
+    fs.rmSync(tantivy, { recursive: true });
+
+    ({ child, url } = await startChild(dbPath));
+    try {
+      r = await call(url, 'POST', '/indexes/rebuild/search', { q: 'lighthouse' });
+      expect(r.body.hits.map((h: any) => h.id)).toEqual([7]);
+      r = await call(url, 'POST', '/indexes/rebuild/search', { q: 'title', page: 1, hitsPerPage: 1 });
+      expect(r.body.totalHits).toBe(1000);
+      r = await call(url, 'POST', '/indexes/rebuild/search', { q: 'title 2999 ', matchingStrategy: 'all' });
+      expect(r.body.hits.map((h: any) => h.id)).toEqual([2999]);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((res) => child.once('exit', res));
+    }
+  });
 });

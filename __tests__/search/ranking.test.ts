@@ -283,10 +283,14 @@ describe('query derivations and typo settings', () => {
     expect(r.hits.map((h: any) => h._rankingScoreDetails.proximity.score)).toEqual([1, 1]);
   });
 
-  it('when searchCutoffMs is set, then searches still answer with ranked hits', async () => {
-    const uid = await index([{ id: 1, t: 'alpha' }], { searchCutoffMs: 1 });
-    const r = await search(uid, { q: 'alpha' });
-    expect(order(r.hits)).toEqual([1]);
+  it('when searchCutoffMs runs out, then searches still answer with a full page of matching hits', async () => {
+    const docs = Array.from({ length: 5000 }, (_, i) => ({ id: i, t: `alpha beta ${i % 7 === 0 ? 'gamma' : 'delta'} ${i}` }));
+    const uid = await index(docs, { searchCutoffMs: 1 });
+    for (const q of ['alpha', 'alpha gamma', 'alpha 12']) {
+      const r = await search(uid, { q });
+      expect(r.hits.length).toBe(20);
+      for (const h of r.hits) expect(h.t.startsWith('alpha')).toBe(true);
+    }
   });
 });
 

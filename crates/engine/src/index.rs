@@ -260,7 +260,19 @@ impl Index {
         let schema = builder.build();
         let mmap = tantivy::directory::MmapDirectory::open(&tdir)
             .map_err(|e| Error::internal(e.to_string()))?;
-        let tantivy = tantivy::Index::open_or_create(mmap, schema).map_err(tv)?;
+        let tantivy = match tantivy::Index::open_or_create(mmap, schema.clone()) {
+            Ok(t) => t,
+            // Written with another layout by an earlier version: tantivy only derives from
+            // LMDB, so it starts empty and is rebuilt below.
+            Err(tantivy::TantivyError::SchemaError(_)) => {
+                std::fs::remove_dir_all(&tdir).map_err(payload::io_error)?;
+                std::fs::create_dir_all(&tdir).map_err(payload::io_error)?;
+                let mmap = tantivy::directory::MmapDirectory::open(&tdir)
+                    .map_err(|e| Error::internal(e.to_string()))?;
+                tantivy::Index::open_or_create(mmap, schema).map_err(tv)?
+            }
+            Err(e) => return Err(tv(e)),
+        };
         let reader = tantivy
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -290,6 +302,7 @@ impl Index {
             *index.fields_map.write().unwrap() = Arc::new(fields);
         }
         index.recover()?;
+        index.rebuild_if_behind()?;
         Ok(index)
     }
 
@@ -415,6 +428,34 @@ impl Index {
             self.feed_tantivy(writer, &dirty)?;
             self.commit_tantivy(writer, generation)?;
         }
+        let mut wtxn = self.store.write()?;
+        self.store.del_meta(&mut wtxn, keys::DIRTY)?;
+        wtxn.commit().map_err(heed_error)?;
+        Ok(())
+    }
+
+    /// Rebuilds tantivy from LMDB when it is behind with nothing left to replay: its
+    /// directory was lost, or was written with another layout.
+    fn rebuild_if_behind(&self) -> Result<()> {
+        let rtxn = self.store.read()?;
+        let generation = self.store.get_u64(&rtxn, keys::GENERATION)?;
+        drop(rtxn);
+        if self.tantivy_generation()? == generation {
+            return Ok(());
+        }
+        let mut guard = self.writer.lock().unwrap();
+        let writer = self.writer_mut(&mut guard)?;
+        writer.delete_all_documents().map_err(tv)?;
+        let mut wtxn = self.store.write()?;
+        let mut state = self.load_state(&wtxn)?;
+        let settings = self.stored_settings(&wtxn)?.unwrap_or(Value::Null);
+        self.reindex_text(&mut wtxn, writer, &mut state, &settings)?;
+        // Every document is dirty until tantivy commits: a crash in between replays them.
+        self.save_state(&mut wtxn, &state)?;
+        self.store.put_dirty(&mut wtxn, &state.dirty)?;
+        *self.fields_map.write().unwrap() = Arc::new(state.fields.clone());
+        wtxn.commit().map_err(heed_error)?;
+        self.commit_tantivy(writer, generation)?;
         let mut wtxn = self.store.write()?;
         self.store.del_meta(&mut wtxn, keys::DIRTY)?;
         wtxn.commit().map_err(heed_error)?;

@@ -2123,11 +2123,13 @@ impl Index {
         let mut seen: Vec<Vec<u64>> = vec![Vec::new(); searcher.segment_readers().len()];
         let mut complete = true;
         let mut qterms: Option<(Vec<rank::QueryTerm>, Vec<u8>)> = None;
+        let mut timed_out = false;
         for (li, (dropped, reach)) in levels.iter().enumerate() {
             let last_level = li + 1 == levels.len();
-            // Past `searchCutoffMs`, the page is what was ranked so far.
+            // Past `searchCutoffMs`, the page is what was ranked so far, completed below.
             if Instant::now() >= deadline {
                 complete = false;
+                timed_out = true;
                 break;
             }
             if let Some(n) = need {
@@ -2207,6 +2209,36 @@ impl Index {
             }
             self.keep_best(rtxn, key_specs, rules, &mut level, k.unwrap_or(usize::MAX))?;
             out.extend(level);
+        }
+        // Degraded mode (Meilisearch's too): candidates not ranked in time follow in
+        // internal-id order, so a slow search still answers with matching documents.
+        if (timed_out || Instant::now() >= deadline) && on.is_none() {
+            let want = need.unwrap_or(usize::MAX);
+            if out.len() < want {
+                let mut have: HashSet<u32> = out.iter().map(|r| r.iid).collect();
+                let reach = if terms.derived {
+                    Reach::Typos
+                } else {
+                    Reach::Completions
+                };
+                let query = terms.universe_query(reach);
+                let mut rest: Vec<u32> = searcher
+                    .search(query.as_ref(), &LevelDocs)
+                    .map_err(tv)?
+                    .into_iter()
+                    .flat_map(|(_, list)| list.into_iter().map(|(_, iid)| iid))
+                    .filter(|iid| allowed.is_none_or(|a| a.contains(*iid)))
+                    .collect();
+                rest.sort_unstable();
+                for iid in rest {
+                    if out.len() >= want {
+                        break;
+                    }
+                    if have.insert(iid) {
+                        out.push(Ranked::plain(iid));
+                    }
+                }
+            }
         }
         Ok((out, complete))
     }
