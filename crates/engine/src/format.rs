@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::tokens::{self, Analyzer};
+use charabia::Tokenizer;
+
+use crate::tokens;
 
 /// One query word.
 #[derive(Debug, Clone)]
@@ -22,33 +24,11 @@ pub struct QueryWord {
     pub typos: Vec<String>,
 }
 
-/// The words of a query as the engine searches them: normalized, deduplicated, the last one
-/// a prefix when `last_is_prefix` and no space follows it.
-pub fn query_words(text: &str, last_is_prefix: bool) -> Vec<QueryWord> {
-    let mut out: Vec<QueryWord> = Vec::new();
-    let words = Analyzer::default().with(|tk| tokens::words(tk, text));
-    for w in words {
-        if !out.iter().any(|q| q.word == w.text) {
-            out.push(QueryWord {
-                word: w.text,
-                prefix: false,
-                typos: Vec::new(),
-            });
-        }
-    }
-    if last_is_prefix && !text.ends_with(char::is_whitespace) {
-        if let Some(last) = out.last_mut() {
-            last.prefix = true;
-        }
-    }
-    out
-}
-
 /// What to do with the hit.
-pub struct Options<'a> {
+pub struct Options<'a, 't> {
     pub words: &'a [QueryWord],
     /// How the index cuts text into words (stop words aside).
-    pub analyzer: &'a Analyzer,
+    pub tokenizer: &'a Tokenizer<'t>,
     /// Attributes to highlight (`*` for all displayed ones).
     pub highlight: Option<&'a [String]>,
     /// Attributes to crop, each maybe `attr:length`.
@@ -70,11 +50,11 @@ struct Hit {
 }
 
 fn find_matches(
-    analyzer: &Analyzer,
+    tokenizer: &Tokenizer,
     text: &str,
     words: &[QueryWord],
 ) -> (Vec<(usize, usize)>, Vec<Hit>) {
-    let tokens = analyzer.with(|tk| tokens::words(tk, text));
+    let tokens = tokens::words(tokenizer, text);
     let spans = tokens.iter().map(|w| (w.start, w.end)).collect();
     let mut hits = Vec::new();
     if words.is_empty() {
@@ -131,7 +111,7 @@ fn selected(list: Option<&[String]>, path: &str) -> Option<Option<usize>> {
 
 /// Formats one string: crop (keeping `length` words around the best matches), then highlight.
 fn format_text(text: &str, o: &Options, crop: Option<usize>, highlight: bool) -> String {
-    let (spans, hits) = find_matches(o.analyzer, text, o.words);
+    let (spans, hits) = find_matches(o.tokenizer, text, o.words);
     let (from, to, cut_left, cut_right) = match crop {
         Some(length) => crop_window(text, &spans, &hits, length),
         None => (0, text.len(), false, false),
@@ -276,11 +256,11 @@ fn format_value(v: &Value, path: &str, o: &Options) -> Value {
 pub fn matches_position(
     displayed: &Map<String, Value>,
     words: &[QueryWord],
-    analyzer: &Analyzer,
+    tokenizer: &Tokenizer,
 ) -> Value {
     let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for (k, v) in displayed {
-        collect_positions(v, k, &mut Vec::new(), words, analyzer, &mut out);
+        collect_positions(v, k, &mut Vec::new(), words, tokenizer, &mut out);
     }
     serde_json::to_value(out).expect("a map of arrays serializes")
 }
@@ -290,7 +270,7 @@ fn collect_positions(
     path: &str,
     indices: &mut Vec<usize>,
     words: &[QueryWord],
-    analyzer: &Analyzer,
+    tokenizer: &Tokenizer,
     out: &mut BTreeMap<String, Vec<Value>>,
 ) {
     let text = match v {
@@ -299,20 +279,27 @@ fn collect_positions(
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 indices.push(i);
-                collect_positions(item, path, indices, words, analyzer, out);
+                collect_positions(item, path, indices, words, tokenizer, out);
                 indices.pop();
             }
             return;
         }
         Value::Object(m) => {
             for (k, inner) in m {
-                collect_positions(inner, &format!("{path}.{k}"), indices, words, analyzer, out);
+                collect_positions(
+                    inner,
+                    &format!("{path}.{k}"),
+                    indices,
+                    words,
+                    tokenizer,
+                    out,
+                );
             }
             return;
         }
         _ => return,
     };
-    let (_, hits) = find_matches(analyzer, &text, words);
+    let (_, hits) = find_matches(tokenizer, &text, words);
     for h in hits {
         let mut entry = serde_json::json!({"start": h.start, "length": h.len});
         if !indices.is_empty() {
@@ -327,13 +314,39 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    static ANALYZER: std::sync::LazyLock<Analyzer> =
-        std::sync::LazyLock::new(|| Analyzer::for_highlighting(None));
+    /// A query's words as the engine would search them: normalized, deduplicated, the last one
+    /// a prefix when `last_is_prefix` and no space follows it.
+    fn query_words(text: &str, last_is_prefix: bool) -> Vec<QueryWord> {
+        let mut out: Vec<QueryWord> = Vec::new();
+        let words = tokens::words(&TOKENIZER, text);
+        for w in words {
+            if !out.iter().any(|q| q.word == w.text) {
+                out.push(QueryWord {
+                    word: w.text,
+                    prefix: false,
+                    typos: Vec::new(),
+                });
+            }
+        }
+        if last_is_prefix && !text.ends_with(char::is_whitespace) {
+            if let Some(last) = out.last_mut() {
+                last.prefix = true;
+            }
+        }
+        out
+    }
 
-    fn opts<'a>(words: &'a [QueryWord]) -> Options<'a> {
+    /// The highlighter's tokenizer with default settings (char maps on).
+    static TOKENIZER: std::sync::LazyLock<Tokenizer<'static>> = std::sync::LazyLock::new(|| {
+        let mut builder = charabia::TokenizerBuilder::default();
+        builder.create_char_map(true);
+        builder.into_tokenizer()
+    });
+
+    fn opts<'a>(words: &'a [QueryWord]) -> Options<'a, 'static> {
         Options {
             words,
-            analyzer: &ANALYZER,
+            tokenizer: &TOKENIZER,
             highlight: None,
             crop: None,
             crop_length: 10,
@@ -397,7 +410,7 @@ mod tests {
     fn match_positions_are_bytes_with_array_indices() {
         let words = query_words("élan fan", true);
         let doc = json!({"t": "un élan", "g": ["x", "Fantasy"], "n": 5});
-        let m = matches_position(doc.as_object().unwrap(), &words, &ANALYZER);
+        let m = matches_position(doc.as_object().unwrap(), &words, &TOKENIZER);
         assert_eq!(
             m,
             json!({"g": [{"start": 0, "length": 3, "indices": [1]}], "t": [{"start": 3, "length": 5}]})

@@ -226,6 +226,14 @@ const WRITER_MEMORY_PER_THREAD: usize = 64 << 20;
 /// Documents tokenized together, split among threads (see `Index::index_text`).
 const TEXT_CHUNK: usize = 4096;
 
+/// Documents written to LMDB whose text is not yet in tantivy, and their internal ids (a
+/// repeated document must reach tantivy before its next version deletes it).
+#[derive(Default)]
+struct PendingText {
+    docs: Vec<(u32, Map<String, Value>)>,
+    ids: HashSet<u32>,
+}
+
 fn tv(e: tantivy::TantivyError) -> Error {
     Error::internal(format!("tantivy: {e}"))
 }
@@ -930,8 +938,7 @@ impl Index {
         let analyzer = tokens::Analyzer::from_settings(settings.as_ref());
         // Documents written to LMDB whose text is not yet in tantivy: tokenized a chunk at a
         // time on every core.
-        let mut pending: Vec<(u32, Map<String, Value>)> = Vec::with_capacity(TEXT_CHUNK);
-        let mut pending_ids: HashSet<u32> = HashSet::new();
+        let mut pending = PendingText::default();
         payload::read_staged(file, |mut doc| {
             let ext = docid::document_id(&doc, &pk)?;
             let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
@@ -980,7 +987,7 @@ impl Index {
             // fails rolls tantivy back with LMDB): nothing to delete. A document repeated in
             // the payload is deleted after its earlier version reached tantivy.
             if existing.is_some() {
-                if pending_ids.contains(&iid) {
+                if pending.ids.contains(&iid) {
                     self.index_text(
                         writer,
                         &mut pending,
@@ -988,14 +995,13 @@ impl Index {
                         &state.fields,
                         &analyzer,
                     )?;
-                    pending_ids.clear();
                 }
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
             }
             text::assign_fields(&doc, searchable.as_deref(), &mut state.fields);
-            pending.push((iid, doc));
-            pending_ids.insert(iid);
-            if pending.len() >= TEXT_CHUNK {
+            pending.ids.insert(iid);
+            pending.docs.push((iid, doc));
+            if pending.docs.len() >= TEXT_CHUNK {
                 self.index_text(
                     writer,
                     &mut pending,
@@ -1003,7 +1009,6 @@ impl Index {
                     &state.fields,
                     &analyzer,
                 )?;
-                pending_ids.clear();
             }
             done += 1;
             if done.is_multiple_of(4096) {
@@ -1026,21 +1031,22 @@ impl Index {
     fn index_text(
         &self,
         writer: &mut IndexWriter,
-        pending: &mut Vec<(u32, Map<String, Value>)>,
+        pending: &mut PendingText,
         searchable: Option<&[String]>,
         fields: &FieldsMap,
         analyzer: &tokens::Analyzer,
     ) -> Result<()> {
-        if pending.is_empty() {
+        if pending.docs.is_empty() {
             return Ok(());
         }
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
             .clamp(1, 4);
-        let part = pending.len().div_ceil(threads);
+        let part = pending.docs.len().div_ceil(threads);
         let docs: Vec<Vec<TantivyDocument>> = std::thread::scope(|scope| {
             let handles: Vec<_> = pending
+                .docs
                 .chunks(part)
                 .map(|chunk| {
                     scope.spawn(move || {
@@ -1063,7 +1069,8 @@ impl Index {
         for tdoc in docs.into_iter().flatten() {
             writer.add_document(tdoc).map_err(tv)?;
         }
-        pending.clear();
+        pending.docs.clear();
+        pending.ids.clear();
         Ok(())
     }
 

@@ -134,11 +134,16 @@ pub enum Score {
     },
 }
 
-fn merged(pairs: &[(u32, u32)]) -> f64 {
+/// (rank, max) pairs merged like digits of a mixed-radix number (Meilisearch's score merge);
+/// past ~30 digits of precision the score no longer changes.
+fn merged(pairs: impl IntoIterator<Item = (u32, u32)>) -> f64 {
     let (mut rank, mut max) = (1u128, 1u128);
     for (r, m) in pairs {
-        rank = (rank - 1) * (*m as u128) + *r as u128;
-        max *= *m as u128;
+        if max.saturating_mul(m as u128) > (1u128 << 100) {
+            break;
+        }
+        rank = (rank - 1) * m as u128 + r as u128;
+        max *= m as u128;
     }
     rank as f64 / max as f64
 }
@@ -173,7 +178,7 @@ pub fn detail(score: &Score, order: usize) -> (&'static str, Value) {
                 "order": order,
                 "attributeRankingOrderScore": ratio(attr.0, attr.1),
                 "queryWordDistanceScore": ratio(position.0, position.1),
-                "score": merged(&[attr, position]),
+                "score": merged([attr, position]),
             }),
         ),
         Score::Exactness { kind, words, max } => {
@@ -190,7 +195,7 @@ pub fn detail(score: &Score, order: usize) -> (&'static str, Value) {
                 m.insert("maxMatchingWords".into(), json!(max));
                 m.insert(
                     "score".into(),
-                    json!(merged(&[(1, 3), (words + 1, max + 1)])),
+                    json!(merged([(1, 3), (words + 1, max + 1)])),
                 );
             } else {
                 m.insert("score".into(), json!(ratio(kind, 3)));
@@ -309,14 +314,7 @@ impl TermReader {
                 p.seek(doc);
             }
             if p.doc() == doc {
-                self.buf.clear();
-                p.positions(&mut self.buf);
-                out.extend(self.buf.iter().map(|&pos| Occ {
-                    pos,
-                    typos: *typos,
-                    exact: *exact,
-                    span: 1,
-                }));
+                read_positions(p, *typos, *exact, &mut self.buf, out);
             }
         }
         while let Some(&Reverse((d, i))) = self.heap.peek() {
@@ -331,14 +329,7 @@ impl TermReader {
                 }
                 continue;
             }
-            self.buf.clear();
-            p.positions(&mut self.buf);
-            out.extend(self.buf.iter().map(|&pos| Occ {
-                pos,
-                typos: *typos,
-                exact: *exact,
-                span: 1,
-            }));
+            read_positions(p, *typos, *exact, &mut self.buf, out);
             if p.advance() != TERMINATED {
                 self.heap.push(Reverse((p.doc(), i)));
             }
@@ -425,16 +416,7 @@ impl Verdict {
 
     /// The global ranking score (see [`global_score`]).
     pub fn score(&self) -> f64 {
-        let (mut rank, mut max) = (1u128, 1u128);
-        for i in 0..self.len as usize {
-            let (r, m) = self.digit(i);
-            if max.saturating_mul(m as u128) > (1u128 << 100) {
-                break;
-            }
-            rank = (rank - 1) * m as u128 + r as u128;
-            max *= m as u128;
-        }
-        rank as f64 / max as f64
+        merged((0..self.len as usize).map(|i| self.digit(i)))
     }
 
     /// The verdict as one [`Score`] per relevancy rule of `rules`.
@@ -499,6 +481,24 @@ pub fn digits(rule: &Rule) -> usize {
         Rule::Key { .. } => 0,
         _ => 1,
     }
+}
+
+/// Appends the occurrences of one word in the document `postings` is on.
+fn read_positions(
+    postings: &mut SegmentPostings,
+    typos: u8,
+    exact: bool,
+    buf: &mut Vec<u32>,
+    out: &mut Vec<Occ>,
+) {
+    buf.clear();
+    postings.positions(buf);
+    out.extend(buf.iter().map(|&pos| Occ {
+        pos,
+        typos,
+        exact,
+        span: 1,
+    }));
 }
 
 /// Ranks one document: its verdict on the relevancy rules of `ctx.rules` (sort keys skipped),

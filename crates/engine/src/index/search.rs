@@ -504,56 +504,13 @@ fn facet_order(settings: Option<&Value>, facet: &str) -> FacetOrder {
     }
 }
 
-/// Collects the internal id and score of every matching document (scores are only computed
-/// when `.0` asks for them).
-struct IidScores(bool);
-
-struct IidScoresSegment {
-    iids: tantivy::columnar::Column<u64>,
-    out: Vec<(u32, f32)>,
-}
-
-impl Collector for IidScores {
-    type Fruit = Vec<(u32, f32)>;
-    type Child = IidScoresSegment;
-
-    fn for_segment(&self, _: u32, reader: &SegmentReader) -> tantivy::Result<IidScoresSegment> {
-        Ok(IidScoresSegment {
-            iids: reader.fast_fields().u64("iid")?,
-            out: Vec::new(),
-        })
-    }
-
-    fn requires_scoring(&self) -> bool {
-        self.0
-    }
-
-    fn merge_fruits(&self, fruits: Vec<Vec<(u32, f32)>>) -> tantivy::Result<Vec<(u32, f32)>> {
-        Ok(fruits.into_iter().flatten().collect())
-    }
-}
-
-impl SegmentCollector for IidScoresSegment {
-    type Fruit = Vec<(u32, f32)>;
-
-    fn collect(&mut self, doc: DocId, score: Score) {
-        if let Some(v) = self.iids.first(doc) {
-            self.out.push((v as u32, score));
-        }
-    }
-
-    fn harvest(self) -> Vec<(u32, f32)> {
-        self.out
-    }
-}
-
-/// The internal ids of the documents matching `query`, unscored.
-fn ids_of(searcher: &tantivy::Searcher, query: &dyn Query) -> Result<RoaringBitmap> {
+/// The internal ids of the documents matching `query`, in no particular order.
+fn iids_of(searcher: &tantivy::Searcher, query: &dyn Query) -> Result<Vec<u32>> {
     Ok(searcher
-        .search(query, &IidScores(false))
+        .search(query, &LevelDocs)
         .map_err(tv)?
         .into_iter()
-        .map(|(iid, _)| iid)
+        .flat_map(|(_, list)| list.into_iter().map(|(_, iid)| iid))
         .collect())
 }
 
@@ -1135,8 +1092,22 @@ impl Index {
         // words, tokenized once per query). A key of two or three words matches as many
         // consecutive query words; each of them then also matches the synonyms.
         if let Some(map) = settings.and_then(|s| s["synonyms"].as_object()) {
-            let keys: Vec<(Vec<String>, &Value)> =
-                analyzer.with(|tk| map.iter().map(|(k, v)| (plain_words(tk, k), v)).collect());
+            // Keys and values as normalized words, with one tokenizer.
+            let keys: Vec<(Vec<String>, Vec<Vec<String>>)> = analyzer.with(|tk| {
+                map.iter()
+                    .map(|(k, v)| {
+                        let values = v
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(Value::as_str)
+                            .take(50)
+                            .map(|v| plain_words(tk, v))
+                            .collect();
+                        (plain_words(tk, k), values)
+                    })
+                    .collect()
+            });
             let word_of = |g: &Group| match g {
                 Group::Word { word, .. } => Some(*word),
                 Group::Phrase(_) => None,
@@ -1159,10 +1130,8 @@ impl Index {
                     }
                     let typed: Vec<String> = run.iter().map(|w| words[*w].word.clone()).collect();
                     for (_, values) in keys.iter().filter(|(k, _)| *k == typed) {
-                        for v in values.as_array().into_iter().flatten().take(50) {
-                            let Some(v) = v.as_str() else { continue };
-                            let seq = analyzer.with(|tk| plain_words(tk, v));
-                            if seq.is_empty() || seq == typed {
+                        for seq in values {
+                            if seq.is_empty() || *seq == typed {
                                 continue;
                             }
                             for g in &mut groups[start..end] {
@@ -1342,7 +1311,7 @@ impl Index {
             return Ok(allowed);
         }
         let query = groups_query(&terms.negatives, Occur::Should, Reach::Completions);
-        let excluded = ids_of(searcher, query.as_ref())?;
+        let excluded: RoaringBitmap = iids_of(searcher, query.as_ref())?.into_iter().collect();
         let base = self.allowed_or_all(rtxn, &allowed)?;
         Ok(Some(Arc::new(base.as_ref() - &excluded)))
     }
@@ -1803,66 +1772,70 @@ impl Index {
             self.derive_typos(&searcher, &mut terms)?;
         }
         let words = &terms.words;
-        let highlighter = tokens::Analyzer::for_highlighting(settings);
-        let format_options = format::Options {
-            words,
-            analyzer: &highlighter,
-            highlight: q.attributes_to_highlight.as_deref(),
-            crop: q.attributes_to_crop.as_deref(),
-            crop_length: q.crop_length,
-            crop_marker: &q.crop_marker,
-            pre_tag: &q.highlight_pre_tag,
-            post_tag: &q.highlight_post_tag,
-        };
         let key_columns = if q.show_ranking_score_details && !key_specs.is_empty() {
             self.columns(&rtxn, &key_paths(&key_specs))?
         } else {
             Vec::new()
         };
-        let mut hits = Vec::with_capacity(page.len());
-        for ranked in &page {
-            let iid = ranked.iid;
-            if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
-                let mut doc = self.decode_doc(bytes)?;
-                if let Some(displayed) = &displayed {
-                    doc = project(doc, Some(displayed), true);
-                }
-                let shown = (formatting || q.show_matches_position).then(|| {
-                    let mut d = doc.clone();
-                    d.remove("_vectors");
-                    d
-                });
-                let mut hit = retrieve(doc, retrieve_fields, q.retrieve_vectors);
-                if let Some(shown) = &shown {
-                    if formatting {
-                        let f = format::formatted(shown, &hit, &format_options);
-                        if !f.is_empty() {
-                            hit.insert("_formatted".into(), Value::Object(f));
+        // One tokenizer for every hit's formatting.
+        let highlighter = tokens::Analyzer::for_highlighting(settings);
+        let hits = highlighter.with(|tokenizer| -> Result<Vec<Value>> {
+            let format_options = format::Options {
+                words,
+                tokenizer,
+                highlight: q.attributes_to_highlight.as_deref(),
+                crop: q.attributes_to_crop.as_deref(),
+                crop_length: q.crop_length,
+                crop_marker: &q.crop_marker,
+                pre_tag: &q.highlight_pre_tag,
+                post_tag: &q.highlight_post_tag,
+            };
+            let mut hits = Vec::with_capacity(page.len());
+            for ranked in &page {
+                let iid = ranked.iid;
+                if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
+                    let mut doc = self.decode_doc(bytes)?;
+                    if let Some(displayed) = &displayed {
+                        doc = project(doc, Some(displayed), true);
+                    }
+                    let shown = (formatting || q.show_matches_position).then(|| {
+                        let mut d = doc.clone();
+                        d.remove("_vectors");
+                        d
+                    });
+                    let mut hit = retrieve(doc, retrieve_fields, q.retrieve_vectors);
+                    if let Some(shown) = &shown {
+                        if formatting {
+                            let f = format::formatted(shown, &hit, &format_options);
+                            if !f.is_empty() {
+                                hit.insert("_formatted".into(), Value::Object(f));
+                            }
+                        }
+                        if q.show_matches_position {
+                            hit.insert(
+                                "_matchesPosition".into(),
+                                format::matches_position(shown, words, tokenizer),
+                            );
                         }
                     }
-                    if q.show_matches_position {
-                        hit.insert(
-                            "_matchesPosition".into(),
-                            format::matches_position(shown, words, &highlighter),
-                        );
+                    if let Some((lat, lng)) = geo_point {
+                        if let Some((dlat, dlng)) = sort::geo_of(&hit) {
+                            let d = sort::haversine_m(lat, lng, dlat, dlng).round() as u64;
+                            hit.insert("_geoDistance".into(), Value::from(d));
+                        }
                     }
-                }
-                if let Some((lat, lng)) = geo_point {
-                    if let Some((dlat, dlng)) = sort::geo_of(&hit) {
-                        let d = sort::haversine_m(lat, lng, dlat, dlng).round() as u64;
-                        hit.insert("_geoDistance".into(), Value::from(d));
+                    if q.show_ranking_score {
+                        hit.insert("_rankingScore".into(), json!(ranked.verdict.score()));
                     }
+                    if q.show_ranking_score_details {
+                        let details = score_details(ranked, &rank_rules, &key_specs, &key_columns);
+                        hit.insert("_rankingScoreDetails".into(), Value::Object(details));
+                    }
+                    hits.push(Value::Object(hit));
                 }
-                if q.show_ranking_score {
-                    hit.insert("_rankingScore".into(), json!(ranked.verdict.score()));
-                }
-                if q.show_ranking_score_details {
-                    let details = score_details(ranked, &rank_rules, &key_specs, &key_columns);
-                    hit.insert("_rankingScoreDetails".into(), Value::Object(details));
-                }
-                hits.push(Value::Object(hit));
             }
-        }
+            Ok(hits)
+        })?;
         let formatted_at = Instant::now();
         let ms = started.elapsed().as_millis() as u64;
         let mut body = match (q.page, q.hits_per_page) {
@@ -2066,19 +2039,16 @@ impl Index {
         } else {
             &[Reach::Typos]
         };
-        let mut levels: Vec<(usize, Reach)> = Vec::new();
-        let word_steps = if by_words { terms.droppable() } else { 0 };
-        for dropped in 0..=word_steps {
-            for r in reaches {
-                levels.push((dropped, *r));
-            }
-        }
-        if !by_words {
-            let all = terms.droppable();
-            for l in levels.iter_mut() {
-                l.0 = all;
-            }
-        }
+        // Without `words` first, one level of every candidate (all droppable groups gone).
+        let dropped: Vec<usize> = if by_words {
+            (0..=terms.droppable()).collect()
+        } else {
+            vec![terms.droppable()]
+        };
+        let levels: Vec<(usize, Reach)> = dropped
+            .into_iter()
+            .flat_map(|d| reaches.iter().map(move |r| (d, *r)))
+            .collect();
         // One-word levels without typos take shortcuts: the documents best on the rules
         // after `words` and `typo` are looked up first, and when there are enough of them
         // nothing else can come before them. `shortcut.opening`: the digits zero for a word
@@ -2222,13 +2192,8 @@ impl Index {
                     Reach::Completions
                 };
                 let query = terms.universe_query(reach);
-                let mut rest: Vec<u32> = searcher
-                    .search(query.as_ref(), &LevelDocs)
-                    .map_err(tv)?
-                    .into_iter()
-                    .flat_map(|(_, list)| list.into_iter().map(|(_, iid)| iid))
-                    .filter(|iid| allowed.is_none_or(|a| a.contains(*iid)))
-                    .collect();
+                let mut rest = iids_of(searcher, query.as_ref())?;
+                rest.retain(|iid| allowed.is_none_or(|a| a.contains(*iid)));
                 rest.sort_unstable();
                 for iid in rest {
                     if out.len() >= want {
