@@ -5,6 +5,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Deps } from './deps';
 import { errorMiddleware } from './errors/middleware';
+import { repairPath } from './http/path';
 import { loggablePath } from './logging';
 import { documentRoutes } from './routes/documents';
 import { indexRoutes } from './routes/indexes';
@@ -46,6 +47,7 @@ export function buildApp(deps: Deps): express.Express {
     next();
   });
 
+  app.use(repairPath);
   app.use(express.raw({ type: () => true, limit: deps.config.payloadSizeLimit }));
 
   // Search first: it is the hot path, and its paths overlap no other router's.

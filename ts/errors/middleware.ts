@@ -17,6 +17,9 @@ export function errorMiddleware(logger: Logger, payloadLimit: number) {
       e = new ApiError('unsupported_media_type', String((err as Error).message));
     } else if (parserErr && parserErr.type === 'request.aborted') {
       return;
+    } else if (parserErr && parserErr.status === 400) {
+      // The body parser's own failures (a Content-Encoding whose body does not decode...).
+      e = new ApiError('bad_request', `Error that occur during reading payload: ${String((err as Error).message)}`);
     } else {
       logger.error('unhandled error', { method: req.method, path: loggablePath(req.path), error: err instanceof Error ? err.stack : String(err) });
       e = new ApiError('internal', 'An internal error has occurred.');

@@ -29,11 +29,70 @@ export function readJson(req: Request, optional = false): unknown {
     throw new ApiError('invalid_content_type', `The Content-Type \`${type}\` is invalid. Accepted values for the Content-Type header are: \`application/json\``);
   }
   if (body.length === 0) throw new ApiError('missing_payload', 'A json payload is missing.');
+  const text = body.toString('utf8');
+  let value: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    value = JSON.parse(text);
   } catch (err) {
-    throw new ApiError('malformed_payload', `The json payload provided is malformed. \`${(err as Error).message}\`.`);
+    throw malformed((err as Error).message);
   }
+  const refused = jsonRefusal(text);
+  if (refused) throw malformed(refused);
+  return value;
+}
+
+function malformed(reason: string): ApiError {
+  return new ApiError('malformed_payload', `The json payload provided is malformed. \`${reason}\`.`);
+}
+
+/** Nesting deeper than this is refused, as serde_json (and so Meilisearch) refuses it. */
+export const MAX_JSON_DEPTH = 128;
+
+/**
+ * What JSON.parse accepts but Meilisearch's parser refuses, in text that already parsed:
+ * nesting deeper than {@link MAX_JSON_DEPTH}, an unpaired surrogate escape (`"\uD800"`), a
+ * number out of the f64 range (`1e400`, which JSON.parse turns into Infinity). Each would
+ * otherwise travel on as a value nothing downstream can handle. One pass, no allocation but
+ * for numbers.
+ */
+export function jsonRefusal(text: string): string | null {
+  let depth = 0;
+  let line = 1;
+  let lineStart = 0;
+  const at = (i: number) => `at line ${line} column ${i - lineStart + 1}`;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a) {
+      line++;
+      lineStart = i + 1;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) return `recursion limit exceeded ${at(i)}`;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    } else if (c === 0x22) {
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x22) break;
+        if (d !== 0x5c) continue;
+        i++;
+        if (text.charCodeAt(i) !== 0x75) continue;
+        const unit = parseInt(text.slice(i + 1, i + 5), 16);
+        i += 4;
+        if (unit >= 0xdc00 && unit <= 0xdfff) return `lone leading surrogate in hex escape ${at(i)}`;
+        if (unit >= 0xd800 && unit <= 0xdbff) {
+          const low = text.charCodeAt(i + 1) === 0x5c && text.charCodeAt(i + 2) === 0x75 ? parseInt(text.slice(i + 3, i + 7), 16) : -1;
+          if (!(low >= 0xdc00 && low <= 0xdfff)) return `unexpected end of hex escape ${at(i)}`;
+          i += 6;
+        }
+      }
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      let j = i + 1;
+      while (j < text.length && /[0-9eE+\-.]/.test(text[j])) j++;
+      if (!Number.isFinite(Number(text.slice(i, j)))) return `number out of range ${at(j - 1)}`;
+      i = j - 1;
+    }
+  }
+  return null;
 }
 
 export function formatBytes(n: number): string {

@@ -9,6 +9,7 @@ import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { mediaType, rawBody, readJson } from '../http/body';
 import { checkDocumentFilter, type PayloadFormat, stageDocuments } from '../native';
+import { documentIds } from '../schemas/documents';
 import { checkIndexUid } from '../schemas/indexes';
 import { boolParam, listParam, rejectUnknownParams, stringParam, uintParam } from '../schemas/query';
 import { summaryView } from '../tasks/queue';
@@ -101,7 +102,8 @@ export function documentRoutes(deps: Deps): Router {
     const limit = uintParam(q, 'limit', 'invalid_document_limit', 20);
     const fields = listParam(q, 'fields', 'invalid_document_fields') ?? null;
     const retrieveVectors = boolParam(q, 'retrieveVectors', 'invalid_document_retrieve_vectors', false);
-    const ids = listParam(q, 'ids', 'invalid_document_ids') ?? null;
+    const listed = listParam(q, 'ids', 'invalid_document_ids');
+    const ids = listed ? documentIds(listed, true) : null;
     const filter = stringParam(q, 'filter', 'invalid_document_filter');
     const sort = listParam(q, 'sort', 'invalid_document_sort') ?? null;
     const uid = checkIndexUid(req.params.indexUid);
@@ -114,7 +116,7 @@ export function documentRoutes(deps: Deps): Router {
     const uid = checkIndexUid(req.params.indexUid);
     const body = parseWith(FetchSchema, readJson(req), FETCH_CODES);
     const index = registry.handle(uid);
-    const ids = body.ids ? body.ids.map(String) : null;
+    const ids = body.ids ? documentIds(body.ids) : null;
     sendJsonBytes(
       res,
       await index.fetchDocuments({

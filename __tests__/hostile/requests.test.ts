@@ -1,0 +1,132 @@
+/**
+ * Hostile requests that once answered 500 or were accepted where Meilisearch refuses them.
+ * Each test is named after what it guards; every answer must be a 4xx error object, and the
+ * server must keep answering afterwards.
+ */
+import zlib from 'node:zlib';
+import { startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
+
+let s: TestServer;
+let uid: string;
+beforeAll(async () => {
+  s = await startTestServer();
+  uid = uniqueIndex('hostile');
+  const r = await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 1, title: 'carol', year: 3 }, { id: 2, title: 'wonder', year: 5 }] });
+  expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+  const t = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['title'], sortableAttributes: ['year'] } });
+  expect((await s.waitTask(t.body.taskUid)).status).toBe('succeeded');
+});
+afterAll(async () => {
+  await s.close();
+});
+
+function expectError(r: { status: number; body: any }, status: number, code: string): void {
+  expect({ status: r.status, code: r.body?.code, type: typeof r.body?.type, link: typeof r.body?.link }).toEqual({ status, code, type: 'string', link: 'string' });
+}
+
+async function stillServing(): Promise<void> {
+  const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'carol' } });
+  expect(r.status).toBe(200);
+  expect(r.body.hits.map((h: any) => h.id)).toEqual([1]);
+}
+
+describe('malformed percent-encoding in a path parameter', () => {
+  it.each(['%zz', '%ff', '%C3%28'])('DELETE /indexes/%s answers 400 invalid_index_uid, not 500', async (seg) => {
+    expectError(await s.api('DELETE', `/indexes/${seg}`), 400, 'invalid_index_uid');
+  });
+
+  it('the undecodable segment reaches the route as typed', async () => {
+    const r = await s.api('GET', '/indexes/%zz/search');
+    expectError(r, 400, 'invalid_index_uid');
+    expect(r.body.message).toContain('`%zz` is not a valid index uid');
+    expectError(await s.api('GET', '/tasks/%zz'), 400, 'invalid_task_uids');
+    await stillServing();
+  });
+});
+
+describe('deeply nested JSON', () => {
+  const deep = '['.repeat(10000) + ']'.repeat(10000);
+  it.each([
+    ['POST', 'search (whole body)', () => `/indexes/${uid}/search`, deep],
+    ['POST', 'search (q)', () => `/indexes/${uid}/search`, `{"q":${deep}}`],
+    ['PATCH', 'settings', () => `/indexes/${uid}/settings`, `{"rankingRules":${deep}}`],
+    ['POST', 'multi-search', () => '/multi-search', `{"queries":${deep}}`],
+    ['POST', 'keys', () => '/keys', `{"actions":${deep}}`],
+  ])('%s %s with 10,000 levels answers 400 malformed_payload', async (method, _label, path, raw) => {
+    const r = await s.api(method, path(), { raw });
+    expectError(r, 400, 'malformed_payload');
+    expect(r.body.message).toContain('recursion limit exceeded');
+  });
+
+  it('128 levels still parse', async () => {
+    const ok = `{"q":"carol","filter":${'['.repeat(1)}"title = carol"${']'.repeat(1)},"x":${'['.repeat(125)}${']'.repeat(125)}}`;
+    const r = await s.api('POST', `/indexes/${uid}/search`, { raw: ok });
+    expectError(r, 400, 'bad_request');
+    await stillServing();
+  });
+});
+
+describe('a Content-Encoding whose body does not decode', () => {
+  it.each(['gzip', 'deflate', 'br'])('%s answers 400 bad_request', async (encoding) => {
+    const res = await fetch(`${s.url}/indexes/${uid}/search`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer test-master-key-0123456789', 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+      body: 'this is not compressed',
+    });
+    const body = await res.json();
+    expectError({ status: res.status, body }, 400, 'bad_request');
+  });
+
+  it('a body that does decode is searched', async () => {
+    const res = await fetch(`${s.url}/indexes/${uid}/search`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer test-master-key-0123456789', 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      body: zlib.gzipSync(JSON.stringify({ q: 'wonder' })),
+    });
+    expect(res.status).toBe(200);
+    expect((await res.json()).hits.map((h: any) => h.id)).toEqual([2]);
+  });
+});
+
+describe('a lone surrogate escape', () => {
+  it.each([
+    ['q (high)', () => `/indexes/${uid}/search`, '{"q":"\\uD800"}'],
+    ['q (low)', () => `/indexes/${uid}/search`, '{"q":"a\\uDC00b"}'],
+    ['filter', () => `/indexes/${uid}/search`, '{"filter":"title = \\"\\uD800\\""}'],
+    ['facetQuery', () => `/indexes/${uid}/facet-search`, '{"facetName":"title","facetQuery":"\\uD800"}'],
+  ])('in %s answers 400 malformed_payload', async (_label, path, raw) => {
+    expectError(await s.api('POST', path(), { raw }), 400, 'malformed_payload');
+  });
+
+  it('a surrogate pair is a character', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { raw: '{"q":"\\uD83D\\uDE00"}' });
+    expect(r.status).toBe(200);
+    expect(r.body.query).toBe('😀');
+  });
+});
+
+describe('an empty document id', () => {
+  it('GET /documents?ids= and ids=1,,2 skip the empty entries', async () => {
+    const none = await s.api('GET', `/indexes/${uid}/documents?ids=`);
+    expect(none.status).toBe(200);
+    expect(none.body.results).toEqual([]);
+    const two = await s.api('GET', `/indexes/${uid}/documents?ids=1,,2`);
+    expect(two.status).toBe(200);
+    expect(two.body.results.map((d: any) => d.id)).toEqual([1, 2]);
+  });
+
+  it.each([[['']], [['a b']], [[1.5]], [['x'.repeat(512)]]])('POST /documents/fetch with ids %j answers 400 invalid_document_ids', async (ids) => {
+    const r = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { ids } });
+    expectError(r, 400, 'invalid_document_ids');
+    expect(r.body.message).toContain('In `.ids[0]`: Document identifier');
+  });
+});
+
+describe('numbers out of range', () => {
+  it('POST /documents/delete-batch [1e400] is refused with malformed_payload', async () => {
+    expectError(await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { raw: '[1e400]' }), 400, 'malformed_payload');
+    expectError(await s.api('POST', `/indexes/${uid}/search`, { raw: '{"q":"a","limit":-1e999}' }), 400, 'malformed_payload');
+    const docs = await s.api('GET', `/indexes/${uid}/documents`);
+    expect(docs.body.total).toBe(2);
+  });
+});

@@ -1,0 +1,24 @@
+/** Document identifiers in read requests, checked as Meilisearch checks them. */
+import { ApiError } from '../errors/api-error';
+
+const ID = /^[A-Za-z0-9_-]{1,511}$/;
+
+/** Why `id` (at `.ids[i]`) is not a document identifier, or null when it is one. */
+function idError(id: unknown, i: number): string | null {
+  if (typeof id === 'number' ? Number.isSafeInteger(id) : typeof id === 'string' && ID.test(id)) return null;
+  const shown = typeof id === 'string' ? JSON.stringify(JSON.stringify(id)).slice(1, -1) : String(id);
+  return `In \`.ids[${i}]\`: Document identifier \`${shown}\` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes.`;
+}
+
+/**
+ * The ids of a fetch as strings, each checked (`invalid_document_ids`). `skipEmpty` drops
+ * empty entries, as Meilisearch does for the comma list of `GET /documents?ids=`.
+ */
+export function documentIds(ids: ReadonlyArray<string | number>, skipEmpty = false): string[] {
+  const kept = skipEmpty ? ids.filter((id) => id !== '') : ids;
+  kept.forEach((id, i) => {
+    const err = idError(id, i);
+    if (err) throw new ApiError('invalid_document_ids', err);
+  });
+  return kept.map(String);
+}
