@@ -84,7 +84,7 @@ describe('a Content-Encoding whose body does not decode', () => {
       body: zlib.gzipSync(JSON.stringify({ q: 'wonder' })),
     });
     expect(res.status).toBe(200);
-    expect((await res.json()).hits.map((h: any) => h.id)).toEqual([2]);
+    expect(((await res.json()) as any).hits.map((h: any) => h.id)).toEqual([2]);
   });
 });
 
