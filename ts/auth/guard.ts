@@ -15,7 +15,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors/api-error';
 import { grants, indexAllowed, routeChecksIndex } from './actions';
 import { isMasterKey, type KeyRecord, type KeyStore } from './keys';
-import { readTenantToken, type SearchRules } from './tenant-token';
+import { isJwtShaped, readTenantToken, type SearchRules } from './tenant-token';
 
 export interface AuthContext {
   /** True for the master key, and for everyone when no master key is set. */
@@ -78,7 +78,11 @@ function isExpired(key: KeyRecord, now: number): boolean {
   return key.expiresAt !== null && Date.parse(key.expiresAt) <= now;
 }
 
-export function authenticate(req: Request, keys: KeyStore, masterKey: string | null, action: string, indexUid: string | null): AuthContext {
+/**
+ * Who is asking, for `action` on `indexUid`. API keys and the master key are answered at once;
+ * a tenant token (JWT-shaped, on the routes that read them) is verified asynchronously.
+ */
+export function authenticate(req: Request, keys: KeyStore, masterKey: string | null, action: string, indexUid: string | null): AuthContext | Promise<AuthContext> {
   const token = bearer(req);
   if (masterKey === null) {
     if (action.startsWith('keys.')) throw missingMasterKey();
@@ -86,17 +90,15 @@ export function authenticate(req: Request, keys: KeyStore, masterKey: string | n
   }
   if (token === null) throw missingHeader();
   if (isMasterKey(masterKey, token)) return FULL;
-
-  let key: KeyRecord | undefined;
-  let rules: SearchRules | null = null;
-  if (TOKEN_ACTIONS.has(action)) {
-    const outcome = readTenantToken(token, keys);
-    if (outcome.kind === 'valid') {
-      key = outcome.key;
-      rules = outcome.rules;
-    }
+  if (TOKEN_ACTIONS.has(action) && isJwtShaped(token)) {
+    return readTenantToken(token, keys).then((outcome) =>
+      outcome.kind === 'valid' ? contextOf(outcome.key, outcome.rules, action, indexUid) : contextOf(keys.findByValue(token), null, action, indexUid),
+    );
   }
-  key ??= keys.findByValue(token);
+  return contextOf(keys.findByValue(token), null, action, indexUid);
+}
+
+function contextOf(key: KeyRecord | undefined, rules: SearchRules | null, action: string, indexUid: string | null): AuthContext {
   if (!key) throw invalidKey();
   const k = key;
 
@@ -140,7 +142,15 @@ export function makeGuard(keys: KeyStore, masterKey: string | null): Guard {
   return (action, index = 'none') =>
     (req, _res, next) => {
       const uid = index === 'param' ? String(req.params.indexUid) : null;
-      req.auth = authenticate(req, keys, masterKey, action, uid);
+      const auth = authenticate(req, keys, masterKey, action, uid);
+      if (auth instanceof Promise) {
+        auth.then((ctx) => {
+          req.auth = ctx;
+          next();
+        }, next);
+        return;
+      }
+      req.auth = auth;
       next();
     };
 }

@@ -5,8 +5,9 @@
  *
  * A token is `header.claims.signature`, each part base64 (the official JS client uses the
  * standard alphabet for the first two parts and base64url for the signature, so both are
- * read). The header's `alg` must be HS256, HS384 or HS512 (`none` and every asymmetric
- * algorithm are refused); the secret is the parent key's 64-hex `key` text. Claims:
+ * read). The signature, the algorithm and the expiry are checked by a kept JWT library
+ * (`jose`), pinned to HS256, HS384 and HS512 (`none` and every asymmetric algorithm are
+ * refused); the secret is the parent key's 64-hex `key` text. Claims:
  * `apiKeyUid` (the parent key's uid), `searchRules` (an array of index patterns, or an object
  * from pattern to `null` or `{filter}`), and an optional `exp` in Unix seconds.
  *
@@ -16,12 +17,12 @@
  * which fails with the generic "The provided API key is invalid." and so reveals nothing about
  * which key uids exist.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { errors, jwtVerify } from 'jose';
 import { ApiError } from '../errors/api-error';
 import { isIndexPattern, patternMatches } from './actions';
 import type { KeyRecord, KeyStore } from './keys';
 
-const HASHES: Record<string, string> = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' };
+const ALGORITHMS = ['HS256', 'HS384', 'HS512'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
@@ -107,12 +108,18 @@ function parseRules(raw: unknown): SearchRules {
   return new SearchRules(rules);
 }
 
+/** Whether `token` has a JWT's shape (three dot-separated parts), so it is read as one. */
+export function isJwtShaped(token: string): boolean {
+  const first = token.indexOf('.');
+  return first >= 0 && token.indexOf('.', first + 1) > first && token.split('.').length === 3;
+}
+
 /**
- * Reads `token` as a tenant token. Returns `notToken` when it is not JWT-shaped (the caller
- * then reads it as an API key), `unknownKey` when its parent key does not exist (same), and
- * throws 403 `invalid_api_key` for a malformed, forged or expired token.
+ * Reads a JWT-shaped `token` as a tenant token. Resolves `unknownKey` when its parent key does
+ * not exist (the caller then reads it as an API key), and rejects with 403 `invalid_api_key`
+ * for a malformed, forged or expired token.
  */
-export function readTenantToken(token: string, keys: KeyStore, now = Date.now()): TokenOutcome {
+export async function readTenantToken(token: string, keys: KeyStore, now = Date.now()): Promise<TokenOutcome> {
   const parts = token.split('.');
   if (parts.length !== 3) return { kind: 'notToken' };
   const header = decodeJson(parts[0]);
@@ -128,15 +135,15 @@ export function readTenantToken(token: string, keys: KeyStore, now = Date.now())
   const key = keys.get(claims.apiKeyUid.toLowerCase());
   if (!key) return { kind: 'unknownKey' };
 
-  const hash = typeof header.alg === 'string' ? HASHES[header.alg] : undefined;
-  if (hash === undefined) throw undecodable('InvalidAlgorithm');
-  const presented = decodeSegment(parts[2]);
-  const expected = createHmac(hash, keys.keyValue(key.uid)).update(`${parts[0]}.${parts[1]}`).digest();
-  if (presented === null || presented.length !== expected.length || !timingSafeEqual(presented, expected)) throw undecodable('InvalidSignature');
-
-  if (typeof exp === 'number') {
-    const nowSec = Math.floor(now / 1000);
-    if (nowSec > exp) throw new ApiError('invalid_api_key', `Tenant token expired. Was valid up to \`${exp}\` and we're now \`${nowSec}\`.`);
+  if (typeof header.alg !== 'string' || !ALGORITHMS.includes(header.alg)) throw undecodable('InvalidAlgorithm');
+  try {
+    await jwtVerify(token, new TextEncoder().encode(keys.keyValue(key.uid)), { algorithms: ALGORITHMS, currentDate: new Date(now) });
+  } catch (err) {
+    if (err instanceof errors.JWTExpired) {
+      throw new ApiError('invalid_api_key', `Tenant token expired. Was valid up to \`${exp}\` and we're now \`${Math.floor(now / 1000)}\`.`);
+    }
+    if (err instanceof errors.JOSEAlgNotAllowed) throw undecodable('InvalidAlgorithm');
+    throw undecodable('InvalidSignature');
   }
   return { kind: 'valid', key, rules };
 }
