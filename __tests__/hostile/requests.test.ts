@@ -130,3 +130,23 @@ describe('numbers out of range', () => {
     expect(docs.body.total).toBe(2);
   });
 });
+
+describe('echoed values in error messages', () => {
+  it('a 1 MB offending value comes back as a short excerpt', async () => {
+    const huge = 'x'.repeat(1 << 20);
+    for (const r of [
+      await s.api('POST', '/indexes', { body: { uid: `bad uid ${huge}` } }),
+      await s.api('POST', `/indexes/${uid}/search`, { body: { filter: `title = ${huge} AND` } }),
+      await s.api('POST', `/indexes/${uid}/search`, { body: { sort: [`${huge}:asc`] } }),
+    ]) {
+      expect(r.status).toBe(400);
+      expect(r.text.length).toBeLessThan(1400);
+      expect(r.body.message).toContain('xxxxxxxxxx…');
+    }
+  });
+
+  it('short messages are sent whole', async () => {
+    const r = await s.api('POST', '/indexes', { body: { uid: 'bad uid' } });
+    expect(r.body.message).toBe('`bad uid` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.');
+  });
+});
