@@ -3,12 +3,13 @@
  * the HTTP listener. `startServer` is what `main.ts` and the embedding API call.
  */
 import fs from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { makeGuard } from './auth/guard';
 import { KeyStore } from './auth/keys';
 import { buildApp } from './app';
+import { errorBody } from './errors/catalog';
 import type { Config } from './config';
 import type { Deps } from './deps';
 import { FeatureStore } from './features';
@@ -53,6 +54,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     server.once('error', reject);
   });
   server.keepAliveTimeout = 30_000;
+  server.on('clientError', answerClientError);
   worker.start();
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -72,4 +74,26 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       kv.close();
     },
   };
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Express sees them (a request line or headers
+ * past the 16 KB limit, bytes that are not allowed in a URL or a header) are answered with
+ * the usual error object instead of Node's bare `400 Bad Request`: status 431 for oversized
+ * headers, 408 for a request that never finished arriving, 400 otherwise, code `bad_request`. The connection is closed, as the
+ * parser cannot tell where the next request would start.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? ['431 Request Header Fields Too Large', 'The request line and headers are larger than the server accepts.']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['408 Request Timeout', 'The request was not received in time.']
+        : ['400 Bad Request', `The request could not be parsed as HTTP: \`${err.code ?? 'malformed request'}\`.`];
+  const body = JSON.stringify(errorBody('bad_request', message));
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
