@@ -132,7 +132,7 @@ export function uuid(rng: Rng): string {
 
 export function hostileString(rng: Rng): string {
   if (rng.chance(0.1)) return rng.pick(ATTRIBUTES);
-  if (rng.chance(0.03)) return 'y'.repeat(rng.int(1000, 70000));
+  if (rng.chance(0.01)) return 'y'.repeat(rng.int(1000, 70000));
   if (rng.chance(0.1)) {
     // Random code points, surrogates included.
     let s = '';
@@ -163,8 +163,9 @@ export function hostileValue(rng: Rng, depth = 3): unknown {
       return hostileString(rng);
     case 6:
     case 7: {
-      const n = rng.chance(0.05) ? rng.int(100, 2000) : rng.int(0, 4);
-      return Array.from({ length: n }, () => hostileValue(rng, depth - 1));
+      // Long arrays hold scalars only, so that a value stays well under a megabyte.
+      if (rng.chance(0.05)) return Array.from({ length: rng.int(100, 2000) }, () => hostileValue(rng, 0));
+      return Array.from({ length: rng.int(0, 4) }, () => hostileValue(rng, depth - 1));
     }
     default: {
       const o: Record<string, unknown> = {};
@@ -618,7 +619,7 @@ function documents(rng: Rng): unknown {
     const d: Record<string, unknown> = {};
     d.id = rng.chance(0.7) ? rng.int(0, 50) : rng.pick<unknown>(['a-b_c', '', '../x', 'a b', '%2e%2e', 'é', 'x'.repeat(600), 1.5, -1, 9007199254740993, 1e21, null, true, [], {}, '\u0000']);
     if (rng.chance(0.1)) delete d.id;
-    for (let i = rng.int(0, 4); i > 0; i--) d[rng.chance(0.6) ? rng.pick(ATTRIBUTES) : hostileString(rng)] = hostileValue(rng);
+    for (let i = rng.int(0, 4); i > 0; i--) d[rng.chance(0.6) ? rng.pick(ATTRIBUTES) : hostileString(rng)] = hostileValue(rng, n > 10 ? 1 : 3);
     if (rng.chance(0.1)) d._geo = maybe(rng, () => ({ lat: hostileNumber(rng), lng: hostileNumber(rng) }));
     if (rng.chance(0.05)) d._vectors = hostileValue(rng);
     return d;
