@@ -231,3 +231,15 @@ describe('hostile requests (fuzz)', () => {
     Math.max(120000, REQUESTS * 60),
   );
 });
+
+describe('requests the HTTP parser refuses (found by the fuzz)', () => {
+  it.each([
+    ['a raw non-ASCII byte in the path', '/indexes/\u00e9/documents', {}, 400],
+    ['a request line past the header limit', `/indexes/${'a'.repeat(70000)}`, {}, 431],
+    ['a header past the header limit', '/health', { 'X-Big': 'b'.repeat(70000) }, 431],
+  ])('when %s arrives, then the answer is an error object, not a bare status line', async (_label, p, headers, status) => {
+    const res = await send(s.url, { family: 'parser', method: 'GET', path: p, headers: { Authorization: `Bearer ${MASTER_KEY}`, ...headers } });
+    expect({ status: res.status, error: isErrorObject(res.text), code: res.text && JSON.parse(res.text).code }).toEqual({ status, error: true, code: 'bad_request' });
+    expect((await s.api('GET', '/health')).status).toBe(200);
+  });
+});
