@@ -89,7 +89,7 @@ async function allTasks(url: string): Promise<Map<number, any>> {
 /** A batch of distinct ids; POST sends whole documents, PUT a subset of fields to merge. */
 function makeWrite(rng: Rng, seq: number): Write {
   const method = rng.chance(0.5) ? 'POST' : 'PUT';
-  const n = rng.int(50, 2000);
+  const n = rng.int(50, 1500);
   const ids = new Set<number>();
   while (ids.size < n) ids.add(rng.int(0, IDS - 1));
   const docs = [...ids].map((id) => {
@@ -131,7 +131,7 @@ describe('crash loop', () => {
 
     for (let kill = 0; kill < KILLS; kill++) {
       // Writers (two in flight, so batches form) and a poller run until the seeded kill moment.
-      const killAfter = rng.int(30, 700);
+      const killAfter = rng.int(20, 500);
       const url = srv.url;
       let alive = true;
       const writer = async () => {

@@ -180,7 +180,7 @@ describe('hostile requests (fuzz)', () => {
       );
       const fuzzMs = Date.now() - started;
 
-      const pending = await drainTasks(Math.max(30000, REQUESTS * 5));
+      const pending = await drainTasks(Math.max(60000, REQUESTS * 5));
       const failed = await failedTasks();
       const internalTasks = failed.filter((t) => {
         const e = t.error as Record<string, unknown> | null;
