@@ -172,10 +172,17 @@ describe('hostile requests (fuzz)', () => {
       }
 
       // The request list is fixed by the seed; CONCURRENCY of them are in flight at a time.
-      const next = (): FuzzRequest | null => (sent < REQUESTS ? (sent++, generateRequest(rng, ctx)) : null);
+      // A throw in one sender (a generator bug) stops the others too.
+      let stopped = false;
+      const next = (): FuzzRequest | null => (sent < REQUESTS && !stopped ? (sent++, generateRequest(rng, ctx)) : null);
       await Promise.all(
         Array.from({ length: CONCURRENCY }, async () => {
-          for (let req = next(); req !== null; req = next()) await one(req);
+          try {
+            for (let req = next(); req !== null; req = next()) await one(req);
+          } catch (e) {
+            stopped = true;
+            throw e;
+          }
         }),
       );
       const fuzzMs = Date.now() - started;
