@@ -28,6 +28,24 @@ const REPORT = process.env.QUARRY_FUZZ_REPORT;
  */
 const KNOWN_FAILURES: { name: string; match: (req: FuzzRequest, res: FuzzResponse) => boolean }[] = [];
 
+/**
+ * KNOWN SERVER ERRORS: error-level log lines the fuzz provokes whose fix lies outside this
+ * test's reach. Any other error line fails the test.
+ */
+const KNOWN_LOG_ERRORS: { name: string; match: RegExp }[] = [
+  {
+    // DELETE /indexes/{uid} while searches on {uid} are in flight: the deletion task is
+    // committed `succeeded`, then `registry.destroyDir` calls `NativeIndex.close()`, a `&mut self`
+    // napi method, while the searches' calls still borrow the handle. close() throws, the
+    // worker tick fails after the commit, the rest of the batch's after-effects are skipped and
+    // the index directory stays on disk until the next start. The fix belongs in crates/node
+    // (close through `&self` with interior mutability) and ts/indexes/registry.ts +
+    // ts/tasks/worker.ts (a failing after-effect must not skip the others).
+    name: 'index deleted while searched: close() on a borrowed native handle',
+    match: /^error: worker tick failed .*cannot be borrowed mutably while another borrow is active/,
+  },
+];
+
 const PROTECTED = 'fuzz_protected';
 const WRITE_UIDS = ['fuzz_w0', 'fuzz_w1', 'fuzz_w2', 'fuzz_new'];
 
@@ -142,10 +160,16 @@ describe('hostile requests (fuzz)', () => {
       let unanswered = 0;
       let badErrors = 0;
       let sent = 0;
+      let reported = 0;
       const started = Date.now();
 
       async function one(req: FuzzRequest): Promise<void> {
         const res = await send(s.url, req);
+        if (REQUESTS > 1500 && Math.floor(sent / 10000) > reported) {
+          reported = Math.floor(sent / 10000);
+          // Long runs report progress straight to stderr (jest holds console output until the end).
+          process.stderr.write(`fuzz: ${sent}/${REQUESTS} sent in ${Math.round((Date.now() - started) / 1000)} s, 5xx ${fiveXX}, unanswered ${unanswered}, bad errors ${badErrors}\n`);
+        }
         families[req.family] = (families[req.family] ?? 0) + 1;
         statuses[res.status] = (statuses[res.status] ?? 0) + 1;
         const fail = (why: string) => {
@@ -199,6 +223,14 @@ describe('hostile requests (fuzz)', () => {
       const after = await protectedState();
       const changed = Object.keys(before).filter((k) => before[k] !== after[k]);
 
+      const knownLog: Record<string, number> = {};
+      const unexpectedLog = logged.filter((l) => {
+        if (!l.startsWith('error')) return false;
+        const k = KNOWN_LOG_ERRORS.find((e) => e.match.test(l));
+        if (k) knownLog[k.name] = (knownLog[k.name] ?? 0) + 1;
+        return !k;
+      });
+
       const health = await s.api('GET', '/health');
       const search = await s.api('POST', `/indexes/${PROTECTED}/search`, { body: { q: 'wonder', limit: 3 } });
 
@@ -217,15 +249,17 @@ describe('hostile requests (fuzz)', () => {
         failedTasks: failed.length,
         internalTaskFailures: internalTasks.length,
         protectedChanged: changed,
-        serverErrorLog: logged.filter((l) => l.startsWith('error')).length,
+        knownServerErrors: knownLog,
+        unexpectedServerErrors: unexpectedLog.length,
       };
       if (REPORT) fs.writeFileSync(REPORT, JSON.stringify({ summary, failures, internalTasks: internalTasks.slice(0, 20), logged: logged.slice(0, 50) }, null, 2));
-      if (failures.length || internalTasks.length || changed.length || REQUESTS > 1500) {
+      if (failures.length || internalTasks.length || changed.length || unexpectedLog.length || REQUESTS > 1500) {
         console.log(`fuzz summary ${JSON.stringify(summary, null, 2)}\n${failures.join('\n\n')}\n${JSON.stringify(internalTasks.slice(0, 10), null, 2)}\n${logged.slice(0, 20).join('\n')}`);
       }
 
       expect({ fiveXX, unanswered, badErrors }).toEqual({ fiveXX: 0, unanswered: 0, badErrors: 0 });
       expect(internalTasks).toEqual([]);
+      expect(unexpectedLog).toEqual([]);
       expect(pending).toBe(0);
       expect(changed).toEqual([]);
       expect(after).toEqual(before);
