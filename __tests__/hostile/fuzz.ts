@@ -63,6 +63,8 @@ export interface FuzzRequest {
   path: string;
   headers: Record<string, string>;
   body?: Buffer;
+  /** No route serves this method and path: an empty 404 is the expected answer. */
+  unrouted?: boolean;
 }
 
 export interface FuzzContext {
@@ -662,6 +664,9 @@ function taskParams(rng: Rng): Record<string, () => string> {
 
 type Gen = (rng: Rng, ctx: FuzzContext) => Omit<FuzzRequest, 'headers' | 'family'> & { headers?: Record<string, string>; search?: boolean };
 
+/** Routes that do not exist (yet): `similar` arrives with vector search. */
+const UNROUTED_FAMILIES = new Set(['similar', 'unrouted']);
+
 const jsonBody = (rng: Rng, v: unknown) => rawBody(rng, v);
 const idx = (uid: string) => `/indexes/${uid}`;
 
@@ -693,7 +698,7 @@ export const FAMILIES: readonly (readonly [number, string, Gen])[] = [
     const [route, field, verb] = rng.pick(SETTINGS);
     const m = rng.weighted<string>([[2, 'GET'], [5, verb.toUpperCase()], [1, 'DELETE'], [1, verb === 'put' ? 'PATCH' : 'PUT'], [0.3, 'POST']]);
     const uid = m === 'GET' ? readUid(rng, ctx) : writeUid(rng, ctx);
-    return { method: m, path: `${idx(uid)}/settings/${route}`, body: m === 'GET' || m === 'DELETE' ? undefined : jsonBody(rng, settingValue(rng, field)) };
+    return { method: m, path: `${idx(uid)}/settings/${route}`, body: m === 'GET' || m === 'DELETE' ? undefined : jsonBody(rng, settingValue(rng, field)), unrouted: ![`GET`, verb.toUpperCase(), 'DELETE'].includes(m) };
   }],
   [14, 'search.post', (rng, ctx) => ({ method: 'POST', path: `${idx(readUid(rng, ctx))}/search`, body: rng.chance(0.05) ? undefined : jsonBody(rng, maybe(rng, () => searchBody(rng))), search: true })],
   [8, 'search.get', (rng, ctx) => ({ method: 'GET', path: `${idx(readUid(rng, ctx))}/search${queryString(rng, searchParams(rng))}`, search: true })],
@@ -724,7 +729,10 @@ export const FAMILIES: readonly (readonly [number, string, Gen])[] = [
   [1, 'keys.delete', (rng) => ({ method: 'DELETE', path: `/keys/${rng.pick([uuid(rng), hostileDocId(rng), '..'])}` })],
   [2, 'stats', (rng) => ({ method: 'GET', path: `/stats${queryString(rng, { x: () => hostileString(rng) })}` })],
   [1, 'version', () => ({ method: 'GET', path: '/version' })],
-  [1, 'health', (rng) => ({ method: rng.pick(['GET', 'GET', 'POST', 'DELETE']), path: '/health' })],
+  [1, 'health', (rng) => {
+    const method = rng.pick(['GET', 'GET', 'POST', 'DELETE']);
+    return { method, path: '/health', unrouted: method !== 'GET' };
+  }],
   [2, 'experimental-features', (rng) =>
     rng.chance(0.4)
       ? { method: 'GET', path: `/experimental-features${queryString(rng, { x: () => '1' })}` }
@@ -748,7 +756,7 @@ export function generateRequest(rng: Rng, ctx: FuzzContext): FuzzRequest {
     body = rawBody(rng, hostileValue(rng));
     headers['Content-Type'] = 'application/json';
   }
-  return { family, method: r.method, path: r.path, headers, body };
+  return { family, method: r.method, path: r.path, headers, body, unrouted: r.unrouted === true || UNROUTED_FAMILIES.has(family) };
 }
 
 // ---------------------------------------------------------------- client
