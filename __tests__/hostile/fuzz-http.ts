@@ -9,7 +9,6 @@ import http from 'node:http';
 import zlib from 'node:zlib';
 import { attrList, filterValue, hostileNumber, hostileString, hostileValue, nested, RAW_NUMBERS, randomFilter, type Rng, uuid } from './fuzz-values';
 
-
 export interface FuzzRequest {
   /** Route family, for the summary. */
   family: string;
@@ -31,7 +30,6 @@ export interface FuzzContext {
   /** A search key whose `key` signs well-formed tenant tokens. */
   searchKey: { uid: string; key: string };
 }
-
 
 // ---------------------------------------------------------------- uids, ids, paths
 
