@@ -16,6 +16,7 @@
 //! `IN` lists hashed up front, so a document costs one lookup per condition however long the
 //! list is.
 
+use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
@@ -271,22 +272,39 @@ fn any_text(found: &[&Value], pred: impl Fn(&str) -> bool) -> bool {
 /// Numbers compare numerically when every given bound is a number; strings always compare
 /// lexicographically with the normalized bounds.
 fn in_range(found: &[&Value], low: Option<&Bound>, high: Option<&Bound>) -> bool {
-    let numeric = low.is_none_or(|b| b.number.is_some()) && high.is_none_or(|b| b.number.is_some());
-    let above = |ord: std::cmp::Ordering, b: &Bound| ord.is_gt() || (b.inclusive && ord.is_eq());
-    let below = |ord: std::cmp::Ordering, b: &Bound| ord.is_lt() || (b.inclusive && ord.is_eq());
+    let numeric = numeric_range(low, high);
     any_leaf(found, |v| match v {
         Scalar::Num(x) => {
             let cmp = |b: &Bound| x.partial_cmp(&b.number.unwrap_or(f64::NAN));
             numeric
-                && low.is_none_or(|b| cmp(b).is_some_and(|o| above(o, b)))
-                && high.is_none_or(|b| cmp(b).is_some_and(|o| below(o, b)))
+                && low.is_none_or(|b| cmp(b).is_some_and(|o| b.passes_low(o)))
+                && high.is_none_or(|b| cmp(b).is_some_and(|o| b.passes_high(o)))
         }
-        Scalar::Str(s) => {
-            let s = normalize(s);
-            low.is_none_or(|b| above(s.as_ref().cmp(b.text.as_str()), b))
-                && high.is_none_or(|b| below(s.as_ref().cmp(b.text.as_str()), b))
-        }
+        Scalar::Str(s) => text_in_range(&normalize(s), low, high),
     })
+}
+
+/// Whether a range compares numbers: every given bound is one.
+pub(super) fn numeric_range(low: Option<&Bound>, high: Option<&Bound>) -> bool {
+    low.is_none_or(|b| b.number.is_some()) && high.is_none_or(|b| b.number.is_some())
+}
+
+/// Whether the normalized string `s` lies between the bounds' strings.
+pub(super) fn text_in_range(s: &str, low: Option<&Bound>, high: Option<&Bound>) -> bool {
+    low.is_none_or(|b| b.passes_low(s.cmp(b.text.as_str())))
+        && high.is_none_or(|b| b.passes_high(s.cmp(b.text.as_str())))
+}
+
+impl Bound {
+    /// Whether a value that compares `ord` to this bound passes it as the low end.
+    fn passes_low(&self, ord: Ordering) -> bool {
+        ord.is_gt() || (self.inclusive && ord.is_eq())
+    }
+
+    /// Whether a value that compares `ord` to this bound passes it as the high end.
+    fn passes_high(&self, ord: Ordering) -> bool {
+        ord.is_lt() || (self.inclusive && ord.is_eq())
+    }
 }
 
 /// Whether `pred` holds for a scalar of `found`, arrays flattened.
