@@ -39,7 +39,7 @@ pub struct Counts {
 /// value index (a bitmap intersection per string, one pass over the sorted numbers), small
 /// ones document by document.
 pub fn count(column: &Column, candidates: &RoaringBitmap) -> Counts {
-    if candidates.len() as usize * 4 >= column.id_count() + 1 {
+    if candidates.len() as usize * 4 > column.id_count() {
         return count_by_value(column, candidates);
     }
     count_by_document(column, candidates)
