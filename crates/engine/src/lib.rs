@@ -13,6 +13,7 @@ pub mod payload;
 pub mod sort;
 mod store;
 pub mod tokens;
+pub mod value;
 
 pub use api_types::{Error, Result};
 pub use index::{BatchOp, FacetSearchQuery, FetchQuery, Index, Method, SearchQuery};

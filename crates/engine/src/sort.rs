@@ -1,16 +1,19 @@
-//! The `sort` parameter: parsing, sortability checks and the order Meilisearch gives values.
+//! The `sort` parameter: parsing and sortability checks, and the sort of `/documents`, which
+//! reads documents rather than value columns.
 //!
-//! For one sort key, documents fall in three groups whatever the direction: those with a
-//! number first (numerically, ascending or descending), then those with a string (by
-//! lowercased text; booleans sort as the strings `"false"` and `"true"`), then those with no
-//! usable value (missing, `null`, objects). A document whose value is an array sorts at its
-//! best element: the first in that order. Equal keys fall through to the next key, and
-//! finally to the internal id (insertion order).
+//! The order itself is [`crate::value`]'s, the same the search's `sort` reads from value
+//! columns: numbers, then strings by their normal form, then documents without a usable
+//! value, whatever the direction; an array sorts at its best element; equal keys fall
+//! through to the next key, and finally to the internal id (insertion order).
 
 use std::cmp::Ordering;
 
 use api_types::{Error, Result};
 use serde_json::{Map, Value};
+
+pub use crate::value::compare;
+pub use crate::value::geo::{geo_of, haversine_m};
+use crate::value::{self, Key, Scalar};
 
 /// One entry of the `sort` parameter.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,9 +92,7 @@ fn geo_point_error(code: &'static str) -> Error {
 
 /// A field is sortable when it, or an object it is nested in, is listed.
 fn check_sortable(field: &str, sortable: &[String], code: &'static str) -> Result<()> {
-    let ok = sortable
-        .iter()
-        .any(|s| crate::filter::eval::within(field, s));
+    let ok = sortable.iter().any(|s| value::within(field, s));
     if ok {
         return Ok(());
     }
@@ -110,76 +111,26 @@ fn check_sortable(field: &str, sortable: &[String], code: &'static str) -> Resul
     Err(Error::new(code, message))
 }
 
-/// The sort value of one document for one key.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SortValue {
-    Number(f64),
-    Text(String),
-    Missing,
-}
-
-impl SortValue {
-    fn group(&self) -> u8 {
-        match self {
-            SortValue::Number(_) => 0,
-            SortValue::Text(_) => 1,
-            SortValue::Missing => 2,
-        }
-    }
-}
-
-/// Orders two values of one key: numbers, then strings, then missing, in either direction.
-pub fn compare(a: &SortValue, b: &SortValue, asc: bool) -> Ordering {
-    let by_group = a.group().cmp(&b.group());
-    if by_group != Ordering::Equal {
-        return by_group;
-    }
-    let within = match (a, b) {
-        (SortValue::Number(x), SortValue::Number(y)) => x.total_cmp(y),
-        (SortValue::Text(x), SortValue::Text(y)) => x.cmp(y),
-        _ => Ordering::Equal,
-    };
-    if asc {
-        within
-    } else {
-        within.reverse()
-    }
-}
-
-/// Every scalar a document holds at a dotted path, arrays flattened (the path rules are the
-/// filter's: `a.b` reaches `{"a.b":..}`, `{"a":{"b":..}}` and `{"a":[{"b":..}]}`).
-fn scalars_at<'a>(doc: &'a Map<String, Value>, path: &str) -> Vec<&'a Value> {
-    let mut out = Vec::new();
-    let mut stack = crate::filter::eval::values_at(doc, path);
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Array(items) => stack.extend(items.iter()),
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-fn to_sort_value(v: &Value) -> SortValue {
-    match v {
-        Value::Number(n) => n.as_f64().map_or(SortValue::Missing, SortValue::Number),
-        Value::String(s) => SortValue::Text(s.to_lowercase()),
-        Value::Bool(b) => SortValue::Text(b.to_string()),
-        _ => SortValue::Missing,
-    }
-}
+/// The sort value of one document for one key: strings by their normal form.
+pub type SortValue = Key<String>;
 
 /// The document's value for `key`: its best value when it holds several.
 pub fn value_of(doc: &Map<String, Value>, key: &SortKey) -> SortValue {
     match key {
-        SortKey::Field { name, asc } => scalars_at(doc, name)
-            .into_iter()
-            .map(to_sort_value)
-            .min_by(|a, b| compare(a, b, *asc))
-            .unwrap_or(SortValue::Missing),
+        SortKey::Field { name, asc } => {
+            let mut keys = Vec::new();
+            let _ = value::each_scalar::<()>(&value::values_at(doc, name), |s| {
+                keys.push(match s {
+                    Scalar::Num(n) => Key::Num(n),
+                    Scalar::Str(s) => Key::Str(value::normalize(s).into_owned()),
+                });
+                std::ops::ControlFlow::Continue(())
+            });
+            value::best(keys, *asc)
+        }
         SortKey::GeoPoint { lat, lng, .. } => geo_of(doc)
-            .map(|(dlat, dlng)| SortValue::Number(haversine_m(*lat, *lng, dlat, dlng)))
-            .unwrap_or(SortValue::Missing),
+            .map(|(dlat, dlng)| Key::Num(haversine_m(*lat, *lng, dlat, dlng)))
+            .unwrap_or(Key::Missing),
     }
 }
 
@@ -187,27 +138,6 @@ fn direction(key: &SortKey) -> bool {
     match key {
         SortKey::Field { asc, .. } | SortKey::GeoPoint { asc, .. } => *asc,
     }
-}
-
-/// `_geo.lat`/`_geo.lng` as numbers or numeric strings.
-pub fn geo_of(doc: &Map<String, Value>) -> Option<(f64, f64)> {
-    let geo = doc.get("_geo")?.as_object()?;
-    let num = |v: &Value| match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    };
-    Some((num(geo.get("lat")?)?, num(geo.get("lng")?)?))
-}
-
-/// Great-circle distance in metres.
-pub fn haversine_m(lat1: f64, lng1: f64, lat2: f64, lng2: f64) -> f64 {
-    const EARTH_RADIUS_M: f64 = 6_371_008.8;
-    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
-    let dp = (lat2 - lat1).to_radians();
-    let dl = (lng2 - lng1).to_radians();
-    let a = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
-    2.0 * EARTH_RADIUS_M * a.sqrt().min(1.0).asin()
 }
 
 /// Sorts `(internal id, document)` pairs by `keys`, ties by internal id.
@@ -275,6 +205,56 @@ mod tests {
         assert_eq!(ids(&d), vec![1, 4, 6, 0, 3, 2, 5]);
     }
 
+    /// The documents' sort and the value columns' sort keys give one order: values that
+    /// trimming, compatibility forms, accents and a final sigma used to set apart.
+    #[test]
+    fn test_documents_sort_as_value_columns_do() {
+        let values = vec![
+            json!("b"),
+            json!(" c"),
+            json!("ﬁg"),
+            json!("Élan"),
+            json!("d"),
+            json!("g"),
+            json!(10),
+            json!(null),
+            json!(true),
+            json!("e\u{301}lan"),
+            json!("οδοσ"),
+            json!("ΟΔΟΣ"),
+            json!("  "),
+            json!(["z", "a2"]),
+            json!("①"),
+            json!("1"),
+            json!("Ａbc"),
+            json!("\u{a0}f"),
+        ];
+        let raw: Vec<Value> = values.into_iter().map(|v| json!({ "v": v })).collect();
+        let mut column = crate::facets::ColumnBuilder::new("v");
+        for (i, d) in raw.iter().enumerate() {
+            column.push(i as u32, d.as_object().unwrap());
+        }
+        let column = column.finish();
+        for asc in [true, false] {
+            let mut d = docs(raw.clone());
+            let dir = if asc { "v:asc" } else { "v:desc" };
+            sort_documents(&mut d, &keys(&[dir], &["v"]));
+            let mut want: Vec<u32> = (0..raw.len() as u32).collect();
+            want.sort_by(|a, b| {
+                let (ka, kb) = (column.sort_key(*a, asc), column.sort_key(*b, asc));
+                compare(&ka, &kb, asc).then(a.cmp(b))
+            });
+            assert_eq!(ids(&d), want, "{dir}");
+        }
+        let mut d = docs(raw);
+        sort_documents(&mut d, &keys(&["v:asc"], &["v"]));
+        // Meilisearch's order for the same values.
+        assert_eq!(
+            ids(&d),
+            [6, 12, 14, 15, 13, 16, 0, 1, 4, 3, 9, 17, 2, 5, 8, 11, 10, 7]
+        );
+    }
+
     #[test]
     fn several_keys_and_arrays_and_nested_fields() {
         let mut d = docs(vec![
@@ -313,10 +293,6 @@ mod tests {
         ]);
         sort_documents(&mut d, &keys(&["_geoPoint(45.7, 4.8):asc"], &["_geo"]));
         assert_eq!(ids(&d), vec![2, 0, 1]);
-        let paris_lyon = haversine_m(48.8566, 2.3522, 45.764, 4.8357);
-        assert!((paris_lyon - 392_000.0).abs() < 2_000.0, "{paris_lyon}");
-        // Across the antimeridian the short way round is used.
-        assert!(haversine_m(0.0, 179.9, 0.0, -179.9) < 25_000.0);
     }
 
     #[test]
@@ -341,8 +317,18 @@ mod tests {
                 "{bad}"
             );
         }
-        assert!(parse(&s(&["_geoPoint(91, 0):asc"]), &s(&["_geo"]), "c").is_err());
-        assert!(parse(&s(&["_geo:asc"]), &s(&["_geo"]), "c").is_err());
-        assert!(parse(&s(&["_geoPoint(1, 2):asc"]), &s(&["id"]), "c").is_err());
+        assert!(parse(
+            &s(&["_geoPoint(91, 0):asc"]),
+            &s(&["_geo"]),
+            "invalid_search_sort"
+        )
+        .is_err());
+        assert!(parse(&s(&["_geo:asc"]), &s(&["_geo"]), "invalid_search_sort").is_err());
+        assert!(parse(
+            &s(&["_geoPoint(1, 2):asc"]),
+            &s(&["id"]),
+            "invalid_search_sort"
+        )
+        .is_err());
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
-use super::eval::{Bound, Node, Test};
+use super::eval::{numeric_range, text_in_range, Bound, Node, Test};
 use crate::facets::{Column, Item};
 
 /// Whether every condition of `node` can be answered from columns.
@@ -114,8 +114,7 @@ fn field(column: &Column, test: &Test) -> RoaringBitmap {
             out
         }
         Test::Range { low, high } => {
-            let numeric = low.as_ref().is_none_or(|b| b.number.is_some())
-                && high.as_ref().is_none_or(|b| b.number.is_some());
+            let numeric = numeric_range(low.as_ref(), high.as_ref());
             let mut out = RoaringBitmap::new();
             if numeric {
                 let start = match low {
@@ -146,18 +145,7 @@ fn field(column: &Column, test: &Test) -> RoaringBitmap {
                     out = RoaringBitmap::from_sorted_iter(iids).expect("sorted and deduplicated");
                 }
             }
-            let above = |s: &str, b: &Bound| {
-                let o = s.cmp(b.text.as_str());
-                o.is_gt() || (b.inclusive && o.is_eq())
-            };
-            let below = |s: &str, b: &Bound| {
-                let o = s.cmp(b.text.as_str());
-                o.is_lt() || (b.inclusive && o.is_eq())
-            };
-            out |= strings_where(&|s| {
-                low.as_ref().is_none_or(|b| above(s, b))
-                    && high.as_ref().is_none_or(|b| below(s, b))
-            });
+            out |= strings_where(&|s| text_in_range(s, low.as_ref(), high.as_ref()));
             out
         }
         Test::Contains(needle) => strings_where(&|s| s.contains(needle.as_str())),

@@ -16,12 +16,18 @@
 //! `IN` lists hashed up front, so a document costs one lookup per condition however long the
 //! list is.
 
+use std::cmp::Ordering;
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 
 use serde_json::{Map, Value};
 
 use super::{Expr, Op, Token};
-use crate::sort::{geo_of, haversine_m};
+use crate::value::geo::{geo_of, haversine_m};
+use crate::value::{each_scalar, Scalar};
+/// The normalization and path helpers filters share with the rest of the engine, also
+/// reachable here where they used to live.
+pub use crate::value::{normalize, values_at, within};
 
 /// A compiled filter, ready to test documents.
 #[derive(Debug, Clone)]
@@ -92,27 +98,18 @@ fn number_key(n: f64) -> u64 {
     }
 }
 
-/// The form strings are compared in (trimmed, NFKD, lowercase): the facet columns' form.
-pub fn normalize(s: &str) -> String {
-    crate::facets::normalize(s)
-}
-
 impl Needles {
     fn add(&mut self, t: &Token) {
         if let Some(n) = num(t) {
             self.numbers.insert(number_key(n));
         }
-        self.texts.insert(normalize(&t.value));
+        self.texts.insert(normalize(&t.value).into_owned());
     }
 
-    fn accepts(&self, v: &Value) -> bool {
+    fn accepts(&self, v: Scalar) -> bool {
         match v {
-            Value::Number(n) => n
-                .as_f64()
-                .is_some_and(|n| self.numbers.contains(&number_key(n))),
-            Value::String(s) => self.texts.contains(&normalize(s)),
-            Value::Bool(b) => self.texts.contains(if *b { "true" } else { "false" }),
-            _ => false,
+            Scalar::Num(n) => self.numbers.contains(&number_key(n)),
+            Scalar::Str(s) => self.texts.contains(normalize(s).as_ref()),
         }
     }
 }
@@ -120,7 +117,7 @@ impl Needles {
 fn bound(t: &Token, inclusive: bool) -> Bound {
     Bound {
         number: num(t),
-        text: normalize(&t.value),
+        text: normalize(&t.value).into_owned(),
         inclusive,
     }
 }
@@ -154,8 +151,8 @@ pub fn compile(expr: &Expr) -> Node {
                 Op::Lt(t) => range(None, Some(bound(t, false))),
                 Op::Le(t) => range(None, Some(bound(t, true))),
                 Op::Between(a, b) => range(Some(bound(a, true)), Some(bound(b, true))),
-                Op::Contains(t, _) => Test::Contains(normalize(&t.value)),
-                Op::StartsWith(t) => Test::StartsWith(normalize(&t.value)),
+                Op::Contains(t, _) => Test::Contains(normalize(&t.value).into_owned()),
+                Op::StartsWith(t) => Test::StartsWith(normalize(&t.value).into_owned()),
             };
             field_node(field, test)
         }
@@ -267,86 +264,57 @@ fn passes(found: &[&Value], test: &Test) -> bool {
 
 fn any_text(found: &[&Value], pred: impl Fn(&str) -> bool) -> bool {
     any_leaf(found, |v| match v {
-        Value::String(s) => pred(&normalize(s)),
-        Value::Bool(b) => pred(if *b { "true" } else { "false" }),
-        _ => false,
+        Scalar::Str(s) => pred(&normalize(s)),
+        Scalar::Num(_) => false,
     })
 }
 
 /// Numbers compare numerically when every given bound is a number; strings always compare
 /// lexicographically with the normalized bounds.
 fn in_range(found: &[&Value], low: Option<&Bound>, high: Option<&Bound>) -> bool {
-    let numeric = low.is_none_or(|b| b.number.is_some()) && high.is_none_or(|b| b.number.is_some());
-    let above = |ord: std::cmp::Ordering, b: &Bound| ord.is_gt() || (b.inclusive && ord.is_eq());
-    let below = |ord: std::cmp::Ordering, b: &Bound| ord.is_lt() || (b.inclusive && ord.is_eq());
+    let numeric = numeric_range(low, high);
     any_leaf(found, |v| match v {
-        Value::Number(n) => {
-            let Some(x) = n.as_f64() else { return false };
+        Scalar::Num(x) => {
             let cmp = |b: &Bound| x.partial_cmp(&b.number.unwrap_or(f64::NAN));
             numeric
-                && low.is_none_or(|b| cmp(b).is_some_and(|o| above(o, b)))
-                && high.is_none_or(|b| cmp(b).is_some_and(|o| below(o, b)))
+                && low.is_none_or(|b| cmp(b).is_some_and(|o| b.passes_low(o)))
+                && high.is_none_or(|b| cmp(b).is_some_and(|o| b.passes_high(o)))
         }
-        Value::String(_) | Value::Bool(_) => {
-            let s = match v {
-                Value::String(s) => normalize(s),
-                _ => v.to_string(),
-            };
-            low.is_none_or(|b| above(s.as_str().cmp(b.text.as_str()), b))
-                && high.is_none_or(|b| below(s.as_str().cmp(b.text.as_str()), b))
-        }
-        _ => false,
+        Scalar::Str(s) => text_in_range(&normalize(s), low, high),
     })
 }
 
+/// Whether a range compares numbers: every given bound is one.
+pub(super) fn numeric_range(low: Option<&Bound>, high: Option<&Bound>) -> bool {
+    low.is_none_or(|b| b.number.is_some()) && high.is_none_or(|b| b.number.is_some())
+}
+
+/// Whether the normalized string `s` lies between the bounds' strings.
+pub(super) fn text_in_range(s: &str, low: Option<&Bound>, high: Option<&Bound>) -> bool {
+    low.is_none_or(|b| b.passes_low(s.cmp(b.text.as_str())))
+        && high.is_none_or(|b| b.passes_high(s.cmp(b.text.as_str())))
+}
+
+impl Bound {
+    /// Whether a value that compares `ord` to this bound passes it as the low end.
+    fn passes_low(&self, ord: Ordering) -> bool {
+        ord.is_gt() || (self.inclusive && ord.is_eq())
+    }
+
+    /// Whether a value that compares `ord` to this bound passes it as the high end.
+    fn passes_high(&self, ord: Ordering) -> bool {
+        ord.is_lt() || (self.inclusive && ord.is_eq())
+    }
+}
+
 /// Whether `pred` holds for a scalar of `found`, arrays flattened.
-fn any_leaf(found: &[&Value], mut pred: impl FnMut(&Value) -> bool) -> bool {
-    let mut stack: Vec<&Value> = found.to_vec();
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Array(items) => stack.extend(items.iter()),
-            other => {
-                if pred(other) {
-                    return true;
-                }
-            }
+fn any_leaf<'a>(found: &[&'a Value], mut pred: impl FnMut(Scalar<'a>) -> bool) -> bool {
+    each_scalar(found, |v| {
+        if pred(v) {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
         }
-    }
-    false
-}
-
-/// Whether the dotted `path` is `ancestor` or lies inside it (`a.b` is within `a`, `ab` is not).
-pub fn within(path: &str, ancestor: &str) -> bool {
-    path == ancestor
-        || (path.len() > ancestor.len()
-            && path.starts_with(ancestor)
-            && path.as_bytes()[ancestor.len()] == b'.')
-}
-
-/// The values at a dotted path, as stored (arrays not flattened at the end of the path):
-/// `a.b` reaches `{"a.b":..}`, `{"a":{"b":..}}`, `{"a":[{"b":..}]}` and mixes of them.
-pub fn values_at<'a>(doc: &'a Map<String, Value>, path: &str) -> Vec<&'a Value> {
-    let mut out = Vec::new();
-    collect(doc, path, &mut out);
-    out
-}
-
-fn collect<'a>(map: &'a Map<String, Value>, path: &str, out: &mut Vec<&'a Value>) {
-    if let Some(v) = map.get(path) {
-        out.push(v);
-    }
-    for (dot, _) in path.match_indices('.') {
-        let (head, tail) = (&path[..dot], &path[dot + 1..]);
-        if let Some(inner) = map.get(head) {
-            descend(inner, tail, out);
-        }
-    }
-}
-
-fn descend<'a>(v: &'a Value, path: &str, out: &mut Vec<&'a Value>) {
-    match v {
-        Value::Object(m) => collect(m, path, out),
-        Value::Array(items) => items.iter().for_each(|i| descend(i, path, out)),
-        _ => {}
-    }
+    })
+    .is_break()
 }

@@ -1,0 +1,210 @@
+//! Building value columns: one pass over the stored documents collects, for one attribute,
+//! the scalars every document holds there.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+
+use super::{SortKey, ValueIndex};
+use crate::value::{self, Key, Scalar};
+
+/// One scalar of a document.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Item {
+    Num(f64),
+    /// An id into [`Column::strings`].
+    Str(u32),
+}
+
+#[derive(Debug)]
+pub struct StrEntry {
+    pub normalized: Box<str>,
+    pub original: Box<str>,
+    /// The position of `normalized` among all of the column's strings in byte order.
+    pub rank: u32,
+}
+
+#[derive(Debug, Default)]
+pub struct Column {
+    /// `offsets[iid]..offsets[iid + 1]` are the items of document `iid`.
+    offsets: Vec<u32>,
+    items: Vec<Item>,
+    pub strings: Vec<StrEntry>,
+    /// Normalized string → its id in `strings`.
+    ids: HashMap<Box<str>, u32>,
+    /// The inverted view, built the first time a filter needs it.
+    pub(super) index: OnceLock<ValueIndex>,
+}
+
+/// Builds a column from documents given in increasing internal-id order.
+pub struct ColumnBuilder {
+    path: String,
+    column: Column,
+    geo: bool,
+}
+
+impl ColumnBuilder {
+    /// A builder for the attribute at dotted `path`; `_geo` gives the two coordinates
+    /// (`lat`, `lng`) of each document instead.
+    pub fn new(path: &str) -> ColumnBuilder {
+        ColumnBuilder {
+            path: path.to_string(),
+            column: Column {
+                offsets: vec![0],
+                ..Column::default()
+            },
+            geo: path == "_geo",
+        }
+    }
+
+    /// Whether the top-level field `name` can hold values of this column.
+    pub fn reads(&self, name: &str) -> bool {
+        value::within(&self.path, name)
+    }
+
+    pub fn push(&mut self, iid: u32, doc: &Map<String, Value>) {
+        let col = &mut self.column;
+        while (col.offsets.len() as u64) <= iid as u64 {
+            let end = *col.offsets.last().unwrap();
+            col.offsets.push(end);
+        }
+        if self.geo {
+            if let Some((lat, lng)) = value::geo::geo_of(doc) {
+                col.items.push(Item::Num(lat));
+                col.items.push(Item::Num(lng));
+            }
+        } else {
+            let found = value::values_at(doc, &self.path);
+            let _ = value::each_scalar::<()>(&found, |s| {
+                let item = match s {
+                    Scalar::Num(n) => Item::Num(n),
+                    Scalar::Str(s) => self.string_id(s),
+                };
+                self.column.items.push(item);
+                ControlFlow::Continue(())
+            });
+        }
+        self.column.offsets.push(self.column.items.len() as u32);
+    }
+
+    fn string_id(&mut self, s: &str) -> Item {
+        let normalized = value::normalize(s);
+        if let Some(id) = self.column.ids.get(normalized.as_ref()) {
+            return Item::Str(*id);
+        }
+        let id = self.column.strings.len() as u32;
+        let normalized: Box<str> = normalized.into();
+        self.column.ids.insert(normalized.clone(), id);
+        self.column.strings.push(StrEntry {
+            normalized,
+            original: s.into(),
+            rank: 0,
+        });
+        Item::Str(id)
+    }
+
+    pub fn finish(mut self) -> Column {
+        let mut order: Vec<u32> = (0..self.column.strings.len() as u32).collect();
+        order.sort_unstable_by(|a, b| {
+            self.column.strings[*a as usize]
+                .normalized
+                .cmp(&self.column.strings[*b as usize].normalized)
+        });
+        for (rank, id) in order.into_iter().enumerate() {
+            self.column.strings[id as usize].rank = rank as u32;
+        }
+        self.column
+    }
+}
+
+impl Column {
+    /// The scalars of document `iid` (none when it has no value there).
+    pub fn values(&self, iid: u32) -> &[Item] {
+        let i = iid as usize;
+        if i + 1 >= self.offsets.len() {
+            return &[];
+        }
+        &self.items[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
+    /// How many internal ids the column covers (one past the highest document pushed).
+    pub fn id_count(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// The id of a normalized string, if some document holds it.
+    pub fn string_id(&self, normalized: &str) -> Option<u32> {
+        self.ids.get(normalized).copied()
+    }
+
+    /// Approximate heap size, for the cache's budget.
+    pub fn bytes(&self) -> usize {
+        self.offsets.len() * 4
+            + self.items.len() * std::mem::size_of::<Item>()
+            + self
+                .strings
+                .iter()
+                .map(|s| s.normalized.len() + s.original.len() + 40)
+                .sum::<usize>()
+    }
+
+    /// The document's sort key: its best value for the direction (numbers before strings).
+    pub fn sort_key(&self, iid: u32, asc: bool) -> SortKey {
+        let keys = self.values(iid).iter().map(|item| match *item {
+            Item::Num(n) => Key::Num(n),
+            Item::Str(id) => Key::Str(self.strings[id as usize].rank),
+        });
+        value::best(keys, asc)
+    }
+}
+
+#[cfg(test)]
+pub(super) fn column(path: &str, docs: &[Value]) -> Column {
+    let mut b = ColumnBuilder::new(path);
+    for (i, d) in docs.iter().enumerate() {
+        b.push(i as u32, d.as_object().unwrap());
+    }
+    b.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sort_keys_order_numbers_strings_missing() {
+        let docs = [
+            json!({"v": "b"}),
+            json!({"v": [3, 1]}),
+            json!({}),
+            json!({"v": "A"}),
+        ];
+        let c = column("v", &docs);
+        let mut ids: Vec<u32> = (0..4).collect();
+        let cmp = value::compare::<u32>;
+        ids.sort_by(|a, b| cmp(&c.sort_key(*a, true), &c.sort_key(*b, true), true));
+        assert_eq!(ids, [1, 3, 0, 2]);
+        ids.sort_by(|a, b| cmp(&c.sort_key(*a, false), &c.sort_key(*b, false), false));
+        assert_eq!(ids, [1, 0, 3, 2]);
+        assert_eq!(c.sort_key(1, true), SortKey::Num(1.0));
+        assert_eq!(c.sort_key(1, false), SortKey::Num(3.0));
+    }
+
+    #[test]
+    fn items_keep_document_order_and_group_spellings() {
+        let docs = [json!({"v": ["B", 2, ["b", true]]}), json!({"v": null})];
+        let c = column("v", &docs);
+        let b = c.string_id("b").unwrap();
+        let t = c.string_id("true").unwrap();
+        assert_eq!(
+            c.values(0),
+            [Item::Str(b), Item::Num(2.0), Item::Str(b), Item::Str(t)]
+        );
+        assert_eq!(&*c.strings[b as usize].original, "B");
+        assert!(c.values(1).is_empty() && c.values(7).is_empty());
+        assert_eq!(c.id_count(), 2);
+    }
+}

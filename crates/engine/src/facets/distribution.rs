@@ -1,0 +1,344 @@
+//! Facet distribution, stats and facet search: how many documents of a set hold each value
+//! of a column, printed in Meilisearch's orders ([`FacetOrder`]), and the string values a
+//! facet query reaches.
+
+use std::collections::HashMap;
+
+use roaring::RoaringBitmap;
+use serde_json::{Map, Value};
+
+use super::{Column, Item};
+use crate::value::search_form;
+
+/// How facet values are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FacetOrder {
+    Alpha,
+    Count,
+}
+
+/// Rust's `f64` display (`10.0` → `10`, `1.5` → `1.5`), the form numbers take as facet keys.
+pub fn number_key(n: f64) -> String {
+    if n == 0.0 {
+        return "0".to_string();
+    }
+    format!("{n}")
+}
+
+/// Counts of one facet among a set of documents.
+pub struct Counts {
+    numbers: Vec<(f64, u64)>,
+    strings: Vec<(u32, u64)>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    candidates: u64,
+}
+
+/// Counts the documents of `candidates` holding each value of `column` (a document counts
+/// once per value, however often it holds it). Large candidate sets are counted from the
+/// value index (a bitmap intersection per string, one pass over the sorted numbers), small
+/// ones document by document.
+pub fn count(column: &Column, candidates: &RoaringBitmap) -> Counts {
+    if candidates.len() as usize * 4 > column.id_count() {
+        return count_by_value(column, candidates);
+    }
+    count_by_document(column, candidates)
+}
+
+fn count_by_value(column: &Column, candidates: &RoaringBitmap) -> Counts {
+    let index = column.index();
+    let mut numbers: Vec<(f64, u64)> = Vec::new();
+    let (mut min, mut max) = (None::<f64>, None::<f64>);
+    let mut previous: Option<(f64, u32)> = None;
+    for &(n, iid) in &index.numbers {
+        if !candidates.contains(iid) {
+            continue;
+        }
+        let same_value =
+            previous.is_some_and(|(p, _)| p.total_cmp(&n).is_eq() || (p == 0.0 && n == 0.0));
+        if previous == Some((n, iid)) {
+            continue;
+        }
+        previous = Some((n, iid));
+        min = Some(min.map_or(n, |m: f64| m.min(n)));
+        max = Some(max.map_or(n, |m: f64| m.max(n)));
+        match numbers.last_mut() {
+            Some(last) if same_value => last.1 += 1,
+            _ => numbers.push((n, 1)),
+        }
+    }
+    let strings = index
+        .strings
+        .iter()
+        .enumerate()
+        .map(|(id, docs)| (id as u32, docs.intersection_len(candidates)))
+        .filter(|(_, c)| *c > 0)
+        .collect();
+    Counts {
+        numbers,
+        strings,
+        min,
+        max,
+        candidates: candidates.len(),
+    }
+}
+
+fn count_by_document(column: &Column, candidates: &RoaringBitmap) -> Counts {
+    let mut numbers: HashMap<u64, (f64, u64)> = HashMap::new();
+    let mut strings = vec![0u64; column.strings.len()];
+    let (mut min, mut max) = (None::<f64>, None::<f64>);
+    for iid in candidates {
+        let values = column.values(iid);
+        for (i, item) in values.iter().enumerate() {
+            if values[..i].contains(item) {
+                continue;
+            }
+            match *item {
+                Item::Num(n) => {
+                    let bits = if n == 0.0 { 0 } else { n.to_bits() };
+                    numbers.entry(bits).or_insert((n, 0)).1 += 1;
+                    min = Some(min.map_or(n, |m: f64| m.min(n)));
+                    max = Some(max.map_or(n, |m: f64| m.max(n)));
+                }
+                Item::Str(id) => {
+                    // Two spellings of one string share an id; count the document once.
+                    strings[id as usize] += 1;
+                }
+            }
+        }
+    }
+    Counts {
+        numbers: numbers.into_values().collect(),
+        strings: strings
+            .into_iter()
+            .enumerate()
+            .filter(|(_, c)| *c > 0)
+            .map(|(id, c)| (id as u32, c))
+            .collect(),
+        min,
+        max,
+        candidates: candidates.len(),
+    }
+}
+
+impl Counts {
+    /// The distribution as Meilisearch prints it: numbers first, then strings, at most
+    /// `max_values` in all. In alphabetical order numbers sort by their printed form when
+    /// there are at most 3000 candidates and numerically beyond.
+    pub fn distribution(
+        mut self,
+        column: &Column,
+        max_values: usize,
+        order: FacetOrder,
+    ) -> Map<String, Value> {
+        let strings = &column.strings;
+        match order {
+            FacetOrder::Alpha => {
+                if self.candidates <= 3000 {
+                    self.numbers.sort_by_cached_key(|(n, _)| number_key(*n));
+                } else {
+                    self.numbers.sort_by(|a, b| a.0.total_cmp(&b.0));
+                }
+                self.strings
+                    .sort_unstable_by_key(|(id, _)| strings[*id as usize].rank);
+            }
+            FacetOrder::Count => {
+                self.numbers
+                    .sort_by(|a, b| b.1.cmp(&a.1).then(b.0.total_cmp(&a.0)));
+                self.strings.sort_unstable_by(|a, b| {
+                    b.1.cmp(&a.1)
+                        .then(strings[b.0 as usize].rank.cmp(&strings[a.0 as usize].rank))
+                });
+            }
+        }
+        let mut out = Map::new();
+        for (n, c) in self.numbers.iter().take(max_values) {
+            out.insert(number_key(*n), Value::from(*c));
+        }
+        let room = max_values.saturating_sub(out.len());
+        for (id, c) in self.strings.iter().take(room) {
+            out.insert(strings[*id as usize].original.to_string(), Value::from(*c));
+        }
+        out
+    }
+
+    /// Facet search: the string values whose normalized form starts with `query` (or with a
+    /// string within `typos` edits of it), with their counts, ordered and capped.
+    pub fn search(
+        mut self,
+        column: &Column,
+        query: Option<&str>,
+        typos: u8,
+        max_values: usize,
+        order: FacetOrder,
+    ) -> Vec<(String, u64)> {
+        let strings = &column.strings;
+        if let Some(q) = query {
+            let q = search_form(q);
+            self.strings.retain(|(id, _)| {
+                let value = search_form(&strings[*id as usize].normalized);
+                value.starts_with(q.as_str())
+                    || (typos > 0 && prefix_distance(&q, &value) <= typos as usize)
+            });
+        }
+        match order {
+            FacetOrder::Alpha => self
+                .strings
+                .sort_unstable_by_key(|(id, _)| strings[*id as usize].rank),
+            FacetOrder::Count => self.strings.sort_unstable_by(|a, b| {
+                b.1.cmp(&a.1)
+                    .then(strings[b.0 as usize].rank.cmp(&strings[a.0 as usize].rank))
+            }),
+        }
+        self.strings
+            .into_iter()
+            .take(max_values)
+            .map(|(id, c)| (strings[id as usize].original.to_string(), c))
+            .collect()
+    }
+}
+
+/// The fewest edits turning `query` into some prefix of `value` (by characters).
+pub fn prefix_distance(query: &str, value: &str) -> usize {
+    let q: Vec<char> = query.chars().collect();
+    let v: Vec<char> = value.chars().collect();
+    // prev[i]: edits turning q[..i] into v[..j] for the previous j.
+    let mut prev: Vec<usize> = (0..=q.len()).collect();
+    let mut best = prev[q.len()];
+    for j in 1..=v.len() {
+        let mut cur = vec![j; q.len() + 1];
+        for i in 1..=q.len() {
+            let sub = prev[i - 1] + usize::from(q[i - 1] != v[j - 1]);
+            cur[i] = sub.min(prev[i] + 1).min(cur[i - 1] + 1);
+        }
+        best = best.min(cur[q.len()]);
+        prev = cur;
+        if prev.iter().min().copied().unwrap_or(0) > best {
+            break;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::column::column;
+    use super::*;
+    use serde_json::json;
+
+    fn all(n: u32) -> RoaringBitmap {
+        (0..n).collect()
+    }
+
+    #[test]
+    fn distribution_groups_spellings_and_puts_numbers_first() {
+        let docs = [
+            json!({"g": ["Romance", "action"], "n": 10}),
+            json!({"g": "romance", "n": [9, 9]}),
+            json!({"g": ["ACTION", "action"], "n": "x"}),
+            json!({"n": null}),
+        ];
+        let c = column("g", &docs);
+        let d = count(&c, &all(4)).distribution(&c, 100, FacetOrder::Alpha);
+        assert_eq!(Value::Object(d), json!({"action": 2, "Romance": 2}));
+        let c = column("n", &docs);
+        let counts = count(&c, &all(4));
+        assert_eq!((counts.min, counts.max), (Some(9.0), Some(10.0)));
+        let d = counts.distribution(&c, 100, FacetOrder::Alpha);
+        // Few candidates: numbers by their printed form, "10" before "9".
+        let keys: Vec<&String> = d.keys().collect();
+        assert_eq!(keys, ["10", "9", "x"]);
+        assert_eq!(d["9"], json!(1));
+    }
+
+    #[test]
+    fn distribution_by_count_and_capped() {
+        let docs = [
+            json!({"g": ["a", "b"]}),
+            json!({"g": ["b", "c"]}),
+            json!({"g": ["b", "c"]}),
+        ];
+        let c = column("g", &docs);
+        let d = count(&c, &all(3)).distribution(&c, 2, FacetOrder::Count);
+        let keys: Vec<&String> = d.keys().collect();
+        assert_eq!(keys, ["b", "c"]);
+        let d = count(&c, &[0u32].into_iter().collect()).distribution(&c, 10, FacetOrder::Alpha);
+        assert_eq!(Value::Object(d), json!({"a": 1, "b": 1}));
+    }
+
+    #[test]
+    fn nested_paths_and_booleans() {
+        let docs = [
+            json!({"a": {"b": "X"}}),
+            json!({"a": [{"b": "y"}, {"b": true}]}),
+            json!({"a.b": "x"}),
+        ];
+        let c = column("a.b", &docs);
+        let d = count(&c, &all(3)).distribution(&c, 10, FacetOrder::Alpha);
+        assert_eq!(Value::Object(d), json!({"true": 1, "X": 2, "y": 1}));
+    }
+
+    #[test]
+    fn facet_search_prefix_and_typos() {
+        let docs = [
+            json!({"g": ["Adventure", "action"]}),
+            json!({"g": "advnture"}),
+            json!({"g": "New York"}),
+            json!({"g": "comedy"}),
+        ];
+        let c = column("g", &docs);
+        let hits = count(&c, &all(4)).search(&c, Some("a"), 0, 100, FacetOrder::Alpha);
+        assert_eq!(
+            hits,
+            [
+                ("action".to_string(), 1),
+                ("Adventure".to_string(), 1),
+                ("advnture".to_string(), 1)
+            ]
+        );
+        let hits = count(&c, &all(4)).search(&c, Some("york"), 0, 100, FacetOrder::Alpha);
+        assert!(hits.is_empty());
+        let hits = count(&c, &all(4)).search(&c, Some("adventu"), 1, 100, FacetOrder::Alpha);
+        assert_eq!(
+            hits,
+            [("Adventure".to_string(), 1), ("advnture".to_string(), 1)]
+        );
+        let hits = count(&c, &all(4)).search(&c, None, 0, 2, FacetOrder::Alpha);
+        assert_eq!(hits.len(), 2);
+    }
+
+    #[test]
+    fn prefix_distance_counts_edits_to_the_best_prefix() {
+        assert_eq!(prefix_distance("adv", "adventure"), 0);
+        assert_eq!(prefix_distance("avd", "adventure"), 1);
+        assert_eq!(prefix_distance("xyz", "adventure"), 3);
+        assert_eq!(prefix_distance("adbe", "adventure"), 1);
+        assert_eq!(prefix_distance("", "x"), 0);
+    }
+
+    #[test]
+    fn counting_by_value_equals_counting_by_document() {
+        let docs: Vec<Value> = (0..40)
+            .map(|i| match i % 5 {
+                0 => json!({"v": [i % 3, i % 3, "x"]}),
+                1 => json!({"v": "Y"}),
+                2 => json!({"v": -0.0}),
+                3 => json!({}),
+                _ => json!({"v": [0.0, "y", i]}),
+            })
+            .collect();
+        let c = column("v", &docs);
+        for set in [
+            all(40),
+            (0..40).filter(|i| i % 3 == 0).collect::<RoaringBitmap>(),
+        ] {
+            let a = count_by_value(&c, &set);
+            let b = count_by_document(&c, &set);
+            assert_eq!((a.min, a.max), (b.min, b.max));
+            assert_eq!(
+                a.distribution(&c, 100, FacetOrder::Count),
+                b.distribution(&c, 100, FacetOrder::Count)
+            );
+        }
+    }
+}
