@@ -150,3 +150,21 @@ describe('echoed values in error messages', () => {
     expect(r.body.message).toBe('`bad uid` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.');
   });
 });
+
+describe('allocations sized by the request', () => {
+  it('a placeholder search with a sort and offset 2^53-1 answers an empty page (it once aborted the process)', async () => {
+    for (const body of [
+      { sort: ['year:desc'], offset: 9007199254740991 },
+      { sort: ['year:asc'], offset: 9007199254740991, limit: 9007199254740991 },
+      { sort: ['year:desc'], page: 9007199254740991, hitsPerPage: 9007199254740991 },
+    ]) {
+      const r = await s.api('POST', `/indexes/${uid}/search`, { body });
+      expect(r.status).toBe(200);
+      expect(r.body.hits).toEqual([]);
+    }
+    const get = await s.api('GET', `/indexes/${uid}/search?sort=year:desc&offset=9007199254740991`);
+    expect(get.status).toBe(200);
+    expect(get.body.hits).toEqual([]);
+    await stillServing();
+  });
+});

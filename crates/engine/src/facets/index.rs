@@ -40,9 +40,11 @@ impl Column {
 
 /// The first `need` documents of `set` ordered by this column alone (numbers, then strings,
 /// then documents without a value; ties by internal id), read from the value index instead
-/// of computing every document's key.
+/// of computing every document's key. `need` comes from the request (offset + limit): the
+/// page is sized by what `set` can give, never by the request alone.
 pub fn sorted_page(column: &Column, asc: bool, set: &RoaringBitmap, need: usize) -> Vec<u32> {
     let index = column.index();
+    let need = need.min(set.len() as usize);
     let mut out = Vec::with_capacity(need);
     let mut seen = RoaringBitmap::new();
     let mut take = |iid: u32, out: &mut Vec<u32>| -> bool {
