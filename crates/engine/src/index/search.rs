@@ -1449,27 +1449,21 @@ impl Index {
         let settings = settings.as_ref();
         // Parse the request: the filter first, then the parameters checked against settings
         // (in this order, which decides the error a request with several mistakes gets).
-        let allowed = self.allowed_ids(
-            &rtxn,
-            q.filter.as_ref(),
-            settings,
-            "invalid_search_filter",
-            q.contains_filter,
-        )?;
+        let allowed = self.filtered(&rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
         let filtered_at = Instant::now();
         let request = self.parse_request(&rtxn, settings, q)?;
         // Candidates: the query's words, and the allowed set without the negated words.
         let query_text = q.q.clone().unwrap_or_default();
         let searcher = self.reader.searcher();
-        let mut terms = self.terms(
+        let (mut terms, allowed) = self.keyword_candidates(
+            &rtxn,
             &searcher,
             settings,
             &query_text,
-            prefix_search(settings),
             q.matching_strategy.as_deref(),
+            allowed,
         )?;
         let placeholder = terms.is_placeholder();
-        let allowed = self.without_negated(&rtxn, &searcher, &terms, allowed)?;
         let (rank_rules, key_specs) = rule_list(
             &request.rules,
             &request.sort_keys,

@@ -14,8 +14,7 @@ use super::distinct::{apply_distinct, index_distinct};
 use super::faceting::{facet_order, max_values_per_facet};
 use super::printer::facet_search_body;
 use super::{
-    prefix_search, rule_list, search_cutoff, search_on, typo_list_has, typos_for_length,
-    FacetSearchQuery,
+    rule_list, search_cutoff, search_on, typo_list_has, typos_for_length, FacetSearchQuery,
 };
 use crate::facets;
 use crate::filter::rules;
@@ -39,23 +38,16 @@ impl Index {
         if let Some(m) = rules::facet_search_error(&filter_rules, &q.facet_name) {
             return Err(Error::new("invalid_facet_search_facet_name", m));
         }
-        let allowed = self.allowed_ids(
-            &rtxn,
-            q.filter.as_ref(),
-            settings,
-            "invalid_search_filter",
-            q.contains_filter,
-        )?;
+        let allowed = self.filtered(&rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
         let searcher = self.reader.searcher();
-        let text = q.q.as_deref().unwrap_or("");
-        let mut terms = self.terms(
+        let (mut terms, allowed) = self.keyword_candidates(
+            &rtxn,
             &searcher,
             settings,
-            text,
-            prefix_search(settings),
+            q.q.as_deref().unwrap_or(""),
             q.matching_strategy.as_deref(),
+            allowed,
         )?;
-        let allowed = self.without_negated(&rtxn, &searcher, &terms, allowed)?;
         let mut set: RoaringBitmap = if terms.is_placeholder() {
             (*self.allowed_or_all(&rtxn, &allowed)?).clone()
         } else {

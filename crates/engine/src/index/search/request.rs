@@ -1,15 +1,21 @@
-//! The first step of a search, after the filter: the request's parameters checked against
-//! the index's settings. Sort keys need `sort` among the ranking rules and sortable
-//! attributes, `distinct` a filterable attribute, `facets` filterable attributes (patterns
-//! expand to those the documents hold); the page window is cut to `maxTotalHits`. The checks
-//! run in this order, which decides the error a request with several mistakes gets.
+//! The first steps of a search: the request read against the index. The filter becomes the
+//! allowed set; then the parameters are checked against the settings: sort keys need `sort`
+//! among the ranking rules and sortable attributes, `distinct` a filterable attribute,
+//! `facets` filterable attributes (patterns expand to those the documents hold); the page
+//! window is cut to `maxTotalHits`. The checks run in this order, which decides the error a
+//! request with several mistakes gets. Last, the query's words and the allowed set without
+//! the negated words: the keyword candidates. Facet search shares the filter and the
+//! candidates.
+
+use std::sync::Arc;
 
 use api_types::{Error, Result};
+use roaring::RoaringBitmap;
 use serde_json::Value;
 
 use super::distinct::distinct_field;
 use super::page::{max_total_hits, Window};
-use super::{ranking_rules, SearchQuery};
+use super::{prefix_search, ranking_rules, SearchQuery, Terms};
 use crate::filter::rules;
 use crate::index::{string_list, Index};
 use crate::sort::{self, SortKey};
@@ -39,6 +45,45 @@ impl Request {
 }
 
 impl Index {
+    /// The documents `filter` allows (`None`: every document); its errors are
+    /// `invalid_search_filter`.
+    pub(super) fn filtered(
+        &self,
+        rtxn: &heed::RoTxn,
+        settings: Option<&Value>,
+        filter: Option<&Value>,
+        contains_filter: bool,
+    ) -> Result<Option<Arc<RoaringBitmap>>> {
+        self.allowed_ids(
+            rtxn,
+            filter,
+            settings,
+            "invalid_search_filter",
+            contains_filter,
+        )
+    }
+
+    /// The words of `text` and the `allowed` set without the documents holding a negated word.
+    pub(super) fn keyword_candidates(
+        &self,
+        rtxn: &heed::RoTxn,
+        searcher: &tantivy::Searcher,
+        settings: Option<&Value>,
+        text: &str,
+        matching_strategy: Option<&str>,
+        allowed: Option<Arc<RoaringBitmap>>,
+    ) -> Result<(Terms, Option<Arc<RoaringBitmap>>)> {
+        let terms = self.terms(
+            searcher,
+            settings,
+            text,
+            prefix_search(settings),
+            matching_strategy,
+        )?;
+        let allowed = self.without_negated(rtxn, searcher, &terms, allowed)?;
+        Ok((terms, allowed))
+    }
+
     /// Checks `q`'s sort, distinct, facets and pagination against `settings`.
     pub(super) fn parse_request(
         &self,
