@@ -6,7 +6,6 @@ mod codec;
 pub mod docid;
 pub mod facets;
 pub mod filter;
-pub mod format;
 pub mod geojson;
 pub mod index;
 pub mod payload;

@@ -1,143 +1,67 @@
-//! Search and facet search on an [`Index`]: candidates (query ∩ filter), their order (the
-//! ranking rules), distinct, facets, and the response JSON.
+//! Search and facet search on an [`Index`], as a pipeline of small steps. One search walks
+//! through them in this order ([`Index::search`] calls them one after the other):
 //!
-//! A query is cut into words and phrases with charabia (see [`crate::tokens`]); each word
-//! gets its alternatives (prefix completions of the last word, synonyms, typo derivations).
-//! Keyword candidates are ranked by the relevancy rules computed per document from the
-//! positions tantivy stores (see [`rank`]), level by level while `words` and `typo` lead the
-//! rules, so a page usually ranks only the documents keeping every query word without typos.
-//! Sort keys and distinct values come from the value columns (see [`crate::facets`]). A
-//! placeholder search needs no ranking: internal-id order, or the value index for one sort
-//! key.
+//! 1. **Parse the request** ([`wire`] holds its shape and defaults): the filter becomes the
+//!    allowed set of internal ids, then [`request`] checks sort, distinct and facets against
+//!    the settings and [`page`] turns offset/limit or page/hitsPerPage into a window.
+//! 2. **Candidates**: the query is cut into words and phrases with charabia (see
+//!    [`crate::tokens`]); each word gets its alternatives (prefix completions of the last
+//!    word, synonyms, typo derivations); negated words leave the allowed set.
+//! 3. **Ranking** ([`collect`]): keyword candidates are ranked by the relevancy rules
+//!    computed per document from the positions tantivy stores (see [`rank`]), level by level
+//!    while `words` and `typo` lead the rules, so a page usually ranks only the documents
+//!    keeping every query word without typos. Sort keys come from the value columns (see
+//!    [`crate::facets`]). A placeholder search needs no ranking: internal-id order, or the
+//!    value index for one sort key.
+//! 4. **Distinct** ([`distinct`]): the first document of each value of the distinct
+//!    attribute stays.
+//! 5. **Page** ([`page`]): the window of the ordered hits, and the total.
+//! 6. **Facets** ([`faceting`]): value counts and numeric ranges over the kept documents.
+//! 7. **Print** ([`printer`], with [`format`] for highlight and crop): the typed result
+//!    (internal ids with their verdicts, totals, facet counts, timings) becomes the response
+//!    bytes.
+//!
+//! The steps before printing build no JSON, so a semantic candidate list can be merged with
+//! the keyword one before ranking, and federated search can merge typed hits by score before
+//! printing. Facet search ([`facet_search`]) runs steps 1 and 2 and counts one facet's values
+//! over every candidate.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
 use api_types::{Error, Result};
 use roaring::RoaringBitmap;
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use tantivy::collector::{Collector, Count, FilterCollector, SegmentCollector};
+use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::Field;
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocId, Score, SegmentReader, Term};
 
-use super::{project, retrieve, string_list, text, tv, Index};
-use crate::facets::{self, Column, FacetOrder, Item, SortKey as Key};
+use super::{string_list, text, tv, Index};
+use crate::facets::{self, Column, Item, SortKey as Key};
 use crate::filter::eval::within;
-use crate::filter::rules;
-use crate::format;
 use crate::sort::{self, SortKey};
 use crate::store::{heed_error, keys};
 use crate::tokens;
 
 use super::rank;
 
-/// Query of `search` (the normalized form the TypeScript layer sends).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchQuery {
-    #[serde(default)]
-    pub q: Option<String>,
-    #[serde(default)]
-    pub offset: usize,
-    #[serde(default = "super::default_limit")]
-    pub limit: usize,
-    #[serde(default)]
-    pub page: Option<usize>,
-    #[serde(default)]
-    pub hits_per_page: Option<usize>,
-    #[serde(default)]
-    pub attributes_to_retrieve: Option<Vec<String>>,
-    #[serde(default)]
-    pub retrieve_vectors: bool,
-    /// A filter (string or array form); errors use `invalid_search_filter`.
-    #[serde(default)]
-    pub filter: Option<Value>,
-    /// The `containsFilter` experimental feature: `CONTAINS` is refused without it.
-    #[serde(default)]
-    pub contains_filter: bool,
-    /// `attr:asc|desc` and `_geoPoint(lat, lng):asc|desc` keys.
-    #[serde(default)]
-    pub sort: Option<Vec<String>>,
-    /// Attribute names or patterns to compute `facetDistribution`/`facetStats` for.
-    #[serde(default)]
-    pub facets: Option<Vec<String>>,
-    /// Overrides the index's `distinctAttribute` (must be filterable).
-    #[serde(default)]
-    pub distinct: Option<String>,
-    #[serde(default)]
-    pub attributes_to_highlight: Option<Vec<String>>,
-    #[serde(default)]
-    pub attributes_to_crop: Option<Vec<String>>,
-    #[serde(default = "default_crop_length")]
-    pub crop_length: usize,
-    #[serde(default = "default_crop_marker")]
-    pub crop_marker: String,
-    #[serde(default = "default_pre_tag")]
-    pub highlight_pre_tag: String,
-    #[serde(default = "default_post_tag")]
-    pub highlight_post_tag: String,
-    #[serde(default)]
-    pub show_matches_position: bool,
-    /// `last` (default), `all` or `frequency`.
-    #[serde(default)]
-    pub matching_strategy: Option<String>,
-    /// Adds `performanceDetails`: the time each step took.
-    #[serde(default)]
-    pub show_performance_details: bool,
-    /// Restricts the query to these searchable attributes.
-    #[serde(default)]
-    pub attributes_to_search_on: Option<Vec<String>>,
-    #[serde(default)]
-    pub show_ranking_score: bool,
-    #[serde(default)]
-    pub show_ranking_score_details: bool,
-    /// Hits scoring below it are left out (and not counted).
-    #[serde(default)]
-    pub ranking_score_threshold: Option<f64>,
-}
+mod collect;
+mod distinct;
+mod facet_search;
+mod faceting;
+pub(crate) mod format;
+mod page;
+mod printer;
+mod request;
+mod wire;
 
-fn default_crop_length() -> usize {
-    10
-}
-
-fn default_crop_marker() -> String {
-    "…".to_string()
-}
-
-fn default_pre_tag() -> String {
-    "<em>".to_string()
-}
-
-fn default_post_tag() -> String {
-    "</em>".to_string()
-}
-
-/// Query of `facet_search`.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FacetSearchQuery {
-    pub facet_name: String,
-    #[serde(default)]
-    pub facet_query: Option<String>,
-    #[serde(default)]
-    pub q: Option<String>,
-    #[serde(default)]
-    pub filter: Option<Value>,
-    #[serde(default)]
-    pub contains_filter: bool,
-    /// Counts documents once per distinct value when the index has a `distinctAttribute`.
-    #[serde(default)]
-    pub exhaustive_facet_count: bool,
-    #[serde(default)]
-    pub matching_strategy: Option<String>,
-    #[serde(default)]
-    pub attributes_to_search_on: Option<Vec<String>>,
-}
+use collect::Order;
+use printer::{Printer, SearchResult, Timings};
+pub use wire::{FacetSearchQuery, SearchQuery};
 
 /// A ranked candidate: its verdict on the relevancy rules and its sort keys.
 struct Ranked {
@@ -483,25 +407,6 @@ const DEFAULT_RULES: [&str; 7] = [
 fn ranking_rules(settings: Option<&Value>) -> Vec<String> {
     string_list(settings, "rankingRules")
         .unwrap_or_else(|| DEFAULT_RULES.iter().map(|s| s.to_string()).collect())
-}
-
-/// `faceting.maxValuesPerFacet` (default 100).
-fn max_values_per_facet(settings: Option<&Value>) -> usize {
-    settings
-        .and_then(|s| s["faceting"]["maxValuesPerFacet"].as_u64())
-        .unwrap_or(100) as usize
-}
-
-/// `faceting.sortFacetValuesBy` for `facet` (its own entry, else `*`, else alpha).
-fn facet_order(settings: Option<&Value>, facet: &str) -> FacetOrder {
-    let by = settings.map(|s| &s["faceting"]["sortFacetValuesBy"]);
-    let pick = by
-        .and_then(|b| b.get(facet).or_else(|| b.get("*")))
-        .and_then(Value::as_str);
-    match pick {
-        Some("count") => FacetOrder::Count,
-        _ => FacetOrder::Alpha,
-    }
 }
 
 /// The internal ids of the documents matching `query`, in no particular order.
@@ -1536,425 +1441,79 @@ impl Index {
         Ok(found.into_iter().map(|c| c.expect("built above")).collect())
     }
 
-    /// Search: see the module's documentation.
+    /// Search: see the module's documentation. Each step below is one module.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<u8>> {
         let started = Instant::now();
         let rtxn = self.store.read()?;
         let settings = self.stored_settings(&rtxn)?;
         let settings = settings.as_ref();
-        let allowed = self.allowed_ids(
-            &rtxn,
-            q.filter.as_ref(),
-            settings,
-            "invalid_search_filter",
-            q.contains_filter,
-        )?;
+        // Parse the request: the filter first, then the parameters checked against settings
+        // (in this order, which decides the error a request with several mistakes gets).
+        let allowed = self.filtered(&rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
         let filtered_at = Instant::now();
-        let rules = ranking_rules(settings);
-        let sort_keys = match q.sort.as_deref() {
-            Some(specs) if !specs.is_empty() => {
-                if !rules.iter().any(|r| r == "sort") {
-                    return Err(Error::new(
-                        "invalid_search_sort",
-                        "You must specify where `sort` is listed in the rankingRules setting to use the sort parameter at search time.",
-                    ));
-                }
-                let sortable = string_list(settings, "sortableAttributes").unwrap_or_default();
-                sort::parse(specs, &sortable, "invalid_search_sort")?
-            }
-            _ => Vec::new(),
-        };
-        let filter_rules = rules::rules_of(settings);
-        let distinct = match q.distinct.as_deref() {
-            Some(field) => {
-                if let Some(m) = rules::distinct_error(&filter_rules, field) {
-                    return Err(Error::new("invalid_search_distinct", m));
-                }
-                Some(field.to_string())
-            }
-            None => settings
-                .and_then(|s| s["distinctAttribute"].as_str())
-                .map(str::to_string),
-        };
-        let facet_names = match &q.facets {
-            Some(requested) => Some(self.facet_names(&rtxn, requested, &filter_rules)?),
-            None => None,
-        };
-        let max_total_hits = settings
-            .and_then(|s| s["pagination"]["maxTotalHits"].as_u64())
-            .unwrap_or(1000) as usize;
-        let (offset, limit) = match (q.page, q.hits_per_page) {
-            (None, None) => (q.offset, q.limit),
-            (page, hpp) => {
-                let hpp = hpp.unwrap_or(20);
-                let page = page.unwrap_or(1);
-                (
-                    page.saturating_sub(1).saturating_mul(hpp),
-                    if page == 0 { 0 } else { hpp },
-                )
-            }
-        };
-        let limit = limit.min(max_total_hits.saturating_sub(offset));
+        let request = self.parse_request(&rtxn, settings, q)?;
+        // Candidates: the query's words, and the allowed set without the negated words.
         let query_text = q.q.clone().unwrap_or_default();
         let searcher = self.reader.searcher();
-        let prefix = prefix_search(settings);
-        let mut terms = self.terms(
+        let (mut terms, allowed) = self.keyword_candidates(
+            &rtxn,
             &searcher,
             settings,
             &query_text,
-            prefix,
             q.matching_strategy.as_deref(),
+            allowed,
         )?;
         let placeholder = terms.is_placeholder();
-        let allowed = self.without_negated(&rtxn, &searcher, &terms, allowed)?;
-        let (rank_rules, key_specs) =
-            rule_list(&rules, &sort_keys, placeholder, terms.drop_order.is_none());
+        let (rank_rules, key_specs) = rule_list(
+            &request.rules,
+            &request.sort_keys,
+            placeholder,
+            terms.drop_order.is_none(),
+        );
         let search_on = search_on(settings, q.attributes_to_search_on.as_deref())?;
-        let threshold = q.ranking_score_threshold.filter(|t| *t > 0.0);
-        let mut facet_json = None;
-        // The page's ranked hits (scores and keys for the details) and the candidate count.
-        let (page, candidates): (Vec<Ranked>, usize) = if placeholder && key_specs.is_empty() {
-            // Placeholder search in internal-id order.
-            let set = self.allowed_or_all(&rtxn, &allowed)?;
-            if let (Some(names), None) = (&facet_names, &distinct) {
-                facet_json = Some(self.facet_json(&rtxn, names, &set, settings)?);
-            }
-            let mut total = set.len() as usize;
-            let iids: Vec<u32> = match (&distinct, &allowed) {
-                (Some(field), _) => {
-                    let column = self.columns(&rtxn, std::slice::from_ref(field))?.remove(0);
-                    let order = apply_distinct(&column, set.iter().collect(), |i| i);
-                    total = order.len();
-                    if let Some(names) = &facet_names {
-                        let kept: RoaringBitmap = order.iter().copied().collect();
-                        facet_json = Some(self.facet_json(&rtxn, names, &kept, settings)?);
-                    }
-                    order.into_iter().skip(offset).take(limit).collect()
-                }
-                (None, Some(allowed)) => allowed.iter().skip(offset).take(limit).collect(),
-                (None, None) => {
-                    let mut iids = Vec::new();
-                    let docs = self.store.docs.iter(&rtxn).map_err(heed_error)?;
-                    for item in docs.skip(offset).take(limit) {
-                        iids.push(item.map_err(heed_error)?.0);
-                    }
-                    iids
-                }
-            };
-            (iids.into_iter().map(Ranked::plain).collect(), total)
-        } else if let (true, None, [SortKey::Field { name, asc }]) =
-            (placeholder, &distinct, key_specs.as_slice())
-        {
-            // One sort key on a placeholder search: read the page off the value index.
-            let set = self.allowed_or_all(&rtxn, &allowed)?;
-            let column = self.columns(&rtxn, std::slice::from_ref(name))?.remove(0);
-            let iids = facets::sorted_page(&column, *asc, &set, offset.saturating_add(limit));
-            if let Some(names) = &facet_names {
-                facet_json = Some(self.facet_json(&rtxn, names, &set, settings)?);
-            }
-            let mut page: Vec<Ranked> = iids.into_iter().skip(offset).map(Ranked::plain).collect();
-            if q.show_ranking_score_details {
-                let ids: Vec<u32> = page.iter().map(|r| r.iid).collect();
-                let keys = self.sort_keys(&rtxn, &key_specs, &ids)?;
-                for (r, k) in page.iter_mut().zip(keys.chunks(1)) {
-                    r.keys = k.to_vec();
-                }
-            }
-            (page, set.len() as usize)
-        } else {
-            // Everything is ranked when the whole order matters: distinct, a score threshold,
-            // facets over exactly the matching documents.
-            let need = offset.saturating_add(limit);
-            let whole = distinct.is_some() || threshold.is_some() || facet_names.is_some();
-            // Scores count the typos a word may have, splits and concatenations included.
-            if q.show_ranking_score || q.show_ranking_score_details {
-                self.derive_typos(&searcher, &mut terms)?;
-            }
-            let (mut ranked, complete) = if placeholder {
-                // Sort keys alone order a placeholder search.
-                let set = self.allowed_or_all(&rtxn, &allowed)?;
-                let ids: Vec<u32> = set.iter().collect();
-                let keys = self.sort_keys(&rtxn, &key_specs, &ids)?;
-                let mut all: Vec<Ranked> = ids
-                    .into_iter()
-                    .zip(keys.chunks(key_specs.len().max(1)))
-                    .map(|(iid, k)| Ranked {
-                        iid,
-                        verdict: rank::Verdict::default(),
-                        keys: k.to_vec(),
-                    })
-                    .collect();
-                let order = steps(&rank_rules);
-                let cmp = |a: &Ranked, b: &Ranked| compare_ranked(&order, a, b);
-                if !whole && need > 0 && need < all.len() {
-                    all.select_nth_unstable_by(need - 1, cmp);
-                    all.truncate(need);
-                }
-                all.sort_unstable_by(cmp);
-                let complete = whole || all.len() == set.len() as usize;
-                (all, complete)
-            } else {
-                self.rank(
-                    &rtxn,
-                    &searcher,
-                    &mut terms,
-                    allowed.as_deref(),
-                    settings,
-                    search_on.as_deref(),
-                    &rank_rules,
-                    &key_specs,
-                    (!whole).then_some(need),
-                    started + search_cutoff(settings),
-                )?
-            };
-            if let Some(t) = threshold {
-                ranked.retain(|r| r.verdict.score() >= t);
-            }
-            let ranked = match &distinct {
-                Some(field) => {
-                    let column = self.columns(&rtxn, std::slice::from_ref(field))?.remove(0);
-                    let mut slots: Vec<Option<Ranked>> = ranked.into_iter().map(Some).collect();
-                    let order = apply_distinct(&column, (0..slots.len()).collect(), |i| {
-                        slots[i].as_ref().map_or(0, |r| r.iid)
-                    });
-                    order.into_iter().filter_map(|i| slots[i].take()).collect()
-                }
-                None => ranked,
-            };
-            if let Some(names) = &facet_names {
-                let set: RoaringBitmap = ranked.iter().map(|r| r.iid).collect();
-                facet_json = Some(self.facet_json(&rtxn, names, &set, settings)?);
-            }
-            let total = if complete {
-                ranked.len()
-            } else if placeholder {
-                self.allowed_or_all(&rtxn, &allowed)?.len() as usize
-            } else if terms.lower_bound >= max_total_hits as u64 && allowed.is_none() {
-                max_total_hits
-            } else {
-                self.derive_typos(&searcher, &mut terms)?;
-                let query = terms.universe_query(Reach::Typos);
-                match &allowed {
-                    Some(set) => {
-                        let set = set.clone();
-                        let keep = move |iid: u64| set.contains(iid as u32);
-                        searcher
-                            .search(
-                                query.as_ref(),
-                                &FilterCollector::new("iid".to_string(), keep, Count),
-                            )
-                            .map_err(tv)?
-                    }
-                    None => searcher.search(query.as_ref(), &Count).map_err(tv)?,
-                }
-            };
-            let page = ranked.into_iter().skip(offset).take(limit).collect();
-            (page, total)
-        };
+        // Ranking, distinct, facets and the page.
+        let ordered = self.order(
+            &Order {
+                rtxn: &rtxn,
+                searcher: &searcher,
+                settings,
+                allowed,
+                rules: &rank_rules,
+                key_specs: &key_specs,
+                search_on: search_on.as_deref(),
+                distinct: request.distinct.as_deref(),
+                facet_names: request.facet_names.as_deref(),
+                threshold: q.ranking_score_threshold.filter(|t| *t > 0.0),
+                key_details: q.show_ranking_score_details,
+                scores: q.show_ranking_score || q.show_ranking_score_details,
+                window: request.window,
+                max_total_hits: request.max_total_hits,
+                started,
+            },
+            &mut terms,
+        )?;
         let ranked_at = Instant::now();
-        let displayed =
-            string_list(settings, "displayedAttributes").filter(|a| !a.iter().any(|f| f == "*"));
-        let retrieve_fields = q
-            .attributes_to_retrieve
-            .as_deref()
-            .filter(|a| !a.iter().any(|f| f == "*"));
-        let geo_point = sort_keys.iter().find_map(|k| match k {
-            SortKey::GeoPoint { lat, lng, .. } => Some((*lat, *lng)),
-            _ => None,
-        });
-        let formatting = q
-            .attributes_to_highlight
-            .as_ref()
-            .is_some_and(|a| !a.is_empty())
-            || q.attributes_to_crop.as_ref().is_some_and(|a| !a.is_empty());
         // Highlighting reads the typo derivations.
-        if !placeholder && (formatting || q.show_matches_position) {
+        if !placeholder && (printer::formatting(q) || q.show_matches_position) {
             self.derive_typos(&searcher, &mut terms)?;
         }
-        let words = &terms.words;
-        let key_columns = if q.show_ranking_score_details && !key_specs.is_empty() {
-            self.columns(&rtxn, &key_paths(&key_specs))?
-        } else {
-            Vec::new()
+        let result = SearchResult {
+            hits: ordered.page,
+            candidates: ordered.candidates,
+            max_total_hits: request.max_total_hits,
+            facets: ordered.facets,
+            query: query_text,
+            words: std::mem::take(&mut terms.words),
+            rules: rank_rules,
+            key_specs,
+            geo_point: request.geo_point(),
+            timings: Timings {
+                started,
+                filtered: filtered_at,
+                ranked: ranked_at,
+            },
         };
-        // One tokenizer for every hit's formatting.
-        let highlighter = tokens::Analyzer::for_highlighting(settings);
-        let hits = highlighter.with(|tokenizer| -> Result<Vec<Value>> {
-            let format_options = format::Options {
-                words,
-                tokenizer,
-                highlight: q.attributes_to_highlight.as_deref(),
-                crop: q.attributes_to_crop.as_deref(),
-                crop_length: q.crop_length,
-                crop_marker: &q.crop_marker,
-                pre_tag: &q.highlight_pre_tag,
-                post_tag: &q.highlight_post_tag,
-            };
-            let mut hits = Vec::with_capacity(page.len());
-            for ranked in &page {
-                let iid = ranked.iid;
-                if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
-                    let mut doc = self.decode_doc(bytes)?;
-                    if let Some(displayed) = &displayed {
-                        doc = project(doc, Some(displayed), true);
-                    }
-                    let shown = (formatting || q.show_matches_position).then(|| {
-                        let mut d = doc.clone();
-                        d.remove("_vectors");
-                        d
-                    });
-                    let mut hit = retrieve(doc, retrieve_fields, q.retrieve_vectors);
-                    if let Some(shown) = &shown {
-                        if formatting {
-                            let f = format::formatted(shown, &hit, &format_options);
-                            if !f.is_empty() {
-                                hit.insert("_formatted".into(), Value::Object(f));
-                            }
-                        }
-                        if q.show_matches_position {
-                            hit.insert(
-                                "_matchesPosition".into(),
-                                format::matches_position(shown, words, tokenizer),
-                            );
-                        }
-                    }
-                    if let Some((lat, lng)) = geo_point {
-                        if let Some((dlat, dlng)) = sort::geo_of(&hit) {
-                            let d = sort::haversine_m(lat, lng, dlat, dlng).round() as u64;
-                            hit.insert("_geoDistance".into(), Value::from(d));
-                        }
-                    }
-                    if q.show_ranking_score {
-                        hit.insert("_rankingScore".into(), json!(ranked.verdict.score()));
-                    }
-                    if q.show_ranking_score_details {
-                        let details = score_details(ranked, &rank_rules, &key_specs, &key_columns);
-                        hit.insert("_rankingScoreDetails".into(), Value::Object(details));
-                    }
-                    hits.push(Value::Object(hit));
-                }
-            }
-            Ok(hits)
-        })?;
-        let formatted_at = Instant::now();
-        let ms = started.elapsed().as_millis() as u64;
-        let mut body = match (q.page, q.hits_per_page) {
-            (None, None) => json!({
-                "hits": hits, "query": query_text, "processingTimeMs": ms,
-                "limit": q.limit, "offset": q.offset,
-                "estimatedTotalHits": candidates.min(max_total_hits),
-            }),
-            (page, hpp) => {
-                let hpp = hpp.unwrap_or(20);
-                let total = candidates.min(max_total_hits);
-                let total_pages = if hpp == 0 { 0 } else { total.div_ceil(hpp) };
-                json!({
-                    "hits": hits, "query": query_text, "processingTimeMs": ms,
-                    "hitsPerPage": hpp, "page": page.unwrap_or(1), "totalPages": total_pages, "totalHits": total,
-                })
-            }
-        };
-        if let Some((distribution, stats)) = facet_json {
-            body["facetDistribution"] = distribution;
-            body["facetStats"] = stats;
-        }
-        if q.show_performance_details {
-            let span = |a: Instant, b: Instant| format!("{:.2?}", b.duration_since(a));
-            body["performanceDetails"] = json!({
-                "search > filter": span(started, filtered_at),
-                "search > keyword search and ranking": span(filtered_at, ranked_at),
-                "search > format": span(ranked_at, formatted_at),
-                "search": span(started, formatted_at),
-            });
-        }
-        serde_json::to_vec(&body).map_err(Error::internal)
-    }
-
-    /// The concrete attributes `facets` names: names must be filterable; `*` and patterns
-    /// expand to the filterable attributes present in the index.
-    fn facet_names(
-        &self,
-        rtxn: &heed::RoTxn,
-        requested: &[String],
-        filter_rules: &[rules::Rule],
-    ) -> Result<Vec<String>> {
-        let mut out = BTreeSet::new();
-        let mut invalid = Vec::new();
-        let mut known: Option<Vec<String>> = None;
-        for name in requested {
-            if name.contains('*') {
-                let known = match &mut known {
-                    Some(k) => k,
-                    None => known.insert(self.known_fields(rtxn, filter_rules)?),
-                };
-                out.extend(
-                    known
-                        .iter()
-                        .filter(|f| rules::pattern_matches(name, f))
-                        .cloned(),
-                );
-            } else if rules::is_filterable(filter_rules, name) {
-                out.insert(name.clone());
-            } else {
-                invalid.push(name.clone());
-            }
-        }
-        if !invalid.is_empty() {
-            return Err(Error::new(
-                "invalid_search_facets",
-                rules::facets_error(filter_rules, &invalid),
-            ));
-        }
-        Ok(out.into_iter().collect())
-    }
-
-    /// The filterable attributes the index's documents hold (top-level fields, and the
-    /// nested paths plain rules name).
-    fn known_fields(
-        &self,
-        rtxn: &heed::RoTxn,
-        filter_rules: &[rules::Rule],
-    ) -> Result<Vec<String>> {
-        let mut out: BTreeSet<String> = self
-            .field_distribution(rtxn)?
-            .into_keys()
-            .filter(|f| rules::is_filterable(filter_rules, f))
-            .collect();
-        for r in filter_rules {
-            if let rules::Rule::Field(f) = r {
-                if f.contains('.') {
-                    out.insert(f.clone());
-                }
-            }
-        }
-        out.remove("_geo");
-        Ok(out.into_iter().collect())
-    }
-
-    /// `facetDistribution` and `facetStats` of `names` over `set`.
-    fn facet_json(
-        &self,
-        rtxn: &heed::RoTxn,
-        names: &[String],
-        set: &RoaringBitmap,
-        settings: Option<&Value>,
-    ) -> Result<(Value, Value)> {
-        let columns = self.columns(rtxn, names)?;
-        let max_values = max_values_per_facet(settings);
-        let mut distribution = Map::new();
-        let mut stats = Map::new();
-        for (name, column) in names.iter().zip(columns) {
-            let counts = facets::count(&column, set);
-            if let (Some(min), Some(max)) = (counts.min, counts.max) {
-                stats.insert(name.clone(), json!({"min": min, "max": max}));
-            }
-            let order = facet_order(settings, name);
-            distribution.insert(
-                name.clone(),
-                Value::Object(counts.distribution(&column, max_values, order)),
-            );
-        }
-        Ok((Value::Object(distribution), Value::Object(stats)))
+        Printer::new(self, &rtxn, settings, q).print(result)
     }
 
     /// Each candidate's keys for `specs`, `specs.len()` per candidate.
@@ -2520,98 +2079,6 @@ impl Index {
         level.sort_unstable_by(cmp);
         Ok(())
     }
-
-    /// `POST /indexes/{uid}/facet-search`: the values of one facet among the documents the
-    /// accompanying query and filter match, with their counts.
-    pub fn facet_search(&self, q: &FacetSearchQuery) -> Result<Vec<u8>> {
-        let started = Instant::now();
-        let rtxn = self.store.read()?;
-        let settings = self.stored_settings(&rtxn)?;
-        let settings = settings.as_ref();
-        if settings.is_some_and(|s| s["facetSearch"] == Value::Bool(false)) {
-            return Err(Error::new(
-                "facet_search_disabled",
-                "The facet search is disabled for this index",
-            ));
-        }
-        let filter_rules = rules::rules_of(settings);
-        if let Some(m) = rules::facet_search_error(&filter_rules, &q.facet_name) {
-            return Err(Error::new("invalid_facet_search_facet_name", m));
-        }
-        let allowed = self.allowed_ids(
-            &rtxn,
-            q.filter.as_ref(),
-            settings,
-            "invalid_search_filter",
-            q.contains_filter,
-        )?;
-        let searcher = self.reader.searcher();
-        let text = q.q.as_deref().unwrap_or("");
-        let mut terms = self.terms(
-            &searcher,
-            settings,
-            text,
-            prefix_search(settings),
-            q.matching_strategy.as_deref(),
-        )?;
-        let allowed = self.without_negated(&rtxn, &searcher, &terms, allowed)?;
-        let mut set: RoaringBitmap = if terms.is_placeholder() {
-            (*self.allowed_or_all(&rtxn, &allowed)?).clone()
-        } else {
-            // Every candidate: `words` alone orders them, nothing more is needed.
-            let search_on = search_on(settings, q.attributes_to_search_on.as_deref())?;
-            let (rules, _) = rule_list(&[], &[], false, terms.drop_order.is_none());
-            self.derive_typos(&searcher, &mut terms)?;
-            self.rank(
-                &rtxn,
-                &searcher,
-                &mut terms,
-                allowed.as_deref(),
-                settings,
-                search_on.as_deref(),
-                &rules,
-                &[],
-                None,
-                started + search_cutoff(settings),
-            )?
-            .0
-            .into_iter()
-            .map(|r| r.iid)
-            .collect()
-        };
-        let distinct = settings
-            .and_then(|s| s["distinctAttribute"].as_str())
-            .map(str::to_string);
-        if let (true, Some(field)) = (q.exhaustive_facet_count, distinct) {
-            let column = self.columns(&rtxn, &[field])?.remove(0);
-            let order: Vec<u32> = set.iter().collect();
-            set = apply_distinct(&column, order, |iid| iid)
-                .into_iter()
-                .collect();
-        }
-        let column = self
-            .columns(&rtxn, std::slice::from_ref(&q.facet_name))?
-            .remove(0);
-        let typos = facet_query_typos(settings, &q.facet_name, q.facet_query.as_deref());
-        let hits = facets::count(&column, &set).search(
-            &column,
-            q.facet_query.as_deref(),
-            typos,
-            max_values_per_facet(settings),
-            facet_order(settings, &q.facet_name),
-        );
-        let hits: Vec<Value> = hits
-            .into_iter()
-            .map(|(value, count)| json!({"value": value, "count": count}))
-            .collect();
-        let ms = started.elapsed().as_millis() as u64;
-        serde_json::to_vec(&json!({
-            "facetHits": hits,
-            "facetQuery": q.facet_query,
-            "processingTimeMs": ms,
-        }))
-        .map_err(Error::internal)
-    }
 }
 
 /// How long ranking may take (`searchCutoffMs`, 1500 ms by default): past it, a search
@@ -2649,53 +2116,5 @@ fn search_on(settings: Option<&Value>, asked: Option<&[String]>) -> Result<Optio
 fn direction(key: &SortKey) -> bool {
     match key {
         SortKey::Field { asc, .. } | SortKey::GeoPoint { asc, .. } => *asc,
-    }
-}
-
-/// How many typos a facet query may hold: by its length in bytes; none when the facet is in
-/// `disableOnAttributes` or the query in `disableOnWords`.
-fn facet_query_typos(settings: Option<&Value>, facet: &str, query: Option<&str>) -> u8 {
-    let Some(query) = query else { return 0 };
-    if typo_list_has(settings, "disableOnAttributes", facet)
-        || typo_list_has(settings, "disableOnWords", query)
-    {
-        return 0;
-    }
-    typos_for_length(settings, query.trim().len())
-}
-
-/// Keeps, in `order`, the first document of each distinct value: a kept document removes
-/// every later one sharing any of its values; documents without a value are all kept.
-fn apply_distinct<T: Copy>(column: &Column, order: Vec<T>, iid_of: impl Fn(T) -> u32) -> Vec<T> {
-    let mut seen_numbers: HashSet<u64> = HashSet::new();
-    let mut seen_strings = vec![false; column.strings.len()];
-    let mut out = Vec::with_capacity(order.len());
-    for item in order {
-        let values = column.values(iid_of(item));
-        let taken = values.iter().any(|v| match *v {
-            Item::Num(n) => seen_numbers.contains(&num_bits(n)),
-            Item::Str(id) => seen_strings[id as usize],
-        });
-        if taken {
-            continue;
-        }
-        for v in values {
-            match *v {
-                Item::Num(n) => {
-                    seen_numbers.insert(num_bits(n));
-                }
-                Item::Str(id) => seen_strings[id as usize] = true,
-            }
-        }
-        out.push(item);
-    }
-    out
-}
-
-fn num_bits(n: f64) -> u64 {
-    if n == 0.0 {
-        0
-    } else {
-        n.to_bits()
     }
 }

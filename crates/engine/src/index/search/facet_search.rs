@@ -1,0 +1,107 @@
+//! Facet search (`POST /indexes/{uid}/facet-search`): the values of one facet among the
+//! documents a query and filter match, with their counts. It runs the first steps of a search
+//! (filter, query words, negations, the keyword candidates) and then counts the facet's values
+//! over every candidate instead of ordering a page; distinct and the `faceting` settings are
+//! the search's own.
+
+use std::time::Instant;
+
+use api_types::{Error, Result};
+use roaring::RoaringBitmap;
+use serde_json::Value;
+
+use super::distinct::{apply_distinct, index_distinct};
+use super::faceting::{facet_order, max_values_per_facet};
+use super::printer::facet_search_body;
+use super::{
+    rule_list, search_cutoff, search_on, typo_list_has, typos_for_length, FacetSearchQuery,
+};
+use crate::facets;
+use crate::filter::rules;
+use crate::index::Index;
+
+impl Index {
+    /// `POST /indexes/{uid}/facet-search`: the values of one facet among the documents the
+    /// accompanying query and filter match, with their counts.
+    pub fn facet_search(&self, q: &FacetSearchQuery) -> Result<Vec<u8>> {
+        let started = Instant::now();
+        let rtxn = self.store.read()?;
+        let settings = self.stored_settings(&rtxn)?;
+        let settings = settings.as_ref();
+        if settings.is_some_and(|s| s["facetSearch"] == Value::Bool(false)) {
+            return Err(Error::new(
+                "facet_search_disabled",
+                "The facet search is disabled for this index",
+            ));
+        }
+        let filter_rules = rules::rules_of(settings);
+        if let Some(m) = rules::facet_search_error(&filter_rules, &q.facet_name) {
+            return Err(Error::new("invalid_facet_search_facet_name", m));
+        }
+        let allowed = self.filtered(&rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
+        let searcher = self.reader.searcher();
+        let (mut terms, allowed) = self.keyword_candidates(
+            &rtxn,
+            &searcher,
+            settings,
+            q.q.as_deref().unwrap_or(""),
+            q.matching_strategy.as_deref(),
+            allowed,
+        )?;
+        let mut set: RoaringBitmap = if terms.is_placeholder() {
+            (*self.allowed_or_all(&rtxn, &allowed)?).clone()
+        } else {
+            // Every candidate: `words` alone orders them, nothing more is needed.
+            let search_on = search_on(settings, q.attributes_to_search_on.as_deref())?;
+            let (rules, _) = rule_list(&[], &[], false, terms.drop_order.is_none());
+            self.derive_typos(&searcher, &mut terms)?;
+            self.rank(
+                &rtxn,
+                &searcher,
+                &mut terms,
+                allowed.as_deref(),
+                settings,
+                search_on.as_deref(),
+                &rules,
+                &[],
+                None,
+                started + search_cutoff(settings),
+            )?
+            .0
+            .into_iter()
+            .map(|r| r.iid)
+            .collect()
+        };
+        if let (true, Some(field)) = (q.exhaustive_facet_count, index_distinct(settings)) {
+            let column = self.columns(&rtxn, &[field])?.remove(0);
+            let order: Vec<u32> = set.iter().collect();
+            set = apply_distinct(&column, order, |iid| iid)
+                .into_iter()
+                .collect();
+        }
+        let column = self
+            .columns(&rtxn, std::slice::from_ref(&q.facet_name))?
+            .remove(0);
+        let typos = facet_query_typos(settings, &q.facet_name, q.facet_query.as_deref());
+        let hits = facets::count(&column, &set).search(
+            &column,
+            q.facet_query.as_deref(),
+            typos,
+            max_values_per_facet(settings),
+            facet_order(settings, &q.facet_name),
+        );
+        facet_search_body(hits, q.facet_query.as_deref(), started)
+    }
+}
+
+/// How many typos a facet query may hold: by its length in bytes; none when the facet is in
+/// `disableOnAttributes` or the query in `disableOnWords`.
+fn facet_query_typos(settings: Option<&Value>, facet: &str, query: Option<&str>) -> u8 {
+    let Some(query) = query else { return 0 };
+    if typo_list_has(settings, "disableOnAttributes", facet)
+        || typo_list_has(settings, "disableOnWords", query)
+    {
+        return 0;
+    }
+    typos_for_length(settings, query.trim().len())
+}

@@ -1,0 +1,147 @@
+//! The facets step of a search: which attributes `facets` names, and their value counts
+//! (`facetDistribution`) and numeric ranges (`facetStats`) over the documents a search kept.
+//! The counting itself is the value columns' (see [`crate::facets`]); this step reads the
+//! `faceting` settings (how many values, in which order) and checks the names against the
+//! filterable attributes. Facet search reuses the same settings readers.
+
+use std::collections::BTreeSet;
+
+use api_types::{Error, Result};
+use roaring::RoaringBitmap;
+use serde_json::{Map, Value};
+
+use crate::facets::{self, FacetOrder};
+use crate::filter::rules;
+use crate::index::Index;
+
+/// The facet counts of a search, in the order of the requested names.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FacetCounts {
+    /// `facetDistribution`: per facet, its values with their counts, in the facet's order.
+    pub distribution: Map<String, Value>,
+    /// `facetStats`: the facets holding numbers, with their smallest and largest.
+    pub stats: Vec<FacetStats>,
+}
+
+/// The range of a facet's numbers among the kept documents.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FacetStats {
+    pub name: String,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// `faceting.maxValuesPerFacet` (default 100).
+pub(super) fn max_values_per_facet(settings: Option<&Value>) -> usize {
+    settings
+        .and_then(|s| s["faceting"]["maxValuesPerFacet"].as_u64())
+        .unwrap_or(100) as usize
+}
+
+/// `faceting.sortFacetValuesBy` for `facet` (its own entry, else `*`, else alpha).
+pub(super) fn facet_order(settings: Option<&Value>, facet: &str) -> FacetOrder {
+    let by = settings.map(|s| &s["faceting"]["sortFacetValuesBy"]);
+    let pick = by
+        .and_then(|b| b.get(facet).or_else(|| b.get("*")))
+        .and_then(Value::as_str);
+    match pick {
+        Some("count") => FacetOrder::Count,
+        _ => FacetOrder::Alpha,
+    }
+}
+
+impl Index {
+    /// The concrete attributes `facets` names: names must be filterable; `*` and patterns
+    /// expand to the filterable attributes present in the index.
+    pub(super) fn facet_names(
+        &self,
+        rtxn: &heed::RoTxn,
+        requested: &[String],
+        filter_rules: &[rules::Rule],
+    ) -> Result<Vec<String>> {
+        let mut out = BTreeSet::new();
+        let mut invalid = Vec::new();
+        let mut known: Option<Vec<String>> = None;
+        for name in requested {
+            if name.contains('*') {
+                let known = match &mut known {
+                    Some(k) => k,
+                    None => known.insert(self.known_fields(rtxn, filter_rules)?),
+                };
+                out.extend(
+                    known
+                        .iter()
+                        .filter(|f| rules::pattern_matches(name, f))
+                        .cloned(),
+                );
+            } else if rules::is_filterable(filter_rules, name) {
+                out.insert(name.clone());
+            } else {
+                invalid.push(name.clone());
+            }
+        }
+        if !invalid.is_empty() {
+            return Err(Error::new(
+                "invalid_search_facets",
+                rules::facets_error(filter_rules, &invalid),
+            ));
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    /// The filterable attributes the index's documents hold (top-level fields, and the
+    /// nested paths plain rules name).
+    fn known_fields(
+        &self,
+        rtxn: &heed::RoTxn,
+        filter_rules: &[rules::Rule],
+    ) -> Result<Vec<String>> {
+        let mut out: BTreeSet<String> = self
+            .field_distribution(rtxn)?
+            .into_keys()
+            .filter(|f| rules::is_filterable(filter_rules, f))
+            .collect();
+        for r in filter_rules {
+            if let rules::Rule::Field(f) = r {
+                if f.contains('.') {
+                    out.insert(f.clone());
+                }
+            }
+        }
+        out.remove("_geo");
+        Ok(out.into_iter().collect())
+    }
+
+    /// `facetDistribution` and `facetStats` of `names` over `set`.
+    pub(super) fn facet_counts(
+        &self,
+        rtxn: &heed::RoTxn,
+        names: &[String],
+        set: &RoaringBitmap,
+        settings: Option<&Value>,
+    ) -> Result<FacetCounts> {
+        let columns = self.columns(rtxn, names)?;
+        let max_values = max_values_per_facet(settings);
+        let mut distribution = Map::new();
+        let mut stats = Vec::new();
+        for (name, column) in names.iter().zip(columns) {
+            let counts = facets::count(&column, set);
+            if let (Some(min), Some(max)) = (counts.min, counts.max) {
+                stats.push(FacetStats {
+                    name: name.clone(),
+                    min,
+                    max,
+                });
+            }
+            let order = facet_order(settings, name);
+            distribution.insert(
+                name.clone(),
+                Value::Object(counts.distribution(&column, max_values, order)),
+            );
+        }
+        Ok(FacetCounts {
+            distribution,
+            stats,
+        })
+    }
+}

@@ -1,0 +1,229 @@
+//! The printer: turns a typed search result into the response JSON bytes.
+//!
+//! The search steps never build JSON; they hand over internal ids with their verdicts, the
+//! totals, the facet counts and the timings (a [`SearchResult`]). The printer reads each hit's
+//! document, projects it (`displayedAttributes`, then `attributesToRetrieve`), adds what the
+//! request asked for (`_formatted`, `_matchesPosition`, `_geoDistance`, `_rankingScore`,
+//! `_rankingScoreDetails`), then lays out the body. The body's key order is part of the
+//! contract (clients snapshot it): `hits`, `query`, `processingTimeMs`, the pagination fields,
+//! `facetDistribution`, `facetStats`, `performanceDetails`.
+
+use std::time::Instant;
+
+use api_types::{Error, Result};
+use serde_json::{json, Map, Value};
+
+use super::faceting::FacetCounts;
+use super::format::{self, QueryWord};
+use super::page::Pagination;
+use super::{key_paths, rank, score_details, Ranked, SearchQuery};
+use crate::index::{project, retrieve, string_list, Index};
+use crate::sort::{self, SortKey};
+use crate::store::heed_error;
+use crate::tokens;
+
+/// What a search found, before printing.
+pub(super) struct SearchResult {
+    /// The page's hits in order: internal ids with their verdicts and sort keys.
+    pub hits: Vec<Ranked>,
+    /// How many documents matched (the response caps it at `maxTotalHits`).
+    pub candidates: usize,
+    pub max_total_hits: usize,
+    /// Facet counts, when the request asked for facets.
+    pub facets: Option<FacetCounts>,
+    /// The query as typed, and its words as highlighting matches them.
+    pub query: String,
+    pub words: Vec<QueryWord>,
+    /// The rules that ranked the hits and the sort keys they read (for the score details).
+    pub rules: Vec<rank::Rule>,
+    pub key_specs: Vec<SortKey>,
+    /// Where `_geoDistance` is measured from: the `_geoPoint` sort key's point.
+    pub geo_point: Option<(f64, f64)>,
+    pub timings: Timings,
+}
+
+/// When each step of a search ended.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Timings {
+    pub started: Instant,
+    pub filtered: Instant,
+    pub ranked: Instant,
+}
+
+/// Whether `q` asks for `_formatted`.
+pub(super) fn formatting(q: &SearchQuery) -> bool {
+    q.attributes_to_highlight
+        .as_ref()
+        .is_some_and(|a| !a.is_empty())
+        || q.attributes_to_crop.as_ref().is_some_and(|a| !a.is_empty())
+}
+
+/// Prints search results for one request on one index.
+pub(super) struct Printer<'a> {
+    index: &'a Index,
+    rtxn: &'a heed::RoTxn<'a>,
+    settings: Option<&'a Value>,
+    q: &'a SearchQuery,
+}
+
+impl<'a> Printer<'a> {
+    pub(super) fn new(
+        index: &'a Index,
+        rtxn: &'a heed::RoTxn<'a>,
+        settings: Option<&'a Value>,
+        q: &'a SearchQuery,
+    ) -> Self {
+        Printer {
+            index,
+            rtxn,
+            settings,
+            q,
+        }
+    }
+
+    /// The response body of `result`.
+    pub(super) fn print(&self, result: SearchResult) -> Result<Vec<u8>> {
+        let hits = self.hits(&result)?;
+        let formatted_at = Instant::now();
+        let t = result.timings;
+        let ms = t.started.elapsed().as_millis() as u64;
+        let mut body = Map::new();
+        body.insert("hits".into(), Value::Array(hits));
+        body.insert("query".into(), Value::String(result.query));
+        body.insert("processingTimeMs".into(), ms.into());
+        Pagination::of(self.q, result.candidates, result.max_total_hits).write(&mut body);
+        if let Some(facets) = result.facets {
+            let (distribution, stats) = facets_json(facets);
+            body.insert("facetDistribution".into(), distribution);
+            body.insert("facetStats".into(), stats);
+        }
+        if self.q.show_performance_details {
+            let span = |a: Instant, b: Instant| format!("{:.2?}", b.duration_since(a));
+            body.insert(
+                "performanceDetails".into(),
+                json!({
+                    "search > filter": span(t.started, t.filtered),
+                    "search > keyword search and ranking": span(t.filtered, t.ranked),
+                    "search > format": span(t.ranked, formatted_at),
+                    "search": span(t.started, formatted_at),
+                }),
+            );
+        }
+        serde_json::to_vec(&body).map_err(Error::internal)
+    }
+
+    /// The page's hits as the response shows them; a hit whose document is gone is skipped.
+    pub(super) fn hits(&self, result: &SearchResult) -> Result<Vec<Value>> {
+        let q = self.q;
+        let displayed = string_list(self.settings, "displayedAttributes")
+            .filter(|a| !a.iter().any(|f| f == "*"));
+        let retrieve_fields = q
+            .attributes_to_retrieve
+            .as_deref()
+            .filter(|a| !a.iter().any(|f| f == "*"));
+        let formatting = formatting(q);
+        let words = &result.words;
+        let key_columns = if q.show_ranking_score_details && !result.key_specs.is_empty() {
+            self.index
+                .columns(self.rtxn, &key_paths(&result.key_specs))?
+        } else {
+            Vec::new()
+        };
+        // One tokenizer for every hit's formatting.
+        let highlighter = tokens::Analyzer::for_highlighting(self.settings);
+        highlighter.with(|tokenizer| -> Result<Vec<Value>> {
+            let format_options = format::Options {
+                words,
+                tokenizer,
+                highlight: q.attributes_to_highlight.as_deref(),
+                crop: q.attributes_to_crop.as_deref(),
+                crop_length: q.crop_length,
+                crop_marker: &q.crop_marker,
+                pre_tag: &q.highlight_pre_tag,
+                post_tag: &q.highlight_post_tag,
+            };
+            let mut hits = Vec::with_capacity(result.hits.len());
+            for ranked in &result.hits {
+                let iid = ranked.iid;
+                let Some(bytes) = self
+                    .index
+                    .store
+                    .docs
+                    .get(self.rtxn, &iid)
+                    .map_err(heed_error)?
+                else {
+                    continue;
+                };
+                let mut doc = self.index.decode_doc(bytes)?;
+                if let Some(displayed) = &displayed {
+                    doc = project(doc, Some(displayed), true);
+                }
+                let shown = (formatting || q.show_matches_position).then(|| {
+                    let mut d = doc.clone();
+                    d.remove("_vectors");
+                    d
+                });
+                let mut hit = retrieve(doc, retrieve_fields, q.retrieve_vectors);
+                if let Some(shown) = &shown {
+                    if formatting {
+                        let f = format::formatted(shown, &hit, &format_options);
+                        if !f.is_empty() {
+                            hit.insert("_formatted".into(), Value::Object(f));
+                        }
+                    }
+                    if q.show_matches_position {
+                        hit.insert(
+                            "_matchesPosition".into(),
+                            format::matches_position(shown, words, tokenizer),
+                        );
+                    }
+                }
+                if let Some((lat, lng)) = result.geo_point {
+                    if let Some((dlat, dlng)) = sort::geo_of(&hit) {
+                        let d = sort::haversine_m(lat, lng, dlat, dlng).round() as u64;
+                        hit.insert("_geoDistance".into(), Value::from(d));
+                    }
+                }
+                if q.show_ranking_score {
+                    hit.insert("_rankingScore".into(), json!(ranked.verdict.score()));
+                }
+                if q.show_ranking_score_details {
+                    let details =
+                        score_details(ranked, &result.rules, &result.key_specs, &key_columns);
+                    hit.insert("_rankingScoreDetails".into(), Value::Object(details));
+                }
+                hits.push(Value::Object(hit));
+            }
+            Ok(hits)
+        })
+    }
+}
+
+/// `facetDistribution` and `facetStats`.
+fn facets_json(facets: FacetCounts) -> (Value, Value) {
+    let stats: Map<String, Value> = facets
+        .stats
+        .iter()
+        .map(|s| (s.name.clone(), json!({"min": s.min, "max": s.max})))
+        .collect();
+    (Value::Object(facets.distribution), Value::Object(stats))
+}
+
+/// The response body of a facet search: the values with their counts, in order.
+pub(super) fn facet_search_body(
+    hits: Vec<(String, u64)>,
+    facet_query: Option<&str>,
+    started: Instant,
+) -> Result<Vec<u8>> {
+    let hits: Vec<Value> = hits
+        .into_iter()
+        .map(|(value, count)| json!({"value": value, "count": count}))
+        .collect();
+    let ms = started.elapsed().as_millis() as u64;
+    serde_json::to_vec(&json!({
+        "facetHits": hits,
+        "facetQuery": facet_query,
+        "processingTimeMs": ms,
+    }))
+    .map_err(Error::internal)
+}

@@ -1,0 +1,124 @@
+//! The first steps of a search: the request read against the index. The filter becomes the
+//! allowed set; then the parameters are checked against the settings: sort keys need `sort`
+//! among the ranking rules and sortable attributes, `distinct` a filterable attribute,
+//! `facets` filterable attributes (patterns expand to those the documents hold); the page
+//! window is cut to `maxTotalHits`. The checks run in this order, which decides the error a
+//! request with several mistakes gets. Last, the query's words and the allowed set without
+//! the negated words: the keyword candidates. Facet search shares the filter and the
+//! candidates.
+
+use std::sync::Arc;
+
+use api_types::{Error, Result};
+use roaring::RoaringBitmap;
+use serde_json::Value;
+
+use super::distinct::distinct_field;
+use super::page::{max_total_hits, Window};
+use super::{prefix_search, ranking_rules, SearchQuery, Terms};
+use crate::filter::rules;
+use crate::index::{string_list, Index};
+use crate::sort::{self, SortKey};
+
+/// A search request checked against the index's settings.
+pub(super) struct Request {
+    /// The ranking rule names in use.
+    pub rules: Vec<String>,
+    /// The request's sort keys, in order.
+    pub sort_keys: Vec<SortKey>,
+    /// The attribute the search is distinct on.
+    pub distinct: Option<String>,
+    /// The concrete facets to count, when `facets` was given.
+    pub facet_names: Option<Vec<String>>,
+    pub max_total_hits: usize,
+    pub window: Window,
+}
+
+impl Request {
+    /// Where `_geoDistance` is measured from: the point of the `_geoPoint` sort key.
+    pub(super) fn geo_point(&self) -> Option<(f64, f64)> {
+        self.sort_keys.iter().find_map(|k| match k {
+            SortKey::GeoPoint { lat, lng, .. } => Some((*lat, *lng)),
+            _ => None,
+        })
+    }
+}
+
+impl Index {
+    /// The documents `filter` allows (`None`: every document); its errors are
+    /// `invalid_search_filter`.
+    pub(super) fn filtered(
+        &self,
+        rtxn: &heed::RoTxn,
+        settings: Option<&Value>,
+        filter: Option<&Value>,
+        contains_filter: bool,
+    ) -> Result<Option<Arc<RoaringBitmap>>> {
+        self.allowed_ids(
+            rtxn,
+            filter,
+            settings,
+            "invalid_search_filter",
+            contains_filter,
+        )
+    }
+
+    /// The words of `text` and the `allowed` set without the documents holding a negated word.
+    pub(super) fn keyword_candidates(
+        &self,
+        rtxn: &heed::RoTxn,
+        searcher: &tantivy::Searcher,
+        settings: Option<&Value>,
+        text: &str,
+        matching_strategy: Option<&str>,
+        allowed: Option<Arc<RoaringBitmap>>,
+    ) -> Result<(Terms, Option<Arc<RoaringBitmap>>)> {
+        let terms = self.terms(
+            searcher,
+            settings,
+            text,
+            prefix_search(settings),
+            matching_strategy,
+        )?;
+        let allowed = self.without_negated(rtxn, searcher, &terms, allowed)?;
+        Ok((terms, allowed))
+    }
+
+    /// Checks `q`'s sort, distinct, facets and pagination against `settings`.
+    pub(super) fn parse_request(
+        &self,
+        rtxn: &heed::RoTxn,
+        settings: Option<&Value>,
+        q: &SearchQuery,
+    ) -> Result<Request> {
+        let rules = ranking_rules(settings);
+        let sort_keys = match q.sort.as_deref() {
+            Some(specs) if !specs.is_empty() => {
+                if !rules.iter().any(|r| r == "sort") {
+                    return Err(Error::new(
+                        "invalid_search_sort",
+                        "You must specify where `sort` is listed in the rankingRules setting to use the sort parameter at search time.",
+                    ));
+                }
+                let sortable = string_list(settings, "sortableAttributes").unwrap_or_default();
+                sort::parse(specs, &sortable, "invalid_search_sort")?
+            }
+            _ => Vec::new(),
+        };
+        let filter_rules = rules::rules_of(settings);
+        let distinct = distinct_field(q.distinct.as_deref(), settings, &filter_rules)?;
+        let facet_names = match &q.facets {
+            Some(requested) => Some(self.facet_names(rtxn, requested, &filter_rules)?),
+            None => None,
+        };
+        let max_total_hits = max_total_hits(settings);
+        Ok(Request {
+            rules,
+            sort_keys,
+            distinct,
+            facet_names,
+            max_total_hits,
+            window: Window::of(q, max_total_hits),
+        })
+    }
+}

@@ -1,0 +1,108 @@
+//! The request shapes of search and facet search, as the TypeScript layer sends them
+//! (already validated and normalized there), with the defaults of the fields it may leave out.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Query of `search` (the normalized form the TypeScript layer sends).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchQuery {
+    #[serde(default)]
+    pub q: Option<String>,
+    #[serde(default)]
+    pub offset: usize,
+    #[serde(default = "crate::index::default_limit")]
+    pub limit: usize,
+    #[serde(default)]
+    pub page: Option<usize>,
+    #[serde(default)]
+    pub hits_per_page: Option<usize>,
+    #[serde(default)]
+    pub attributes_to_retrieve: Option<Vec<String>>,
+    #[serde(default)]
+    pub retrieve_vectors: bool,
+    /// A filter (string or array form); errors use `invalid_search_filter`.
+    #[serde(default)]
+    pub filter: Option<Value>,
+    /// The `containsFilter` experimental feature: `CONTAINS` is refused without it.
+    #[serde(default)]
+    pub contains_filter: bool,
+    /// `attr:asc|desc` and `_geoPoint(lat, lng):asc|desc` keys.
+    #[serde(default)]
+    pub sort: Option<Vec<String>>,
+    /// Attribute names or patterns to compute `facetDistribution`/`facetStats` for.
+    #[serde(default)]
+    pub facets: Option<Vec<String>>,
+    /// Overrides the index's `distinctAttribute` (must be filterable).
+    #[serde(default)]
+    pub distinct: Option<String>,
+    #[serde(default)]
+    pub attributes_to_highlight: Option<Vec<String>>,
+    #[serde(default)]
+    pub attributes_to_crop: Option<Vec<String>>,
+    #[serde(default = "default_crop_length")]
+    pub crop_length: usize,
+    #[serde(default = "default_crop_marker")]
+    pub crop_marker: String,
+    #[serde(default = "default_pre_tag")]
+    pub highlight_pre_tag: String,
+    #[serde(default = "default_post_tag")]
+    pub highlight_post_tag: String,
+    #[serde(default)]
+    pub show_matches_position: bool,
+    /// `last` (default), `all` or `frequency`.
+    #[serde(default)]
+    pub matching_strategy: Option<String>,
+    /// Adds `performanceDetails`: the time each step took.
+    #[serde(default)]
+    pub show_performance_details: bool,
+    /// Restricts the query to these searchable attributes.
+    #[serde(default)]
+    pub attributes_to_search_on: Option<Vec<String>>,
+    #[serde(default)]
+    pub show_ranking_score: bool,
+    #[serde(default)]
+    pub show_ranking_score_details: bool,
+    /// Hits scoring below it are left out (and not counted).
+    #[serde(default)]
+    pub ranking_score_threshold: Option<f64>,
+}
+
+fn default_crop_length() -> usize {
+    10
+}
+
+fn default_crop_marker() -> String {
+    "…".to_string()
+}
+
+fn default_pre_tag() -> String {
+    "<em>".to_string()
+}
+
+fn default_post_tag() -> String {
+    "</em>".to_string()
+}
+
+/// Query of `facet_search`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FacetSearchQuery {
+    pub facet_name: String,
+    #[serde(default)]
+    pub facet_query: Option<String>,
+    #[serde(default)]
+    pub q: Option<String>,
+    #[serde(default)]
+    pub filter: Option<Value>,
+    #[serde(default)]
+    pub contains_filter: bool,
+    /// Counts documents once per distinct value when the index has a `distinctAttribute`.
+    #[serde(default)]
+    pub exhaustive_facet_count: bool,
+    #[serde(default)]
+    pub matching_strategy: Option<String>,
+    #[serde(default)]
+    pub attributes_to_search_on: Option<Vec<String>>,
+}
