@@ -86,7 +86,7 @@ use serde_json::Value;
 use tantivy::{IndexWriter, Term};
 
 use super::BatchState;
-use crate::index::{searchable_of, text, tv, Index};
+use crate::index::{searchable_of, tv, Index};
 use crate::store::{heed_error, keys};
 use crate::tokens;
 
@@ -104,6 +104,7 @@ impl Index {
         clear_all: bool,
     ) -> Result<()> {
         self.set_progress(|p| p.step = "committing");
+        // Step 1: the batch, its generation, dirty set and results, in one LMDB commit.
         let rtxn_gen = self.store.get_u64(&wtxn, keys::GENERATION)?;
         let generation = rtxn_gen + 1;
         self.save_state(&mut wtxn, state)?;
@@ -118,16 +119,15 @@ impl Index {
         // Readers must know every field id before they can see a document that uses it.
         *self.fields_map.write().unwrap() = Arc::new(state.fields.clone());
         wtxn.commit().map_err(heed_error)?;
-        // LMDB now holds the truth; tantivy follows and records the generation it reached.
+        // Step 2: LMDB now holds the truth; tantivy follows and records the generation it
+        // reached.
         if clear_all {
             // Documents added after the clear were deleted by `delete_all`; feed them again.
             writer.rollback().map_err(tv)?;
             self.feed_tantivy(writer, &state.dirty)?;
         }
         self.commit_tantivy(writer, generation)?;
-        let mut wtxn = self.store.write()?;
-        self.store.del_meta(&mut wtxn, keys::DIRTY)?;
-        wtxn.commit().map_err(heed_error)?;
+        self.clear_dirty()?;
         Ok(())
     }
 
@@ -144,9 +144,7 @@ impl Index {
             self.feed_tantivy(writer, &dirty)?;
             self.commit_tantivy(writer, generation)?;
         }
-        let mut wtxn = self.store.write()?;
-        self.store.del_meta(&mut wtxn, keys::DIRTY)?;
-        wtxn.commit().map_err(heed_error)?;
+        self.clear_dirty()?;
         Ok(())
     }
 
@@ -172,10 +170,15 @@ impl Index {
         *self.fields_map.write().unwrap() = Arc::new(state.fields.clone());
         wtxn.commit().map_err(heed_error)?;
         self.commit_tantivy(writer, generation)?;
+        self.clear_dirty()?;
+        Ok(())
+    }
+
+    /// Step 3: tantivy has reached LMDB's generation, so nothing is left to replay.
+    fn clear_dirty(&self) -> Result<()> {
         let mut wtxn = self.store.write()?;
         self.store.del_meta(&mut wtxn, keys::DIRTY)?;
-        wtxn.commit().map_err(heed_error)?;
-        Ok(())
+        wtxn.commit().map_err(heed_error)
     }
 
     fn tantivy_generation(&self) -> Result<u64> {
@@ -222,10 +225,14 @@ impl Index {
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
                 if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
                     let doc = self.decode_doc(bytes)?;
-                    text::assign_fields(&doc, searchable.as_deref(), &mut fields);
-                    let tdoc =
-                        self.tantivy_doc(iid, &doc, searchable.as_deref(), &fields, tokenizer);
-                    writer.add_document(tdoc).map_err(tv)?;
+                    self.feed_doc(
+                        writer,
+                        iid,
+                        &doc,
+                        searchable.as_deref(),
+                        &mut fields,
+                        tokenizer,
+                    )?;
                 }
             }
             Ok(())

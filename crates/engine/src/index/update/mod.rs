@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use tantivy::IndexWriter;
 
-use super::Index;
+use super::{text, tv, Index};
 use crate::codec::FieldsMap;
 use crate::store::{heed_error, keys};
 
@@ -190,6 +190,23 @@ impl Index {
         }
         self.commit_batch(wtxn, writer, &state, &results, clear_all)?;
         Ok(results)
+    }
+
+    /// Gives `doc`'s searchable paths field ids and hands its text to tantivy at once (the
+    /// caller deleted any earlier version).
+    fn feed_doc(
+        &self,
+        writer: &mut IndexWriter,
+        iid: u32,
+        doc: &Map<String, Value>,
+        searchable: Option<&[String]>,
+        fields: &mut FieldsMap,
+        tokenizer: &charabia::Tokenizer,
+    ) -> Result<()> {
+        text::assign_fields(doc, searchable, fields);
+        let tdoc = self.tantivy_doc(iid, doc, searchable, fields, tokenizer);
+        writer.add_document(tdoc).map_err(tv)?;
+        Ok(())
     }
 
     fn load_state(&self, txn: &heed::RoTxn) -> Result<BatchState> {

@@ -9,7 +9,7 @@ use tantivy::{IndexWriter, Term};
 
 use super::BatchState;
 use crate::codec;
-use crate::index::{searchable_of, text, tv, Index};
+use crate::index::{searchable_of, Index};
 use crate::store::heed_error;
 use crate::tokens;
 
@@ -61,10 +61,8 @@ impl Index {
                 let (iid, bytes) = item.map_err(heed_error)?;
                 let doc = codec::decode(bytes, &state.fields)?;
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
-                text::assign_fields(&doc, searchable.as_deref(), &mut state.fields);
-                let tdoc =
-                    self.tantivy_doc(iid, &doc, searchable.as_deref(), &state.fields, tokenizer);
-                writer.add_document(tdoc).map_err(tv)?;
+                let fields = &mut state.fields;
+                self.feed_doc(writer, iid, &doc, searchable.as_deref(), fields, tokenizer)?;
                 state.dirty.insert(iid);
             }
             Ok(())
