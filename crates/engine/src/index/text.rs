@@ -9,11 +9,15 @@
 //! Stop words take a position but are not indexed; words over 250 bytes and positions past
 //! 65,535 are dropped. The first word of each field is also indexed with a marker (see
 //! [`first_word_marker`]).
+//!
+//! [`Index::tantivy_doc`] puts it together with the document's internal id.
 
 use charabia::Tokenizer;
 use serde_json::{Map, Value};
 use tantivy::tokenizer::{PreTokenizedString, Token};
+use tantivy::TantivyDocument;
 
+use super::Index;
 use crate::codec::FieldsMap;
 use crate::filter::eval::within;
 use crate::tokens::{self, Piece, MAX_WORD_BYTES};
@@ -184,5 +188,28 @@ pub fn doc_text(
             tokens: field_words,
         },
         lens,
+    }
+}
+
+impl Index {
+    /// The tantivy document of `doc`: the words of its searchable attributes (`None`: all)
+    /// and the word counts of its short fields (see the module's documentation).
+    pub(super) fn tantivy_doc(
+        &self,
+        iid: u32,
+        doc: &Map<String, Value>,
+        searchable: Option<&[String]>,
+        fields: &FieldsMap,
+        tokenizer: &charabia::Tokenizer,
+    ) -> TantivyDocument {
+        let text = doc_text(doc, searchable, fields, tokenizer);
+        let mut tdoc = TantivyDocument::default();
+        tdoc.add_u64(self.fields.iid, iid as u64);
+        tdoc.add_pre_tokenized_text(self.fields.words, text.words);
+        tdoc.add_pre_tokenized_text(self.fields.field_words, text.field_words);
+        for len in text.lens {
+            tdoc.add_u64(self.fields.lens, len);
+        }
+        tdoc
     }
 }

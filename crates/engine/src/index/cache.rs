@@ -1,0 +1,89 @@
+//! What the read paths keep between requests, each entry tied to the generation (the count of
+//! committed batches) it was computed at: a commit makes it stale, and a reader still at an
+//! older generation computes its own rather than using or evicting a newer one.
+//!
+//! - [`FilterCache`]: recent filter results (tenant tokens repeat one filter on every search);
+//! - [`ColumnCache`]: value columns (sort, distinct, facets) and the set of all ids.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use roaring::RoaringBitmap;
+
+use crate::facets::Column;
+
+/// How many filter results [`FilterCache`] keeps.
+const FILTER_CACHE_SIZE: usize = 16;
+
+/// How many columns [`ColumnCache`] holds before it starts over.
+const COLUMN_CACHE_SIZE: usize = 64;
+
+/// Recent filter results: (generation, filter JSON, matching internal ids), oldest first.
+#[derive(Default)]
+pub(super) struct FilterCache {
+    entries: Vec<(u64, String, Arc<RoaringBitmap>)>,
+}
+
+impl FilterCache {
+    /// The ids matching the filter whose request JSON is `key`, if computed at `generation`.
+    pub(super) fn get(&self, generation: u64, key: &str) -> Option<Arc<RoaringBitmap>> {
+        self.entries
+            .iter()
+            .find(|(g, k, _)| *g == generation && *k == key)
+            .map(|(_, _, ids)| ids.clone())
+    }
+
+    pub(super) fn put(&mut self, generation: u64, key: String, ids: Arc<RoaringBitmap>) {
+        // A newer generation makes older results useless; an older reader keeps its own.
+        self.entries.retain(|(g, _, _)| *g >= generation);
+        if self.entries.len() >= FILTER_CACHE_SIZE {
+            self.entries.remove(0);
+        }
+        self.entries.push((generation, key, ids));
+    }
+}
+
+/// What [`super::Index`] keeps of one generation for sorting, distinct and facets. A newer
+/// generation replaces it; a reader at an older one builds its own, uncached.
+#[derive(Default)]
+pub(super) struct ColumnCache {
+    generation: u64,
+    all: Option<Arc<RoaringBitmap>>,
+    columns: HashMap<String, Arc<Column>>,
+}
+
+impl ColumnCache {
+    pub(super) fn all_at(&self, generation: u64) -> Option<Arc<RoaringBitmap>> {
+        (self.generation == generation).then(|| self.all.clone())?
+    }
+
+    pub(super) fn get(&self, generation: u64, path: &str) -> Option<Arc<Column>> {
+        (self.generation == generation).then(|| self.columns.get(path).cloned())?
+    }
+
+    /// Moves to `generation` if it is newer; whether it is now the cached one.
+    fn advance(&mut self, generation: u64) -> bool {
+        if generation > self.generation {
+            *self = ColumnCache {
+                generation,
+                ..ColumnCache::default()
+            };
+        }
+        generation == self.generation
+    }
+
+    pub(super) fn put_all(&mut self, generation: u64, all: Arc<RoaringBitmap>) {
+        if self.advance(generation) {
+            self.all = Some(all);
+        }
+    }
+
+    pub(super) fn put(&mut self, generation: u64, path: &str, column: Arc<Column>) {
+        if self.advance(generation) {
+            if self.columns.len() >= COLUMN_CACHE_SIZE {
+                self.columns.clear();
+            }
+            self.columns.insert(path.to_string(), column);
+        }
+    }
+}

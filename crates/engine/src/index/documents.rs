@@ -1,0 +1,264 @@
+//! Reading documents back: one by external id, a page of them (filtered, by ids, sorted),
+//! their projection (`fields`, `_vectors`) shared with search hits, and the index's
+//! statistics. Every read uses one LMDB snapshot and the committed fields map.
+
+use std::collections::BTreeMap;
+
+use api_types::{Error, Result};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::{string_list, Index};
+use crate::codec;
+use crate::store::{heed_error, keys};
+
+/// Query of `fetch_documents`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FetchQuery {
+    #[serde(default)]
+    pub offset: usize,
+    #[serde(default = "super::default_limit")]
+    pub limit: usize,
+    #[serde(default)]
+    pub fields: Option<Vec<String>>,
+    #[serde(default)]
+    pub ids: Option<Vec<String>>,
+    #[serde(default)]
+    pub retrieve_vectors: bool,
+    /// `attr:asc|desc` keys; empty or absent keeps internal-id order.
+    #[serde(default)]
+    pub sort: Option<Vec<String>>,
+    /// A filter (string or array form); errors use `invalid_document_filter`.
+    #[serde(default)]
+    pub filter: Option<Value>,
+    /// The `containsFilter` experimental feature: `CONTAINS` is refused without it.
+    #[serde(default)]
+    pub contains_filter: bool,
+}
+
+impl Index {
+    /// Decodes a stored document on a read path (committed data, committed fields map).
+    pub(super) fn decode_doc(&self, bytes: &[u8]) -> Result<Map<String, Value>> {
+        let fields = self.fields_map.read().unwrap().clone();
+        codec::decode(bytes, &fields)
+    }
+
+    pub fn primary_key(&self) -> Result<Option<String>> {
+        let rtxn = self.store.read()?;
+        self.store.get_string(&rtxn, keys::PRIMARY_KEY)
+    }
+
+    /// The stored settings object, or None before the first settings update.
+    pub fn settings_json(&self) -> Result<Option<String>> {
+        let rtxn = self.store.read()?;
+        self.store.get_string(&rtxn, keys::SETTINGS)
+    }
+
+    pub fn document_count(&self) -> Result<u64> {
+        let rtxn = self.store.read()?;
+        self.store.docs.len(&rtxn).map_err(heed_error)
+    }
+
+    pub fn stats_json(&self) -> Result<String> {
+        let rtxn = self.store.read()?;
+        let stat = self.store.docs.stat(&rtxn).map_err(heed_error)?;
+        let count = stat.entries as u64;
+        let pages = (stat.leaf_pages + stat.branch_pages + stat.overflow_pages) as u64;
+        let raw = pages * stat.page_size as u64;
+        let fd = self.field_distribution(&rtxn)?;
+        Ok(json!({
+            "numberOfDocuments": count,
+            "rawDocumentDbSize": raw,
+            "avgDocumentSize": raw.checked_div(count).unwrap_or(0),
+            "fieldDistribution": fd,
+        })
+        .to_string())
+    }
+
+    /// One document by external id, with only `fields` when given.
+    pub fn get_document(&self, id: &str, fields: Option<&[String]>) -> Result<Option<Vec<u8>>> {
+        let rtxn = self.store.read()?;
+        let Some(iid) = self.store.ids.get(&rtxn, id).map_err(heed_error)? else {
+            return Ok(None);
+        };
+        let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? else {
+            return Ok(None);
+        };
+        let doc = self.decode_doc(bytes)?;
+        let doc = project(doc, fields, false);
+        Ok(Some(serde_json::to_vec(&doc).map_err(Error::internal)?))
+    }
+
+    /// `{"results":[...],"offset","limit","total"}` in internal-id order, or by `sort`.
+    pub fn fetch_documents(&self, q: &FetchQuery) -> Result<Vec<u8>> {
+        let rtxn = self.store.read()?;
+        let settings = self.stored_settings(&rtxn)?;
+        let allowed = self.allowed_ids(
+            &rtxn,
+            q.filter.as_ref(),
+            settings.as_ref(),
+            "invalid_document_filter",
+            q.contains_filter,
+        )?;
+        let passes = |iid: u32| allowed.as_ref().is_none_or(|a| a.contains(iid));
+        let fields = q.fields.as_deref();
+        let decode = |iid: u32| -> Result<Option<Map<String, Value>>> {
+            match self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
+                Some(bytes) => Ok(Some(self.decode_doc(bytes)?)),
+                None => Ok(None),
+            }
+        };
+        // The requested ids that exist and pass the filter, in internal-id order.
+        let requested: Option<Vec<u32>> = match &q.ids {
+            Some(ids) => {
+                let mut iids: Vec<u32> = Vec::new();
+                for id in ids {
+                    if let Some(iid) = self.store.ids.get(&rtxn, id).map_err(heed_error)? {
+                        iids.push(iid);
+                    }
+                }
+                iids.sort_unstable();
+                iids.dedup();
+                iids.retain(|&i| passes(i));
+                Some(iids)
+            }
+            None => None,
+        };
+        let mut page: Vec<Map<String, Value>> = Vec::new();
+        let total;
+        let sort_specs = q.sort.as_deref().unwrap_or_default();
+        if !sort_specs.is_empty() {
+            let sortable = string_list(settings.as_ref(), "sortableAttributes").unwrap_or_default();
+            let keys = crate::sort::parse(sort_specs, &sortable, "invalid_document_sort")?;
+            // Every candidate is read and ordered; the filters issue brings sorted columns.
+            let mut docs: Vec<(u32, Map<String, Value>)> = Vec::new();
+            match requested {
+                Some(iids) => {
+                    for iid in iids {
+                        if let Some(doc) = decode(iid)? {
+                            docs.push((iid, doc));
+                        }
+                    }
+                }
+                None => {
+                    for item in self.store.docs.iter(&rtxn).map_err(heed_error)? {
+                        let (iid, bytes) = item.map_err(heed_error)?;
+                        if passes(iid) {
+                            docs.push((iid, self.decode_doc(bytes)?));
+                        }
+                    }
+                }
+            }
+            crate::sort::sort_documents(&mut docs, &keys);
+            total = docs.len() as u64;
+            page.extend(
+                docs.into_iter()
+                    .skip(q.offset)
+                    .take(q.limit)
+                    .map(|(_, d)| d),
+            );
+        } else if let Some(iids) = requested {
+            total = iids.len() as u64;
+            for iid in iids.into_iter().skip(q.offset).take(q.limit) {
+                page.extend(decode(iid)?);
+            }
+        } else if let Some(allowed) = &allowed {
+            total = allowed.len();
+            for iid in allowed.iter().skip(q.offset).take(q.limit) {
+                page.extend(decode(iid)?);
+            }
+        } else {
+            total = self.store.docs.len(&rtxn).map_err(heed_error)?;
+            for item in self
+                .store
+                .docs
+                .iter(&rtxn)
+                .map_err(heed_error)?
+                .skip(q.offset)
+                .take(q.limit)
+            {
+                page.push(self.decode_doc(item.map_err(heed_error)?.1)?);
+            }
+        }
+        let results: Vec<Value> = page
+            .into_iter()
+            .map(|doc| Value::Object(retrieve(doc, fields, q.retrieve_vectors)))
+            .collect();
+        serde_json::to_vec(
+            &json!({"results": results, "offset": q.offset, "limit": q.limit, "total": total}),
+        )
+        .map_err(Error::internal)
+    }
+
+    /// The stored count of documents per top-level field.
+    pub(super) fn field_distribution(&self, txn: &heed::RoTxn) -> Result<BTreeMap<String, u64>> {
+        match self.store.get_meta(txn, keys::FIELD_DISTRIBUTION)? {
+            Some(b) => serde_json::from_slice(b).map_err(Error::internal),
+            None => Ok(BTreeMap::new()),
+        }
+    }
+}
+
+/// Projection for documents and hits: `fields`, then `_vectors` as `retrieveVectors` asks.
+pub(super) fn retrieve(
+    doc: Map<String, Value>,
+    fields: Option<&[String]>,
+    vectors: bool,
+) -> Map<String, Value> {
+    if !vectors {
+        return project(doc, fields, false);
+    }
+    let stored = doc.get("_vectors").cloned();
+    let mut out = project(doc, fields, false);
+    if let Some(v) = stored {
+        out.insert("_vectors".into(), v);
+    }
+    with_vectors(out)
+}
+
+/// Keeps only `fields` (top-level names, or dotted paths into objects) and drops `_vectors`
+/// unless asked for.
+pub(super) fn project(
+    doc: Map<String, Value>,
+    fields: Option<&[String]>,
+    keep_vectors: bool,
+) -> Map<String, Value> {
+    let mut doc = match fields {
+        None => doc,
+        Some(fields) if fields.iter().any(|f| f == "*") => doc,
+        Some(fields) => {
+            let mut out = Map::new();
+            for (k, v) in doc {
+                if fields.iter().any(|f| f == &k) {
+                    out.insert(k, v);
+                } else if let Value::Object(inner) = v {
+                    let prefix = format!("{k}.");
+                    let nested: Vec<String> = fields
+                        .iter()
+                        .filter_map(|f| f.strip_prefix(&prefix).map(str::to_string))
+                        .collect();
+                    if !nested.is_empty() {
+                        let sub = project(inner, Some(&nested), true);
+                        if !sub.is_empty() {
+                            out.insert(k, Value::Object(sub));
+                        }
+                    }
+                }
+            }
+            out
+        }
+    };
+    if !keep_vectors {
+        doc.remove("_vectors");
+    }
+    doc
+}
+
+/// The document as `retrieveVectors` asks: `_vectors` present (empty without embedders).
+fn with_vectors(mut doc: Map<String, Value>) -> Map<String, Value> {
+    if !doc.contains_key("_vectors") {
+        doc.insert("_vectors".into(), Value::Object(Map::new()));
+    }
+    doc
+}

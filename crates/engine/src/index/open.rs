@@ -1,0 +1,93 @@
+//! Opening an index: the tantivy schema (one pre-tokenized text field with positions, the
+//! words by field, the short fields' word counts, and the internal id), the LMDB store, and
+//! the recovery that brings tantivy level with LMDB before the index serves anything (see
+//! [`super::update::commit`]).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+
+use api_types::{Error, Result};
+use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
+use tantivy::ReloadPolicy;
+
+use super::{tv, ColumnCache, Fields, FilterCache, Index};
+use crate::codec::FieldsMap;
+use crate::payload;
+use crate::store::{keys, Store};
+
+impl Index {
+    /// Opens (or creates) the index stored in `dir`, repairing tantivy from LMDB if a crash
+    /// interrupted the last commit.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Index> {
+        let dir = dir.as_ref().to_path_buf();
+        let store = Store::open(&dir.join("store"))?;
+        let tdir = dir.join("tantivy");
+        std::fs::create_dir_all(&tdir).map_err(payload::io_error)?;
+        let mut builder = Schema::builder();
+        let iid = builder.add_u64_field("iid", INDEXED | FAST);
+        let words = builder.add_text_field(
+            "words",
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_index_option(IndexRecordOption::WithFreqsAndPositions)
+                    .set_fieldnorms(false),
+            ),
+        );
+        let lens = builder.add_u64_field("lens", FAST);
+        let field_words = builder.add_text_field(
+            "fwords",
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_index_option(IndexRecordOption::Basic)
+                    .set_fieldnorms(false),
+            ),
+        );
+        let schema = builder.build();
+        let mmap = tantivy::directory::MmapDirectory::open(&tdir)
+            .map_err(|e| Error::internal(e.to_string()))?;
+        let tantivy = match tantivy::Index::open_or_create(mmap, schema.clone()) {
+            Ok(t) => t,
+            // Written with another layout by an earlier version: tantivy only derives from
+            // LMDB, so it starts empty and is rebuilt below.
+            Err(tantivy::TantivyError::SchemaError(_)) => {
+                std::fs::remove_dir_all(&tdir).map_err(payload::io_error)?;
+                std::fs::create_dir_all(&tdir).map_err(payload::io_error)?;
+                let mmap = tantivy::directory::MmapDirectory::open(&tdir)
+                    .map_err(|e| Error::internal(e.to_string()))?;
+                tantivy::Index::open_or_create(mmap, schema).map_err(tv)?
+            }
+            Err(e) => return Err(tv(e)),
+        };
+        let reader = tantivy
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(tv)?;
+        let index = Index {
+            dir,
+            store,
+            tantivy,
+            reader,
+            fields: Fields {
+                iid,
+                words,
+                lens,
+                field_words,
+            },
+            writer: Mutex::new(None),
+            batch_lock: Mutex::new(()),
+            progress: Mutex::new(None),
+            fields_map: RwLock::new(Arc::new(FieldsMap::default())),
+            filter_cache: Mutex::new(FilterCache::default()),
+            columns: Mutex::new(ColumnCache::default()),
+        };
+        {
+            let rtxn = index.store.read()?;
+            let fields = FieldsMap::from_json(index.store.get_meta(&rtxn, keys::FIELDS_MAP)?)?;
+            *index.fields_map.write().unwrap() = Arc::new(fields);
+        }
+        index.recover()?;
+        index.rebuild_if_behind()?;
+        Ok(index)
+    }
+}

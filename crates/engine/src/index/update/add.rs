@@ -1,0 +1,245 @@
+//! Adding documents from a staged payload (NDJSON written by the HTTP layer), in two passes
+//! over the file: the first settles the primary key and checks every document's id (and its
+//! `_geo`/`_geojson` when something reads them), so a bad document fails its task before
+//! anything of it is written; the second writes each document to LMDB (replacing it, or merging
+//! it into the stored version for [`Method::Update`]) and hands its text to tantivy, tokenized
+//! a chunk at a time on every core.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use api_types::{Error, Result};
+use heed::RwTxn;
+use serde_json::{Map, Value};
+use tantivy::{IndexWriter, TantivyDocument, Term};
+
+use super::{decrement, pk_exists, BatchState, Method};
+use crate::codec::{self, FieldsMap};
+use crate::docid;
+use crate::index::{searchable_of, string_list, text, tv, Index};
+use crate::payload;
+use crate::store::heed_error;
+use crate::tokens;
+
+/// Documents tokenized together, split among threads (see `Index::index_text`).
+const TEXT_CHUNK: usize = 4096;
+
+/// Documents written to LMDB whose text is not yet in tantivy, and their internal ids (a
+/// repeated document must reach tantivy before its next version deletes it).
+#[derive(Default)]
+struct PendingText {
+    docs: Vec<(u32, Map<String, Value>)>,
+    ids: HashSet<u32>,
+}
+
+impl Index {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn add_documents(
+        &self,
+        txn: &mut RwTxn,
+        writer: &mut IndexWriter,
+        state: &mut BatchState,
+        file: &Path,
+        method: Method,
+        requested_pk: Option<&str>,
+        skip_creation: bool,
+    ) -> Result<u64> {
+        // Pass 1: decide the primary key and validate every id, so a bad document fails the
+        // whole task before anything is written.
+        let mut pk = state.primary_key.clone();
+        let mut total = 0u64;
+        let mut first_error: Option<Error> = None;
+        let settings = match &state.settings {
+            Some(s) => Some(s.clone()),
+            None => self.stored_settings(txn)?,
+        };
+        // `_geo` is checked when something reads it (a filter or a sort), `_geojson` when
+        // filters read it.
+        let rules = crate::filter::rules::rules_of(settings.as_ref());
+        let geo = docid::GeoChecks {
+            geo: crate::filter::rules::has_plain_rule(&rules, "_geo")
+                || string_list(settings.as_ref(), "sortableAttributes")
+                    .is_some_and(|s| s.iter().any(|f| f == "_geo")),
+            geojson: crate::filter::rules::has_plain_rule(&rules, "_geojson"),
+        };
+        let searchable = searchable_of(settings.as_ref());
+        payload::read_staged(file, |doc| {
+            if first_error.is_some() {
+                return Ok(());
+            }
+            if pk.is_none() {
+                match requested_pk {
+                    Some(p) => pk = Some(p.to_string()),
+                    None => match docid::infer_primary_key(&doc) {
+                        Ok(p) => pk = Some(p),
+                        Err(e) => {
+                            first_error = Some(e);
+                            return Ok(());
+                        }
+                    },
+                }
+            }
+            let pk = pk.as_deref().unwrap();
+            if let Err(e) = docid::document_id(&doc, pk).and_then(|id| geo.check(&doc, pk, id)) {
+                first_error = Some(e);
+            }
+            total += 1;
+            Ok(())
+        })?;
+        if let (Some(existing), Some(requested)) = (&state.primary_key, requested_pk) {
+            if existing != requested {
+                return Err(pk_exists(existing));
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        let Some(pk) = pk else { return Ok(0) };
+        state.primary_key = Some(pk.clone());
+        self.set_progress(|p| {
+            p.step = "indexing documents";
+            p.total = total;
+        });
+
+        // Pass 2: write each document to LMDB and tantivy.
+        let mut done = 0u64;
+        let mut encoded = Vec::with_capacity(256);
+        let analyzer = tokens::Analyzer::from_settings(settings.as_ref());
+        // Documents written to LMDB whose text is not yet in tantivy: tokenized a chunk at a
+        // time on every core.
+        let mut pending = PendingText::default();
+        payload::read_staged(file, |mut doc| {
+            let ext = docid::document_id(&doc, &pk)?;
+            let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
+            let iid = match existing {
+                Some(iid) => {
+                    let old_bytes = self.store.docs.get(txn, &iid).map_err(heed_error)?;
+                    if let Some(old_bytes) = old_bytes {
+                        let old = codec::decode(old_bytes, &state.fields)?;
+                        for k in old.keys() {
+                            decrement(&mut state.field_distribution, k);
+                        }
+                        if method == Method::Update {
+                            let mut merged = old;
+                            for (k, v) in doc {
+                                merged.insert(k, v);
+                            }
+                            doc = merged;
+                        }
+                    }
+                    iid
+                }
+                None if skip_creation => {
+                    done += 1;
+                    return Ok(());
+                }
+                None => {
+                    let iid = state.next_id;
+                    state.next_id = state
+                        .next_id
+                        .checked_add(1)
+                        .ok_or_else(|| Error::internal("internal id space exhausted"))?;
+                    self.store.ids.put(txn, &ext, &iid).map_err(heed_error)?;
+                    iid
+                }
+            };
+            for k in doc.keys() {
+                *state.field_distribution.entry(k.clone()).or_insert(0) += 1;
+            }
+            codec::encode(&doc, &mut state.fields, &mut encoded);
+            self.store
+                .docs
+                .put(txn, &iid, &encoded)
+                .map_err(heed_error)?;
+            state.dirty.insert(iid);
+            // A new internal id has never reached tantivy (ids only grow, and a batch that
+            // fails rolls tantivy back with LMDB): nothing to delete. A document repeated in
+            // the payload is deleted after its earlier version reached tantivy.
+            if existing.is_some() {
+                if pending.ids.contains(&iid) {
+                    self.index_text(
+                        writer,
+                        &mut pending,
+                        searchable.as_deref(),
+                        &state.fields,
+                        &analyzer,
+                    )?;
+                }
+                writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+            }
+            text::assign_fields(&doc, searchable.as_deref(), &mut state.fields);
+            pending.ids.insert(iid);
+            pending.docs.push((iid, doc));
+            if pending.docs.len() >= TEXT_CHUNK {
+                self.index_text(
+                    writer,
+                    &mut pending,
+                    searchable.as_deref(),
+                    &state.fields,
+                    &analyzer,
+                )?;
+            }
+            done += 1;
+            if done.is_multiple_of(4096) {
+                self.set_progress(|p| p.done = done);
+            }
+            Ok(())
+        })?;
+        self.index_text(
+            writer,
+            &mut pending,
+            searchable.as_deref(),
+            &state.fields,
+            &analyzer,
+        )?;
+        Ok(total)
+    }
+
+    /// Tokenizes `pending` on every core (up to 4 threads) and hands the documents to
+    /// tantivy in order; empties `pending`.
+    fn index_text(
+        &self,
+        writer: &mut IndexWriter,
+        pending: &mut PendingText,
+        searchable: Option<&[String]>,
+        fields: &FieldsMap,
+        analyzer: &tokens::Analyzer,
+    ) -> Result<()> {
+        if pending.docs.is_empty() {
+            return Ok(());
+        }
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 4);
+        let part = pending.docs.len().div_ceil(threads);
+        let docs: Vec<Vec<TantivyDocument>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = pending
+                .docs
+                .chunks(part)
+                .map(|chunk| {
+                    scope.spawn(move || {
+                        analyzer.with(|tokenizer| {
+                            chunk
+                                .iter()
+                                .map(|(iid, doc)| {
+                                    self.tantivy_doc(*iid, doc, searchable, fields, tokenizer)
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a tokenizing thread panicked"))
+                .collect()
+        });
+        for tdoc in docs.into_iter().flatten() {
+            writer.add_document(tdoc).map_err(tv)?;
+        }
+        pending.docs.clear();
+        pending.ids.clear();
+        Ok(())
+    }
+}

@@ -1,0 +1,327 @@
+//! Writing to an index: a batch of operations from the task queue, applied in order and
+//! committed once. An op that fails (a bad document, an invalid filter) is reported in its
+//! result and the others go on; an error of the store itself aborts the whole batch.
+//!
+//! - [`add`]: adding or updating documents from a staged payload;
+//! - [`delete`]: deleting by id, by filter, or all;
+//! - [`reindex`]: a settings update, and re-feeding tantivy when what is indexed changed;
+//! - [`commit`]: the commit protocol, recovery at open, and compaction (with the argument
+//!   for why a crash loses nothing acknowledged);
+//! - [`progress`]: the progress of the running batch, for `GET /batches`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use api_types::{Error, Result};
+use heed::RwTxn;
+use roaring::RoaringBitmap;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use tantivy::IndexWriter;
+
+use super::{text, tv, Index};
+use crate::codec::FieldsMap;
+use crate::store::{heed_error, keys};
+
+mod add;
+pub(super) mod commit;
+mod delete;
+mod progress;
+mod reindex;
+
+pub(super) use progress::Progress;
+
+/// One operation of a batch, as the task queue sends it.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum BatchOp {
+    #[serde(rename_all = "camelCase")]
+    AddDocuments {
+        task_uid: u64,
+        file: PathBuf,
+        method: Method,
+        primary_key: Option<String>,
+        #[serde(default)]
+        skip_creation: bool,
+    },
+    #[serde(rename_all = "camelCase")]
+    DeleteDocuments { task_uid: u64, ids: Vec<String> },
+    /// Deletes the documents matching `filter` (string or array form).
+    #[serde(rename_all = "camelCase")]
+    DeleteByFilter { task_uid: u64, filter: Value },
+    #[serde(rename_all = "camelCase")]
+    ClearDocuments { task_uid: u64 },
+    #[serde(rename_all = "camelCase")]
+    SetPrimaryKey { task_uid: u64, primary_key: String },
+    #[serde(rename_all = "camelCase")]
+    UpdateSettings { task_uid: u64, settings: Value },
+}
+
+impl BatchOp {
+    pub fn task_uid(&self) -> u64 {
+        match self {
+            BatchOp::AddDocuments { task_uid, .. }
+            | BatchOp::DeleteDocuments { task_uid, .. }
+            | BatchOp::DeleteByFilter { task_uid, .. }
+            | BatchOp::ClearDocuments { task_uid }
+            | BatchOp::SetPrimaryKey { task_uid, .. }
+            | BatchOp::UpdateSettings { task_uid, .. } => *task_uid,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum Method {
+    Replace,
+    Update,
+}
+
+#[derive(Deserialize)]
+struct BatchInput {
+    ops: Vec<BatchOp>,
+    /// No further task waits for this index: a good moment to compact the inverted index.
+    #[serde(default)]
+    idle: bool,
+}
+
+/// In-memory state of a batch being applied (written to `meta` at commit).
+struct BatchState {
+    primary_key: Option<String>,
+    next_id: u32,
+    field_distribution: BTreeMap<String, u64>,
+    dirty: RoaringBitmap,
+    settings: Option<Value>,
+    fields: FieldsMap,
+}
+
+impl Index {
+    /// Applies a batch (JSON `{"ops":[...]}`) and returns `{"results":[...]}`.
+    pub fn apply_batch_json(&self, input: &str) -> Result<String> {
+        let input: BatchInput =
+            serde_json::from_str(input).map_err(|e| Error::internal(format!("bad batch: {e}")))?;
+        let results = self.apply_batch_then(input.ops, input.idle)?;
+        Ok(json!({ "results": results }).to_string())
+    }
+
+    /// Applies the ops in order and commits once. Per-op failures are reported in the results.
+    pub fn apply_batch(&self, ops: Vec<BatchOp>) -> Result<Vec<Value>> {
+        self.apply_batch_then(ops, false)
+    }
+
+    /// [`Index::apply_batch`], then, when `idle` (nothing else queued for the index), merges
+    /// the inverted index into one segment if enough of it lies outside the largest one.
+    pub fn apply_batch_then(&self, ops: Vec<BatchOp>, idle: bool) -> Result<Vec<Value>> {
+        let results = self.apply_batch_inner(ops)?;
+        if idle {
+            self.compact_if_worthwhile()?;
+        }
+        Ok(results)
+    }
+
+    fn apply_batch_inner(&self, ops: Vec<BatchOp>) -> Result<Vec<Value>> {
+        let _batch = self.batch_lock.lock().unwrap();
+        if let Some(stored) = self.replayed_results(&ops)? {
+            return Ok(stored);
+        }
+        *self.progress.lock().unwrap() = Some(Progress {
+            ops: ops.len(),
+            step: "validating",
+            ..Progress::default()
+        });
+        let outcome = self.apply_locked(&ops);
+        *self.progress.lock().unwrap() = None;
+        outcome
+    }
+
+    /// When every op's task was already applied (a replay after a crash), the stored results.
+    fn replayed_results(&self, ops: &[BatchOp]) -> Result<Option<Vec<Value>>> {
+        let rtxn = self.store.read()?;
+        let Some(bytes) = self.store.get_meta(&rtxn, keys::LAST_BATCH)? else {
+            return Ok(None);
+        };
+        let stored: Vec<Value> = serde_json::from_slice(bytes).map_err(Error::internal)?;
+        let uids: Vec<u64> = stored
+            .iter()
+            .filter_map(|r| r["taskUid"].as_u64())
+            .collect();
+        if !ops.is_empty() && ops.iter().all(|op| uids.contains(&op.task_uid())) {
+            Ok(Some(stored))
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn apply_locked(&self, ops: &[BatchOp]) -> Result<Vec<Value>> {
+        let mut guard = self.writer.lock().unwrap();
+        let writer = self.writer_mut(&mut guard)?;
+        let mut wtxn = self.store.write()?;
+        let mut state = self.load_state(&wtxn)?;
+        let mut results = Vec::with_capacity(ops.len());
+        let mut clear_all = false;
+        let outcome: Result<()> = (|| {
+            for (i, op) in ops.iter().enumerate() {
+                self.set_progress(|p| {
+                    p.op = i;
+                    p.done = 0;
+                    p.total = 0;
+                });
+                let r = self.apply_op(&mut wtxn, writer, &mut state, op, &mut clear_all);
+                results.push(match r {
+                    Ok(v) => {
+                        let mut r = Map::new();
+                        r.insert("taskUid".into(), json!(op.task_uid()));
+                        r.insert("ok".into(), json!(true));
+                        r.extend(v);
+                        Value::Object(r)
+                    }
+                    Err(e) if is_batch_fatal(&e) => return Err(e),
+                    Err(e) => {
+                        json!({ "taskUid": op.task_uid(), "ok": false, "error": e.to_json() })
+                    }
+                });
+            }
+            Ok(())
+        })();
+        if let Err(e) = outcome {
+            drop(wtxn);
+            let _ = writer.rollback();
+            return Err(e);
+        }
+        self.commit_batch(wtxn, writer, &state, &results, clear_all)?;
+        Ok(results)
+    }
+
+    /// Gives `doc`'s searchable paths field ids and hands its text to tantivy at once (the
+    /// caller deleted any earlier version).
+    fn feed_doc(
+        &self,
+        writer: &mut IndexWriter,
+        iid: u32,
+        doc: &Map<String, Value>,
+        searchable: Option<&[String]>,
+        fields: &mut FieldsMap,
+        tokenizer: &charabia::Tokenizer,
+    ) -> Result<()> {
+        text::assign_fields(doc, searchable, fields);
+        let tdoc = self.tantivy_doc(iid, doc, searchable, fields, tokenizer);
+        writer.add_document(tdoc).map_err(tv)?;
+        Ok(())
+    }
+
+    fn load_state(&self, txn: &heed::RoTxn) -> Result<BatchState> {
+        let field_distribution = self.field_distribution(txn)?;
+        Ok(BatchState {
+            primary_key: self.store.get_string(txn, keys::PRIMARY_KEY)?,
+            next_id: self.store.get_u64(txn, keys::NEXT_ID)? as u32,
+            field_distribution,
+            dirty: self.store.get_dirty(txn)?.unwrap_or_default(),
+            settings: None,
+            fields: FieldsMap::from_json(self.store.get_meta(txn, keys::FIELDS_MAP)?)?,
+        })
+    }
+
+    fn save_state(&self, txn: &mut RwTxn, state: &BatchState) -> Result<()> {
+        match &state.primary_key {
+            Some(pk) => self.store.put_meta(txn, keys::PRIMARY_KEY, pk.as_bytes())?,
+            None => self.store.del_meta(txn, keys::PRIMARY_KEY)?,
+        }
+        self.store
+            .put_meta(txn, keys::NEXT_ID, &(state.next_id as u64).to_be_bytes())?;
+        let fd = serde_json::to_vec(&state.field_distribution).map_err(Error::internal)?;
+        self.store.put_meta(txn, keys::FIELD_DISTRIBUTION, &fd)?;
+        self.store
+            .put_meta(txn, keys::FIELDS_MAP, &state.fields.to_json())?;
+        if let Some(settings) = &state.settings {
+            self.store.put_meta(
+                txn,
+                keys::SETTINGS,
+                &serde_json::to_vec(settings).map_err(Error::internal)?,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn apply_op(
+        &self,
+        txn: &mut RwTxn,
+        writer: &mut IndexWriter,
+        state: &mut BatchState,
+        op: &BatchOp,
+        clear_all: &mut bool,
+    ) -> Result<Map<String, Value>> {
+        let mut out = Map::new();
+        match op {
+            BatchOp::AddDocuments {
+                file,
+                method,
+                primary_key,
+                skip_creation,
+                ..
+            } => {
+                let n = self.add_documents(
+                    txn,
+                    writer,
+                    state,
+                    file,
+                    *method,
+                    primary_key.as_deref(),
+                    *skip_creation,
+                )?;
+                out.insert("indexedDocuments".into(), json!(n));
+            }
+            BatchOp::DeleteDocuments { ids, .. } => {
+                let deleted = self.delete_documents(txn, writer, state, ids)?;
+                out.insert("deletedDocuments".into(), json!(deleted));
+            }
+            BatchOp::DeleteByFilter { filter, .. } => {
+                let deleted = self.delete_by_filter(txn, writer, state, filter)?;
+                out.insert("deletedDocuments".into(), json!(deleted));
+            }
+            BatchOp::ClearDocuments { .. } => {
+                let count = self.clear_documents(txn, writer, state)?;
+                *clear_all = true;
+                out.insert("deletedDocuments".into(), json!(count));
+            }
+            BatchOp::SetPrimaryKey { primary_key, .. } => {
+                let has_docs = !self.store.docs.is_empty(txn).map_err(heed_error)?;
+                match &state.primary_key {
+                    Some(pk) if pk != primary_key && has_docs => return Err(pk_exists(pk)),
+                    _ => state.primary_key = Some(primary_key.clone()),
+                }
+            }
+            BatchOp::UpdateSettings { settings, .. } => {
+                self.update_settings(txn, writer, state, settings)?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn pk_exists(pk: &str) -> Error {
+    Error::new(
+        "index_primary_key_already_exists",
+        format!("Index already has a primary key: `{pk}`."),
+    )
+}
+
+/// Errors that abort the whole batch rather than one op (the store itself failed).
+fn is_batch_fatal(e: &Error) -> bool {
+    matches!(
+        e.code,
+        "internal"
+            | "io_error"
+            | "no_space_left_on_device"
+            | "database_size_limit_reached"
+            | "too_many_open_files"
+    )
+}
+
+fn decrement(fd: &mut BTreeMap<String, u64>, key: &str) {
+    if let Some(n) = fd.get_mut(key) {
+        *n -= 1;
+        if *n == 0 {
+            fd.remove(key);
+        }
+    }
+}

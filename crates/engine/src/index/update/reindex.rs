@@ -1,0 +1,71 @@
+//! A settings update, and re-indexing: when what tantivy indexes changes (the set of
+//! searchable attributes, or how text is cut into words), every document's text is fed to
+//! tantivy again within the same batch.
+
+use api_types::Result;
+use heed::RwTxn;
+use serde_json::Value;
+use tantivy::{IndexWriter, Term};
+
+use super::BatchState;
+use crate::codec;
+use crate::index::{searchable_of, Index};
+use crate::store::heed_error;
+use crate::tokens;
+
+impl Index {
+    /// The `UpdateSettings` op: `settings` becomes the batch's settings, and the documents
+    /// are re-indexed if what is indexed changed.
+    pub(super) fn update_settings(
+        &self,
+        txn: &mut RwTxn,
+        writer: &mut IndexWriter,
+        state: &mut BatchState,
+        settings: &Value,
+    ) -> Result<()> {
+        // What is indexed: which attributes (their order only ranks) and how text is
+        // cut into words.
+        let indexed = |s: Option<&Value>| {
+            let mut attrs = searchable_of(s);
+            if let Some(a) = attrs.as_mut() {
+                a.sort();
+            }
+            (attrs, tokens::text_settings(s))
+        };
+        let before = match &state.settings {
+            Some(s) => indexed(Some(s)),
+            None => indexed(self.stored_settings(txn)?.as_ref()),
+        };
+        let after = indexed(Some(settings));
+        state.settings = Some(settings.clone());
+        if before != after {
+            self.reindex_text(txn, writer, state, settings)?;
+        }
+        Ok(())
+    }
+
+    /// Re-feeds every document to tantivy with the new searchable attributes (part of the
+    /// settings task: searches see the old text until the batch commits).
+    pub(super) fn reindex_text(
+        &self,
+        txn: &mut RwTxn,
+        writer: &mut IndexWriter,
+        state: &mut BatchState,
+        settings: &Value,
+    ) -> Result<()> {
+        self.set_progress(|p| p.step = "reindexing searchable attributes");
+        let searchable = searchable_of(Some(settings));
+        let analyzer = tokens::Analyzer::from_settings(Some(settings));
+        analyzer.with(|tokenizer| {
+            for item in self.store.docs.iter(txn).map_err(heed_error)? {
+                let (iid, bytes) = item.map_err(heed_error)?;
+                let doc = codec::decode(bytes, &state.fields)?;
+                writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+                let fields = &mut state.fields;
+                self.feed_doc(writer, iid, &doc, searchable.as_deref(), fields, tokenizer)?;
+                state.dirty.insert(iid);
+            }
+            Ok(())
+        })
+    }
+}
