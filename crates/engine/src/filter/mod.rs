@@ -264,6 +264,21 @@ impl Filter {
     }
 }
 
+/// Checks a document filter without an index, as delete-by-filter does when it is enqueued:
+/// `filter_json` is the JSON text of its string or array form. Syntax errors are
+/// `invalid_document_filter`; `CONTAINS` without the `containsFilter` feature is
+/// `feature_not_enabled`. Filterability is checked when the task runs, against the settings.
+pub fn check_document_filter(filter_json: &str, contains_enabled: bool) -> api_types::Result<()> {
+    use api_types::Error;
+    let value: Value = serde_json::from_str(filter_json).map_err(Error::internal)?;
+    match Filter::from_json(&value).map_err(|m| Error::new("invalid_document_filter", m))? {
+        Some(f) => f
+            .check_contains(contains_enabled)
+            .map_err(|m| Error::new("feature_not_enabled", m)),
+        None => Ok(()),
+    }
+}
+
 fn paths_of(expr: &Expr) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut stack = vec![expr];
