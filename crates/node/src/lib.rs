@@ -16,9 +16,9 @@
 
 #![deny(clippy::all)]
 
-mod documents;
-mod index;
-mod kv;
+pub mod documents;
+pub mod index;
+pub mod kv;
 
 use api_types::Error as ApiError;
 use napi::bindgen_prelude::*;
