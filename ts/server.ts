@@ -18,7 +18,7 @@ import type { Logger } from './logging';
 import { KvStore } from './native';
 import { SearchLimiter } from './search/limiter';
 import { Durable } from './store/durable';
-import { TaskQueue } from './tasks/queue';
+import { openQueue } from './tasks/queue';
 import { Worker } from './tasks/worker';
 
 const META_MAP_SIZE = 20 * 1024 ** 3;
@@ -40,7 +40,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const keys = new KeyStore(durable, config.masterKey);
   await keys.ensureDefaults();
   const features = new FeatureStore(durable);
-  const queue = new TaskQueue(durable);
+  const queue = openQueue(durable);
   const updateFiles = path.join(dbPath, 'update_files');
   const worker = new Worker(queue, registry, updateFiles, logger, config.maxBatchedTasks, () => features.get().getTaskDocumentsRoute);
   await worker.recover();

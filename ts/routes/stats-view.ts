@@ -27,7 +27,7 @@ export function statsOf(deps: Deps, uid: string, q: StatsQuery): { raw: IndexSta
     numberOfDocuments: s.numberOfDocuments,
     rawDocumentDbSize: size(s.rawDocumentDbSize),
     avgDocumentSize: size(s.avgDocumentSize),
-    isIndexing: deps.queue.current?.indexUid === uid,
+    isIndexing: deps.queue.isIndexing(uid),
     numberOfEmbeddings: 0,
     numberOfEmbeddedDocuments: 0,
     fieldDistribution: s.fieldDistribution,

@@ -32,7 +32,7 @@ function batchVisibility(deps: Deps, req: Request): { task: (t: TaskRecord) => b
   const visible = visibility(req);
   if (req.auth!.allIndexes) return { task: visible, batch: () => true };
   const hidden = new Set<number>();
-  for (const b of deps.queue.batches.values()) {
+  for (const b of deps.queue.allBatches()) {
     const members = b.taskUids.map((u) => deps.queue.get(u)).filter((t): t is TaskRecord => t !== undefined);
     if (Object.keys(b.stats.indexUids).some((u) => !req.auth!.canSeeIndex(u)) || members.some((t) => !visible(t))) hidden.add(b.uid);
   }
@@ -90,47 +90,29 @@ export function taskRoutes(deps: Deps): Router {
   r.post('/tasks/cancel', guard('tasks.cancel'), async (req, res) => {
     requireAllIndexes(req, '/tasks/cancel');
     const filter = parseCancelOrDeleteQuery(req.query as Record<string, unknown>, 'cancel');
-    const matched = queue.matching(filter, visibility(req));
-    const task = await queue.enqueue({
-      indexUid: null,
-      type: 'taskCancelation',
-      details: { matchedTasks: matched.length, canceledTasks: null, originalFilter: originalFilter(req) },
-      payload: { kind: 'taskCancelation', matched },
-    });
+    const task = await queue.cancel(filter, visibility(req), originalFilter(req));
     res.status(200).json(summaryView(task));
   });
 
   r.delete('/tasks', guard('tasks.delete'), async (req, res) => {
     requireAllIndexes(req, '/tasks');
     const filter = parseCancelOrDeleteQuery(req.query as Record<string, unknown>, 'delete');
-    const matched = queue.matching(filter, visibility(req));
-    const task = await queue.enqueue({
-      indexUid: null,
-      type: 'taskDeletion',
-      details: { matchedTasks: matched.length, deletedTasks: null, originalFilter: originalFilter(req) },
-      payload: { kind: 'taskDeletion', matched },
-    });
+    const task = await queue.delete(filter, visibility(req), originalFilter(req));
     res.status(200).json(summaryView(task));
   });
 
   r.get('/batches', guard('tasks.get'), (req, res) => {
     const q = parseListQuery(req.query as Record<string, unknown>);
     const page = queue.listBatches(q.filter, q.limit, q.from, q.reverse, batchVisibility(deps, req).task);
-    res.json({ results: page.results.map((b) => batchView(b, progressOf(deps, b.uid))), total: page.total, limit: page.limit, from: page.from, next: page.next });
+    res.json({ results: page.results.map((b) => batchView(b, queue.batchProgress(b.uid))), total: page.total, limit: page.limit, from: page.from, next: page.next });
   });
 
   r.get('/batches/:batchUid', guard('tasks.get'), (req, res) => {
     const uid = parseUidParam(String(req.params.batchUid), 'invalid_batch_uids', 'Batch');
-    const b = queue.batches.get(uid);
+    const b = queue.getBatch(uid);
     if (!b || !batchVisibility(deps, req).batch(b)) throw new ApiError('batch_not_found', `Batch \`${uid}\` not found.`);
-    res.json(batchView(b, progressOf(deps, uid)));
+    res.json(batchView(b, queue.batchProgress(uid)));
   });
 
   return r;
-}
-
-function progressOf(deps: Deps, batchUid: number): unknown {
-  const cur = deps.queue.current;
-  if (!cur || cur.batch.uid !== batchUid) return null;
-  return cur.progress() ?? { steps: [{ currentStep: 'processing tasks', finished: 0, total: cur.batch.taskUids.length }], percentage: 0 };
 }

@@ -48,6 +48,8 @@ export type SearchBody = z.infer<typeof SearchSchema>;
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 export const SEARCH_CODES: Record<string, string> = Object.fromEntries(Object.keys(SearchSchema.shape).map((k) => [k, `invalid_search_${snake(k)}`]));
+// `hybrid` is the one field whose code is not `invalid_search_<field>` (Meilisearch's name).
+SEARCH_CODES.hybrid = 'invalid_search_hybrid_query';
 
 const NUMBER_PARAMS = new Set(['offset', 'limit', 'page', 'hitsPerPage', 'cropLength', 'rankingScoreThreshold']);
 const BOOL_PARAMS = new Set(['retrieveVectors', 'showMatchesPosition', 'showRankingScore', 'showRankingScoreDetails', 'showPerformanceDetails', 'useNetwork']);

@@ -18,7 +18,7 @@ import type { BatchOp, KvOp, NativeIndex } from '../native';
 import { applySettingsPatch, defaultSettings, type Settings } from '../settings';
 import { nowIso } from '../util/time';
 import { nextBatch } from './autobatch';
-import { TaskQueue } from './queue';
+import { noQueueWrites, type QueueWrites, removePayload, type WorkerQueue } from './queue';
 import type { BatchRecord, TaskRecord } from './types';
 
 interface Outcome {
@@ -29,7 +29,11 @@ interface Outcome {
 }
 
 interface Effects {
+  /** Writes to other stores (the index registry). */
   ops: KvOp[];
+  /** Writes to the queue's own records. */
+  queue: QueueWrites;
+  /** Cache updates and file removals once everything is committed. */
   after: Array<() => void>;
 }
 
@@ -52,7 +56,7 @@ export class Worker {
   private loop: Promise<void> | null = null;
 
   constructor(
-    private readonly queue: TaskQueue,
+    private readonly queue: WorkerQueue,
     private readonly registry: IndexRegistry,
     private readonly updateFiles: string,
     private readonly logger: Logger,
@@ -60,29 +64,16 @@ export class Worker {
     /** When true (the `getTaskDocumentsRoute` feature), payloads stay until their task is deleted. */
     private readonly keepPayloads: () => boolean = () => false,
   ) {
-    queue.on('enqueued', () => this.wake());
+    queue.onEnqueued(() => this.wake());
   }
 
   /** Start-up reconciliation: interrupted tasks run again; orphan payloads and dirs go. */
   async recover(): Promise<void> {
-    const ops: KvOp[] = [];
-    const interruptedBatches = new Set<number>();
-    const touched: TaskRecord[] = [];
-    for (const t of this.queue.tasks.values()) {
-      if (t.status !== 'processing') continue;
-      if (t.batchUid !== null) interruptedBatches.add(t.batchUid);
-      touched.push({ ...t, status: 'enqueued', batchUid: null, startedAt: null });
-    }
-    for (const b of this.queue.batches.values()) if (b.finishedAt === null) interruptedBatches.add(b.uid);
-    for (const t of touched) ops.push(this.queue.taskOp(t));
-    for (const uid of interruptedBatches) ops.push(this.queue.deleteBatchOp(uid));
-    if (ops.length) await this.queue.durable.commit(ops);
-    for (const t of touched) this.queue.tasks.set(t.uid, t);
-    for (const uid of interruptedBatches) this.queue.batches.delete(uid);
-    if (touched.length) this.logger.info('requeued interrupted tasks', { tasks: touched.map((t) => t.uid) });
+    const requeued = await this.queue.requeueInterrupted();
+    if (requeued.length) this.logger.info('requeued interrupted tasks', { tasks: requeued });
 
     const live = new Set<string>();
-    for (const t of this.queue.tasks.values()) {
+    for (const t of this.queue.allTasks()) {
       if (t.payload.kind === 'documentAddition') live.add(path.basename(t.payload.file));
     }
     fs.mkdirSync(this.updateFiles, { recursive: true });
@@ -121,7 +112,7 @@ export class Worker {
 
   /** Runs one batch; false when nothing is enqueued. */
   async tick(): Promise<boolean> {
-    const enqueued = [...this.queue.tasks.values()].filter((t) => t.status === 'enqueued').sort((a, b) => a.uid - b.uid);
+    const enqueued = this.queue.enqueued();
     const next = nextBatch(
       enqueued,
       (uid) => {
@@ -132,28 +123,14 @@ export class Worker {
     );
     if (!next) return false;
 
-    const startedAt = nowIso();
-    const batch: BatchRecord = {
-      uid: this.queue.nextBatchUid++,
-      taskUids: next.tasks.map((t) => t.uid),
-      details: {},
-      stats: { totalNbTasks: next.tasks.length, status: { processing: next.tasks.length }, types: {}, indexUids: {}, progressTrace: {} },
-      startedAt,
-      finishedAt: null,
-      batchStrategy: next.strategy,
-    };
     // Nothing else waits for this batch's index: the engine may compact it after the batch.
     const inBatch = new Set(next.tasks.map((t) => t.uid));
     const idle = !enqueued.some((t) => t.indexUid === next.indexUid && !inBatch.has(t.uid));
-    const processing = next.tasks.map((t) => ({ ...t, status: 'processing' as const, batchUid: batch.uid, startedAt }));
-    await this.queue.durable.commit([...processing.map((t) => this.queue.taskOp(t)), this.queue.batchOp(batch), this.queue.countersOp()]);
-    for (const t of processing) this.queue.tasks.set(t.uid, t);
-    this.queue.batches.set(batch.uid, batch);
+    let handle: NativeIndex | null = null;
+    const { batch, processing } = await this.queue.startBatch(next, () => (handle ? handle.progress() : null));
     for (const t of processing) this.logger.info('task processing', { taskUid: t.uid, batchUid: batch.uid, type: t.type, indexUid: t.indexUid });
 
-    let handle: NativeIndex | null = null;
-    this.queue.current = { batch, indexUid: next.indexUid, progress: () => (handle ? handle.progress() : null) };
-    const effects: Effects = { ops: [], after: [] };
+    const effects: Effects = { ops: [], queue: noQueueWrites(), after: [] };
     let outcomes: Map<number, Outcome>;
     const t0 = performance.now();
     try {
@@ -163,11 +140,11 @@ export class Worker {
       this.logger.error('batch failed', { batchUid: batch.uid, error });
       outcomes = new Map(processing.map((t) => [t.uid, { error }]));
       effects.ops = [];
+      effects.queue = noQueueWrites();
       effects.after = [];
     }
     batch.stats.progressTrace = { 'processing tasks': `${(performance.now() - t0).toFixed(2)}ms` };
     await this.finish(processing, batch, outcomes, effects);
-    this.queue.current = null;
     return true;
   }
 
@@ -192,13 +169,11 @@ export class Worker {
       }
     }
     const finished: BatchRecord = { ...batch, finishedAt, details, stats: { totalNbTasks: done.length, status, types, indexUids, progressTrace: batch.stats.progressTrace ?? {} } };
-    await this.queue.durable.commit([...effects.ops, ...done.map((t) => this.queue.taskOp(t)), this.queue.batchOp(finished)]);
-    for (const t of done) this.queue.tasks.set(t.uid, t);
-    this.queue.batches.set(finished.uid, finished);
+    await this.queue.finishBatch(done, finished, effects.queue, effects.ops);
     for (const f of effects.after) f();
     const keep = this.keepPayloads();
     for (const t of done) {
-      if (!keep) TaskQueue.removePayload(t);
+      if (!keep) removePayload(t);
       this.logger.info(`task ${t.status}`, { taskUid: t.uid, batchUid: batch.uid, type: t.type, indexUid: t.indexUid, error: t.error?.code });
     }
   }
@@ -232,15 +207,14 @@ export class Worker {
     const now = nowIso();
     let canceled = 0;
     for (const uid of matched) {
-      const t = this.queue.tasks.get(uid);
+      const t = this.queue.get(uid);
       if (!t || t.status !== 'enqueued' || uid === task.uid) continue;
       const details = t.details ? { ...t.details } : null;
       if (details) for (const k of ZEROED[t.type] ?? []) details[k] = 0;
       const c: TaskRecord = { ...t, status: 'canceled', canceledBy: task.uid, batchUid: batch.uid, finishedAt: now, details };
-      fx.ops.push(this.queue.taskOp(c));
+      fx.queue.tasks.push(c);
       fx.after.push(() => {
-        this.queue.tasks.set(c.uid, c);
-        if (!this.keepPayloads()) TaskQueue.removePayload(c);
+        if (!this.keepPayloads()) removePayload(c);
       });
       canceled++;
     }
@@ -249,34 +223,27 @@ export class Worker {
 
   private deleteTasks(tasks: TaskRecord[], fx: Effects): Map<number, Outcome> {
     const out = new Map<number, Outcome>();
-    const deleted = new Set<number>();
+    const deleted = new Map<number, TaskRecord>();
     const inBatch = new Set(tasks.map((t) => t.uid));
     for (const task of tasks) {
       const matched = task.payload.kind === 'taskDeletion' ? task.payload.matched : [];
       let n = 0;
       for (const uid of matched) {
-        const t = this.queue.tasks.get(uid);
+        const t = this.queue.get(uid);
         if (!t || deleted.has(uid) || inBatch.has(uid)) continue;
         if (t.status !== 'succeeded' && t.status !== 'failed' && t.status !== 'canceled') continue;
-        deleted.add(uid);
+        deleted.set(uid, t);
         n++;
       }
       out.set(task.uid, { details: { deletedTasks: n } });
     }
-    for (const uid of deleted) fx.ops.push(this.queue.deleteTaskOp(uid));
+    fx.queue.deletedTasks.push(...deleted.keys());
     // Batches whose every task is gone go too.
-    const emptied: number[] = [];
-    for (const b of this.queue.batches.values()) {
-      if (b.finishedAt !== null && b.taskUids.every((u) => deleted.has(u) || !this.queue.tasks.has(u))) emptied.push(b.uid);
+    for (const b of this.queue.allBatches()) {
+      if (b.finishedAt !== null && b.taskUids.every((u) => deleted.has(u) || this.queue.get(u) === undefined)) fx.queue.deletedBatches.push(b.uid);
     }
-    for (const uid of emptied) fx.ops.push(this.queue.deleteBatchOp(uid));
     fx.after.push(() => {
-      for (const uid of deleted) {
-        const t = this.queue.tasks.get(uid);
-        if (t) TaskQueue.removePayload(t);
-        this.queue.tasks.delete(uid);
-      }
-      for (const uid of emptied) this.queue.batches.delete(uid);
+      for (const t of deleted.values()) removePayload(t);
     });
     return out;
   }
@@ -379,11 +346,9 @@ export class Worker {
 
   /** Earlier tasks follow their data through renames and swaps. */
   private rewriteHistory(beforeUid: number, renames: Map<string, string>, fx: Effects): void {
-    for (const t of this.queue.tasks.values()) {
+    for (const t of this.queue.allTasks()) {
       if (t.uid >= beforeUid || t.indexUid === null || !renames.has(t.indexUid)) continue;
-      const moved = { ...t, indexUid: renames.get(t.indexUid)! };
-      fx.ops.push(this.queue.taskOp(moved));
-      fx.after.push(() => this.queue.tasks.set(moved.uid, moved));
+      fx.queue.tasks.push({ ...t, indexUid: renames.get(t.indexUid)! });
     }
   }
 

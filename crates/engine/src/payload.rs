@@ -110,14 +110,7 @@ pub fn read_staged(path: &Path, mut f: impl FnMut(Map<String, Value>) -> Result<
     Ok(())
 }
 
-pub(crate) fn io_error(e: std::io::Error) -> Error {
-    let code = match e.raw_os_error() {
-        Some(28) => "no_space_left_on_device",
-        Some(24) => "too_many_open_files",
-        _ => "io_error",
-    };
-    Error::new(code, format!("{e}. This error generally happens when you have no space left on device or when your database doesn't have read or write right."))
-}
+pub(crate) use api_types::io_error;
 
 fn malformed(format: Format, detail: impl std::fmt::Display) -> Error {
     let detail = truncate_middle(&detail.to_string(), 200);

@@ -41,16 +41,7 @@ pub(crate) struct Store {
 /// Virtual address space reserved for one index's store (LMDB maps lazily; nothing is allocated).
 const MAP_SIZE: usize = 64 << 30;
 
-pub(crate) fn heed_error(e: heed::Error) -> Error {
-    match e {
-        heed::Error::Mdb(heed::MdbError::MapFull) => Error::new(
-            "database_size_limit_reached",
-            "Maximum database size has been reached.",
-        ),
-        heed::Error::Io(io) => crate::payload::io_error(io),
-        other => Error::internal(other),
-    }
-}
+pub(crate) use api_types::heed_error;
 
 impl Store {
     pub fn open(dir: &Path) -> Result<Store> {

@@ -264,6 +264,32 @@ impl Filter {
     }
 }
 
+/// Parses a request's filter (string or array form) and applies the `CONTAINS` feature gate:
+/// syntax errors carry `code`, `CONTAINS` without the `containsFilter` feature is
+/// `feature_not_enabled`. Filterability ([`Filter::validate`]) is the caller's next step.
+pub fn parse_request(
+    value: &Value,
+    code: &'static str,
+    contains_enabled: bool,
+) -> api_types::Result<Option<Filter>> {
+    use api_types::Error;
+    let filter = Filter::from_json(value).map_err(|m| Error::new(code, m))?;
+    if let Some(f) = &filter {
+        f.check_contains(contains_enabled)
+            .map_err(|m| Error::new("feature_not_enabled", m))?;
+    }
+    Ok(filter)
+}
+
+/// Checks a document filter without an index, as delete-by-filter does when it is enqueued:
+/// `filter_json` is the JSON text of its string or array form. Syntax errors are
+/// `invalid_document_filter`; `CONTAINS` without the `containsFilter` feature is
+/// `feature_not_enabled`. Filterability is checked when the task runs, against the settings.
+pub fn check_document_filter(filter_json: &str, contains_enabled: bool) -> api_types::Result<()> {
+    let value: Value = serde_json::from_str(filter_json).map_err(api_types::Error::internal)?;
+    parse_request(&value, "invalid_document_filter", contains_enabled).map(drop)
+}
+
 fn paths_of(expr: &Expr) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut stack = vec![expr];

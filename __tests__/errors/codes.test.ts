@@ -1,0 +1,125 @@
+/**
+ * Every error code written anywhere in the sources is a code of the one table.
+ *
+ * Codes are written as plain snake_case string literals (`Error::new("index_not_found", ..)`
+ * in Rust; `new ApiError('index_not_found', ..)`, `errorBody(..)`, zod field → code maps and
+ * `match` arms alike), so the scan takes every snake_case literal of `crates/` and `ts/` outside
+ * comments and attributes and requires it to be in `errorCatalog()`, unless it is one of the
+ * few literals below that are not codes. Codes built from a template (`invalid_search_${..}`)
+ * are checked through their prefix, and the maps that templates build are checked at run time.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { catalogByCode } from '../../ts/native';
+import { SEARCH_CODES } from '../../ts/schemas/search';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** Snake_case literals that are not error codes, each with where it comes from. */
+const NOT_CODES = new Set([
+  // Rust: serde default functions named in `#[serde(default = ..)]` spread over lines.
+  'default_crop_length',
+  'default_crop_marker',
+  'default_limit',
+  'default_post_tag',
+  'default_pre_tag',
+  // Rust: the table's own test of a lookup miss, and an error type (not a code).
+  'not_a_code',
+  'invalid_request',
+  // TS: zod issue kinds read in ts/errors/from-zod.ts.
+  'invalid_type',
+  'invalid_value',
+  'unrecognized_keys',
+  // TS: a field name in a message, a feature name in a message, a directory name.
+  'expires_at',
+  'foreign_keys',
+  'update_files',
+]);
+
+/** The table itself holds every code: scanning it would prove nothing. */
+const SKIP = new Set([path.join('crates', 'api-types', 'src', 'table.rs')]);
+
+function files(dir: string, ext: string): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+    const rel = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      if (e.name !== 'target' && e.name !== 'node_modules' && e.name !== 'fuzz') out.push(...files(rel, ext));
+    } else if (e.name.endsWith(ext) && !SKIP.has(rel)) {
+      out.push(rel);
+    }
+  }
+  return out;
+}
+
+/** Comment lines and Rust attributes hold names, not codes. */
+function isCodeLine(line: string): boolean {
+  const t = line.trim();
+  return !(t.startsWith('//') || t.startsWith('*') || t.startsWith('/*') || t.startsWith('#['));
+}
+
+interface Found {
+  literals: Map<string, string>;
+  prefixes: Map<string, string>;
+}
+
+function scan(dir: string, ext: string): Found {
+  const literal = ext === '.rs' ? /"([a-z][a-z0-9]*(?:_[a-z0-9]+)+)"/g : /['"`]([a-z][a-z0-9]*(?:_[a-z0-9]+)+)['"`]/g;
+  const prefix = /`([a-z][a-z0-9]*(?:_[a-z0-9]+)*_)\$\{/g;
+  const found: Found = { literals: new Map(), prefixes: new Map() };
+  for (const file of files(dir, ext)) {
+    fs.readFileSync(path.join(ROOT, file), 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (!isCodeLine(line)) return;
+        const where = `${file}:${i + 1}`;
+        for (const m of line.matchAll(literal)) if (!found.literals.has(m[1])) found.literals.set(m[1], where);
+        for (const m of line.matchAll(prefix)) if (!found.prefixes.has(m[1])) found.prefixes.set(m[1], where);
+      });
+  }
+  return found;
+}
+
+function unknown(found: Found): string[] {
+  const catalog = catalogByCode();
+  const codes = [...catalog.keys()];
+  const bad: string[] = [];
+  for (const [code, where] of found.literals) {
+    if (!catalog.has(code) && !NOT_CODES.has(code)) bad.push(`${code} (${where})`);
+  }
+  for (const [p, where] of found.prefixes) {
+    if (!codes.some((c) => c.startsWith(p))) bad.push(`${p}* (${where})`);
+  }
+  return bad;
+}
+
+describe('error codes', () => {
+  const rust = scan('crates', '.rs');
+  const ts = scan('ts', '.ts');
+
+  it('when the sources are scanned, then the scan finds the codes they use', () => {
+    // Guards the scan itself: a broken pattern would otherwise pass vacuously.
+    expect(rust.literals.has('index_not_found')).toBe(true);
+    expect(ts.literals.has('index_not_found')).toBe(true);
+    expect(rust.literals.size).toBeGreaterThan(15);
+    expect(ts.literals.size).toBeGreaterThan(50);
+  });
+
+  it('when Rust names an error code, then it is in the table', () => {
+    expect(unknown(rust)).toEqual([]);
+  });
+
+  it('when TypeScript names an error code, then it is in the table', () => {
+    expect(unknown(ts)).toEqual([]);
+  });
+
+  it('when a field-to-code map is built from a template, then each code is in the table', () => {
+    const catalog = catalogByCode();
+    expect(Object.values(SEARCH_CODES).filter((c) => !catalog.has(c))).toEqual([]);
+  });
+
+  it('when a literal is listed as not a code, then it is really not in the table', () => {
+    const catalog = catalogByCode();
+    expect([...NOT_CODES].filter((c) => catalog.has(c))).toEqual([]);
+  });
+});

@@ -1,0 +1,104 @@
+use super::*;
+
+const MAP: usize = 1 << 24;
+
+fn put(db: &str, key: &str, value: &str) -> Op {
+    Op {
+        db: db.to_string(),
+        key: key.to_string(),
+        value: Some(value.as_bytes().to_vec()),
+    }
+}
+
+fn delete(db: &str, key: &str) -> Op {
+    Op {
+        db: db.to_string(),
+        key: key.to_string(),
+        value: None,
+    }
+}
+
+fn text(v: Option<Vec<u8>>) -> Option<String> {
+    v.map(|b| String::from_utf8(b).unwrap())
+}
+
+#[test]
+fn test_commit_then_get_and_scan_in_key_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let kv = KvStore::open(dir.path(), MAP).unwrap();
+    kv.commit(&[
+        put("tasks", "2", "b"),
+        put("tasks", "1", "a"),
+        put("meta", "k", "v"),
+    ])
+    .unwrap();
+    assert_eq!(text(kv.get("tasks", "1").unwrap()).as_deref(), Some("a"));
+    assert_eq!(text(kv.get("meta", "k").unwrap()).as_deref(), Some("v"));
+    assert_eq!(kv.get("tasks", "3").unwrap(), None);
+    let keys: Vec<String> = kv
+        .scan("tasks")
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(keys, ["1", "2"]);
+    assert!(kv.scan("never-written").unwrap().is_empty());
+}
+
+#[test]
+fn test_delete_removes_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let kv = KvStore::open(dir.path(), MAP).unwrap();
+    kv.commit(&[put("tasks", "1", "a"), put("tasks", "2", "b")])
+        .unwrap();
+    kv.commit(&[delete("tasks", "1"), delete("tasks", "absent")])
+        .unwrap();
+    assert_eq!(kv.get("tasks", "1").unwrap(), None);
+    assert_eq!(kv.scan("tasks").unwrap().len(), 1);
+}
+
+#[test]
+fn test_commits_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let kv = KvStore::open(dir.path(), MAP).unwrap();
+        kv.commit(&[put("keys", "k", "v")]).unwrap();
+    }
+    let kv = KvStore::open(dir.path(), MAP).unwrap();
+    assert_eq!(text(kv.get("keys", "k").unwrap()).as_deref(), Some("v"));
+}
+
+#[test]
+fn test_all_ops_of_one_commit_are_atomic() {
+    let dir = tempfile::tempdir().unwrap();
+    // A map this small cannot hold the second commit: it must fail as a whole.
+    let kv = KvStore::open(dir.path(), 1 << 16).unwrap();
+    kv.commit(&[put("tasks", "kept", "x")]).unwrap();
+    let big = "x".repeat(4096);
+    let ops: Vec<Op> = (0..64)
+        .map(|i| put("tasks", &format!("{i:04}"), &big))
+        .chain([delete("tasks", "kept")])
+        .collect();
+    let err = kv.commit(&ops).unwrap_err();
+    assert_eq!(err.code, "database_size_limit_reached");
+    assert_eq!(kv.get("tasks", "0000").unwrap(), None);
+    assert_eq!(text(kv.get("tasks", "kept").unwrap()).as_deref(), Some("x"));
+}
+
+#[test]
+fn test_values_are_cut_from_one_buffer() {
+    let ops = Op::from_lengths(
+        [
+            ("a".to_string(), "1".to_string(), 2),
+            ("a".to_string(), "2".to_string(), -1),
+            ("b".to_string(), "3".to_string(), 3),
+        ],
+        b"hixyz",
+    )
+    .unwrap();
+    assert_eq!(ops[0].value.as_deref(), Some(&b"hi"[..]));
+    assert_eq!(ops[1].value, None);
+    assert_eq!(ops[2].value.as_deref(), Some(&b"xyz"[..]));
+    let short = Op::from_lengths([("a".to_string(), "1".to_string(), 9)], b"hi");
+    assert_eq!(short.unwrap_err().code, "internal");
+}

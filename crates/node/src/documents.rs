@@ -1,0 +1,62 @@
+//! Document payloads and filters before a task exists (↔ `ts/native/documents.ts`).
+
+use std::path::PathBuf;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::to_napi_error;
+
+/// Checks a document filter without an index, as delete-by-filter does when it is enqueued.
+/// `filterJson` is the JSON text of its string or array form. Throws `invalid_document_filter`
+/// with Meilisearch's syntax message, or `feature_not_enabled` for `CONTAINS` when
+/// `containsFilter` is off. Filterability is checked when the task runs.
+#[napi]
+pub fn check_document_filter(filter_json: String, contains_filter: bool) -> Result<()> {
+    engine::filter::check_document_filter(&filter_json, contains_filter).map_err(to_napi_error)
+}
+
+/// The work of `stageDocuments`, on the libuv pool.
+pub struct StageTask {
+    payload: Vec<u8>,
+    format: String,
+    delimiter: Option<String>,
+    dest: PathBuf,
+}
+
+impl Task for StageTask {
+    type Output = u64;
+    type JsValue = f64;
+
+    fn compute(&mut self) -> Result<u64> {
+        let format = engine::Format::parse(&self.format).map_err(to_napi_error)?;
+        engine::stage_documents(&self.payload, format, self.delimiter.as_deref(), &self.dest)
+            .map_err(to_napi_error)
+    }
+
+    fn resolve(&mut self, _env: Env, n: u64) -> Result<f64> {
+        Ok(n as f64)
+    }
+}
+
+/// Parses the raw request body (`format`: `json`, `ndjson` or `csv`) off the JS thread, checks
+/// it is documents (JSON: one object or an array of objects; NDJSON: one object per non-blank
+/// line; CSV: a header row, typed headers `name:number|boolean|string`, an empty cell is null),
+/// writes them as canonical NDJSON (one compact object per line) to `destPath`, fsyncs the file
+/// and its directory, and resolves with the document count. Errors: `missing_payload` (empty
+/// body), `malformed_payload` (syntax, not objects, nesting too deep),
+/// `invalid_document_csv_delimiter`.
+#[napi(ts_return_type = "Promise<number>")]
+pub fn stage_documents(
+    payload: Buffer,
+    format: String,
+    csv_delimiter: Option<String>,
+    dest_path: String,
+) -> AsyncTask<StageTask> {
+    AsyncTask::new(StageTask {
+        payload: payload.to_vec(),
+        format,
+        delimiter: csv_delimiter,
+        dest: PathBuf::from(dest_path),
+    })
+}

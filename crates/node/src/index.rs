@@ -1,0 +1,197 @@
+//! One open index, the engine's `Index` (↔ `ts/native/index.ts`).
+//!
+//! Queries and batches cross as JSON text and results come back as the response bytes, so a
+//! search costs one string in and one buffer out (see `ts/schemas/search.ts` for the
+//! normalized query the engine reads).
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::{internal, to_napi_error};
+
+/// What an async index call does, computed off the JS thread.
+pub enum IndexJob {
+    Apply(String),
+    Get(String, Option<Vec<String>>),
+    Fetch(String),
+    Search(String),
+    FacetSearch(String),
+}
+
+/// An index call on the libuv pool (a batch runs on a Rust-owned thread inside the engine).
+pub struct IndexTask {
+    index: Arc<engine::Index>,
+    job: Option<IndexJob>,
+}
+
+/// What an index call answers: the batch results as text, or a document/response buffer.
+pub enum JobOutput {
+    Text(String),
+    Bytes(Option<Vec<u8>>),
+}
+
+/// Runs one job: the one engine call of the JS method that made it.
+fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
+    use api_types::Error;
+    Ok(match job {
+        IndexJob::Apply(batch) => JobOutput::Text(index.apply_batch_json(&batch)?),
+        IndexJob::Get(id, fields) => JobOutput::Bytes(index.get_document(&id, fields.as_deref())?),
+        IndexJob::Fetch(q) => {
+            let q = serde_json::from_str(&q).map_err(Error::internal)?;
+            JobOutput::Bytes(Some(index.fetch_documents(&q)?))
+        }
+        IndexJob::Search(q) => {
+            let q = serde_json::from_str(&q).map_err(Error::internal)?;
+            JobOutput::Bytes(Some(index.search(&q)?))
+        }
+        IndexJob::FacetSearch(q) => {
+            let q = serde_json::from_str(&q).map_err(Error::internal)?;
+            JobOutput::Bytes(Some(index.facet_search(&q)?))
+        }
+    })
+}
+
+impl Task for IndexTask {
+    type Output = JobOutput;
+    type JsValue = Either3<String, Buffer, Null>;
+
+    fn compute(&mut self) -> Result<JobOutput> {
+        let job = self.job.take().expect("an index task runs once");
+        run(&self.index, job).map_err(to_napi_error)
+    }
+
+    fn resolve(&mut self, _env: Env, output: JobOutput) -> Result<Self::JsValue> {
+        Ok(match output {
+            JobOutput::Text(s) => Either3::A(s),
+            JobOutput::Bytes(Some(b)) => Either3::B(b.into()),
+            JobOutput::Bytes(None) => Either3::C(Null),
+        })
+    }
+}
+
+/// One index of the engine.
+#[napi]
+pub struct NativeIndex(Option<Arc<engine::Index>>);
+
+#[napi]
+impl NativeIndex {
+    /// Opens or creates the index in `dir`, running crash recovery (see ARCHITECTURE.md).
+    #[napi(factory)]
+    pub fn open(dir: String) -> Result<NativeIndex> {
+        let index = engine::Index::open(dir).map_err(to_napi_error)?;
+        Ok(NativeIndex(Some(Arc::new(index))))
+    }
+
+    fn index(&self) -> Result<&Arc<engine::Index>> {
+        self.0
+            .as_ref()
+            .ok_or_else(|| internal("the index is closed"))
+    }
+
+    fn task(&self, job: IndexJob) -> Result<AsyncTask<IndexTask>> {
+        Ok(AsyncTask::new(IndexTask {
+            index: self.index()?.clone(),
+            job: Some(job),
+        }))
+    }
+
+    /// Applies a batch on a Rust-owned thread (never the JS thread or the libuv pool).
+    /// `batchJson` is `{"ops":[Op...],"idle":bool}`, applied in order with ONE durable commit
+    /// at the end; the answer is `{"results":[Result...]}` in op order. Ops:
+    /// `{"type":"addDocuments","taskUid":n,"file":"/abs/path.ndjson","method":"replace"|"update","primaryKey":string|null,"skipCreation":bool}`,
+    /// `{"type":"deleteDocuments","taskUid":n,"ids":["a","1"]}`,
+    /// `{"type":"deleteByFilter","taskUid":n,"filter":"genre = a" | [...]}` (checked against
+    /// `filterableAttributes` as the batch sees them; a bad filter fails the op with
+    /// `invalid_document_filter`), `{"type":"clearDocuments","taskUid":n}`,
+    /// `{"type":"setPrimaryKey","taskUid":n,"primaryKey":"id"}`,
+    /// `{"type":"updateSettings","taskUid":n,"settings":{...}}` (the full settings object).
+    /// Results: `{"taskUid":n,"ok":true}` with `indexedDocuments` (additions) or
+    /// `deletedDocuments` (deletions, clear), or `{"taskUid":n,"ok":false,"error":{"code","message"}}`.
+    /// A per-op failure fails only that op; a whole-batch failure rejects the promise. Replaying
+    /// a batch already committed (a crash between the engine commit and the task-store commit)
+    /// returns the stored results without applying anything twice. With `idle`, nothing else
+    /// waits for the index and the engine may compact it afterwards.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn apply_batch(&self, batch_json: String) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::Apply(batch_json))
+    }
+
+    /// While a batch runs: `{"steps":[{"currentStep":"...","finished":n,"total":m}],"percentage":p}`.
+    #[napi]
+    pub fn progress(&self) -> Result<Option<String>> {
+        Ok(self.index()?.progress_json())
+    }
+
+    /// One document (only `fieldsJson`'s fields, a JSON array, when given), or null when absent.
+    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    pub fn get_document(
+        &self,
+        id: String,
+        fields_json: Option<String>,
+    ) -> Result<AsyncTask<IndexTask>> {
+        let fields = match fields_json {
+            Some(f) => Some(serde_json::from_str::<Vec<String>>(&f).map_err(internal)?),
+            None => None,
+        };
+        self.task(IndexJob::Get(id, fields))
+    }
+
+    /// A page of documents: `queryJson` is `{offset, limit, fields, ids, retrieveVectors, sort?,
+    /// filter?, containsFilter?}`; the answer is `{"results":[...],"offset","limit","total"}`,
+    /// documents in internal-id order unless sorted, `total` counting those passing `ids` and
+    /// `filter`. Throws `invalid_document_filter`, `invalid_document_sort`.
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn fetch_documents(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::Fetch(query_json))
+    }
+
+    /// A search: `queryJson` is the normalized query of `ts/schemas/search.ts`; the answer is
+    /// the response body. `sort`, `facets` and `distinct` are passed as the client gave them and
+    /// checked here (`invalid_search_sort`, `invalid_search_facets`, `invalid_search_distinct`);
+    /// a bad filter throws `invalid_search_filter`.
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn search(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::Search(query_json))
+    }
+
+    /// A facet search: `queryJson` is `{facetName, facetQuery, q, filter, containsFilter,
+    /// exhaustiveFacetCount}`; the answer is `{facetHits, facetQuery, processingTimeMs}`.
+    /// Throws `facet_search_disabled`, `invalid_facet_search_facet_name`, `invalid_search_filter`.
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn facet_search(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::FacetSearch(query_json))
+    }
+
+    /// `{"numberOfDocuments","rawDocumentDbSize","avgDocumentSize","fieldDistribution":{}}`.
+    #[napi]
+    pub fn stats(&self) -> Result<String> {
+        self.index()?.stats_json().map_err(to_napi_error)
+    }
+
+    /// The primary key, once set or inferred.
+    #[napi]
+    pub fn primary_key(&self) -> Result<Option<String>> {
+        self.index()?.primary_key().map_err(to_napi_error)
+    }
+
+    /// The stored settings object (JSON), or null before any settings update.
+    #[napi]
+    pub fn settings(&self) -> Result<Option<String>> {
+        self.index()?.settings_json().map_err(to_napi_error)
+    }
+
+    /// The number of documents.
+    #[napi]
+    pub fn document_count(&self) -> Result<f64> {
+        Ok(self.index()?.document_count().map_err(to_napi_error)? as f64)
+    }
+
+    /// Releases this handle; the files close when the last running call finishes, after which
+    /// the directory may be deleted or renamed.
+    #[napi]
+    pub fn close(&mut self) {
+        self.0 = None;
+    }
+}

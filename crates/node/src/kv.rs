@@ -1,0 +1,108 @@
+//! The durable metadata store: tasks, batches, the index registry, keys and features
+//! (↔ `ts/native/kv.ts`, over the `kv` crate).
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::{internal, to_napi_error};
+
+/// One write of a commit: the value is the next `len` bytes of the commit's `values` buffer,
+/// or a deletion of the key when `len` is negative.
+#[napi(object)]
+pub struct KvOp {
+    /// The named database (created on first use).
+    pub db: String,
+    /// The key.
+    pub key: String,
+    /// The value's length in `values`; negative to delete the key.
+    pub len: i64,
+}
+
+/// One entry of a scan.
+#[napi(object)]
+pub struct KvEntry {
+    /// The key.
+    pub key: String,
+    /// The value.
+    pub value: Buffer,
+}
+
+/// One LMDB environment of named databases, created on first use.
+#[napi]
+pub struct KvStore(Option<Arc<kv::KvStore>>);
+
+/// The work of `commit`, on the libuv pool.
+pub struct CommitTask {
+    store: Arc<kv::KvStore>,
+    ops: Vec<kv::Op>,
+}
+
+impl Task for CommitTask {
+    type Output = ();
+    type JsValue = ();
+
+    fn compute(&mut self) -> Result<()> {
+        self.store.commit(&self.ops).map_err(to_napi_error)
+    }
+
+    fn resolve(&mut self, _env: Env, _: ()) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[napi]
+impl KvStore {
+    /// Opens (creating the directory) the LMDB environment at `path`.
+    #[napi(factory)]
+    pub fn open(path: String, map_size_bytes: f64) -> Result<KvStore> {
+        let store = kv::KvStore::open(path, map_size_bytes as usize).map_err(to_napi_error)?;
+        Ok(KvStore(Some(Arc::new(store))))
+    }
+
+    fn store(&self) -> Result<&Arc<kv::KvStore>> {
+        self.0
+            .as_ref()
+            .ok_or_else(|| internal("the store is closed"))
+    }
+
+    /// Applies all `ops` in ONE write transaction: atomic, and durable when the promise
+    /// resolves. Each op's value is the next `len` bytes of `values` (one buffer per commit
+    /// keeps the boundary cheap).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn commit(&self, ops: Vec<KvOp>, values: Buffer) -> Result<AsyncTask<CommitTask>> {
+        let ops = kv::Op::from_lengths(ops.into_iter().map(|o| (o.db, o.key, o.len)), &values)
+            .map_err(to_napi_error)?;
+        Ok(AsyncTask::new(CommitTask {
+            store: self.store()?.clone(),
+            ops,
+        }))
+    }
+
+    /// The whole database `db` in key order (synchronous: start-up only).
+    #[napi]
+    pub fn scan(&self, db: String) -> Result<Vec<KvEntry>> {
+        let entries = self.store()?.scan(&db).map_err(to_napi_error)?;
+        Ok(entries
+            .into_iter()
+            .map(|(key, value)| KvEntry {
+                key,
+                value: value.into(),
+            })
+            .collect())
+    }
+
+    /// The value of `key` in database `db`, or null (synchronous).
+    #[napi]
+    pub fn get(&self, db: String, key: String) -> Result<Option<Buffer>> {
+        let value = self.store()?.get(&db, &key).map_err(to_napi_error)?;
+        Ok(value.map(Buffer::from))
+    }
+
+    /// Releases this handle; the environment closes when the last running commit finishes.
+    #[napi]
+    pub fn close(&mut self) {
+        self.0 = None;
+    }
+}

@@ -1,0 +1,68 @@
+/**
+ * The loaded addon, typed by the declaration file that `napi build --dts` generates from the
+ * Rust binding (`native/index.d.ts`, built by `npm ci`/`npm run build` before `tsc` runs), and
+ * the one place where its errors become `ApiError`s (↔ `crates/node/src/lib.rs`).
+ *
+ * Because the wrappers in this directory call the addon through these generated types, a
+ * change of a Rust signature that the wrappers do not follow fails `tsc --noEmit`.
+ */
+import { ApiError } from '../errors/api-error';
+import type * as Native from '../../native/index';
+
+/** One row of the Rust error table. */
+export type ErrorCodeRow = Native.ErrorCodeRow;
+
+// The generated loader sits in `native/` at the repository root, so the same relative path
+// works from `ts/native` (tests run through swc) and from `dist/native` (the built server).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const binding: typeof Native = require('../../native/index.js');
+
+/**
+ * Rethrows an addon error as an ApiError. The binding encodes user-facing errors as a JSON
+ * message `{"code","message"}` (napi's own `code` property only carries napi statuses).
+ */
+function translate(err: unknown): never {
+  const e = err as { message?: unknown };
+  if (e && typeof e.message === 'string' && e.message.startsWith('{"code":')) {
+    let parsed: { code?: unknown; message?: unknown } | undefined;
+    try {
+      parsed = JSON.parse(e.message) as { code?: unknown; message?: unknown };
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed && typeof parsed.code === 'string' && catalogByCode().has(parsed.code)) {
+      throw new ApiError(parsed.code, String(parsed.message ?? ''));
+    }
+  }
+  throw err;
+}
+
+/** Awaits an async addon call, translating its errors. */
+export async function call<T>(p: () => Promise<T>): Promise<T> {
+  try {
+    return await p();
+  } catch (err) {
+    translate(err);
+  }
+}
+
+/** Makes a synchronous addon call, translating its errors. */
+export function callSync<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    translate(err);
+  }
+}
+
+let catalogCache: Map<string, ErrorCodeRow> | undefined;
+
+/** The error table of the Rust `api-types` crate, keyed by code. */
+export function catalogByCode(): Map<string, ErrorCodeRow> {
+  if (!catalogCache) catalogCache = new Map(binding.errorCatalog().map((r) => [r.code, r]));
+  return catalogCache;
+}
+
+export function engineVersion(): string {
+  return binding.engineVersion();
+}

@@ -1,0 +1,18 @@
+/** Document payloads and filters before a task exists (↔ `crates/node/src/documents.rs`). */
+import { binding, call, callSync } from './binding';
+
+/**
+ * Checks a document filter's syntax (string or array form) without an index, as
+ * delete-by-filter does at enqueue time; throws `invalid_document_filter` (or
+ * `feature_not_enabled` for `CONTAINS` when `containsFilter` is off).
+ */
+export function checkDocumentFilter(filter: unknown, containsFilter: boolean): void {
+  callSync(() => binding.checkDocumentFilter(JSON.stringify(filter), containsFilter));
+}
+
+export type PayloadFormat = 'json' | 'ndjson' | 'csv';
+
+/** Parses and validates a documents payload off the JS thread; writes canonical NDJSON, fsynced. */
+export function stageDocuments(payload: Buffer, format: PayloadFormat, csvDelimiter: string | null, destPath: string): Promise<number> {
+  return call(() => binding.stageDocuments(payload, format, csvDelimiter, destPath));
+}

@@ -1,0 +1,43 @@
+/**
+ * The durable key-value store (one LMDB environment) behind tasks, batches, indexes and keys
+ * (↔ `crates/node/src/kv.rs`, over the `kv` crate).
+ */
+import type * as Native from '../../native/index';
+import { binding, call, callSync } from './binding';
+
+/** One write of a commit: a put, or a deletion when `value` is null or absent. */
+export interface KvOp {
+  db: string;
+  key: string;
+  value?: Buffer | null;
+}
+
+export type KvEntry = Native.KvEntry;
+
+export class KvStore {
+  private constructor(private readonly raw: Native.KvStore) {}
+
+  static open(path: string, mapSizeBytes: number): KvStore {
+    return new KvStore(callSync(() => binding.KvStore.open(path, mapSizeBytes)));
+  }
+
+  /** All ops in one transaction, durable when the promise resolves. */
+  commit(ops: KvOp[]): Promise<void> {
+    // The values travel in one buffer, each op giving its length (negative: a deletion).
+    const values = Buffer.concat(ops.flatMap((o) => (o.value ? [o.value] : [])));
+    const meta = ops.map((o) => ({ db: o.db, key: o.key, len: o.value ? o.value.length : -1 }));
+    return call(() => this.raw.commit(meta, values));
+  }
+
+  scan(db: string): KvEntry[] {
+    return callSync(() => this.raw.scan(db));
+  }
+
+  get(db: string, key: string): Buffer | null {
+    return callSync(() => this.raw.get(db, key));
+  }
+
+  close(): void {
+    this.raw.close();
+  }
+}
