@@ -27,10 +27,8 @@ impl Index {
         contains_enabled: bool,
     ) -> Result<Option<Filter>> {
         let Some(value) = value else { return Ok(None) };
-        let filter = Filter::from_json(value).map_err(|m| Error::new(code, m))?;
+        let filter = crate::filter::parse_request(value, code, contains_enabled)?;
         if let Some(f) = &filter {
-            f.check_contains(contains_enabled)
-                .map_err(|m| Error::new("feature_not_enabled", m))?;
             f.validate(settings).map_err(|m| Error::new(code, m))?;
         }
         Ok(filter)
