@@ -9,7 +9,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::{internal, to_napi_error};
+use crate::{internal, to_napi_error, Handle};
 
 /// What an async index call does, computed off the JS thread.
 pub enum IndexJob {
@@ -73,7 +73,7 @@ impl Task for IndexTask {
 
 /// One index of the engine.
 #[napi]
-pub struct NativeIndex(Option<Arc<engine::Index>>);
+pub struct NativeIndex(Handle<engine::Index>);
 
 #[napi]
 impl NativeIndex {
@@ -81,18 +81,16 @@ impl NativeIndex {
     #[napi(factory)]
     pub fn open(dir: String) -> Result<NativeIndex> {
         let index = engine::Index::open(dir).map_err(to_napi_error)?;
-        Ok(NativeIndex(Some(Arc::new(index))))
+        Ok(NativeIndex(Handle::new(index)))
     }
 
-    fn index(&self) -> Result<&Arc<engine::Index>> {
-        self.0
-            .as_ref()
-            .ok_or_else(|| internal("the index is closed"))
+    fn index(&self) -> Result<Arc<engine::Index>> {
+        self.0.get("index")
     }
 
     fn task(&self, job: IndexJob) -> Result<AsyncTask<IndexTask>> {
         Ok(AsyncTask::new(IndexTask {
-            index: self.index()?.clone(),
+            index: self.index()?,
             job: Some(job),
         }))
     }
@@ -191,7 +189,7 @@ impl NativeIndex {
     /// Releases this handle; the files close when the last running call finishes, after which
     /// the directory may be deleted or renamed.
     #[napi]
-    pub fn close(&mut self) {
-        self.0 = None;
+    pub fn close(&self) {
+        self.0.close();
     }
 }

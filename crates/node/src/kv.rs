@@ -6,7 +6,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::{internal, to_napi_error};
+use crate::{to_napi_error, Handle};
 
 /// One write of a commit: the value is the next `len` bytes of the commit's `values` buffer,
 /// or a deletion of the key when `len` is negative.
@@ -31,7 +31,7 @@ pub struct KvEntry {
 
 /// One LMDB environment of named databases, created on first use.
 #[napi]
-pub struct KvStore(Option<Arc<kv::KvStore>>);
+pub struct KvStore(Handle<kv::KvStore>);
 
 /// The work of `commit`, on the libuv pool.
 pub struct CommitTask {
@@ -58,13 +58,11 @@ impl KvStore {
     #[napi(factory)]
     pub fn open(path: String, map_size_bytes: f64) -> Result<KvStore> {
         let store = kv::KvStore::open(path, map_size_bytes as usize).map_err(to_napi_error)?;
-        Ok(KvStore(Some(Arc::new(store))))
+        Ok(KvStore(Handle::new(store)))
     }
 
-    fn store(&self) -> Result<&Arc<kv::KvStore>> {
-        self.0
-            .as_ref()
-            .ok_or_else(|| internal("the store is closed"))
+    fn store(&self) -> Result<Arc<kv::KvStore>> {
+        self.0.get("store")
     }
 
     /// Applies all `ops` in ONE write transaction: atomic, and durable when the promise
@@ -75,7 +73,7 @@ impl KvStore {
         let ops = kv::Op::from_lengths(ops.into_iter().map(|o| (o.db, o.key, o.len)), &values)
             .map_err(to_napi_error)?;
         Ok(AsyncTask::new(CommitTask {
-            store: self.store()?.clone(),
+            store: self.store()?,
             ops,
         }))
     }
@@ -102,7 +100,7 @@ impl KvStore {
 
     /// Releases this handle; the environment closes when the last running commit finishes.
     #[napi]
-    pub fn close(&mut self) {
-        self.0 = None;
+    pub fn close(&self) {
+        self.0.close();
     }
 }

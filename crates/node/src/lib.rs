@@ -42,6 +42,28 @@ pub(crate) fn internal(e: impl std::fmt::Display) -> napi::Error {
     to_napi_error(ApiError::internal(e))
 }
 
+/// What a JS object holds of a Rust resource (an index, the key-value store). JS may close it
+/// while calls on it still run: each call takes its own reference, and closing drops only the
+/// handle's, so the resource goes when the last running call ends. Every method takes `&self`:
+/// closing never conflicts with a call in flight.
+pub(crate) struct Handle<T>(std::sync::RwLock<Option<std::sync::Arc<T>>>);
+
+impl<T> Handle<T> {
+    pub(crate) fn new(value: T) -> Handle<T> {
+        Handle(std::sync::RwLock::new(Some(std::sync::Arc::new(value))))
+    }
+
+    /// The resource, or an internal error naming `what` once closed.
+    pub(crate) fn get(&self, what: &str) -> Result<std::sync::Arc<T>> {
+        let held = self.0.read().unwrap_or_else(|e| e.into_inner());
+        held.clone().ok_or_else(|| internal(format!("the {what} is closed")))
+    }
+
+    pub(crate) fn close(&self) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
 /// One row of the error table.
 #[napi(object)]
 pub struct ErrorCodeRow {
