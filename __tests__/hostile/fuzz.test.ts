@@ -32,19 +32,7 @@ const KNOWN_FAILURES: { name: string; match: (req: FuzzRequest, res: FuzzRespons
  * KNOWN SERVER ERRORS: error-level log lines the fuzz provokes whose fix lies outside this
  * test's reach. Any other error line fails the test.
  */
-const KNOWN_LOG_ERRORS: { name: string; match: RegExp }[] = [
-  {
-    // DELETE /indexes/{uid} while searches on {uid} are in flight: the deletion task is
-    // committed `succeeded`, then `registry.destroyDir` calls `NativeIndex.close()`, a `&mut self`
-    // napi method, while the searches' calls still borrow the handle. close() throws, the
-    // worker tick fails after the commit, the rest of the batch's after-effects are skipped and
-    // the index directory stays on disk until the next start. The fix belongs in crates/node
-    // (close through `&self` with interior mutability) and ts/indexes/registry.ts +
-    // ts/tasks/worker.ts (a failing after-effect must not skip the others).
-    name: 'index deleted while searched: close() on a borrowed native handle',
-    match: /^error: worker tick failed .*cannot be borrowed mutably while another borrow is active/,
-  },
-];
+const KNOWN_LOG_ERRORS: { name: string; match: RegExp }[] = [];
 
 const PROTECTED = 'fuzz_protected';
 const WRITE_UIDS = ['fuzz_w0', 'fuzz_w1', 'fuzz_w2', 'fuzz_new'];

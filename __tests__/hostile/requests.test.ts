@@ -168,3 +168,21 @@ describe('allocations sized by the request', () => {
     await stillServing();
   });
 });
+
+describe('an index deleted while it is searched', () => {
+  it('the deletion completes and the uid can be created again (closing a handle in use once failed after the commit)', async () => {
+    const busy = uniqueIndex('busy');
+    const add = await s.api('POST', `/indexes/${busy}/documents`, { body: Array.from({ length: 2000 }, (_, i) => ({ id: i, title: `carol number ${i}` })) });
+    expect((await s.waitTask(add.body.taskUid)).status).toBe('succeeded');
+    const searches = Array.from({ length: 40 }, () => s.api('POST', `/indexes/${busy}/search`, { body: { q: 'carol', limit: 200 } }));
+    const del = await s.api('DELETE', `/indexes/${busy}`);
+    expect((await s.waitTask(del.body.taskUid)).status).toBe('succeeded');
+    for (const r of await Promise.all(searches)) expect([200, 404]).toContain(r.status);
+    const again = await s.api('POST', `/indexes/${busy}/documents`, { body: [{ id: 1, title: 'wonder' }] });
+    expect((await s.waitTask(again.body.taskUid)).status).toBe('succeeded');
+    const found = await s.api('POST', `/indexes/${busy}/search`, { body: { q: 'wonder' } });
+    expect(found.status).toBe(200);
+    expect(found.body.hits).toEqual([{ id: 1, title: 'wonder' }]);
+    await stillServing();
+  });
+});

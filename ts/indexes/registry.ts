@@ -105,11 +105,12 @@ export class IndexRegistry {
   /** Closes the handle and deletes the files of a directory no entry references any more. */
   destroyDir(dir: string): void {
     const h = this.handles.get(dir);
-    if (h) {
-      h.close();
-      this.handles.delete(dir);
+    this.handles.delete(dir);
+    try {
+      h?.close();
+    } finally {
+      fs.rmSync(path.join(this.root, dir), { recursive: true, force: true });
     }
-    fs.rmSync(path.join(this.root, dir), { recursive: true, force: true });
   }
 
   closeAll(): void {
