@@ -259,26 +259,9 @@ impl Index {
             .searcher
             .search(query.as_ref(), &LevelDocs)
             .map_err(tv)?;
-        let (mut level, count) = self.rank_docs(
-            run.searcher,
-            ctx,
-            qt,
-            docs,
-            run.allowed,
-            seen,
-            mark,
-            run.deadline,
-            &|_| true,
-            k.filter(|_| run.key_specs.is_empty()),
-        )?;
+        let (mut level, count) = self.rank_docs(run, ctx, qt, docs, seen, mark, &|_| true, k)?;
         let complete = !(k.is_some_and(|k| count > k) || Instant::now() >= run.deadline);
-        self.keep_best(
-            run.rtxn,
-            run.key_specs,
-            run.rules,
-            &mut level,
-            k.unwrap_or(usize::MAX),
-        )?;
+        self.keep_best(run, &mut level, k.unwrap_or(usize::MAX))?;
         Ok((level, complete))
     }
 
@@ -321,18 +304,18 @@ impl Index {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn rank_docs(
         &self,
-        searcher: &tantivy::Searcher,
+        run: &Run,
         ctx: &Context,
         qt: &[QueryTerm],
         docs: Vec<(u32, Vec<(DocId, u32)>)>,
-        allowed: Option<&RoaringBitmap>,
         seen: &mut [Vec<u64>],
         mark: bool,
-        deadline: Instant,
         accept: &dyn Fn(&Verdict) -> bool,
-        keep: Option<usize>,
+        k: Option<usize>,
     ) -> Result<(Vec<Ranked>, usize)> {
+        let (searcher, allowed, deadline) = (run.searcher, run.allowed, run.deadline);
         // With `keep` (no sort key to read), only the best `keep` are held, worst on top.
+        let keep = k.filter(|_| run.key_specs.is_empty());
         let mut best: BinaryHeap<ByCost> = Default::default();
         let mut accepted = 0usize;
         let mut level: Vec<Ranked> = Vec::new();
@@ -404,14 +387,8 @@ impl Index {
     }
 
     /// Orders `level` and keeps its best `k`, reading sort keys when rules need them.
-    pub(super) fn keep_best(
-        &self,
-        rtxn: &heed::RoTxn,
-        key_specs: &[SortKey],
-        rules: &[Rule],
-        level: &mut Vec<Ranked>,
-        k: usize,
-    ) -> Result<()> {
+    pub(super) fn keep_best(&self, run: &Run, level: &mut Vec<Ranked>, k: usize) -> Result<()> {
+        let (rtxn, key_specs, rules) = (run.rtxn, run.key_specs, run.rules);
         if !key_specs.is_empty() {
             let ids: Vec<u32> = level.iter().map(|r| r.iid).collect();
             let keys = self.sort_keys(rtxn, key_specs, &ids)?;

@@ -134,20 +134,10 @@ impl Index {
             // The fewest typos the level has, nothing lost on the next rules.
             let expected = (set.typos as u128) << (16 * (set.zero_to - 2));
             let top = |v: &Verdict| v.cost_range(1, set.zero_to) == expected;
-            let (mut best, count) = self.rank_docs(
-                run.searcher,
-                ctx,
-                qt,
-                docs,
-                run.allowed,
-                seen,
-                false,
-                run.deadline,
-                &top,
-                run.key_specs.is_empty().then_some(want),
-            )?;
+            let (mut best, count) =
+                self.rank_docs(run, ctx, qt, docs, seen, false, &top, Some(want))?;
             if count >= want {
-                self.keep_best(run.rtxn, run.key_specs, run.rules, &mut best, want)?;
+                self.keep_best(run, &mut best, want)?;
                 return Ok(Some(best));
             }
         }
