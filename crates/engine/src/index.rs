@@ -35,7 +35,6 @@ use crate::payload;
 use crate::store::{heed_error, keys, Store};
 use crate::tokens;
 
-mod rank;
 mod search;
 mod text;
 pub use search::{FacetSearchQuery, SearchQuery};
