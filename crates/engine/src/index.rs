@@ -37,7 +37,6 @@ mod cache;
 mod documents;
 mod filtering;
 mod open;
-mod rank;
 mod search;
 mod text;
 mod update;

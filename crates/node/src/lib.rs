@@ -56,7 +56,8 @@ impl<T> Handle<T> {
     /// The resource, or an internal error naming `what` once closed.
     pub(crate) fn get(&self, what: &str) -> Result<std::sync::Arc<T>> {
         let held = self.0.read().unwrap_or_else(|e| e.into_inner());
-        held.clone().ok_or_else(|| internal(format!("the {what} is closed")))
+        held.clone()
+            .ok_or_else(|| internal(format!("the {what} is closed")))
     }
 
     pub(crate) fn close(&self) {

@@ -1,0 +1,49 @@
+//! `attributeRank`: documents matching in more important fields first. Per kept term, the
+//! best weight (its `searchableAttributes` index) of the fields it occurs in, counted once
+//! per word it stands for; only occurrences in such fields stay for the later rules.
+
+use serde_json::{json, Map, Value};
+
+use super::document::Evaluation;
+use super::reader::Occ;
+use super::rule::RankingRule;
+use super::verdict::{ratio, Detail, Verdict};
+
+pub(crate) struct AttributeRank;
+
+impl RankingRule for AttributeRank {
+    fn digits(&self) -> usize {
+        1
+    }
+
+    fn rank(&self, doc: &mut Evaluation, v: &mut Verdict) {
+        let (rank, max) = attribute_rank(doc);
+        v.push(rank, max);
+    }
+
+    fn detail(&self, detail: &Detail, order: usize, out: &mut Map<String, Value>) {
+        let (rank, max) = detail.digits[0];
+        out.insert(
+            "attributeRank".into(),
+            json!({"order": order, "score": ratio(rank, max)}),
+        );
+    }
+}
+
+/// The rule's (rank, max), narrowing the occurrences (also the first half of `attribute`).
+pub(super) fn attribute_rank(doc: &mut Evaluation) -> (u32, u32) {
+    let ctx = doc.ctx;
+    let weight = |o: &Occ| ctx.weights.get(o.field() as usize).copied().unwrap_or(0);
+    let occ = &mut *doc.occ;
+    let mut cost = 0;
+    let mut max = 0;
+    for &t in doc.kept {
+        let best = occ[t].iter().map(weight).min().unwrap_or(0);
+        if occ[t].iter().any(|o| weight(o) != best) {
+            occ[t].retain(|o| weight(o) == best);
+        }
+        cost += best * doc.terms[t].word_count;
+        max += ctx.max_weight * doc.terms[t].word_count;
+    }
+    (max + 1 - cost.min(max), max + 1)
+}

@@ -1,0 +1,413 @@
+//! Level-by-level ranking of keyword candidates. While `words` and `typo` lead the rules,
+//! candidates come in levels (the query words `words` dropped, then without and with typo
+//! derivations), each level's documents all better than the next one's on the leading
+//! rules: a page ranks levels in turn and stops once a level completes it, so it usually
+//! ranks only the documents keeping every query word without typos. Within a level, the
+//! shortcuts (see `shortcuts`) may find its best documents first; otherwise every document
+//! of the level is ranked (see `document`), only the best few held (a bounded heap) when no
+//! sort key must be read. Past `searchCutoffMs`, the page is completed with unranked
+//! candidates in internal-id order.
+
+use std::collections::{BinaryHeap, HashSet};
+use std::time::Instant;
+
+use api_types::Result;
+use roaring::RoaringBitmap;
+use serde_json::Value;
+use tantivy::DocId;
+
+use super::collector::LevelDocs;
+use super::document::{self, Context};
+use super::order::{compare_ranked, steps, ByCost, Ranked};
+use super::reader::{QueryTerm, TermReader};
+use super::rule::Rule;
+use super::rules_of_settings::field_weights;
+use super::shortcuts::Shortcut;
+use super::verdict::Verdict;
+use crate::filter::eval::within;
+use crate::index::search::{iids_of, Reach, Terms};
+use crate::index::{string_list, tv, Index};
+use crate::sort::SortKey;
+
+/// What every level of one ranking reads.
+pub(super) struct Run<'a> {
+    pub rtxn: &'a heed::RoTxn<'a>,
+    pub searcher: &'a tantivy::Searcher,
+    pub allowed: Option<&'a RoaringBitmap>,
+    pub rules: &'a [Rule],
+    pub key_specs: &'a [SortKey],
+    pub deadline: Instant,
+}
+
+/// The settings the relevancy rules read, per field id, resolved once per search.
+struct FieldRules {
+    /// The rules without sort keys (those rank outside the verdict).
+    relevancy: Vec<Rule>,
+    weights: Vec<u32>,
+    max_weight: u32,
+    /// `attributesToSearchOn`: whether each field may match.
+    on: Option<Vec<bool>>,
+    /// `typoTolerance.disableOnAttributes`: whether typos may match in each field.
+    typos_in: Option<Vec<bool>>,
+    by_attribute: bool,
+}
+
+impl FieldRules {
+    fn of(
+        index: &Index,
+        settings: Option<&Value>,
+        search_on: Option<&[String]>,
+        rules: &[Rule],
+    ) -> FieldRules {
+        let relevancy: Vec<Rule> = rules
+            .iter()
+            .copied()
+            .filter(|r| !matches!(r, Rule::Key { .. }))
+            .collect();
+        let fields = index.fields_map.read().unwrap().clone();
+        let (weights, max_weight) = field_weights(settings, fields.names());
+        let on: Option<Vec<bool>> = search_on.map(|attrs| {
+            fields
+                .names()
+                .iter()
+                .map(|n| attrs.iter().any(|a| within(n, a) || within(a, n)))
+                .collect()
+        });
+        let no_typos = string_list(
+            settings.and_then(|s| s.get("typoTolerance")),
+            "disableOnAttributes",
+        )
+        .filter(|a| !a.is_empty());
+        let typos_in: Option<Vec<bool>> = no_typos.map(|attrs| {
+            fields
+                .names()
+                .iter()
+                .map(|n| !attrs.iter().any(|a| within(n, a)))
+                .collect()
+        });
+        let by_attribute =
+            settings.is_some_and(|s| s["proximityPrecision"].as_str() == Some("byAttribute"));
+        FieldRules {
+            relevancy,
+            weights,
+            max_weight,
+            on,
+            typos_in,
+            by_attribute,
+        }
+    }
+
+    fn context<'a>(&'a self, terms: &'a Terms, max_typos: &'a [u8]) -> Context<'a> {
+        Context {
+            rules: &self.relevancy,
+            drop_order: terms.drop_order.as_deref(),
+            weights: &self.weights,
+            max_weight: self.max_weight,
+            search_on: self.on.as_deref(),
+            typos_in: self.typos_in.as_deref(),
+            by_attribute: self.by_attribute,
+            max_typos,
+        }
+    }
+}
+
+/// The levels of a ranking, in order: (groups dropped by `words`, how far words reach), and
+/// whether each drop has a level without typos before one with them (`typo` right after).
+fn levels(rules: &[Rule], terms: &Terms) -> (Vec<(usize, Reach)>, bool) {
+    let by_words = rules.first() == Some(&Rule::Words);
+    let typo_next = if by_words {
+        rules.get(1) == Some(&Rule::Typo)
+    } else {
+        rules.first() == Some(&Rule::Typo)
+    };
+    let reaches: &[Reach] = if typo_next {
+        &[Reach::Completions, Reach::Typos]
+    } else {
+        &[Reach::Typos]
+    };
+    // Without `words` first, one level of every candidate (all droppable groups gone).
+    let dropped: Vec<usize> = if by_words {
+        (0..=terms.droppable()).collect()
+    } else {
+        vec![terms.droppable()]
+    };
+    let levels = dropped
+        .into_iter()
+        .flat_map(|d| reaches.iter().map(move |r| (d, *r)))
+        .collect();
+    (levels, typo_next)
+}
+
+impl Index {
+    /// Ranks the keyword candidates (see [`document::rank`]), best first, with whether every
+    /// candidate was ranked. With `need`, candidates are ranked level by level while the first
+    /// rules allow it (`words` first: documents keeping more query words come first; `typo`
+    /// next: those without typos before those with) and ranking stops once a level completes
+    /// `need` documents, typo derivations only looked up when a level needs them.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::index::search) fn rank(
+        &self,
+        rtxn: &heed::RoTxn,
+        searcher: &tantivy::Searcher,
+        terms: &mut Terms,
+        allowed: Option<&RoaringBitmap>,
+        settings: Option<&Value>,
+        search_on: Option<&[String]>,
+        rules: &[Rule],
+        key_specs: &[SortKey],
+        need: Option<usize>,
+        deadline: Instant,
+    ) -> Result<(Vec<Ranked>, bool)> {
+        let run = Run {
+            rtxn,
+            searcher,
+            allowed,
+            rules,
+            key_specs,
+            deadline,
+        };
+        let fields = FieldRules::of(self, settings, search_on, rules);
+        let (levels, typo_next) = levels(rules, terms);
+        // One-word levels without typos take shortcuts: the documents best on the rules
+        // after `words` and `typo` are looked up first, and when there are enough of them
+        // nothing else can come before them.
+        let shortcut = Shortcut::of(rules, fields.by_attribute);
+        let mut out: Vec<Ranked> = Vec::new();
+        // Per segment: a bitset of the documents an earlier level ranked.
+        let mut seen: Vec<Vec<u64>> = vec![Vec::new(); searcher.segment_readers().len()];
+        let mut complete = true;
+        let mut qterms: Option<(Vec<QueryTerm>, Vec<u8>)> = None;
+        let mut timed_out = false;
+        for (li, (dropped, reach)) in levels.iter().enumerate() {
+            let last_level = li + 1 == levels.len();
+            // Past `searchCutoffMs`, the page is what was ranked so far, completed below.
+            if Instant::now() >= deadline {
+                complete = false;
+                timed_out = true;
+                break;
+            }
+            if let Some(n) = need {
+                if out.len() >= n {
+                    complete = false;
+                    break;
+                }
+            }
+            if *reach == Reach::Typos && !terms.derived {
+                self.derive_typos(searcher, terms)?;
+                qterms = None;
+            }
+            if *reach == Reach::Typos && typo_next && !terms.has_typos() {
+                continue;
+            }
+            let (qt, max_typos) =
+                qterms.get_or_insert_with(|| (terms.query_terms(), terms.max_typos()));
+            let ctx = fields.context(terms, max_typos);
+            let kept = terms.kept(*dropped);
+            // Shortcuts (see [`Index::shortcut_sets`]): a small set holding the level's best
+            // documents is ranked first; when enough of them are as good as the level allows,
+            // nothing else can come before them.
+            if let (Some(n), Some(cut)) = (need, shortcut.as_ref()) {
+                let want = n - out.len();
+                let best = self
+                    .rank_shortcuts(&run, &ctx, qt, terms, &kept, *reach, cut, &mut seen, want)?;
+                if let Some(best) = best {
+                    out.extend(best);
+                    return Ok((out, false));
+                }
+            }
+            let k = need.map(|n| n.saturating_sub(out.len()));
+            let (level, level_complete) = self.rank_level(
+                &run,
+                &ctx,
+                qt,
+                terms,
+                &kept,
+                *reach,
+                &mut seen,
+                !last_level,
+                k,
+            )?;
+            complete &= level_complete;
+            out.extend(level);
+        }
+        // Degraded mode (Meilisearch's too): candidates not ranked in time follow in
+        // internal-id order, so a slow search still answers with matching documents.
+        if (timed_out || Instant::now() >= deadline) && fields.on.is_none() {
+            self.complete_unranked(searcher, terms, allowed, need, &mut out)?;
+        }
+        Ok((out, complete))
+    }
+
+    /// Ranks every document of one level (`kept` groups, words reaching as far as `reach`)
+    /// not ranked before, and keeps its best `k`: the kept documents and whether none was
+    /// left out.
+    #[allow(clippy::too_many_arguments)]
+    fn rank_level(
+        &self,
+        run: &Run,
+        ctx: &Context,
+        qt: &[QueryTerm],
+        terms: &Terms,
+        kept: &[usize],
+        reach: Reach,
+        seen: &mut [Vec<u64>],
+        mark: bool,
+        k: Option<usize>,
+    ) -> Result<(Vec<Ranked>, bool)> {
+        let query = terms.kept_query(kept, reach);
+        let docs = run
+            .searcher
+            .search(query.as_ref(), &LevelDocs)
+            .map_err(tv)?;
+        let (mut level, count) = self.rank_docs(run, ctx, qt, docs, seen, mark, &|_| true, k)?;
+        let complete = !(k.is_some_and(|k| count > k) || Instant::now() >= run.deadline);
+        self.keep_best(run, &mut level, k.unwrap_or(usize::MAX))?;
+        Ok((level, complete))
+    }
+
+    /// Completes `out` up to `need` with the candidates not ranked, in internal-id order.
+    fn complete_unranked(
+        &self,
+        searcher: &tantivy::Searcher,
+        terms: &Terms,
+        allowed: Option<&RoaringBitmap>,
+        need: Option<usize>,
+        out: &mut Vec<Ranked>,
+    ) -> Result<()> {
+        let want = need.unwrap_or(usize::MAX);
+        if out.len() >= want {
+            return Ok(());
+        }
+        let mut have: HashSet<u32> = out.iter().map(|r| r.iid).collect();
+        let reach = if terms.derived {
+            Reach::Typos
+        } else {
+            Reach::Completions
+        };
+        let query = terms.universe_query(reach);
+        let mut rest = iids_of(searcher, query.as_ref())?;
+        rest.retain(|iid| allowed.is_none_or(|a| a.contains(*iid)));
+        rest.sort_unstable();
+        for iid in rest {
+            if out.len() >= want {
+                break;
+            }
+            if have.insert(iid) {
+                out.push(Ranked::plain(iid));
+            }
+        }
+        Ok(())
+    }
+
+    /// Ranks `docs` (per segment, in document order), those allowed and not in `seen`;
+    /// `mark`: adds them to `seen`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn rank_docs(
+        &self,
+        run: &Run,
+        ctx: &Context,
+        qt: &[QueryTerm],
+        docs: Vec<(u32, Vec<(DocId, u32)>)>,
+        seen: &mut [Vec<u64>],
+        mark: bool,
+        accept: &dyn Fn(&Verdict) -> bool,
+        k: Option<usize>,
+    ) -> Result<(Vec<Ranked>, usize)> {
+        let (searcher, allowed, deadline) = (run.searcher, run.allowed, run.deadline);
+        // With `keep` (no sort key to read), only the best `keep` are held, worst on top.
+        let keep = k.filter(|_| run.key_specs.is_empty());
+        let mut best: BinaryHeap<ByCost> = Default::default();
+        let mut accepted = 0usize;
+        let mut level: Vec<Ranked> = Vec::new();
+        let mut scratch = Vec::new();
+        let mut ranked = 0usize;
+        for (seg, list) in docs {
+            let reader = searcher.segment_reader(seg);
+            let inverted = reader.inverted_index(self.fields.words).map_err(tv)?;
+            let mut readers = qt
+                .iter()
+                .map(|t| TermReader::open(&inverted, t))
+                .collect::<tantivy::Result<Vec<_>>>()
+                .map_err(tv)?;
+            let lens = reader.fast_fields().u64("lens").map_err(tv)?;
+            // Allocated only when this level marks documents: a fresh bitset costs the
+            // kernel zeroed pages on every search.
+            let seen = &mut seen[seg as usize];
+            if mark && seen.is_empty() {
+                seen.resize(reader.max_doc().div_ceil(64) as usize, 0);
+            }
+            for (doc, iid) in list {
+                ranked += 1;
+                if ranked.is_multiple_of(4096) && Instant::now() >= deadline {
+                    break;
+                }
+                let (word, bit) = ((doc / 64) as usize, 1u64 << (doc % 64));
+                let earlier = seen.get(word).is_some_and(|w| w & bit != 0);
+                if earlier || allowed.is_some_and(|a| !a.contains(iid)) {
+                    continue;
+                }
+                if mark {
+                    seen[word] |= bit;
+                }
+                let doc_lens = || lens.values_for_doc(doc).collect::<Vec<u64>>();
+                let Some(verdict) =
+                    document::rank(ctx, qt, &mut readers, doc, &doc_lens, &mut scratch)
+                else {
+                    continue;
+                };
+                if !accept(&verdict) {
+                    continue;
+                }
+                accepted += 1;
+                let r = Ranked {
+                    iid,
+                    verdict,
+                    keys: Vec::new(),
+                };
+                match keep {
+                    Some(k) => {
+                        if best.len() < k {
+                            best.push(ByCost(r));
+                        } else if best
+                            .peek()
+                            .is_some_and(|w| (r.verdict.cost, r.iid) < (w.0.verdict.cost, w.0.iid))
+                        {
+                            best.pop();
+                            best.push(ByCost(r));
+                        }
+                    }
+                    None => level.push(r),
+                }
+            }
+        }
+        if keep.is_some() {
+            level = best.into_iter().map(|b| b.0).collect();
+        }
+        Ok((level, accepted))
+    }
+
+    /// Orders `level` and keeps its best `k`, reading sort keys when rules need them.
+    pub(super) fn keep_best(&self, run: &Run, level: &mut Vec<Ranked>, k: usize) -> Result<()> {
+        let (rtxn, key_specs, rules) = (run.rtxn, run.key_specs, run.rules);
+        if !key_specs.is_empty() {
+            let ids: Vec<u32> = level.iter().map(|r| r.iid).collect();
+            let keys = self.sort_keys(rtxn, key_specs, &ids)?;
+            for (r, k) in level.iter_mut().zip(keys.chunks(key_specs.len())) {
+                r.keys = k.to_vec();
+            }
+        }
+        let order = steps(rules);
+        let cmp = |a: &Ranked, b: &Ranked| compare_ranked(&order, a, b);
+        if level.len() > k {
+            // Only the page's part needs an order.
+            if k == 0 {
+                level.clear();
+                return Ok(());
+            }
+            level.select_nth_unstable_by(k - 1, cmp);
+            level.truncate(k);
+        }
+        level.sort_unstable_by(cmp);
+        Ok(())
+    }
+}

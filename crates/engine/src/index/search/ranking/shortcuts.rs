@@ -1,0 +1,404 @@
+//! Shortcuts of levels without typos (and one-word typo levels) when `words` and `typo` lead
+//! the rules: the documents best on the rules after `typo` are looked up first through
+//! marker terms indexed for this purpose (a word opening a field, a word in a field, see
+//! `text`) or a phrase, and when enough of them are as good as the level allows, nothing
+//! else in the level can come before them, so the rest of the level is never ranked.
+
+use api_types::Result;
+use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::Term;
+
+use super::collector::LevelDocs;
+use super::document::Context;
+use super::levels::Run;
+use super::order::Ranked;
+use super::reader::QueryTerm;
+use super::rule::{RankingRule, Rule};
+use super::verdict::Verdict;
+use crate::index::search::{group_query, Group, Reach, Terms};
+use crate::index::{text, tv, Index};
+
+/// The most first-word marker terms a one-word level looks up (fields × alternatives).
+const MAX_MARKERS: usize = 2_000;
+
+/// Shortcuts of one-word levels (see [`Index::rank`]): digit ends (exclusive) that must be
+/// zero for documents found through first-word markers (and whether `exactness` follows), or
+/// through field words.
+pub(super) struct Shortcut {
+    opening: Option<(usize, bool)>,
+    field: Option<usize>,
+    /// `proximity` right after `typo`: the digits zero for words in a row.
+    in_a_row: Option<usize>,
+}
+
+/// A set of documents holding a level's best ones: when enough of its documents have
+/// `typos` on the `typo` rule's digit and zero up to digit `zero_to`, nothing outside it
+/// ranks before them.
+struct ShortcutSet {
+    query: Box<dyn Query>,
+    zero_to: usize,
+    typos: u8,
+}
+
+impl Shortcut {
+    /// The shortcuts `rules` allow: only with `words` then `typo` first. `opening`: the
+    /// digits zero for a word opening a field of the best weight (`attributeRank` and
+    /// `wordPosition` both met, no sort key before), and whether `exactness` follows;
+    /// `field`: the digits zero for a word in a field of the best weight (`attributeRank`
+    /// met).
+    pub(super) fn of(rules: &[Rule], by_attribute: bool) -> Option<Shortcut> {
+        if rules.first() != Some(&Rule::Words) || rules.get(1) != Some(&Rule::Typo) {
+            return None;
+        }
+        let mut digit = 0;
+        let mut found = (false, false);
+        let mut opening = None;
+        let mut field = None;
+        for (i, r) in rules.iter().enumerate() {
+            match (i, r) {
+                (0, Rule::Words) | (1, Rule::Typo) | (_, Rule::Proximity) => {}
+                (_, Rule::AttributeRank) => found.0 = true,
+                (_, Rule::WordPosition) => found.1 = true,
+                (_, Rule::Attribute) => found = (true, true),
+                _ => break,
+            }
+            if found.0 && field.is_none() {
+                field = Some(digit + 1);
+            }
+            digit += r.digits();
+            if found == (true, true) {
+                let exact_next = rules.get(i + 1) == Some(&Rule::Exactness);
+                opening = Some((digit, exact_next));
+                break;
+            }
+        }
+        // With `byAttribute`, words in one field are as close as words in a row.
+        let in_a_row = (rules.get(2) == Some(&Rule::Proximity) && !by_attribute).then_some(3);
+        Some(Shortcut {
+            opening,
+            field,
+            in_a_row,
+        })
+    }
+}
+
+/// One level's shortcut lookup: its kept groups, how far words reach, and the alternatives
+/// of the first word looked up through markers in the fields of the best weight.
+struct Lookup<'a> {
+    index: &'a Index,
+    terms: &'a Terms,
+    kept: &'a [usize],
+    reach: Reach,
+    /// Fields of the best weight some field has.
+    fids: Vec<u32>,
+    /// The first word's alternatives looked up, and the typos they cost.
+    words: Vec<String>,
+    typo: u8,
+}
+
+fn text_of(t: &Term) -> Option<String> {
+    t.value().as_str().map(str::to_string)
+}
+
+impl Index {
+    /// Ranks a level's shortcut sets in turn (see [`Index::shortcut_sets`]): the best `want`
+    /// documents of the level when a set holds enough documents as good as the level
+    /// allows, `None` when the whole level must be ranked.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn rank_shortcuts(
+        &self,
+        run: &Run,
+        ctx: &Context,
+        qt: &[QueryTerm],
+        terms: &Terms,
+        kept: &[usize],
+        reach: Reach,
+        cut: &Shortcut,
+        seen: &mut [Vec<u64>],
+        want: usize,
+    ) -> Result<Option<Vec<Ranked>>> {
+        let sets = self.shortcut_sets(
+            terms,
+            kept,
+            reach,
+            ctx.weights,
+            cut,
+            ctx.search_on.is_some(),
+        );
+        for set in sets {
+            let docs = run
+                .searcher
+                .search(set.query.as_ref(), &LevelDocs)
+                .map_err(tv)?;
+            // The fewest typos the level has, nothing lost on the next rules.
+            let expected = (set.typos as u128) << (16 * (set.zero_to - 2));
+            let top = |v: &Verdict| v.cost_range(1, set.zero_to) == expected;
+            let (mut best, count) =
+                self.rank_docs(run, ctx, qt, docs, seen, false, &top, Some(want))?;
+            if count >= want {
+                self.keep_best(run, &mut best, want)?;
+                return Ok(Some(best));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The shortcut sets of a level, best first (see [`ShortcutSet`]). One word: documents
+    /// where it (as typed, then with its alternatives) opens a field of the best weight, then
+    /// those holding it in such a field; in a typo level, the same with its derivations of
+    /// fewest typos. Several words: documents where they follow each other from the start of
+    /// a field of the best weight. Not with `attributesToSearchOn` or multi-word synonyms.
+    fn shortcut_sets(
+        &self,
+        terms: &Terms,
+        kept: &[usize],
+        reach: Reach,
+        weights: &[u32],
+        cut: &Shortcut,
+        search_on: bool,
+    ) -> Vec<ShortcutSet> {
+        let mut out = Vec::new();
+        if search_on {
+            return out;
+        }
+        let Some(lookup) = Lookup::new(self, terms, kept, reach, weights) else {
+            return out;
+        };
+        // Each kind of set in turn; a kind that cannot be built ends the list.
+        let _ = lookup
+            .opening_sets(cut, &mut out)
+            .and_then(|()| lookup.field_set(cut, weights, &mut out))
+            .and_then(|()| lookup.in_a_row_set(cut, &mut out));
+        out
+    }
+}
+
+impl<'a> Lookup<'a> {
+    /// The first word's alternatives; `None` when no shortcut applies to the level.
+    fn new(
+        index: &'a Index,
+        terms: &'a Terms,
+        kept: &'a [usize],
+        reach: Reach,
+        weights: &[u32],
+    ) -> Option<Lookup<'a>> {
+        let Group::Word {
+            exact,
+            synonyms,
+            typos,
+            split,
+            ..
+        } = &terms.groups[kept[0]]
+        else {
+            return None;
+        };
+        // A split costs one typo and is no single word to look up.
+        if reach == Reach::Typos && split.is_some() {
+            return None;
+        }
+        if synonyms.iter().any(|s| s.len() != 1) {
+            return None;
+        }
+        let best = weights.iter().min().copied().unwrap_or(0);
+        let fids: Vec<u32> = (0..weights.len() as u32)
+            .filter(|f| weights[*f as usize] == best)
+            .collect();
+        let (words, typo): (Vec<String>, u8) = match reach {
+            Reach::Completions => (
+                exact
+                    .iter()
+                    .chain(synonyms.iter().flatten())
+                    .filter_map(text_of)
+                    .collect(),
+                0,
+            ),
+            Reach::Typos if kept.len() == 1 => {
+                let fewest = typos.iter().map(|(_, n)| *n).min().unwrap_or(0);
+                (
+                    typos
+                        .iter()
+                        .filter(|(_, n)| *n == fewest)
+                        .filter_map(|(t, _)| text_of(t))
+                        .collect(),
+                    fewest,
+                )
+            }
+            Reach::Typos => return None,
+        };
+        if words.is_empty() || fids.len() * words.len() > MAX_MARKERS {
+            return None;
+        }
+        Some(Lookup {
+            index,
+            terms,
+            kept,
+            reach,
+            fids,
+            words,
+            typo,
+        })
+    }
+
+    /// Documents holding one of `words` as a marker term (`term` of a field id and a word)
+    /// of a field of the best weight.
+    fn markers(
+        &self,
+        words: &[String],
+        field: Field,
+        term: fn(u32, &str) -> String,
+    ) -> Box<dyn Query> {
+        Box::new(BooleanQuery::new(
+            self.fids
+                .iter()
+                .flat_map(|f| words.iter().map(move |w| term(*f, w)))
+                .map(|m| -> (Occur, Box<dyn Query>) {
+                    let t = Term::from_field_text(field, &m);
+                    (
+                        Occur::Should,
+                        Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
+                    )
+                })
+                .collect(),
+        ))
+    }
+
+    /// Several words must follow each other in the query.
+    fn adjacent(&self) -> bool {
+        let terms = self.terms;
+        self.kept
+            .windows(2)
+            .all(|w| terms.positions[w[1]] == terms.positions[w[0]] + terms.spans[w[0]])
+    }
+
+    /// Documents where the first word (one of `words`) opens a field of the best weight,
+    /// holding the other kept words.
+    fn opening(&self, words: &[String]) -> Box<dyn Query> {
+        let first = self.markers(words, self.index.fields.words, text::first_word_marker);
+        if self.kept.len() == 1 {
+            return first;
+        }
+        let mut parts = vec![(Occur::Must, first)];
+        for &k in &self.kept[1..] {
+            parts.push((Occur::Must, group_query(&self.terms.groups[k], self.reach)));
+        }
+        Box::new(BooleanQuery::new(parts))
+    }
+
+    /// The words opening a field (`attributeRank` and `wordPosition` met).
+    fn opening_sets(&self, cut: &Shortcut, out: &mut Vec<ShortcutSet>) -> Option<()> {
+        let Some((zero_to, exact_next)) = cut.opening else {
+            return Some(());
+        };
+        if self.terms.positions[self.kept[0]] != 0 || !self.adjacent() {
+            return Some(());
+        }
+        let (words, typo) = (&self.words, self.typo);
+        // With `exactness` next, documents opening a field with the word as typed
+        // come before those opening it with a completion or synonym.
+        if exact_next && self.kept.len() == 1 && typo == 0 && words.len() > 1 {
+            out.push(ShortcutSet {
+                query: self.opening(&words[..1]),
+                zero_to,
+                typos: typo,
+            });
+        }
+        out.push(ShortcutSet {
+            query: self.opening(words),
+            zero_to,
+            typos: typo,
+        });
+        Some(())
+    }
+
+    /// Every word in a field of the best weight; useless when every field has the same
+    /// weight. `None` when a later word cannot be looked up so (no further set then).
+    fn field_set(&self, cut: &Shortcut, weights: &[u32], out: &mut Vec<ShortcutSet>) -> Option<()> {
+        let best = weights.iter().min().copied().unwrap_or(0);
+        let weighted = weights.iter().any(|w| *w != best);
+        let (Some(zero_to), true) = (cut.field, weighted) else {
+            return Some(());
+        };
+        let field_words = self.index.fields.field_words;
+        let mut parts = vec![(
+            Occur::Must,
+            self.markers(&self.words, field_words, text::field_word),
+        )];
+        for &k in &self.kept[1..] {
+            let Group::Word {
+                exact, synonyms, ..
+            } = &self.terms.groups[k]
+            else {
+                return None;
+            };
+            let alts: Vec<String> = exact
+                .iter()
+                .chain(synonyms.iter().flatten())
+                .filter_map(text_of)
+                .collect();
+            if synonyms.iter().any(|s| s.len() != 1) || self.fids.len() * alts.len() > MAX_MARKERS {
+                return None;
+            }
+            parts.push((
+                Occur::Must,
+                self.markers(&alts, field_words, text::field_word),
+            ));
+        }
+        let query: Box<dyn Query> = if parts.len() == 1 {
+            parts.remove(0).1
+        } else {
+            Box::new(BooleanQuery::new(parts))
+        };
+        out.push(ShortcutSet {
+            query,
+            zero_to,
+            typos: self.typo,
+        });
+        Some(())
+    }
+
+    /// Two words in a row, as a phrase (the second with its completions), `proximity`
+    /// right after `typo`. (Three words at proximity 0 need not form one phrase: each
+    /// pair may be adjacent in a different place.)
+    fn in_a_row_set(&self, cut: &Shortcut, out: &mut Vec<ShortcutSet>) -> Option<()> {
+        let (Some(zero_to), 2, true) = (cut.in_a_row, self.kept.len(), self.adjacent()) else {
+            return Some(());
+        };
+        let terms = self.terms;
+        let mut fixed: Vec<(usize, Term)> = Vec::new();
+        let mut last: Vec<Term> = Vec::new();
+        for (n, &k) in self.kept.iter().enumerate() {
+            let Group::Word {
+                exact, synonyms, ..
+            } = &terms.groups[k]
+            else {
+                return None;
+            };
+            if !synonyms.is_empty() || (n + 1 < self.kept.len() && exact.len() != 1) {
+                return None;
+            }
+            let offset = (terms.positions[k] - terms.positions[self.kept[0]]) as usize;
+            if n + 1 < self.kept.len() {
+                fixed.push((offset, exact[0].clone()));
+            } else {
+                last = exact.clone();
+                fixed.push((offset, exact[0].clone()));
+            }
+        }
+        let (offset, _) = fixed.pop().expect("two words or more");
+        let phrases: Vec<(Occur, Box<dyn Query>)> = last
+            .into_iter()
+            .map(|t| -> (Occur, Box<dyn Query>) {
+                let mut words = fixed.clone();
+                words.push((offset, t));
+                (Occur::Should, Box::new(PhraseQuery::new_with_offset(words)))
+            })
+            .collect();
+        out.push(ShortcutSet {
+            query: Box::new(BooleanQuery::new(phrases)),
+            zero_to,
+            typos: self.typo,
+        });
+        Some(())
+    }
+}
