@@ -1,0 +1,103 @@
+//! What narrows the candidate set before ranking: the ids a tantivy query matches, the
+//! documents a filter let through (computed by [`Index::allowed_ids`]) or all of them, less
+//! those holding a negated part of the query, and the `attributesToSearchOn` check that
+//! restricts which fields count.
+
+use std::sync::Arc;
+
+use api_types::{Error, Result};
+use roaring::RoaringBitmap;
+use serde_json::Value;
+use tantivy::query::{Occur, Query};
+
+use super::query::{groups_query, Reach, Terms};
+use super::LevelDocs;
+use crate::filter::eval::within;
+use crate::index::{tv, Index};
+use crate::store::{heed_error, keys};
+
+/// The internal ids of the documents matching `query`, in no particular order.
+pub(crate) fn iids_of(searcher: &tantivy::Searcher, query: &dyn Query) -> Result<Vec<u32>> {
+    Ok(searcher
+        .search(query, &LevelDocs)
+        .map_err(tv)?
+        .into_iter()
+        .flat_map(|(_, list)| list.into_iter().map(|(_, iid)| iid))
+        .collect())
+}
+
+impl Index {
+    /// `allowed` (all documents when `None`) without those holding a negated part of the
+    /// query (`-word`, `-"a phrase"`), as a filter would remove them.
+    pub(crate) fn without_negated(
+        &self,
+        rtxn: &heed::RoTxn,
+        searcher: &tantivy::Searcher,
+        terms: &Terms,
+        allowed: Option<Arc<RoaringBitmap>>,
+    ) -> Result<Option<Arc<RoaringBitmap>>> {
+        if terms.negatives.is_empty() {
+            return Ok(allowed);
+        }
+        let query = groups_query(&terms.negatives, Occur::Should, Reach::Completions);
+        let excluded: RoaringBitmap = iids_of(searcher, query.as_ref())?.into_iter().collect();
+        let base = self.allowed_or_all(rtxn, &allowed)?;
+        Ok(Some(Arc::new(base.as_ref() - &excluded)))
+    }
+
+    /// The documents a filter let through, or all of them.
+    pub(crate) fn allowed_or_all(
+        &self,
+        rtxn: &heed::RoTxn,
+        allowed: &Option<Arc<RoaringBitmap>>,
+    ) -> Result<Arc<RoaringBitmap>> {
+        match allowed {
+            Some(a) => Ok(a.clone()),
+            None => self.all_ids(rtxn),
+        }
+    }
+
+    /// Every internal id, cached per generation.
+    pub(crate) fn all_ids(&self, rtxn: &heed::RoTxn) -> Result<Arc<RoaringBitmap>> {
+        let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
+        if let Some(all) = self.columns.lock().unwrap().all_at(generation) {
+            return Ok(all);
+        }
+        let mut all = RoaringBitmap::new();
+        for item in self.store.docs.iter(rtxn).map_err(heed_error)? {
+            all.insert(item.map_err(heed_error)?.0);
+        }
+        let all = Arc::new(all);
+        self.columns
+            .lock()
+            .unwrap()
+            .put_all(generation, all.clone());
+        Ok(all)
+    }
+}
+
+/// `attributesToSearchOn`, checked against `searchableAttributes`: `None` when absent, empty,
+/// or `*`.
+pub(crate) fn search_on(
+    settings: Option<&Value>,
+    asked: Option<&[String]>,
+) -> Result<Option<Vec<String>>> {
+    let Some(asked) = asked.filter(|a| !a.is_empty() && !a.iter().any(|x| x == "*")) else {
+        return Ok(None);
+    };
+    if let Some(searchable) = crate::index::searchable_of(settings) {
+        for attr in asked {
+            let ok = searchable.iter().any(|s| within(attr, s));
+            if !ok {
+                return Err(Error::new(
+                    "invalid_search_attributes_to_search_on",
+                    format!(
+                        "Attribute `{attr}` is not searchable. Available searchable attributes are: `{}`.",
+                        searchable.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(Some(asked.to_vec()))
+}

@@ -1,0 +1,22 @@
+//! The query side of search: what a query text becomes before any document is looked at.
+//!
+//! The text is cut into parts ([`parse`]): words and quoted phrases, `-` negating one, only
+//! the first ten counting, stop words dropped except a last word being typed. Each positive
+//! part becomes a [`Group`] ([`terms`]): a phrase matches as itself; a word matches through
+//! its alternatives: its prefix completions when it ends the query ([`completions`]), its
+//! synonyms, and, looked up only when a search needs them, its typo derivations, the
+//! concatenations of it with its neighbours and its split into two words ([`typos`]).
+//! A [`Reach`] says how far a word's alternatives go: without typos
+//! ([`Reach::Completions`]) or with them ([`Reach::Typos`]), so ranking can take the
+//! documents reachable without typos first. Negated parts become groups the candidates
+//! lose (see [`super::candidates`]).
+
+mod completions;
+mod parse;
+mod synonyms;
+mod terms;
+mod typos;
+
+pub(crate) use completions::prefix_search;
+pub(crate) use terms::{group_query, groups_query, Group, Reach, Terms};
+pub(crate) use typos::{typo_list_has, typos_for_length};

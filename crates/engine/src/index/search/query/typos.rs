@@ -1,0 +1,322 @@
+//! Typo derivations: the `typoTolerance` readers (how many typos a word may have), the
+//! Levenshtein walk of tantivy's term dictionary, and the derivations added once a search
+//! needs them (typos, two or three query words written as one, one word written as two).
+
+use api_types::{Error, Result};
+use serde_json::Value;
+use tantivy::Term;
+
+use super::completions::words_from;
+use super::terms::{Group, Terms};
+use crate::index::{tv, Index};
+
+/// At most this many derivations per word: with one typo, then with two (Meilisearch's caps).
+const ONE_TYPO_CAP: usize = 150;
+const TWO_TYPO_CAP: usize = 50;
+/// How many dictionary entries a derivation walk visits per segment, at most: a prefix
+/// automaton accepts every continuation of every near prefix (`asynchronou…` has thousands).
+const TYPO_SCAN: usize = 4_000;
+
+/// A Levenshtein automaton for tantivy's term dictionary.
+struct Lev<'a>(&'a levenshtein_automata::DFA);
+
+impl tantivy_fst::Automaton for Lev<'_> {
+    type State = u32;
+
+    fn start(&self) -> u32 {
+        self.0.initial_state()
+    }
+
+    fn is_match(&self, state: &u32) -> bool {
+        matches!(
+            self.0.distance(*state),
+            levenshtein_automata::Distance::Exact(_)
+        )
+    }
+
+    fn can_match(&self, state: &u32) -> bool {
+        *state != levenshtein_automata::SINK_STATE
+    }
+
+    fn accept(&self, state: &u32, byte: u8) -> u32 {
+        self.0.transition(*state, byte)
+    }
+}
+
+/// Builders are costly (the 2-typo one especially): built once.
+fn lev_builder(typos: u8) -> &'static levenshtein_automata::LevenshteinAutomatonBuilder {
+    use std::sync::OnceLock;
+    static ONE: OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> = OnceLock::new();
+    static TWO: OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> = OnceLock::new();
+    let cell = if typos >= 2 { &TWO } else { &ONE };
+    cell.get_or_init(|| levenshtein_automata::LevenshteinAutomatonBuilder::new(typos.min(2), true))
+}
+
+/// A value inside `typoTolerance`.
+fn typo_setting<'a>(settings: Option<&'a Value>, path: &[&str]) -> Option<&'a Value> {
+    let mut v = settings?.get("typoTolerance")?;
+    for p in path {
+        v = v.get(p)?;
+    }
+    Some(v)
+}
+
+/// Whether `typoTolerance.<list>` holds `needle` (words compare lowercased, attributes as
+/// written).
+pub(crate) fn typo_list_has(settings: Option<&Value>, list: &str, needle: &str) -> bool {
+    let fold = list == "disableOnWords";
+    typo_setting(settings, &[list])
+        .and_then(Value::as_array)
+        .is_some_and(|a| {
+            a.iter().filter_map(Value::as_str).any(|w| {
+                if fold {
+                    w.to_lowercase() == needle.to_lowercase()
+                } else {
+                    w == needle
+                }
+            })
+        })
+}
+
+/// 0, 1 or 2 typos for a word of `len` against `minWordSizeForTypos` (5 and 9 by default);
+/// none when typos are off.
+pub(crate) fn typos_for_length(settings: Option<&Value>, len: usize) -> u8 {
+    if typo_setting(settings, &["enabled"]) == Some(&Value::Bool(false)) {
+        return 0;
+    }
+    let size = |name: &str, default: u64| {
+        typo_setting(settings, &["minWordSizeForTypos", name])
+            .and_then(Value::as_u64)
+            .unwrap_or(default) as usize
+    };
+    if len >= size("twoTypos", 9) {
+        2
+    } else if len >= size("oneTypo", 5) {
+        1
+    } else {
+        0
+    }
+}
+
+/// How many typos `word` may have under `typoTolerance` (see the search reference, 3.5):
+/// by its length in characters; none in `disableOnWords`, nor for numbers when
+/// `disableOnNumbers` is on.
+pub(crate) fn typo_budget(settings: Option<&Value>, word: &str) -> u8 {
+    let numeric = word
+        .chars()
+        .all(|c| c.is_ascii_digit() || c.is_ascii_punctuation());
+    if typo_list_has(settings, "disableOnWords", word)
+        || (numeric && typo_setting(settings, &["disableOnNumbers"]) == Some(&Value::Bool(true)))
+    {
+        return 0;
+    }
+    typos_for_length(settings, word.chars().count())
+}
+
+impl Index {
+    /// Looks up the typo derivations of every word with a budget (once): the fast path only
+    /// needs them when the exact words leave the page short or the count must be walked.
+    pub(crate) fn derive_typos(
+        &self,
+        searcher: &tantivy::Searcher,
+        terms: &mut Terms,
+    ) -> Result<()> {
+        if terms.derived {
+            return Ok(());
+        }
+        terms.derived = true;
+        let exists = |w: &str| -> Result<u64> {
+            searcher
+                .doc_freq(&Term::from_field_text(self.fields.words, w))
+                .map_err(tv)
+        };
+        // Two or three query words written as one: the concatenation matches each of them,
+        // at one typo each (Meilisearch's n-grams cost n). Not with the prefix word.
+        let mut ngrams: Vec<(usize, Term)> = Vec::new();
+        for start in 0..terms.groups.len() {
+            let mut joined = String::new();
+            for end in start..(start + 3).min(terms.groups.len()) {
+                let Group::Word { word, .. } = &terms.groups[end] else {
+                    break;
+                };
+                let qw = &terms.words[*word];
+                if qw.prefix
+                    || (end > start && terms.positions[end] != terms.positions[end - 1] + 1)
+                {
+                    break;
+                }
+                joined.push_str(&qw.word);
+                if end > start && exists(&joined)? > 0 {
+                    let t = Term::from_field_text(self.fields.words, &joined);
+                    ngrams.extend((start..=end).map(|i| (i, t.clone())));
+                }
+            }
+        }
+        for (gi, g) in terms.groups.iter_mut().enumerate() {
+            if let Group::Word {
+                typos,
+                word,
+                budget,
+                split,
+                ..
+            } = g
+            {
+                let qw = &mut terms.words[*word];
+                if *budget > 0 {
+                    *typos = self.typo_derivations(searcher, &qw.word, *budget, qw.prefix)?;
+                }
+                typos.extend(
+                    ngrams
+                        .iter()
+                        .filter(|(i, _)| *i == gi)
+                        .map(|(_, t)| (t.clone(), 1)),
+                );
+                // One word written as two: the split whose rarer half is most frequent, at
+                // one typo, even where typos are off.
+                if !qw.prefix {
+                    let mut best: Option<(u64, usize)> = None;
+                    for (i, _) in qw.word.char_indices().skip(1) {
+                        let f = exists(&qw.word[..i])?.min(exists(&qw.word[i..])?);
+                        if f > 0 && best.is_none_or(|(b, _)| f > b) {
+                            best = Some((f, i));
+                        }
+                    }
+                    if let Some((_, i)) = best {
+                        let halves = [&qw.word[..i], &qw.word[i..]];
+                        *split = Some(
+                            halves
+                                .iter()
+                                .map(|h| Term::from_field_text(self.fields.words, h))
+                                .collect(),
+                        );
+                        qw.typos.extend(halves.iter().map(|h| h.to_string()));
+                    }
+                }
+                qw.typos.extend(
+                    typos
+                        .iter()
+                        .filter_map(|(t, _)| t.value().as_str().map(str::to_string)),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Indexed words within `budget` typos of `word` (Damerau-Levenshtein; of a prefix of
+    /// them when `prefix`), the word itself aside. A derivation keeps the first letter, except
+    /// that with a 2-typo budget a first-letter change alone (distance 1) counts as 2 typos.
+    fn typo_derivations(
+        &self,
+        searcher: &tantivy::Searcher,
+        word: &str,
+        budget: u8,
+        prefix: bool,
+    ) -> Result<Vec<(Term, u8)>> {
+        let builder = lev_builder(budget);
+        let check = if prefix {
+            builder.build_prefix_dfa(word)
+        } else {
+            builder.build_dfa(word)
+        };
+        let Some(first) = word.chars().next() else {
+            return Ok(Vec::new());
+        };
+        let rest = &word[first.len_utf8()..];
+        let mut one: Vec<Vec<u8>> = Vec::new();
+        let mut two: Vec<Vec<u8>> = Vec::new();
+        // Derivations keep the first letter: the automaton only walks the part of the
+        // dictionary starting with it, which is where nearly all of the cost would go.
+        let low = first.to_string();
+        let high = char::from_u32(first as u32 + 1).map(|c| c.to_string());
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
+            let mut builder = inverted.terms().search(Lev(&check)).ge(low.as_bytes());
+            if let Some(high) = &high {
+                builder = builder.lt(high.as_bytes());
+            }
+            let mut stream = builder
+                .into_stream()
+                .map_err(|e| Error::internal(e.to_string()))?;
+            let mut visited = 0;
+            while visited < TYPO_SCAN && stream.advance() {
+                visited += 1;
+                let key = stream.key();
+                let Ok(text) = std::str::from_utf8(key) else {
+                    continue;
+                };
+                if text == word || (prefix && text.starts_with(word)) {
+                    continue;
+                }
+                let distance = match check.eval(key) {
+                    levenshtein_automata::Distance::Exact(d) => d,
+                    levenshtein_automata::Distance::AtLeast(_) => continue,
+                };
+                let list = match distance {
+                    1 if one.len() < ONE_TYPO_CAP => &mut one,
+                    2 if two.len() < TWO_TYPO_CAP => &mut two,
+                    _ => continue,
+                };
+                if !list.iter().any(|k| k == key) {
+                    list.push(key.to_vec());
+                }
+                if one.len() >= ONE_TYPO_CAP && (budget < 2 || two.len() >= TWO_TYPO_CAP) {
+                    break;
+                }
+            }
+            // With two typos to spend, one edit on the first letter costs both: a different
+            // first letter, a letter added before it, the first letter dropped, or the first
+            // two swapped. Few enough to look up one by one.
+            if budget >= 2 && two.len() < TWO_TYPO_CAP {
+                let mut variants: Vec<String> = Vec::new();
+                for c in ('a'..='z').chain('0'..='9') {
+                    if c != first {
+                        variants.push(format!("{c}{rest}"));
+                        variants.push(format!("{c}{word}"));
+                    }
+                }
+                variants.push(rest.to_string());
+                let mut chars = rest.chars();
+                if let Some(second) = chars.next() {
+                    variants.push(format!("{second}{first}{}", chars.as_str()));
+                }
+                for v in variants {
+                    if v.is_empty() || two.len() >= TWO_TYPO_CAP {
+                        continue;
+                    }
+                    if prefix {
+                        let mut stream = words_from(&inverted, v.as_bytes())?;
+                        let mut taken = 0;
+                        while taken < 10 && two.len() < TWO_TYPO_CAP && stream.advance() {
+                            let key = stream.key();
+                            if !key.starts_with(v.as_bytes()) {
+                                break;
+                            }
+                            if !two.iter().any(|k| k == key) && !one.iter().any(|k| k == key) {
+                                two.push(key.to_vec());
+                            }
+                            taken += 1;
+                        }
+                    } else if inverted
+                        .terms()
+                        .get(v.as_bytes())
+                        .map_err(|e| Error::internal(e.to_string()))?
+                        .is_some()
+                        && !two.iter().any(|k| k.as_slice() == v.as_bytes())
+                    {
+                        two.push(v.into_bytes());
+                    }
+                }
+            }
+        }
+        let term = |k: Vec<u8>, n: u8| {
+            String::from_utf8(k)
+                .ok()
+                .map(|w| (Term::from_field_text(self.fields.words, &w), n))
+        };
+        Ok(one
+            .into_iter()
+            .filter_map(|k| term(k, 1))
+            .chain(two.into_iter().filter_map(|k| term(k, 2)))
+            .collect())
+    }
+}
