@@ -42,7 +42,7 @@ interface RawIndex {
   facetSearch(queryJson: string): Promise<Buffer>;
   stats(): string;
   primaryKey(): string | null;
-  settings(): string | null;
+  settings(): string;
   documentCount(): number;
   close(): void;
 }
@@ -51,6 +51,8 @@ interface Binding {
   errorCatalog(): ErrorCodeRow[];
   stageDocuments(payload: Buffer, format: string, csvDelimiter: string | null, destPath: string): Promise<number>;
   engineVersion(): string;
+  settingsLocales(): string[][];
+  hideSecret(secret: string): string;
   checkDocumentFilter(filterJson: string, containsFilter: boolean): void;
   KvStore: { open(path: string, mapSizeBytes: number): RawKvStore };
   NativeIndex: { open(dir: string): RawIndex };
@@ -107,6 +109,16 @@ export function engineVersion(): string {
   return binding.engineVersion();
 }
 
+/** The engine's locale table: `[twoLetter, threeLetter]` pairs, then `[cmn]` alone. */
+export function settingsLocales(): string[][] {
+  return binding.settingsLocales();
+}
+
+/** The engine's redaction of a secret (embedder API keys). */
+export function hideSecret(secret: string): string {
+  return binding.hideSecret(secret);
+}
+
 /**
  * Checks a document filter's syntax (string or array form) without an index, as
  * delete-by-filter does at enqueue time; throws `invalid_document_filter` (or
@@ -156,7 +168,7 @@ export type BatchOp =
   | { type: 'deleteByFilter'; taskUid: number; filter: unknown }
   | { type: 'clearDocuments'; taskUid: number }
   | { type: 'setPrimaryKey'; taskUid: number; primaryKey: string }
-  | { type: 'updateSettings'; taskUid: number; settings: unknown };
+  | { type: 'updateSettings'; taskUid: number; patch: unknown };
 
 export type BatchOpResult =
   | { taskUid: number; ok: true; indexedDocuments?: number; deletedDocuments?: number }
@@ -226,9 +238,9 @@ export class NativeIndex {
     return this.raw.primaryKey();
   }
 
-  settings(): unknown {
-    const s = this.raw.settings();
-    return s === null ? null : JSON.parse(s);
+  /** The settings view (`GET /settings` with every field), defaults included. */
+  settings(): Record<string, unknown> {
+    return JSON.parse(this.raw.settings()) as Record<string, unknown>;
   }
 
   documentCount(): number {

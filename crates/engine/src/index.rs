@@ -62,8 +62,10 @@ pub enum BatchOp {
     ClearDocuments { task_uid: u64 },
     #[serde(rename_all = "camelCase")]
     SetPrimaryKey { task_uid: u64, primary_key: String },
+    /// Applies a settings update (the validated request, see [`crate::SettingsPatch`]) to the
+    /// settings the batch has reached.
     #[serde(rename_all = "camelCase")]
-    UpdateSettings { task_uid: u64, settings: Value },
+    UpdateSettings { task_uid: u64, patch: Value },
 }
 
 impl BatchOp {
@@ -813,7 +815,7 @@ impl Index {
                     _ => state.primary_key = Some(primary_key.clone()),
                 }
             }
-            BatchOp::UpdateSettings { settings, .. } => {
+            BatchOp::UpdateSettings { patch, .. } => {
                 // What is indexed: which attributes (their order only ranks) and how text is
                 // cut into words.
                 let indexed = |s: Option<&Value>| {
@@ -823,10 +825,14 @@ impl Index {
                     }
                     (attrs, tokens::text_settings(s))
                 };
-                let before = match &state.settings {
-                    Some(s) => indexed(Some(s)),
-                    None => indexed(self.stored_settings(txn)?.as_ref()),
+                let current = match &state.settings {
+                    Some(s) => Some(s.clone()),
+                    None => self.stored_settings(txn)?,
                 };
+                let mut next = crate::Settings::from_stored(current.as_ref());
+                next.apply(crate::SettingsPatch::from_json(patch)?)?;
+                let settings = &next.to_json();
+                let before = indexed(current.as_ref());
                 let after = indexed(Some(settings));
                 state.settings = Some(settings.clone());
                 if before != after {

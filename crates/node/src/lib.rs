@@ -62,6 +62,24 @@ pub fn engine_version() -> String {
     engine::VERSION.to_string()
 }
 
+/// Meilisearch's redaction of a secret (embedder API keys in task details).
+#[napi]
+pub fn hide_secret(secret: String) -> String {
+    engine::settings::hide_secret(&secret)
+}
+
+/// The locales settings and searches accept, as `[twoLetter, threeLetter]` pairs in
+/// Meilisearch's order (`cmn`, which has no two-letter form, comes last on its own).
+#[napi]
+pub fn settings_locales() -> Vec<Vec<String>> {
+    let pairs = engine::settings::LOCALE_PAIRS.iter();
+    let mut out: Vec<Vec<String>> = pairs
+        .map(|(a, b)| vec![a.to_string(), b.to_string()])
+        .collect();
+    out.push(vec!["cmn".to_string()]);
+    out
+}
+
 /// Checks the syntax of a document filter (the JSON text of its string or array form), as
 /// delete-by-filter does when it enqueues. Throws `invalid_document_filter`, or
 /// `feature_not_enabled` for `CONTAINS` without the `containsFilter` feature.
@@ -438,9 +456,10 @@ impl NativeIndex {
         self.index()?.primary_key().map_err(js_err)
     }
 
+    /// The settings view (JSON), defaults included.
     #[napi]
-    pub fn settings(&self) -> Result<Option<String>> {
-        self.index()?.settings_json().map_err(js_err)
+    pub fn settings(&self) -> Result<String> {
+        self.index()?.settings_view_json().map_err(js_err)
     }
 
     #[napi]
