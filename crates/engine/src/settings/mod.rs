@@ -124,6 +124,7 @@ pub struct Settings {
     pub pagination: Pagination,
     /// Embedder name → its configuration as sent (see [`Embedder`]).
     pub embedders: BTreeMap<String, Embedder>,
+    #[serde(deserialize_with = "stored_opt_u64")]
     pub search_cutoff_ms: Option<u64>,
     /// `None` (null) and an empty list differ on the wire.
     pub localized_attributes: Option<Vec<LocalizedAttributeRule>>,
@@ -277,6 +278,7 @@ impl Default for MinWordSizeForTypos {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Faceting {
+    #[serde(deserialize_with = "stored_u64")]
     pub max_values_per_facet: u64,
     /// Facet name (or `*`) → order; always holds `*`.
     pub sort_facet_values_by: BTreeMap<String, FacetValuesOrder>,
@@ -303,6 +305,7 @@ pub enum FacetValuesOrder {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Pagination {
+    #[serde(deserialize_with = "stored_u64")]
     pub max_total_hits: u64,
 }
 
@@ -332,6 +335,7 @@ pub struct LocalizedAttributeRule {
 pub struct ChatSettings {
     pub description: String,
     pub document_template: String,
+    #[serde(deserialize_with = "stored_u64")]
     pub document_template_max_bytes: u64,
     /// The search parameters chat uses, as sent (keys in Meilisearch's order).
     pub search_parameters: Map<String, Value>,
@@ -346,6 +350,17 @@ impl Default for ChatSettings {
             search_parameters: Map::new(),
         }
     }
+}
+
+/// A stored u64 that an earlier version may have written past `u64::MAX` (see
+/// [`patch::setting_u64`]).
+fn stored_u64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    serde_json::Number::deserialize(d).map(|n| patch::saturating(&n))
+}
+
+/// [`stored_u64`] for a nullable field.
+fn stored_opt_u64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Option::<serde_json::Number>::deserialize(d).map(|n| n.as_ref().map(patch::saturating))
 }
 
 impl Settings {

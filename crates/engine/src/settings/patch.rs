@@ -40,6 +40,23 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Setting<T> {
     }
 }
 
+/// A `Setting<u64>` that also reads a number past `u64::MAX` (JavaScript rounds the largest
+/// u64 the validators accept up to 2^64), saturating.
+pub(super) fn setting_u64<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Setting<u64>, D::Error> {
+    Ok(match Option::<serde_json::Number>::deserialize(d)? {
+        Some(n) => Setting::Set(saturating(&n)),
+        None => Setting::Reset,
+    })
+}
+
+/// A number as u64: fractions dropped, out-of-range values saturated.
+pub(super) fn saturating(n: &serde_json::Number) -> u64 {
+    n.as_u64()
+        .unwrap_or_else(|| n.as_f64().map_or(0, |f| f as u64))
+}
+
 impl<T> Setting<T> {
     /// The value after this update: unchanged, the default, or the one sent.
     fn pick(self, current: T, default: impl FnOnce() -> T) -> T {
@@ -73,6 +90,7 @@ pub struct SettingsPatch {
     pub pagination: Setting<PaginationPatch>,
     /// Embedder name → its partial configuration, or null to remove that embedder.
     pub embedders: Setting<BTreeMap<String, Option<Map<String, Value>>>>,
+    #[serde(deserialize_with = "setting_u64")]
     pub search_cutoff_ms: Setting<u64>,
     pub localized_attributes: Setting<Vec<LocalizedAttributeRule>>,
     pub facet_search: Setting<bool>,
@@ -103,6 +121,7 @@ pub struct MinWordSizeForTyposPatch {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct FacetingPatch {
+    #[serde(deserialize_with = "setting_u64")]
     pub max_values_per_facet: Setting<u64>,
     pub sort_facet_values_by: Setting<BTreeMap<String, FacetValuesOrder>>,
 }
@@ -111,6 +130,7 @@ pub struct FacetingPatch {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PaginationPatch {
+    #[serde(deserialize_with = "setting_u64")]
     pub max_total_hits: Setting<u64>,
 }
 
@@ -120,6 +140,7 @@ pub struct PaginationPatch {
 pub struct ChatPatch {
     pub description: Setting<String>,
     pub document_template: Setting<String>,
+    #[serde(deserialize_with = "setting_u64")]
     pub document_template_max_bytes: Setting<u64>,
     pub search_parameters: Setting<Map<String, Value>>,
 }

@@ -543,3 +543,25 @@ fn test_accessors_read_like_the_engine_helpers() {
     let off = updated(json!({ "typoTolerance": { "enabled": false } }), &d);
     assert_eq!(off.typos_for_length(20), 0);
 }
+
+#[test]
+fn test_numbers_past_u64_max_saturate() {
+    // JavaScript sends u64::MAX as 2^64.
+    let s = updated(
+        json!({ "searchCutoffMs": 18446744073709552000.0, "pagination": { "maxTotalHits": 18446744073709552000.0 } }),
+        &Settings::default(),
+    );
+    assert_eq!(s.search_cutoff_ms, Some(u64::MAX));
+    assert_eq!(s.pagination.max_total_hits, u64::MAX);
+    let stored = json!({ "searchCutoffMs": 18446744073709552000.0, "faceting": { "maxValuesPerFacet": 18446744073709552000.0 }, "rankingRules": ["typo"] });
+    let s = Settings::from_stored(Some(&stored));
+    assert_eq!(s.search_cutoff_ms, Some(u64::MAX));
+    assert_eq!(s.faceting.max_values_per_facet, u64::MAX);
+    assert_eq!(s.ranking_rules, vec!["typo"]);
+    let sent: Value =
+        serde_json::from_str(r#"{ "searchCutoffMs": 18446744073709552000 }"#).unwrap();
+    assert_eq!(
+        updated(sent, &Settings::default()).search_cutoff_ms,
+        Some(u64::MAX)
+    );
+}
