@@ -66,3 +66,13 @@ export function catalogByCode(): Map<string, ErrorCodeRow> {
 export function engineVersion(): string {
   return binding.engineVersion();
 }
+
+/** The engine's locale table: `[twoLetter, threeLetter]` pairs, then `[cmn]` alone. */
+export function settingsLocales(): string[][] {
+  return binding.settingsLocales();
+}
+
+/** The engine's redaction of a secret (embedder API keys). */
+export function hideSecret(secret: string): string {
+  return binding.hideSecret(secret);
+}

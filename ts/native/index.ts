@@ -12,7 +12,7 @@
 import type * as Native from '../../native/index';
 import { binding, call, callSync } from './binding';
 
-export { catalogByCode, engineVersion, type ErrorCodeRow } from './binding';
+export { catalogByCode, engineVersion, type ErrorCodeRow, hideSecret, settingsLocales } from './binding';
 export { checkDocumentFilter, type PayloadFormat, stageDocuments } from './documents';
 export { type KvEntry, type KvOp, KvStore } from './kv';
 
@@ -22,7 +22,7 @@ export type BatchOp =
   | { type: 'deleteByFilter'; taskUid: number; filter: unknown }
   | { type: 'clearDocuments'; taskUid: number }
   | { type: 'setPrimaryKey'; taskUid: number; primaryKey: string }
-  | { type: 'updateSettings'; taskUid: number; settings: unknown };
+  | { type: 'updateSettings'; taskUid: number; patch: unknown };
 
 export type BatchOpResult =
   | { taskUid: number; ok: true; indexedDocuments?: number; deletedDocuments?: number }
@@ -92,9 +92,9 @@ export class NativeIndex {
     return this.raw.primaryKey();
   }
 
-  settings(): unknown {
-    const s = this.raw.settings();
-    return s === null ? null : JSON.parse(s);
+  /** The settings view (`GET /settings` with every field), defaults included. */
+  settings(): Record<string, unknown> {
+    return JSON.parse(this.raw.settings()) as Record<string, unknown>;
   }
 
   documentCount(): number {

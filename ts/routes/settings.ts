@@ -3,18 +3,7 @@ import { type Request, type Response, Router } from 'express';
 import type { Deps } from '../deps';
 import { readJson } from '../http/body';
 import { checkIndexUid } from '../schemas/indexes';
-import {
-  defaultSettings,
-  parseSettingsBody,
-  parseSubrouteBody,
-  resetPatch,
-  SETTINGS_SUBROUTES,
-  type Settings,
-  type SettingsPatch,
-  settingsTaskDetails,
-  settingsView,
-  subrouteView,
-} from '../settings';
+import { parseSettingsBody, parseSubrouteBody, resetPatch, SETTINGS_SUBROUTES, type SettingsPatch, settingsTaskDetails } from '../settings';
 import { summaryView } from '../tasks/queue';
 
 export function settingsRoutes(deps: Deps): Router {
@@ -22,7 +11,8 @@ export function settingsRoutes(deps: Deps): Router {
   const { guard, queue, registry, features } = deps;
   const flags = () => features.get() as Record<string, boolean>;
 
-  const current = (uid: string): Settings => (registry.handle(uid).settings() as Settings | null) ?? defaultSettings();
+  /** The engine's view of the index's settings, every field included. */
+  const view = (uid: string): Record<string, unknown> => registry.handle(uid).settings();
 
   async function enqueue(req: Request, res: Response, patch: SettingsPatch, reset: boolean): Promise<void> {
     const uid = checkIndexUid(req.params.indexUid);
@@ -36,7 +26,11 @@ export function settingsRoutes(deps: Deps): Router {
   }
 
   r.get('/indexes/:indexUid/settings', guard('settings.get', 'param'), (req, res) => {
-    res.json(settingsView(current(checkIndexUid(req.params.indexUid)), flags()));
+    const out = view(checkIndexUid(req.params.indexUid));
+    // The experimental settings show only while their feature is on.
+    if (!flags().foreignKeys) delete out.foreignKeys;
+    if (!flags().chatCompletions) delete out.chat;
+    res.json(out);
   });
   r.patch('/indexes/:indexUid/settings', guard('settings.update', 'param'), (req, res) => {
     checkIndexUid(req.params.indexUid);
@@ -47,7 +41,7 @@ export function settingsRoutes(deps: Deps): Router {
   for (const { route, field, method } of SETTINGS_SUBROUTES) {
     const p = `/indexes/:indexUid/settings/${route}`;
     r.get(p, guard('settings.get', 'param'), (req, res) => {
-      res.json(subrouteView(current(checkIndexUid(req.params.indexUid)), field));
+      res.json(view(checkIndexUid(req.params.indexUid))[field]);
     });
     r[method](p, guard('settings.update', 'param'), (req, res) => {
       checkIndexUid(req.params.indexUid);

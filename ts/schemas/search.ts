@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
-import { canonicalLocale, LOCALES } from '../settings/defaults';
+import { canonicalLocale, LOCALES } from '../settings/vocabulary';
 
 const filterShape = z.union([z.string(), z.array(z.union([z.string(), z.array(z.string())]))]).nullable();
 const strList = z.array(z.string()).nullable();
@@ -107,10 +107,11 @@ export function engineQuery(b: SearchBody): Record<string, unknown> {
     distinct: b.distinct ?? null,
     attributesToHighlight: b.attributesToHighlight ?? null,
     attributesToCrop: b.attributesToCrop ?? null,
-    cropLength: b.cropLength ?? 10,
-    cropMarker: b.cropMarker ?? '…',
-    highlightPreTag: b.highlightPreTag ?? '<em>',
-    highlightPostTag: b.highlightPostTag ?? '</em>',
+    // Left out when not sent: the engine's defaults apply.
+    cropLength: b.cropLength,
+    cropMarker: b.cropMarker,
+    highlightPreTag: b.highlightPreTag,
+    highlightPostTag: b.highlightPostTag,
     showMatchesPosition: b.showMatchesPosition ?? false,
     matchingStrategy: b.matchingStrategy ?? null,
     showPerformanceDetails: b.showPerformanceDetails ?? false,

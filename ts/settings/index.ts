@@ -1,8 +1,10 @@
 /**
- * Index settings: the settings object and its defaults, validation of update bodies (whole
- * object and sub-routes), applying an update when its task runs, and the views the routes and
- * tasks show. Behaviour follows Meilisearch 1.50 (`GET/PATCH/DELETE /indexes/{uid}/settings`
- * and one sub-route per setting).
+ * Index settings on the HTTP side: the shapes of the settings object and of an update,
+ * validation of update bodies (whole object and sub-routes, first error only), the details a
+ * settings task shows, and the sub-routes. The engine owns the rest (defaults, applying an
+ * update when its task runs, the view `GET` returns: `crates/engine/src/settings/`).
+ * Behaviour follows Meilisearch 1.50 (`GET/PATCH/DELETE /indexes/{uid}/settings` and one
+ * sub-route per setting).
  */
 import type { SettingsField } from './types';
 
@@ -19,10 +21,9 @@ export type {
   SettingsPatch,
   TypoTolerance,
 } from './types';
-export { DEFAULT_RANKING_RULES, defaultSettings, SETTINGS_FIELDS } from './defaults';
+export { SETTINGS_FIELDS } from './vocabulary';
 export { parseSettingsBody, parseSubrouteBody, rankingRuleError, settingErrorCode } from './validate';
-export { applySettingsPatch, completeSettings, resetPatch } from './apply';
-export { hideSecret, settingsTaskDetails, settingsView, subrouteView } from './view';
+export { resetPatch, settingsTaskDetails } from './details';
 
 export type SettingsSubroute = { route: string; field: SettingsField; method: 'put' | 'patch' };
 

@@ -9,7 +9,7 @@
  * with `attributeRank`/`wordPosition`.
  *
  * Checks that need the current settings (oneTypo ≤ twoTypos across two updates) happen when the
- * task runs, in `applySettingsPatch`.
+ * task runs, in the engine (`Settings::apply`).
  */
 import { ApiError } from '../errors/api-error';
 import {
@@ -22,7 +22,7 @@ import {
   PREFIX_SEARCHES,
   PROXIMITY_PRECISIONS,
   SETTINGS_FIELDS,
-} from './defaults';
+} from './vocabulary';
 import {
   arrayOf,
   boolean,

@@ -15,7 +15,6 @@ import { errorBody } from '../errors/catalog';
 import type { IndexEntry, IndexRegistry } from '../indexes/registry';
 import type { Logger } from '../logging';
 import type { BatchOp, KvOp, NativeIndex } from '../native';
-import { applySettingsPatch, defaultSettings, type Settings } from '../settings';
 import { nowIso } from '../util/time';
 import { nextBatch } from './autobatch';
 import { noQueueWrites, type QueueWrites, removePayload, type WorkerQueue } from './queue';
@@ -372,7 +371,6 @@ export class Worker {
     const ops: BatchOp[] = [];
     /** Delete-by-filter tasks: their errors name the index, as Meilisearch's batch errors do. */
     const byFilter = new Set<number>();
-    let settings = (h.settings() as Settings | null) ?? defaultSettings();
     for (const t of tasks) {
       const p = t.payload;
       switch (p.kind) {
@@ -386,8 +384,8 @@ export class Worker {
           ops.push({ type: 'clearDocuments', taskUid: t.uid });
           break;
         case 'settingsUpdate':
-          settings = applySettingsPatch(settings, p.patch as never);
-          ops.push({ type: 'updateSettings', taskUid: t.uid, settings });
+          // The engine applies the patch to the settings the batch has reached.
+          ops.push({ type: 'updateSettings', taskUid: t.uid, patch: p.patch });
           break;
         case 'documentDeletionByFilter':
           byFilter.add(t.uid);

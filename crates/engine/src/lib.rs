@@ -9,6 +9,7 @@ pub mod filter;
 pub mod geojson;
 pub mod index;
 pub mod payload;
+pub mod settings;
 pub mod sort;
 mod store;
 pub mod tokens;
@@ -17,6 +18,7 @@ pub mod value;
 pub use api_types::{Error, Result};
 pub use index::{BatchOp, FacetSearchQuery, FetchQuery, Index, Method, SearchQuery};
 pub use payload::{stage_documents, Format};
+pub use settings::{Settings, SettingsPatch};
 
 /// The engine's version, reported by `GET /version` next to the package's.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

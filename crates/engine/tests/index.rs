@@ -327,7 +327,7 @@ fn keyword_totals_are_exact_below_max_total_hits_and_capped_above() {
         .apply_batch(vec![
             BatchOp::UpdateSettings {
                 task_uid: 1,
-                settings: json!({"pagination": {"maxTotalHits": 12}}),
+                patch: json!({"pagination": {"maxTotalHits": 12}}),
             },
             add(2, file, Method::Replace, None),
         ])
@@ -458,7 +458,7 @@ fn delete_by_filter_sees_the_batch_settings_and_replays_idempotently() {
             },
             BatchOp::UpdateSettings {
                 task_uid: 3,
-                settings: settings.clone(),
+                patch: settings.clone(),
             },
             BatchOp::DeleteByFilter {
                 task_uid: 4,
@@ -507,7 +507,7 @@ fn search_and_fetch_apply_the_filter_to_hits_and_totals() {
             add(1, file, Method::Replace, None),
             BatchOp::UpdateSettings {
                 task_uid: 2,
-                settings,
+                patch: settings,
             },
         ])
         .unwrap();

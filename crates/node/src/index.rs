@@ -174,10 +174,10 @@ impl NativeIndex {
         self.index()?.primary_key().map_err(to_napi_error)
     }
 
-    /// The stored settings object (JSON), or null before any settings update.
+    /// The settings view (JSON), defaults included.
     #[napi]
-    pub fn settings(&self) -> Result<Option<String>> {
-        self.index()?.settings_json().map_err(to_napi_error)
+    pub fn settings(&self) -> Result<String> {
+        self.index()?.settings_view_json().map_err(to_napi_error)
     }
 
     /// The number of documents.

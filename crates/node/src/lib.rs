@@ -93,3 +93,21 @@ pub fn error_catalog() -> Vec<ErrorCodeRow> {
 pub fn engine_version() -> String {
     engine::VERSION.to_string()
 }
+
+/// Meilisearch's redaction of a secret (embedder API keys in task details).
+#[napi]
+pub fn hide_secret(secret: String) -> String {
+    engine::settings::hide_secret(&secret)
+}
+
+/// The locales settings and searches accept, as `[twoLetter, threeLetter]` pairs in
+/// Meilisearch's order (`cmn`, which has no two-letter form, comes last on its own).
+#[napi]
+pub fn settings_locales() -> Vec<Vec<String>> {
+    let pairs = engine::settings::LOCALE_PAIRS.iter();
+    let mut out: Vec<Vec<String>> = pairs
+        .map(|(a, b)| vec![a.to_string(), b.to_string()])
+        .collect();
+    out.push(vec!["cmn".to_string()]);
+    out
+}

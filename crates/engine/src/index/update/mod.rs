@@ -53,8 +53,10 @@ pub enum BatchOp {
     ClearDocuments { task_uid: u64 },
     #[serde(rename_all = "camelCase")]
     SetPrimaryKey { task_uid: u64, primary_key: String },
+    /// Applies a settings update (the validated request, see [`crate::SettingsPatch`]) to the
+    /// settings the batch has reached.
     #[serde(rename_all = "camelCase")]
-    UpdateSettings { task_uid: u64, settings: Value },
+    UpdateSettings { task_uid: u64, patch: Value },
 }
 
 impl BatchOp {
@@ -290,8 +292,8 @@ impl Index {
                     _ => state.primary_key = Some(primary_key.clone()),
                 }
             }
-            BatchOp::UpdateSettings { settings, .. } => {
-                self.update_settings(txn, writer, state, settings)?;
+            BatchOp::UpdateSettings { patch, .. } => {
+                self.update_settings(txn, writer, state, patch)?;
             }
         }
         Ok(out)

@@ -14,14 +14,15 @@ use crate::store::heed_error;
 use crate::tokens;
 
 impl Index {
-    /// The `UpdateSettings` op: `settings` becomes the batch's settings, and the documents
-    /// are re-indexed if what is indexed changed.
+    /// The `UpdateSettings` op: `patch` is applied to the settings the batch has reached (a
+    /// failed apply fails this task only), and the documents are re-indexed if what is
+    /// indexed changed.
     pub(super) fn update_settings(
         &self,
         txn: &mut RwTxn,
         writer: &mut IndexWriter,
         state: &mut BatchState,
-        settings: &Value,
+        patch: &Value,
     ) -> Result<()> {
         // What is indexed: which attributes (their order only ranks) and how text is
         // cut into words.
@@ -32,10 +33,14 @@ impl Index {
             }
             (attrs, tokens::text_settings(s))
         };
-        let before = match &state.settings {
-            Some(s) => indexed(Some(s)),
-            None => indexed(self.stored_settings(txn)?.as_ref()),
+        let current = match &state.settings {
+            Some(s) => Some(s.clone()),
+            None => self.stored_settings(txn)?,
         };
+        let mut next = crate::Settings::from_stored(current.as_ref());
+        next.apply(crate::SettingsPatch::from_json(patch)?)?;
+        let settings = &next.to_json();
+        let before = indexed(current.as_ref());
         let after = indexed(Some(settings));
         state.settings = Some(settings.clone());
         if before != after {
