@@ -31,11 +31,11 @@ pub(crate) struct FacetStats {
     pub max: f64,
 }
 
-/// `faceting.maxValuesPerFacet` (default 100).
+/// `faceting.maxValuesPerFacet` (default in [`crate::settings`]).
 pub(super) fn max_values_per_facet(settings: Option<&Value>) -> usize {
     settings
         .and_then(|s| s["faceting"]["maxValuesPerFacet"].as_u64())
-        .unwrap_or(100) as usize
+        .unwrap_or(crate::settings::DEFAULT_MAX_VALUES_PER_FACET) as usize
 }
 
 /// `faceting.sortFacetValuesBy` for `facet` (its own entry, else `*`, else alpha).

@@ -10,11 +10,11 @@ use serde_json::{Map, Value};
 
 use super::SearchQuery;
 
-/// `pagination.maxTotalHits` (default 1000).
+/// `pagination.maxTotalHits` (default in [`crate::settings`]).
 pub(super) fn max_total_hits(settings: Option<&Value>) -> usize {
     settings
         .and_then(|s| s["pagination"]["maxTotalHits"].as_u64())
-        .unwrap_or(1000) as usize
+        .unwrap_or(crate::settings::DEFAULT_MAX_TOTAL_HITS) as usize
 }
 
 /// The slice of the ordered hits a search returns.

@@ -4,6 +4,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::settings::search_defaults;
+
 /// Query of `search` (the normalized form the TypeScript layer sends).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -69,20 +71,21 @@ pub struct SearchQuery {
     pub ranking_score_threshold: Option<f64>,
 }
 
+// The request's defaults are defined once, with the settings' (`crate::settings`).
 fn default_crop_length() -> usize {
-    10
+    search_defaults::CROP_LENGTH
 }
 
 fn default_crop_marker() -> String {
-    "…".to_string()
+    search_defaults::CROP_MARKER.to_string()
 }
 
 fn default_pre_tag() -> String {
-    "<em>".to_string()
+    search_defaults::HIGHLIGHT_PRE_TAG.to_string()
 }
 
 fn default_post_tag() -> String {
-    "</em>".to_string()
+    search_defaults::HIGHLIGHT_POST_TAG.to_string()
 }
 
 /// Query of `facet_search`.

@@ -84,14 +84,14 @@ pub(crate) fn typos_for_length(settings: Option<&Value>, len: usize) -> u8 {
     if typo_setting(settings, &["enabled"]) == Some(&Value::Bool(false)) {
         return 0;
     }
-    let size = |name: &str, default: u64| {
+    let size = |name: &str, default: u8| {
         typo_setting(settings, &["minWordSizeForTypos", name])
             .and_then(Value::as_u64)
-            .unwrap_or(default) as usize
+            .unwrap_or(default as u64) as usize
     };
-    if len >= size("twoTypos", 9) {
+    if len >= size("twoTypos", crate::settings::DEFAULT_TWO_TYPOS) {
         2
-    } else if len >= size("oneTypo", 5) {
+    } else if len >= size("oneTypo", crate::settings::DEFAULT_ONE_TYPO) {
         1
     } else {
         0

@@ -10,22 +10,17 @@ use serde_json::Value;
 use super::rule::Rule;
 use crate::filter::eval::within;
 use crate::index::string_list;
+use crate::settings;
 use crate::sort::SortKey;
-
-const DEFAULT_RULES: [&str; 7] = [
-    "words",
-    "typo",
-    "proximity",
-    "attributeRank",
-    "sort",
-    "wordPosition",
-    "exactness",
-];
 
 /// `rankingRules`, Meilisearch's default when unset.
 pub(crate) fn ranking_rules(settings: Option<&Value>) -> Vec<String> {
-    string_list(settings, "rankingRules")
-        .unwrap_or_else(|| DEFAULT_RULES.iter().map(|s| s.to_string()).collect())
+    string_list(settings, "rankingRules").unwrap_or_else(|| {
+        settings::DEFAULT_RANKING_RULES
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    })
 }
 
 /// The ranking rules as applied to a query: `words` only for a keyword query that may drop
@@ -125,12 +120,12 @@ pub(super) fn field_weights(settings: Option<&Value>, names: &[String]) -> (Vec<
     (weights, searchable.len().saturating_sub(1) as u32)
 }
 
-/// How long ranking may take (`searchCutoffMs`, 1500 ms by default): past it, a search
+/// How long ranking may take (`searchCutoffMs`, default in [`settings`]): past it, a search
 /// answers with what it ranked so far.
 pub(crate) fn search_cutoff(settings: Option<&Value>) -> std::time::Duration {
     let ms = settings
         .and_then(|s| s["searchCutoffMs"].as_u64())
-        .unwrap_or(1500);
+        .unwrap_or(settings::DEFAULT_SEARCH_CUTOFF_MS);
     std::time::Duration::from_millis(ms)
 }
 
