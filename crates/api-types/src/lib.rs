@@ -24,4 +24,4 @@ pub use error::{Error, Result};
 pub use rows::{catalog, lookup, CodeRow, ErrorType};
 #[cfg(feature = "heed")]
 pub use system::heed_error;
-pub use system::io_error;
+pub use system::{catch_panic, io_error};

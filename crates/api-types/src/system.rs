@@ -1,5 +1,6 @@
 //! Failures of the system under Quarry mapped onto codes: I/O errors and, with the `heed`
-//! feature, LMDB errors. Used by the engine's store and by the key-value store alike.
+//! feature, LMDB errors, used by the engine's store and by the key-value store alike; and a
+//! panic, which [`catch_panic`] turns into an internal error.
 
 use crate::Error;
 
@@ -28,6 +29,20 @@ pub fn heed_error(e: heed::Error) -> Error {
     }
 }
 
+/// Runs `f`, turning a panic into an `internal` error: a bug that one request reaches fails
+/// that request, never the process (a panic unwinding into N-API's C frames would abort it).
+/// A lock held by the panicking code is left poisoned, so later calls on it fail the same way.
+pub fn catch_panic<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_string());
+        Err(Error::internal(format!("the engine panicked: {what}")))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,5 +61,16 @@ mod tests {
     fn test_full_map_is_a_size_limit() {
         let e = heed_error(heed::Error::Mdb(heed::MdbError::MapFull));
         assert_eq!(e.code, "database_size_limit_reached");
+    }
+
+    #[test]
+    fn test_a_panic_becomes_an_internal_error() {
+        let e = catch_panic::<()>(|| panic!("index out of bounds")).unwrap_err();
+        assert_eq!(e.code, "internal");
+        assert!(e.message.contains("index out of bounds"), "{}", e.message);
+        let n: usize = 7;
+        let e = catch_panic::<()>(|| panic!("{} items", n)).unwrap_err();
+        assert!(e.message.contains("7 items"), "{}", e.message);
+        assert_eq!(catch_panic(|| Ok(3)).unwrap(), 3);
     }
 }

@@ -29,9 +29,11 @@ impl Task for StageTask {
     type JsValue = f64;
 
     fn compute(&mut self) -> Result<u64> {
-        let format = engine::Format::parse(&self.format).map_err(to_napi_error)?;
-        engine::stage_documents(&self.payload, format, self.delimiter.as_deref(), &self.dest)
-            .map_err(to_napi_error)
+        api_types::catch_panic(|| {
+            let format = engine::Format::parse(&self.format)?;
+            engine::stage_documents(&self.payload, format, self.delimiter.as_deref(), &self.dest)
+        })
+        .map_err(to_napi_error)
     }
 
     fn resolve(&mut self, _env: Env, n: u64) -> Result<f64> {

@@ -59,7 +59,7 @@ impl Task for IndexTask {
 
     fn compute(&mut self) -> Result<JobOutput> {
         let job = self.job.take().expect("an index task runs once");
-        run(&self.index, job).map_err(to_napi_error)
+        api_types::catch_panic(|| run(&self.index, job)).map_err(to_napi_error)
     }
 
     fn resolve(&mut self, _env: Env, output: JobOutput) -> Result<Self::JsValue> {

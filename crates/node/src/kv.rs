@@ -44,7 +44,7 @@ impl Task for CommitTask {
     type JsValue = ();
 
     fn compute(&mut self) -> Result<()> {
-        self.store.commit(&self.ops).map_err(to_napi_error)
+        api_types::catch_panic(|| self.store.commit(&self.ops)).map_err(to_napi_error)
     }
 
     fn resolve(&mut self, _env: Env, _: ()) -> Result<()> {
