@@ -1,0 +1,30 @@
+//! From a typed configuration to a working embedder.
+
+use std::sync::Arc;
+
+use api_types::{Error, Result};
+
+use crate::config::{EmbedderConfig, Source};
+use crate::embed::Embed;
+
+/// Builds the embedder of `config`. Remote sources send their requests through `client`.
+/// `userProvided` has no embedder: asking for one is an error the caller reports (a query
+/// without `vector`, a document without `_vectors`).
+pub fn build(
+    name: &str,
+    config: &EmbedderConfig,
+    _client: &outbound::Client,
+) -> Result<Arc<dyn Embed>> {
+    let source = match &config.source {
+        Source::UserProvided => "userProvided",
+        Source::OpenAi { .. } => "openAi",
+        Source::Ollama { .. } => "ollama",
+        Source::Rest { .. } => "rest",
+        Source::HuggingFace { .. } => "huggingFace",
+        Source::Composite { .. } => "composite",
+    };
+    Err(Error::new(
+        "vector_embedding_error",
+        format!("Error while generating embeddings: embedder `{name}` of source `{source}` cannot embed in this version of Quarry."),
+    ))
+}

@@ -1,0 +1,20 @@
+//! Embedders: what turns a document or a query into vectors.
+//!
+//! - `config`: the typed configuration of one embedder ([`EmbedderConfig`]), read from the
+//!   JSON the index settings store.
+//! - `embed`: the [`Embed`] trait every source implements, and [`Embedding`].
+//! - `build`: from a configuration to a working [`Embed`] ([`build()`]).
+//! - `template`: `documentTemplate`, the text embedded for one document.
+//!
+//! The engine owns the vector store and decides *when* to embed; this crate only knows *how*.
+//! Remote sources reach the network through the `outbound` crate's client, never directly.
+
+pub mod build;
+pub mod config;
+pub mod embed;
+pub mod template;
+
+pub use build::build;
+pub use config::{Distribution, EmbedderConfig, Pooling, Source};
+pub use embed::{Embed, Embedding};
+pub use template::DocumentTemplate;
