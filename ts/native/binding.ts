@@ -63,6 +63,11 @@ export function catalogByCode(): Map<string, ErrorCodeRow> {
   return catalogCache;
 }
 
+/** The networks the engine's outbound requests (remote embedders) may reach. */
+export function configureOutbound(allowedNetworks: string[]): void {
+  binding.configureOutbound(allowedNetworks);
+}
+
 export function engineVersion(): string {
   return binding.engineVersion();
 }

@@ -12,7 +12,7 @@
 import type * as Native from '../../native/index';
 import { binding, call, callSync } from './binding';
 
-export { catalogByCode, engineVersion, type ErrorCodeRow, hideSecret, settingsLocales } from './binding';
+export { catalogByCode, configureOutbound, engineVersion, type ErrorCodeRow, hideSecret, settingsLocales } from './binding';
 export { checkDocumentFilter, type PayloadFormat, stageDocuments } from './documents';
 export { type KvEntry, type KvOp, KvStore } from './kv';
 
@@ -32,6 +32,8 @@ export interface IndexStats {
   numberOfDocuments: number;
   rawDocumentDbSize: number;
   avgDocumentSize: number;
+  numberOfEmbeddings: number;
+  numberOfEmbeddedDocuments: number;
   fieldDistribution: Record<string, number>;
 }
 
@@ -68,8 +70,8 @@ export class NativeIndex {
     return p === null ? null : JSON.parse(p);
   }
 
-  getDocument(id: string, fields: string[] | null): Promise<Buffer | null> {
-    return call(() => this.raw.getDocument(id, fields ? JSON.stringify(fields) : null));
+  getDocument(id: string, fields: string[] | null, retrieveVectors = false): Promise<Buffer | null> {
+    return call(() => this.raw.getDocument(id, fields ? JSON.stringify(fields) : null, retrieveVectors));
   }
 
   fetchDocuments(query: FetchQuery): Promise<Buffer> {

@@ -136,10 +136,10 @@ export function documentRoutes(deps: Deps): Router {
     const q = req.query as Record<string, unknown>;
     rejectUnknownParams(q, ['fields', 'retrieveVectors']);
     const fields = listParam(q, 'fields', 'invalid_document_fields') ?? null;
-    boolParam(q, 'retrieveVectors', 'invalid_document_retrieve_vectors', false);
+    const retrieveVectors = boolParam(q, 'retrieveVectors', 'invalid_document_retrieve_vectors', false);
     const uid = checkIndexUid(req.params.indexUid);
     const id = String(req.params.documentId);
-    const doc = await registry.handle(uid).getDocument(id, fields);
+    const doc = await registry.handle(uid).getDocument(id, fields, retrieveVectors);
     if (doc === null) throw new ApiError('document_not_found', `Document \`${id}\` not found.`);
     sendJsonBytes(res, doc);
   });

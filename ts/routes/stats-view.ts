@@ -28,8 +28,8 @@ export function statsOf(deps: Deps, uid: string, q: StatsQuery): { raw: IndexSta
     rawDocumentDbSize: size(s.rawDocumentDbSize),
     avgDocumentSize: size(s.avgDocumentSize),
     isIndexing: deps.queue.isIndexing(uid),
-    numberOfEmbeddings: 0,
-    numberOfEmbeddedDocuments: 0,
+    numberOfEmbeddings: s.numberOfEmbeddings,
+    numberOfEmbeddedDocuments: s.numberOfEmbeddedDocuments,
     fieldDistribution: s.fieldDistribution,
   };
   if (q.internal) view.internalDatabaseSizes = {};

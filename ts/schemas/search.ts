@@ -78,8 +78,12 @@ export function searchQueryFromParams(query: Record<string, unknown>): unknown {
       out[k] = v.split(',').map((s) => s.trim());
     } else if (k === 'vector') {
       out[k] = v.split(',').map(Number);
-    } else if (k === 'hybrid') {
-      out[k] = v;
+    } else if (k === 'hybridEmbedder' || k === 'hybridSemanticRatio') {
+      // The GET form of `hybrid`: two flat parameters.
+      const h = (out.hybrid ?? {}) as Record<string, unknown>;
+      if (k === 'hybridEmbedder') h.embedder = v;
+      else h.semanticRatio = v.trim() === '' ? Number.NaN : Number(v);
+      out.hybrid = h;
     } else {
       out[k] = v;
     }
@@ -88,7 +92,42 @@ export function searchQueryFromParams(query: Record<string, unknown>): unknown {
 }
 
 export function parseSearch(body: unknown): SearchBody {
-  return parseWith(SearchSchema, body ?? {}, SEARCH_CODES);
+  const b = parseWith(SearchSchema, body ?? {}, SEARCH_CODES);
+  checkHybrid(b.hybrid);
+  return b;
+}
+
+/** The shape of `hybrid` (`{embedder, semanticRatio?}`), with Meilisearch's codes and messages. */
+export function checkHybrid(hybrid: unknown): void {
+  if (hybrid === undefined || hybrid === null) return;
+  const code = 'invalid_search_hybrid_query';
+  if (typeof hybrid !== 'object' || Array.isArray(hybrid)) {
+    throw new ApiError(code, `Invalid value type at \`.hybrid\`: expected an object, but found ${describe(hybrid)}`);
+  }
+  const h = hybrid as Record<string, unknown>;
+  for (const k of Object.keys(h)) {
+    if (k !== 'embedder' && k !== 'semanticRatio') {
+      throw new ApiError(code, `Unknown field \`${k}\` inside \`.hybrid\`: expected one of \`semanticRatio\`, \`embedder\``);
+    }
+  }
+  if (h.semanticRatio !== undefined) {
+    const r = h.semanticRatio;
+    if (typeof r !== 'number' || !(r >= 0 && r <= 1)) {
+      throw new ApiError('invalid_search_semantic_ratio', 'Invalid value at `.hybrid.semanticRatio`: the value of `semanticRatio` is invalid, expected a float between `0.0` and `1.0`.');
+    }
+  }
+  if (h.embedder === undefined) throw new ApiError(code, 'Missing field `embedder` inside `.hybrid`');
+  if (typeof h.embedder !== 'string') {
+    throw new ApiError('invalid_search_embedder', `Invalid value type at \`.hybrid.embedder\`: expected a string, but found ${describe(h.embedder)}`);
+  }
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return `an array: \`${JSON.stringify(v)}\``;
+  if (typeof v === 'object') return `an object: \`${JSON.stringify(v)}\``;
+  if (typeof v === 'string') return `a string: \`"${v}"\``;
+  return `a ${typeof v}: \`${String(v)}\``;
 }
 
 /** The normalized query handed to the engine (see docs/native-contract.md). */
@@ -120,6 +159,8 @@ export function engineQuery(b: SearchBody): Record<string, unknown> {
     showRankingScoreDetails: b.showRankingScoreDetails ?? false,
     rankingScoreThreshold: b.rankingScoreThreshold ?? null,
     locales: b.locales ? b.locales.map(canonicalLocale) : null,
+    vector: b.vector ?? null,
+    hybrid: b.hybrid ?? null,
   };
 }
 

@@ -35,6 +35,7 @@ use crate::store::{keys, Store};
 
 mod cache;
 mod documents;
+mod embeddings;
 mod filtering;
 mod open;
 mod search;

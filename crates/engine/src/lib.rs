@@ -14,11 +14,13 @@ pub mod sort;
 mod store;
 pub mod tokens;
 pub mod value;
+pub(crate) mod vectors;
 
 pub use api_types::{Error, Result};
 pub use index::{BatchOp, FacetSearchQuery, FetchQuery, Index, Method, SearchQuery};
 pub use payload::{stage_documents, Format};
 pub use settings::{Settings, SettingsPatch};
+pub use vectors::configure_outbound;
 
 /// The engine's version, reported by `GET /version` next to the package's.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

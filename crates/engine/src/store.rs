@@ -6,7 +6,8 @@
 //! - `ids`: external id (the primary-key value as text) → internal id.
 //! - `meta`: small values: primary key, next internal id, settings, field distribution,
 //!   generation, the dirty set not yet in tantivy, the results of the last applied batch,
-//!   and the fields map (field names by id, append-only).
+//!   and the fields map (field names by id, append-only), and the vectors' registry.
+//! - `vectors`: the embeddings' HNSW graphs (see [`crate::vectors`]).
 
 use std::path::Path;
 
@@ -36,6 +37,7 @@ pub(crate) struct Store {
     pub docs: DocsDb,
     pub ids: IdsDb,
     pub meta: MetaDb,
+    pub vectors: crate::vectors::VectorStore,
 }
 
 /// Virtual address space reserved for one index's store (LMDB maps lazily; nothing is allocated).
@@ -66,12 +68,14 @@ impl Store {
         let meta = env
             .create_database(&mut wtxn, Some("meta"))
             .map_err(heed_error)?;
+        let vectors = crate::vectors::VectorStore::open(&env, &mut wtxn)?;
         wtxn.commit().map_err(heed_error)?;
         Ok(Store {
             env,
             docs,
             ids,
             meta,
+            vectors,
         })
     }
 

@@ -83,7 +83,7 @@ fn add_update_delete_in_one_batch() {
         json!({"id":1,"title":"hello world","n":1,"extra":true})
     );
     assert_eq!(
-        index.get_document("3", None).unwrap(),
+        index.get_document("3", None, false).unwrap(),
         None,
         "a failed op applies none of its documents"
     );
@@ -293,7 +293,7 @@ fn documents_keep_values_and_field_order_across_reopen_and_updates() {
     // A new process: the fields map comes back from the store.
     let index = Index::open(tmp.path().join("idx")).unwrap();
     let doc: Value =
-        serde_json::from_slice(&index.get_document("1", None).unwrap().unwrap()).unwrap();
+        serde_json::from_slice(&index.get_document("1", None, false).unwrap().unwrap()).unwrap();
     assert_eq!(
         serde_json::to_string(&doc).unwrap(),
         r#"{"id":1,"z":"last \"quoted\"","a":[1,{"b":null}],"m":1.25,"t":true}"#
@@ -304,7 +304,7 @@ fn documents_keep_values_and_field_order_across_reopen_and_updates() {
         .apply_batch(vec![add(2, update, Method::Update, None)])
         .unwrap();
     let doc: Value =
-        serde_json::from_slice(&index.get_document("2", None).unwrap().unwrap()).unwrap();
+        serde_json::from_slice(&index.get_document("2", None, false).unwrap().unwrap()).unwrap();
     assert_eq!(
         serde_json::to_string(&doc).unwrap(),
         r#"{"id":2,"only":"x","fresh":"new","z":"known"}"#

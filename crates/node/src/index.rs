@@ -14,7 +14,7 @@ use crate::{internal, to_napi_error, Handle};
 /// What an async index call does, computed off the JS thread.
 pub enum IndexJob {
     Apply(String),
-    Get(String, Option<Vec<String>>),
+    Get(String, Option<Vec<String>>, bool),
     Fetch(String),
     Search(String),
     FacetSearch(String),
@@ -37,7 +37,9 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
     use api_types::Error;
     Ok(match job {
         IndexJob::Apply(batch) => JobOutput::Text(index.apply_batch_json(&batch)?),
-        IndexJob::Get(id, fields) => JobOutput::Bytes(index.get_document(&id, fields.as_deref())?),
+        IndexJob::Get(id, fields, vectors) => {
+            JobOutput::Bytes(index.get_document(&id, fields.as_deref(), vectors)?)
+        }
         IndexJob::Fetch(q) => {
             let q = serde_json::from_str(&q).map_err(Error::internal)?;
             JobOutput::Bytes(Some(index.fetch_documents(&q)?))
@@ -122,18 +124,20 @@ impl NativeIndex {
         Ok(self.index()?.progress_json())
     }
 
-    /// One document (only `fieldsJson`'s fields, a JSON array, when given), or null when absent.
+    /// One document (only `fieldsJson`'s fields, a JSON array, when given; `_vectors` when
+    /// `retrieveVectors`), or null when absent.
     #[napi(ts_return_type = "Promise<Buffer | null>")]
     pub fn get_document(
         &self,
         id: String,
         fields_json: Option<String>,
+        retrieve_vectors: Option<bool>,
     ) -> Result<AsyncTask<IndexTask>> {
         let fields = match fields_json {
             Some(f) => Some(serde_json::from_str::<Vec<String>>(&f).map_err(internal)?),
             None => None,
         };
-        self.task(IndexJob::Get(id, fields))
+        self.task(IndexJob::Get(id, fields, retrieve_vectors.unwrap_or(false)))
     }
 
     /// A page of documents: `queryJson` is `{offset, limit, fields, ids, retrieveVectors, sort?,

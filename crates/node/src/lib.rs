@@ -89,6 +89,13 @@ pub fn error_catalog() -> Vec<ErrorCodeRow> {
 }
 
 /// The engine's version.
+/// Sets the networks every outbound request of the engine (remote embedders) may reach:
+/// CIDRs, or `any`.
+#[napi]
+pub fn configure_outbound(allowed_networks: Vec<String>) -> Result<()> {
+    engine::configure_outbound(&allowed_networks).map_err(to_napi_error)
+}
+
 #[napi]
 pub fn engine_version() -> String {
     engine::VERSION.to_string()

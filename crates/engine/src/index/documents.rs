@@ -67,17 +67,26 @@ impl Index {
         let pages = (stat.leaf_pages + stat.branch_pages + stat.overflow_pages) as u64;
         let raw = pages * stat.page_size as u64;
         let fd = self.field_distribution(&rtxn)?;
+        let (embeddings, embedded) = self.embedding_counts(&rtxn)?;
         Ok(json!({
             "numberOfDocuments": count,
             "rawDocumentDbSize": raw,
             "avgDocumentSize": raw.checked_div(count).unwrap_or(0),
+            "numberOfEmbeddings": embeddings,
+            "numberOfEmbeddedDocuments": embedded,
             "fieldDistribution": fd,
         })
         .to_string())
     }
 
-    /// One document by external id, with only `fields` when given.
-    pub fn get_document(&self, id: &str, fields: Option<&[String]>) -> Result<Option<Vec<u8>>> {
+    /// One document by external id, with only `fields` when given, and its `_vectors` when
+    /// `retrieve_vectors`.
+    pub fn get_document(
+        &self,
+        id: &str,
+        fields: Option<&[String]>,
+        retrieve_vectors: bool,
+    ) -> Result<Option<Vec<u8>>> {
         let rtxn = self.store.read()?;
         let Some(iid) = self.store.ids.get(&rtxn, id).map_err(heed_error)? else {
             return Ok(None);
@@ -86,7 +95,14 @@ impl Index {
             return Ok(None);
         };
         let doc = self.decode_doc(bytes)?;
-        let doc = project(doc, fields, false);
+        let vectors = if retrieve_vectors {
+            let settings = self.stored_settings(&rtxn)?;
+            let view = self.vectors_view(&rtxn, settings.as_ref())?;
+            Some(view.of(self, &rtxn, iid, doc.get("_vectors"))?)
+        } else {
+            None
+        };
+        let doc = retrieve(doc, fields, vectors);
         Ok(Some(serde_json::to_vec(&doc).map_err(Error::internal)?))
     }
 
@@ -103,9 +119,9 @@ impl Index {
         )?;
         let passes = |iid: u32| allowed.as_ref().is_none_or(|a| a.contains(iid));
         let fields = q.fields.as_deref();
-        let decode = |iid: u32| -> Result<Option<Map<String, Value>>> {
+        let decode = |iid: u32| -> Result<Option<(u32, Map<String, Value>)>> {
             match self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
-                Some(bytes) => Ok(Some(self.decode_doc(bytes)?)),
+                Some(bytes) => Ok(Some((iid, self.decode_doc(bytes)?))),
                 None => Ok(None),
             }
         };
@@ -125,7 +141,7 @@ impl Index {
             }
             None => None,
         };
-        let mut page: Vec<Map<String, Value>> = Vec::new();
+        let mut page: Vec<(u32, Map<String, Value>)> = Vec::new();
         let total;
         let sort_specs = q.sort.as_deref().unwrap_or_default();
         if !sort_specs.is_empty() {
@@ -136,8 +152,8 @@ impl Index {
             match requested {
                 Some(iids) => {
                     for iid in iids {
-                        if let Some(doc) = decode(iid)? {
-                            docs.push((iid, doc));
+                        if let Some(found) = decode(iid)? {
+                            docs.push(found);
                         }
                     }
                 }
@@ -152,12 +168,7 @@ impl Index {
             }
             crate::sort::sort_documents(&mut docs, &keys);
             total = docs.len() as u64;
-            page.extend(
-                docs.into_iter()
-                    .skip(q.offset)
-                    .take(q.limit)
-                    .map(|(_, d)| d),
-            );
+            page.extend(docs.into_iter().skip(q.offset).take(q.limit));
         } else if let Some(iids) = requested {
             total = iids.len() as u64;
             for iid in iids.into_iter().skip(q.offset).take(q.limit) {
@@ -178,13 +189,22 @@ impl Index {
                 .skip(q.offset)
                 .take(q.limit)
             {
-                page.push(self.decode_doc(item.map_err(heed_error)?.1)?);
+                let (iid, bytes) = item.map_err(heed_error)?;
+                page.push((iid, self.decode_doc(bytes)?));
             }
         }
-        let results: Vec<Value> = page
-            .into_iter()
-            .map(|doc| Value::Object(retrieve(doc, fields, q.retrieve_vectors)))
-            .collect();
+        let view = match q.retrieve_vectors {
+            true => Some(self.vectors_view(&rtxn, settings.as_ref())?),
+            false => None,
+        };
+        let mut results: Vec<Value> = Vec::with_capacity(page.len());
+        for (iid, doc) in page {
+            let vectors = match &view {
+                Some(view) => Some(view.of(self, &rtxn, iid, doc.get("_vectors"))?),
+                None => None,
+            };
+            results.push(Value::Object(retrieve(doc, fields, vectors)));
+        }
         serde_json::to_vec(
             &json!({"results": results, "offset": q.offset, "limit": q.limit, "total": total}),
         )
@@ -200,21 +220,18 @@ impl Index {
     }
 }
 
-/// Projection for documents and hits: `fields`, then `_vectors` as `retrieveVectors` asks.
+/// Projection for documents and hits: `fields`, then `vectors` as `_vectors` when
+/// `retrieveVectors` asked for them.
 pub(super) fn retrieve(
     doc: Map<String, Value>,
     fields: Option<&[String]>,
-    vectors: bool,
+    vectors: Option<Value>,
 ) -> Map<String, Value> {
-    if !vectors {
-        return project(doc, fields, false);
-    }
-    let stored = doc.get("_vectors").cloned();
     let mut out = project(doc, fields, false);
-    if let Some(v) = stored {
+    if let Some(v) = vectors {
         out.insert("_vectors".into(), v);
     }
-    with_vectors(out)
+    out
 }
 
 /// Keeps only `fields` (top-level names, or dotted paths into objects) and drops `_vectors`
@@ -251,14 +268,6 @@ pub(super) fn project(
     };
     if !keep_vectors {
         doc.remove("_vectors");
-    }
-    doc
-}
-
-/// The document as `retrieveVectors` asks: `_vectors` present (empty without embedders).
-fn with_vectors(mut doc: Map<String, Value>) -> Map<String, Value> {
-    if !doc.contains_key("_vectors") {
-        doc.insert("_vectors".into(), Value::Object(Map::new()));
     }
     doc
 }

@@ -48,16 +48,19 @@ mod printer;
 mod query;
 mod ranking;
 mod request;
+mod semantic;
 mod wire;
 
 use candidates::{iids_of, search_on};
 use collect::Order;
+use page::Window;
 use printer::{Printer, SearchResult, Timings};
 use query::{group_query, prefix_search, typo_list_has, typos_for_length, Group, Reach, Terms};
 use ranking::{
-    self as rank, compare_ranked, ranking_rules, rule_list, score_details, search_cutoff, steps,
-    LevelDocs, Ranked,
+    self as rank, compare_ranked, ranking_rules, rule_list, score_details, search_cutoff,
+    semantic_rule_list, steps, LevelDocs, Ranked,
 };
+use semantic::{keyword_suffices, merge, Mode};
 pub use wire::{FacetSearchQuery, SearchQuery};
 
 /// The columns sort keys read.
@@ -117,14 +120,26 @@ impl Index {
         let allowed = self.filtered(&rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
         let filtered_at = Instant::now();
         let request = self.parse_request(&rtxn, settings, q)?;
-        // Candidates: the query's words, and the allowed set without the negated words.
         let query_text = q.q.clone().unwrap_or_default();
+        let mode = self.search_mode(
+            &rtxn,
+            settings,
+            &query_text,
+            q.vector.as_deref(),
+            q.hybrid.as_ref(),
+        )?;
+        // Candidates: the query's words, and the allowed set without the negated words (a
+        // semantic search has no words: every allowed document is a candidate).
         let searcher = self.reader.searcher();
+        let keyword_text = match &mode {
+            Mode::Semantic(_) => "",
+            _ => query_text.as_str(),
+        };
         let (mut terms, allowed) = self.keyword_candidates(
             &rtxn,
             &searcher,
             settings,
-            &query_text,
+            keyword_text,
             q.matching_strategy.as_deref(),
             allowed,
         )?;
@@ -135,28 +150,60 @@ impl Index {
             placeholder,
             terms.drop_order.is_none(),
         );
+        let (semantic_rules, _) = semantic_rule_list(&request.rules, &request.sort_keys);
         let search_on = search_on(settings, q.attributes_to_search_on.as_deref())?;
         // Ranking, distinct, facets and the page.
-        let ordered = self.order(
-            &Order {
-                rtxn: &rtxn,
-                searcher: &searcher,
-                settings,
-                allowed,
-                rules: &rank_rules,
-                key_specs: &key_specs,
-                search_on: search_on.as_deref(),
-                distinct: request.distinct.as_deref(),
-                facet_names: request.facet_names.as_deref(),
-                threshold: q.ranking_score_threshold.filter(|t| *t > 0.0),
-                key_details: q.show_ranking_score_details,
-                scores: q.show_ranking_score || q.show_ranking_score_details,
-                window: request.window,
-                max_total_hits: request.max_total_hits,
-                started,
-            },
-            &mut terms,
-        )?;
+        let base = Order {
+            rtxn: &rtxn,
+            searcher: &searcher,
+            settings,
+            allowed: allowed.clone(),
+            rules: &rank_rules,
+            key_specs: &key_specs,
+            search_on: search_on.as_deref(),
+            distinct: request.distinct.as_deref(),
+            facet_names: request.facet_names.as_deref(),
+            threshold: q.ranking_score_threshold.filter(|t| *t > 0.0),
+            key_details: q.show_ranking_score_details,
+            scores: q.show_ranking_score || q.show_ranking_score_details,
+            window: request.window,
+            max_total_hits: request.max_total_hits,
+            started,
+        };
+        let order = |rules, window| Order {
+            rules,
+            window,
+            ..base.clone()
+        };
+        let window = request.window;
+        let (ordered, semantic_hits, query_vector) = match &mode {
+            Mode::Keyword { semantic_hits } => (
+                self.order(&order(&rank_rules, window), &mut terms)?,
+                *semantic_hits,
+                None,
+            ),
+            Mode::Semantic(s) => {
+                let ordered = self.semantic_order(&order(&semantic_rules, window), s)?;
+                let n = ordered.page.len();
+                (ordered, Some(n), Some(s.vector.clone()))
+            }
+            Mode::Hybrid(s, ratio) => {
+                let head = Window {
+                    offset: 0,
+                    limit: window.end(),
+                };
+                let keyword = self.order(&order(&rank_rules, head), &mut terms)?;
+                if keyword_suffices(&keyword, window, *ratio) {
+                    let page = keyword.page.into_iter().skip(window.offset).collect();
+                    let keyword = collect::Ordered { page, ..keyword };
+                    (keyword, Some(0), Some(s.vector.clone()))
+                } else {
+                    let semantic = self.semantic_order(&order(&semantic_rules, head), s)?;
+                    let (merged, n) = merge(keyword, semantic, *ratio, window, &key_specs);
+                    (merged, Some(n), Some(s.vector.clone()))
+                }
+            }
+        };
         let ranked_at = Instant::now();
         // Highlighting reads the typo derivations.
         if !placeholder && (printer::formatting(q) || q.show_matches_position) {
@@ -170,8 +217,11 @@ impl Index {
             query: query_text,
             words: std::mem::take(&mut terms.words),
             rules: rank_rules,
+            semantic_rules,
             key_specs,
             geo_point: request.geo_point(),
+            semantic_hits,
+            query_vector: query_vector.filter(|_| q.retrieve_vectors),
             timings: Timings {
                 started,
                 filtered: filtered_at,

@@ -29,6 +29,7 @@ use crate::sort::SortKey;
 use crate::store::heed_error;
 
 /// What the ordering steps read: the parsed request and the candidates.
+#[derive(Clone)]
 pub(super) struct Order<'a> {
     pub rtxn: &'a heed::RoTxn<'a>,
     pub searcher: &'a tantivy::Searcher,
@@ -211,9 +212,8 @@ impl Index {
             .into_iter()
             .zip(keys.chunks(o.key_specs.len().max(1)))
             .map(|(iid, k)| Ranked {
-                iid,
-                verdict: rank::Verdict::default(),
                 keys: k.to_vec(),
+                ..Ranked::plain(iid)
             })
             .collect();
         let order = steps(o.rules);

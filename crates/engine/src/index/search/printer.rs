@@ -34,11 +34,18 @@ pub(super) struct SearchResult {
     /// The query as typed, and its words as highlighting matches them.
     pub query: String,
     pub words: Vec<QueryWord>,
-    /// The rules that ranked the hits and the sort keys they read (for the score details).
+    /// The rules that ranked the hits and the sort keys they read (for the score details);
+    /// hits of the semantic side were ranked by `semantic_rules`.
     pub rules: Vec<rank::Rule>,
+    pub semantic_rules: Vec<rank::Rule>,
     pub key_specs: Vec<SortKey>,
     /// Where `_geoDistance` is measured from: the `_geoPoint` sort key's point.
     pub geo_point: Option<(f64, f64)>,
+    /// `semanticHitCount`: how many hits of the page the semantic side gave (semantic and
+    /// hybrid searches only).
+    pub semantic_hits: Option<usize>,
+    /// `queryVector`, shown when vectors are retrieved.
+    pub query_vector: Option<Vec<f32>>,
     pub timings: Timings,
 }
 
@@ -90,12 +97,18 @@ impl<'a> Printer<'a> {
         let mut body = Map::new();
         body.insert("hits".into(), Value::Array(hits));
         body.insert("query".into(), Value::String(result.query));
+        if let Some(v) = result.query_vector {
+            body.insert("queryVector".into(), json!(v));
+        }
         body.insert("processingTimeMs".into(), ms.into());
         Pagination::of(self.q, result.candidates, result.max_total_hits).write(&mut body);
         if let Some(facets) = result.facets {
             let (distribution, stats) = facets_json(facets);
             body.insert("facetDistribution".into(), distribution);
             body.insert("facetStats".into(), stats);
+        }
+        if let Some(n) = result.semantic_hits {
+            body.insert("semanticHitCount".into(), n.into());
         }
         if self.q.show_performance_details {
             let span = |a: Instant, b: Instant| format!("{:.2?}", b.duration_since(a));
@@ -129,6 +142,15 @@ impl<'a> Printer<'a> {
         } else {
             Vec::new()
         };
+        // `_vectors` only when asked for and displayed.
+        let vectors_view = match q.retrieve_vectors
+            && displayed
+                .as_ref()
+                .is_none_or(|d| d.iter().any(|f| f == "_vectors"))
+        {
+            true => Some(self.index.vectors_view(self.rtxn, self.settings)?),
+            false => None,
+        };
         // One tokenizer for every hit's formatting.
         let highlighter = tokens::Analyzer::for_highlighting(self.settings);
         highlighter.with(|tokenizer| -> Result<Vec<Value>> {
@@ -155,6 +177,10 @@ impl<'a> Printer<'a> {
                     continue;
                 };
                 let mut doc = self.index.decode_doc(bytes)?;
+                let vectors = match &vectors_view {
+                    Some(view) => Some(view.of(self.index, self.rtxn, iid, doc.get("_vectors"))?),
+                    None => None,
+                };
                 if let Some(displayed) = &displayed {
                     doc = project(doc, Some(displayed), true);
                 }
@@ -163,7 +189,7 @@ impl<'a> Printer<'a> {
                     d.remove("_vectors");
                     d
                 });
-                let mut hit = retrieve(doc, retrieve_fields, q.retrieve_vectors);
+                let mut hit = retrieve(doc, retrieve_fields, vectors);
                 if let Some(shown) = &shown {
                     if formatting {
                         let f = format::formatted(shown, &hit, &format_options);
@@ -185,11 +211,14 @@ impl<'a> Printer<'a> {
                     }
                 }
                 if q.show_ranking_score {
-                    hit.insert("_rankingScore".into(), json!(ranked.verdict.score()));
+                    hit.insert("_rankingScore".into(), json!(ranked.score()));
                 }
                 if q.show_ranking_score_details {
-                    let details =
-                        score_details(ranked, &result.rules, &result.key_specs, &key_columns);
+                    let rules = match ranked.semantic {
+                        true => &result.semantic_rules,
+                        false => &result.rules,
+                    };
+                    let details = score_details(ranked, rules, &result.key_specs, &key_columns);
                     hit.insert("_rankingScoreDetails".into(), Value::Object(details));
                 }
                 hits.push(Value::Object(hit));

@@ -69,6 +69,12 @@ pub struct SearchQuery {
     /// Hits scoring below it are left out (and not counted).
     #[serde(default)]
     pub ranking_score_threshold: Option<f64>,
+    /// The query's vector (semantic and hybrid search, with `hybrid`).
+    #[serde(default)]
+    pub vector: Option<Vec<f32>>,
+    /// `{embedder, semanticRatio}`: semantic or hybrid search.
+    #[serde(default)]
+    pub hybrid: Option<super::semantic::Hybrid>,
 }
 
 // The request's defaults are defined once, with the settings' (`crate::settings`).

@@ -13,6 +13,7 @@ use heed::RwTxn;
 use serde_json::{Map, Value};
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
+use super::vectors::{missing_vectors, Embedders, PendingEmbeddings};
 use super::{decrement, pk_exists, BatchState, Method};
 use crate::codec::{self, FieldsMap};
 use crate::docid;
@@ -63,6 +64,10 @@ impl Index {
             geojson: crate::filter::rules::has_plain_rule(&rules, "_geojson"),
         };
         let searchable = searchable_of(settings.as_ref());
+        let embedders = Embedders::of(settings.as_ref())?;
+        // The first document giving no vectors to a `userProvided` embedder, and how many more.
+        let mut missing: Option<(String, String)> = None;
+        let mut missing_others = 0u64;
         payload::read_staged(file, |doc| {
             if first_error.is_some() {
                 return Ok(());
@@ -80,8 +85,29 @@ impl Index {
                 }
             }
             let pk = pk.as_deref().unwrap();
-            if let Err(e) = docid::document_id(&doc, pk).and_then(|id| geo.check(&doc, pk, id)) {
-                first_error = Some(e);
+            let id = match docid::document_id(&doc, pk).and_then(|id| {
+                geo.check(&doc, pk, id.clone())?;
+                Ok(id)
+            }) {
+                Ok(id) => id,
+                Err(e) => {
+                    first_error = Some(e);
+                    return Ok(());
+                }
+            };
+            if !embedders.is_empty() {
+                let is_new = self.store.ids.get(txn, &id).map_err(heed_error)?.is_none();
+                match embedders.check(&state.vectors, &doc, &id, is_new) {
+                    Ok(names) => {
+                        if let Some(name) = names.first() {
+                            match &missing {
+                                None => missing = Some((name.to_string(), id)),
+                                Some(_) => missing_others += 1,
+                            }
+                        }
+                    }
+                    Err(e) => first_error = Some(e),
+                }
             }
             total += 1;
             Ok(())
@@ -93,6 +119,9 @@ impl Index {
         }
         if let Some(e) = first_error {
             return Err(e);
+        }
+        if let Some((name, id)) = missing {
+            return Err(missing_vectors(&name, &id, missing_others));
         }
         let Some(pk) = pk else { return Ok(0) };
         state.primary_key = Some(pk.clone());
@@ -108,6 +137,7 @@ impl Index {
         // Documents written to LMDB whose text is not yet in tantivy: tokenized a chunk at a
         // time on every core.
         let mut pending = PendingText::default();
+        let mut embeddings = PendingEmbeddings::default();
         payload::read_staged(file, |mut doc| {
             let ext = docid::document_id(&doc, &pk)?;
             let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
@@ -143,8 +173,24 @@ impl Index {
                     iid
                 }
             };
+            if !embedders.is_empty() {
+                self.write_vectors(
+                    txn,
+                    state,
+                    &embedders,
+                    iid,
+                    &doc,
+                    &ext,
+                    existing.is_some(),
+                    &mut embeddings,
+                )?;
+                crate::vectors::parse::strip_configured(&mut doc, &|n| embedders.configured(n));
+            }
             for k in doc.keys() {
-                *state.field_distribution.entry(k.clone()).or_insert(0) += 1;
+                // `_vectors` is not a field (Meilisearch leaves it out of the distribution).
+                if k != "_vectors" {
+                    *state.field_distribution.entry(k.clone()).or_insert(0) += 1;
+                }
             }
             codec::encode(&doc, &mut state.fields, &mut encoded);
             self.store
@@ -192,6 +238,7 @@ impl Index {
             &state.fields,
             &analyzer,
         )?;
+        self.flush_embeddings(txn, state, &embedders, &mut embeddings)?;
         Ok(total)
     }
 

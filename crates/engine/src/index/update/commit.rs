@@ -108,6 +108,7 @@ impl Index {
         let rtxn_gen = self.store.get_u64(&wtxn, keys::GENERATION)?;
         let generation = rtxn_gen + 1;
         self.save_state(&mut wtxn, state)?;
+        state.vectors.commit(&self.store, &mut wtxn)?;
         self.store
             .put_meta(&mut wtxn, keys::GENERATION, &generation.to_be_bytes())?;
         self.store.put_dirty(&mut wtxn, &state.dirty)?;

@@ -89,6 +89,7 @@ impl Index {
         }
         self.store.docs.delete(txn, &iid).map_err(heed_error)?;
         self.store.ids.delete(txn, ext).map_err(heed_error)?;
+        self.delete_vectors(txn, state, iid)?;
         state.dirty.insert(iid);
         writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
         Ok(true)
@@ -109,6 +110,7 @@ impl Index {
         }
         self.store.docs.clear(txn).map_err(heed_error)?;
         self.store.ids.clear(txn).map_err(heed_error)?;
+        self.clear_vectors(txn, state)?;
         state.field_distribution.clear();
         writer.delete_all_documents().map_err(tv)?;
         Ok(count)

@@ -28,8 +28,10 @@ pub(super) mod commit;
 mod delete;
 mod progress;
 mod reindex;
+mod vectors;
 
 pub(super) use progress::Progress;
+pub(super) use vectors::user_vectors;
 
 /// One operation of a batch, as the task queue sends it.
 #[derive(Debug, Deserialize)]
@@ -95,6 +97,7 @@ struct BatchState {
     dirty: RoaringBitmap,
     settings: Option<Value>,
     fields: FieldsMap,
+    vectors: vectors::VectorState,
 }
 
 impl Index {
@@ -220,6 +223,7 @@ impl Index {
             dirty: self.store.get_dirty(txn)?.unwrap_or_default(),
             settings: None,
             fields: FieldsMap::from_json(self.store.get_meta(txn, keys::FIELDS_MAP)?)?,
+            vectors: vectors::VectorState::load(&self.store, txn)?,
         })
     }
 

@@ -42,6 +42,7 @@ impl Index {
         let settings = &next.to_json();
         let before = indexed(current.as_ref());
         let after = indexed(Some(settings));
+        self.sync_vectors(txn, state, current.as_ref(), Some(settings))?;
         state.settings = Some(settings.clone());
         if before != after {
             self.reindex_text(txn, writer, state, settings)?;

@@ -360,9 +360,8 @@ impl Index {
                 }
                 accepted += 1;
                 let r = Ranked {
-                    iid,
                     verdict,
-                    keys: Vec::new(),
+                    ..Ranked::plain(iid)
                 };
                 match keep {
                     Some(k) => {

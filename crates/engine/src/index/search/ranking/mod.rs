@@ -18,7 +18,8 @@
 //! - [`rule`]: the [`RankingRule`] interface and [`Rule`], the registry dispatching to one
 //!   module per rule: [`words`], [`typo`], [`proximity`], [`attribute_rank`],
 //!   [`word_position`], [`attribute`] (legacy: the previous two as one detail),
-//!   [`exactness`], [`sort`] (a `sort` entry or custom `attr:asc|desc` rule).
+//!   [`exactness`], [`sort`] (a `sort` entry or custom `attr:asc|desc` rule), [`vector_sort`]
+//!   (semantic search: the similarity each candidate carries).
 //! - [`document`]: one document's evaluation (read occurrences, keep terms, run the rules);
 //!   [`reader`]: the query terms and positions → occurrences; [`verdict`]: digits packed in
 //!   one integer, scores and `_rankingScoreDetails` read back.
@@ -29,7 +30,7 @@
 //!
 //! # Adding a rule
 //!
-//! A rule (a future `vectorSort`, say) is one more module implementing [`RankingRule`]:
+//! A rule is one more module implementing [`RankingRule`]:
 //! `digits` (how many (rank, max) digits it adds to the verdict), `rank` (push them for one
 //! document, from [`document::Evaluation`]: its occurrences, kept terms, and whatever the
 //! rule adds to [`document::Context`], such as per-document similarities), `detail` (its
@@ -60,13 +61,14 @@ mod shortcuts;
 mod sort;
 mod sort_keys;
 mod typo;
+mod vector_sort;
 mod verdict;
 mod word_position;
 mod words;
 
 pub(super) use collector::LevelDocs;
-pub(super) use order::{compare_ranked, steps, Ranked};
+pub(super) use order::{compare_ranked, steps, Ranked, Step};
 pub(super) use reader::{Derivation, QueryTerm};
 pub(super) use rule::Rule;
-pub(super) use rules_of_settings::{ranking_rules, rule_list, search_cutoff};
-pub(super) use verdict::{score_details, Verdict};
+pub(super) use rules_of_settings::{ranking_rules, rule_list, search_cutoff, semantic_rule_list};
+pub(super) use verdict::score_details;

@@ -8,11 +8,16 @@ use super::rule::{RankingRule, Rule};
 use super::verdict::Verdict;
 use crate::facets::{self, SortKey as Key};
 
-/// A ranked candidate: its verdict on the relevancy rules and its sort keys.
+/// A ranked candidate: its verdict on the relevancy rules, its sort keys, and in a semantic
+/// search its similarity to the query vector.
 pub(crate) struct Ranked {
     pub iid: u32,
     pub verdict: Verdict,
     pub keys: Vec<Key>,
+    /// Found by semantic search (ranked by `vectorSort`), with the similarity of its nearest
+    /// embedding (`None`: it has none).
+    pub semantic: bool,
+    pub similarity: Option<f32>,
 }
 
 impl Ranked {
@@ -22,6 +27,26 @@ impl Ranked {
             iid,
             verdict: Verdict::default(),
             keys: Vec::new(),
+            semantic: false,
+            similarity: None,
+        }
+    }
+
+    /// A document of a semantic search.
+    pub fn semantic(iid: u32, similarity: Option<f32>) -> Ranked {
+        Ranked {
+            semantic: true,
+            similarity,
+            ..Ranked::plain(iid)
+        }
+    }
+
+    /// `_rankingScore`: the similarity in a semantic search (0 without an embedding), else
+    /// the relevancy rules' merged score.
+    pub fn score(&self) -> f64 {
+        match self.semantic {
+            true => self.similarity.map_or(0.0, |s| s as f64),
+            false => self.verdict.score(),
         }
     }
 }
@@ -54,7 +79,12 @@ impl Ord for ByCost {
 /// sort key.
 pub(crate) enum Step {
     Digits(usize, usize),
-    Key { slot: usize, asc: bool },
+    Key {
+        slot: usize,
+        asc: bool,
+    },
+    /// Higher similarity first, documents without one last.
+    Similarity,
 }
 
 /// The comparison steps of `rules`: consecutive relevancy rules compare as one number.
@@ -67,6 +97,7 @@ pub(crate) fn steps(rules: &[Rule]) -> Vec<Step> {
                 slot: *slot,
                 asc: *asc,
             }),
+            Rule::Vector => out.push(Step::Similarity),
             rule => {
                 let next = digit + rule.digits();
                 match out.last_mut() {
@@ -93,6 +124,12 @@ pub(crate) fn compare_ranked(steps: &[Step], a: &Ranked, b: &Ranked) -> Ordering
                 .cost_range(*from, *to)
                 .cmp(&b.verdict.cost_range(*from, *to)),
             Step::Key { slot, asc } => facets::compare_keys(&a.keys[*slot], &b.keys[*slot], *asc),
+            Step::Similarity => match (a.similarity, b.similarity) {
+                (Some(x), Some(y)) => y.total_cmp(&x),
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (None, None) => Ordering::Equal,
+            },
         };
         if o != Ordering::Equal {
             return o;

@@ -11,7 +11,9 @@ use serde_json::{Map, Value};
 
 use super::document::Evaluation;
 use super::verdict::{Detail, Verdict};
-use super::{attribute, attribute_rank, exactness, proximity, sort, typo, word_position, words};
+use super::{
+    attribute, attribute_rank, exactness, proximity, sort, typo, vector_sort, word_position, words,
+};
 
 /// One ranking rule. A rule gives each candidate (rank, max) digits in the document's
 /// [`Verdict`], compared in rule order (lower cost first), and renders its
@@ -52,6 +54,8 @@ pub enum Rule {
         slot: usize,
         asc: bool,
     },
+    /// `vectorSort`: the similarity to the query vector (semantic search).
+    Vector,
 }
 
 impl Rule {
@@ -104,6 +108,10 @@ macro_rules! dispatch {
             }
             Rule::Key { slot, .. } => {
                 let $r = sort::SortRule { slot };
+                $body
+            }
+            Rule::Vector => {
+                let $r = vector_sort::VectorSort;
                 $body
             }
         }

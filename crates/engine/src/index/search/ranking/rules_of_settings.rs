@@ -102,6 +102,21 @@ pub(crate) fn rule_list(
     (rules, keys)
 }
 
+/// The rules of a semantic search: `vectorSort` in place of the first relevancy rule (last
+/// when there is none), sort keys where they are.
+pub(crate) fn semantic_rule_list(
+    names: &[String],
+    sort_keys: &[SortKey],
+) -> (Vec<Rule>, Vec<SortKey>) {
+    let (mut rules, keys) = rule_list(names, sort_keys, true, true);
+    let at = match names.iter().position(|n| Rule::relevancy(n).is_some()) {
+        Some(first) => rule_list(&names[..first], sort_keys, true, true).0.len(),
+        None => rules.len(),
+    };
+    rules.insert(at, Rule::Vector);
+    (rules, keys)
+}
+
 /// Per field id: its weight for `attributeRank` (the index of the first `searchableAttributes`
 /// entry holding it; 0 for all with `*`), and the largest weight.
 pub(super) fn field_weights(settings: Option<&Value>, names: &[String]) -> (Vec<u32>, u32) {

@@ -1,0 +1,212 @@
+/**
+ * Vectors given by the user (`userProvided` embedders) over HTTP: every `_vectors` form, what
+ * `retrieveVectors` shows, the index statistics, semantic and hybrid search, and the errors of
+ * each misuse. Expected values are what Meilisearch 1.50 answers for the same requests.
+ */
+import { startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s.close();
+});
+
+const DOCS = [
+  { id: 1, t: 'red', _vectors: { man: [1, 0, 0] } },
+  { id: 2, t: 'green red', _vectors: { man: { embeddings: [[0, 1, 0], [0.5, 0.5, 0]], regenerate: false } } },
+  { id: 3, t: 'blue', _vectors: { man: null } },
+  { id: 5, t: 'other', _vectors: { man: [], other: [1, 2] } },
+  { id: 6, t: 'six', _vectors: { man: { embeddings: [0, 0, 1], regenerate: false } } },
+];
+
+async function task(r: { body: { taskUid: number } }): Promise<any> {
+  return s.waitTask(r.body.taskUid);
+}
+
+async function vectorIndex(extra: Record<string, unknown> = {}): Promise<string> {
+  const uid = uniqueIndex('vec');
+  await task(await s.api('POST', '/indexes', { body: { uid, primaryKey: 'id' } }));
+  const t = await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { man: { source: 'userProvided', dimensions: 3, ...extra } } } }));
+  expect(t.status).toBe('succeeded');
+  expect((await task(await s.api('POST', `/indexes/${uid}/documents`, { body: DOCS }))).status).toBe('succeeded');
+  return uid;
+}
+
+const ids = (hits: { id: number }[]) => hits.map((h) => h.id);
+
+describe('documents with vectors', () => {
+  let uid: string;
+  beforeAll(async () => {
+    uid = await vectorIndex();
+  });
+
+  it('when vectors are retrieved, then every configured embedder shows {embeddings, regenerate} after the entries it does not know', async () => {
+    const r = await s.api('GET', `/indexes/${uid}/documents?retrieveVectors=true`);
+    expect(r.body.results).toEqual([
+      { id: 1, t: 'red', _vectors: { man: { embeddings: [[1, 0, 0]], regenerate: false } } },
+      { id: 2, t: 'green red', _vectors: { man: { embeddings: [[0, 1, 0], [0.5, 0.5, 0]], regenerate: false } } },
+      { id: 3, t: 'blue', _vectors: { man: { embeddings: [], regenerate: false } } },
+      { id: 5, t: 'other', _vectors: { other: [1, 2], man: { embeddings: [], regenerate: false } } },
+      { id: 6, t: 'six', _vectors: { man: { embeddings: [[0, 0, 1]], regenerate: false } } },
+    ]);
+    expect(Object.keys(r.body.results[3]._vectors)).toEqual(['other', 'man']);
+    const one = await s.api('GET', `/indexes/${uid}/documents/2?retrieveVectors=true`);
+    expect(one.body._vectors.man.embeddings).toEqual([[0, 1, 0], [0.5, 0.5, 0]]);
+    const fetched = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { ids: ['6'], retrieveVectors: true } });
+    expect(fetched.body.results[0]._vectors.man.embeddings).toEqual([[0, 0, 1]]);
+  });
+
+  it('when vectors are not asked for, then `_vectors` is absent even when listed in fields', async () => {
+    const r = await s.api('GET', `/indexes/${uid}/documents?fields=t,_vectors`);
+    expect(r.body.results.map((d: object) => Object.keys(d))).toEqual([['t'], ['t'], ['t'], ['t'], ['t']]);
+    expect(Object.keys((await s.api('GET', `/indexes/${uid}/documents/1`)).body)).toEqual(['id', 't']);
+  });
+
+  it('when stats are read, then embeddings and embedded documents are counted and `_vectors` is no field', async () => {
+    const r = await s.api('GET', `/indexes/${uid}/stats`);
+    expect(r.body).toMatchObject({ numberOfDocuments: 5, numberOfEmbeddings: 4, numberOfEmbeddedDocuments: 3, fieldDistribution: { id: 5, t: 5 } });
+  });
+
+  it('when a document is deleted or replaced, then its vectors go with it', async () => {
+    const u = await vectorIndex();
+    await task(await s.api('DELETE', `/indexes/${u}/documents/2`));
+    await task(await s.api('POST', `/indexes/${u}/documents`, { body: [{ id: 1, t: 'red again', _vectors: { man: [[0, 0, 1], [0, 1, 1]] } }] }));
+    await task(await s.api('PUT', `/indexes/${u}/documents`, { body: [{ id: 6, t: 'six, same vectors' }] }));
+    const st = await s.api('GET', `/indexes/${u}/stats`);
+    expect(st.body).toMatchObject({ numberOfDocuments: 4, numberOfEmbeddings: 3, numberOfEmbeddedDocuments: 2 });
+    const d1 = await s.api('GET', `/indexes/${u}/documents/1?retrieveVectors=true`);
+    expect(d1.body._vectors.man.embeddings).toEqual([[0, 0, 1], [0, 1, 1]]);
+    const d6 = await s.api('GET', `/indexes/${u}/documents/6?retrieveVectors=true`);
+    expect(d6.body).toEqual({ id: 6, t: 'six, same vectors', _vectors: { man: { embeddings: [[0, 0, 1]], regenerate: false } } });
+    await task(await s.api('DELETE', `/indexes/${u}/documents`));
+    expect((await s.api('GET', `/indexes/${u}/stats`)).body).toMatchObject({ numberOfEmbeddings: 0, numberOfEmbeddedDocuments: 0 });
+  });
+});
+
+describe('documents refused for their vectors', () => {
+  let uid: string;
+  beforeAll(async () => {
+    uid = await vectorIndex();
+  });
+  const failure = async (docs: unknown[]) => (await task(await s.api('POST', `/indexes/${uid}/documents`, { body: docs }))).error;
+
+  it('when a new document gives no vectors to a userProvided embedder, then the task fails and names it', async () => {
+    const e = await failure([{ id: 10, t: 'x' }, { id: 11 }, { id: 12, _vectors: { man: { regenerate: true } } }]);
+    expect(e.code).toBe('vector_embedding_error');
+    expect(e.message).toContain('no vectors provided for document `10` and at least 2 other document(s)');
+    expect(e.message).toContain('opt-out for a document with `_vectors.man: null`');
+  });
+
+  it('when an embedding has the wrong length, then invalid_vector_dimensions names the embedding', async () => {
+    const e = await failure([{ id: 13, _vectors: { man: [[1, 0, 0], [1, 0]] } }]);
+    expect(e.code).toBe('invalid_vector_dimensions');
+    expect(e.message).toBe('Invalid vector dimensions in document with id `13` in `._vectors.man`.\n  - note: embedding #1 has dimensions 2\n  - note: embedder `man` requires 3');
+  });
+
+  it('when `_vectors` has a bad shape, then invalid_vectors_type says where', async () => {
+    expect((await failure([{ id: 14, _vectors: { man: 'abc' } }])).message).toContain('Expected `._vectors.man` to be an array of floats, an array of arrays of floats, or an object with at least the field `regenerate`, but got the string `abc`');
+    expect((await failure([{ id: 15, _vectors: { man: [1, 'a', 0] } }])).message).toContain('Invalid value type at `._vectors.man[1]`: expected a number, but found a string: `"a"`');
+    expect((await failure([{ id: 16, _vectors: { man: { embeddings: [1, 0, 0] } } }])).message).toContain('Missing field `._vectors.man.regenerate`');
+    expect((await failure([{ id: 17, _vectors: [1, 2, 3] }])).code).toBe('invalid_vectors_type');
+    // Nothing of the failed tasks was written.
+    expect((await s.api('GET', `/indexes/${uid}/stats`)).body.numberOfDocuments).toBe(5);
+  });
+});
+
+describe('semantic and hybrid search', () => {
+  let uid: string;
+  beforeAll(async () => {
+    uid = await vectorIndex();
+  });
+  const search = (body: Record<string, unknown>) => s.api('POST', `/indexes/${uid}/search`, { body });
+
+  it('when only a vector is given, then every document ranks by similarity, those without an embedding last', async () => {
+    const r = await search({ vector: [1, 0.1, 0], hybrid: { embedder: 'man', semanticRatio: 1 }, showRankingScore: true, showRankingScoreDetails: true });
+    expect(r.status).toBe(200);
+    expect(ids(r.body.hits)).toEqual([1, 2, 6, 3, 5]);
+    expect(r.body.hits[0]._rankingScore).toBeCloseTo(0.99751853, 6);
+    expect(r.body.hits[1]._rankingScore).toBeCloseTo(0.88697862, 6);
+    expect(r.body.hits[2]._rankingScoreDetails).toEqual({ vectorSort: { order: 0, similarity: 0.5 } });
+    expect(r.body.hits[3]._rankingScoreDetails).toEqual({ vectorSort: { order: 0, similarity: null } });
+    expect(r.body.hits[4]._rankingScore).toBe(0);
+    expect(r.body).toMatchObject({ estimatedTotalHits: 5, semanticHitCount: 5 });
+  });
+
+  it('when a query and a vector are mixed half and half, then the lists merge by weighted score, semantic first on a tie', async () => {
+    const r = await search({ q: 'red', vector: [0, 1, 0], hybrid: { embedder: 'man', semanticRatio: 0.5 }, showRankingScore: true, retrieveVectors: true });
+    expect(ids(r.body.hits)).toEqual([2, 1, 6, 3, 5]);
+    expect(r.body.hits.map((h: { _rankingScore: number }) => h._rankingScore)).toEqual([1, 1, 0.5, 0, 0]);
+    expect(r.body).toMatchObject({ queryVector: [0, 1, 0], estimatedTotalHits: 5, semanticHitCount: 4 });
+    expect(r.body.hits[0]._vectors.man.embeddings).toEqual([[0, 1, 0], [0.5, 0.5, 0]]);
+    const page = await search({ q: 'red', vector: [0, 1, 0], hybrid: { embedder: 'man', semanticRatio: 0.5 }, limit: 2, offset: 1 });
+    expect(ids(page.body.hits)).toEqual([1, 6]);
+    expect(page.body.semanticHitCount).toBe(1);
+  });
+
+  it('when the ratio is 0, then the search is keyword only with no semanticHitCount', async () => {
+    const r = await search({ q: 'red', vector: [0, 1, 0], hybrid: { embedder: 'man', semanticRatio: 0 }, showRankingScore: true });
+    expect(ids(r.body.hits)).toEqual([1, 2]);
+    expect(r.body.hits[1]._rankingScore).toBeLessThan(1);
+    expect(r.body).not.toHaveProperty('semanticHitCount');
+  });
+
+  it('when a userProvided embedder gets a query without a vector, then keyword results come with semanticHitCount 0', async () => {
+    const r = await search({ q: 'red', hybrid: { embedder: 'man', semanticRatio: 0.5 } });
+    expect(ids(r.body.hits)).toEqual([1, 2]);
+    expect(r.body.semanticHitCount).toBe(0);
+    const placeholder = await search({ hybrid: { embedder: 'man' } });
+    expect(ids(placeholder.body.hits)).toEqual([1, 2, 3, 5, 6]);
+    expect(placeholder.body).not.toHaveProperty('semanticHitCount');
+  });
+
+  it('when semantic search is filtered, paged or thresholded, then those apply to the similarity order', async () => {
+    await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['id'] } }));
+    const r = await search({ vector: [0, 1, 0], hybrid: { embedder: 'man', semanticRatio: 1 }, filter: 'id > 1', limit: 2 });
+    expect(ids(r.body.hits)).toEqual([2, 6]);
+    expect(r.body.estimatedTotalHits).toBe(4);
+    const t = await search({ vector: [0, 1, 0], hybrid: { embedder: 'man', semanticRatio: 1 }, rankingScoreThreshold: 0.9 });
+    expect(ids(t.body.hits)).toEqual([2]);
+    expect(t.body.estimatedTotalHits).toBe(1);
+  });
+
+  it('when the GET form names the embedder, then it searches the same', async () => {
+    const r = await s.api('GET', `/indexes/${uid}/search?vector=1,0.1,0&hybridEmbedder=man&hybridSemanticRatio=1`);
+    expect(ids(r.body.hits)).toEqual([1, 2, 6, 3, 5]);
+  });
+
+  it.each([
+    [{ vector: [1, 0, 0] }, 'missing_search_hybrid', 'Invalid request: missing `hybrid` parameter when `vector` or `media` are present.'],
+    [{ vector: [1, 0], hybrid: { embedder: 'man' } }, 'invalid_vector_dimensions', 'Invalid vector dimensions: expected: `3`, found: `2`.'],
+    [{ q: 'red', hybrid: { embedder: 'nope' } }, 'invalid_search_embedder', 'Cannot find embedder with name `nope`.'],
+    [{ q: 'red', hybrid: { semanticRatio: 0.5 } }, 'invalid_search_hybrid_query', 'Missing field `embedder` inside `.hybrid`'],
+    [{ q: 'red', hybrid: { embedder: 'man', semanticRatio: 1.5 } }, 'invalid_search_semantic_ratio', 'Invalid value at `.hybrid.semanticRatio`: the value of `semanticRatio` is invalid, expected a float between `0.0` and `1.0`.'],
+  ])('when the request is %j, then it answers %s', async (body, code, message) => {
+    const r = await search(body);
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code, message });
+  });
+});
+
+describe('binary quantization', () => {
+  it('when an embedder is quantized, then similarity is measured on bits and cannot be undone', async () => {
+    const uid = await vectorIndex();
+    expect((await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { man: { binaryQuantized: true } } } }))).status).toBe('succeeded');
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { vector: [1, 0.1, 0], hybrid: { embedder: 'man', semanticRatio: 1 }, showRankingScore: true } });
+    expect(ids(r.body.hits)).toEqual([2, 1, 6, 3, 5]);
+    expect(r.body.hits.map((h: { _rankingScore: number }) => h._rankingScore)).toEqual([1, 0.984375, 0.953125, 0, 0]);
+    const d = await s.api('GET', `/indexes/${uid}/documents/2?retrieveVectors=true`);
+    expect(d.body._vectors.man.embeddings).toEqual([[0, 1, 0], [1, 1, 0]]);
+    const undo = await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { man: { binaryQuantized: false } } } }));
+    expect(undo.status).toBe('failed');
+    expect(undo.error.code).toBe('invalid_settings_embedders');
+    expect(undo.error.message).toContain('Cannot disable the binary quantization.');
+  });
+
+  it('when an embedder is removed, then its vectors are gone from the statistics', async () => {
+    const uid = await vectorIndex();
+    await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { man: null } } }));
+    expect((await s.api('GET', `/indexes/${uid}/stats`)).body).toMatchObject({ numberOfEmbeddings: 0, numberOfEmbeddedDocuments: 0 });
+  });
+});

@@ -1,0 +1,319 @@
+//! Semantic and hybrid search: which kind of search a request runs (Meilisearch's table,
+//! `search-semantics.md` §10.1), the semantic ordering of the candidates by the similarity
+//! of their nearest embedding, and the merge of a keyword and a semantic list.
+//!
+//! - Semantic ordering: `vectorSort` takes the place of the first relevancy rule, sort keys
+//!   keep theirs ([`super::ranking::semantic_rule_list`]). The nearest documents come from the
+//!   embedder's graphs, restricted to the allowed set; every allowed document is a
+//!   candidate, those without an embedding last (similarity `null`, score 0).
+//! - Hybrid: both lists are computed for the page's end; when every keyword hit of a full
+//!   page scores at least 0.45 once weighted by `1 − semanticRatio`, the semantic list is not
+//!   used. Otherwise the lists merge head to head: sort keys first, then each side's score
+//!   weighted (keyword `1 − ratio`, semantic `ratio`), the semantic one first on a tie; a
+//!   document is shown once. Each hit keeps its own side's score and details.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use api_types::{Error, Result};
+use embedders::{Distribution, EmbedderConfig};
+use roaring::RoaringBitmap;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::collect::{Order, Ordered};
+use super::distinct::distinct_ranked;
+use super::page::Window;
+use super::{compare_ranked, steps, Ranked};
+use crate::facets;
+use crate::index::Index;
+use crate::sort::SortKey;
+use crate::vectors::{registry, Registry, Space};
+
+/// `hybrid` of a search request.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hybrid {
+    pub embedder: String,
+    #[serde(default = "default_ratio")]
+    pub semantic_ratio: f64,
+}
+
+fn default_ratio() -> f64 {
+    0.5
+}
+
+/// A semantic side of a search: the query vector and where to look for it.
+pub(super) struct Semantic {
+    /// The embedder's graphs (none before any vector was written).
+    pub space: Option<Space>,
+    pub vector: Vec<f32>,
+    pub distribution: Option<Distribution>,
+}
+
+/// Which search a request runs.
+pub(super) enum Mode {
+    /// Keyword search; `semantic_hits` is Some(0) when the request asked for a hybrid search
+    /// that could not use its semantic side (`semanticHitCount: 0` in the response).
+    Keyword {
+        semantic_hits: Option<usize>,
+    },
+    Semantic(Semantic),
+    Hybrid(Semantic, f64),
+}
+
+impl Index {
+    /// The kind of search `q` asks for (§10.1), with its query vector.
+    pub(super) fn search_mode(
+        &self,
+        rtxn: &heed::RoTxn,
+        settings: Option<&Value>,
+        q: &str,
+        vector: Option<&[f32]>,
+        hybrid: Option<&Hybrid>,
+    ) -> Result<Mode> {
+        let Some(hybrid) = hybrid else {
+            if vector.is_some() {
+                return Err(Error::new(
+                    "missing_search_hybrid",
+                    "Invalid request: missing `hybrid` parameter when `vector` or `media` are present.",
+                ));
+            }
+            return Ok(Mode::Keyword {
+                semantic_hits: None,
+            });
+        };
+        let Some(config) = registry::configs(settings)?
+            .into_iter()
+            .find(|(n, _)| *n == hybrid.embedder)
+            .map(|(_, c)| c)
+        else {
+            return Err(Error::new(
+                "invalid_search_embedder",
+                format!("Cannot find embedder with name `{}`.", hybrid.embedder),
+            ));
+        };
+        let entry = Registry::load(&self.store, rtxn)?
+            .get(&hybrid.embedder)
+            .copied();
+        if let Some(v) = vector {
+            let expected = config.dimensions.or(entry.map(|e| e.dimensions));
+            if let Some(d) = expected.filter(|d| *d != v.len()) {
+                return Err(Error::new(
+                    "invalid_vector_dimensions",
+                    format!(
+                        "Invalid vector dimensions: expected: `{d}`, found: `{}`.",
+                        v.len()
+                    ),
+                ));
+            }
+        }
+        let ratio = hybrid.semantic_ratio;
+        let blank = q.trim().is_empty();
+        if ratio == 0.0 || (blank && vector.is_none()) {
+            return Ok(Mode::Keyword {
+                semantic_hits: None,
+            });
+        }
+        let semantic_only = ratio == 1.0 || blank;
+        let vector = match vector {
+            Some(v) => Some(v.to_vec()),
+            None => match self.embed_query(&hybrid.embedder, &config, q) {
+                Ok(v) => v,
+                Err(e) if semantic_only => return Err(e),
+                // A hybrid search whose query cannot be embedded answers with its keywords.
+                Err(_) => None,
+            },
+        };
+        let Some(vector) = vector else {
+            return Ok(Mode::Keyword {
+                semantic_hits: Some(0),
+            });
+        };
+        let semantic = Semantic {
+            space: entry.map(|e| e.space()),
+            vector,
+            distribution: config.distribution,
+        };
+        Ok(match semantic_only {
+            true => Mode::Semantic(semantic),
+            false => Mode::Hybrid(semantic, ratio),
+        })
+    }
+
+    /// The query's embedding by the embedder's source; None for `userProvided` (queries give
+    /// their `vector`).
+    fn embed_query(
+        &self,
+        name: &str,
+        config: &EmbedderConfig,
+        q: &str,
+    ) -> Result<Option<Vec<f32>>> {
+        if !config.generates() {
+            return Ok(None);
+        }
+        let embedder = embedders::build(name, config, &crate::vectors::outbound())?;
+        let mut out = embedder.embed(&[q])?;
+        Ok(out.pop())
+    }
+
+    /// Orders the allowed documents by similarity to the query vector: see the module's
+    /// documentation.
+    pub(super) fn semantic_order(&self, o: &Order, s: &Semantic) -> Result<Ordered> {
+        let set = self.allowed_or_all(o.rtxn, &o.allowed)?;
+        let steps = steps(o.rules);
+        // Keys before the similarity, distinct and a threshold need every candidate ranked.
+        let keys_first = !matches!(steps.first(), Some(super::ranking::Step::Similarity))
+            && !o.key_specs.is_empty();
+        let whole = keys_first || o.distinct.is_some() || o.threshold.is_some();
+        let need = match whole {
+            true => set.len() as usize,
+            false => o.window.end().min(set.len() as usize),
+        };
+        let nearest = match s.space {
+            Some(space) if need > 0 => {
+                let candidates = o.allowed.as_deref();
+                self.store
+                    .vectors
+                    .nearest(o.rtxn, space, &s.vector, candidates, need)?
+            }
+            _ => Vec::new(),
+        };
+        let mut seen: HashSet<u32> = HashSet::with_capacity(nearest.len());
+        let mut ranked: Vec<Ranked> = Vec::with_capacity(need);
+        for (iid, similarity) in nearest {
+            seen.insert(iid);
+            let similarity = match s.distribution {
+                Some(d) => corrected(similarity, d),
+                None => similarity,
+            };
+            ranked.push(Ranked::semantic(iid, Some(similarity)));
+        }
+        // Documents without an embedding come last, in internal-id order.
+        if ranked.len() < need {
+            for iid in set.iter() {
+                if ranked.len() >= need {
+                    break;
+                }
+                if !seen.contains(&iid) {
+                    ranked.push(Ranked::semantic(iid, None));
+                }
+            }
+        }
+        if !o.key_specs.is_empty() {
+            let ids: Vec<u32> = ranked.iter().map(|r| r.iid).collect();
+            let keys = self.sort_keys(o.rtxn, o.key_specs, &ids)?;
+            for (r, k) in ranked.iter_mut().zip(keys.chunks(o.key_specs.len())) {
+                r.keys = k.to_vec();
+            }
+            ranked.sort_by(|a, b| compare_ranked(&steps, a, b));
+        }
+        let mut total = set.len() as usize;
+        if let Some(t) = o.threshold {
+            ranked.retain(|r| r.score() >= t);
+            total = ranked.len();
+        }
+        if let Some(field) = o.distinct {
+            let column = self.columns(o.rtxn, &[field.to_string()])?.remove(0);
+            ranked = distinct_ranked(&column, ranked);
+            total = ranked.len();
+        }
+        let facets = match o.facet_names {
+            Some(names) => {
+                let kept: Arc<RoaringBitmap> = match whole {
+                    true => Arc::new(ranked.iter().map(|r| r.iid).collect()),
+                    false => set.clone(),
+                };
+                Some(self.facet_counts(o.rtxn, names, &kept, o.settings)?)
+            }
+            None => None,
+        };
+        let Window { offset, limit } = o.window;
+        Ok(Ordered {
+            page: ranked.into_iter().skip(offset).take(limit).collect(),
+            candidates: total,
+            facets,
+        })
+    }
+}
+
+/// A similarity moved by the embedder's `distribution`: its mean to 0.5, its sigma to 0.4.
+fn corrected(similarity: f32, d: Distribution) -> f32 {
+    let s = 0.5 + (0.4 / d.sigma) * (similarity as f64 - d.mean);
+    s.clamp(f64::EPSILON, 1.0) as f32
+}
+
+/// Whether a full keyword page is good enough that the semantic side is not used (§10.3).
+pub(super) fn keyword_suffices(keyword: &Ordered, window: Window, ratio: f64) -> bool {
+    keyword.page.len() >= window.end()
+        && keyword
+            .page
+            .iter()
+            .all(|r| r.score() * (1.0 - ratio) >= 0.45)
+}
+
+/// Merges a keyword and a semantic list, both ordered for the window's end, into the page;
+/// returns it with how many of its hits came from the semantic list.
+pub(super) fn merge(
+    keyword: Ordered,
+    semantic: Ordered,
+    ratio: f64,
+    window: Window,
+    key_specs: &[SortKey],
+) -> (Ordered, usize) {
+    let end = window.end();
+    let mut kw = keyword.page.into_iter().peekable();
+    let mut sem = semantic.page.into_iter().peekable();
+    let mut seen: HashSet<u32> = HashSet::new();
+    let mut merged: Vec<Ranked> = Vec::with_capacity(end);
+    while merged.len() < end {
+        let take_semantic = match (kw.peek(), sem.peek()) {
+            (None, None) => break,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (Some(k), Some(s)) => semantic_first(k, s, ratio, key_specs),
+        };
+        let next = match take_semantic {
+            true => sem.next(),
+            false => kw.next(),
+        }
+        .expect("peeked");
+        if seen.insert(next.iid) {
+            merged.push(next);
+        }
+    }
+    let page: Vec<Ranked> = merged
+        .into_iter()
+        .skip(window.offset)
+        .take(window.limit)
+        .collect();
+    let semantic_hits = page.iter().filter(|r| r.semantic).count();
+    (
+        Ordered {
+            page,
+            candidates: keyword.candidates.max(semantic.candidates),
+            facets: semantic.facets.or(keyword.facets),
+        },
+        semantic_hits,
+    )
+}
+
+/// Whether the semantic head `s` goes before the keyword head `k`: sort keys in order, then
+/// the weighted scores, the semantic side first on a tie.
+fn semantic_first(k: &Ranked, s: &Ranked, ratio: f64, key_specs: &[SortKey]) -> bool {
+    for (slot, spec) in key_specs.iter().enumerate() {
+        let asc = match spec {
+            SortKey::Field { asc, .. } | SortKey::GeoPoint { asc, .. } => *asc,
+        };
+        if let (Some(a), Some(b)) = (s.keys.get(slot), k.keys.get(slot)) {
+            match facets::compare_keys(a, b, asc) {
+                std::cmp::Ordering::Less => return true,
+                std::cmp::Ordering::Greater => return false,
+                std::cmp::Ordering::Equal => {}
+            }
+        }
+    }
+    let ks = k.score() * (1.0 - ratio);
+    let ss = s.score() * ratio;
+    ss >= ks || (ks - ss).abs() <= f64::EPSILON
+}

@@ -1,0 +1,316 @@
+//! The vectors of one index: HNSW graphs (hannoy) in the index's LMDB environment.
+//!
+//! One LMDB database, `vectors`, holds every graph. hannoy addresses a graph by a 16-bit
+//! index: an embedder's id (0..=255, see [`super::registry`]) in the high byte, and in the low
+//! byte the rank of the embedding within its document, since a document may carry several
+//! embeddings for one embedder and hannoy keeps one vector per item: a document's first
+//! embedding lives in graph `id << 8`, its second in `id << 8 | 1`, and so on. Items are keyed
+//! by the document's internal id. A search asks each graph of the embedder and keeps each
+//! document's best similarity.
+//!
+//! Writes happen in the batch's write transaction ([`crate::index`]'s commit protocol): the
+//! graphs are rebuilt incrementally before the transaction commits, so the documents and their
+//! vectors are durable together or not at all.
+
+use api_types::{Error, Result};
+use hannoy::distances::{Cosine, Hamming};
+use hannoy::{Distance, Reader, Writer};
+use heed::{Env, RoTxn, RwTxn, WithoutTls};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use roaring::RoaringBitmap;
+
+/// hannoy's database of cosine vectors; the binary-quantized graphs (1 bit per dimension,
+/// compared by Hamming distance as Meilisearch does) are read through the same database with
+/// the other codec.
+type CosineDb = hannoy::Database<Cosine>;
+type QuantizedDb = hannoy::Database<Hamming>;
+
+/// Meilisearch's graph parameters: M = 16 links per node, 32 on layer 0, ef_construction 125.
+const M: usize = 16;
+const M0: usize = 32;
+const EF_CONSTRUCTION: usize = 125;
+
+/// At most this many embeddings per document and embedder (one graph each).
+pub const MAX_EMBEDDINGS_PER_DOCUMENT: usize = 256;
+
+/// Where one embedder's graphs are: its id, whether its vectors are binary quantized, and how
+/// many graphs it uses (the most embeddings any of its documents had).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Space {
+    pub id: u8,
+    pub quantized: bool,
+    pub graphs: usize,
+}
+
+impl Space {
+    fn graph(self, rank: usize) -> u16 {
+        (self.id as u16) << 8 | rank as u16
+    }
+}
+
+#[derive(Clone, Copy)]
+pub struct VectorStore {
+    db: CosineDb,
+}
+
+fn hannoy_error(e: hannoy::Error) -> Error {
+    match e {
+        hannoy::Error::Heed(h) => api_types::heed_error(h),
+        hannoy::Error::Io(io) => api_types::heed_error(heed::Error::Io(io)),
+        other => Error::internal(format!("vector store: {other}")),
+    }
+}
+
+impl VectorStore {
+    pub fn open(env: &Env<WithoutTls>, wtxn: &mut RwTxn) -> Result<VectorStore> {
+        let db = env
+            .create_database(wtxn, Some("vectors"))
+            .map_err(api_types::heed_error)?;
+        Ok(VectorStore { db })
+    }
+
+    fn quantized(&self) -> QuantizedDb {
+        self.db.remap_data_type()
+    }
+
+    /// Replaces the embeddings of document `iid` in `space` with `embeddings` (all of
+    /// `dimensions` values, at most [`MAX_EMBEDDINGS_PER_DOCUMENT`]; checked by the caller).
+    /// `space.graphs` grows when the document has more embeddings than any before it.
+    pub fn put(
+        &self,
+        wtxn: &mut RwTxn,
+        space: &mut Space,
+        dimensions: usize,
+        iid: u32,
+        embeddings: &[Vec<f32>],
+    ) -> Result<()> {
+        self.delete(wtxn, *space, iid)?;
+        let embeddings = &embeddings[..embeddings.len().min(MAX_EMBEDDINGS_PER_DOCUMENT)];
+        space.graphs = space.graphs.max(embeddings.len());
+        let space = *space;
+        for (rank, e) in embeddings.iter().enumerate() {
+            if space.quantized {
+                Writer::new(self.quantized(), space.graph(rank), dimensions)
+                    .add_item(wtxn, iid, e)
+                    .map_err(hannoy_error)?;
+            } else {
+                Writer::new(self.db, space.graph(rank), dimensions)
+                    .add_item(wtxn, iid, e)
+                    .map_err(hannoy_error)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes every embedding of `iid` in `space`.
+    pub fn delete(&self, wtxn: &mut RwTxn, space: Space, iid: u32) -> Result<()> {
+        for rank in 0..space.graphs {
+            let removed = if space.quantized {
+                Writer::new(self.quantized(), space.graph(rank), 0)
+                    .del_item(wtxn, iid)
+                    .map_err(hannoy_error)?
+            } else {
+                Writer::new(self.db, space.graph(rank), 0)
+                    .del_item(wtxn, iid)
+                    .map_err(hannoy_error)?
+            };
+            if !removed {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops every graph of `space`.
+    pub fn clear(&self, wtxn: &mut RwTxn, space: Space) -> Result<()> {
+        for rank in 0..space.graphs {
+            if space.quantized {
+                Writer::new(self.quantized(), space.graph(rank), 0)
+                    .clear(wtxn)
+                    .map_err(hannoy_error)?;
+            } else {
+                Writer::new(self.db, space.graph(rank), 0)
+                    .clear(wtxn)
+                    .map_err(hannoy_error)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Rebuilds the graphs of `space` that changed since their last build.
+    pub fn build(&self, wtxn: &mut RwTxn, space: Space, dimensions: usize) -> Result<()> {
+        let mut rng = StdRng::seed_from_u64(42);
+        for rank in 0..space.graphs {
+            let graph = space.graph(rank);
+            if space.quantized {
+                build_one(wtxn, self.quantized(), graph, dimensions, &mut rng)?;
+            } else {
+                build_one(wtxn, self.db, graph, dimensions, &mut rng)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Rewrites the vectors of `space` as binary quantized (irreversible); the graphs are
+    /// rebuilt.
+    pub fn quantize(&self, wtxn: &mut RwTxn, space: &mut Space, dimensions: usize) -> Result<()> {
+        if space.quantized {
+            return Ok(());
+        }
+        for rank in 0..space.graphs {
+            Writer::new(self.db, space.graph(rank), dimensions)
+                .prepare_changing_distance::<Hamming>(wtxn)
+                .map_err(hannoy_error)?;
+        }
+        space.quantized = true;
+        self.build(wtxn, *space, dimensions)
+    }
+
+    /// The embeddings of `iid` in `space`, in the order they were given.
+    pub fn embeddings(&self, rtxn: &RoTxn, space: Space, iid: u32) -> Result<Vec<Vec<f32>>> {
+        let mut out = Vec::new();
+        for rank in 0..space.graphs {
+            let v = if space.quantized {
+                item_vector(rtxn, self.quantized(), space.graph(rank), iid)?
+            } else {
+                item_vector(rtxn, self.db, space.graph(rank), iid)?
+            };
+            match v {
+                Some(v) => out.push(v),
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+
+    /// How many embeddings `space` holds, and the documents that have at least one.
+    pub fn counts(&self, rtxn: &RoTxn, space: Space) -> Result<(u64, RoaringBitmap)> {
+        let mut total = 0;
+        let mut docs = RoaringBitmap::new();
+        for rank in 0..space.graphs {
+            let items = if space.quantized {
+                items(rtxn, self.quantized(), space.graph(rank))?
+            } else {
+                items(rtxn, self.db, space.graph(rank))?
+            };
+            let Some(items) = items else { continue };
+            total += items.len();
+            docs |= items;
+        }
+        Ok((total, docs))
+    }
+
+    /// The `count` documents of `candidates` nearest to `vector`, with their similarity
+    /// `(1 + cos) / 2`, best first (ties by internal id); a document's best embedding counts.
+    pub fn nearest(
+        &self,
+        rtxn: &RoTxn,
+        space: Space,
+        vector: &[f32],
+        candidates: Option<&RoaringBitmap>,
+        count: usize,
+    ) -> Result<Vec<(u32, f32)>> {
+        let mut best: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
+        for rank in 0..space.graphs {
+            let found = if space.quantized {
+                nns(
+                    rtxn,
+                    self.quantized(),
+                    space.graph(rank),
+                    vector,
+                    candidates,
+                    count,
+                )?
+            } else {
+                nns(rtxn, self.db, space.graph(rank), vector, candidates, count)?
+            };
+            let Some(found) = found else { continue };
+            for (iid, distance) in found {
+                let similarity = 1.0 - distance;
+                let e = best.entry(iid).or_insert(similarity);
+                if similarity > *e {
+                    *e = similarity;
+                }
+            }
+        }
+        let mut out: Vec<(u32, f32)> = best.into_iter().collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.truncate(count);
+        Ok(out)
+    }
+}
+
+/// Builds one graph if it has pending changes (or was never built).
+fn build_one<D: Distance>(
+    wtxn: &mut RwTxn,
+    db: hannoy::Database<D>,
+    graph: u16,
+    dimensions: usize,
+    rng: &mut StdRng,
+) -> Result<()> {
+    let writer = Writer::new(db, graph, dimensions);
+    if writer.need_build(wtxn).map_err(hannoy_error)? {
+        writer
+            .builder(rng)
+            .ef_construction(EF_CONSTRUCTION)
+            .build::<M, M0>(wtxn)
+            .map_err(hannoy_error)?;
+    }
+    Ok(())
+}
+
+fn open_reader<D: Distance>(
+    rtxn: &RoTxn,
+    db: hannoy::Database<D>,
+    graph: u16,
+) -> Result<Option<Reader<D>>> {
+    match Reader::open(rtxn, graph, db) {
+        Ok(r) => Ok(Some(r)),
+        Err(hannoy::Error::MissingMetadata(_)) => Ok(None),
+        Err(e) => Err(hannoy_error(e)),
+    }
+}
+
+fn item_vector<D: Distance>(
+    rtxn: &RoTxn,
+    db: hannoy::Database<D>,
+    graph: u16,
+    iid: u32,
+) -> Result<Option<Vec<f32>>> {
+    match open_reader(rtxn, db, graph)? {
+        Some(r) => r.item_vector(rtxn, iid).map_err(hannoy_error),
+        None => Ok(None),
+    }
+}
+
+fn items<D: Distance>(
+    rtxn: &RoTxn,
+    db: hannoy::Database<D>,
+    graph: u16,
+) -> Result<Option<RoaringBitmap>> {
+    Ok(open_reader(rtxn, db, graph)?.map(|r| r.item_ids().clone()))
+}
+
+fn nns<D: Distance>(
+    rtxn: &RoTxn,
+    db: hannoy::Database<D>,
+    graph: u16,
+    vector: &[f32],
+    candidates: Option<&RoaringBitmap>,
+    count: usize,
+) -> Result<Option<Vec<(u32, f32)>>> {
+    let Some(reader) = open_reader(rtxn, db, graph)? else {
+        return Ok(None);
+    };
+    if count == 0 || reader.item_ids().is_empty() {
+        return Ok(Some(Vec::new()));
+    }
+    let mut query = reader.nns(count);
+    query.ef_search(count.max(100));
+    if let Some(c) = candidates {
+        query.candidates(c);
+    }
+    let found = query.by_vector(rtxn, vector).map_err(hannoy_error)?;
+    Ok(Some(found.into_nns()))
+}
