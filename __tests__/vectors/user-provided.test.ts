@@ -210,3 +210,51 @@ describe('binary quantization', () => {
     expect((await s.api('GET', `/indexes/${uid}/stats`)).body).toMatchObject({ numberOfEmbeddings: 0, numberOfEmbeddedDocuments: 0 });
   });
 });
+
+describe('similar documents', () => {
+  let uid: string;
+  beforeAll(async () => {
+    uid = await vectorIndex();
+    await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['id'] } }));
+  });
+  const similar = (body: Record<string, unknown>) => s.api('POST', `/indexes/${uid}/similar`, { body });
+
+  it('when a document has embeddings, then the others with embeddings come nearest first, itself left out', async () => {
+    const r = await similar({ id: 1, embedder: 'man', showRankingScore: true });
+    expect(r.status).toBe(200);
+    expect(ids(r.body.hits)).toEqual([2, 6]);
+    // Document 2's closer embedding ([0.5, 0.5, 0]) counts: (1 + cos 45°) / 2.
+    expect(r.body.hits[0]._rankingScore).toBeCloseTo((1 + Math.SQRT1_2) / 2, 5);
+    expect(r.body.hits[1]._rankingScore).toBe(0.5);
+    expect(r.body).toMatchObject({ id: '1', limit: 20, offset: 0, estimatedTotalHits: 4 });
+    expect(Object.keys(r.body)).toEqual(['hits', 'id', 'processingTimeMs', 'limit', 'offset', 'estimatedTotalHits']);
+  });
+
+  it('when paged, filtered or asked by GET, then those apply', async () => {
+    const g = await s.api('GET', `/indexes/${uid}/similar?id=1&embedder=man&limit=1&offset=1`);
+    expect(ids(g.body.hits)).toEqual([6]);
+    const f = await similar({ id: 1, embedder: 'man', filter: 'id > 2', retrieveVectors: true, showRankingScoreDetails: true });
+    expect(ids(f.body.hits)).toEqual([6]);
+    expect(f.body.hits[0]._vectors.man.embeddings).toEqual([[0, 0, 1]]);
+    expect(f.body.hits[0]._rankingScoreDetails).toEqual({ vectorSort: { order: 0, similarity: 0.5 } });
+  });
+
+  it('when the document has no embedding, then there is nothing similar', async () => {
+    const r = await similar({ id: 3, embedder: 'man' });
+    expect(r.body.hits).toEqual([]);
+    expect(r.body.estimatedTotalHits).toBe(4);
+  });
+
+  it.each([
+    [{ id: 99, embedder: 'man' }, 'not_found_similar_id', 'Document `99` not found.'],
+    [{ id: 1 }, 'bad_request', 'Missing field `embedder`'],
+    [{ id: 1, embedder: 'zz' }, 'invalid_similar_embedder', 'Cannot find embedder with name `zz`.'],
+    [{ id: 'a b', embedder: 'man' }, 'invalid_similar_id', undefined],
+    [{ id: 1, embedder: 'man', filter: 'nope = 1' }, 'invalid_similar_filter', undefined],
+  ])('when asked %j, then it answers %s', async (body, code, message) => {
+    const r = await similar(body);
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe(code);
+    if (message) expect(r.body.message).toBe(message);
+  });
+});

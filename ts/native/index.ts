@@ -86,6 +86,10 @@ export class NativeIndex {
     return call(() => this.raw.facetSearch(JSON.stringify(query)));
   }
 
+  similar(query: unknown): Promise<Buffer> {
+    return call(() => this.raw.similar(JSON.stringify(query)));
+  }
+
   stats(): IndexStats {
     return JSON.parse(callSync(() => this.raw.stats())) as IndexStats;
   }

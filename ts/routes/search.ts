@@ -5,6 +5,7 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
 import { checkIndexUid } from '../schemas/indexes';
+import { parseSimilar, similarEngineQuery, similarQueryFromParams } from '../schemas/similar';
 import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseSearch, type SearchBody, searchQueryFromParams } from '../schemas/search';
 
 const filterTerm = (t: unknown) => typeof t === 'string' || (Array.isArray(t) && t.every((x) => typeof x === 'string'));
@@ -70,6 +71,17 @@ export function searchRoutes(deps: Deps): Router {
     const query = facetEngineQuery({ ...body, filter: scopedFilter(req, uid, body.filter) as FacetSearchBody['filter'] }, deps.features.get().containsFilter);
     res.status(200).type('application/json').send(await limited(res, () => index.facetSearch(query)));
   });
+
+  /** Similar documents: the nearest neighbours of one document's embedding. */
+  async function similar(req: Request, res: Response, body: unknown): Promise<void> {
+    const uid = checkIndexUid(req.params.indexUid);
+    const query = parseSimilar(body);
+    const index = registry.handle(uid);
+    const engineQ = similarEngineQuery(query, scopedFilter(req, uid, query.filter), deps.features.get().containsFilter);
+    res.status(200).type('application/json').send(await limited(res, () => index.similar(engineQ)));
+  }
+  r.post('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => similar(req, res, readJson(req, true)));
+  r.get('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => similar(req, res, similarQueryFromParams(req.query as Record<string, unknown>)));
 
   /**
    * Multi-search, non-federated: every query runs as a single-index search and its response

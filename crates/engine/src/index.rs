@@ -43,7 +43,7 @@ mod text;
 mod update;
 
 pub use documents::FetchQuery;
-pub use search::{FacetSearchQuery, SearchQuery};
+pub use search::{FacetSearchQuery, SearchQuery, SimilarQuery};
 pub use update::{BatchOp, Method};
 
 // Shared with the submodules (the search modules reach `project` and `retrieve` through

@@ -17,7 +17,7 @@ pub mod value;
 pub(crate) mod vectors;
 
 pub use api_types::{Error, Result};
-pub use index::{BatchOp, FacetSearchQuery, FetchQuery, Index, Method, SearchQuery};
+pub use index::{BatchOp, FacetSearchQuery, FetchQuery, Index, Method, SearchQuery, SimilarQuery};
 pub use payload::{stage_documents, Format};
 pub use settings::{Settings, SettingsPatch};
 pub use vectors::configure_outbound;

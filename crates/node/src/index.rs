@@ -18,6 +18,7 @@ pub enum IndexJob {
     Fetch(String),
     Search(String),
     FacetSearch(String),
+    Similar(String),
 }
 
 /// An index call on the libuv pool (a batch runs on a Rust-owned thread inside the engine).
@@ -51,6 +52,10 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
         IndexJob::FacetSearch(q) => {
             let q = serde_json::from_str(&q).map_err(Error::internal)?;
             JobOutput::Bytes(Some(index.facet_search(&q)?))
+        }
+        IndexJob::Similar(q) => {
+            let q = serde_json::from_str(&q).map_err(Error::internal)?;
+            JobOutput::Bytes(Some(index.similar(&q)?))
         }
     })
 }
@@ -166,7 +171,18 @@ impl NativeIndex {
         self.task(IndexJob::FacetSearch(query_json))
     }
 
-    /// `{"numberOfDocuments","rawDocumentDbSize","avgDocumentSize","fieldDistribution":{}}`.
+    /// Similar documents: `queryJson` is `{id, embedder, filter, containsFilter, offset, limit,
+    /// attributesToRetrieve, retrieveVectors, showRankingScore, showRankingScoreDetails,
+    /// rankingScoreThreshold}`; the answer is `{hits, id, processingTimeMs, limit, offset,
+    /// estimatedTotalHits}`. Throws `invalid_similar_embedder`, `not_found_similar_id`,
+    /// `invalid_similar_filter`.
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn similar(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::Similar(query_json))
+    }
+
+    /// `{"numberOfDocuments","rawDocumentDbSize","avgDocumentSize","numberOfEmbeddings",
+    /// "numberOfEmbeddedDocuments","fieldDistribution":{}}`.
     #[napi]
     pub fn stats(&self) -> Result<String> {
         self.index()?.stats_json().map_err(to_napi_error)

@@ -49,6 +49,7 @@ mod query;
 mod ranking;
 mod request;
 mod semantic;
+mod similar;
 mod wire;
 
 use candidates::{iids_of, search_on};
@@ -61,6 +62,7 @@ use ranking::{
     semantic_rule_list, steps, LevelDocs, Ranked,
 };
 use semantic::{keyword_suffices, merge, Mode};
+pub use similar::SimilarQuery;
 pub use wire::{FacetSearchQuery, SearchQuery};
 
 /// The columns sort keys read.

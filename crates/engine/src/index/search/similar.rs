@@ -1,0 +1,170 @@
+//! Similar documents (`/similar`): the documents nearest to one document's embedding for an
+//! embedder, among those the filter allows (the document itself left out). Only documents
+//! with an embedding are hits; the total counts every allowed document. The document's
+//! embeddings are compared with every embedding of the others, each keeping its best.
+
+use std::time::Instant;
+
+use api_types::{Error, Result};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::page::Window;
+use super::printer::{Printer, SearchResult, Timings};
+use super::{rank, Ranked, SearchQuery};
+use crate::index::Index;
+use crate::store::heed_error;
+use crate::vectors::{registry, Registry};
+
+/// Query of `similar` (the normalized form the TypeScript layer sends).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SimilarQuery {
+    pub id: String,
+    pub embedder: String,
+    #[serde(default)]
+    pub filter: Option<Value>,
+    #[serde(default)]
+    pub contains_filter: bool,
+    #[serde(default)]
+    pub offset: usize,
+    #[serde(default = "crate::index::default_limit")]
+    pub limit: usize,
+    #[serde(default)]
+    pub attributes_to_retrieve: Option<Vec<String>>,
+    #[serde(default)]
+    pub retrieve_vectors: bool,
+    #[serde(default)]
+    pub show_ranking_score: bool,
+    #[serde(default)]
+    pub show_ranking_score_details: bool,
+    #[serde(default)]
+    pub ranking_score_threshold: Option<f64>,
+}
+
+impl Index {
+    /// `{hits, id, processingTimeMs, limit, offset, estimatedTotalHits}`.
+    pub fn similar(&self, q: &SimilarQuery) -> Result<Vec<u8>> {
+        let started = Instant::now();
+        let rtxn = self.store.read()?;
+        let settings = self.stored_settings(&rtxn)?;
+        let settings = settings.as_ref();
+        let allowed = self.allowed_ids(
+            &rtxn,
+            q.filter.as_ref(),
+            settings,
+            "invalid_similar_filter",
+            q.contains_filter,
+        )?;
+        let filtered = Instant::now();
+        if !registry::configs(settings)?
+            .iter()
+            .any(|(n, _)| *n == q.embedder)
+        {
+            return Err(Error::new(
+                "invalid_similar_embedder",
+                format!("Cannot find embedder with name `{}`.", q.embedder),
+            ));
+        }
+        let Some(target) = self.store.ids.get(&rtxn, &q.id).map_err(heed_error)? else {
+            return Err(Error::new(
+                "not_found_similar_id",
+                format!("Document `{}` not found.", q.id),
+            ));
+        };
+        let mut candidates = (*self.allowed_or_all(&rtxn, &allowed)?).clone();
+        candidates.remove(target);
+        let max_total_hits = super::page::max_total_hits(settings);
+        let window = Window {
+            offset: q.offset,
+            limit: q.limit.min(max_total_hits.saturating_sub(q.offset)),
+        };
+        let space = Registry::load(&self.store, &rtxn)?
+            .get(&q.embedder)
+            .map(|e| e.space());
+        let mut hits: Vec<Ranked> = Vec::new();
+        if let Some(space) = space {
+            let need = match q.ranking_score_threshold {
+                Some(_) => candidates.len() as usize,
+                None => window.end(),
+            };
+            let mut best: std::collections::HashMap<u32, f32> = Default::default();
+            for vector in self.store.vectors.embeddings(&rtxn, space, target)? {
+                let found =
+                    self.store
+                        .vectors
+                        .nearest(&rtxn, space, &vector, Some(&candidates), need)?;
+                for (iid, s) in found {
+                    let e = best.entry(iid).or_insert(s);
+                    *e = e.max(s);
+                }
+            }
+            hits = best
+                .into_iter()
+                .map(|(iid, s)| Ranked::semantic(iid, Some(s)))
+                .collect();
+            hits.sort_by(|a, b| {
+                b.similarity
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.similarity.unwrap_or(0.0))
+                    .then(a.iid.cmp(&b.iid))
+            });
+            hits.truncate(need);
+        }
+        if let Some(t) = q.ranking_score_threshold {
+            hits.retain(|r| r.score() >= t);
+        }
+        let total = match q.ranking_score_threshold {
+            Some(_) => hits.len(),
+            None => candidates.len() as usize,
+        };
+        let page: Vec<Ranked> = hits
+            .into_iter()
+            .skip(window.offset)
+            .take(window.limit)
+            .collect();
+        // The hits print as search hits do.
+        let as_search: SearchQuery = serde_json::from_value(json!({
+            "attributesToRetrieve": q.attributes_to_retrieve,
+            "retrieveVectors": q.retrieve_vectors,
+            "showRankingScore": q.show_ranking_score,
+            "showRankingScoreDetails": q.show_ranking_score_details,
+        }))
+        .map_err(Error::internal)?;
+        let ranked = Instant::now();
+        let result = SearchResult {
+            hits: page,
+            candidates: total,
+            max_total_hits,
+            facets: None,
+            query: String::new(),
+            words: Vec::new(),
+            rules: Vec::new(),
+            semantic_rules: vec![rank::Rule::Vector],
+            key_specs: Vec::new(),
+            geo_point: None,
+            semantic_hits: None,
+            query_vector: None,
+            timings: Timings {
+                started,
+                filtered,
+                ranked,
+            },
+        };
+        let printed = Printer::new(self, &rtxn, settings, &as_search).hits(&result)?;
+        let mut body = Map::new();
+        body.insert("hits".into(), Value::Array(printed));
+        body.insert("id".into(), Value::String(q.id.clone()));
+        body.insert(
+            "processingTimeMs".into(),
+            (started.elapsed().as_millis() as u64).into(),
+        );
+        body.insert("limit".into(), q.limit.into());
+        body.insert("offset".into(), q.offset.into());
+        body.insert(
+            "estimatedTotalHits".into(),
+            total.min(max_total_hits).into(),
+        );
+        serde_json::to_vec(&body).map_err(Error::internal)
+    }
+}

@@ -1,0 +1,85 @@
+/**
+ * `/indexes/{uid}/similar` parameters (POST body and GET query string) with Meilisearch's
+ * per-field codes, and the normalized query handed to the engine.
+ */
+import { z } from 'zod';
+import { ApiError } from '../errors/api-error';
+import { parseWith } from '../errors/from-zod';
+
+const filterShape = z.union([z.string(), z.array(z.union([z.string(), z.array(z.string())]))]).nullable();
+
+export const SimilarSchema = z.strictObject({
+  id: z.union([z.string(), z.number().int()]),
+  embedder: z.string(),
+  filter: filterShape.optional(),
+  offset: z.number().int().nonnegative().optional(),
+  limit: z.number().int().nonnegative().optional(),
+  attributesToRetrieve: z.array(z.string()).nullable().optional(),
+  retrieveVectors: z.boolean().optional(),
+  showRankingScore: z.boolean().optional(),
+  showRankingScoreDetails: z.boolean().optional(),
+  showPerformanceDetails: z.boolean().optional(),
+  rankingScoreThreshold: z.number().min(0).max(1).nullable().optional(),
+});
+
+export type SimilarBody = z.infer<typeof SimilarSchema>;
+
+const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const CODES: Record<string, string> = Object.fromEntries(Object.keys(SimilarSchema.shape).map((k) => [k, `invalid_similar_${snake(k)}`]));
+
+const NUMBER_PARAMS = new Set(['offset', 'limit', 'rankingScoreThreshold']);
+const BOOL_PARAMS = new Set(['retrieveVectors', 'showRankingScore', 'showRankingScoreDetails', 'showPerformanceDetails']);
+
+/** The GET query string in the POST body's shape. */
+export function similarQueryFromParams(query: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (typeof v !== 'string') {
+      out[k] = v;
+    } else if (NUMBER_PARAMS.has(k)) {
+      const n = Number(v);
+      if (v.trim() === '' || Number.isNaN(n)) throw new ApiError(CODES[k], `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a positive integer`);
+      out[k] = n;
+    } else if (BOOL_PARAMS.has(k)) {
+      if (v !== 'true' && v !== 'false') throw new ApiError(CODES[k], `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a boolean, expected either \`true\` or \`false\``);
+      out[k] = v === 'true';
+    } else if (k === 'attributesToRetrieve') {
+      out[k] = v.split(',').map((s) => s.trim());
+    } else {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+const ID_RULE = /^[A-Za-z0-9_-]{1,511}$/;
+
+export function parseSimilar(body: unknown): SimilarBody {
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    for (const field of ['id', 'embedder']) {
+      if ((body as Record<string, unknown>)[field] === undefined) throw new ApiError('bad_request', `Missing field \`${field}\``);
+    }
+  }
+  const b = parseWith(SimilarSchema, body ?? {}, CODES);
+  if (!ID_RULE.test(String(b.id))) {
+    throw new ApiError('invalid_similar_id', `Invalid value at \`.id\`: the value of \`id\` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes.`);
+  }
+  return b;
+}
+
+/** The normalized query handed to the engine. */
+export function similarEngineQuery(b: SimilarBody, filter: unknown, containsFilter: boolean): Record<string, unknown> {
+  return {
+    id: String(b.id),
+    embedder: b.embedder,
+    filter: filter ?? null,
+    containsFilter,
+    offset: b.offset ?? 0,
+    limit: b.limit ?? 20,
+    attributesToRetrieve: b.attributesToRetrieve ?? null,
+    retrieveVectors: b.retrieveVectors ?? false,
+    showRankingScore: b.showRankingScore ?? false,
+    showRankingScoreDetails: b.showRankingScoreDetails ?? false,
+    rankingScoreThreshold: b.rankingScoreThreshold ?? null,
+  };
+}
