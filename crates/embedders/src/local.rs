@@ -289,3 +289,14 @@ pub fn build_local(
     }
     Ok(Arc::new(embedder))
 }
+
+/// [`build_local`] with the models root of `QUARRY_MODELS_DIR`; what [`crate::build()`] uses
+/// for `huggingFace`. Fails with `vector_embedding_error` when the variable is not set.
+pub fn build_from_env(name: &str, config: &EmbedderConfig) -> Result<Arc<dyn Embed>> {
+    let root = models_root_from_env().ok_or_else(|| {
+        embedding_error(format!(
+            "embedder `{name}` of source `huggingFace` needs a local model: set `{MODELS_DIR_ENV}` to the directory holding `<model>/model.onnx` (models are never downloaded)"
+        ))
+    })?;
+    build_local(name, config, &root)
+}

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use embedders::config::{EmbedderConfig, Pooling, Source};
-use embedders::local::{init_runtime, model_dir};
+use embedders::local::{build_from_env, init_runtime, model_dir};
 use embedders::{build_local, Embed, LocalEmbedder};
 
 const MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
@@ -175,4 +175,28 @@ fn missing_model_directory_is_a_clear_error() {
     );
     let err = LocalEmbedder::open(&root.join("a/b"), Pooling::UseModel).unwrap_err();
     assert_eq!(err.code, "vector_embedding_error");
+}
+
+#[test]
+fn build_reads_the_models_root_from_the_environment() {
+    let Some((root, _)) = cache() else { return };
+    let config = EmbedderConfig {
+        source: Source::HuggingFace {
+            model: Some(MODEL.to_owned()),
+            revision: None,
+            pooling: Pooling::UseModel,
+        },
+        dimensions: None,
+        document_template: None,
+        document_template_max_bytes: None,
+        binary_quantized: false,
+        distribution: None,
+    };
+    // The only test of this binary that touches the variable.
+    std::env::set_var(embedders::local::MODELS_DIR_ENV, &root);
+    let e = build_from_env("hf", &config).unwrap();
+    assert_eq!(e.dimensions(), 384);
+    std::env::remove_var(embedders::local::MODELS_DIR_ENV);
+    let err = build_from_env("hf", &config).err().unwrap();
+    assert!(err.message.contains("QUARRY_MODELS_DIR"), "{}", err.message);
 }
