@@ -15,6 +15,11 @@ pub fn build(
     config: &EmbedderConfig,
     _client: &outbound::Client,
 ) -> Result<Arc<dyn Embed>> {
+    // `huggingFace`: a local model under `QUARRY_MODELS_DIR` (`local::build_from_env`); callers
+    // holding the models root themselves call `local::build_local`.
+    if matches!(config.source, Source::HuggingFace { .. }) {
+        return crate::local::build_from_env(name, config);
+    }
     let source = match &config.source {
         Source::UserProvided => "userProvided",
         Source::OpenAi { .. } => "openAi",

@@ -5,6 +5,7 @@
 //! - `embed`: the [`Embed`] trait every source implements, and [`Embedding`].
 //! - `build`: from a configuration to a working [`Embed`] ([`build()`]).
 //! - `template`: `documentTemplate`, the text embedded for one document.
+//! - `local`: the `huggingFace` source, a model read from a local directory ([`build_local`]).
 //!
 //! The engine owns the vector store and decides *when* to embed; this crate only knows *how*.
 //! Remote sources reach the network through the `outbound` crate's client, never directly.
@@ -12,9 +13,11 @@
 pub mod build;
 pub mod config;
 pub mod embed;
+pub mod local;
 pub mod template;
 
 pub use build::build;
 pub use config::{Distribution, EmbedderConfig, Pooling, Source};
 pub use embed::{Embed, Embedding};
+pub use local::{build_local, LocalEmbedder};
 pub use template::DocumentTemplate;
