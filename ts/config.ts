@@ -22,6 +22,10 @@ export interface Config {
   searchQueueSize: number;
   searchesPerCore: number;
   dropSearchAfterSeconds: number;
+  /** Where `huggingFace` embedders find their models (`<dir>/<model>/model.onnx`); none: not configured. */
+  modelsDir: string | null;
+  /** The ONNX Runtime library local models run on (`libonnxruntime.so`); none: not configured. */
+  onnxRuntimePath: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -50,6 +54,8 @@ type RawOptions = {
   searchQueueSize?: string;
   searchesPerCore?: string;
   dropSearchAfter?: string;
+  modelsDir?: string;
+  onnxRuntimePath?: string;
 };
 
 export const OPTIONS: OptionSpec[] = [
@@ -66,6 +72,8 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'maxBatchedTasks', flag: '--experimental-max-number-of-batched-tasks', env: 'QUARRY_MAX_BATCHED_TASKS', meili: 'MEILI_EXPERIMENTAL_MAX_NUMBER_OF_BATCHED_TASKS', help: 'tasks per batch (default 1000)' },
   { name: 'searchQueueSize', flag: '--experimental-search-queue-size', env: 'QUARRY_SEARCH_QUEUE_SIZE', meili: 'MEILI_EXPERIMENTAL_SEARCH_QUEUE_SIZE', help: 'searches that may wait for a slot before 503 (default 1000)' },
   { name: 'searchesPerCore', flag: '--experimental-nb-searches-per-core', env: 'QUARRY_SEARCHES_PER_CORE', meili: 'MEILI_EXPERIMENTAL_NB_SEARCHES_PER_CORE', help: 'searches running at once per core (default 4)' },
+  { name: 'modelsDir', flag: '--experimental-models-dir', env: 'QUARRY_MODELS_DIR', meili: 'QUARRY_MODELS_DIR', help: 'directory of local embedding models for huggingFace embedders: <dir>/<model>/model.onnx and tokenizer files (models are never downloaded)' },
+  { name: 'onnxRuntimePath', flag: '--experimental-onnxruntime-path', env: 'QUARRY_ONNXRUNTIME_PATH', meili: 'ORT_DYLIB_PATH', help: 'path of libonnxruntime.so, which local models run on' },
   { name: 'dropSearchAfter', flag: '--experimental-drop-search-after', env: 'QUARRY_DROP_SEARCH_AFTER', meili: 'MEILI_EXPERIMENTAL_DROP_SEARCH_AFTER', help: 'seconds a search may wait before it is dropped (default 60)' },
 ];
 
@@ -193,5 +201,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     searchQueueSize,
     searchesPerCore,
     dropSearchAfterSeconds,
+    modelsDir: raw.modelsDir ?? null,
+    onnxRuntimePath: raw.onnxRuntimePath ?? null,
   };
 }

@@ -15,7 +15,7 @@ import type { Deps } from './deps';
 import { FeatureStore } from './features';
 import { IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
-import { configureOutbound, KvStore } from './native';
+import { configureModels, configureOutbound, KvStore } from './native';
 import { SearchLimiter } from './search/limiter';
 import { Durable } from './store/durable';
 import { openQueue } from './tasks/queue';
@@ -32,6 +32,7 @@ export interface RunningServer {
 
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
   configureOutbound(config.allowedNetworks);
+  configureModels(config.modelsDir, config.onnxRuntimePath);
   const dbPath = path.resolve(config.dbPath);
   fs.mkdirSync(dbPath, { recursive: true });
   fs.writeFileSync(path.join(dbPath, 'VERSION'), 'quarry-1\n');

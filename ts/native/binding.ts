@@ -68,6 +68,11 @@ export function configureOutbound(allowedNetworks: string[]): void {
   binding.configureOutbound(allowedNetworks);
 }
 
+/** Where local models are, and the ONNX Runtime library they run on (null: not configured). */
+export function configureModels(modelsDir: string | null, onnxRuntimePath: string | null): void {
+  binding.configureModels(modelsDir, onnxRuntimePath);
+}
+
 export function engineVersion(): string {
   return binding.engineVersion();
 }

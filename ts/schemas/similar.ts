@@ -81,5 +81,6 @@ export function similarEngineQuery(b: SimilarBody, filter: unknown, containsFilt
     showRankingScore: b.showRankingScore ?? false,
     showRankingScoreDetails: b.showRankingScoreDetails ?? false,
     rankingScoreThreshold: b.rankingScoreThreshold ?? null,
+    showPerformanceDetails: b.showPerformanceDetails ?? false,
   };
 }

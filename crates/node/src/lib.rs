@@ -96,6 +96,16 @@ pub fn configure_outbound(allowed_networks: Vec<String>) -> Result<()> {
     engine::configure_outbound(&allowed_networks).map_err(to_napi_error)
 }
 
+/// Where `huggingFace` embedders find their models, and the ONNX Runtime library (loaded
+/// once per process).
+#[napi]
+pub fn configure_models(
+    models_dir: Option<String>,
+    onnx_runtime_path: Option<String>,
+) -> Result<()> {
+    engine::configure_models(models_dir, onnx_runtime_path).map_err(to_napi_error)
+}
+
 #[napi]
 pub fn engine_version() -> String {
     engine::VERSION.to_string()

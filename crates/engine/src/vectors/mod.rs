@@ -16,7 +16,10 @@ pub mod store;
 pub use registry::Registry;
 pub use store::{Space, VectorStore};
 
-use std::sync::RwLock;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use embedders::{Embed, EmbedderConfig};
 
 /// The outbound client remote embedders use (loopback only until the operator allows more).
 static OUTBOUND: RwLock<Option<outbound::Client>> = RwLock::new(None);
@@ -35,4 +38,90 @@ pub fn outbound() -> outbound::Client {
         .unwrap_or_else(|e| e.into_inner())
         .clone()
         .unwrap_or_else(outbound::Client::loopback)
+}
+
+/// The directory of local models (`huggingFace` embedders), when configured.
+static MODELS_DIR: RwLock<Option<std::path::PathBuf>> = RwLock::new(None);
+
+/// Where local models are, and the ONNX Runtime library they run on (loaded once per
+/// process: the first library configured stays).
+pub fn configure_models(
+    models_dir: Option<String>,
+    onnx_runtime: Option<String>,
+) -> api_types::Result<()> {
+    *MODELS_DIR.write().unwrap_or_else(|e| e.into_inner()) = models_dir.map(Into::into);
+    if let Some(path) = onnx_runtime {
+        embedders::local::init_runtime(Some(std::path::Path::new(&path)))?;
+    }
+    Ok(())
+}
+
+/// Builds the embedder of `config`: local models from the configured directory (else the
+/// `QUARRY_MODELS_DIR` environment variable), remote sources through the outbound client.
+fn build(name: &str, config: &EmbedderConfig) -> api_types::Result<Arc<dyn Embed>> {
+    let models = MODELS_DIR.read().unwrap_or_else(|e| e.into_inner()).clone();
+    match (&config.source, models) {
+        (embedders::Source::HuggingFace { .. }, Some(dir)) => {
+            embedders::build_local(name, config, &dir)
+        }
+        _ => embedders::build(name, config, &outbound()),
+    }
+}
+
+/// Built embedders, by name and configuration: a local model is loaded once, a remote
+/// source's client is reused. Bounded: cleared when it grows past [`EMBEDDERS_KEPT`].
+static EMBEDDERS: Mutex<Option<HashMap<String, Arc<dyn Embed>>>> = Mutex::new(None);
+const EMBEDDERS_KEPT: usize = 64;
+
+/// The embedder of `config`, built once per configuration.
+pub fn embedder(name: &str, config: &EmbedderConfig) -> api_types::Result<Arc<dyn Embed>> {
+    let key = format!("{name}\0{config:?}");
+    if let Some(e) = EMBEDDERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .and_then(|m| m.get(&key))
+    {
+        return Ok(e.clone());
+    }
+    let built = build(name, config)?;
+    let mut cache = EMBEDDERS.lock().unwrap_or_else(|e| e.into_inner());
+    let map = cache.get_or_insert_with(HashMap::new);
+    if map.len() >= EMBEDDERS_KEPT {
+        map.clear();
+    }
+    map.insert(key, built.clone());
+    Ok(built)
+}
+
+/// Query embeddings already computed, by embedder configuration and query text (the
+/// embedding cache of Meilisearch's `--experimental-embedding-cache-entries`, on by default).
+static QUERIES: Mutex<Option<HashMap<String, Vec<f32>>>> = Mutex::new(None);
+const QUERIES_KEPT: usize = 4096;
+
+/// The embedding of query `q` by `config`, from the cache or the embedder.
+pub fn embed_query(name: &str, config: &EmbedderConfig, q: &str) -> api_types::Result<Vec<f32>> {
+    let key = format!("{name}\0{config:?}\0{q}");
+    if let Some(v) = QUERIES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .and_then(|m| m.get(&key))
+    {
+        return Ok(v.clone());
+    }
+    let mut out = embedder(name, config)?.embed(&[q])?;
+    let v = out.pop().ok_or_else(|| {
+        api_types::Error::new(
+            "vector_embedding_error",
+            format!("Error while generating embeddings: embedder `{name}` returned no embedding for the query."),
+        )
+    })?;
+    let mut cache = QUERIES.lock().unwrap_or_else(|e| e.into_inner());
+    let map = cache.get_or_insert_with(HashMap::new);
+    if map.len() >= QUERIES_KEPT {
+        map.clear();
+    }
+    map.insert(key, v.clone());
+    Ok(v)
 }

@@ -83,6 +83,11 @@ impl Registry {
         self.entries.iter()
     }
 
+    /// Forgets `name` (its graphs must have been cleared).
+    pub fn remove(&mut self, name: &str) {
+        self.entries.remove(name);
+    }
+
     /// The entry of `name`, created with a free id when it has none yet.
     pub fn entry(&mut self, name: &str, dimensions: usize, quantized: bool) -> Result<&mut Entry> {
         if !self.entries.contains_key(name) {

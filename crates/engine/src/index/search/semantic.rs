@@ -152,9 +152,7 @@ impl Index {
         if !config.generates() {
             return Ok(None);
         }
-        let embedder = embedders::build(name, config, &crate::vectors::outbound())?;
-        let mut out = embedder.embed(&[q])?;
-        Ok(out.pop())
+        crate::vectors::embed_query(name, config, q).map(Some)
     }
 
     /// Orders the allowed documents by similarity to the query vector: see the module's

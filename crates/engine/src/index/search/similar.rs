@@ -40,6 +40,8 @@ pub struct SimilarQuery {
     pub show_ranking_score_details: bool,
     #[serde(default)]
     pub ranking_score_threshold: Option<f64>,
+    #[serde(default)]
+    pub show_performance_details: bool,
 }
 
 impl Index {

@@ -42,11 +42,12 @@ impl Index {
         let settings = &next.to_json();
         let before = indexed(current.as_ref());
         let after = indexed(Some(settings));
-        self.sync_vectors(txn, state, current.as_ref(), Some(settings))?;
+        let to_embed = self.sync_vectors(txn, state, current.as_ref(), Some(settings))?;
         state.settings = Some(settings.clone());
         if before != after {
             self.reindex_text(txn, writer, state, settings)?;
         }
+        self.embed_stored(txn, state, &to_embed)?;
         Ok(())
     }
 

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 
 use api_types::{Error, Result};
-use embedders::{DocumentTemplate, Embed, EmbedderConfig};
+use embedders::{DocumentTemplate, EmbedderConfig};
 use heed::RwTxn;
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
@@ -154,12 +154,14 @@ pub(super) fn missing_vectors(name: &str, first: &str, others: u64) -> Error {
     )
 }
 
+/// Documents embedded together when a settings change embeds the stored ones.
+const EMBED_CHUNK: usize = 256;
+
 /// Documents waiting for their embedder (texts are embedded a batch at a time).
 #[derive(Default)]
 pub(super) struct PendingEmbeddings {
     /// Per embedder name: (internal id, rendered text).
     by_embedder: HashMap<String, Vec<(u32, String)>>,
-    embedders: HashMap<String, std::sync::Arc<dyn Embed>>,
 }
 
 impl Index {
@@ -270,14 +272,7 @@ impl Index {
             let Some((_, config)) = embedders.list.iter().find(|(n, _)| *n == name) else {
                 continue;
             };
-            let embedder = match pending.embedders.get(&name) {
-                Some(e) => e.clone(),
-                None => {
-                    let e = embedders::build(&name, config, &crate::vectors::outbound())?;
-                    pending.embedders.insert(name.clone(), e.clone());
-                    e
-                }
-            };
+            let embedder = crate::vectors::embedder(&name, config)?;
             self.set_progress(|p| p.step = "embedding documents");
             let texts: Vec<&str> = docs.iter().map(|(_, t)| t.as_str()).collect();
             let vectors = embedder.embed(&texts)?;
@@ -288,6 +283,13 @@ impl Index {
                 ));
             }
             let dims = embedder.dimensions();
+            // A source whose vectors changed length (another model) starts a new space.
+            if let Some(old) = state.vectors.registry.get(&name).copied() {
+                if old.dimensions != dims {
+                    self.store.vectors.clear(txn, old.space())?;
+                    state.vectors.registry.remove(&name);
+                }
+            }
             let entry = state
                 .vectors
                 .registry
@@ -357,18 +359,19 @@ impl Index {
     }
 
     /// A settings update changed the embedders: drop or quantize what no longer fits (see
-    /// [`Registry::sync`]).
+    /// [`Registry::sync`]). Returns the embedders whose source must now embed the stored
+    /// documents: new ones, and those whose source, model or template changed.
     pub(super) fn sync_vectors(
         &self,
         txn: &mut RwTxn,
         state: &mut BatchState,
         before: Option<&Value>,
         after: Option<&Value>,
-    ) -> Result<()> {
+    ) -> Result<Vec<String>> {
         let before = registry::configs(before)?;
         let after = registry::configs(after)?;
         if before == after {
-            return Ok(());
+            return Ok(Vec::new());
         }
         for (name, new) in &after {
             let old = before.iter().find(|(n, _)| n == name).map(|(_, c)| c);
@@ -401,6 +404,90 @@ impl Index {
             }
         }
         state.vectors.touched = true;
+        let embeds_the_same = |old: &EmbedderConfig, new: &EmbedderConfig| {
+            old.source == new.source
+                && old.document_template == new.document_template
+                && old.document_template_max_bytes == new.document_template_max_bytes
+                && old.dimensions == new.dimensions
+        };
+        Ok(after
+            .iter()
+            .filter(|(_, new)| new.generates())
+            .filter(|(name, new)| {
+                !before
+                    .iter()
+                    .any(|(n, old)| n == name && embeds_the_same(old, new))
+            })
+            .map(|(name, _)| name.clone())
+            .collect())
+    }
+
+    /// Embeds every stored document for each of `names` (the settings the batch reached),
+    /// except those holding the user's own embeddings.
+    pub(super) fn embed_stored(
+        &self,
+        txn: &mut RwTxn,
+        state: &mut BatchState,
+        names: &[String],
+    ) -> Result<()> {
+        if names.is_empty()
+            || self
+                .store
+                .docs
+                .is_empty(txn)
+                .map_err(crate::store::heed_error)?
+        {
+            return Ok(());
+        }
+        let embedders = Embedders::of(state.settings.as_ref())?;
+        let mut iids: Vec<u32> = Vec::new();
+        for item in self
+            .store
+            .docs
+            .iter(txn)
+            .map_err(crate::store::heed_error)?
+        {
+            iids.push(item.map_err(crate::store::heed_error)?.0);
+        }
+        self.set_progress(|p| {
+            p.step = "embedding documents";
+            p.total = iids.len() as u64 * names.len() as u64;
+            p.done = 0;
+        });
+        for name in names {
+            let Some((_, config)) = embedders.list.iter().find(|(n, _)| n == name) else {
+                continue;
+            };
+            let user = match state.vectors.registry.get(name).map(|e| e.id) {
+                Some(id) => state.vectors.user(&self.store, txn, id)?.clone(),
+                None => RoaringBitmap::new(),
+            };
+            for chunk in iids.chunks(EMBED_CHUNK) {
+                let mut pending = PendingEmbeddings::default();
+                for &iid in chunk {
+                    if user.contains(iid) {
+                        continue;
+                    }
+                    let Some(bytes) = self
+                        .store
+                        .docs
+                        .get(txn, &iid)
+                        .map_err(crate::store::heed_error)?
+                    else {
+                        continue;
+                    };
+                    let doc = crate::codec::decode(bytes, &state.fields)?;
+                    let text = self.document_text(state, config, &doc)?;
+                    pending
+                        .by_embedder
+                        .entry(name.clone())
+                        .or_default()
+                        .push((iid, text));
+                }
+                self.flush_embeddings(txn, state, &embedders, &mut pending)?;
+                self.set_progress(|p| p.done += chunk.len() as u64);
+            }
+        }
         Ok(())
     }
 }
