@@ -10,6 +10,7 @@ import { loggablePath } from './logging';
 import { documentRoutes } from './routes/documents';
 import { indexRoutes } from './routes/indexes';
 import { keyRoutes } from './routes/keys';
+import { renderRoutes } from './routes/render';
 import { searchRoutes } from './routes/search';
 import { settingsRoutes } from './routes/settings';
 import { systemRoutes } from './routes/system';
@@ -58,6 +59,7 @@ export function buildApp(deps: Deps): express.Express {
   app.use(settingsRoutes(deps));
   app.use(taskRoutes(deps));
   app.use(keyRoutes(deps));
+  app.use(renderRoutes(deps));
 
   app.use((_req: Request, res: Response) => {
     res.status(404).end();

@@ -73,6 +73,15 @@ export function configureModels(modelsDir: string | null, onnxRuntimePath: strin
   binding.configureModels(modelsDir, onnxRuntimePath);
 }
 
+/** Renders a document template with a document (JSON; null: only checks the template). */
+export function renderTemplate(template: string, documentJson: string | null): string | null {
+  try {
+    return binding.renderTemplate(template, documentJson) ?? null;
+  } catch (err) {
+    translate(err);
+  }
+}
+
 export function engineVersion(): string {
   return binding.engineVersion();
 }

@@ -106,6 +106,14 @@ pub fn configure_models(
     engine::configure_models(models_dir, onnx_runtime_path).map_err(to_napi_error)
 }
 
+/// Renders a document template with a document (`documentJson`, an object; null only parses
+/// the template and renders nothing). Throws `template_parsing_error`,
+/// `template_rendering_error`.
+#[napi]
+pub fn render_template(template: String, document_json: Option<String>) -> Result<Option<String>> {
+    engine::render_template(&template, document_json.as_deref()).map_err(to_napi_error)
+}
+
 #[napi]
 pub fn engine_version() -> String {
     engine::VERSION.to_string()

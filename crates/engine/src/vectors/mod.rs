@@ -125,3 +125,21 @@ pub fn embed_query(name: &str, config: &EmbedderConfig, q: &str) -> api_types::R
     map.insert(key, v.clone());
     Ok(v)
 }
+
+/// Renders `template` with `document_json` (an object) as the render route does: every field
+/// counts as searchable and nothing is cut. Without a document, only parses the template.
+pub fn render_template(
+    template: &str,
+    document_json: Option<&str>,
+) -> api_types::Result<Option<String>> {
+    let parsed = embedders::DocumentTemplate::new(Some(template), Some(usize::MAX))?;
+    let Some(json) = document_json else {
+        return Ok(None);
+    };
+    let doc: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(json).map_err(api_types::Error::internal)?;
+    parsed
+        .try_render(&doc, &|_| true)
+        .map(Some)
+        .map_err(|e| e.for_render_route())
+}

@@ -373,6 +373,11 @@ impl Index {
         if before == after {
             return Ok(Vec::new());
         }
+        for (name, config) in &after {
+            if let Some(t) = &config.document_template {
+                embedders::template::validate_setting(name, t)?;
+            }
+        }
         for (name, new) in &after {
             let old = before.iter().find(|(n, _)| n == name).map(|(_, c)| c);
             let was_quantized = old.is_some_and(|o| o.binary_quantized)
