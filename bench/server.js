@@ -1,0 +1,148 @@
+/**
+ * What the benchmarks share: the catalogues (read from the TSV files), starting Quarry on a
+ * temporary data directory, a keep-alive HTTP client, waiting for tasks, and reading a
+ * process's memory, CPU time and a directory's size from /proc and the file system.
+ */
+'use strict';
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const http = require('node:http');
+const os = require('node:os');
+const path = require('node:path');
+const zlib = require('node:zlib');
+const readline = require('node:readline');
+
+const DATASETS = {
+  pypi: {
+    file: 'pypi-packages.tsv.gz',
+    convert: (c) => ({ name: c[0], version: c[1], month: c[2], rank: c[3] === '' ? null : Number(c[3]), summary: c[4] ?? '' }),
+    settings: { searchableAttributes: ['name', 'summary'], filterableAttributes: ['month', 'rank'], sortableAttributes: ['month', 'rank'] },
+    filterFields: { eq: 'month', num: 'rank' },
+  },
+  npm: {
+    file: 'npm-packages.tsv.gz',
+    convert: (c) => ({ name: c[0], version: c[1], downloads: Number(c[2]) || 0, summary: c[3] ?? '' }),
+    settings: { searchableAttributes: ['name', 'summary'], filterableAttributes: ['downloads'], sortableAttributes: ['downloads'] },
+    filterFields: { eq: 'downloads', num: 'downloads' },
+  },
+};
+
+/** The catalogues: $QUARRY_BENCH_DATA, else `shared/data` beside the repository. */
+function dataDir() {
+  const candidates = [process.env.QUARRY_BENCH_DATA, path.join(__dirname, '../../shared/data'), path.join(__dirname, '../../../shared/data')];
+  for (const d of candidates) if (d && fs.existsSync(d)) return d;
+  throw new Error(`catalogues not found (looked in ${candidates.filter(Boolean).join(', ')}); set QUARRY_BENCH_DATA`);
+}
+
+/** Reads the TSV into documents (with a numeric `id`). */
+async function loadRows(ds, limit) {
+  const spec = DATASETS[ds];
+  const input = fs.createReadStream(path.join(dataDir(), spec.file)).pipe(zlib.createGunzip());
+  const rl = readline.createInterface({ input, crlfDelay: Infinity });
+  const docs = [];
+  let header = true;
+  let rawBytes = 0;
+  for await (const line of rl) {
+    rawBytes += Buffer.byteLength(line) + 1;
+    if (header) {
+      header = false;
+      continue;
+    }
+    if (!line) continue;
+    docs.push({ id: docs.length, ...spec.convert(line.split('\t')) });
+    if (limit && docs.length >= limit) {
+      rl.close();
+      break;
+    }
+  }
+  return { docs, rawBytes };
+}
+
+/** Starts Quarry (`extraArgs` appended to its command line) on a fresh temporary data dir. */
+async function startQuarry(extraArgs = []) {
+  const dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-'));
+  const key = 'bench-master-key-0123456789';
+  const bin = path.join(__dirname, '../bin/quarry.js');
+  const child = spawn(process.execPath, [bin, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', key, '--no-analytics', '--log-level', 'error', ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (c) => reject(new Error(`quarry exited with ${c}`)));
+  });
+  return { url, key, pid: child.pid, dbPath, child };
+}
+
+/** A keep-alive HTTP client (node:http), so the figures measure the server, not fetch(). */
+function client(url, key) {
+  const u = new URL(url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  return (method, p, body, contentType = 'application/json') =>
+    new Promise((resolve, reject) => {
+      const headers = { 'Content-Type': contentType };
+      if (key) headers.Authorization = `Bearer ${key}`;
+      if (body !== undefined) headers['Content-Length'] = Buffer.byteLength(body);
+      const req = http.request({ host: u.hostname, port: u.port, path: p, method, headers, agent }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          if (res.statusCode >= 400) reject(new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 300)}`));
+          else resolve(text ? JSON.parse(text) : undefined);
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+}
+
+async function waitTask(api, uid, onProgress) {
+  for (;;) {
+    const t = await api('GET', `/tasks/${uid}`);
+    if (t.status === 'succeeded') return t;
+    if (t.status === 'failed' || t.status === 'canceled') throw new Error(`task ${uid} ${t.status}: ${JSON.stringify(t.error)}`);
+    if (onProgress) onProgress(t);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function rssOf(pid) {
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(s);
+    const rss = /VmRSS:\s+(\d+) kB/.exec(s);
+    return { peak: hwm ? Number(hwm[1]) * 1024 : null, now: rss ? Number(rss[1]) * 1024 : null };
+  } catch {
+    return { peak: null, now: null };
+  }
+}
+
+/** User + system CPU time of a process so far, in ms (from /proc, Linux only). */
+function cpuMsOf(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
+function duBytes(dir) {
+  let total = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += duBytes(p);
+    else total += fs.statSync(p).blocks * 512;
+  }
+  return total;
+}
+
+
+module.exports = { DATASETS, client, cpuMsOf, dataDir, duBytes, loadRows, rssOf, startQuarry, waitTask };
