@@ -2,38 +2,10 @@
  * kill -9 in the middle of a large indexing batch: every task answered 202 must end
  * `succeeded` after a restart on the same data, with all its documents present.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { call, startChild } from '../helpers/child';
 import { tempDir } from '../helpers/server';
-
-const BIN = path.join(__dirname, '../../bin/quarry.js');
-const KEY = 'crash-test-master-key-000';
-
-function startChild(dbPath: string): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', KEY, '--log-level', 'warn'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
-      if (m) resolve({ child, url: m[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`server exited early with ${code}: ${out}`)));
-  });
-}
-
-async function call(url: string, method: string, p: string, body?: unknown): Promise<any> {
-  const res = await fetch(url + p, {
-    method,
-    headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
 
 describe('crash safety', () => {
   it('when the server is SIGKILLed mid-batch, then a restart finishes every accepted task with all documents', async () => {

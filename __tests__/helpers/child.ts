@@ -1,0 +1,34 @@
+/**
+ * The server as a child process (for tests that kill it): started on a loopback port with
+ * its own data directory, and a small JSON client.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+
+const BIN = path.join(__dirname, '../../bin/quarry.js');
+export const CHILD_KEY = 'crash-test-master-key-000';
+
+export function startChild(dbPath: string, args: string[] = []): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', CHILD_KEY, '--log-level', 'warn', ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`server exited early with ${code}: ${out}`)));
+  });
+}
+
+export async function call(url: string, method: string, p: string, body?: unknown): Promise<any> {
+  const res = await fetch(url + p, {
+    method,
+    headers: { Authorization: `Bearer ${CHILD_KEY}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
