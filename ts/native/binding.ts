@@ -82,6 +82,15 @@ export function renderTemplate(template: string, documentJson: string | null): s
   }
 }
 
+/** Checks one embedder of a settings update against its source's field rules (throws). */
+export function checkEmbedder(name: string, patch: unknown): void {
+  try {
+    binding.checkEmbedder(name, JSON.stringify(patch));
+  } catch (err) {
+    translate(err);
+  }
+}
+
 export function engineVersion(): string {
   return binding.engineVersion();
 }

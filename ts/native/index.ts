@@ -12,7 +12,7 @@
 import type * as Native from '../../native/index';
 import { binding, call, callSync } from './binding';
 
-export { catalogByCode, configureModels, configureOutbound, engineVersion, renderTemplate, type ErrorCodeRow, hideSecret, settingsLocales } from './binding';
+export { catalogByCode, checkEmbedder, configureModels, configureOutbound, engineVersion, renderTemplate, type ErrorCodeRow, hideSecret, settingsLocales } from './binding';
 export { checkDocumentFilter, type PayloadFormat, stageDocuments } from './documents';
 export { type KvEntry, type KvOp, KvStore } from './kv';
 

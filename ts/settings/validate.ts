@@ -11,6 +11,7 @@
  * Checks that need the current settings (oneTypo ≤ twoTypos across two updates) happen when the
  * task runs, in the engine (`Settings::apply`).
  */
+import { checkEmbedder } from '../native';
 import { ApiError } from '../errors/api-error';
 import {
   BUILT_IN_RANKING_RULES,
@@ -331,6 +332,9 @@ function validatePatch(patch: SettingsPatch, features: SettingsFeatures | undefi
     if (patch.foreignKeys && !features.foreignKeys) {
       throw featureError('setting `foreignKeys` in the index settings', 'foreign_keys', 'https://github.com/orgs/meilisearch/discussions/873');
     }
+  }
+  for (const [name, config] of Object.entries(patch.embedders ?? {})) {
+    if (config) checkEmbedder(name, config);
   }
   const rules = patch.rankingRules;
   if (rules && rules.includes('attribute') && rules.some((r) => r === 'attributeRank' || r === 'wordPosition')) {

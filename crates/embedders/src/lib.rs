@@ -5,6 +5,7 @@
 //! - `embed`: the [`Embed`] trait every source implements, and [`Embedding`].
 //! - `build`: from a configuration to a working [`Embed`] ([`build()`]).
 //! - `template`: `documentTemplate`, the text embedded for one document.
+//! - `rules`: which fields each source takes, checked when a settings update arrives.
 //! - `local`: the `huggingFace` source, a model read from a local directory ([`build_local`]).
 //!
 //! The engine owns the vector store and decides *when* to embed; this crate only knows *how*.
@@ -14,6 +15,7 @@ pub mod build;
 pub mod config;
 pub mod embed;
 pub mod local;
+pub mod rules;
 pub mod template;
 
 pub use build::build;

@@ -20,7 +20,7 @@ pub use api_types::{Error, Result};
 pub use index::{BatchOp, FacetSearchQuery, FetchQuery, Index, Method, SearchQuery, SimilarQuery};
 pub use payload::{stage_documents, Format};
 pub use settings::{Settings, SettingsPatch};
-pub use vectors::{configure_models, configure_outbound, render_template};
+pub use vectors::{check_embedder, configure_models, configure_outbound, render_template};
 
 /// The engine's version, reported by `GET /version` next to the package's.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -114,6 +114,13 @@ pub fn render_template(template: String, document_json: Option<String>) -> Resul
     engine::render_template(&template, document_json.as_deref()).map_err(to_napi_error)
 }
 
+/// Checks one embedder of a settings update (`patchJson`, as sent) against its source's field
+/// rules. Throws `invalid_settings_embedders`.
+#[napi]
+pub fn check_embedder(name: String, patch_json: String) -> Result<()> {
+    engine::check_embedder(&name, &patch_json).map_err(to_napi_error)
+}
+
 #[napi]
 pub fn engine_version() -> String {
     engine::VERSION.to_string()

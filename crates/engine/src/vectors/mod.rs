@@ -143,3 +143,11 @@ pub fn render_template(
         .map(Some)
         .map_err(|e| e.for_render_route())
 }
+
+/// Checks one embedder of a settings update against its source's field rules (see
+/// `embedders::rules`): `patch` is the embedder's JSON object as sent.
+pub fn check_embedder(name: &str, patch_json: &str) -> api_types::Result<()> {
+    let patch: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(patch_json).map_err(api_types::Error::internal)?;
+    embedders::rules::check_patch(name, &patch)
+}
