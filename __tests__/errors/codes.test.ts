@@ -26,6 +26,18 @@ const NOT_CODES = new Set([
   // Rust: the table's own test of a lookup miss, and an error type (not a code).
   'not_a_code',
   'invalid_request',
+  // Rust: keys of a sentence-transformers model's JSON files (crates/embedders/src/local.rs).
+  'pooling_mode_cls_token',
+  'pooling_mode_mean_tokens',
+  'pooling_mode_lasttoken',
+  'pooling_mode_mean_sqrt_len_tokens',
+  'pooling_mode_max_tokens',
+  'max_position_embeddings',
+  // Rust: names of Liquid variables and filters, and a template test's name
+  // (crates/embedders/src/template.rs, crates/embedders/tests/template.rs).
+  'max_bytes',
+  'is_searchable',
+  'str_empty',
   // TS: zod issue kinds read in ts/errors/from-zod.ts.
   'invalid_type',
   'invalid_value',
