@@ -45,6 +45,7 @@ const NOT_CODES = new Set([
   // TS: a field name in a message, a feature name in a message, a directory name.
   'expires_at',
   'foreign_keys',
+  'render_route',
   'update_files',
 ]);
 
