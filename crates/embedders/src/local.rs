@@ -194,10 +194,15 @@ impl LocalEmbedder {
         let onnx = read(model_dir, "model.onnx")?;
         init_runtime(None)?;
         let model = UserDefinedEmbeddingModel::new(onnx, tokenizer_files).with_pooling(pooling);
-        // One intra-op thread: the indexer already runs embedders on worker threads.
+        // The indexer calls the model from one thread, a batch at a time: each call uses
+        // every core (up to 4).
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 4);
         let options = InitOptionsUserDefined::new()
             .with_max_length(max_length)
-            .with_intra_threads(1);
+            .with_intra_threads(threads);
         let model = api_types::catch_panic(|| {
             TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| {
                 embedding_error(format!(
