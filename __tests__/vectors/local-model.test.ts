@@ -98,3 +98,34 @@ describe('a local model', () => {
     expect((await s.api('GET', `/indexes/${uid}/stats`)).body.numberOfEmbeddings).toBe(7);
   });
 });
+
+describe('a composite embedder', () => {
+  beforeAll(async () => {
+    expect((await s.api('PATCH', '/experimental-features', { body: { compositeEmbedders: true } })).status).toBe(200);
+  });
+
+  it('when both halves run the same model, then documents index with one and queries embed with the other', async () => {
+    const uid = uniqueIndex('composite');
+    await task(await s.api('POST', `/indexes/${uid}/documents`, { body: DOCS }));
+    const composite = { source: 'composite', indexingEmbedder: EMBEDDER, searchEmbedder: { source: 'huggingFace', model: MODEL } };
+    const t = await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { both: composite } } }));
+    expect(t.error).toBeNull();
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'a kitten', hybrid: { embedder: 'both', semanticRatio: 1 }, limit: 1 } });
+    expect(r.body.hits[0].id).toBe(1);
+  }, 120_000);
+
+  it('when the halves disagree, then the settings task fails; when a half is not allowed, then 400', async () => {
+    const uid = uniqueIndex('composite');
+    const cls = { source: 'composite', indexingEmbedder: EMBEDDER, searchEmbedder: { source: 'huggingFace', model: MODEL, pooling: 'forceCls' } };
+    const t = await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { both: cls } } }));
+    expect(t.status).toBe('failed');
+    expect(t.error.code).toBe('vector_embedding_error');
+    expect(t.error.message).toContain('error while generating test embeddings');
+    const nested = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { both: { source: 'composite', indexingEmbedder: EMBEDDER, searchEmbedder: { source: 'userProvided', dimensions: 384 } } } } });
+    expect(nested.status).toBe(400);
+    expect(nested.body.message).toBe('`.embedders.both.searchEmbedder.source`: Source `userProvided` is not available in a nested embedder');
+    const template = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { both: { source: 'composite', indexingEmbedder: EMBEDDER, searchEmbedder: EMBEDDER } } } });
+    expect(template.status).toBe(400);
+    expect(template.body.message).toContain('Field `documentTemplate` unavailable for source `huggingFace` for the search embedder.');
+  }, 120_000);
+});

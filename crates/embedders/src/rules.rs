@@ -112,6 +112,16 @@ pub fn check_patch(name: &str, patch: &Map<String, Value>) -> Result<()> {
             )));
         }
     }
+    if source == "composite" {
+        for (key, role) in [
+            ("searchEmbedder", "search"),
+            ("indexingEmbedder", "indexing"),
+        ] {
+            if let Some(Value::Object(nested)) = patch.get(key) {
+                check_nested(name, key, role, nested)?;
+            }
+        }
+    }
     if source == "openAi" {
         if let Some(model) = patch.get("model").and_then(Value::as_str) {
             if !OPENAI_MODELS.contains(&model) {
@@ -120,6 +130,73 @@ pub fn check_patch(name: &str, patch: &Map<String, Value>) -> Result<()> {
                     serde_json::to_string(&OPENAI_MODELS).unwrap_or_default()
                 )));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Fields a nested embedder of a composite cannot have: the composite's own, and for the
+/// search embedder what only indexing uses.
+fn nested_unavailable(role: &str) -> &'static [&'static str] {
+    match role {
+        "search" => &[
+            "documentTemplate",
+            "documentTemplateMaxBytes",
+            "distribution",
+            "binaryQuantized",
+            "searchEmbedder",
+            "indexingEmbedder",
+        ],
+        _ => &[
+            "distribution",
+            "binaryQuantized",
+            "searchEmbedder",
+            "indexingEmbedder",
+        ],
+    }
+}
+
+/// One embedder of a composite (`searchEmbedder` or `indexingEmbedder`).
+fn check_nested(name: &str, key: &str, role: &str, nested: &Map<String, Value>) -> Result<()> {
+    let path = format!(".embedders.{name}.{key}");
+    let Some(source) = nested.get("source").and_then(Value::as_str) else {
+        return Err(invalid(format!("`{path}`: Missing field `source`")));
+    };
+    if source == "userProvided" || source == "composite" {
+        return Err(invalid(format!(
+            "`{path}.source`: Source `{source}` is not available in a nested embedder"
+        )));
+    }
+    let unavailable = nested_unavailable(role);
+    let available = FIELDS
+        .iter()
+        .filter(|(f, s)| s.contains(&source) && !unavailable.contains(f))
+        .map(|(f, _)| *f);
+    let available = quoted(available);
+    for (field, value) in nested {
+        if value.is_null() {
+            continue;
+        }
+        let Some((_, sources)) = FIELDS.iter().find(|(f, _)| f == field) else {
+            continue;
+        };
+        if unavailable.contains(&field.as_str()) && sources.contains(&source) {
+            return Err(invalid(format!(
+                "`{path}`: Field `{field}` unavailable for source `{source}` for the {role} embedder.\n  - note: available fields for source `{source}` for the {role} embedder: {available}\n  - note: `{field}` is available when source `{source}` is not for the {role} embedder"
+            )));
+        }
+        if !sources.contains(&source) || unavailable.contains(&field.as_str()) {
+            return Err(invalid(format!(
+                "`{path}`: Field `{field}` unavailable for source `{source}`.\n  - note: `{field}` is available for sources: {}\n  - note: available fields for source `{source}`: {available}",
+                quoted(sources.iter())
+            )));
+        }
+    }
+    for field in mandatory(source) {
+        if nested.get(*field).is_none_or(Value::is_null) {
+            return Err(invalid(format!(
+                "`{path}`: Missing field `{field}` (note: this field is mandatory for source `{source}`)"
+            )));
         }
     }
     Ok(())
@@ -158,5 +235,21 @@ mod tests {
         assert!(check(json!({"source": "huggingFace", "model": "a/b"})).is_ok());
         assert!(check(json!({"binaryQuantized": true})).is_ok());
         assert!(check(json!({"source": "userProvided", "dimensions": 3, "model": null})).is_ok());
+        let rest = json!({"source": "rest", "url": "http://127.0.0.1:9/", "request": "{{text}}", "response": "{{embedding}}", "dimensions": 3});
+        assert_eq!(
+            check(json!({"source": "composite", "searchEmbedder": {"source": "userProvided", "dimensions": 3}, "indexingEmbedder": rest})).unwrap_err(),
+            "`.embedders.x.searchEmbedder.source`: Source `userProvided` is not available in a nested embedder"
+        );
+        let mut with_template = rest.clone();
+        with_template["documentTemplate"] = json!("x");
+        assert_eq!(
+            check(json!({"source": "composite", "searchEmbedder": with_template, "indexingEmbedder": rest})).unwrap_err(),
+            "`.embedders.x.searchEmbedder`: Field `documentTemplate` unavailable for source `rest` for the search embedder.\n  - note: available fields for source `rest` for the search embedder: `source`, `apiKey`, `dimensions`, `url`, `request`, `response`, `headers`\n  - note: `documentTemplate` is available when source `rest` is not for the search embedder"
+        );
+        assert!(check(json!({"source": "composite", "searchEmbedder": rest, "indexingEmbedder": with_template})).is_ok());
+        assert_eq!(
+            check(json!({"source": "composite", "searchEmbedder": rest})).unwrap_err(),
+            "`.embedders.x`: Missing field `indexingEmbedder` (note: this field is mandatory for source `composite`)"
+        );
     }
 }

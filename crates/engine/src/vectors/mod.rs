@@ -58,9 +58,11 @@ pub fn configure_models(
 
 /// Builds the embedder of `config`: local models from the configured directory (else the
 /// `QUARRY_MODELS_DIR` environment variable), remote sources through the outbound client.
+/// A composite embedder indexes with its `indexingEmbedder` (see [`search_config`]).
 fn build(name: &str, config: &EmbedderConfig) -> api_types::Result<Arc<dyn Embed>> {
     let models = MODELS_DIR.read().unwrap_or_else(|e| e.into_inner()).clone();
     match (&config.source, models) {
+        (embedders::Source::Composite { indexing, .. }, _) => build(name, indexing),
         (embedders::Source::HuggingFace { .. }, Some(dir)) => {
             embedders::build_local(name, config, &dir)
         }
@@ -99,8 +101,18 @@ pub fn embedder(name: &str, config: &EmbedderConfig) -> api_types::Result<Arc<dy
 static QUERIES: Mutex<Option<HashMap<String, Vec<f32>>>> = Mutex::new(None);
 const QUERIES_KEPT: usize = 4096;
 
-/// The embedding of query `q` by `config`, from the cache or the embedder.
+/// The configuration that embeds queries: a composite's `searchEmbedder`, else `config`.
+pub fn search_config(config: &EmbedderConfig) -> &EmbedderConfig {
+    match &config.source {
+        embedders::Source::Composite { search, .. } => search,
+        _ => config,
+    }
+}
+
+/// The embedding of query `q` by `config` (a composite's search embedder), from the cache or
+/// the embedder.
 pub fn embed_query(name: &str, config: &EmbedderConfig, q: &str) -> api_types::Result<Vec<f32>> {
+    let config = search_config(config);
     let key = format!("{name}\0{config:?}\0{q}");
     if let Some(v) = QUERIES
         .lock()
@@ -150,4 +162,37 @@ pub fn check_embedder(name: &str, patch_json: &str) -> api_types::Result<()> {
     let patch: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(patch_json).map_err(api_types::Error::internal)?;
     embedders::rules::check_patch(name, &patch)
+}
+
+/// A composite embedder's two halves must agree: the same dimensions, and nearly the same
+/// vector for one probe text (cosine at least 0.99).
+pub fn check_composite(name: &str, config: &EmbedderConfig) -> api_types::Result<()> {
+    let embedders::Source::Composite { indexing, search } = &config.source else {
+        return Ok(());
+    };
+    let probe = "test";
+    let a = embedder(name, search)?
+        .embed(&[probe])?
+        .pop()
+        .unwrap_or_default();
+    let b = embedder(name, indexing)?
+        .embed(&[probe])?
+        .pop()
+        .unwrap_or_default();
+    let error = |detail: String| {
+        api_types::Error::new(
+            "vector_embedding_error",
+            format!("Error while generating embeddings: user error: error while generating test embeddings.\n{detail}"),
+        )
+    };
+    if a.len() != b.len() {
+        return Err(error(format!("  - the dimensions of embeddings produced at search time and at indexing time don't match.\n  - Search time dimensions: {}\n  - Indexing time dimensions: {}\n  - Note: Dimensions of embeddings produced by both embedders are required to match.", a.len(), b.len())));
+    }
+    let dot: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let cos = dot / (norm(&a) * norm(&b)).max(f32::EPSILON);
+    if cos < 0.99 {
+        return Err(error(format!("  - the embeddings produced at search time and indexing time are not similar enough.\n  - Similarity of the test embeddings: {cos:.4}\n  - Note: Both embedders must embed the same text to nearly the same vector.")));
+    }
+    Ok(())
 }

@@ -244,6 +244,11 @@ impl Index {
         config: &EmbedderConfig,
         doc: &Map<String, Value>,
     ) -> Result<String> {
+        // A composite embedder renders its indexing embedder's template.
+        let config = match &config.source {
+            embedders::Source::Composite { indexing, .. } => indexing.as_ref(),
+            _ => config,
+        };
         let template = DocumentTemplate::new(
             config.document_template.as_deref(),
             config.document_template_max_bytes,
@@ -376,6 +381,10 @@ impl Index {
         for (name, config) in &after {
             if let Some(t) = &config.document_template {
                 embedders::template::validate_setting(name, t)?;
+            }
+            let changed = !before.iter().any(|(n, c)| n == name && c == config);
+            if changed {
+                crate::vectors::check_composite(name, config)?;
             }
         }
         for (name, new) in &after {
