@@ -258,3 +258,24 @@ describe('similar documents', () => {
     if (message) expect(r.body.message).toBe(message);
   });
 });
+
+describe('facet search with vectors', () => {
+  it('when the query is semantic or hybrid, then every allowed document counts; misuses answer as search does', async () => {
+    const uid = uniqueIndex('vfacet');
+    await task(await s.api('POST', '/indexes', { body: { uid, primaryKey: 'id' } }));
+    await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['c'], embedders: { man: { source: 'userProvided', dimensions: 3 } } } }));
+    const docs = [
+      { id: 1, t: 'red', c: 'x', _vectors: { man: [1, 0, 0] } },
+      { id: 2, t: 'green', c: 'y', _vectors: { man: [0, 1, 0] } },
+      { id: 3, t: 'blue red', c: 'z', _vectors: { man: null } },
+    ];
+    await task(await s.api('POST', `/indexes/${uid}/documents`, { body: docs }));
+    const facet = (body: Record<string, unknown>) => s.api('POST', `/indexes/${uid}/facet-search`, { body: { facetName: 'c', ...body } });
+    expect((await facet({ q: 'red' })).body.facetHits.map((h: { value: string }) => h.value)).toEqual(['x', 'z']);
+    expect((await facet({ q: 'red', vector: [0, 1, 0], hybrid: { embedder: 'man', semanticRatio: 0.5 } })).body.facetHits.map((h: { value: string }) => h.value)).toEqual(['x', 'y', 'z']);
+    expect((await facet({ vector: [0, 1, 0] })).body.code).toBe('missing_search_hybrid');
+    expect((await facet({ q: 'red', hybrid: { embedder: 'nope' } })).body.code).toBe('invalid_search_embedder');
+    const multi = await s.api('POST', '/multi-search', { body: { queries: [{ indexUid: uid, vector: [0, 1, 0], hybrid: { embedder: 'man' }, limit: 1 }] } });
+    expect(multi.body.results[0]).toMatchObject({ hits: [{ id: 2 }], estimatedTotalHits: 3, semanticHitCount: 1 });
+  });
+});

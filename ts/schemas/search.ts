@@ -200,6 +200,8 @@ export function facetEngineQuery(b: FacetSearchBody, containsFilter: boolean): R
     exhaustiveFacetCount: b.exhaustiveFacetCount ?? false,
     matchingStrategy: b.matchingStrategy ?? null,
     attributesToSearchOn: b.attributesToSearchOn ?? null,
+    vector: b.vector ?? null,
+    hybrid: b.hybrid ?? null,
   };
 }
 
@@ -207,5 +209,7 @@ export function parseFacetSearch(body: unknown): FacetSearchBody {
   if (body && typeof body === 'object' && !Array.isArray(body) && (body as Record<string, unknown>).facetName === undefined) {
     throw new ApiError('missing_facet_search_facet_name', 'Missing field `facetName`');
   }
-  return parseWith(FacetSearchSchema, body ?? {}, FACET_SEARCH_CODES);
+  const b = parseWith(FacetSearchSchema, body ?? {}, FACET_SEARCH_CODES);
+  checkHybrid(b.hybrid);
+  return b;
 }

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::distinct::{apply_distinct, index_distinct};
 use super::faceting::{facet_order, max_values_per_facet};
 use super::printer::facet_search_body;
+use super::semantic::Mode;
 use super::{
     rule_list, search_cutoff, search_on, typo_list_has, typos_for_length, FacetSearchQuery,
 };
@@ -39,12 +40,26 @@ impl Index {
             return Err(Error::new("invalid_facet_search_facet_name", m));
         }
         let allowed = self.filtered(&rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
+        // A semantic or hybrid query has every allowed document as a candidate (its semantic
+        // side ranks them all): the words then restrict nothing.
+        let text = q.q.as_deref().unwrap_or("");
+        let mode = self.search_mode(
+            &rtxn,
+            settings,
+            text,
+            q.vector.as_deref(),
+            q.hybrid.as_ref(),
+        )?;
+        let text = match mode {
+            Mode::Keyword { .. } => text,
+            Mode::Semantic(_) | Mode::Hybrid(..) => "",
+        };
         let searcher = self.reader.searcher();
         let (mut terms, allowed) = self.keyword_candidates(
             &rtxn,
             &searcher,
             settings,
-            q.q.as_deref().unwrap_or(""),
+            text,
             q.matching_strategy.as_deref(),
             allowed,
         )?;

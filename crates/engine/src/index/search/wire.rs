@@ -114,4 +114,9 @@ pub struct FacetSearchQuery {
     pub matching_strategy: Option<String>,
     #[serde(default)]
     pub attributes_to_search_on: Option<Vec<String>>,
+    /// Semantic or hybrid facet search: every allowed document is a candidate.
+    #[serde(default)]
+    pub vector: Option<Vec<f32>>,
+    #[serde(default)]
+    pub hybrid: Option<super::semantic::Hybrid>,
 }
