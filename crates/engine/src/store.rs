@@ -8,6 +8,8 @@
 //!   generation, the dirty set not yet in tantivy, the results of the last applied batch,
 //!   and the fields map (field names by id, append-only), and the vectors' registry.
 //! - `vectors`: the embeddings' HNSW graphs (see [`crate::vectors`]).
+//! - `texts`: (embedder id, internal id) → a hash of the text the embedder last embedded for
+//!   that document, so an update that renders the same text is not embedded again.
 
 use std::path::Path;
 
@@ -20,6 +22,7 @@ use roaring::RoaringBitmap;
 pub(crate) type DocsDb = Database<U32<BE>, Bytes>;
 pub(crate) type IdsDb = Database<Str, U32<BE>>;
 pub(crate) type MetaDb = Database<Str, Bytes>;
+pub(crate) type TextsDb = Database<Bytes, heed::types::U64<BE>>;
 
 pub(crate) mod keys {
     pub const PRIMARY_KEY: &str = "primaryKey";
@@ -38,6 +41,7 @@ pub(crate) struct Store {
     pub ids: IdsDb,
     pub meta: MetaDb,
     pub vectors: crate::vectors::VectorStore,
+    pub texts: TextsDb,
 }
 
 /// Virtual address space reserved for one index's store (LMDB maps lazily; nothing is allocated).
@@ -69,6 +73,9 @@ impl Store {
             .create_database(&mut wtxn, Some("meta"))
             .map_err(heed_error)?;
         let vectors = crate::vectors::VectorStore::open(&env, &mut wtxn)?;
+        let texts = env
+            .create_database(&mut wtxn, Some("texts"))
+            .map_err(heed_error)?;
         wtxn.commit().map_err(heed_error)?;
         Ok(Store {
             env,
@@ -76,6 +83,7 @@ impl Store {
             ids,
             meta,
             vectors,
+            texts,
         })
     }
 
@@ -126,5 +134,34 @@ impl Store {
         let mut bytes = Vec::with_capacity(dirty.serialized_size());
         dirty.serialize_into(&mut bytes).map_err(Error::internal)?;
         self.put_meta(txn, keys::DIRTY, &bytes)
+    }
+}
+
+/// The `texts` key of document `iid` for embedder `id`.
+pub(crate) fn text_key(id: u8, iid: u32) -> [u8; 5] {
+    let b = iid.to_be_bytes();
+    [id, b[0], b[1], b[2], b[3]]
+}
+
+/// A stable 64-bit hash of an embedded text (FNV-1a: the same on every build and platform).
+pub(crate) fn text_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+impl Store {
+    /// Forgets every embedded-text hash of embedder `id` (its vectors were dropped).
+    pub fn forget_texts(&self, txn: &mut RwTxn, id: u8) -> Result<()> {
+        let start = [id, 0, 0, 0, 0];
+        let end = [id, 0xff, 0xff, 0xff, 0xff];
+        let range = (
+            std::ops::Bound::Included(&start[..]),
+            std::ops::Bound::Included(&end[..]),
+        );
+        self.texts
+            .delete_range(txn, &range)
+            .map(|_| ())
+            .map_err(heed_error)
     }
 }

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use super::BatchState;
 use crate::index::Index;
-use crate::store::Store;
+use crate::store::{heed_error, text_hash, text_key, Store};
 use crate::vectors::parse::{self, Supplied};
 use crate::vectors::{registry, Registry};
 
@@ -225,6 +225,16 @@ impl Index {
                         }
                     }
                     let text = self.document_text(state, config, doc)?;
+                    // The same text as last embedded: the embedding stands.
+                    if existed && !regenerate {
+                        if let Some(entry) = state.vectors.registry.get(name) {
+                            let key = text_key(entry.id, iid);
+                            let stored = self.store.texts.get(txn, &key).map_err(heed_error)?;
+                            if stored == Some(text_hash(&text)) {
+                                continue;
+                            }
+                        }
+                    }
                     pending
                         .by_embedder
                         .entry(name.clone())
@@ -292,6 +302,7 @@ impl Index {
             if let Some(old) = state.vectors.registry.get(&name).copied() {
                 if old.dimensions != dims {
                     self.store.vectors.clear(txn, old.space())?;
+                    self.store.forget_texts(txn, old.id)?;
                     state.vectors.registry.remove(&name);
                 }
             }
@@ -301,7 +312,7 @@ impl Index {
                 .entry(&name, dims, config.binary_quantized)?;
             let mut space = entry.space();
             let id = entry.id;
-            for ((iid, _), v) in docs.iter().zip(vectors) {
+            for ((iid, text), v) in docs.iter().zip(vectors) {
                 if v.len() != dims {
                     return Err(Error::new(
                         "vector_embedding_error",
@@ -311,6 +322,10 @@ impl Index {
                 self.store
                     .vectors
                     .put(txn, &mut space, dims, *iid, std::slice::from_ref(&v))?;
+                self.store
+                    .texts
+                    .put(txn, &text_key(id, *iid), &text_hash(text))
+                    .map_err(heed_error)?;
             }
             state
                 .vectors
@@ -341,6 +356,10 @@ impl Index {
             .collect();
         for (id, space) in entries {
             self.store.vectors.delete(txn, space, iid)?;
+            self.store
+                .texts
+                .delete(txn, &text_key(id, iid))
+                .map_err(heed_error)?;
             state.vectors.user(&self.store, txn, id)?.remove(iid);
             state.vectors.touched = true;
         }
@@ -357,6 +376,7 @@ impl Index {
             .collect();
         for (id, space) in entries {
             self.store.vectors.clear(txn, space)?;
+            self.store.forget_texts(txn, id)?;
             state.vectors.user.insert(id, RoaringBitmap::new());
             state.vectors.touched = true;
         }
@@ -415,6 +435,7 @@ impl Index {
         for id in ids_before {
             if !state.vectors.registry.entries().any(|(_, e)| e.id == id) {
                 state.vectors.user.insert(id, RoaringBitmap::new());
+                self.store.forget_texts(txn, id)?;
             }
         }
         state.vectors.touched = true;
