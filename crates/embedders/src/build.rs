@@ -13,8 +13,11 @@ use crate::embed::Embed;
 pub fn build(
     name: &str,
     config: &EmbedderConfig,
-    _client: &outbound::Client,
+    client: &outbound::Client,
 ) -> Result<Arc<dyn Embed>> {
+    if let Some(remote) = crate::remote::build_remote(name, config, client) {
+        return remote;
+    }
     // `huggingFace`: a local model under `QUARRY_MODELS_DIR` (`local::build_from_env`); callers
     // holding the models root themselves call `local::build_local`.
     if matches!(config.source, Source::HuggingFace { .. }) {
@@ -28,8 +31,9 @@ pub fn build(
         Source::HuggingFace { .. } => "huggingFace",
         Source::Composite { .. } => "composite",
     };
+    // `userProvided` has no embedder; a `composite` is built from its halves by the caller.
     Err(Error::new(
         "vector_embedding_error",
-        format!("Error while generating embeddings: embedder `{name}` of source `{source}` cannot embed in this version of Quarry."),
+        format!("Error while generating embeddings: embedder `{name}` of source `{source}` does not generate embeddings."),
     ))
 }

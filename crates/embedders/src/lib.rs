@@ -5,6 +5,7 @@
 //! - `embed`: the [`Embed`] trait every source implements, and [`Embedding`].
 //! - `build`: from a configuration to a working [`Embed`] ([`build()`]).
 //! - `template`: `documentTemplate`, the text embedded for one document.
+//! - `remote`: the `rest`, `openAi` and `ollama` sources, through the outbound client.
 //! - `rules`: which fields each source takes, checked when a settings update arrives.
 //! - `local`: the `huggingFace` source, a model read from a local directory ([`build_local`]).
 //!
@@ -15,6 +16,7 @@ pub mod build;
 pub mod config;
 pub mod embed;
 pub mod local;
+pub mod remote;
 pub mod rules;
 pub mod template;
 

@@ -152,7 +152,9 @@ pub struct Client {
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Client").field("allowed", &self.sources).finish()
+        f.debug_struct("Client")
+            .field("allowed", &self.sources)
+            .finish()
     }
 }
 
@@ -171,7 +173,9 @@ impl Client {
             let net = Net::parse(a).ok_or_else(|| {
                 Error::new(
                     "bad_request",
-                    format!("`{a}` is not a network: expected a CIDR such as `10.0.0.0/8`, or `any`"),
+                    format!(
+                        "`{a}` is not a network: expected a CIDR such as `10.0.0.0/8`, or `any`"
+                    ),
                 )
             })?;
             list.nets.push(net);
@@ -263,7 +267,9 @@ mod tests {
         assert!(c.allows("::1".parse().unwrap()));
         assert!(c.allows("::ffff:10.0.0.1".parse().unwrap()));
         assert!(!Client::loopback().allows("192.168.1.1".parse().unwrap()));
-        assert!(Client::new(&["any".into()]).unwrap().allows("8.8.8.8".parse().unwrap()));
+        assert!(Client::new(&["any".into()])
+            .unwrap()
+            .allows("8.8.8.8".parse().unwrap()));
         assert!(Client::new(&["10.0.0.0".into()]).is_err());
         assert!(Client::new(&["10.0.0.0/33".into()]).is_err());
     }
@@ -285,7 +291,12 @@ mod tests {
         let url = format!("http://127.0.0.1:{port}/x");
         let headers = [("X-Test".to_string(), "1".to_string())];
         let r = c
-            .post_json(&url, &headers, &serde_json::json!({"a": 1}), Duration::from_secs(5))
+            .post_json(
+                &url,
+                &headers,
+                &serde_json::json!({"a": 1}),
+                Duration::from_secs(5),
+            )
             .unwrap();
         assert_eq!((r.status, r.body.as_slice()), (200, &b"{}"[..]));
         let seen = server.join().unwrap();
@@ -294,7 +305,12 @@ mod tests {
         // A documentation address (TEST-NET-1): refused by the allowlist, never connected.
         let started = std::time::Instant::now();
         let e = c
-            .post_json("http://192.0.2.1/", &[], &serde_json::json!({}), Duration::from_secs(30))
+            .post_json(
+                "http://192.0.2.1/",
+                &[],
+                &serde_json::json!({}),
+                Duration::from_secs(30),
+            )
             .unwrap_err();
         assert!(matches!(e, Failure::NotAllowed(_)), "{e:?}");
         assert!(e.to_string().contains("outside the networks"), "{e}");

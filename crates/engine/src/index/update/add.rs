@@ -13,7 +13,7 @@ use heed::RwTxn;
 use serde_json::{Map, Value};
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
-use super::vectors::{missing_vectors, Embedders, PendingEmbeddings};
+use super::vectors::{missing_vectors, Embedders};
 use super::{decrement, pk_exists, BatchState, Method};
 use crate::codec::{self, FieldsMap};
 use crate::docid;
@@ -137,7 +137,14 @@ impl Index {
         // Documents written to LMDB whose text is not yet in tantivy: tokenized a chunk at a
         // time on every core.
         let mut pending = PendingText::default();
-        let mut embeddings = PendingEmbeddings::default();
+        // What the sources must embed, before anything is written: a source that fails fails
+        // the task with nothing of it written.
+        let generated = match embedders.is_empty() {
+            true => Default::default(),
+            false => {
+                self.embed_payload(txn, state, settings.as_ref(), &embedders, file, method, &pk)?
+            }
+        };
         payload::read_staged(file, |mut doc| {
             let ext = docid::document_id(&doc, &pk)?;
             let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
@@ -174,16 +181,7 @@ impl Index {
                 }
             };
             if !embedders.is_empty() {
-                self.write_vectors(
-                    txn,
-                    state,
-                    &embedders,
-                    iid,
-                    &doc,
-                    &ext,
-                    existing.is_some(),
-                    &mut embeddings,
-                )?;
+                self.write_vectors(txn, state, &embedders, iid, &doc, &ext, &generated)?;
                 crate::vectors::parse::strip_configured(&mut doc, &|n| embedders.configured(n));
             }
             for k in doc.keys() {
@@ -238,7 +236,6 @@ impl Index {
             &state.fields,
             &analyzer,
         )?;
-        self.flush_embeddings(txn, state, &embedders, &mut embeddings)?;
         Ok(total)
     }
 

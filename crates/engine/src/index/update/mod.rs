@@ -26,6 +26,7 @@ use crate::store::{heed_error, keys};
 mod add;
 pub(super) mod commit;
 mod delete;
+mod embedding;
 mod progress;
 mod reindex;
 mod vectors;

@@ -42,12 +42,23 @@ impl Index {
         let settings = &next.to_json();
         let before = indexed(current.as_ref());
         let after = indexed(Some(settings));
-        let to_embed = self.sync_vectors(txn, state, current.as_ref(), Some(settings))?;
+        // Embedders: everything that can fail (checks, embedding the stored documents) runs
+        // before anything is written.
+        let old_embedders = crate::vectors::registry::configs(current.as_ref())?;
+        let new_embedders = crate::vectors::registry::configs(Some(settings))?;
+        let generated = if old_embedders != new_embedders {
+            let to_embed = self.plan_embedders(state, &old_embedders, &new_embedders)?;
+            Some(self.embed_stored(txn, state, Some(settings), &to_embed)?)
+        } else {
+            None
+        };
+        if let Some(generated) = generated {
+            self.apply_embedders(txn, state, &old_embedders, &new_embedders, generated)?;
+        }
         state.settings = Some(settings.clone());
         if before != after {
             self.reindex_text(txn, writer, state, settings)?;
         }
-        self.embed_stored(txn, state, &to_embed)?;
         Ok(())
     }
 

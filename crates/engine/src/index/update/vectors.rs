@@ -15,14 +15,15 @@
 use std::collections::HashMap;
 
 use api_types::{Error, Result};
-use embedders::{DocumentTemplate, EmbedderConfig};
+use embedders::EmbedderConfig;
 use heed::RwTxn;
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 
+use super::embedding::Generated;
 use super::BatchState;
 use crate::index::Index;
-use crate::store::{heed_error, text_hash, text_key, Store};
+use crate::store::{heed_error, text_key, Store};
 use crate::vectors::parse::{self, Supplied};
 use crate::vectors::{registry, Registry};
 
@@ -32,9 +33,9 @@ pub(in crate::index) struct VectorState {
     pub registry: Registry,
     /// Per embedder id: the documents whose embeddings are the user's (`regenerate: false`),
     /// loaded when first touched.
-    user: HashMap<u8, RoaringBitmap>,
+    pub(super) user: HashMap<u8, RoaringBitmap>,
     /// Something changed: graphs to rebuild and the registry to save at commit.
-    touched: bool,
+    pub(super) touched: bool,
 }
 
 fn user_key(id: u8) -> String {
@@ -61,7 +62,12 @@ impl VectorState {
         })
     }
 
-    fn user(&mut self, store: &Store, txn: &heed::RoTxn, id: u8) -> Result<&mut RoaringBitmap> {
+    pub(super) fn user(
+        &mut self,
+        store: &Store,
+        txn: &heed::RoTxn,
+        id: u8,
+    ) -> Result<&mut RoaringBitmap> {
         if let std::collections::hash_map::Entry::Vacant(e) = self.user.entry(id) {
             e.insert(user_vectors(store, txn, id)?);
         }
@@ -87,7 +93,7 @@ impl VectorState {
 
 /// The configured embedders a batch writes vectors for.
 pub(super) struct Embedders {
-    list: Vec<(String, EmbedderConfig)>,
+    pub(super) list: Vec<(String, EmbedderConfig)>,
 }
 
 impl Embedders {
@@ -154,19 +160,10 @@ pub(super) fn missing_vectors(name: &str, first: &str, others: u64) -> Error {
     )
 }
 
-/// Documents embedded together when a settings change embeds the stored ones.
-const EMBED_CHUNK: usize = 256;
-
-/// Documents waiting for their embedder (texts are embedded a batch at a time).
-#[derive(Default)]
-pub(super) struct PendingEmbeddings {
-    /// Per embedder name: (internal id, rendered text).
-    by_embedder: HashMap<String, Vec<(u32, String)>>,
-}
-
 impl Index {
-    /// Pass 2: writes the embeddings of document `iid` (`doc` as sent; `existed`: it replaced
-    /// or updated a stored version), queueing the texts a source must embed.
+    /// Pass 2: writes the embeddings of document `iid` (`doc` as written, `_vectors`
+    /// included): those it gives, or those `generated` holds for it (computed before anything
+    /// of the op was written, see [`super::embedding`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn write_vectors(
         &self,
@@ -176,14 +173,12 @@ impl Index {
         iid: u32,
         doc: &Map<String, Value>,
         doc_id: &str,
-        existed: bool,
-        pending: &mut PendingEmbeddings,
+        generated: &Generated<String>,
     ) -> Result<()> {
         for (name, config) in &embedders.list {
             let supplied = parse::supplied(doc, name, doc_id)?;
-            let given = supplied.as_ref().and_then(|s| s.embeddings.as_ref());
             let regenerate = supplied.as_ref().is_some_and(|s| s.regenerate);
-            match given {
+            match supplied.and_then(|s| s.embeddings) {
                 Some(embeddings) => {
                     let dims = config
                         .dimensions
@@ -193,7 +188,7 @@ impl Index {
                         // An opt-out before any vector fixed the dimensions: nothing to drop.
                         continue;
                     };
-                    parse::check_dimensions(embeddings, dims, name, doc_id)?;
+                    parse::check_dimensions(&embeddings, dims, name, doc_id)?;
                     let entry =
                         state
                             .vectors
@@ -202,7 +197,7 @@ impl Index {
                     let mut space = entry.space();
                     self.store
                         .vectors
-                        .put(txn, &mut space, dims, iid, embeddings)?;
+                        .put(txn, &mut space, dims, iid, &embeddings)?;
                     entry.graphs = space.graphs;
                     let id = entry.id;
                     state.vectors.touched = true;
@@ -213,129 +208,15 @@ impl Index {
                         user.insert(iid);
                     }
                 }
-                None if config.generates() => {
-                    // Regenerate unless the stored embeddings are the user's and no
-                    // `regenerate: true` asked otherwise.
-                    if existed && !regenerate {
-                        if let Some(entry) = state.vectors.registry.get(name) {
-                            let id = entry.id;
-                            if state.vectors.user(&self.store, txn, id)?.contains(iid) {
-                                continue;
-                            }
+                None => {
+                    if let Some((dims, found)) = generated.get(name) {
+                        if let Some((vector, hash)) = found.get(doc_id) {
+                            self.put_generated(
+                                txn, state, name, config, *dims, iid, vector, *hash,
+                            )?;
                         }
                     }
-                    let text = self.document_text(state, config, doc)?;
-                    // The same text as last embedded: the embedding stands.
-                    if existed && !regenerate {
-                        if let Some(entry) = state.vectors.registry.get(name) {
-                            let key = text_key(entry.id, iid);
-                            let stored = self.store.texts.get(txn, &key).map_err(heed_error)?;
-                            if stored == Some(text_hash(&text)) {
-                                continue;
-                            }
-                        }
-                    }
-                    pending
-                        .by_embedder
-                        .entry(name.clone())
-                        .or_default()
-                        .push((iid, text));
                 }
-                None => {} // userProvided: an existing document keeps its embeddings.
-            }
-        }
-        Ok(())
-    }
-
-    /// The text a source embeds for `doc`: its template, rendered and cut to the byte limit.
-    fn document_text(
-        &self,
-        state: &BatchState,
-        config: &EmbedderConfig,
-        doc: &Map<String, Value>,
-    ) -> Result<String> {
-        // A composite embedder renders its indexing embedder's template.
-        let config = match &config.source {
-            embedders::Source::Composite { indexing, .. } => indexing.as_ref(),
-            _ => config,
-        };
-        let template = DocumentTemplate::new(
-            config.document_template.as_deref(),
-            config.document_template_max_bytes,
-        )?;
-        let searchable = crate::index::searchable_of(state.settings.as_ref());
-        let mut doc = doc.clone();
-        doc.remove("_vectors");
-        template.render(&doc, &|field| {
-            searchable.as_ref().is_none_or(|s| {
-                s.iter()
-                    .any(|a| a == field || field.starts_with(&format!("{a}.")))
-            })
-        })
-    }
-
-    /// Embeds the queued texts, a source's batch at a time, and writes their vectors.
-    pub(super) fn flush_embeddings(
-        &self,
-        txn: &mut RwTxn,
-        state: &mut BatchState,
-        embedders: &Embedders,
-        pending: &mut PendingEmbeddings,
-    ) -> Result<()> {
-        let queued: Vec<(String, Vec<(u32, String)>)> = pending.by_embedder.drain().collect();
-        for (name, docs) in queued {
-            let Some((_, config)) = embedders.list.iter().find(|(n, _)| *n == name) else {
-                continue;
-            };
-            let embedder = crate::vectors::embedder(&name, config)?;
-            self.set_progress(|p| p.step = "embedding documents");
-            let texts: Vec<&str> = docs.iter().map(|(_, t)| t.as_str()).collect();
-            let vectors = embedder.embed(&texts)?;
-            if vectors.len() != docs.len() {
-                return Err(Error::new(
-                    "vector_embedding_error",
-                    format!("Error while generating embeddings: embedder `{name}` returned {} embeddings for {} texts.", vectors.len(), docs.len()),
-                ));
-            }
-            let dims = embedder.dimensions();
-            // A source whose vectors changed length (another model) starts a new space.
-            if let Some(old) = state.vectors.registry.get(&name).copied() {
-                if old.dimensions != dims {
-                    self.store.vectors.clear(txn, old.space())?;
-                    self.store.forget_texts(txn, old.id)?;
-                    state.vectors.registry.remove(&name);
-                }
-            }
-            let entry = state
-                .vectors
-                .registry
-                .entry(&name, dims, config.binary_quantized)?;
-            let mut space = entry.space();
-            let id = entry.id;
-            for ((iid, text), v) in docs.iter().zip(vectors) {
-                if v.len() != dims {
-                    return Err(Error::new(
-                        "vector_embedding_error",
-                        format!("Error while generating embeddings: embedder `{name}` returned an embedding of {} dimensions, expected {dims}.", v.len()),
-                    ));
-                }
-                self.store
-                    .vectors
-                    .put(txn, &mut space, dims, *iid, std::slice::from_ref(&v))?;
-                self.store
-                    .texts
-                    .put(txn, &text_key(id, *iid), &text_hash(text))
-                    .map_err(heed_error)?;
-            }
-            state
-                .vectors
-                .registry
-                .entry(&name, dims, config.binary_quantized)?
-                .graphs = space.graphs;
-            state.vectors.touched = true;
-            let user = state.vectors.user(&self.store, txn, id)?;
-            for (iid, _) in &docs {
-                user.remove(*iid);
             }
         }
         Ok(())
@@ -379,149 +260,6 @@ impl Index {
             self.store.forget_texts(txn, id)?;
             state.vectors.user.insert(id, RoaringBitmap::new());
             state.vectors.touched = true;
-        }
-        Ok(())
-    }
-
-    /// A settings update changed the embedders: drop or quantize what no longer fits (see
-    /// [`Registry::sync`]). Returns the embedders whose source must now embed the stored
-    /// documents: new ones, and those whose source, model or template changed.
-    pub(super) fn sync_vectors(
-        &self,
-        txn: &mut RwTxn,
-        state: &mut BatchState,
-        before: Option<&Value>,
-        after: Option<&Value>,
-    ) -> Result<Vec<String>> {
-        let before = registry::configs(before)?;
-        let after = registry::configs(after)?;
-        if before == after {
-            return Ok(Vec::new());
-        }
-        for (name, config) in &after {
-            if let Some(t) = &config.document_template {
-                embedders::template::validate_setting(name, t)?;
-            }
-            let changed = !before.iter().any(|(n, c)| n == name && c == config);
-            if changed {
-                crate::vectors::check_composite(name, config)?;
-            }
-        }
-        for (name, new) in &after {
-            let old = before.iter().find(|(n, _)| n == name).map(|(_, c)| c);
-            let was_quantized = old.is_some_and(|o| o.binary_quantized)
-                || state
-                    .vectors
-                    .registry
-                    .get(name)
-                    .is_some_and(|e| e.quantized);
-            if was_quantized && !new.binary_quantized {
-                return Err(Error::new(
-                    "invalid_settings_embedders",
-                    format!("`.embedders.{name}.binaryQuantized`: Cannot disable the binary quantization.\n - Note: Binary quantization is a lossy operation that cannot be reverted.\n - Hint: Add a new embedder that is non-quantized and regenerate the vectors."),
-                ));
-            }
-        }
-        let ids_before: Vec<u8> = state
-            .vectors
-            .registry
-            .entries()
-            .map(|(_, e)| e.id)
-            .collect();
-        state
-            .vectors
-            .registry
-            .sync(&self.store.vectors, txn, &before, &after)?;
-        for id in ids_before {
-            if !state.vectors.registry.entries().any(|(_, e)| e.id == id) {
-                state.vectors.user.insert(id, RoaringBitmap::new());
-                self.store.forget_texts(txn, id)?;
-            }
-        }
-        state.vectors.touched = true;
-        let embeds_the_same = |old: &EmbedderConfig, new: &EmbedderConfig| {
-            old.source == new.source
-                && old.document_template == new.document_template
-                && old.document_template_max_bytes == new.document_template_max_bytes
-                && old.dimensions == new.dimensions
-        };
-        Ok(after
-            .iter()
-            .filter(|(_, new)| new.generates())
-            .filter(|(name, new)| {
-                !before
-                    .iter()
-                    .any(|(n, old)| n == name && embeds_the_same(old, new))
-            })
-            .map(|(name, _)| name.clone())
-            .collect())
-    }
-
-    /// Embeds every stored document for each of `names` (the settings the batch reached),
-    /// except those holding the user's own embeddings.
-    pub(super) fn embed_stored(
-        &self,
-        txn: &mut RwTxn,
-        state: &mut BatchState,
-        names: &[String],
-    ) -> Result<()> {
-        if names.is_empty()
-            || self
-                .store
-                .docs
-                .is_empty(txn)
-                .map_err(crate::store::heed_error)?
-        {
-            return Ok(());
-        }
-        let embedders = Embedders::of(state.settings.as_ref())?;
-        let mut iids: Vec<u32> = Vec::new();
-        for item in self
-            .store
-            .docs
-            .iter(txn)
-            .map_err(crate::store::heed_error)?
-        {
-            iids.push(item.map_err(crate::store::heed_error)?.0);
-        }
-        self.set_progress(|p| {
-            p.step = "embedding documents";
-            p.total = iids.len() as u64 * names.len() as u64;
-            p.done = 0;
-        });
-        for name in names {
-            let Some((_, config)) = embedders.list.iter().find(|(n, _)| n == name) else {
-                continue;
-            };
-            let user = match state.vectors.registry.get(name).map(|e| e.id) {
-                Some(id) => state.vectors.user(&self.store, txn, id)?.clone(),
-                None => RoaringBitmap::new(),
-            };
-            for chunk in iids.chunks(EMBED_CHUNK) {
-                let mut pending = PendingEmbeddings::default();
-                for &iid in chunk {
-                    if user.contains(iid) {
-                        continue;
-                    }
-                    let Some(bytes) = self
-                        .store
-                        .docs
-                        .get(txn, &iid)
-                        .map_err(crate::store::heed_error)?
-                    else {
-                        continue;
-                    };
-                    let doc = crate::codec::decode(bytes, &state.fields)?;
-                    let text = self.document_text(state, config, &doc)?;
-                    pending
-                        .by_embedder
-                        .entry(name.clone())
-                        .or_default()
-                        .push((iid, text));
-                }
-                self.flush_embeddings(txn, state, &embedders, &mut pending)?;
-                self.set_progress(|p| p.done += chunk.len() as u64);
-            }
         }
         Ok(())
     }

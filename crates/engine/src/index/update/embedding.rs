@@ -1,0 +1,368 @@
+//! Generated embeddings: what a source must embed, computed before anything of the op is
+//! written, so a source that fails (a remote API down, a model missing) fails its task with
+//! nothing half-written.
+//!
+//! - A document addition ([`Index::embed_payload`]) embeds the template text of the documents
+//!   that give no embedding for a generating embedder: new documents, and existing ones whose
+//!   rendered text changed (a stable hash of the last embedded text is kept per document and
+//!   embedder) unless their embeddings are the user's.
+//! - A settings update ([`Index::plan_embedders`], [`Index::embed_stored`]) checks the new
+//!   embedders (templates, the binary-quantization rule, composite halves), embeds every stored
+//!   document for a new source or one whose model or template changed, and only then changes
+//!   the stored vectors ([`Index::apply_embedders`]).
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::path::Path;
+
+use api_types::{Error, Result};
+use embedders::{DocumentTemplate, EmbedderConfig, Embedding};
+use heed::RwTxn;
+use roaring::RoaringBitmap;
+use serde_json::{Map, Value};
+
+use super::vectors::{user_vectors, Embedders};
+use super::{BatchState, Method};
+use crate::codec;
+use crate::docid;
+use crate::index::{searchable_of, Index};
+use crate::payload;
+use crate::store::{heed_error, text_hash, text_key};
+use crate::vectors::{parse, registry};
+
+/// Texts embedded per call to a source (the source splits them into its own batches).
+const EMBED_CHUNK: usize = 256;
+
+/// Embeddings computed for an op, per embedder name: the dimensions, and by key (external id
+/// for a payload, internal id for stored documents) the embedding and the hash of its text.
+pub(super) type Generated<K> = HashMap<String, Embedded<K>>;
+
+/// One embedder's embeddings for an op: their dimensions, and by key the embedding and the
+/// hash of the text it came from.
+pub(super) type Embedded<K> = (usize, HashMap<K, (Embedding, u64)>);
+
+impl Index {
+    /// The text a source embeds for `doc` under `settings`: its template (a composite's
+    /// indexing embedder's), rendered over the searchable fields and cut to the byte limit.
+    pub(super) fn document_text(
+        &self,
+        settings: Option<&Value>,
+        config: &EmbedderConfig,
+        doc: &Map<String, Value>,
+    ) -> Result<String> {
+        let config = match &config.source {
+            embedders::Source::Composite { indexing, .. } => indexing.as_ref(),
+            _ => config,
+        };
+        let template = DocumentTemplate::new(
+            config.document_template.as_deref(),
+            config.document_template_max_bytes,
+        )?;
+        let searchable = searchable_of(settings);
+        let mut doc = doc.clone();
+        doc.remove("_vectors");
+        template.render(&doc, &|field| {
+            searchable.as_ref().is_none_or(|s| {
+                s.iter()
+                    .any(|a| a == field || field.starts_with(&format!("{a}.")))
+            })
+        })
+    }
+
+    /// Embeds `queued` (the last text of a key wins) with `config`'s source.
+    fn embed_texts<K: Hash + Eq + Clone>(
+        &self,
+        name: &str,
+        config: &EmbedderConfig,
+        queued: Vec<(K, String)>,
+    ) -> Result<Embedded<K>> {
+        let mut last: HashMap<K, usize> = HashMap::with_capacity(queued.len());
+        for (i, (k, _)) in queued.iter().enumerate() {
+            last.insert(k.clone(), i);
+        }
+        let queued: Vec<(K, String)> = queued
+            .into_iter()
+            .enumerate()
+            .filter(|(i, (k, _))| last[k] == *i)
+            .map(|(_, q)| q)
+            .collect();
+        let embedder = crate::vectors::embedder(name, config)?;
+        self.set_progress(|p| {
+            p.step = "embedding documents";
+            p.total = queued.len() as u64;
+            p.done = 0;
+        });
+        let mut out = HashMap::with_capacity(queued.len());
+        let mut dims = 0;
+        for chunk in queued.chunks(EMBED_CHUNK) {
+            let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = embedder.embed(&texts)?;
+            if vectors.len() != chunk.len() {
+                return Err(Error::new(
+                    "vector_embedding_error",
+                    format!("Error while generating embeddings: embedder `{name}` returned {} embeddings for {} texts.", vectors.len(), chunk.len()),
+                ));
+            }
+            for ((k, text), v) in chunk.iter().zip(vectors) {
+                if dims == 0 {
+                    dims = v.len();
+                }
+                if v.len() != dims || config.dimensions.is_some_and(|d| d != v.len()) {
+                    return Err(Error::new(
+                        "vector_embedding_error",
+                        format!("Error while generating embeddings: embedder `{name}` returned an embedding of {} dimensions, expected {}.", v.len(), config.dimensions.unwrap_or(dims)),
+                    ));
+                }
+                out.insert(k.clone(), (v, text_hash(text)));
+            }
+            self.set_progress(|p| p.done += chunk.len() as u64);
+        }
+        Ok((dims, out))
+    }
+
+    /// Before an addition writes anything: embeds what its documents need (see the module's
+    /// documentation), keyed by external id.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn embed_payload(
+        &self,
+        txn: &RwTxn,
+        state: &BatchState,
+        settings: Option<&Value>,
+        embedders: &Embedders,
+        file: &Path,
+        method: Method,
+        pk: &str,
+    ) -> Result<Generated<String>> {
+        let generating: Vec<&(String, EmbedderConfig)> = embedders
+            .list
+            .iter()
+            .filter(|(_, c)| c.generates())
+            .collect();
+        let mut generated = Generated::new();
+        if generating.is_empty() {
+            return Ok(generated);
+        }
+        // Per generating embedder: its id, and the documents holding the user's embeddings.
+        let mut known: Vec<Option<(u8, RoaringBitmap)>> = Vec::new();
+        for (name, _) in &generating {
+            known.push(match state.vectors.registry.get(name) {
+                Some(e) => Some((e.id, user_vectors(&self.store, txn, e.id)?)),
+                None => None,
+            });
+        }
+        let mut queued: Vec<Vec<(String, String)>> = vec![Vec::new(); generating.len()];
+        payload::read_staged(file, |doc| {
+            let ext = docid::document_id(&doc, pk)?;
+            let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
+            let full = match (existing, method) {
+                (Some(iid), Method::Update) => {
+                    match self.store.docs.get(txn, &iid).map_err(heed_error)? {
+                        Some(bytes) => {
+                            let mut merged = codec::decode(bytes, &state.fields)?;
+                            merged.extend(doc);
+                            merged
+                        }
+                        None => doc,
+                    }
+                }
+                _ => doc,
+            };
+            for (i, (name, config)) in generating.iter().enumerate() {
+                let supplied = parse::supplied(&full, name, &ext)?;
+                if supplied.as_ref().is_some_and(|s| s.embeddings.is_some()) {
+                    continue;
+                }
+                let regenerate = supplied.as_ref().is_some_and(|s| s.regenerate);
+                let text = self.document_text(settings, config, &full)?;
+                if let (Some(iid), false, Some((id, user))) = (existing, regenerate, &known[i]) {
+                    // The user's own embeddings stay; an unchanged text is not embedded again.
+                    if user.contains(iid) {
+                        continue;
+                    }
+                    let stored = self
+                        .store
+                        .texts
+                        .get(txn, &text_key(*id, iid))
+                        .map_err(heed_error)?;
+                    if stored == Some(text_hash(&text)) {
+                        continue;
+                    }
+                }
+                queued[i].push((ext.clone(), text));
+            }
+            Ok(())
+        })?;
+        for ((name, config), texts) in generating.into_iter().zip(queued) {
+            if !texts.is_empty() {
+                generated.insert(name.clone(), self.embed_texts(name, config, texts)?);
+            }
+        }
+        Ok(generated)
+    }
+
+    /// Writes one generated embedding of document `iid`, with the hash of its text.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn put_generated(
+        &self,
+        txn: &mut RwTxn,
+        state: &mut BatchState,
+        name: &str,
+        config: &EmbedderConfig,
+        dims: usize,
+        iid: u32,
+        vector: &Embedding,
+        hash: u64,
+    ) -> Result<()> {
+        // A source whose vectors changed length (another model) starts a new space.
+        if let Some(old) = state.vectors.registry.get(name).copied() {
+            if old.dimensions != dims {
+                self.store.vectors.clear(txn, old.space())?;
+                self.store.forget_texts(txn, old.id)?;
+                state.vectors.user.insert(old.id, RoaringBitmap::new());
+                state.vectors.registry.remove(name);
+            }
+        }
+        let entry = state
+            .vectors
+            .registry
+            .entry(name, dims, config.binary_quantized)?;
+        let mut space = entry.space();
+        self.store
+            .vectors
+            .put(txn, &mut space, dims, iid, std::slice::from_ref(vector))?;
+        entry.graphs = space.graphs;
+        let id = entry.id;
+        self.store
+            .texts
+            .put(txn, &text_key(id, iid), &hash)
+            .map_err(heed_error)?;
+        state.vectors.user(&self.store, txn, id)?.remove(iid);
+        state.vectors.touched = true;
+        Ok(())
+    }
+
+    /// A settings update changing the embedders, before anything is written: checks the new
+    /// ones and returns those whose source must embed the stored documents (new sources, and
+    /// those whose source, model, template or dimensions changed).
+    pub(super) fn plan_embedders(
+        &self,
+        state: &BatchState,
+        before: &[(String, EmbedderConfig)],
+        after: &[(String, EmbedderConfig)],
+    ) -> Result<Vec<String>> {
+        for (name, config) in after {
+            if let Some(t) = &config.document_template {
+                embedders::template::validate_setting(name, t)?;
+            }
+            let old = before.iter().find(|(n, _)| n == name).map(|(_, c)| c);
+            let was_quantized = old.is_some_and(|o| o.binary_quantized)
+                || state
+                    .vectors
+                    .registry
+                    .get(name)
+                    .is_some_and(|e| e.quantized);
+            if was_quantized && !config.binary_quantized {
+                return Err(Error::new(
+                    "invalid_settings_embedders",
+                    format!("`.embedders.{name}.binaryQuantized`: Cannot disable the binary quantization.\n - Note: Binary quantization is a lossy operation that cannot be reverted.\n - Hint: Add a new embedder that is non-quantized and regenerate the vectors."),
+                ));
+            }
+            if old != Some(config) {
+                crate::vectors::check_composite(name, config)?;
+            }
+        }
+        let embeds_the_same = |old: &EmbedderConfig, new: &EmbedderConfig| {
+            old.source == new.source
+                && old.document_template == new.document_template
+                && old.document_template_max_bytes == new.document_template_max_bytes
+                && old.dimensions == new.dimensions
+        };
+        Ok(after
+            .iter()
+            .filter(|(_, new)| new.generates())
+            .filter(|(name, new)| {
+                !before
+                    .iter()
+                    .any(|(n, old)| n == name && embeds_the_same(old, new))
+            })
+            .map(|(name, _)| name.clone())
+            .collect())
+    }
+
+    /// Embeds every stored document for each of `names` under `settings`, except those
+    /// holding the user's own embeddings; writes nothing.
+    pub(super) fn embed_stored(
+        &self,
+        txn: &RwTxn,
+        state: &BatchState,
+        settings: Option<&Value>,
+        names: &[String],
+    ) -> Result<Generated<u32>> {
+        let mut generated = Generated::new();
+        if names.is_empty() {
+            return Ok(generated);
+        }
+        let configs = registry::configs(settings)?;
+        for name in names {
+            let Some((_, config)) = configs.iter().find(|(n, _)| n == name) else {
+                continue;
+            };
+            let user = match state.vectors.registry.get(name) {
+                Some(e) => user_vectors(&self.store, txn, e.id)?,
+                None => RoaringBitmap::new(),
+            };
+            let mut queued: Vec<(u32, String)> = Vec::new();
+            for item in self.store.docs.iter(txn).map_err(heed_error)? {
+                let (iid, bytes) = item.map_err(heed_error)?;
+                if user.contains(iid) {
+                    continue;
+                }
+                let doc = codec::decode(bytes, &state.fields)?;
+                queued.push((iid, self.document_text(settings, config, &doc)?));
+            }
+            if !queued.is_empty() {
+                generated.insert(name.clone(), self.embed_texts(name, config, queued)?);
+            }
+        }
+        Ok(generated)
+    }
+
+    /// The settings update's changes to the stored vectors, once everything it needed was
+    /// computed: the registry follows the new embedders (dropping or quantizing), then the
+    /// stored documents' new embeddings are written.
+    pub(super) fn apply_embedders(
+        &self,
+        txn: &mut RwTxn,
+        state: &mut BatchState,
+        before: &[(String, EmbedderConfig)],
+        after: &[(String, EmbedderConfig)],
+        generated: Generated<u32>,
+    ) -> Result<()> {
+        let ids_before: Vec<u8> = state
+            .vectors
+            .registry
+            .entries()
+            .map(|(_, e)| e.id)
+            .collect();
+        state
+            .vectors
+            .registry
+            .sync(&self.store.vectors, txn, before, after)?;
+        for id in ids_before {
+            if !state.vectors.registry.entries().any(|(_, e)| e.id == id) {
+                state.vectors.user.insert(id, RoaringBitmap::new());
+                self.store.forget_texts(txn, id)?;
+            }
+        }
+        state.vectors.touched = true;
+        for (name, (dims, found)) in generated {
+            let Some((_, config)) = after.iter().find(|(n, _)| *n == name) else {
+                continue;
+            };
+            for (iid, (vector, hash)) in found {
+                self.put_generated(txn, state, &name, config, dims, iid, &vector, hash)?;
+            }
+        }
+        Ok(())
+    }
+}
