@@ -14,10 +14,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { Rng } from '../hostile/fuzz';
+import { CHILD_KEY, call } from '../helpers/child';
 import { tempDir } from '../helpers/server';
 
 const BIN = path.join(__dirname, '../../bin/quarry.js');
-const KEY = 'crash-loop-master-key-0001';
+const KEY = CHILD_KEY;
 const SEED = Number(process.env.QUARRY_CRASH_LOOP_SEED ?? 1717);
 const KILLS = Number(process.env.QUARRY_CRASH_LOOP_KILLS ?? 30);
 const IDS = 5000;
@@ -61,16 +62,6 @@ function startChild(dbPath: string): Promise<Child> {
     });
     child.once('exit', (code) => reject(new Error(`server exited early with ${code}: ${out}\n${log.join('')}`)));
   });
-}
-
-async function call(url: string, method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(url + p, {
-    method,
-    headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
 /** Every task of the index, by uid. */

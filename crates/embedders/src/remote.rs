@@ -225,6 +225,12 @@ impl Remote {
         Ok(found)
     }
 
+    /// A failed answer, as an error message shows it (its body cut to 200 characters).
+    fn answered(&self, r: &outbound::Response) -> String {
+        let body: String = String::from_utf8_lossy(&r.body).chars().take(200).collect();
+        format!("`{}` answered {}: {body}", self.url, r.status)
+    }
+
     /// One request, tried again on transient failures.
     fn send(&self, texts: &[&str]) -> Result<Vec<Embedding>> {
         let body = self.request_body(texts);
@@ -241,31 +247,8 @@ impl Remote {
                 Err(outbound::Failure::Transport(m)) => {
                     last = format!("could not reach `{}`: {m}", self.url);
                 }
-                Ok(r) if r.status == 429 || r.status >= 500 => {
-                    last = format!(
-                        "`{}` answered {}: {}",
-                        self.url,
-                        r.status,
-                        String::from_utf8_lossy(&r.body)
-                            .chars()
-                            .take(200)
-                            .collect::<String>()
-                    );
-                }
-                Ok(r) if r.status >= 400 => {
-                    return Err(error(
-                        &self.name,
-                        format!(
-                            "`{}` answered {}: {}",
-                            self.url,
-                            r.status,
-                            String::from_utf8_lossy(&r.body)
-                                .chars()
-                                .take(200)
-                                .collect::<String>()
-                        ),
-                    ));
-                }
+                Ok(r) if r.status == 429 || r.status >= 500 => last = self.answered(&r),
+                Ok(r) if r.status >= 400 => return Err(error(&self.name, self.answered(&r))),
                 Ok(r) => {
                     let value: Value = serde_json::from_slice(&r.body).map_err(|e| {
                         error(

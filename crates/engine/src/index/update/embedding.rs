@@ -222,22 +222,20 @@ impl Index {
                 state.vectors.registry.remove(name);
             }
         }
-        let entry = state
-            .vectors
-            .registry
-            .entry(name, dims, config.binary_quantized)?;
-        let mut space = entry.space();
-        self.store
-            .vectors
-            .put(txn, &mut space, dims, iid, std::slice::from_ref(vector))?;
-        entry.graphs = space.graphs;
-        let id = entry.id;
+        let id = state.vectors.put(
+            &self.store,
+            txn,
+            name,
+            dims,
+            config.binary_quantized,
+            iid,
+            std::slice::from_ref(vector),
+        )?;
         self.store
             .texts
             .put(txn, &text_key(id, iid), &hash)
             .map_err(heed_error)?;
         state.vectors.user(&self.store, txn, id)?.remove(iid);
-        state.vectors.touched = true;
         Ok(())
     }
 

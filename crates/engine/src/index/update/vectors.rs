@@ -74,6 +74,35 @@ impl VectorState {
         Ok(self.user.get_mut(&id).expect("inserted above"))
     }
 
+    /// Every embedder's id and vector space.
+    fn spaces(&self) -> Vec<(u8, crate::vectors::Space)> {
+        self.registry
+            .entries()
+            .map(|(_, e)| (e.id, e.space()))
+            .collect()
+    }
+
+    /// Writes `embeddings` (of `dims` values each) as document `iid`'s for embedder `name`,
+    /// creating its vector space when it has none; returns the embedder's id.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn put(
+        &mut self,
+        store: &Store,
+        txn: &mut RwTxn,
+        name: &str,
+        dims: usize,
+        quantized: bool,
+        iid: u32,
+        embeddings: &[Vec<f32>],
+    ) -> Result<u8> {
+        let entry = self.registry.entry(name, dims, quantized)?;
+        let mut space = entry.space();
+        store.vectors.put(txn, &mut space, dims, iid, embeddings)?;
+        entry.graphs = space.graphs;
+        self.touched = true;
+        Ok(entry.id)
+    }
+
     /// Rebuilds the graphs that changed and saves the registry (step 1 of the commit).
     pub fn commit(&self, store: &Store, wtxn: &mut RwTxn) -> Result<()> {
         if !self.touched {
@@ -189,18 +218,15 @@ impl Index {
                         continue;
                     };
                     parse::check_dimensions(&embeddings, dims, name, doc_id)?;
-                    let entry =
-                        state
-                            .vectors
-                            .registry
-                            .entry(name, dims, config.binary_quantized)?;
-                    let mut space = entry.space();
-                    self.store
-                        .vectors
-                        .put(txn, &mut space, dims, iid, &embeddings)?;
-                    entry.graphs = space.graphs;
-                    let id = entry.id;
-                    state.vectors.touched = true;
+                    let id = state.vectors.put(
+                        &self.store,
+                        txn,
+                        name,
+                        dims,
+                        config.binary_quantized,
+                        iid,
+                        &embeddings,
+                    )?;
                     let user = state.vectors.user(&self.store, txn, id)?;
                     if regenerate && config.generates() {
                         user.remove(iid);
@@ -229,13 +255,7 @@ impl Index {
         state: &mut BatchState,
         iid: u32,
     ) -> Result<()> {
-        let entries: Vec<(u8, crate::vectors::Space)> = state
-            .vectors
-            .registry
-            .entries()
-            .map(|(_, e)| (e.id, e.space()))
-            .collect();
-        for (id, space) in entries {
+        for (id, space) in state.vectors.spaces() {
             self.store.vectors.delete(txn, space, iid)?;
             self.store
                 .texts
@@ -249,13 +269,7 @@ impl Index {
 
     /// Drops every embedding of every document (the documents were cleared).
     pub(super) fn clear_vectors(&self, txn: &mut RwTxn, state: &mut BatchState) -> Result<()> {
-        let entries: Vec<(u8, crate::vectors::Space)> = state
-            .vectors
-            .registry
-            .entries()
-            .map(|(_, e)| (e.id, e.space()))
-            .collect();
-        for (id, space) in entries {
+        for (id, space) in state.vectors.spaces() {
             self.store.vectors.clear(txn, space)?;
             self.store.forget_texts(txn, id)?;
             state.vectors.user.insert(id, RoaringBitmap::new());
