@@ -233,7 +233,8 @@ describe('similar documents', () => {
   it('when paged, filtered or asked by GET, then those apply', async () => {
     const g = await s.api('GET', `/indexes/${uid}/similar?id=1&embedder=man&limit=1&offset=1`);
     expect(ids(g.body.hits)).toEqual([6]);
-    const f = await similar({ id: 1, embedder: 'man', filter: 'id > 2', retrieveVectors: true, showRankingScoreDetails: true });
+    const f = await similar({ id: 1, embedder: 'man', filter: 'id > 2', retrieveVectors: true, showRankingScoreDetails: true, showPerformanceDetails: true });
+    expect(Object.keys(f.body.performanceDetails)).toContain('similar');
     expect(ids(f.body.hits)).toEqual([6]);
     expect(f.body.hits[0]._vectors.man.embeddings).toEqual([[0, 0, 1]]);
     expect(f.body.hits[0]._rankingScoreDetails).toEqual({ vectorSort: { order: 0, similarity: 0.5 } });

@@ -167,6 +167,19 @@ impl Index {
             "estimatedTotalHits".into(),
             total.min(max_total_hits).into(),
         );
+        if q.show_performance_details {
+            let span = |a: Instant, b: Instant| format!("{:.2?}", b.duration_since(a));
+            let done = Instant::now();
+            body.insert(
+                "performanceDetails".into(),
+                json!({
+                    "similar > filter": span(started, filtered),
+                    "similar > vector search": span(filtered, ranked),
+                    "similar > format": span(ranked, done),
+                    "similar": span(started, done),
+                }),
+            );
+        }
         serde_json::to_vec(&body).map_err(Error::internal)
     }
 }
