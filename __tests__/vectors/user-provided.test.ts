@@ -280,3 +280,19 @@ describe('facet search with vectors', () => {
     expect(multi.body.results[0]).toMatchObject({ hits: [{ id: 2 }], estimatedTotalHits: 3, semanticHitCount: 1 });
   });
 });
+
+describe('hybrid search with distinct', () => {
+  it('when both lists hold a document of the same value, then only the first of the merge stays', async () => {
+    const uid = uniqueIndex('vdistinct');
+    await task(await s.api('POST', '/indexes', { body: { uid, primaryKey: 'id' } }));
+    await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['g'], embedders: { man: { source: 'userProvided', dimensions: 3 } } } }));
+    const docs = [
+      { id: 1, t: 'red', g: 'a', _vectors: { man: [1, 0, 0] } },
+      { id: 2, t: 'blue', g: 'a', _vectors: { man: [0, 1, 0] } },
+      { id: 3, t: 'green', g: 'b', _vectors: { man: [0, 0, 1] } },
+    ];
+    await task(await s.api('POST', `/indexes/${uid}/documents`, { body: docs }));
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'red', vector: [0, 1, 0], hybrid: { embedder: 'man', semanticRatio: 0.5 }, distinct: 'g' } });
+    expect(ids(r.body.hits)).toEqual([2, 3]);
+  });
+});

@@ -201,7 +201,18 @@ impl Index {
                     (keyword, Some(0), Some(s.vector.clone()))
                 } else {
                     let semantic = self.semantic_order(&order(&semantic_rules, head), s)?;
-                    let (merged, n) = merge(keyword, semantic, *ratio, window, &key_specs);
+                    let distinct = match request.distinct.as_deref() {
+                        Some(field) => Some(self.columns(&rtxn, &[field.to_string()])?.remove(0)),
+                        None => None,
+                    };
+                    let (merged, n) = merge(
+                        keyword,
+                        semantic,
+                        *ratio,
+                        window,
+                        &key_specs,
+                        distinct.as_deref(),
+                    );
                     (merged, Some(n), Some(s.vector.clone()))
                 }
             }

@@ -250,7 +250,8 @@ pub(super) fn keyword_suffices(keyword: &Ordered, window: Window, ratio: f64) ->
             .all(|r| r.score() * (1.0 - ratio) >= 0.45)
 }
 
-/// Merges a keyword and a semantic list, both ordered for the window's end, into the page;
+/// Merges a keyword and a semantic list, both ordered for the window's end, into the page
+/// (a document once; with `distinct`, the first document of each value across both lists);
 /// returns it with how many of its hits came from the semantic list.
 pub(super) fn merge(
     keyword: Ordered,
@@ -258,13 +259,14 @@ pub(super) fn merge(
     ratio: f64,
     window: Window,
     key_specs: &[SortKey],
+    distinct: Option<&facets::Column>,
 ) -> (Ordered, usize) {
     let end = window.end();
     let mut kw = keyword.page.into_iter().peekable();
     let mut sem = semantic.page.into_iter().peekable();
     let mut seen: HashSet<u32> = HashSet::new();
-    let mut merged: Vec<Ranked> = Vec::with_capacity(end);
-    while merged.len() < end {
+    let mut merged: Vec<Ranked> = Vec::with_capacity(2 * end);
+    loop {
         let take_semantic = match (kw.peek(), sem.peek()) {
             (None, None) => break,
             (Some(_), None) => false,
@@ -279,6 +281,9 @@ pub(super) fn merge(
         if seen.insert(next.iid) {
             merged.push(next);
         }
+    }
+    if let Some(column) = distinct {
+        merged = distinct_ranked(column, merged);
     }
     let page: Vec<Ranked> = merged
         .into_iter()
