@@ -181,6 +181,8 @@ describe('semantic and hybrid search', () => {
     [{ vector: [1, 0], hybrid: { embedder: 'man' } }, 'invalid_vector_dimensions', 'Invalid vector dimensions: expected: `3`, found: `2`.'],
     [{ q: 'red', hybrid: { embedder: 'nope' } }, 'invalid_search_embedder', 'Cannot find embedder with name `nope`.'],
     [{ q: 'red', hybrid: { semanticRatio: 0.5 } }, 'invalid_search_hybrid_query', 'Missing field `embedder` inside `.hybrid`'],
+    [{ media: { image: 'x' } }, 'missing_search_hybrid', 'Invalid request: missing `hybrid` parameter when `vector` or `media` are present.'],
+    [{ media: { image: 'x' }, hybrid: { embedder: 'man' } }, 'invalid_search_media', 'Embedder `man` has no search fragments to embed `media` with: multimodal search is not available in this version of Quarry.'],
     [{ q: 'red', hybrid: { embedder: 'man', semanticRatio: 1.5 } }, 'invalid_search_semantic_ratio', 'Invalid value at `.hybrid.semanticRatio`: the value of `semanticRatio` is invalid, expected a float between `0.0` and `1.0`.'],
   ])('when the request is %j, then it answers %s', async (body, code, message) => {
     const r = await search(body);

@@ -161,6 +161,7 @@ export function engineQuery(b: SearchBody): Record<string, unknown> {
     locales: b.locales ? b.locales.map(canonicalLocale) : null,
     vector: b.vector ?? null,
     hybrid: b.hybrid ?? null,
+    media: b.media !== undefined && b.media !== null,
   };
 }
 

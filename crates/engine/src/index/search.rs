@@ -129,6 +129,7 @@ impl Index {
             &query_text,
             q.vector.as_deref(),
             q.hybrid.as_ref(),
+            q.media,
         )?;
         // Candidates: the query's words, and the allowed set without the negated words (a
         // semantic search has no words: every allowed document is a candidate).

@@ -49,6 +49,7 @@ impl Index {
             text,
             q.vector.as_deref(),
             q.hybrid.as_ref(),
+            false,
         )?;
         let text = match mode {
             Mode::Keyword { .. } => text,

@@ -71,9 +71,10 @@ impl Index {
         q: &str,
         vector: Option<&[f32]>,
         hybrid: Option<&Hybrid>,
+        media: bool,
     ) -> Result<Mode> {
         let Some(hybrid) = hybrid else {
-            if vector.is_some() {
+            if vector.is_some() || media {
                 return Err(Error::new(
                     "missing_search_hybrid",
                     "Invalid request: missing `hybrid` parameter when `vector` or `media` are present.",
@@ -93,6 +94,14 @@ impl Index {
                 format!("Cannot find embedder with name `{}`.", hybrid.embedder),
             ));
         };
+        if media {
+            // Media queries are embedded by an embedder's search fragments (Meilisearch's
+            // `multimodal` feature), which Quarry does not have.
+            return Err(Error::new(
+                "invalid_search_media",
+                format!("Embedder `{}` has no search fragments to embed `media` with: multimodal search is not available in this version of Quarry.", hybrid.embedder),
+            ));
+        }
         let entry = Registry::load(&self.store, rtxn)?
             .get(&hybrid.embedder)
             .copied();

@@ -75,6 +75,9 @@ pub struct SearchQuery {
     /// `{embedder, semanticRatio}`: semantic or hybrid search.
     #[serde(default)]
     pub hybrid: Option<super::semantic::Hybrid>,
+    /// Whether the request carried `media` (multimodal search, which needs search fragments).
+    #[serde(default)]
+    pub media: bool,
 }
 
 // The request's defaults are defined once, with the settings' (`crate::settings`).
