@@ -41,3 +41,37 @@ export function listParam(query: Query, name: string, code: string): string[] | 
   if (v === undefined) return undefined;
   return v.split(',').map((s) => s.trim());
 }
+
+export interface ParamKinds {
+  numbers: Set<string>;
+  bools: Set<string>;
+  lists: Set<string>;
+  /** The error code of each parameter. */
+  codes: Record<string, string>;
+  /** Handles a parameter of its own (returns false to leave it to the defaults). */
+  special?: (key: string, value: string, out: Record<string, unknown>) => boolean;
+}
+
+/** The GET form of a POST body: `query` converted to the body's types (numbers, booleans,
+ * comma-separated lists), with the per-parameter codes of `kinds`. */
+export function bodyFromParams(query: Record<string, unknown>, kinds: ParamKinds): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (typeof v !== 'string') {
+      out[k] = v;
+    } else if (kinds.numbers.has(k)) {
+      const n = Number(v);
+      if (v.trim() === '' || Number.isNaN(n)) {
+        throw new ApiError(kinds.codes[k], `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a positive integer`);
+      }
+      out[k] = n;
+    } else if (kinds.bools.has(k)) {
+      out[k] = boolParam(query, k, kinds.codes[k], false);
+    } else if (kinds.lists.has(k)) {
+      out[k] = v.split(',').map((s) => s.trim());
+    } else if (!kinds.special?.(k, v, out)) {
+      out[k] = v;
+    }
+  }
+  return out;
+}

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
+import { bodyFromParams, type ParamKinds } from './query';
 import { canonicalLocale, LOCALES } from '../settings/vocabulary';
 
 const filterShape = z.union([z.string(), z.array(z.union([z.string(), z.array(z.string())]))]).nullable();
@@ -51,32 +52,13 @@ export const SEARCH_CODES: Record<string, string> = Object.fromEntries(Object.ke
 // `hybrid` is the one field whose code is not `invalid_search_<field>` (Meilisearch's name).
 SEARCH_CODES.hybrid = 'invalid_search_hybrid_query';
 
-const NUMBER_PARAMS = new Set(['offset', 'limit', 'page', 'hitsPerPage', 'cropLength', 'rankingScoreThreshold']);
-const BOOL_PARAMS = new Set(['retrieveVectors', 'showMatchesPosition', 'showRankingScore', 'showRankingScoreDetails', 'showPerformanceDetails', 'useNetwork']);
-const LIST_PARAMS = new Set(['attributesToRetrieve', 'attributesToCrop', 'attributesToHighlight', 'sort', 'facets', 'attributesToSearchOn', 'locales']);
-
-/** Converts the GET query string into the POST body shape. */
-export function searchQueryFromParams(query: Record<string, unknown>): unknown {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(query)) {
-    if (typeof v !== 'string') {
-      out[k] = v;
-      continue;
-    }
-    if (NUMBER_PARAMS.has(k)) {
-      const n = Number(v);
-      if (v.trim() === '' || Number.isNaN(n)) {
-        throw new ApiError(SEARCH_CODES[k], `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a positive integer`);
-      }
-      out[k] = n;
-    } else if (BOOL_PARAMS.has(k)) {
-      if (v !== 'true' && v !== 'false') {
-        throw new ApiError(SEARCH_CODES[k], `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a boolean, expected either \`true\` or \`false\``);
-      }
-      out[k] = v === 'true';
-    } else if (LIST_PARAMS.has(k)) {
-      out[k] = v.split(',').map((s) => s.trim());
-    } else if (k === 'vector') {
+const SEARCH_PARAMS: ParamKinds = {
+  numbers: new Set(['offset', 'limit', 'page', 'hitsPerPage', 'cropLength', 'rankingScoreThreshold']),
+  bools: new Set(['retrieveVectors', 'showMatchesPosition', 'showRankingScore', 'showRankingScoreDetails', 'showPerformanceDetails', 'useNetwork']),
+  lists: new Set(['attributesToRetrieve', 'attributesToCrop', 'attributesToHighlight', 'sort', 'facets', 'attributesToSearchOn', 'locales']),
+  codes: SEARCH_CODES,
+  special: (k, v, out) => {
+    if (k === 'vector') {
       out[k] = v.split(',').map(Number);
     } else if (k === 'hybridEmbedder' || k === 'hybridSemanticRatio') {
       // The GET form of `hybrid`: two flat parameters.
@@ -85,10 +67,15 @@ export function searchQueryFromParams(query: Record<string, unknown>): unknown {
       else h.semanticRatio = v.trim() === '' ? Number.NaN : Number(v);
       out.hybrid = h;
     } else {
-      out[k] = v;
+      return false;
     }
-  }
-  return out;
+    return true;
+  },
+};
+
+/** Converts the GET query string into the POST body shape. */
+export function searchQueryFromParams(query: Record<string, unknown>): unknown {
+  return bodyFromParams(query, SEARCH_PARAMS);
 }
 
 export function parseSearch(body: unknown): SearchBody {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
+import { bodyFromParams, type ParamKinds } from './query';
 
 const filterShape = z.union([z.string(), z.array(z.union([z.string(), z.array(z.string())]))]).nullable();
 
@@ -27,29 +28,16 @@ export type SimilarBody = z.infer<typeof SimilarSchema>;
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const CODES: Record<string, string> = Object.fromEntries(Object.keys(SimilarSchema.shape).map((k) => [k, `invalid_similar_${snake(k)}`]));
 
-const NUMBER_PARAMS = new Set(['offset', 'limit', 'rankingScoreThreshold']);
-const BOOL_PARAMS = new Set(['retrieveVectors', 'showRankingScore', 'showRankingScoreDetails', 'showPerformanceDetails']);
+const SIMILAR_PARAMS: ParamKinds = {
+  numbers: new Set(['offset', 'limit', 'rankingScoreThreshold']),
+  bools: new Set(['retrieveVectors', 'showRankingScore', 'showRankingScoreDetails', 'showPerformanceDetails']),
+  lists: new Set(['attributesToRetrieve']),
+  codes: CODES,
+};
 
 /** The GET query string in the POST body's shape. */
 export function similarQueryFromParams(query: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(query)) {
-    if (typeof v !== 'string') {
-      out[k] = v;
-    } else if (NUMBER_PARAMS.has(k)) {
-      const n = Number(v);
-      if (v.trim() === '' || Number.isNaN(n)) throw new ApiError(CODES[k], `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a positive integer`);
-      out[k] = n;
-    } else if (BOOL_PARAMS.has(k)) {
-      if (v !== 'true' && v !== 'false') throw new ApiError(CODES[k], `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a boolean, expected either \`true\` or \`false\``);
-      out[k] = v === 'true';
-    } else if (k === 'attributesToRetrieve') {
-      out[k] = v.split(',').map((s) => s.trim());
-    } else {
-      out[k] = v;
-    }
-  }
-  return out;
+  return bodyFromParams(query, SIMILAR_PARAMS);
 }
 
 const ID_RULE = /^[A-Za-z0-9_-]{1,511}$/;

@@ -153,7 +153,11 @@ impl Index {
             placeholder,
             terms.drop_order.is_none(),
         );
-        let (semantic_rules, _) = semantic_rule_list(&request.rules, &request.sort_keys);
+        // The semantic side's rules, only when there is one.
+        let semantic_rules = match &mode {
+            Mode::Keyword { .. } => Vec::new(),
+            _ => semantic_rule_list(&request.rules, &request.sort_keys).0,
+        };
         let search_on = search_on(settings, q.attributes_to_search_on.as_deref())?;
         // Ranking, distinct, facets and the page.
         let base = Order {

@@ -70,36 +70,59 @@ fn build(name: &str, config: &EmbedderConfig) -> api_types::Result<Arc<dyn Embed
     }
 }
 
+/// A process-wide map from a key to a value computed once, bounded: emptied when it reaches
+/// its size (the embedders and query embeddings below; both are cheap to compute again).
+struct Bounded<V> {
+    map: Mutex<Option<HashMap<String, V>>>,
+    size: usize,
+}
+
+impl<V: Clone> Bounded<V> {
+    const fn new(size: usize) -> Bounded<V> {
+        Bounded {
+            map: Mutex::new(None),
+            size,
+        }
+    }
+
+    fn get_or_try(
+        &self,
+        key: String,
+        compute: impl FnOnce() -> api_types::Result<V>,
+    ) -> api_types::Result<V> {
+        let found = self
+            .map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(|m| m.get(&key).cloned());
+        if let Some(v) = found {
+            return Ok(v);
+        }
+        // Computed outside the lock: an embedder may take long.
+        let v = compute()?;
+        let mut guard = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let map = guard.get_or_insert_with(HashMap::new);
+        if map.len() >= self.size {
+            map.clear();
+        }
+        map.insert(key, v.clone());
+        Ok(v)
+    }
+}
+
 /// Built embedders, by name and configuration: a local model is loaded once, a remote
-/// source's client is reused. Bounded: cleared when it grows past [`EMBEDDERS_KEPT`].
-static EMBEDDERS: Mutex<Option<HashMap<String, Arc<dyn Embed>>>> = Mutex::new(None);
-const EMBEDDERS_KEPT: usize = 64;
+/// source's client is reused.
+static EMBEDDERS: Bounded<Arc<dyn Embed>> = Bounded::new(64);
 
 /// The embedder of `config`, built once per configuration.
 pub fn embedder(name: &str, config: &EmbedderConfig) -> api_types::Result<Arc<dyn Embed>> {
-    let key = format!("{name}\0{config:?}");
-    if let Some(e) = EMBEDDERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .and_then(|m| m.get(&key))
-    {
-        return Ok(e.clone());
-    }
-    let built = build(name, config)?;
-    let mut cache = EMBEDDERS.lock().unwrap_or_else(|e| e.into_inner());
-    let map = cache.get_or_insert_with(HashMap::new);
-    if map.len() >= EMBEDDERS_KEPT {
-        map.clear();
-    }
-    map.insert(key, built.clone());
-    Ok(built)
+    EMBEDDERS.get_or_try(format!("{name}\0{config:?}"), || build(name, config))
 }
 
 /// Query embeddings already computed, by embedder configuration and query text (the
 /// embedding cache of Meilisearch's `--experimental-embedding-cache-entries`, on by default).
-static QUERIES: Mutex<Option<HashMap<String, Vec<f32>>>> = Mutex::new(None);
-const QUERIES_KEPT: usize = 4096;
+static QUERIES: Bounded<Vec<f32>> = Bounded::new(4096);
 
 /// The configuration that embeds queries: a composite's `searchEmbedder`, else `config`.
 pub fn search_config(config: &EmbedderConfig) -> &EmbedderConfig {
@@ -113,29 +136,14 @@ pub fn search_config(config: &EmbedderConfig) -> &EmbedderConfig {
 /// the embedder.
 pub fn embed_query(name: &str, config: &EmbedderConfig, q: &str) -> api_types::Result<Vec<f32>> {
     let config = search_config(config);
-    let key = format!("{name}\0{config:?}\0{q}");
-    if let Some(v) = QUERIES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .and_then(|m| m.get(&key))
-    {
-        return Ok(v.clone());
-    }
-    let mut out = embedder(name, config)?.embed(&[q])?;
-    let v = out.pop().ok_or_else(|| {
-        api_types::Error::new(
-            "vector_embedding_error",
-            format!("Error while generating embeddings: embedder `{name}` returned no embedding for the query."),
-        )
-    })?;
-    let mut cache = QUERIES.lock().unwrap_or_else(|e| e.into_inner());
-    let map = cache.get_or_insert_with(HashMap::new);
-    if map.len() >= QUERIES_KEPT {
-        map.clear();
-    }
-    map.insert(key, v.clone());
-    Ok(v)
+    QUERIES.get_or_try(format!("{name}\0{config:?}\0{q}"), || {
+        embedder(name, config)?.embed(&[q])?.pop().ok_or_else(|| {
+            api_types::Error::new(
+                "vector_embedding_error",
+                format!("Error while generating embeddings: embedder `{name}` returned no embedding for the query."),
+            )
+        })
+    })
 }
 
 /// Renders `template` with `document_json` (an object) as the render route does: every field
