@@ -136,7 +136,7 @@ describe('echoed values in error messages', () => {
     const huge = 'x'.repeat(1 << 20);
     for (const r of [
       await s.api('POST', '/indexes', { body: { uid: `bad uid ${huge}` } }),
-      await s.api('POST', `/indexes/${uid}/search`, { body: { filter: `title = ${huge} AND` } }),
+      await s.api('POST', `/indexes/${uid}/search`, { body: { filter: `title = ${huge.slice(0, 1 << 19)} AND` } }),
       await s.api('POST', `/indexes/${uid}/search`, { body: { sort: [`${huge}:asc`] } }),
     ]) {
       expect(r.status).toBe(400);
@@ -166,6 +166,98 @@ describe('allocations sized by the request', () => {
     expect(get.status).toBe(200);
     expect(get.body.hits).toEqual([]);
     await stillServing();
+  });
+});
+
+describe('explicit limits', () => {
+  const many = (n: number, f: (i: number) => unknown = (i) => `f${i}`) => Array.from({ length: n }, (_, i) => f(i));
+
+  it('a document with more than 65,535 fields fails its task with max_fields_limit_exceeded and writes nothing', async () => {
+    const wide = Object.fromEntries([['id', 9], ...many(70_000).map((f) => [f, 1])]);
+    const r = await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 8, title: 'kept out' }, wide] });
+    const task = await s.waitTask(r.body.taskUid);
+    expect(task.status).toBe('failed');
+    expect(task.error.code).toBe('max_fields_limit_exceeded');
+    expect(task.error.message).toBe('A document cannot contain more than 65,535 fields.');
+    expect(task.details.indexedDocuments).toBe(0);
+    expect((await s.api('GET', `/indexes/${uid}/documents/8`)).status).toBe(404);
+    // Nested searchable paths count too.
+    const nested = { id: 10, n: Object.fromEntries(many(70_000).map((f) => [f, 'word'])) };
+    const n = await s.waitTask((await s.api('POST', `/indexes/${uid}/documents`, { body: [nested] })).body.taskUid);
+    expect(n.error?.code).toBe('max_fields_limit_exceeded');
+    await stillServing();
+  });
+
+  it('a filter longer than 1 MiB answers invalid_search_filter; one just under it is parsed', async () => {
+    const long = `title = ${'x'.repeat(1 << 20)}`;
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: long } });
+    expectError(r, 400, 'invalid_search_filter');
+    expect(r.body.message).toMatch(/at most 1048576 bytes/);
+    const split = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: [long.slice(0, 600_000), long.slice(0, 600_000)] } });
+    expectError(split, 400, 'invalid_search_filter');
+    expectError(await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { filter: long } }), 400, 'invalid_document_filter');
+    const ok = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: `title IN [${many(80_000, (i) => `v${i}`).join(',')}]` } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.hits).toEqual([]);
+  });
+
+  it('a filter naming 80,000 distinct attributes is refused without quadratic work', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: many(80_000, (i) => `a${i}=1`).join(' OR ') } });
+    expectError(r, 400, 'invalid_search_filter');
+    expect(r.body.message).toContain('is not filterable');
+  });
+
+  it.each([
+    ['facets', 'invalid_search_facets'],
+    ['attributesToRetrieve', 'invalid_search_attributes_to_retrieve'],
+    ['sort', 'invalid_search_sort'],
+    ['attributesToHighlight', 'invalid_search_attributes_to_highlight'],
+  ])('search %s with more than 1,000 entries answers %s', async (field, code) => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { [field]: many(1001) } });
+    expectError(r, 400, code);
+    expect(r.body.message).toContain('at most 1000 entries are accepted');
+  });
+
+  it('a filter array with more than 1,000 entries answers invalid_search_filter', async () => {
+    expectError(await s.api('POST', `/indexes/${uid}/search`, { body: { filter: many(1001, () => 'title = carol') } }), 400, 'invalid_search_filter');
+  });
+
+  it('more than 1,000 multi-search queries answer bad_request', async () => {
+    const r = await s.api('POST', '/multi-search', { body: { queries: many(1001, () => ({ indexUid: uid, q: 'carol' })) } });
+    expectError(r, 400, 'bad_request');
+    expect(r.body.message).toContain('at most 1000 queries');
+    const fine = await s.api('POST', '/multi-search', { body: { queries: many(3, () => ({ indexUid: uid, q: 'carol' })) } });
+    expect(fine.status).toBe(200);
+  });
+
+  it('more than 1,000 swap operations answer invalid_swap_indexes', async () => {
+    const r = await s.api('POST', '/swap-indexes', { body: many(1001, (i) => ({ indexes: [`a${i}`, `b${i}`] })) });
+    expectError(r, 400, 'invalid_swap_indexes');
+  });
+
+  it('API key names, descriptions and index lists are bounded', async () => {
+    const base = { actions: ['search'], indexes: ['*'], expiresAt: null };
+    expectError(await s.api('POST', '/keys', { body: { ...base, name: 'n'.repeat(1025) } }), 400, 'invalid_api_key_name');
+    expectError(await s.api('POST', '/keys', { body: { ...base, description: 'd'.repeat(10_001) } }), 400, 'invalid_api_key_description');
+    expectError(await s.api('POST', '/keys', { body: { ...base, indexes: many(10_001, (i) => `i${i}`) } }), 400, 'invalid_api_key_indexes');
+    expectError(await s.api('POST', '/keys', { body: { ...base, actions: many(101, () => 'search') } }), 400, 'invalid_api_key_actions');
+    const ok = await s.api('POST', '/keys', { body: { ...base, name: 'n'.repeat(1024), indexes: many(10_000, (i) => `i${i}`) } });
+    expect(ok.status).toBe(201);
+    expectError(await s.api('PATCH', `/keys/${ok.body.uid}`, { body: { description: 'd'.repeat(10_001) } }), 400, 'invalid_api_key_description');
+  });
+
+  it('a primary key name longer than 512 bytes answers invalid_index_primary_key', async () => {
+    const pk = 'é'.repeat(257);
+    expectError(await s.api('POST', '/indexes', { body: { uid: uniqueIndex('pk'), primaryKey: pk } }), 400, 'invalid_index_primary_key');
+    expectError(await s.api('PATCH', `/indexes/${uid}`, { body: { primaryKey: pk } }), 400, 'invalid_index_primary_key');
+    const q = await s.api('POST', `/indexes/${uniqueIndex('pk')}/documents?primaryKey=${encodeURIComponent(pk)}`, { body: [{ [pk]: 1 }] });
+    expectError(q, 400, 'invalid_index_primary_key');
+  });
+
+  it('an Authorization header past the 16 KB header limit answers 431 with an error object', async () => {
+    const r = await s.api('GET', '/indexes', { key: 'a'.repeat(20_000) });
+    expect(r.status).toBe(431);
+    expect(r.body.code).toBe('bad_request');
   });
 });
 

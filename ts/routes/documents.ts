@@ -11,6 +11,7 @@ import { mediaType, rawBody, readJson } from '../http/body';
 import { checkDocumentFilter, type PayloadFormat, stageDocuments } from '../native';
 import { documentIds } from '../schemas/documents';
 import { checkIndexUid } from '../schemas/indexes';
+import { boundedList, checkPrimaryKeyParam, filterShape } from '../schemas/limits';
 import { boolParam, listParam, rejectUnknownParams, stringParam, uintParam } from '../schemas/query';
 import { summaryView } from '../tasks/queue';
 
@@ -24,11 +25,11 @@ const ACCEPTED = 'Accepted values for the Content-Type header are: `application/
 const FetchSchema = z.strictObject({
   offset: z.number().int().nonnegative().optional(),
   limit: z.number().int().nonnegative().optional(),
-  fields: z.array(z.string()).nullable().optional(),
-  filter: z.union([z.string(), z.array(z.union([z.string(), z.array(z.string())]))]).nullable().optional(),
+  fields: boundedList(z.string()).nullable().optional(),
+  filter: filterShape.nullable().optional(),
   retrieveVectors: z.boolean().optional(),
   ids: z.array(z.union([z.string(), z.number()])).nullable().optional(),
-  sort: z.array(z.string()).nullable().optional(),
+  sort: boundedList(z.string()).nullable().optional(),
 });
 const FETCH_CODES = {
   offset: 'invalid_document_offset',
@@ -41,7 +42,7 @@ const FETCH_CODES = {
 };
 
 const DeleteByFilterSchema = z.strictObject({
-  filter: z.union([z.string(), z.array(z.union([z.string(), z.array(z.string())]))]),
+  filter: filterShape,
 });
 
 function isEmptyFilter(f: unknown): boolean {
@@ -59,7 +60,7 @@ export function documentRoutes(deps: Deps): Router {
   async function addDocuments(req: Request, res: Response, method: 'replace' | 'update'): Promise<void> {
     const q = req.query as Record<string, unknown>;
     rejectUnknownParams(q, ['primaryKey', 'csvDelimiter', 'customMetadata', 'skipCreation']);
-    const primaryKey = stringParam(q, 'primaryKey', 'invalid_index_primary_key') ?? null;
+    const primaryKey = checkPrimaryKeyParam(stringParam(q, 'primaryKey', 'invalid_index_primary_key') ?? null);
     const delimiter = stringParam(q, 'csvDelimiter', 'invalid_document_csv_delimiter');
     const customMetadata = stringParam(q, 'customMetadata', 'invalid_index_custom_metadata');
     const skipCreation = boolParam(q, 'skipCreation', 'invalid_skip_creation', false);

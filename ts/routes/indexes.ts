@@ -8,18 +8,20 @@ import { readJson } from '../http/body';
 import type { IndexEntry } from '../indexes/registry';
 import { notFound } from '../indexes/registry';
 import { checkIndexUid } from '../schemas/indexes';
+import { boundedList, MAX_SWAPS, primaryKeyName } from '../schemas/limits';
 import { rejectUnknownParams, uintParam } from '../schemas/query';
 import { summaryView } from '../tasks/queue';
 import { requireIndexAccess } from './access';
 import { parseStatsQuery, statsOf } from './stats-view';
 
-const CreateSchema = z.strictObject({ uid: z.unknown(), primaryKey: z.string().nullable().optional() });
-const UpdateSchema = z.strictObject({ primaryKey: z.string().nullable().optional(), uid: z.unknown().optional() });
-const SwapSchema = z.array(
+const CreateSchema = z.strictObject({ uid: z.unknown(), primaryKey: primaryKeyName.nullable().optional() });
+const UpdateSchema = z.strictObject({ primaryKey: primaryKeyName.nullable().optional(), uid: z.unknown().optional() });
+const SwapSchema = boundedList(
   z.strictObject({
     indexes: z.array(z.unknown()),
     rename: z.boolean().optional(),
   }),
+  MAX_SWAPS,
 );
 
 export function indexView(e: IndexEntry): Record<string, unknown> {

@@ -11,15 +11,16 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { readJson } from '../http/body';
+import { boundedList, boundedString, MAX_KEY_ACTIONS, MAX_KEY_DESCRIPTION, MAX_KEY_INDEXES, MAX_KEY_NAME } from '../schemas/limits';
 import { rejectUnknownParams, uintParam } from '../schemas/query';
 import { nowIso } from '../util/time';
 
 const CreateSchema = z.strictObject({
   uid: z.string().uuid().optional(),
-  name: z.string().nullable().optional(),
-  description: z.string().nullable().optional(),
-  actions: z.array(z.enum(ACTIONS)),
-  indexes: z.array(z.string().refine(isIndexPattern, 'not a valid index uid pattern')),
+  name: boundedString(MAX_KEY_NAME).nullable().optional(),
+  description: boundedString(MAX_KEY_DESCRIPTION).nullable().optional(),
+  actions: boundedList(z.enum(ACTIONS), MAX_KEY_ACTIONS),
+  indexes: boundedList(z.string().refine(isIndexPattern, 'not a valid index uid pattern'), MAX_KEY_INDEXES),
   expiresAt: z.string().nullable(),
 });
 const CREATE_CODES = {
@@ -31,8 +32,8 @@ const CREATE_CODES = {
   expiresAt: 'invalid_api_key_expires_at',
 };
 const UpdateSchema = z.strictObject({
-  name: z.string().nullable().optional(),
-  description: z.string().nullable().optional(),
+  name: boundedString(MAX_KEY_NAME).nullable().optional(),
+  description: boundedString(MAX_KEY_DESCRIPTION).nullable().optional(),
 });
 const IMMUTABLE = ['uid', 'actions', 'indexes', 'expiresAt', 'createdAt', 'updatedAt'];
 

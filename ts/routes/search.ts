@@ -5,6 +5,7 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
 import { checkIndexUid } from '../schemas/indexes';
+import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
 import { parseSimilar, similarEngineQuery, similarQueryFromParams } from '../schemas/similar';
 import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseSearch, type SearchBody, searchQueryFromParams } from '../schemas/search';
 
@@ -99,6 +100,9 @@ export function searchRoutes(deps: Deps): Router {
       }
     }
     if (!Array.isArray(body.queries)) throw new ApiError('bad_request', 'Missing field `queries`');
+    if (body.queries.length > MAX_MULTI_SEARCH_QUERIES) {
+      throw new ApiError('bad_request', `Invalid value at \`.queries\`: at most ${MAX_MULTI_SEARCH_QUERIES} queries are accepted in one request`);
+    }
     if (body.federation !== undefined && body.federation !== null) {
       throw new ApiError('invalid_multi_search_federated', 'Federated multi-search is not available yet in this version of Quarry.');
     }

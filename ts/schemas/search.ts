@@ -7,10 +7,10 @@ import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { bodyFromParams, type ParamKinds } from './query';
+import { boundedList, filterShape } from './limits';
 import { canonicalLocale, LOCALES } from '../settings/vocabulary';
 
-const filterShape = z.union([z.string(), z.array(z.union([z.string(), z.array(z.string())]))]).nullable();
-const strList = z.array(z.string()).nullable();
+const strList = boundedList(z.string()).nullable();
 
 export const SearchSchema = z.strictObject({
   q: z.string().nullable().optional(),
@@ -29,7 +29,7 @@ export const SearchSchema = z.strictObject({
   showRankingScore: z.boolean().optional(),
   showRankingScoreDetails: z.boolean().optional(),
   showPerformanceDetails: z.boolean().optional(),
-  filter: filterShape.optional(),
+  filter: filterShape.nullable().optional(),
   sort: strList.optional(),
   distinct: z.string().nullable().optional(),
   facets: strList.optional(),
@@ -157,7 +157,7 @@ export const FacetSearchSchema = z.object({
   facetName: z.string(),
   facetQuery: z.string().nullable().optional(),
   q: z.string().nullable().optional(),
-  filter: filterShape.optional(),
+  filter: filterShape.nullable().optional(),
   matchingStrategy: z.enum(['last', 'all', 'frequency']).optional(),
   attributesToSearchOn: strList.optional(),
   rankingScoreThreshold: z.number().min(0).max(1).nullable().optional(),

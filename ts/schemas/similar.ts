@@ -5,17 +5,17 @@
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
+import { boundedList, filterShape } from './limits';
 import { bodyFromParams, type ParamKinds } from './query';
 
-const filterShape = z.union([z.string(), z.array(z.union([z.string(), z.array(z.string())]))]).nullable();
 
 export const SimilarSchema = z.strictObject({
   id: z.union([z.string(), z.number().int()]),
   embedder: z.string(),
-  filter: filterShape.optional(),
+  filter: filterShape.nullable().optional(),
   offset: z.number().int().nonnegative().optional(),
   limit: z.number().int().nonnegative().optional(),
-  attributesToRetrieve: z.array(z.string()).nullable().optional(),
+  attributesToRetrieve: boundedList(z.string()).nullable().optional(),
   retrieveVectors: z.boolean().optional(),
   showRankingScore: z.boolean().optional(),
   showRankingScoreDetails: z.boolean().optional(),

@@ -51,7 +51,6 @@ impl FieldsMap {
         serde_json::to_vec(&self.names).expect("a list of strings serializes")
     }
 
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.names.len()
     }

@@ -48,6 +48,30 @@ pub fn stage_documents(
     csv_delimiter: Option<&str>,
     dest: &Path,
 ) -> Result<u64> {
+    if let Some(parent) = dest.parent() {
+        fs::create_dir_all(parent).map_err(io_error)?;
+    }
+    let file = File::create(dest).map_err(io_error)?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let count = to_ndjson(payload, format, csv_delimiter, &mut out)?;
+    let file = out.into_inner().map_err(|e| io_error(e.into_error()))?;
+    file.sync_all().map_err(io_error)?;
+    if let Some(parent) = dest.parent() {
+        if let Ok(dir) = File::open(parent) {
+            let _ = dir.sync_all();
+        }
+    }
+    Ok(count)
+}
+
+/// Converts a payload to canonical NDJSON, one document object per line, written to `out`;
+/// returns the number of documents. Anything that is not documents is an error.
+pub fn to_ndjson(
+    payload: &[u8],
+    format: Format,
+    csv_delimiter: Option<&str>,
+    out: &mut impl Write,
+) -> Result<u64> {
     let delimiter = match csv_delimiter {
         None => b',',
         Some(d) if d.len() == 1 && d.is_ascii() => d.as_bytes()[0],
@@ -64,24 +88,11 @@ pub fn stage_documents(
             format!("A {} payload is missing.", format.name()),
         ));
     }
-    if let Some(parent) = dest.parent() {
-        fs::create_dir_all(parent).map_err(io_error)?;
+    match format {
+        Format::Json => write_json(payload, out),
+        Format::Ndjson => write_ndjson(payload, out),
+        Format::Csv => write_csv(payload, delimiter, out),
     }
-    let file = File::create(dest).map_err(io_error)?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
-    let count = match format {
-        Format::Json => write_json(payload, &mut out)?,
-        Format::Ndjson => write_ndjson(payload, &mut out)?,
-        Format::Csv => write_csv(payload, delimiter, &mut out)?,
-    };
-    let file = out.into_inner().map_err(|e| io_error(e.into_error()))?;
-    file.sync_all().map_err(io_error)?;
-    if let Some(parent) = dest.parent() {
-        if let Ok(dir) = File::open(parent) {
-            let _ = dir.sync_all();
-        }
-    }
-    Ok(count)
 }
 
 /// Reads a staged NDJSON file back, one document at a time.

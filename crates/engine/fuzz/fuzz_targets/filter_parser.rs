@@ -20,7 +20,9 @@ fn documents() -> Vec<Value> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     // The array form when the input is JSON, the string form always.
     let mut inputs = vec![Value::String(text.to_string())];
     if let Ok(v) = serde_json::from_str::<Value>(text) {
@@ -30,7 +32,9 @@ fuzz_target!(|data: &[u8]| {
         {"attributePatterns": ["t*"], "features": {"filter": {"equality": true, "comparison": false}}}]});
     let docs = documents();
     for input in inputs {
-        let Ok(Some(filter)) = Filter::from_json(&input) else { continue };
+        let Ok(Some(filter)) = Filter::from_json(&input) else {
+            continue;
+        };
         let _ = filter.validate(Some(&settings));
         let _ = filter.check_contains(false);
         if let Err(e) = filter.evaluate_both_ways(&docs) {

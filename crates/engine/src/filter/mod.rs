@@ -116,6 +116,7 @@ impl Filter {
     /// `Ok(None)` when there is nothing to filter (null, blank strings, empty arrays). The error
     /// is the client-facing message.
     pub fn from_json(value: &Value) -> Result<Option<Filter>, String> {
+        check_length(value)?;
         let mut sources = Vec::new();
         let expr = match value {
             Value::Null => None,
@@ -292,6 +293,7 @@ pub fn check_document_filter(filter_json: &str, contains_enabled: bool) -> api_t
 
 fn paths_of(expr: &Expr) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut stack = vec![expr];
     while let Some(e) = stack.pop() {
         let path = match e {
@@ -307,11 +309,32 @@ fn paths_of(expr: &Expr) -> Vec<String> {
             Expr::GeoRadius { .. } | Expr::GeoBoundingBox { .. } => "_geo",
             Expr::GeoPolygon { .. } => "_geojson",
         };
-        if !out.iter().any(|p| p == path) {
+        if seen.insert(path) {
             out.push(path.to_string());
         }
     }
     out
+}
+
+/// Bytes a filter may hold, its strings summed (Meilisearch has no bound: a 100,000-value
+/// `IN` list takes it minutes). A megabyte still holds `IN` lists of tens of thousands of ids.
+pub const MAX_FILTER_BYTES: usize = 1 << 20;
+
+fn check_length(value: &Value) -> Result<(), String> {
+    fn bytes(v: &Value) -> usize {
+        match v {
+            Value::String(s) => s.len(),
+            Value::Array(items) => items.iter().map(bytes).sum(),
+            _ => 0,
+        }
+    }
+    let n = bytes(value);
+    if n > MAX_FILTER_BYTES {
+        return Err(format!(
+            "The filter is {n} bytes long; a filter may hold at most {MAX_FILTER_BYTES} bytes."
+        ));
+    }
+    Ok(())
 }
 
 fn parse_one(s: &str, sources: &mut Vec<String>) -> Result<Option<Expr>, String> {

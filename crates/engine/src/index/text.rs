@@ -103,6 +103,19 @@ pub fn assign_fields(
     });
 }
 
+/// Calls `f` with every name [`crate::codec::encode`] and [`assign_fields`] would give an id:
+/// the top-level attributes and the searchable leaf paths.
+pub fn field_names(
+    doc: &Map<String, Value>,
+    searchable: Option<&[String]>,
+    mut f: impl FnMut(&str),
+) {
+    for k in doc.keys() {
+        f(k);
+    }
+    searchable_leaves(doc, searchable, |p, _| f(p));
+}
+
 /// The searchable text of `doc` (`searchable`: the searchable attributes, `None` for all);
 /// its paths have ids (see [`assign_fields`]).
 pub fn doc_text(

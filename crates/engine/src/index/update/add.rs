@@ -22,6 +22,10 @@ use crate::payload;
 use crate::store::heed_error;
 use crate::tokens;
 
+/// Attribute names an index may hold (top-level attributes and searchable nested paths), as
+/// Meilisearch bounds them.
+const MAX_FIELDS: usize = u16::MAX as usize;
+
 /// Documents tokenized together, split among threads (see `Index::index_text`).
 const TEXT_CHUNK: usize = 4096;
 
@@ -68,6 +72,8 @@ impl Index {
         // The first document giving no vectors to a `userProvided` embedder, and how many more.
         let mut missing: Option<(String, String)> = None;
         let mut missing_others = 0u64;
+        // Attribute names the payload would add to the index's field map.
+        let mut new_fields: HashSet<String> = HashSet::new();
         payload::read_staged(file, |doc| {
             if first_error.is_some() {
                 return Ok(());
@@ -95,6 +101,18 @@ impl Index {
                     return Ok(());
                 }
             };
+            text::field_names(&doc, searchable.as_deref(), |name| {
+                if state.fields.id(name).is_none() && !new_fields.contains(name) {
+                    new_fields.insert(name.to_string());
+                }
+            });
+            if state.fields.len() + new_fields.len() > MAX_FIELDS {
+                first_error = Some(Error::new(
+                    "max_fields_limit_exceeded",
+                    "A document cannot contain more than 65,535 fields.",
+                ));
+                return Ok(());
+            }
             if !embedders.is_empty() {
                 let is_new = self.store.ids.get(txn, &id).map_err(heed_error)?.is_none();
                 match embedders.check(&state.vectors, &doc, &id, is_new) {

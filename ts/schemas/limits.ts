@@ -1,0 +1,47 @@
+/**
+ * Bounds on request shapes that Meilisearch 1.50 leaves open (it accepts 100,000-entry
+ * lists and 100 KB key names). Each is far above any real use and keeps one request's cost
+ * small; ARCHITECTURE.md ("Limits") lists them with the engine's own.
+ */
+import { z } from 'zod';
+import { ApiError } from '../errors/api-error';
+
+/** Entries of a list parameter: `facets`, `sort`, `attributesToRetrieve`, `fields`... */
+export const MAX_LIST_ENTRIES = 1000;
+/** Queries in one `/multi-search` request. */
+export const MAX_MULTI_SEARCH_QUERIES = 1000;
+/** Operations in one `/swap-indexes` request. */
+export const MAX_SWAPS = 1000;
+/** Characters of an API key's name and description. */
+export const MAX_KEY_NAME = 1024;
+export const MAX_KEY_DESCRIPTION = 10_000;
+/** Entries of an API key's `indexes` and `actions`. */
+export const MAX_KEY_INDEXES = 10_000;
+export const MAX_KEY_ACTIONS = 100;
+/** Bytes of a primary-key attribute name. */
+export const MAX_PRIMARY_KEY_BYTES = 512;
+
+/** A list of strings holding at most [`MAX_LIST_ENTRIES`]. */
+export function boundedList<T extends z.ZodType>(item: T, max = MAX_LIST_ENTRIES): z.ZodArray<T> {
+  return z.array(item).max(max, `at most ${max} entries are accepted`);
+}
+
+/** A string of at most `max` characters. */
+export function boundedString(max: number): z.ZodString {
+  return z.string().max(max, `at most ${max} characters are accepted`);
+}
+
+const PRIMARY_KEY_TOO_LONG = `a primary key name holds at most ${MAX_PRIMARY_KEY_BYTES} bytes`;
+const primaryKeyFits = (s: string) => Buffer.byteLength(s) <= MAX_PRIMARY_KEY_BYTES;
+
+/** A primary-key attribute name in a body: at most [`MAX_PRIMARY_KEY_BYTES`] bytes. */
+export const primaryKeyName = z.string().refine(primaryKeyFits, PRIMARY_KEY_TOO_LONG);
+
+/** The same rule for the `primaryKey` query parameter. */
+export function checkPrimaryKeyParam(pk: string | null): string | null {
+  if (pk !== null && !primaryKeyFits(pk)) throw new ApiError('invalid_index_primary_key', `Invalid value in parameter \`primaryKey\`: ${PRIMARY_KEY_TOO_LONG}`);
+  return pk;
+}
+
+/** The `filter` parameter: a string, or an array of strings and arrays of strings. */
+export const filterShape = z.union([z.string(), boundedList(z.union([z.string(), boundedList(z.string())]))]);
