@@ -88,14 +88,23 @@ impl<'a> Printer<'a> {
         }
     }
 
-    /// The response body of `result`.
+    /// The response body of `result`. Hits are written one at a time as they are printed, so
+    /// a page of many documents never holds all of them as JSON values at once.
     pub(super) fn print(&self, result: SearchResult) -> Result<Vec<u8>> {
-        let hits = self.hits(&result)?;
+        let mut out = Vec::with_capacity(4096);
+        out.extend_from_slice(b"{\"hits\":[");
+        let mut first = true;
+        self.each_hit(&result, |hit| {
+            if !std::mem::take(&mut first) {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut out, &hit).map_err(Error::internal)
+        })?;
+        out.extend_from_slice(b"],");
         let formatted_at = Instant::now();
         let t = result.timings;
         let ms = t.started.elapsed().as_millis() as u64;
         let mut body = Map::new();
-        body.insert("hits".into(), Value::Array(hits));
         body.insert("query".into(), Value::String(result.query));
         if let Some(v) = result.query_vector {
             body.insert("queryVector".into(), json!(v));
@@ -122,11 +131,29 @@ impl<'a> Printer<'a> {
                 }),
             );
         }
-        serde_json::to_vec(&body).map_err(Error::internal)
+        // The rest of the body after `hits` (`query` is always there, so it is not empty).
+        let rest = serde_json::to_vec(&body).map_err(Error::internal)?;
+        out.extend_from_slice(&rest[1..]);
+        Ok(out)
     }
 
     /// The page's hits as the response shows them; a hit whose document is gone is skipped.
     pub(super) fn hits(&self, result: &SearchResult) -> Result<Vec<Value>> {
+        let mut hits = Vec::with_capacity(result.hits.len());
+        self.each_hit(result, |hit| {
+            hits.push(Value::Object(hit));
+            Ok(())
+        })?;
+        Ok(hits)
+    }
+
+    /// Hands each of the page's hits, as the response shows it, to `f`, in order; a hit whose
+    /// document is gone is skipped.
+    fn each_hit(
+        &self,
+        result: &SearchResult,
+        mut f: impl FnMut(Map<String, Value>) -> Result<()>,
+    ) -> Result<()> {
         let q = self.q;
         let displayed = string_list(self.settings, "displayedAttributes")
             .filter(|a| !a.iter().any(|f| f == "*"));
@@ -153,7 +180,7 @@ impl<'a> Printer<'a> {
         };
         // One tokenizer for every hit's formatting.
         let highlighter = tokens::Analyzer::for_highlighting(self.settings);
-        highlighter.with(|tokenizer| -> Result<Vec<Value>> {
+        highlighter.with(|tokenizer| -> Result<()> {
             let format_options = format::Options {
                 words,
                 tokenizer,
@@ -164,7 +191,6 @@ impl<'a> Printer<'a> {
                 pre_tag: &q.highlight_pre_tag,
                 post_tag: &q.highlight_post_tag,
             };
-            let mut hits = Vec::with_capacity(result.hits.len());
             for ranked in &result.hits {
                 let iid = ranked.iid;
                 let Some(bytes) = self
@@ -221,9 +247,9 @@ impl<'a> Printer<'a> {
                     let details = score_details(ranked, rules, &result.key_specs, &key_columns);
                     hit.insert("_rankingScoreDetails".into(), Value::Object(details));
                 }
-                hits.push(Value::Object(hit));
+                f(hit)?;
             }
-            Ok(hits)
+            Ok(())
         })
     }
 }
