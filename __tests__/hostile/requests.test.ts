@@ -120,6 +120,15 @@ describe('an empty document id', () => {
     expectError(r, 400, 'invalid_document_ids');
     expect(r.body.message).toContain('In `.ids[0]`: Document identifier');
   });
+
+  it('POST /documents/delete-batch with an empty or 600-byte id deletes nothing and succeeds (it once failed its batch with MDB_BAD_VALSIZE)', async () => {
+    for (const ids of [[''], ['x'.repeat(600)], ['', 'nope']]) {
+      const r = await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { body: ids });
+      const task = await s.waitTask(r.body.taskUid);
+      expect({ status: task.status, deleted: task.details.deletedDocuments }).toEqual({ status: 'succeeded', deleted: 0 });
+    }
+    expect((await s.api('GET', `/indexes/${uid}/documents`)).body.total).toBe(2);
+  });
 });
 
 describe('numbers out of range', () => {
@@ -128,6 +137,17 @@ describe('numbers out of range', () => {
     expectError(await s.api('POST', `/indexes/${uid}/search`, { raw: '{"q":"a","limit":-1e999}' }), 400, 'malformed_payload');
     const docs = await s.api('GET', `/indexes/${uid}/documents`);
     expect(docs.body.total).toBe(2);
+  });
+
+  it('a query vector holding 1e300 is read as infinity, as Meilisearch does (it once answered 500)', async () => {
+    const v = uniqueIndex('vec');
+    const add = await s.api('POST', `/indexes/${v}/documents`, { body: [{ id: 1, _vectors: { e: [1, 2] } }] });
+    expect((await s.waitTask(add.body.taskUid)).status).toBe('succeeded');
+    const set = await s.api('PATCH', `/indexes/${v}/settings`, { body: { embedders: { e: { source: 'userProvided', dimensions: 2 } } } });
+    expect((await s.waitTask(set.body.taskUid)).status).toBe('succeeded');
+    const r = await s.api('POST', `/indexes/${v}/search`, { body: { vector: [1e300, 1], hybrid: { embedder: 'e', semanticRatio: 1 } } });
+    expect(r.status).toBe(200);
+    expect(r.body.hits.map((h: any) => h.id)).toEqual([1]);
   });
 });
 

@@ -151,6 +151,15 @@ pub(crate) fn text_hash(text: &str) -> u64 {
 }
 
 impl Store {
+    /// The internal id of the document whose primary key is `ext`. A key LMDB cannot hold
+    /// (empty, or longer than 511 bytes) names no document, so it is `None`, not an error.
+    pub fn internal_id(&self, txn: &RoTxn, ext: &str) -> Result<Option<u32>> {
+        if ext.is_empty() || ext.len() > 511 {
+            return Ok(None);
+        }
+        self.ids.get(txn, ext).map_err(heed_error)
+    }
+
     /// Forgets every embedded-text hash of embedder `id` (its vectors were dropped).
     pub fn forget_texts(&self, txn: &mut RwTxn, id: u8) -> Result<()> {
         let start = [id, 0, 0, 0, 0];

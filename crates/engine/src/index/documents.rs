@@ -88,7 +88,7 @@ impl Index {
         retrieve_vectors: bool,
     ) -> Result<Option<Vec<u8>>> {
         let rtxn = self.store.read()?;
-        let Some(iid) = self.store.ids.get(&rtxn, id).map_err(heed_error)? else {
+        let Some(iid) = self.store.internal_id(&rtxn, id)? else {
             return Ok(None);
         };
         let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? else {
@@ -130,7 +130,7 @@ impl Index {
             Some(ids) => {
                 let mut iids: Vec<u32> = Vec::new();
                 for id in ids {
-                    if let Some(iid) = self.store.ids.get(&rtxn, id).map_err(heed_error)? {
+                    if let Some(iid) = self.store.internal_id(&rtxn, id)? {
                         iids.push(iid);
                     }
                 }

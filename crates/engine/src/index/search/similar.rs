@@ -13,7 +13,6 @@ use super::page::Window;
 use super::printer::{Printer, SearchResult, Timings};
 use super::{rank, Ranked, SearchQuery};
 use crate::index::Index;
-use crate::store::heed_error;
 use crate::vectors::{registry, Registry};
 
 /// Query of `similar` (the normalized form the TypeScript layer sends).
@@ -68,7 +67,7 @@ impl Index {
                 format!("Cannot find embedder with name `{}`.", q.embedder),
             ));
         }
-        let Some(target) = self.store.ids.get(&rtxn, &q.id).map_err(heed_error)? else {
+        let Some(target) = self.store.internal_id(&rtxn, &q.id)? else {
             return Err(Error::new(
                 "not_found_similar_id",
                 format!("Document `{}` not found.", q.id),

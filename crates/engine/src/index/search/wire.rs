@@ -70,7 +70,7 @@ pub struct SearchQuery {
     #[serde(default)]
     pub ranking_score_threshold: Option<f64>,
     /// The query's vector (semantic and hybrid search, with `hybrid`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "f32_list")]
     pub vector: Option<Vec<f32>>,
     /// `{embedder, semanticRatio}`: semantic or hybrid search.
     #[serde(default)]
@@ -118,8 +118,15 @@ pub struct FacetSearchQuery {
     #[serde(default)]
     pub attributes_to_search_on: Option<Vec<String>>,
     /// Semantic or hybrid facet search: every allowed document is a candidate.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "f32_list")]
     pub vector: Option<Vec<f32>>,
     #[serde(default)]
     pub hybrid: Option<super::semantic::Hybrid>,
+}
+
+/// A vector of JSON numbers as `f32`, each rounded to the nearest (`1e300` becomes infinity,
+/// as in Meilisearch) instead of refusing values outside `f32`'s range.
+fn f32_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<f32>>, D::Error> {
+    let v: Option<Vec<f64>> = serde::Deserialize::deserialize(d)?;
+    Ok(v.map(|v| v.into_iter().map(|x| x as f32).collect()))
 }

@@ -114,7 +114,7 @@ impl Index {
                 return Ok(());
             }
             if !embedders.is_empty() {
-                let is_new = self.store.ids.get(txn, &id).map_err(heed_error)?.is_none();
+                let is_new = self.store.internal_id(txn, &id)?.is_none();
                 match embedders.check(&state.vectors, &doc, &id, is_new) {
                     Ok(names) => {
                         if let Some(name) = names.first() {
@@ -165,7 +165,7 @@ impl Index {
         };
         payload::read_staged(file, |mut doc| {
             let ext = docid::document_id(&doc, &pk)?;
-            let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
+            let existing = self.store.internal_id(txn, &ext)?;
             let iid = match existing {
                 Some(iid) => {
                     let old_bytes = self.store.docs.get(txn, &iid).map_err(heed_error)?;

@@ -78,7 +78,7 @@ impl Index {
         state: &mut BatchState,
         ext: &str,
     ) -> Result<bool> {
-        let Some(iid) = self.store.ids.get(txn, ext).map_err(heed_error)? else {
+        let Some(iid) = self.store.internal_id(txn, ext)? else {
             return Ok(false);
         };
         if let Some(old) = self.store.docs.get(txn, &iid).map_err(heed_error)? {

@@ -153,7 +153,7 @@ impl Index {
         let mut queued: Vec<Vec<(String, String)>> = vec![Vec::new(); generating.len()];
         payload::read_staged(file, |doc| {
             let ext = docid::document_id(&doc, pk)?;
-            let existing = self.store.ids.get(txn, &ext).map_err(heed_error)?;
+            let existing = self.store.internal_id(txn, &ext)?;
             let full = match (existing, method) {
                 (Some(iid), Method::Update) => {
                     match self.store.docs.get(txn, &iid).map_err(heed_error)? {
