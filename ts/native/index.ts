@@ -110,4 +110,9 @@ export class NativeIndex {
   close(): void {
     this.raw.close();
   }
+
+  /** A federated multi-search: `indexes[i]` is the index of `request.queries[i]`. */
+  static federatedSearch(indexes: NativeIndex[], request: unknown): Promise<Buffer> {
+    return call(() => binding.federatedSearch(indexes.map((i) => i.raw), JSON.stringify(request)));
+  }
 }

@@ -4,7 +4,9 @@ import { mergeFilters } from '../auth/tenant-token';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
+import { NativeIndex } from '../native';
 import { checkIndexUid } from '../schemas/indexes';
+import { parseFederation, splitQuery } from '../schemas/federation';
 import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
 import { parseSimilar, similarEngineQuery, similarQueryFromParams } from '../schemas/similar';
 import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseSearch, type SearchBody, searchQueryFromParams } from '../schemas/search';
@@ -104,17 +106,15 @@ export function searchRoutes(deps: Deps): Router {
       throw new ApiError('bad_request', `Invalid value at \`.queries\`: at most ${MAX_MULTI_SEARCH_QUERIES} queries are accepted in one request`);
     }
     if (body.federation !== undefined && body.federation !== null) {
-      throw new ApiError('invalid_multi_search_federated', 'Federated multi-search is not available yet in this version of Quarry.');
+      await federated(req, res, body.queries, body.federation);
+      return;
     }
     const parts: Buffer[] = [];
     for (const [i, raw] of body.queries.entries()) {
+      const { indexUid, search } = splitQuery(raw, i, false);
       try {
-        const { indexUid, ...rest } = (raw ?? {}) as Record<string, unknown>;
-        if (typeof indexUid !== 'string') throw new ApiError('missing_index_uid', 'Missing field `indexUid`');
-        const uid = checkIndexUid(indexUid);
-        req.auth!.assertIndex(uid);
-        if (!req.auth!.can('search', uid)) throw new ApiError('invalid_api_key', 'The provided API key is invalid.');
-        const engineQ = scopedQuery(req, uid, parseSearch(rest), deps.features.get().containsFilter);
+        const uid = queryIndex(req, indexUid);
+        const engineQ = scopedQuery(req, uid, parseSearch(search), deps.features.get().containsFilter);
         const handle = registry.handle(uid);
         const bytes = await limited(res, () => handle.search(engineQ));
         parts.push(Buffer.from(`{"indexUid":${JSON.stringify(uid)},`), bytes.subarray(1));
@@ -126,6 +126,66 @@ export function searchRoutes(deps: Deps): Router {
     }
     res.status(200).type('application/json').send(Buffer.concat([Buffer.from('{"results":['), ...parts, Buffer.from(']}')]));
   });
+
+  /** The index a multi-search query names, checked against the key (or token). */
+  function queryIndex(req: Request, indexUid: unknown): string {
+    if (typeof indexUid !== 'string') throw new ApiError('missing_index_uid', 'Missing field `indexUid`');
+    const uid = checkIndexUid(indexUid);
+    req.auth!.assertIndex(uid);
+    if (!req.auth!.can('search', uid)) throw new ApiError('invalid_api_key', 'The provided API key is invalid.');
+    return uid;
+  }
+
+  /** `federation`: every query is checked, then the engine runs and merges them in one call. */
+  async function federated(req: Request, res: Response, queries: unknown[], raw: unknown): Promise<void> {
+    const federation = parseFederation(raw);
+    const facetsByIndex = federation.facetsByIndex ?? null;
+    const handles: NativeIndex[] = [];
+    const wire: Array<Record<string, unknown>> = [];
+    const facetsGiven = new Set<string>();
+    for (const [i, rawQuery] of queries.entries()) {
+      const { indexUid, weight, remote, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
+      try {
+        if (remote !== null) {
+          throw new ApiError('feature_not_enabled', 'Performing a remote federated search requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805');
+        }
+        const uid = queryIndex(req, indexUid);
+        const query = scopedQuery(req, uid, parseSearch(search), deps.features.get().containsFilter);
+        handles.push(registry.handle(uid));
+        let facets: string[] | null = null;
+        if (facetsByIndex && Object.hasOwn(facetsByIndex, uid) && !facetsGiven.has(uid)) {
+          facetsGiven.add(uid);
+          facets = facetsByIndex[uid] ?? [];
+        }
+        wire.push({ indexUid: uid, weight, facets, query });
+      } catch (err) {
+        if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
+        throw err;
+      }
+    }
+    for (const uid of Object.keys(facetsByIndex ?? {})) {
+      if (facetsGiven.has(uid)) continue;
+      try {
+        registry.require(checkIndexUid(uid));
+      } catch (err) {
+        if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.federation.facetsByIndex.${uid}\`: ${err.message}\n - Note: index \`${uid}\` is not used in queries`);
+        throw err;
+      }
+    }
+    const request = {
+      queries: wire,
+      federation: {
+        offset: federation.offset,
+        limit: federation.limit,
+        page: federation.page,
+        hitsPerPage: federation.hitsPerPage,
+        facetsByIndex: facetsByIndex ? Object.entries(facetsByIndex).map(([uid, f]) => [uid, f ?? []]) : null,
+        mergeFacets: federation.mergeFacets ?? null,
+        distinct: federation.distinct ?? null,
+      },
+    };
+    res.status(200).type('application/json').send(await limited(res, () => NativeIndex.federatedSearch(handles, request)));
+  }
 
   return r;
 }

@@ -43,7 +43,10 @@ mod text;
 mod update;
 
 pub use documents::FetchQuery;
-pub use search::{FacetSearchQuery, SearchQuery, SimilarQuery};
+pub use search::{
+    federated_search, federated_search_json, FacetSearchQuery, FederatedQuery, Federation,
+    MergeFacets, SearchQuery, SimilarQuery,
+};
 pub use update::{BatchOp, Method};
 
 // Shared with the submodules (the search modules reach `project` and `retrieve` through

@@ -17,7 +17,10 @@ pub mod value;
 pub(crate) mod vectors;
 
 pub use api_types::{Error, Result};
-pub use index::{BatchOp, FacetSearchQuery, FetchQuery, Index, Method, SearchQuery, SimilarQuery};
+pub use index::{
+    federated_search, federated_search_json, BatchOp, FacetSearchQuery, FederatedQuery, Federation,
+    FetchQuery, Index, Method, SearchQuery, SimilarQuery,
+};
 pub use payload::{stage_documents, Format};
 pub use settings::{Settings, SettingsPatch};
 pub use vectors::{check_embedder, configure_models, configure_outbound, render_template};

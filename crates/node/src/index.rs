@@ -213,3 +213,46 @@ impl NativeIndex {
         self.0.close();
     }
 }
+
+/// A federated search on the libuv pool: the indexes of its queries, in query order.
+pub struct FederatedTask {
+    indexes: Vec<Arc<engine::Index>>,
+    request: String,
+}
+
+impl Task for FederatedTask {
+    type Output = Vec<u8>;
+    type JsValue = Buffer;
+
+    fn compute(&mut self) -> Result<Vec<u8>> {
+        api_types::catch_panic(|| {
+            let indexes: Vec<&engine::Index> = self.indexes.iter().map(|i| &**i).collect();
+            engine::federated_search_json(&indexes, &self.request)
+        })
+        .map_err(to_napi_error)
+    }
+
+    fn resolve(&mut self, _env: Env, output: Vec<u8>) -> Result<Buffer> {
+        Ok(output.into())
+    }
+}
+
+/// A federated multi-search: `indexes[i]` is the index of query `i` of `requestJson`,
+/// `{"queries":[{"indexUid","weight","facets":[..]|null,"query":{normalized search query}}],
+/// "federation":{"offset","limit","page","hitsPerPage","facetsByIndex":[[uid,[facet...]]...],
+/// "mergeFacets":{"maxValuesPerFacet"}}}` (each field optional), `facets` given on the first
+/// query of each index named in `facetsByIndex`. The answer is the response body.
+#[napi(ts_return_type = "Promise<Buffer>")]
+pub fn federated_search(
+    indexes: Vec<ClassInstance<NativeIndex>>,
+    request_json: String,
+) -> Result<AsyncTask<FederatedTask>> {
+    let indexes = indexes
+        .iter()
+        .map(|i| i.index())
+        .collect::<Result<Vec<_>>>()?;
+    Ok(AsyncTask::new(FederatedTask {
+        indexes,
+        request: request_json,
+    }))
+}

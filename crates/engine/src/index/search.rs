@@ -42,6 +42,7 @@ mod collect;
 mod distinct;
 mod facet_search;
 mod faceting;
+mod federated;
 pub(crate) mod format;
 mod page;
 mod printer;
@@ -54,6 +55,9 @@ mod wire;
 
 use candidates::{iids_of, search_on};
 use collect::Order;
+pub use federated::{
+    federated_search, federated_search_json, FederatedQuery, Federation, MergeFacets,
+};
 use page::Window;
 use printer::{Printer, SearchResult, Timings};
 use query::{group_query, prefix_search, typo_list_has, typos_for_length, Group, Reach, Terms};
@@ -117,14 +121,26 @@ impl Index {
         let rtxn = self.store.read()?;
         let settings = self.stored_settings(&rtxn)?;
         let settings = settings.as_ref();
+        let result = self.search_result(&rtxn, settings, q, started)?;
+        Printer::new(self, &rtxn, settings, q).print(result)
+    }
+
+    /// Steps 1 to 6 of a search: the typed result, before printing.
+    fn search_result(
+        &self,
+        rtxn: &heed::RoTxn<heed::WithoutTls>,
+        settings: Option<&serde_json::Value>,
+        q: &SearchQuery,
+        started: Instant,
+    ) -> Result<SearchResult> {
         // Parse the request: the filter first, then the parameters checked against settings
         // (in this order, which decides the error a request with several mistakes gets).
-        let allowed = self.filtered(&rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
+        let allowed = self.filtered(rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
         let filtered_at = Instant::now();
-        let request = self.parse_request(&rtxn, settings, q)?;
+        let request = self.parse_request(rtxn, settings, q)?;
         let query_text = q.q.clone().unwrap_or_default();
         let mode = self.search_mode(
-            &rtxn,
+            rtxn,
             settings,
             &query_text,
             q.vector.as_deref(),
@@ -139,7 +155,7 @@ impl Index {
             _ => query_text.as_str(),
         };
         let (mut terms, allowed) = self.keyword_candidates(
-            &rtxn,
+            rtxn,
             &searcher,
             settings,
             keyword_text,
@@ -161,7 +177,7 @@ impl Index {
         let search_on = search_on(settings, q.attributes_to_search_on.as_deref())?;
         // Ranking, distinct, facets and the page.
         let base = Order {
-            rtxn: &rtxn,
+            rtxn,
             searcher: &searcher,
             settings,
             allowed: allowed.clone(),
@@ -207,7 +223,7 @@ impl Index {
                 } else {
                     let semantic = self.semantic_order(&order(&semantic_rules, head), s)?;
                     let distinct = match request.distinct.as_deref() {
-                        Some(field) => Some(self.columns(&rtxn, &[field.to_string()])?.remove(0)),
+                        Some(field) => Some(self.columns(rtxn, &[field.to_string()])?.remove(0)),
                         None => None,
                     };
                     let (merged, n) = merge(
@@ -246,6 +262,6 @@ impl Index {
                 ranked: ranked_at,
             },
         };
-        Printer::new(self, &rtxn, settings, q).print(result)
+        Ok(result)
     }
 }

@@ -94,7 +94,7 @@ impl<'a> Printer<'a> {
         let mut out = Vec::with_capacity(4096);
         out.extend_from_slice(b"{\"hits\":[");
         let mut first = true;
-        self.each_hit(&result, |hit| {
+        self.each_hit(&result, |_, hit| {
             if !std::mem::take(&mut first) {
                 out.push(b',');
             }
@@ -140,7 +140,7 @@ impl<'a> Printer<'a> {
     /// The page's hits as the response shows them; a hit whose document is gone is skipped.
     pub(super) fn hits(&self, result: &SearchResult) -> Result<Vec<Value>> {
         let mut hits = Vec::with_capacity(result.hits.len());
-        self.each_hit(result, |hit| {
+        self.each_hit(result, |_, hit| {
             hits.push(Value::Object(hit));
             Ok(())
         })?;
@@ -149,10 +149,10 @@ impl<'a> Printer<'a> {
 
     /// Hands each of the page's hits, as the response shows it, to `f`, in order; a hit whose
     /// document is gone is skipped.
-    fn each_hit(
+    pub(super) fn each_hit(
         &self,
         result: &SearchResult,
-        mut f: impl FnMut(Map<String, Value>) -> Result<()>,
+        mut f: impl FnMut(&Ranked, Map<String, Value>) -> Result<()>,
     ) -> Result<()> {
         let q = self.q;
         let displayed = string_list(self.settings, "displayedAttributes")
@@ -247,7 +247,7 @@ impl<'a> Printer<'a> {
                     let details = score_details(ranked, rules, &result.key_specs, &key_columns);
                     hit.insert("_rankingScoreDetails".into(), Value::Object(details));
                 }
-                f(hit)?;
+                f(ranked, hit)?;
             }
             Ok(())
         })
@@ -255,7 +255,7 @@ impl<'a> Printer<'a> {
 }
 
 /// `facetDistribution` and `facetStats`.
-fn facets_json(facets: FacetCounts) -> (Value, Value) {
+pub(super) fn facets_json(facets: FacetCounts) -> (Value, Value) {
     let stats: Map<String, Value> = facets
         .stats
         .iter()

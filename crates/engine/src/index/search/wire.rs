@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::settings::search_defaults;
 
 /// Query of `search` (the normalized form the TypeScript layer sends).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchQuery {
     #[serde(default)]

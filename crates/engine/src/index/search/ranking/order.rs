@@ -10,6 +10,7 @@ use crate::facets::{self, SortKey as Key};
 
 /// A ranked candidate: its verdict on the relevancy rules, its sort keys, and in a semantic
 /// search its similarity to the query vector.
+#[derive(Debug, Clone)]
 pub(crate) struct Ranked {
     pub iid: u32,
     pub verdict: Verdict,

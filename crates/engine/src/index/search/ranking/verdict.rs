@@ -131,6 +131,49 @@ pub(in crate::index::search) fn score_details(
     out
 }
 
+/// A hit's rules as federated search compares them: each run of consecutive relevancy rules
+/// becomes one score (its digits merged), sort keys and `vectorSort` stay apart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(in crate::index::search) enum Run {
+    Relevance(f64),
+    Key { slot: usize, asc: bool },
+    Vector,
+}
+
+pub(in crate::index::search) fn rule_runs(verdict: &Verdict, rules: &[Rule]) -> Vec<Run> {
+    let digits = verdict.digits();
+    let mut out = Vec::new();
+    let mut run: Vec<(u32, u32)> = Vec::new();
+    let mut d = 0;
+    let flush = |run: &mut Vec<(u32, u32)>, out: &mut Vec<Run>| {
+        if !run.is_empty() {
+            out.push(Run::Relevance(merged(run.drain(..))));
+        }
+    };
+    for rule in rules {
+        match *rule {
+            Rule::Key { slot, asc } => {
+                flush(&mut run, &mut out);
+                out.push(Run::Key { slot, asc });
+            }
+            Rule::Vector => {
+                flush(&mut run, &mut out);
+                out.push(Run::Vector);
+            }
+            _ => {
+                let n = rule.digits();
+                if d + n > DIGITS {
+                    break;
+                }
+                run.extend_from_slice(&digits[d..d + n]);
+                d += n;
+            }
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
 #[cfg(test)]
 pub(super) fn verdict(digits: &[(u32, u32)]) -> Verdict {
     let mut v = Verdict::default();

@@ -1,0 +1,553 @@
+//! Federated search: several queries, on one index or several, answered as one ranked list
+//! (`POST /multi-search` with `federation`). Each query runs steps 1 to 6 of a search (see
+//! the module above) with the federation's window; its hits are compared by their score runs
+//! in Meilisearch's merge order, the same document of the same index is kept once, the
+//! window is cut, and each query's printer prints its hits, `_federation` added.
+//!
+//! The merge order (the spec's seven rules): the hits' runs are compared in turn: two
+//! relevancy runs by their score times the query's weight, two sort keys (or two geo
+//! distances) in the same direction by their values; when a pair cannot be compared (a score
+//! against a sort key, opposite directions) the hit with more runs left wins; then the
+//! global ranking scores times the weights; then the lower query position.
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use api_types::{Error, Result};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::printer::{facets_json, Printer};
+use super::ranking::{rule_runs, Ranked, Run};
+use super::{key_paths, SearchQuery};
+use crate::facets::{Column, Item};
+use crate::index::Index;
+use crate::sort::{self, SortKey};
+use crate::value::{self, Key};
+
+/// One query of a federated search, on its index.
+pub struct FederatedQuery<'a> {
+    pub index: &'a Index,
+    pub index_uid: String,
+    pub query: SearchQuery,
+    /// `federationOptions.weight`: multiplies the query's scores.
+    pub weight: f64,
+    /// The facets `federation.facetsByIndex` asks of this query's index (given on the first
+    /// query of each index only).
+    pub facets: Option<Vec<String>>,
+}
+
+/// The `federation` object, as the TypeScript layer validated it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Federation {
+    #[serde(default)]
+    pub offset: Option<usize>,
+    #[serde(default)]
+    pub limit: Option<usize>,
+    #[serde(default)]
+    pub page: Option<usize>,
+    #[serde(default)]
+    pub hits_per_page: Option<usize>,
+    /// Index uids in the order given, with the facets asked of each.
+    #[serde(default)]
+    pub facets_by_index: Option<Vec<(String, Vec<String>)>>,
+    #[serde(default)]
+    pub merge_facets: Option<MergeFacets>,
+    /// Keeps the first hit of each value of this attribute, across every index.
+    #[serde(default)]
+    pub distinct: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MergeFacets {
+    #[serde(default)]
+    pub max_values_per_facet: Option<usize>,
+}
+
+/// A hit's runs with their values, as the merge compares them.
+#[derive(Debug, Clone, PartialEq)]
+enum Group {
+    Relevance(f64),
+    Sort { asc: bool, key: Key<String> },
+    Geo { asc: bool, distance: f64 },
+}
+
+/// One value of the federation's distinct attribute, comparable across indexes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum DistinctValue {
+    Num(u64),
+    Str(String),
+}
+
+struct Candidate {
+    ranked: Ranked,
+    distinct: Vec<DistinctValue>,
+    groups: Vec<Group>,
+    /// The global ranking score times the query's weight (`weightedRankingScore`).
+    weighted: f64,
+}
+
+/// The merge order of two hits (`Less`: `a` comes first), query positions aside.
+fn compare(a: &Candidate, b: &Candidate) -> Ordering {
+    let n = a.groups.len().max(b.groups.len());
+    for i in 0..n {
+        let by_groups_left = || {
+            (b.groups.len() - i.min(b.groups.len())).cmp(&(a.groups.len() - i.min(a.groups.len())))
+        };
+        let step = match (a.groups.get(i), b.groups.get(i)) {
+            (Some(Group::Relevance(x)), Some(Group::Relevance(y))) => y.total_cmp(x),
+            (Some(Group::Sort { asc, key: x }), Some(Group::Sort { asc: asc_b, key: y }))
+                if asc == asc_b =>
+            {
+                value::compare(x, y, *asc)
+            }
+            (
+                Some(Group::Geo { asc, distance: x }),
+                Some(Group::Geo {
+                    asc: asc_b,
+                    distance: y,
+                }),
+            ) if asc == asc_b => {
+                let o = x.total_cmp(y);
+                if *asc {
+                    o
+                } else {
+                    o.reverse()
+                }
+            }
+            _ => return by_groups_left().then_with(|| b.weighted.total_cmp(&a.weighted)),
+        };
+        if step != Ordering::Equal {
+            return step;
+        }
+    }
+    b.weighted.total_cmp(&a.weighted)
+}
+
+/// The value a hit's sort key reads: its number, or its string's normal form.
+fn key_value(ranked: &Ranked, asc: bool, column: Option<&Arc<Column>>) -> Key<String> {
+    let Some(c) = column else { return Key::Missing };
+    // Read from the column: a placeholder search sorted by the value index keeps no keys.
+    match c.sort_key(ranked.iid, asc) {
+        Key::Num(n) => Key::Num(n),
+        Key::Str(rank) => c
+            .values(ranked.iid)
+            .iter()
+            .find_map(|i| match i {
+                Item::Str(id) if c.strings[*id as usize].rank == rank => {
+                    Some(Key::Str(c.strings[*id as usize].normalized.to_string()))
+                }
+                _ => None,
+            })
+            .unwrap_or(Key::Missing),
+        Key::Missing => Key::Missing,
+    }
+}
+
+/// The values of the distinct attribute a hit holds.
+fn distinct_values(ranked: &Ranked, column: &Column) -> Vec<DistinctValue> {
+    column
+        .values(ranked.iid)
+        .iter()
+        .map(|v| match *v {
+            Item::Num(n) => DistinctValue::Num(if n == 0.0 { 0 } else { n.to_bits() }),
+            Item::Str(id) => DistinctValue::Str(column.strings[id as usize].normalized.to_string()),
+        })
+        .collect()
+}
+
+fn groups_of(
+    ranked: &Ranked,
+    rules: &[super::ranking::Rule],
+    specs: &[SortKey],
+    columns: &[Arc<Column>],
+    weight: f64,
+) -> Vec<Group> {
+    rule_runs(&ranked.verdict, rules)
+        .into_iter()
+        .filter_map(|run| match run {
+            Run::Relevance(score) => Some(Group::Relevance(score * weight)),
+            Run::Vector => Some(Group::Relevance(
+                ranked.similarity.map_or(0.0, |s| s as f64) * weight,
+            )),
+            Run::Key { slot, asc } => match specs.get(slot)? {
+                SortKey::Field { .. } => Some(Group::Sort {
+                    asc,
+                    key: key_value(ranked, asc, columns.get(slot)),
+                }),
+                SortKey::GeoPoint { lat, lng, .. } => {
+                    let distance = columns
+                        .get(slot)
+                        .and_then(|c| match c.values(ranked.iid) {
+                            [Item::Num(a), Item::Num(b), ..] => {
+                                Some(sort::haversine_m(*lat, *lng, *a, *b))
+                            }
+                            _ => None,
+                        })
+                        .unwrap_or(f64::INFINITY);
+                    Some(Group::Geo { asc, distance })
+                }
+            },
+        })
+        .collect()
+}
+
+/// The kinds of a query's runs, to refuse queries whose orders cannot be merged.
+fn directions(rules: &[super::ranking::Rule]) -> Vec<Option<bool>> {
+    let mut out: Vec<Option<bool>> = Vec::new();
+    for rule in rules {
+        match *rule {
+            super::ranking::Rule::Key { asc, .. } => out.push(Some(asc)),
+            _ => {
+                if out.last() != Some(&None) {
+                    out.push(None)
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One query as the TypeScript layer sends it (see `docs/native-contract.md`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireQuery {
+    index_uid: String,
+    weight: f64,
+    facets: Option<Vec<String>>,
+    query: SearchQuery,
+}
+
+#[derive(Deserialize)]
+struct WireRequest {
+    queries: Vec<WireQuery>,
+    federation: Federation,
+}
+
+/// [`federated_search`] on the request's JSON text: `indexes[i]` is the index of query `i`.
+pub fn federated_search_json(indexes: &[&Index], request_json: &str) -> Result<Vec<u8>> {
+    let wire: WireRequest = serde_json::from_str(request_json).map_err(Error::internal)?;
+    if wire.queries.len() != indexes.len() {
+        return Err(Error::internal(
+            "a federated search needs one index per query",
+        ));
+    }
+    let queries: Vec<FederatedQuery> = wire
+        .queries
+        .into_iter()
+        .zip(indexes)
+        .map(|(q, index)| FederatedQuery {
+            index,
+            index_uid: q.index_uid,
+            query: q.query,
+            weight: q.weight,
+            facets: q.facets,
+        })
+        .collect();
+    federated_search(&queries, &wire.federation)
+}
+
+/// Runs a federated search and returns the response body.
+pub fn federated_search(queries: &[FederatedQuery], federation: &Federation) -> Result<Vec<u8>> {
+    let started = Instant::now();
+    let paged = federation.page.is_some() || federation.hits_per_page.is_some();
+    let (offset, limit) = match paged {
+        true => {
+            let hpp = federation.hits_per_page.unwrap_or(20);
+            let page = federation.page.unwrap_or(1);
+            (
+                page.saturating_sub(1).saturating_mul(hpp),
+                if page == 0 { 0 } else { hpp },
+            )
+        }
+        false => (
+            federation.offset.unwrap_or(0),
+            federation.limit.unwrap_or(20),
+        ),
+    };
+    let end = offset.saturating_add(limit);
+
+    // Each query's typed result, with what its printer needs.
+    let mut txns = Vec::with_capacity(queries.len());
+    for fq in queries {
+        let rtxn = fq.index.store.read()?;
+        let settings = fq.index.stored_settings(&rtxn)?;
+        txns.push((rtxn, settings));
+    }
+    let mut results = Vec::with_capacity(queries.len());
+    let mut candidates: Vec<Vec<Candidate>> = Vec::with_capacity(queries.len());
+    let mut semantic = false;
+    let mut shapes: Vec<Vec<Option<bool>>> = Vec::with_capacity(queries.len());
+    for (qi, fq) in queries.iter().enumerate() {
+        let (rtxn, settings) = &txns[qi];
+        let mut q = fq.query.clone();
+        q.offset = 0;
+        q.limit = end;
+        q.page = None;
+        q.hits_per_page = None;
+        q.show_ranking_score = true;
+        q.facets = fq.facets.clone();
+        let mut result = fq
+            .index
+            .search_result(rtxn, settings.as_ref(), &q, started)
+            .map_err(|e| Error {
+                message: format!("Inside `.queries[{qi}]`: {}", e.message),
+                ..e
+            })?;
+        let shape = directions(&result.rules);
+        for (pj, other) in shapes.iter().enumerate() {
+            let clash = shape
+                .iter()
+                .zip(other)
+                .any(|(a, b)| matches!((a, b), (Some(x), Some(y)) if x != y));
+            if clash {
+                return Err(Error::new(
+                    "invalid_multi_search_query_ranking_rules",
+                    format!("Inside `.queries[{qi}]`: The results of queries #{pj} and #{qi} are incompatible: \n  - cannot compare two sort rules in opposite directions"),
+                ));
+            }
+        }
+        shapes.push(shape);
+        semantic |= result.semantic_hits.is_some();
+        let columns = match result.key_specs.is_empty() {
+            true => Vec::new(),
+            false => fq.index.columns(rtxn, &key_paths(&result.key_specs))?,
+        };
+        let distinct_column = match &federation.distinct {
+            Some(field) => {
+                let rules = crate::filter::rules::rules_of(settings.as_ref());
+                super::distinct::distinct_field(Some(field), settings.as_ref(), &rules).map_err(
+                    |e| {
+                        Error::new(
+                            "invalid_multi_search_distinct",
+                            format!(
+                                "Inside `.federation.distinct` (index `{}`): {}",
+                                fq.index_uid, e.message
+                            ),
+                        )
+                    },
+                )?;
+                Some(
+                    fq.index
+                        .columns(rtxn, std::slice::from_ref(field))?
+                        .remove(0),
+                )
+            }
+            None => None,
+        };
+        let hits = std::mem::take(&mut result.hits);
+        candidates.push(
+            hits.into_iter()
+                .map(|ranked| Candidate {
+                    distinct: distinct_column
+                        .as_ref()
+                        .map(|c| distinct_values(&ranked, c))
+                        .unwrap_or_default(),
+                    groups: groups_of(
+                        &ranked,
+                        &result.rules,
+                        &result.key_specs,
+                        &columns,
+                        fq.weight,
+                    ),
+                    weighted: ranked.score() * fq.weight,
+                    ranked,
+                })
+                .collect(),
+        );
+        results.push(result);
+    }
+
+    // The merge: each query's list keeps its own order; the best head goes next.
+    let mut heads = vec![0usize; candidates.len()];
+    let mut seen: HashSet<(&str, u32)> = HashSet::new();
+    let mut seen_values: HashSet<DistinctValue> = HashSet::new();
+    // Hits left out as duplicates or by `distinct`: they do not count in the totals.
+    let mut dropped = 0usize;
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    while merged.len() < end {
+        let mut best: Option<usize> = None;
+        for (qi, list) in candidates.iter().enumerate() {
+            let Some(c) = list.get(heads[qi]) else {
+                continue;
+            };
+            best = match best {
+                Some(b) if compare(c, &candidates[b][heads[b]]) != Ordering::Less => Some(b),
+                _ => Some(qi),
+            };
+        }
+        let Some(qi) = best else { break };
+        let j = heads[qi];
+        heads[qi] += 1;
+        let c = &candidates[qi][j];
+        if !seen.insert((queries[qi].index_uid.as_str(), c.ranked.iid))
+            || c.distinct.iter().any(|v| seen_values.contains(v))
+        {
+            dropped += 1;
+            continue;
+        }
+        seen_values.extend(c.distinct.iter().cloned());
+        merged.push((qi, j));
+    }
+    let page: Vec<(usize, usize)> = merged.into_iter().skip(offset).take(limit).collect();
+
+    // Printing: each query prints its own hits, then they take their merged places.
+    let mut printed: HashMap<(usize, u32), Map<String, Value>> = HashMap::new();
+    for (qi, fq) in queries.iter().enumerate() {
+        let mine: Vec<Ranked> = page
+            .iter()
+            .filter(|(q, _)| *q == qi)
+            .map(|(_, j)| candidates[qi][*j].ranked.clone())
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let (rtxn, settings) = &txns[qi];
+        results[qi].hits = mine;
+        Printer::new(fq.index, rtxn, settings.as_ref(), &fq.query).each_hit(
+            &results[qi],
+            |ranked, hit| {
+                printed.insert((qi, ranked.iid), hit);
+                Ok(())
+            },
+        )?;
+    }
+    let mut out = Vec::with_capacity(4096);
+    out.extend_from_slice(b"{\"hits\":[");
+    let mut first = true;
+    let mut semantic_hits = 0usize;
+    for (qi, j) in &page {
+        let c = &candidates[*qi][*j];
+        let Some(mut hit) = printed.remove(&(*qi, c.ranked.iid)) else {
+            continue;
+        };
+        semantic_hits += c.ranked.semantic as usize;
+        let score = hit.shift_remove("_rankingScore");
+        let details = hit.shift_remove("_rankingScoreDetails");
+        hit.insert(
+            "_federation".into(),
+            json!({
+                "indexUid": queries[*qi].index_uid,
+                "queriesPosition": qi,
+                "weightedRankingScore": c.weighted,
+            }),
+        );
+        if let Some(s) = score {
+            hit.insert("_rankingScore".into(), s);
+        }
+        if let Some(d) = details {
+            hit.insert("_rankingScoreDetails".into(), d);
+        }
+        if !std::mem::take(&mut first) {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, &hit).map_err(Error::internal)?;
+    }
+    out.extend_from_slice(b"],");
+
+    // The totals: each query's matches, less the hits the merge left out (exact when every
+    // match fits in the window; beyond it, a document two queries of one index match counts
+    // twice).
+    let total: usize = results
+        .iter()
+        .map(|r| r.candidates.min(r.max_total_hits))
+        .sum::<usize>()
+        .saturating_sub(dropped);
+    let mut body = Map::new();
+    body.insert(
+        "processingTimeMs".into(),
+        (started.elapsed().as_millis() as u64).into(),
+    );
+    if paged {
+        let hpp = federation.hits_per_page.unwrap_or(20);
+        body.insert("hitsPerPage".into(), hpp.into());
+        body.insert("page".into(), federation.page.unwrap_or(1).into());
+        body.insert("totalPages".into(), total.div_ceil(hpp.max(1)).into());
+        body.insert("totalHits".into(), total.into());
+    } else {
+        body.insert("limit".into(), limit.into());
+        body.insert("offset".into(), offset.into());
+        body.insert("estimatedTotalHits".into(), total.into());
+    }
+    if let Some(by_index) = &federation.facets_by_index {
+        let mut per_index = Map::new();
+        for (uid, _) in by_index {
+            let Some(qi) = queries.iter().position(|q| &q.index_uid == uid) else {
+                continue;
+            };
+            if let Some(facets) = results[qi].facets.take() {
+                let (distribution, stats) = facets_json(facets);
+                per_index.insert(
+                    uid.clone(),
+                    json!({"distribution": distribution, "stats": stats}),
+                );
+            }
+        }
+        match &federation.merge_facets {
+            Some(m) => {
+                let (distribution, stats) = merge_facets(&per_index, m.max_values_per_facet);
+                body.insert("facetDistribution".into(), distribution);
+                body.insert("facetStats".into(), stats);
+            }
+            None if !per_index.is_empty() => {
+                body.insert("facetsByIndex".into(), Value::Object(per_index));
+            }
+            None => {}
+        }
+    }
+    if semantic {
+        body.insert("semanticHitCount".into(), semantic_hits.into());
+    }
+    let rest = serde_json::to_vec(&body).map_err(Error::internal)?;
+    out.extend_from_slice(&rest[1..]);
+    Ok(out)
+}
+
+/// `mergeFacets`: counts summed per value across indexes (values in order of their text),
+/// stats the smallest minimum and the largest maximum; at most `max_values` per facet.
+fn merge_facets(per_index: &Map<String, Value>, max_values: Option<usize>) -> (Value, Value) {
+    let mut counts: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>> =
+        Default::default();
+    let mut stats: std::collections::BTreeMap<String, (f64, f64)> = Default::default();
+    for facets in per_index.values() {
+        if let Some(dist) = facets["distribution"].as_object() {
+            for (name, values) in dist {
+                let entry = counts.entry(name.clone()).or_default();
+                for (v, n) in values.as_object().into_iter().flatten() {
+                    *entry.entry(v.clone()).or_default() += n.as_u64().unwrap_or(0);
+                }
+            }
+        }
+        if let Some(st) = facets["stats"].as_object() {
+            for (name, s) in st {
+                let (min, max) = (
+                    s["min"].as_f64().unwrap_or(f64::MAX),
+                    s["max"].as_f64().unwrap_or(f64::MIN),
+                );
+                let e = stats.entry(name.clone()).or_insert((min, max));
+                e.0 = e.0.min(min);
+                e.1 = e.1.max(max);
+            }
+        }
+    }
+    let distribution: Map<String, Value> = counts
+        .into_iter()
+        .map(|(name, values)| {
+            let values: Map<String, Value> = values
+                .into_iter()
+                .take(max_values.unwrap_or(usize::MAX))
+                .map(|(v, n)| (v, n.into()))
+                .collect();
+            (name, Value::Object(values))
+        })
+        .collect();
+    let stats: Map<String, Value> = stats
+        .into_iter()
+        .map(|(name, (min, max))| (name, json!({"min": min, "max": max})))
+        .collect();
+    (Value::Object(distribution), Value::Object(stats))
+}
