@@ -141,6 +141,12 @@ describe('the window', () => {
     expect(r.body.limit).toBeUndefined();
   });
 
+  it('showPerformanceDetails times the steps', async () => {
+    const r = await fed([{ indexUid: a, q: 'apple' }, { indexUid: a, q: 'red' }], { showPerformanceDetails: true });
+    expect(Object.keys(r.body.performanceDetails)).toEqual(['search > execute local search', 'search > merge results', 'search > hydrate documents', 'search > merge facets', 'search']);
+    expect(r.body.performanceDetails.search).toMatch(/^[0-9.]+(ns|µs|ms|s)$/);
+  });
+
   it('no queries answer an empty list', async () => {
     const r = await fed([]);
     expect(r.body).toMatchObject({ hits: [], limit: 20, offset: 0, estimatedTotalHits: 0 });

@@ -182,6 +182,7 @@ export function searchRoutes(deps: Deps): Router {
         facetsByIndex: facetsByIndex ? Object.entries(facetsByIndex).map(([uid, f]) => [uid, f ?? []]) : null,
         mergeFacets: federation.mergeFacets ?? null,
         distinct: federation.distinct ?? null,
+        showPerformanceDetails: federation.showPerformanceDetails ?? false,
       },
     };
     res.status(200).type('application/json').send(await limited(res, () => NativeIndex.federatedSearch(handles, request)));

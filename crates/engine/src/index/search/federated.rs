@@ -59,6 +59,9 @@ pub struct Federation {
     /// Keeps the first hit of each value of this attribute, across every index.
     #[serde(default)]
     pub distinct: Option<String>,
+    /// Adds `performanceDetails`: the time of each step.
+    #[serde(default)]
+    pub show_performance_details: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -362,6 +365,7 @@ pub fn federated_search(queries: &[FederatedQuery], federation: &Federation) -> 
         results.push(result);
     }
 
+    let searched_at = Instant::now();
     // The merge: each query's list keeps its own order; the best head goes next.
     let mut heads = vec![0usize; candidates.len()];
     let mut seen: HashSet<(&str, u32)> = HashSet::new();
@@ -395,6 +399,7 @@ pub fn federated_search(queries: &[FederatedQuery], federation: &Federation) -> 
     }
     let page: Vec<(usize, usize)> = merged.into_iter().skip(offset).take(limit).collect();
 
+    let merged_at = Instant::now();
     // Printing: each query prints its own hits, then they take their merged places.
     let mut printed: HashMap<(usize, u32), Map<String, Value>> = HashMap::new();
     for (qi, fq) in queries.iter().enumerate() {
@@ -448,6 +453,7 @@ pub fn federated_search(queries: &[FederatedQuery], federation: &Federation) -> 
         serde_json::to_writer(&mut out, &hit).map_err(Error::internal)?;
     }
     out.extend_from_slice(b"],");
+    let printed_at = Instant::now();
 
     // The totals: each query's matches, less the hits the merge left out (exact when every
     // match fits in the window; beyond it, a document two queries of one index match counts
@@ -501,6 +507,20 @@ pub fn federated_search(queries: &[FederatedQuery], federation: &Federation) -> 
     }
     if semantic {
         body.insert("semanticHitCount".into(), semantic_hits.into());
+    }
+    if federation.show_performance_details {
+        let span = |a: Instant, b: Instant| format!("{:.2?}", b.duration_since(a));
+        let done = Instant::now();
+        body.insert(
+            "performanceDetails".into(),
+            json!({
+                "search > execute local search": span(started, searched_at),
+                "search > merge results": span(searched_at, merged_at),
+                "search > hydrate documents": span(merged_at, printed_at),
+                "search > merge facets": span(printed_at, done),
+                "search": span(started, done),
+            }),
+        );
     }
     let rest = serde_json::to_vec(&body).map_err(Error::internal)?;
     out.extend_from_slice(&rest[1..]);
