@@ -142,29 +142,21 @@ export function searchRoutes(deps: Deps): Router {
     const facetsByIndex = federation.facetsByIndex ?? null;
     const handles: NativeIndex[] = [];
     const wire: Array<Record<string, unknown>> = [];
-    const facetsGiven = new Set<string>();
     for (const [i, rawQuery] of queries.entries()) {
-      const { indexUid, weight, remote, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
+      const { indexUid, weight, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
       try {
-        if (remote !== null) {
-          throw new ApiError('feature_not_enabled', 'Performing a remote federated search requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805');
-        }
         const uid = queryIndex(req, indexUid);
         const query = scopedQuery(req, uid, parseSearch(search), deps.features.get().containsFilter);
         handles.push(registry.handle(uid));
-        let facets: string[] | null = null;
-        if (facetsByIndex && Object.hasOwn(facetsByIndex, uid) && !facetsGiven.has(uid)) {
-          facetsGiven.add(uid);
-          facets = facetsByIndex[uid] ?? [];
-        }
-        wire.push({ indexUid: uid, weight, facets, query });
+        wire.push({ indexUid: uid, weight, query });
       } catch (err) {
         if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
         throw err;
       }
     }
+    const used = new Set(wire.map((q) => q.indexUid));
     for (const uid of Object.keys(facetsByIndex ?? {})) {
-      if (facetsGiven.has(uid)) continue;
+      if (used.has(uid)) continue;
       try {
         registry.require(checkIndexUid(uid));
       } catch (err) {

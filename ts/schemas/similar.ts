@@ -8,7 +8,6 @@ import { parseWith } from '../errors/from-zod';
 import { boundedList, filterShape } from './limits';
 import { bodyFromParams, type ParamKinds } from './query';
 
-
 export const SimilarSchema = z.strictObject({
   id: z.union([z.string(), z.number().int()]),
   embedder: z.string(),

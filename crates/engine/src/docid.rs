@@ -63,6 +63,9 @@ fn collect_path<'a>(doc: &'a Map<String, Value>, path: &str, out: &mut Vec<&'a V
     }
 }
 
+/// The longest document id, in bytes (LMDB's key limit).
+pub const MAX_ID_BYTES: usize = 511;
+
 /// Validates one id value: an integer, or 1–511 bytes of `A-Za-z0-9-_`.
 pub fn validate_id(value: &Value) -> Result<String> {
     match value {
@@ -75,7 +78,7 @@ pub fn validate_id(value: &Value) -> Result<String> {
 /// Validates an id given as text (path parameters, deletion lists).
 pub fn is_valid_id_string(s: &str) -> bool {
     !s.is_empty()
-        && s.len() <= 511
+        && s.len() <= MAX_ID_BYTES
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }

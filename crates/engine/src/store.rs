@@ -154,7 +154,7 @@ impl Store {
     /// The internal id of the document whose primary key is `ext`. A key LMDB cannot hold
     /// (empty, or longer than 511 bytes) names no document, so it is `None`, not an error.
     pub fn internal_id(&self, txn: &RoTxn, ext: &str) -> Result<Option<u32>> {
-        if ext.is_empty() || ext.len() > 511 {
+        if ext.is_empty() || ext.len() > crate::docid::MAX_ID_BYTES {
             return Ok(None);
         }
         self.ids.get(txn, ext).map_err(heed_error)

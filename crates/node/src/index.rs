@@ -238,10 +238,10 @@ impl Task for FederatedTask {
 }
 
 /// A federated multi-search: `indexes[i]` is the index of query `i` of `requestJson`,
-/// `{"queries":[{"indexUid","weight","facets":[..]|null,"query":{normalized search query}}],
+/// `{"queries":[{"indexUid","weight","query":{normalized search query}}],
 /// "federation":{"offset","limit","page","hitsPerPage","facetsByIndex":[[uid,[facet...]]...],
-/// "mergeFacets":{"maxValuesPerFacet"}}}` (each field optional), `facets` given on the first
-/// query of each index named in `facetsByIndex`. The answer is the response body.
+/// "mergeFacets":{"maxValuesPerFacet"},"distinct","showPerformanceDetails"}}` (each
+/// `federation` field optional). The answer is the response body.
 #[napi(ts_return_type = "Promise<Buffer>")]
 pub fn federated_search(
     indexes: Vec<ClassInstance<NativeIndex>>,

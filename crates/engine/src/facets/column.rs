@@ -134,6 +134,24 @@ impl Column {
         self.offsets.len().saturating_sub(1)
     }
 
+    /// The normal form of document `iid`'s string whose rank is `rank` (a string sort key).
+    pub fn string_with_rank(&self, iid: u32, rank: u32) -> Option<&str> {
+        self.values(iid).iter().find_map(|i| match *i {
+            Item::Str(id) if self.strings[id as usize].rank == rank => {
+                Some(&*self.strings[id as usize].normalized)
+            }
+            _ => None,
+        })
+    }
+
+    /// Document `iid`'s point (a `_geo` column holds latitude then longitude).
+    pub fn point(&self, iid: u32) -> Option<(f64, f64)> {
+        match self.values(iid) {
+            [Item::Num(lat), Item::Num(lng), ..] => Some((*lat, *lng)),
+            _ => None,
+        }
+    }
+
     /// The id of a normalized string, if some document holds it.
     pub fn string_id(&self, normalized: &str) -> Option<u32> {
         self.ids.get(normalized).copied()

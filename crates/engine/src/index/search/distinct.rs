@@ -77,7 +77,8 @@ pub(super) fn apply_distinct<T: Copy>(
     out
 }
 
-fn num_bits(n: f64) -> u64 {
+/// A number's identity for distinct (`0.0` and `-0.0` are one value).
+pub(super) fn num_bits(n: f64) -> u64 {
     if n == 0.0 {
         0
     } else {

@@ -11,7 +11,7 @@
 //! global ranking scores times the weights; then the lower query position.
 
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,6 +19,9 @@ use api_types::{Error, Result};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use super::distinct::num_bits;
+use super::faceting::{FacetCounts, FacetStats};
+use super::page::{Ask, Pagination, Window};
 use super::printer::{facets_json, Printer};
 use super::ranking::{rule_runs, Ranked, Run};
 use super::{key_paths, SearchQuery};
@@ -34,9 +37,6 @@ pub struct FederatedQuery<'a> {
     pub query: SearchQuery,
     /// `federationOptions.weight`: multiplies the query's scores.
     pub weight: f64,
-    /// The facets `federation.facetsByIndex` asks of this query's index (given on the first
-    /// query of each index only).
-    pub facets: Option<Vec<String>>,
 }
 
 /// The `federation` object, as the TypeScript layer validated it.
@@ -114,14 +114,7 @@ fn compare(a: &Candidate, b: &Candidate) -> Ordering {
                     asc: asc_b,
                     distance: y,
                 }),
-            ) if asc == asc_b => {
-                let o = x.total_cmp(y);
-                if *asc {
-                    o
-                } else {
-                    o.reverse()
-                }
-            }
+            ) if asc == asc_b => value::compare::<String>(&Key::Num(*x), &Key::Num(*y), *asc),
             _ => return by_groups_left().then_with(|| b.weighted.total_cmp(&a.weighted)),
         };
         if step != Ordering::Equal {
@@ -138,15 +131,8 @@ fn key_value(ranked: &Ranked, asc: bool, column: Option<&Arc<Column>>) -> Key<St
     match c.sort_key(ranked.iid, asc) {
         Key::Num(n) => Key::Num(n),
         Key::Str(rank) => c
-            .values(ranked.iid)
-            .iter()
-            .find_map(|i| match i {
-                Item::Str(id) if c.strings[*id as usize].rank == rank => {
-                    Some(Key::Str(c.strings[*id as usize].normalized.to_string()))
-                }
-                _ => None,
-            })
-            .unwrap_or(Key::Missing),
+            .string_with_rank(ranked.iid, rank)
+            .map_or(Key::Missing, |v| Key::Str(v.to_string())),
         Key::Missing => Key::Missing,
     }
 }
@@ -157,7 +143,7 @@ fn distinct_values(ranked: &Ranked, column: &Column) -> Vec<DistinctValue> {
         .values(ranked.iid)
         .iter()
         .map(|v| match *v {
-            Item::Num(n) => DistinctValue::Num(if n == 0.0 { 0 } else { n.to_bits() }),
+            Item::Num(n) => DistinctValue::Num(num_bits(n)),
             Item::Str(id) => DistinctValue::Str(column.strings[id as usize].normalized.to_string()),
         })
         .collect()
@@ -185,13 +171,8 @@ fn groups_of(
                 SortKey::GeoPoint { lat, lng, .. } => {
                     let distance = columns
                         .get(slot)
-                        .and_then(|c| match c.values(ranked.iid) {
-                            [Item::Num(a), Item::Num(b), ..] => {
-                                Some(sort::haversine_m(*lat, *lng, *a, *b))
-                            }
-                            _ => None,
-                        })
-                        .unwrap_or(f64::INFINITY);
+                        .and_then(|c| c.point(ranked.iid))
+                        .map_or(f64::INFINITY, |(a, b)| sort::haversine_m(*lat, *lng, a, b));
                     Some(Group::Geo { asc, distance })
                 }
             },
@@ -221,7 +202,6 @@ fn directions(rules: &[super::ranking::Rule]) -> Vec<Option<bool>> {
 struct WireQuery {
     index_uid: String,
     weight: f64,
-    facets: Option<Vec<String>>,
     query: SearchQuery,
 }
 
@@ -248,7 +228,6 @@ pub fn federated_search_json(indexes: &[&Index], request_json: &str) -> Result<V
             index_uid: q.index_uid,
             query: q.query,
             weight: q.weight,
-            facets: q.facets,
         })
         .collect();
     federated_search(&queries, &wire.federation)
@@ -257,22 +236,15 @@ pub fn federated_search_json(indexes: &[&Index], request_json: &str) -> Result<V
 /// Runs a federated search and returns the response body.
 pub fn federated_search(queries: &[FederatedQuery], federation: &Federation) -> Result<Vec<u8>> {
     let started = Instant::now();
-    let paged = federation.page.is_some() || federation.hits_per_page.is_some();
-    let (offset, limit) = match paged {
-        true => {
-            let hpp = federation.hits_per_page.unwrap_or(20);
-            let page = federation.page.unwrap_or(1);
-            (
-                page.saturating_sub(1).saturating_mul(hpp),
-                if page == 0 { 0 } else { hpp },
-            )
-        }
-        false => (
-            federation.offset.unwrap_or(0),
-            federation.limit.unwrap_or(20),
-        ),
+    let ask = Ask {
+        offset: federation.offset.unwrap_or(0),
+        limit: federation.limit.unwrap_or(20),
+        page: federation.page,
+        hits_per_page: federation.hits_per_page,
     };
-    let end = offset.saturating_add(limit);
+    // Each index's `maxTotalHits` bounds its own query; the merged list is not cut again.
+    let window = Window::asked(ask, usize::MAX);
+    let (offset, limit, end) = (window.offset, window.limit, window.end());
 
     // Each query's typed result, with what its printer needs.
     let mut txns = Vec::with_capacity(queries.len());
@@ -293,7 +265,16 @@ pub fn federated_search(queries: &[FederatedQuery], federation: &Federation) -> 
         q.page = None;
         q.hits_per_page = None;
         q.show_ranking_score = true;
-        q.facets = fq.facets.clone();
+        // `facetsByIndex` is counted on the first query of each index it names.
+        q.facets = match queries[..qi].iter().any(|p| p.index_uid == fq.index_uid) {
+            true => None,
+            false => federation
+                .facets_by_index
+                .iter()
+                .flatten()
+                .find(|(uid, _)| *uid == fq.index_uid)
+                .map(|(_, facets)| facets.clone()),
+        };
         let mut result = fq
             .index
             .search_result(rtxn, settings.as_ref(), &q, started)
@@ -468,39 +449,35 @@ pub fn federated_search(queries: &[FederatedQuery], federation: &Federation) -> 
         "processingTimeMs".into(),
         (started.elapsed().as_millis() as u64).into(),
     );
-    if paged {
-        let hpp = federation.hits_per_page.unwrap_or(20);
-        body.insert("hitsPerPage".into(), hpp.into());
-        body.insert("page".into(), federation.page.unwrap_or(1).into());
-        body.insert("totalPages".into(), total.div_ceil(hpp.max(1)).into());
-        body.insert("totalHits".into(), total.into());
-    } else {
-        body.insert("limit".into(), limit.into());
-        body.insert("offset".into(), offset.into());
-        body.insert("estimatedTotalHits".into(), total.into());
-    }
+    Pagination::asked(ask, total).write(&mut body);
     if let Some(by_index) = &federation.facets_by_index {
-        let mut per_index = Map::new();
-        for (uid, _) in by_index {
-            let Some(qi) = queries.iter().position(|q| &q.index_uid == uid) else {
-                continue;
-            };
-            if let Some(facets) = results[qi].facets.take() {
-                let (distribution, stats) = facets_json(facets);
-                per_index.insert(
-                    uid.clone(),
-                    json!({"distribution": distribution, "stats": stats}),
-                );
-            }
-        }
+        // In the order `facetsByIndex` names the indexes; one no query uses is left out.
+        let per_index: Vec<(&String, FacetCounts)> = by_index
+            .iter()
+            .filter_map(|(uid, _)| {
+                let qi = queries.iter().position(|q| &q.index_uid == uid)?;
+                Some((uid, results[qi].facets.take()?))
+            })
+            .collect();
         match &federation.merge_facets {
             Some(m) => {
-                let (distribution, stats) = merge_facets(&per_index, m.max_values_per_facet);
+                let (distribution, stats) =
+                    facets_json(merge_facets(per_index, m.max_values_per_facet));
                 body.insert("facetDistribution".into(), distribution);
                 body.insert("facetStats".into(), stats);
             }
             None if !per_index.is_empty() => {
-                body.insert("facetsByIndex".into(), Value::Object(per_index));
+                let by_uid: Map<String, Value> = per_index
+                    .into_iter()
+                    .map(|(uid, facets)| {
+                        let (distribution, stats) = facets_json(facets);
+                        (
+                            uid.clone(),
+                            json!({"distribution": distribution, "stats": stats}),
+                        )
+                    })
+                    .collect();
+                body.insert("facetsByIndex".into(), Value::Object(by_uid));
             }
             None => {}
         }
@@ -529,32 +506,23 @@ pub fn federated_search(queries: &[FederatedQuery], federation: &Federation) -> 
 
 /// `mergeFacets`: counts summed per value across indexes (values in order of their text),
 /// stats the smallest minimum and the largest maximum; at most `max_values` per facet.
-fn merge_facets(per_index: &Map<String, Value>, max_values: Option<usize>) -> (Value, Value) {
-    let mut counts: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>> =
-        Default::default();
-    let mut stats: std::collections::BTreeMap<String, (f64, f64)> = Default::default();
-    for facets in per_index.values() {
-        if let Some(dist) = facets["distribution"].as_object() {
-            for (name, values) in dist {
-                let entry = counts.entry(name.clone()).or_default();
-                for (v, n) in values.as_object().into_iter().flatten() {
-                    *entry.entry(v.clone()).or_default() += n.as_u64().unwrap_or(0);
-                }
+fn merge_facets(per_index: Vec<(&String, FacetCounts)>, max_values: Option<usize>) -> FacetCounts {
+    let mut counts: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut stats: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for (_, facets) in per_index {
+        for (name, values) in facets.distribution {
+            let entry = counts.entry(name).or_default();
+            for (v, n) in values.as_object().into_iter().flatten() {
+                *entry.entry(v.clone()).or_default() += n.as_u64().unwrap_or(0);
             }
         }
-        if let Some(st) = facets["stats"].as_object() {
-            for (name, s) in st {
-                let (min, max) = (
-                    s["min"].as_f64().unwrap_or(f64::MAX),
-                    s["max"].as_f64().unwrap_or(f64::MIN),
-                );
-                let e = stats.entry(name.clone()).or_insert((min, max));
-                e.0 = e.0.min(min);
-                e.1 = e.1.max(max);
-            }
+        for s in facets.stats {
+            let e = stats.entry(s.name).or_insert((s.min, s.max));
+            e.0 = e.0.min(s.min);
+            e.1 = e.1.max(s.max);
         }
     }
-    let distribution: Map<String, Value> = counts
+    let distribution = counts
         .into_iter()
         .map(|(name, values)| {
             let values: Map<String, Value> = values
@@ -565,9 +533,12 @@ fn merge_facets(per_index: &Map<String, Value>, max_values: Option<usize>) -> (V
             (name, Value::Object(values))
         })
         .collect();
-    let stats: Map<String, Value> = stats
+    let stats = stats
         .into_iter()
-        .map(|(name, (min, max))| (name, json!({"min": min, "max": max})))
+        .map(|(name, (min, max))| FacetStats { name, min, max })
         .collect();
-    (Value::Object(distribution), Value::Object(stats))
+    FacetCounts {
+        distribution,
+        stats,
+    }
 }

@@ -17,6 +17,27 @@ pub(super) fn max_total_hits(settings: Option<&Value>) -> usize {
         .unwrap_or(crate::settings::DEFAULT_MAX_TOTAL_HITS) as usize
 }
 
+/// What a request asks of pagination: `offset`/`limit`, or `page`/`hitsPerPage` when either
+/// is given. A search reads it from its query, a federated search from `federation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Ask {
+    pub offset: usize,
+    pub limit: usize,
+    pub page: Option<usize>,
+    pub hits_per_page: Option<usize>,
+}
+
+impl Ask {
+    pub(super) fn of(q: &SearchQuery) -> Ask {
+        Ask {
+            offset: q.offset,
+            limit: q.limit,
+            page: q.page,
+            hits_per_page: q.hits_per_page,
+        }
+    }
+}
+
 /// The slice of the ordered hits a search returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Window {
@@ -27,6 +48,11 @@ pub(super) struct Window {
 impl Window {
     /// The window `q` asks for, never reaching past `max_total_hits`.
     pub(super) fn of(q: &SearchQuery, max_total_hits: usize) -> Window {
+        Window::asked(Ask::of(q), max_total_hits)
+    }
+
+    /// The window of `ask`, never reaching past `max_total_hits`.
+    pub(super) fn asked(q: Ask, max_total_hits: usize) -> Window {
         let (offset, limit) = match (q.page, q.hits_per_page) {
             (None, None) => (q.offset, q.limit),
             (page, hpp) => {
@@ -69,7 +95,11 @@ pub(super) enum Pagination {
 impl Pagination {
     /// The fields for `q` when `candidates` documents matched.
     pub(super) fn of(q: &SearchQuery, candidates: usize, max_total_hits: usize) -> Pagination {
-        let total = candidates.min(max_total_hits);
+        Pagination::asked(Ask::of(q), candidates.min(max_total_hits))
+    }
+
+    /// The fields for `ask` when `total` documents are counted.
+    pub(super) fn asked(q: Ask, total: usize) -> Pagination {
         match (q.page, q.hits_per_page) {
             (None, None) => Pagination::Offset {
                 limit: q.limit,

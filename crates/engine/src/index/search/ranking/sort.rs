@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use super::document::Evaluation;
 use super::rule::RankingRule;
 use super::verdict::{Detail, Verdict};
-use crate::facets::{Item, SortKey as Key};
+use crate::facets::SortKey as Key;
 use crate::sort::{self, SortKey};
 
 /// The sort key in slot `slot` of the candidate's keys (its direction is the ordering
@@ -36,15 +36,8 @@ impl RankingRule for SortRule {
                 let value = match (key, column) {
                     (Some(Key::Num(n)), _) => json!(n),
                     (Some(Key::Str(rank)), Some(c)) => c
-                        .values(ranked.iid)
-                        .iter()
-                        .find_map(|i| match i {
-                            Item::Str(id) if c.strings[*id as usize].rank == *rank => {
-                                Some(json!(&*c.strings[*id as usize].normalized))
-                            }
-                            _ => None,
-                        })
-                        .unwrap_or(Value::Null),
+                        .string_with_rank(ranked.iid, *rank)
+                        .map_or(Value::Null, |v| json!(v)),
                     _ => Value::Null,
                 };
                 let dir = if *asc { "asc" } else { "desc" };
@@ -55,10 +48,7 @@ impl RankingRule for SortRule {
             }
             SortKey::GeoPoint { lat, lng, asc } => {
                 let dir = if *asc { "asc" } else { "desc" };
-                let point = column.and_then(|c| match c.values(ranked.iid) {
-                    [Item::Num(a), Item::Num(b), ..] => Some((*a, *b)),
-                    _ => None,
-                });
+                let point = column.and_then(|c| c.point(ranked.iid));
                 let entry = match point {
                     Some((a, b)) => json!({
                         "order": order,
