@@ -9,7 +9,9 @@ import { repairPath } from './http/path';
 import { loggablePath } from './logging';
 import { documentRoutes } from './routes/documents';
 import { indexRoutes } from './routes/indexes';
+import { networkContext } from './network/forward';
 import { keyRoutes } from './routes/keys';
+import { networkRoutes } from './routes/network';
 import { renderRoutes } from './routes/render';
 import { searchRoutes } from './routes/search';
 import { settingsRoutes } from './routes/settings';
@@ -50,6 +52,7 @@ export function buildApp(deps: Deps): express.Express {
 
   app.use(repairPath);
   app.use(express.raw({ type: () => true, limit: deps.config.payloadSizeLimit }));
+  app.use(networkContext);
 
   // Search first: it is the hot path, and its paths overlap no other router's.
   app.use(searchRoutes(deps));
@@ -60,6 +63,7 @@ export function buildApp(deps: Deps): express.Express {
   app.use(taskRoutes(deps));
   app.use(keyRoutes(deps));
   app.use(renderRoutes(deps));
+  app.use(networkRoutes(deps));
 
   app.use((_req: Request, res: Response) => {
     res.status(404).end();

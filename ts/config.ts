@@ -26,6 +26,8 @@ export interface Config {
   modelsDir: string | null;
   /** The ONNX Runtime library local models run on (`libonnxruntime.so`); none: not configured. */
   onnxRuntimePath: string | null;
+  /** How long another instance of the network may take to answer (search, forwarded write). */
+  remoteTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -56,6 +58,7 @@ type RawOptions = {
   dropSearchAfter?: string;
   modelsDir?: string;
   onnxRuntimePath?: string;
+  remoteTimeout?: string;
 };
 
 export const OPTIONS: OptionSpec[] = [
@@ -74,6 +77,7 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'searchesPerCore', flag: '--experimental-nb-searches-per-core', env: 'QUARRY_SEARCHES_PER_CORE', meili: 'MEILI_EXPERIMENTAL_NB_SEARCHES_PER_CORE', help: 'searches running at once per core (default 4)' },
   { name: 'modelsDir', flag: '--experimental-models-dir', env: 'QUARRY_MODELS_DIR', meili: 'QUARRY_MODELS_DIR', help: 'directory of local embedding models for huggingFace embedders: <dir>/<model>/model.onnx and tokenizer files (models are never downloaded)' },
   { name: 'onnxRuntimePath', flag: '--experimental-onnxruntime-path', env: 'QUARRY_ONNXRUNTIME_PATH', meili: 'ORT_DYLIB_PATH', help: 'path of libonnxruntime.so, which local models run on' },
+  { name: 'remoteTimeout', flag: '--experimental-remote-timeout-ms', env: 'QUARRY_REMOTE_TIMEOUT_MS', meili: 'QUARRY_REMOTE_TIMEOUT_MS', help: 'milliseconds another instance of the network may take to answer a search or a forwarded write (default 30000)' },
   { name: 'dropSearchAfter', flag: '--experimental-drop-search-after', env: 'QUARRY_DROP_SEARCH_AFTER', meili: 'MEILI_EXPERIMENTAL_DROP_SEARCH_AFTER', help: 'seconds a search may wait before it is dropped (default 60)' },
 ];
 
@@ -178,6 +182,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
   const searchQueueSize = count('--experimental-search-queue-size', raw.searchQueueSize, 1000, 0);
   const searchesPerCore = count('--experimental-nb-searches-per-core', raw.searchesPerCore, 4, 1);
   const dropSearchAfterSeconds = count('--experimental-drop-search-after', raw.dropSearchAfter, 60, 1);
+  const remoteTimeoutMs = count('--experimental-remote-timeout-ms', raw.remoteTimeout, 30_000, 1);
 
   const allowed = raw.allowedNetworks === undefined ? LOOPBACK_NETWORKS : raw.allowedNetworks.split(',').map((s) => s.trim()).filter(Boolean);
   for (const net of allowed) {
@@ -203,5 +208,6 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     dropSearchAfterSeconds,
     modelsDir: raw.modelsDir ?? null,
     onnxRuntimePath: raw.onnxRuntimePath ?? null,
+    remoteTimeoutMs,
   };
 }

@@ -5,6 +5,7 @@ import type { Config } from './config';
 import type { FeatureStore } from './features';
 import type { IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
+import type { NetworkStore } from './network/state';
 import type { SearchLimiter } from './search/limiter';
 import type { TaskQueue } from './tasks/queue';
 
@@ -15,6 +16,8 @@ export interface Deps {
   registry: IndexRegistry;
   keys: KeyStore;
   features: FeatureStore;
+  /** The network of instances this one belongs to (`/network`). */
+  network: NetworkStore;
   guard: Guard;
   /** Bounds concurrent searches (503 `too_many_search_requests` when saturated). */
   searchLimiter: SearchLimiter;

@@ -16,6 +16,8 @@ import { FeatureStore } from './features';
 import { IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
 import { configureModels, configureOutbound, KvStore } from './native';
+import { networkedQueue } from './network/forward';
+import { NetworkStore } from './network/state';
 import { SearchLimiter } from './search/limiter';
 import { Durable } from './store/durable';
 import { openQueue } from './tasks/queue';
@@ -48,7 +50,10 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   await worker.recover();
 
   const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
-  const deps: Deps = { config, logger, queue, registry, keys, features, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath };
+  const network = new NetworkStore(durable);
+  // Routes enqueue through the network: a leader forwards index writes (see network/forward.ts).
+  const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath };
   const app = buildApp(deps);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {

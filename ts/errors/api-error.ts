@@ -13,11 +13,6 @@ export class ApiError extends Error {
     this.name = 'ApiError';
     this.code = code;
   }
-
-  /** The `{message, code, type, link}` body, with type resolved by the caller. */
-  toBody(type: string): ErrorBody {
-    return { message: this.message, code: this.code, type, link: errorLink(this.code) };
-  }
 }
 
 export interface ErrorBody {
@@ -41,8 +36,4 @@ export function shortMessage(message: string): string {
   if (message.length <= MESSAGE_MAX) return message;
   const cut = message.replace(/`([^`]*)`/g, (whole, inner: string) => (inner.length > 2 * EXCERPT ? `\`${inner.slice(0, EXCERPT)}…\`` : whole));
   return cut.length <= MESSAGE_MAX ? cut : `${cut.slice(0, MESSAGE_MAX)}…`;
-}
-
-export function errorLink(code: string): string {
-  return `https://docs.meilisearch.com/errors#${code}`;
 }

@@ -1,6 +1,6 @@
 /** Status and type of each code, read once from the Rust error table. */
 import { catalogByCode } from '../native';
-import { type ErrorBody, errorLink, shortMessage } from './api-error';
+import { type ErrorBody, shortMessage } from './api-error';
 
 export function statusOf(code: string): number {
   return catalogByCode().get(code)?.status ?? 500;
@@ -11,5 +11,5 @@ export function typeOf(code: string): string {
 }
 
 export function errorBody(code: string, message: string): ErrorBody {
-  return { message: shortMessage(message), code, type: typeOf(code), link: errorLink(code) };
+  return { message: shortMessage(message), code, type: typeOf(code), link: (catalogByCode().get(code) ?? catalogByCode().get('internal')!).link };
 }

@@ -12,12 +12,13 @@
 import type * as Native from '../../native/index';
 import { binding, call, callSync } from './binding';
 
+export { FEDERATION_RUNS_HEADER, type OutboundAnswer, outboundRequest } from './outbound';
 export { catalogByCode, checkEmbedder, configureModels, configureOutbound, engineVersion, renderTemplate, type ErrorCodeRow, hideSecret, settingsLocales } from './binding';
 export { checkDocumentFilter, type PayloadFormat, stageDocuments } from './documents';
 export { type KvEntry, type KvOp, KvStore } from './kv';
 
 export type BatchOp =
-  | { type: 'addDocuments'; taskUid: number; file: string; method: 'replace' | 'update'; primaryKey: string | null; skipCreation: boolean }
+  | { type: 'addDocuments'; taskUid: number; file: string; method: 'replace' | 'update'; primaryKey: string | null; skipCreation: boolean; shards: { all: string[]; own: string[] } | null }
   | { type: 'deleteDocuments'; taskUid: number; ids: string[] }
   | { type: 'deleteByFilter'; taskUid: number; filter: unknown }
   | { type: 'clearDocuments'; taskUid: number }

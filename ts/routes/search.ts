@@ -4,7 +4,8 @@ import { mergeFilters } from '../auth/tenant-token';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
-import { NativeIndex } from '../native';
+import { FEDERATION_RUNS_HEADER, NativeIndex } from '../native';
+import { networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
 import { checkIndexUid } from '../schemas/indexes';
 import { parseFederation, splitQuery } from '../schemas/federation';
 import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
@@ -58,6 +59,10 @@ export function searchRoutes(deps: Deps): Router {
   async function run(req: Request, res: Response, body: unknown): Promise<void> {
     const uid = checkIndexUid(req.params.indexUid);
     const query = parseSearch(body);
+    if (usesNetwork(deps, query.useNetwork)) {
+      res.status(200).type('application/json').send(await limited(res, () => overNetwork(req, uid, (body ?? {}) as Record<string, unknown>)));
+      return;
+    }
     const index = registry.handle(uid);
     const engineQ = scopedQuery(req, uid, query, deps.features.get().containsFilter);
     res.status(200).type('application/json').send(await limited(res, () => index.search(engineQ)));
@@ -114,9 +119,15 @@ export function searchRoutes(deps: Deps): Router {
       const { indexUid, search } = splitQuery(raw, i, false);
       try {
         const uid = queryIndex(req, indexUid);
-        const engineQ = scopedQuery(req, uid, parseSearch(search), deps.features.get().containsFilter);
-        const handle = registry.handle(uid);
-        const bytes = await limited(res, () => handle.search(engineQ));
+        const parsed = parseSearch(search);
+        let bytes: Buffer;
+        if (usesNetwork(deps, parsed.useNetwork)) {
+          bytes = await limited(res, () => overNetwork(req, uid, search));
+        } else {
+          const engineQ = scopedQuery(req, uid, parsed, deps.features.get().containsFilter);
+          const handle = registry.handle(uid);
+          bytes = await limited(res, () => handle.search(engineQ));
+        }
         parts.push(Buffer.from(`{"indexUid":${JSON.stringify(uid)},`), bytes.subarray(1));
       } catch (err) {
         if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
@@ -136,27 +147,96 @@ export function searchRoutes(deps: Deps): Router {
     return uid;
   }
 
+  /** One query of a federation, where it runs. */
+  interface Item {
+    position: number;
+    uid: string;
+    weight: number;
+    search: Record<string, unknown>;
+    target: Target;
+  }
+
+  /**
+   * Runs `items` as one federated search in the engine: local ones on their indexes, the
+   * others asked of their instances while the local ones run.
+   */
+  function federate(req: Request, items: Item[], federation: Record<string, unknown>): Promise<Buffer> {
+    const handles: NativeIndex[] = [];
+    const queries: Array<Record<string, unknown>> = [];
+    const remotes = new Map<string, { name: string; url: string; apiKey: string | null; queries: Array<Record<string, unknown>> }>();
+    for (const item of items) {
+      try {
+        const parsed = parseSearch(item.search);
+        if (item.target.local) {
+          const query = scopedQuery(req, item.uid, parsed, deps.features.get().containsFilter);
+          handles.push(registry.handle(item.uid));
+          queries.push({ indexUid: item.uid, weight: item.weight, position: item.position, remote: item.target.name, query });
+          continue;
+        }
+        const { name, remote } = item.target;
+        // The caller's tenant-token rule travels with the query.
+        const filter = scopedFilter(req, item.uid, parsed.filter);
+        const body = { ...item.search };
+        if (filter !== null) body.filter = filter;
+        else delete body.filter;
+        const entry = remotes.get(name) ?? { name, url: remote.url, apiKey: remote.searchApiKey, queries: [] };
+        entry.queries.push({ position: item.position, indexUid: item.uid, weight: item.weight, body });
+        remotes.set(name, entry);
+      } catch (err) {
+        if (err instanceof ApiError && !err.message.startsWith('Inside')) throw new ApiError(err.code, `Inside \`.queries[${item.position}]\`: ${err.message}`);
+        throw err;
+      }
+    }
+    const request = {
+      queries,
+      remotes: [...remotes.values()],
+      federation: { ...federation, showRuns: req.get(FEDERATION_RUNS_HEADER) === 'true', remoteTimeoutMs: deps.config.remoteTimeoutMs },
+    };
+    return NativeIndex.federatedSearch(handles, request);
+  }
+
+  /** A search over the network: the same query on every instance it asks, merged, read as one search. */
+  function overNetwork(req: Request, uid: string, body: Record<string, unknown>): Promise<Buffer> {
+    const { limit, offset, page, hitsPerPage, facets, useNetwork: _useNetwork, ...search } = body;
+    const items: Item[] = networkTargets(deps).map((target) => ({ position: 0, uid, weight: 1, search, target }));
+    const faceted = Array.isArray(facets) && facets.length > 0;
+    return federate(req, items, {
+      offset,
+      limit,
+      page,
+      hitsPerPage,
+      facetsByIndex: faceted ? [[uid, facets]] : null,
+      mergeFacets: faceted ? {} : null,
+      query: typeof search.q === 'string' ? search.q : '',
+    });
+  }
+
   /** `federation`: every query is checked, then the engine runs and merges them in one call. */
   async function federated(req: Request, res: Response, queries: unknown[], raw: unknown): Promise<void> {
     const federation = parseFederation(raw);
     const facetsByIndex = federation.facetsByIndex ?? null;
-    const handles: NativeIndex[] = [];
-    const wire: Array<Record<string, unknown>> = [];
+    const items: Item[] = [];
     for (const [i, rawQuery] of queries.entries()) {
-      const { indexUid, weight, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
+      const { indexUid, weight, remote, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
       try {
         const uid = queryIndex(req, indexUid);
-        const query = scopedQuery(req, uid, parseSearch(search), deps.features.get().containsFilter);
-        handles.push(registry.handle(uid));
-        wire.push({ indexUid: uid, weight, query });
+        if (remote !== null) {
+          items.push({ position: i, uid, weight, search, target: remoteTarget(deps, remote) });
+        } else if (usesNetwork(deps, search.useNetwork)) {
+          const { useNetwork: _useNetwork, ...rest } = search;
+          for (const target of networkTargets(deps)) items.push({ position: i, uid, weight, search: rest, target });
+        } else {
+          items.push({ position: i, uid, weight, search, target: { local: true, name: null } });
+        }
       } catch (err) {
         if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
         throw err;
       }
     }
-    const used = new Set(wire.map((q) => q.indexUid));
+    const local = new Set(items.filter((q) => q.target.local).map((q) => q.uid));
+    const remoteOnly = new Set(items.filter((q) => !q.target.local).map((q) => q.uid));
     for (const uid of Object.keys(facetsByIndex ?? {})) {
-      if (used.has(uid)) continue;
+      if (local.has(uid) || remoteOnly.has(uid)) continue;
       try {
         registry.require(checkIndexUid(uid));
       } catch (err) {
@@ -164,9 +244,8 @@ export function searchRoutes(deps: Deps): Router {
         throw err;
       }
     }
-    const request = {
-      queries: wire,
-      federation: {
+    const bytes = await limited(res, () =>
+      federate(req, items, {
         offset: federation.offset,
         limit: federation.limit,
         page: federation.page,
@@ -175,9 +254,9 @@ export function searchRoutes(deps: Deps): Router {
         mergeFacets: federation.mergeFacets ?? null,
         distinct: federation.distinct ?? null,
         showPerformanceDetails: federation.showPerformanceDetails ?? false,
-      },
-    };
-    res.status(200).type('application/json').send(await limited(res, () => NativeIndex.federatedSearch(handles, request)));
+      }),
+    );
+    res.status(200).type('application/json').send(bytes);
   }
 
   return r;

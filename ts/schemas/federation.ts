@@ -59,6 +59,8 @@ const OptionsSchema = z.strictObject({
 export interface FederatedQueryParts {
   indexUid: unknown;
   weight: number;
+  /** `federationOptions.remote`: the instance of the network that answers the query. */
+  remote: string | null;
   /** The query without `indexUid` and `federationOptions`: a plain search body. */
   search: Record<string, unknown>;
 }
@@ -87,7 +89,7 @@ function split(raw: unknown, i: number, federated: boolean, federationDistinct: 
         'Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from the query or add `federation` to the request.',
       );
     }
-    return { indexUid, weight: 1, search };
+    return { indexUid, weight: 1, remote: null, search };
   }
   for (const k of PAGINATION) {
     if (search[k] !== undefined) {
@@ -116,6 +118,7 @@ function split(raw: unknown, i: number, federated: boolean, federationDistinct: 
     );
   }
   let weight = 1;
+  let remote: string | null = null;
   if (federationOptions !== undefined && federationOptions !== null) {
     if (typeof federationOptions === 'object' && !Array.isArray(federationOptions)) {
       for (const k of Object.keys(federationOptions)) {
@@ -131,10 +134,7 @@ function split(raw: unknown, i: number, federated: boolean, federationDistinct: 
       }
       weight = o.weight;
     }
-    // Remote federation is not built: refused rather than searched locally.
-    if (o.remote !== undefined && o.remote !== null) {
-      throw new ApiError('feature_not_enabled', 'Performing a remote federated search requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805');
-    }
+    remote = o.remote ?? null;
   }
-  return { indexUid, weight, search };
+  return { indexUid, weight, remote, search };
 }

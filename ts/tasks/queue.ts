@@ -29,6 +29,7 @@ export interface EnqueueInit {
   details: Record<string, unknown> | null;
   payload: TaskPayload;
   customMetadata?: string;
+  network?: Record<string, unknown>;
 }
 
 export interface Page<T> {
@@ -154,6 +155,7 @@ class Queue implements TaskQueue, WorkerQueue {
       payload: init.payload,
     };
     if (init.customMetadata !== undefined) task.customMetadata = init.customMetadata;
+    if (init.network !== undefined) task.network = init.network;
     await this.#durable.commit([taskOp(task), this.#countersOp()]);
     this.#tasks.set(task.uid, task);
     this.#events.emit('enqueued', task);
@@ -365,6 +367,7 @@ export function taskView(t: TaskRecord): Record<string, unknown> {
   out.enqueuedAt = t.enqueuedAt;
   out.startedAt = t.startedAt;
   out.finishedAt = t.finishedAt;
+  if (t.network !== undefined) out.network = t.network;
   if (t.customMetadata !== undefined) out.customMetadata = t.customMetadata;
   return out;
 }

@@ -34,7 +34,7 @@ export interface SwapSpec {
 
 /** What the worker needs to run a task; never shown to clients. */
 export type TaskPayload =
-  | { kind: 'documentAddition'; file: string; method: 'replace' | 'update'; primaryKey: string | null; skipCreation: boolean; canCreateIndex: boolean }
+  | { kind: 'documentAddition'; file: string; method: 'replace' | 'update'; primaryKey: string | null; skipCreation: boolean; canCreateIndex: boolean; shards?: { all: string[]; own: string[] } }
   | { kind: 'documentDeletion'; ids: string[] }
   | { kind: 'documentDeletionByFilter'; filter: unknown }
   | { kind: 'documentClear' }
@@ -44,7 +44,8 @@ export type TaskPayload =
   | { kind: 'indexDeletion' }
   | { kind: 'indexSwap'; swaps: SwapSpec[] }
   | { kind: 'taskCancelation'; matched: number[] }
-  | { kind: 'taskDeletion'; matched: number[] };
+  | { kind: 'taskDeletion'; matched: number[] }
+  | { kind: 'networkTopologyChange' };
 
 export interface TaskRecord {
   uid: number;
@@ -59,6 +60,8 @@ export interface TaskRecord {
   startedAt: string | null;
   finishedAt: string | null;
   customMetadata?: string;
+  /** In a network: the leader's task names the other instances' tasks, theirs the leader's. */
+  network?: Record<string, unknown>;
   payload: TaskPayload;
 }
 

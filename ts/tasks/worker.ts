@@ -192,6 +192,9 @@ export class Worker {
         return this.deleteIndex(first, fx);
       case 'indexSwap':
         return this.swapIndexes(first, fx);
+      case 'networkTopologyChange':
+        // The network is already applied; no document moves (see ARCHITECTURE.md, "Network").
+        return this.one(first, { details: { movedDocuments: 0, message: 'Finished' } });
       default:
         return this.indexBatch(tasks, fx, idle, onHandle);
     }
@@ -375,7 +378,7 @@ export class Worker {
       const p = t.payload;
       switch (p.kind) {
         case 'documentAddition':
-          ops.push({ type: 'addDocuments', taskUid: t.uid, file: p.file, method: p.method, primaryKey: p.primaryKey, skipCreation: p.skipCreation });
+          ops.push({ type: 'addDocuments', taskUid: t.uid, file: p.file, method: p.method, primaryKey: p.primaryKey, skipCreation: p.skipCreation, shards: p.shards ?? null });
           break;
         case 'documentDeletion':
           ops.push({ type: 'deleteDocuments', taskUid: t.uid, ids: p.ids });

@@ -29,6 +29,17 @@ impl Error {
         Error::new("internal", message.to_string())
     }
 
+    /// The error as the body a client receives: `{"message","code","type","link"}`.
+    pub fn body(&self) -> serde_json::Value {
+        let kind = lookup(self.code).map_or("internal", |r| r.error_type.as_str());
+        serde_json::json!({
+            "message": self.message,
+            "code": self.code,
+            "type": kind,
+            "link": crate::link(self.code),
+        })
+    }
+
     /// The error as JSON `{"code","message"}` (what the binding hands to TypeScript inside results).
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({ "code": self.code, "message": self.message })

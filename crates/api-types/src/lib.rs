@@ -21,7 +21,7 @@ mod system;
 mod table;
 
 pub use error::{Error, Result};
-pub use rows::{catalog, lookup, CodeRow, ErrorType};
+pub use rows::{catalog, link, lookup, CodeRow, ErrorType};
 #[cfg(feature = "heed")]
 pub use system::heed_error;
 pub use system::{catch_panic, io_error};

@@ -39,6 +39,11 @@ pub fn catalog() -> impl Iterator<Item = CodeRow> {
     })
 }
 
+/// Where an error's `link` points: the documentation of its code.
+pub fn link(code: &str) -> String {
+    format!("https://docs.meilisearch.com/errors#{code}")
+}
+
 /// Looks one code up.
 pub fn lookup(code: &str) -> Option<CodeRow> {
     catalog().find(|r| r.code == code)
@@ -59,7 +64,7 @@ mod tests {
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
         }
-        assert_eq!(seen.len(), 288);
+        assert_eq!(seen.len(), 289);
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub(crate) const TABLE: &[(&str, ErrorType, u16)] = &[
     ("network_version_mismatch", ErrorType::InvalidRequest, 412),
     ("no_space_left_on_device", ErrorType::System, 422),
     ("payload_too_large", ErrorType::InvalidRequest, 413),
+    ("proxy_could_not_send_request", ErrorType::System, 502),
     ("remote_bad_response", ErrorType::System, 502),
     ("remote_could_not_send_request", ErrorType::System, 502),
     ("remote_invalid_api_key", ErrorType::Auth, 403),

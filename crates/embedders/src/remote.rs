@@ -244,7 +244,7 @@ impl Remote {
                 .post_json(&self.url, &self.headers, &body, TIMEOUT)
             {
                 Err(outbound::Failure::NotAllowed(m)) => return Err(error(&self.name, m)),
-                Err(outbound::Failure::Transport(m)) => {
+                Err(outbound::Failure::Transport(m) | outbound::Failure::Timeout(m)) => {
                     last = format!("could not reach `{}`: {m}", self.url);
                 }
                 Ok(r) if r.status == 429 || r.status >= 500 => last = self.answered(&r),

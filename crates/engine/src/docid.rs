@@ -273,3 +273,60 @@ mod tests {
         );
     }
 }
+
+/// The shard a document belongs to: of `shards`, the one whose name hashed with the
+/// document's id scores highest (rendezvous hashing, 64-bit FNV-1a). Stable across versions
+/// and machines, and adding a shard moves only the documents the new shard wins.
+pub fn shard_of<'a>(id: &str, shards: &'a [String]) -> Option<&'a str> {
+    fn fnv1a(parts: &[&[u8]]) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for part in parts {
+            for b in *part {
+                h ^= *b as u64;
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        // A final mix: FNV's low bits alone spread poorly over a few shards.
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^ (h >> 33)
+    }
+    shards
+        .iter()
+        .map(|s| (fnv1a(&[s.as_bytes(), &[0xff], id.as_bytes()]), s))
+        .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+        .map(|(_, s)| s.as_str())
+}
+
+#[cfg(test)]
+mod shard_tests {
+    use super::shard_of;
+
+    #[test]
+    fn shards_split_evenly_and_stably() {
+        let shards: Vec<String> = ["s1", "s2", "s3"].iter().map(|s| s.to_string()).collect();
+        let mut counts = [0usize; 3];
+        for i in 0..30_000 {
+            let s = shard_of(&i.to_string(), &shards).unwrap();
+            counts[shards.iter().position(|x| x == s).unwrap()] += 1;
+        }
+        for c in counts {
+            assert!((9_000..11_000).contains(&c), "{counts:?}");
+        }
+        // The order shards are listed in does not matter.
+        let reversed: Vec<String> = shards.iter().rev().cloned().collect();
+        for i in 0..1000 {
+            let id = format!("doc-{i}");
+            assert_eq!(shard_of(&id, &shards), shard_of(&id, &reversed));
+        }
+        // A fourth shard takes documents only for itself.
+        let mut more = shards.clone();
+        more.push("s4".into());
+        for i in 0..1000 {
+            let id = i.to_string();
+            let after = shard_of(&id, &more).unwrap();
+            assert!(after == "s4" || Some(after) == shard_of(&id, &shards));
+        }
+        assert_eq!(shard_of("x", &[]), None);
+    }
+}

@@ -45,7 +45,7 @@ mod update;
 pub use documents::FetchQuery;
 pub use search::{
     federated_search, federated_search_json, FacetSearchQuery, FederatedQuery, Federation,
-    MergeFacets, SearchQuery, SimilarQuery,
+    MergeFacets, SearchQuery, SimilarQuery, RUNS_HEADER,
 };
 pub use update::{BatchOp, Method};
 

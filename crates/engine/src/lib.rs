@@ -19,11 +19,14 @@ pub(crate) mod vectors;
 pub use api_types::{Error, Result};
 pub use index::{
     federated_search, federated_search_json, BatchOp, FacetSearchQuery, FederatedQuery, Federation,
-    FetchQuery, Index, Method, SearchQuery, SimilarQuery,
+    FetchQuery, Index, Method, SearchQuery, SimilarQuery, RUNS_HEADER,
 };
+pub use outbound::{Failure as OutboundFailure, Response as OutboundResponse};
 pub use payload::{stage_documents, Format};
 pub use settings::{Settings, SettingsPatch};
-pub use vectors::{check_embedder, configure_models, configure_outbound, render_template};
+pub use vectors::{
+    check_embedder, configure_models, configure_outbound, outbound, render_template,
+};
 
 /// The engine's version, reported by `GET /version` next to the package's.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

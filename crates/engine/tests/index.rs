@@ -17,6 +17,7 @@ fn add(task_uid: u64, file: PathBuf, method: Method, primary_key: Option<&str>) 
         method,
         primary_key: primary_key.map(str::to_string),
         skip_creation: false,
+        shards: None,
     }
 }
 

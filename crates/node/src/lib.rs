@@ -6,7 +6,8 @@
 //!   the one way errors leave the binding;
 //! - `documents.rs` ↔ `documents.ts`: payload staging and the enqueue-time filter check;
 //! - `kv.rs` ↔ `kv.ts`: the durable key-value store (the `kv` crate);
-//! - `index.rs` ↔ `index.ts`: one open index (the engine's `Index`).
+//! - `index.rs` ↔ `index.ts`: one open index (the engine's `Index`);
+//! - `outbound.rs` ↔ `outbound.ts`: one request through the one outbound client.
 //!
 //! Each exported function or method converts its arguments, makes one engine or store call and
 //! converts the result; logic belongs in those crates. Heavy calls (`stageDocuments`,
@@ -19,6 +20,7 @@
 pub mod documents;
 pub mod index;
 pub mod kv;
+pub mod outbound;
 
 use api_types::Error as ApiError;
 use napi::bindgen_prelude::*;
@@ -74,6 +76,8 @@ pub struct ErrorCodeRow {
     pub error_type: String,
     /// The HTTP status.
     pub status: u32,
+    /// The documentation link of the code.
+    pub link: String,
 }
 
 /// The one error table (the `api-types` crate), every code with its type and HTTP status.
@@ -84,6 +88,7 @@ pub fn error_catalog() -> Vec<ErrorCodeRow> {
             code: r.code.to_string(),
             error_type: r.error_type.as_str().to_string(),
             status: r.status as u32,
+            link: api_types::link(r.code),
         })
         .collect()
 }

@@ -124,14 +124,16 @@ impl std::error::Error for NotAllowed {}
 pub enum Failure {
     /// The host resolves to no allowed address: nothing was sent. Retrying cannot help.
     NotAllowed(String),
-    /// The network failed (connection refused, reset, timeout, a bad URL): maybe transient.
+    /// The network failed (connection refused, reset, a bad URL): maybe transient.
     Transport(String),
+    /// No answer within the time allowed.
+    Timeout(String),
 }
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Failure::NotAllowed(m) | Failure::Transport(m) => f.write_str(m),
+            Failure::NotAllowed(m) | Failure::Transport(m) | Failure::Timeout(m) => f.write_str(m),
         }
     }
 }
@@ -227,14 +229,32 @@ impl Client {
         timeout: Duration,
     ) -> std::result::Result<Response, Failure> {
         let bytes = serde_json::to_vec(body).map_err(|e| Failure::Transport(e.to_string()))?;
-        let mut req = self
-            .agent(timeout)
-            .post(url)
-            .header("Content-Type", "application/json");
-        for (k, v) in headers {
-            req = req.header(k.as_str(), v.as_str());
-        }
-        match req.send(&bytes[..]) {
+        let mut all = vec![("Content-Type".to_string(), "application/json".to_string())];
+        all.extend_from_slice(headers);
+        self.send("POST", url, &all, &bytes, timeout)
+    }
+
+    /// Sends one request (`method` among GET, POST, PUT, PATCH, DELETE) with `headers` and
+    /// `body` (ignored for GET), within `timeout`; the answer whatever its status.
+    pub fn send(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+        timeout: Duration,
+    ) -> std::result::Result<Response, Failure> {
+        let agent = self.agent(timeout);
+        let answer = match method {
+            "GET" => with_headers(agent.get(url), headers).call(),
+            "DELETE" if body.is_empty() => with_headers(agent.delete(url), headers).call(),
+            "DELETE" => with_headers(agent.delete(url).force_send_body(), headers).send(body),
+            "POST" => with_headers(agent.post(url), headers).send(body),
+            "PUT" => with_headers(agent.put(url), headers).send(body),
+            "PATCH" => with_headers(agent.patch(url), headers).send(body),
+            other => return Err(Failure::Transport(format!("unsupported method `{other}`"))),
+        };
+        match answer {
             Ok(mut res) => {
                 let status = res.status().as_u16();
                 let body = res
@@ -248,9 +268,20 @@ impl Client {
             Err(ureq::Error::Io(e)) if e.get_ref().is_some_and(|i| i.is::<NotAllowed>()) => {
                 Err(Failure::NotAllowed(e.to_string()))
             }
+            Err(ureq::Error::Timeout(t)) => Err(Failure::Timeout(format!("timed out ({t})"))),
             Err(e) => Err(Failure::Transport(e.to_string())),
         }
     }
+}
+
+fn with_headers<B>(
+    mut req: ureq::RequestBuilder<B>,
+    headers: &[(String, String)],
+) -> ureq::RequestBuilder<B> {
+    for (k, v) in headers {
+        req = req.header(k.as_str(), v.as_str());
+    }
+    req
 }
 
 #[cfg(test)]

@@ -48,6 +48,7 @@ mod page;
 mod printer;
 mod query;
 mod ranking;
+mod remote;
 mod request;
 mod semantic;
 mod similar;
@@ -65,6 +66,7 @@ use ranking::{
     self as rank, compare_ranked, ranking_rules, rule_list, score_details, search_cutoff,
     semantic_rule_list, steps, LevelDocs, Ranked,
 };
+pub use remote::RUNS_HEADER;
 use semantic::{keyword_suffices, merge, Mode};
 pub use similar::SimilarQuery;
 pub use wire::{FacetSearchQuery, SearchQuery};

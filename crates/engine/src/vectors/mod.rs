@@ -31,7 +31,7 @@ pub fn configure_outbound(allowed: &[String]) -> api_types::Result<()> {
     Ok(())
 }
 
-/// The client remote embedders use.
+/// The one outbound client: remote embedders, remote instances, forwarded writes.
 pub fn outbound() -> outbound::Client {
     OUTBOUND
         .read()

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
 use super::vectors::{missing_vectors, Embedders};
-use super::{decrement, pk_exists, BatchState, Method};
+use super::{decrement, pk_exists, BatchState, Method, Shards};
 use crate::codec::{self, FieldsMap};
 use crate::docid;
 use crate::index::{searchable_of, string_list, text, tv, Index};
@@ -48,7 +48,11 @@ impl Index {
         method: Method,
         requested_pk: Option<&str>,
         skip_creation: bool,
+        shards: Option<&Shards>,
     ) -> Result<u64> {
+        // Every instance checks every document (so all of them fail or succeed alike) and
+        // writes only those of its own shards.
+        let keeps = |id: &str| shards.is_none_or(|s| s.keeps(id));
         // Pass 1: decide the primary key and validate every id, so a bad document fails the
         // whole task before anything is written.
         let mut pk = state.primary_key.clone();
@@ -113,6 +117,9 @@ impl Index {
                 ));
                 return Ok(());
             }
+            if !keeps(&id) {
+                return Ok(());
+            }
             if !embedders.is_empty() {
                 let is_new = self.store.internal_id(txn, &id)?.is_none();
                 match embedders.check(&state.vectors, &doc, &id, is_new) {
@@ -159,12 +166,22 @@ impl Index {
         // the task with nothing of it written.
         let generated = match embedders.is_empty() {
             true => Default::default(),
-            false => {
-                self.embed_payload(txn, state, settings.as_ref(), &embedders, file, method, &pk)?
-            }
+            false => self.embed_payload(
+                txn,
+                state,
+                settings.as_ref(),
+                &embedders,
+                file,
+                method,
+                &pk,
+                &keeps,
+            )?,
         };
         payload::read_staged(file, |mut doc| {
             let ext = docid::document_id(&doc, &pk)?;
+            if !keeps(&ext) {
+                return Ok(());
+            }
             let existing = self.store.internal_id(txn, &ext)?;
             let iid = match existing {
                 Some(iid) => {

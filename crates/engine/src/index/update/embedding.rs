@@ -132,6 +132,7 @@ impl Index {
         file: &Path,
         method: Method,
         pk: &str,
+        keeps: &dyn Fn(&str) -> bool,
     ) -> Result<Generated<String>> {
         let generating: Vec<&(String, EmbedderConfig)> = embedders
             .list
@@ -153,6 +154,9 @@ impl Index {
         let mut queued: Vec<Vec<(String, String)>> = vec![Vec::new(); generating.len()];
         payload::read_staged(file, |doc| {
             let ext = docid::document_id(&doc, pk)?;
+            if !keeps(&ext) {
+                return Ok(());
+            }
             let existing = self.store.internal_id(txn, &ext)?;
             let full = match (existing, method) {
                 (Some(iid), Method::Update) => {

@@ -46,6 +46,9 @@ pub enum BatchOp {
         primary_key: Option<String>,
         #[serde(default)]
         skip_creation: bool,
+        /// On an instance of a sharded network: only the documents of its own shards are kept.
+        #[serde(default)]
+        shards: Option<Shards>,
     },
     #[serde(rename_all = "camelCase")]
     DeleteDocuments { task_uid: u64, ids: Vec<String> },
@@ -72,6 +75,20 @@ impl BatchOp {
             | BatchOp::SetPrimaryKey { task_uid, .. }
             | BatchOp::UpdateSettings { task_uid, .. } => *task_uid,
         }
+    }
+}
+
+/// The shards of a network (`all`) and those this instance holds (`own`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Shards {
+    pub all: Vec<String>,
+    pub own: Vec<String>,
+}
+
+impl Shards {
+    /// Whether the document of external id `id` belongs here.
+    pub fn keeps(&self, id: &str) -> bool {
+        crate::docid::shard_of(id, &self.all).is_some_and(|s| self.own.iter().any(|o| o == s))
     }
 }
 
@@ -264,6 +281,7 @@ impl Index {
                 method,
                 primary_key,
                 skip_creation,
+                shards,
                 ..
             } => {
                 let n = self.add_documents(
@@ -274,6 +292,7 @@ impl Index {
                     *method,
                     primary_key.as_deref(),
                     *skip_creation,
+                    shards.as_ref(),
                 )?;
                 out.insert("indexedDocuments".into(), json!(n));
             }
