@@ -197,7 +197,7 @@ export function searchRoutes(deps: Deps): Router {
 
   /** A search over the network: the same query on every instance it asks, merged, read as one search. */
   function overNetwork(req: Request, uid: string, body: Record<string, unknown>): Promise<Buffer> {
-    const { limit, offset, page, hitsPerPage, facets, useNetwork: _useNetwork, ...search } = body;
+    const { limit, offset, page, hitsPerPage, facets, showPerformanceDetails, useNetwork: _useNetwork, ...search } = body;
     const items: Item[] = networkTargets(deps).map((target) => ({ position: 0, uid, weight: 1, search, target }));
     const faceted = Array.isArray(facets) && facets.length > 0;
     return federate(req, items, {
@@ -207,6 +207,7 @@ export function searchRoutes(deps: Deps): Router {
       hitsPerPage,
       facetsByIndex: faceted ? [[uid, facets]] : null,
       mergeFacets: faceted ? {} : null,
+      showPerformanceDetails: showPerformanceDetails === true,
       query: typeof search.q === 'string' ? search.q : '',
     });
   }
