@@ -76,7 +76,7 @@ async function waitNetworkTask(uid: number): Promise<any> {
 }
 
 const docs = rows(20_000);
-const SETTINGS = { searchableAttributes: ['name', 'summary'], rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness', 'id:asc'] };
+const SETTINGS = { searchableAttributes: ['name', 'summary'], sortableAttributes: ['id'], rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness', 'id:asc'] };
 
 beforeAll(async () => {
   for (const name of ['a', 'b', 'c', 'one']) {
@@ -176,6 +176,25 @@ describe('a network of three shards', () => {
     const local = await api('a', 'POST', '/indexes/pkgs/search', { q: '', useNetwork: false });
     expect(local.body.hits[0]._federation).toBeUndefined();
     expect(local.body.estimatedTotalHits).toBeLessThan(20_000);
+  });
+
+  it('documents are read from every shard, one page across them', async () => {
+    const page = await api('b', 'GET', '/indexes/pkgs/documents?limit=5&fields=id');
+    expect(page.status).toBe(200);
+    expect(page.body).toMatchObject({ offset: 0, limit: 5, total: 20_000, remoteErrors: {} });
+    expect(page.body.results).toHaveLength(5);
+    const sorted = await api('c', 'POST', '/indexes/pkgs/documents/fetch', { sort: ['id:desc'], limit: 3, offset: 1, fields: ['name'] });
+    expect(sorted.body.results).toEqual([19_998, 19_997, 19_996].map((id) => ({ name: docs[id].name })));
+    expect(sorted.body.total).toBe(20_000);
+    const filtered = await api('a', 'POST', '/indexes/pkgs/documents/fetch', { ids: [7, 8, 9, 10], fields: ['id'], sort: ['id:asc'] });
+    expect(filtered.body).toMatchObject({ total: 4, results: [{ id: 7 }, { id: 8 }, { id: 9 }, { id: 10 }] });
+    for (const id of [0, 1, 2, 3, 4, 5]) {
+      const one = await api('c', 'GET', `/indexes/pkgs/documents/${id}?fields=id,name`);
+      expect(one.body).toEqual({ id, name: docs[id].name });
+    }
+    const local = await api('b', 'GET', '/indexes/pkgs/documents?limit=1&useNetwork=false');
+    expect(local.body.total).toBeLessThan(20_000);
+    expect(local.body.remoteErrors).toBeUndefined();
   });
 
   it('deletions go through the leader to every shard', async () => {

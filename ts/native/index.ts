@@ -116,4 +116,9 @@ export class NativeIndex {
   static federatedSearch(indexes: NativeIndex[], request: unknown): Promise<Buffer> {
     return call(() => binding.federatedSearch(indexes.map((i) => i.raw), JSON.stringify(request)));
   }
+
+  /** One page of a network's documents from each instance's first pages (see the binding). */
+  static mergeDocumentPages(request: unknown): Promise<Buffer> {
+    return call(() => binding.mergeDocumentPages(JSON.stringify(request)));
+  }
 }

@@ -137,10 +137,14 @@ export async function forwardToAll(
   return out;
 }
 
-/** Why an instance's answer is not a success, with Meilisearch's codes; null when it is. */
-function remoteFailure(name: string, a: OutboundAnswer): ApiError | null {
+/**
+ * Why an instance's answer is not a success, with Meilisearch's codes; null when it is. An
+ * instance that cannot be reached is `unreachable` (a write: `remote_could_not_send_request`;
+ * a read, reported in `remoteErrors`: `proxy_could_not_send_request`, as the search's).
+ */
+export function remoteFailure(name: string, a: OutboundAnswer, unreachable = 'remote_could_not_send_request'): ApiError | null {
   if (a.failure === 'timeout') return new ApiError('remote_timeout', `Remote \`${name}\` did not answer within the time allowed: ${a.message ?? ''}`);
-  if (a.failure !== null) return new ApiError('remote_could_not_send_request', `Could not send the request to remote \`${name}\`: ${a.message ?? ''}`);
+  if (a.failure !== null) return new ApiError(unreachable, `Could not send the request to remote \`${name}\`: ${a.message ?? ''}`);
   if (a.status >= 200 && a.status < 300) return null;
   if (a.status === 401 || a.status === 403) {
     return new ApiError('remote_invalid_api_key', `could not authenticate against the remote \`${name}\`\n  - hint: check that the remote was registered with a valid \`writeApiKey\``);

@@ -1,4 +1,6 @@
 /** Document routes: additions go to the queue as staged bytes; reads go to the engine. */
+import { documentOverNetwork, fetchOverNetwork } from '../network/documents';
+import { usesNetwork } from '../network/search';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,6 +32,7 @@ const FetchSchema = z.strictObject({
   retrieveVectors: z.boolean().optional(),
   ids: z.array(z.union([z.string(), z.number()])).nullable().optional(),
   sort: boundedList(z.string()).nullable().optional(),
+  useNetwork: z.boolean().optional(),
 });
 const FETCH_CODES = {
   offset: 'invalid_document_offset',
@@ -39,6 +42,7 @@ const FETCH_CODES = {
   retrieveVectors: 'invalid_document_retrieve_vectors',
   ids: 'invalid_document_ids',
   sort: 'invalid_document_sort',
+  useNetwork: 'invalid_document_use_network',
 };
 
 const DeleteByFilterSchema = z.strictObject({
@@ -98,7 +102,7 @@ export function documentRoutes(deps: Deps): Router {
 
   r.get('/indexes/:indexUid/documents', guard('documents.get', 'param'), async (req, res) => {
     const q = req.query as Record<string, unknown>;
-    rejectUnknownParams(q, ['offset', 'limit', 'fields', 'retrieveVectors', 'ids', 'filter', 'sort']);
+    rejectUnknownParams(q, ['offset', 'limit', 'fields', 'retrieveVectors', 'ids', 'filter', 'sort', 'useNetwork']);
     const offset = uintParam(q, 'offset', 'invalid_document_offset', 0);
     const limit = uintParam(q, 'limit', 'invalid_document_limit', 20);
     const fields = listParam(q, 'fields', 'invalid_document_fields') ?? null;
@@ -107,7 +111,12 @@ export function documentRoutes(deps: Deps): Router {
     const ids = listed ? documentIds(listed, true) : null;
     const filter = stringParam(q, 'filter', 'invalid_document_filter');
     const sort = listParam(q, 'sort', 'invalid_document_sort') ?? null;
+    const useNetwork = q.useNetwork === undefined ? undefined : boolParam(q, 'useNetwork', 'invalid_document_use_network', false);
     const uid = checkIndexUid(req.params.indexUid);
+    if (usesNetwork(deps, useNetwork)) {
+      sendJsonBytes(res, await fetchOverNetwork(deps, uid, { offset, limit, fields, ids, retrieveVectors, sort, filter: filter ?? null }));
+      return;
+    }
     const index = registry.handle(uid);
     const containsFilter = deps.features.get().containsFilter;
     sendJsonBytes(res, await index.fetchDocuments({ offset, limit, fields, ids, retrieveVectors, sort, filter: filter ?? null, containsFilter }));
@@ -116,8 +125,13 @@ export function documentRoutes(deps: Deps): Router {
   r.post('/indexes/:indexUid/documents/fetch', guard('documents.get', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
     const body = parseWith(FetchSchema, readJson(req), FETCH_CODES);
-    const index = registry.handle(uid);
     const ids = body.ids ? documentIds(body.ids) : null;
+    if (usesNetwork(deps, body.useNetwork)) {
+      const query = { offset: body.offset ?? 0, limit: body.limit ?? 20, fields: body.fields ?? null, ids, retrieveVectors: body.retrieveVectors ?? false, sort: body.sort ?? null, filter: body.filter ?? null };
+      sendJsonBytes(res, await fetchOverNetwork(deps, uid, query));
+      return;
+    }
+    const index = registry.handle(uid);
     sendJsonBytes(
       res,
       await index.fetchDocuments({
@@ -135,12 +149,13 @@ export function documentRoutes(deps: Deps): Router {
 
   r.get('/indexes/:indexUid/documents/:documentId', guard('documents.get', 'param'), async (req, res) => {
     const q = req.query as Record<string, unknown>;
-    rejectUnknownParams(q, ['fields', 'retrieveVectors']);
+    rejectUnknownParams(q, ['fields', 'retrieveVectors', 'useNetwork']);
     const fields = listParam(q, 'fields', 'invalid_document_fields') ?? null;
     const retrieveVectors = boolParam(q, 'retrieveVectors', 'invalid_document_retrieve_vectors', false);
+    const useNetwork = q.useNetwork === undefined ? undefined : boolParam(q, 'useNetwork', 'invalid_document_use_network', false);
     const uid = checkIndexUid(req.params.indexUid);
     const id = String(req.params.documentId);
-    const doc = await registry.handle(uid).getDocument(id, fields, retrieveVectors);
+    const doc = usesNetwork(deps, useNetwork) ? await documentOverNetwork(deps, uid, id, fields, retrieveVectors) : await registry.handle(uid).getDocument(id, fields, retrieveVectors);
     if (doc === null) throw new ApiError('document_not_found', `Document \`${id}\` not found.`);
     sendJsonBytes(res, doc);
   });

@@ -42,7 +42,7 @@ mod search;
 mod text;
 mod update;
 
-pub use documents::FetchQuery;
+pub use documents::{merge_pages, FetchQuery};
 pub use search::{
     federated_search, federated_search_json, FacetSearchQuery, FederatedQuery, Federation,
     MergeFacets, SearchQuery, SimilarQuery, RUNS_HEADER,

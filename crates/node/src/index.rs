@@ -256,3 +256,32 @@ pub fn federated_search(
         request: request_json,
     }))
 }
+
+/// Merging a network's pages of documents on the libuv pool.
+pub struct MergePagesTask {
+    request: String,
+}
+
+impl Task for MergePagesTask {
+    type Output = Vec<u8>;
+    type JsValue = Buffer;
+
+    fn compute(&mut self) -> Result<Vec<u8>> {
+        api_types::catch_panic(|| engine::merge_pages(&self.request)).map_err(to_napi_error)
+    }
+
+    fn resolve(&mut self, _env: Env, output: Vec<u8>) -> Result<Buffer> {
+        Ok(output.into())
+    }
+}
+
+/// One page of a network's documents: `requestJson` is `{"pages":[{"results":[...],"total"}],
+/// "sort":[...],"fields":[...]|null,"offset","limit","remoteErrors":{...}}`, each page an
+/// instance's first `offset + limit` documents in network order. The answer is the body of
+/// `/documents`, with `remoteErrors`.
+#[napi(ts_return_type = "Promise<Buffer>")]
+pub fn merge_document_pages(request_json: String) -> AsyncTask<MergePagesTask> {
+    AsyncTask::new(MergePagesTask {
+        request: request_json,
+    })
+}

@@ -271,3 +271,69 @@ pub(super) fn project(
     }
     doc
 }
+
+/// Pages of documents from several instances of a network, as `merge_pages` reads them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PagesRequest {
+    /// Each instance's first `offset + limit` documents, in the order the network lists them.
+    pages: Vec<DocumentPage>,
+    #[serde(default)]
+    sort: Vec<String>,
+    #[serde(default)]
+    fields: Option<Vec<String>>,
+    offset: usize,
+    limit: usize,
+    #[serde(default)]
+    remote_errors: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+struct DocumentPage {
+    results: Vec<Map<String, Value>>,
+    total: u64,
+}
+
+/// One page of a network's documents: the instances' pages one after the other, or merged
+/// by `sort` in the order `/documents` sorts (ties in the order of the instances), then
+/// `fields` kept. `{"results","offset","limit","total","remoteErrors"}`.
+pub fn merge_pages(request_json: &str) -> Result<Vec<u8>> {
+    let req: PagesRequest = serde_json::from_str(request_json).map_err(Error::internal)?;
+    let total: u64 = req.pages.iter().map(|p| p.total).sum();
+    let mut docs: Vec<(u32, Map<String, Value>)> = Vec::new();
+    for page in req.pages {
+        for doc in page.results {
+            docs.push((docs.len() as u32, doc));
+        }
+    }
+    if !req.sort.is_empty() {
+        // The instances checked the attributes are sortable.
+        let mut names: Vec<String> = req
+            .sort
+            .iter()
+            .map(|s| {
+                s.rsplit_once(':')
+                    .map_or(s.as_str(), |(f, _)| f)
+                    .trim()
+                    .to_string()
+            })
+            .collect();
+        names.push("_geo".into());
+        let keys = crate::sort::parse(&req.sort, &names, "invalid_document_sort")?;
+        crate::sort::sort_documents(&mut docs, &keys);
+    }
+    let results: Vec<Value> = docs
+        .into_iter()
+        .skip(req.offset)
+        .take(req.limit)
+        .map(|(_, d)| Value::Object(project(d, req.fields.as_deref(), true)))
+        .collect();
+    serde_json::to_vec(&json!({
+        "results": results,
+        "offset": req.offset,
+        "limit": req.limit,
+        "total": total,
+        "remoteErrors": req.remote_errors,
+    }))
+    .map_err(Error::internal)
+}

@@ -1,0 +1,79 @@
+/**
+ * Documents over the network: once it has shards, `GET /documents`, `POST /documents/fetch`
+ * and `GET /documents/{id}` read every shard (one instance each, as searches do) unless
+ * `useNetwork: false`. Each instance gives its first `offset + limit` documents; the engine
+ * puts them one after the other (or merges them by `sort`) and cuts the page. An instance
+ * that fails lands in `remoteErrors`.
+ */
+import type { Deps } from '../deps';
+import { errorBody } from '../errors/catalog';
+import { NativeIndex } from '../native';
+import { outboundRequest } from '../native/outbound';
+import { remoteFailure } from './forward';
+import { networkTargets, type Target } from './search';
+
+export interface DocumentsQuery {
+  offset: number;
+  limit: number;
+  fields: string[] | null;
+  ids: string[] | null;
+  retrieveVectors: boolean;
+  sort: string[] | null;
+  filter: unknown;
+}
+
+/** The attribute a sort expression reads (`_geo` for `_geoPoint(…)`). */
+function sortField(spec: string): string {
+  const target = spec.slice(0, spec.lastIndexOf(':')).trim();
+  return target.startsWith('_geoPoint(') ? '_geo' : target;
+}
+
+/** What an instance answers for `path` with `body`: the parsed body, or its error. */
+async function ask(deps: Deps, target: Extract<Target, { local: false }>, path: string, body: unknown): Promise<{ ok: true; body: any; status: number } | { ok: false; error: ReturnType<typeof errorBody> }> {
+  const { remote, name } = target;
+  const key = remote.writeApiKey ?? remote.searchApiKey;
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  if (key !== null) headers.Authorization = `Bearer ${key}`;
+  const answer = await outboundRequest('POST', `${remote.url.replace(/\/+$/, '')}${path}`, headers, Buffer.from(JSON.stringify(body)), deps.config.remoteTimeoutMs);
+  const failure = remoteFailure(name, answer, 'proxy_could_not_send_request');
+  if (failure) return { ok: false, error: errorBody(failure.code, failure.message) };
+  try {
+    return { ok: true, body: JSON.parse(answer.body.toString()), status: answer.status };
+  } catch {
+    return { ok: false, error: errorBody('remote_bad_response', `could not parse the response of remote \`${name}\``) };
+  }
+}
+
+/** A page of the network's documents. */
+export async function fetchOverNetwork(deps: Deps, uid: string, q: DocumentsQuery): Promise<Buffer> {
+  const fields = q.fields !== null && q.sort !== null ? [...q.fields, ...q.sort.map(sortField)] : q.fields;
+  const query = { offset: 0, limit: q.offset + q.limit, fields, ids: q.ids, retrieveVectors: q.retrieveVectors, sort: q.sort, filter: q.filter };
+  const remoteErrors: Record<string, unknown> = {};
+  const pages = await Promise.all(
+    networkTargets(deps).map(async (target) => {
+      if (target.local) {
+        const bytes = await deps.registry.handle(uid).fetchDocuments({ ...query, containsFilter: deps.features.get().containsFilter });
+        return JSON.parse(bytes.toString()) as { results: unknown[]; total: number };
+      }
+      const r = await ask(deps, target, `/indexes/${encodeURIComponent(uid)}/documents/fetch`, { ...query, useNetwork: false });
+      if (r.ok) return r.body as { results: unknown[]; total: number };
+      remoteErrors[target.name] = r.error;
+      return null;
+    }),
+  );
+  return NativeIndex.mergeDocumentPages({ pages: pages.filter((p) => p !== null), sort: q.sort ?? [], fields: q.fields, offset: q.offset, limit: q.limit, remoteErrors });
+}
+
+/** One document from whichever instance holds it (null: none does). */
+export async function documentOverNetwork(deps: Deps, uid: string, id: string, fields: string[] | null, retrieveVectors: boolean): Promise<Buffer | null> {
+  for (const target of networkTargets(deps)) {
+    if (target.local) {
+      const doc = await deps.registry.handle(uid).getDocument(id, fields, retrieveVectors);
+      if (doc !== null) return doc;
+      continue;
+    }
+    const r = await ask(deps, target, `/indexes/${encodeURIComponent(uid)}/documents/fetch`, { ids: [id], fields, retrieveVectors, useNetwork: false, limit: 1 });
+    if (r.ok && Array.isArray(r.body.results) && r.body.results.length > 0) return Buffer.from(JSON.stringify(r.body.results[0]));
+  }
+  return null;
+}
