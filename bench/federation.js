@@ -10,7 +10,7 @@
  *   node bench/federation.js --url http://127.0.0.1:7701 --key masterKey
  */
 'use strict';
-const { mulberry32, percentile, queryMix } = require('./lib');
+const { mulberry32, percentile, queryMix, timed } = require('./lib');
 const { DATASETS, client, loadRows, startQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
@@ -31,12 +31,6 @@ async function load(api, uid, docs) {
     const nd = docs.slice(i, i + 50000).map((d) => JSON.stringify(d)).join('\n');
     await waitTask(api, (await api('POST', `/indexes/${uid}/documents`, nd, 'application/x-ndjson')).taskUid);
   }
-}
-
-async function timed(fn) {
-  const t0 = process.hrtime.bigint();
-  const r = await fn();
-  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, r };
 }
 
 async function main() {

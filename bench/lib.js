@@ -101,4 +101,11 @@ function filterMix(docs, rand, perShape, { eq, num }) {
   return mix;
 }
 
-module.exports = { filterMix, mulberry32, percentile, queryMix, typo, words };
+/** Runs `fn` and gives its result with the milliseconds it took. */
+async function timed(fn) {
+  const t0 = process.hrtime.bigint();
+  const r = await fn();
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, r };
+}
+
+module.exports = { filterMix, mulberry32, percentile, queryMix, timed, typo, words };

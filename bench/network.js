@@ -10,7 +10,7 @@
  *   node bench/network.js [--rows 100000] [--per-shape 25]
  */
 'use strict';
-const { mulberry32, percentile, queryMix } = require('./lib');
+const { mulberry32, percentile, queryMix, timed } = require('./lib');
 const { DATASETS, client, loadRows, startQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
@@ -29,12 +29,6 @@ async function waitNetwork(apis, leaderApi, uid) {
   const task = await waitTask(leaderApi, uid);
   for (const [name, t] of Object.entries(task.network?.remote_tasks ?? {})) await waitTask(apis[name], t.taskUid);
   return task;
-}
-
-async function timed(fn) {
-  const t0 = process.hrtime.bigint();
-  const r = await fn();
-  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, r };
 }
 
 async function main() {

@@ -7,20 +7,13 @@
  */
 import type { Deps } from '../deps';
 import { errorBody } from '../errors/catalog';
-import { NativeIndex } from '../native';
+import { type FetchQuery, NativeIndex } from '../native';
 import { outboundRequest } from '../native/outbound';
 import { remoteFailure } from './forward';
 import { networkTargets, type Target } from './search';
 
-export interface DocumentsQuery {
-  offset: number;
-  limit: number;
-  fields: string[] | null;
-  ids: string[] | null;
-  retrieveVectors: boolean;
-  sort: string[] | null;
-  filter: unknown;
-}
+/** A `/documents` query, as the routes read it. */
+export type DocumentsQuery = Omit<FetchQuery, 'containsFilter'>;
 
 /** The attribute a sort expression reads (`_geo` for `_geoPoint(…)`). */
 function sortField(spec: string): string {
@@ -46,7 +39,7 @@ async function ask(deps: Deps, target: Extract<Target, { local: false }>, path: 
 
 /** A page of the network's documents. */
 export async function fetchOverNetwork(deps: Deps, uid: string, q: DocumentsQuery): Promise<Buffer> {
-  const fields = q.fields !== null && q.sort !== null ? [...q.fields, ...q.sort.map(sortField)] : q.fields;
+  const fields = q.fields !== null && q.sort ? [...q.fields, ...q.sort.map(sortField)] : q.fields;
   const query = { offset: 0, limit: q.offset + q.limit, fields, ids: q.ids, retrieveVectors: q.retrieveVectors, sort: q.sort, filter: q.filter };
   const remoteErrors: Record<string, unknown> = {};
   const pages = await Promise.all(

@@ -72,28 +72,8 @@ export class NetworkStore {
     const next: NetworkState = { self: base.self, remotes: { ...base.remotes }, shards: { ...base.shards }, leader: base.leader, version };
     if (body.self !== undefined) next.self = nameOrNull(body.self, 'self', 'invalid_network_self');
     if (body.leader !== undefined) next.leader = nameOrNull(body.leader, 'leader', 'invalid_network_leader');
-    if (body.remotes === null) next.remotes = {};
-    else if (body.remotes !== undefined) {
-      if (!isObject(body.remotes)) throw new ApiError('invalid_network_remotes', `Invalid value type at \`.remotes\`: expected an object, but found ${kind(body.remotes)}`);
-      for (const [name, raw] of Object.entries(body.remotes)) {
-        if (raw === null) {
-          delete next.remotes[name];
-          continue;
-        }
-        next.remotes[name] = remoteOf(name, raw, next.remotes[name]);
-      }
-    }
-    if (body.shards === null) next.shards = {};
-    else if (body.shards !== undefined) {
-      if (!isObject(body.shards)) throw new ApiError('invalid_network_shards', `Invalid value type at \`.shards\`: expected an object, but found ${kind(body.shards)}`);
-      for (const [name, raw] of Object.entries(body.shards)) {
-        if (raw === null) {
-          delete next.shards[name];
-          continue;
-        }
-        next.shards[name] = shardOf(name, raw, next.shards[name]);
-      }
-    }
+    next.remotes = patchMap(next.remotes, body.remotes, 'remotes', 'invalid_network_remotes', remoteOf);
+    next.shards = patchMap(next.shards, body.shards, 'shards', 'invalid_network_shards', shardOf);
     return next;
   }
 }
@@ -128,6 +108,19 @@ export function searchTargets(state: NetworkState): string[] {
     if (pick !== undefined) chosen.push(pick);
   }
   return chosen;
+}
+
+/** `map` after `patch`: `null` empties it, a `null` entry removes that entry, others are merged by `entry`. */
+function patchMap<T>(map: Record<string, T>, patch: unknown, field: string, code: string, entry: (name: string, raw: unknown, prev: T | undefined) => T): Record<string, T> {
+  if (patch === undefined) return map;
+  if (patch === null) return {};
+  if (!isObject(patch)) throw new ApiError(code, `Invalid value type at \`.${field}\`: expected an object, but found ${kind(patch)}`);
+  const out = { ...map };
+  for (const [name, raw] of Object.entries(patch)) {
+    if (raw === null) delete out[name];
+    else out[name] = entry(name, raw, out[name]);
+  }
+  return out;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
