@@ -25,6 +25,7 @@ interface Row {
   name: string;
   version: string;
   summary: string;
+  bucket: string;
 }
 
 function rows(n: number): Row[] {
@@ -34,7 +35,7 @@ function rows(n: number): Row[] {
     const lines = zlib.gunzipSync(fs.readFileSync(file)).toString('utf8').split('\n').slice(1, n + 1);
     return lines.map((l, id) => {
       const [name, version, , , summary] = l.split('\t');
-      return { id, name, version, summary: summary ?? '' };
+      return { id, name, version, summary: summary ?? '', bucket: `b${id % 7}` };
     });
   }
   const rand = mulberry32(20_000);
@@ -45,6 +46,7 @@ function rows(n: number): Row[] {
     name: `${word()}-${word()}${id % 7 === 0 ? '' : `-${id}`}`,
     version: `${1 + (id % 5)}.${id % 13}.0`,
     summary: Array.from({ length: 3 + Math.floor(rand() * 8) }, word).join(' '),
+    bucket: `b${id % 7}`,
   }));
 }
 
@@ -76,7 +78,7 @@ async function waitNetworkTask(uid: number): Promise<any> {
 }
 
 const docs = rows(20_000);
-const SETTINGS = { searchableAttributes: ['name', 'summary'], sortableAttributes: ['id'], rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness', 'id:asc'] };
+const SETTINGS = { searchableAttributes: ['name', 'summary'], sortableAttributes: ['id'], filterableAttributes: ['bucket'], rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness', 'id:asc'] };
 
 beforeAll(async () => {
   for (const name of ['a', 'b', 'c', 'one']) {
@@ -195,6 +197,18 @@ describe('a network of three shards', () => {
     const local = await api('b', 'GET', '/indexes/pkgs/documents?limit=1&useNetwork=false');
     expect(local.body.total).toBeLessThan(20_000);
     expect(local.body.remoteErrors).toBeUndefined();
+  });
+
+  it('facet search adds up the values of every shard', async () => {
+    for (const q of ['python', 'data', '']) {
+      const body = { facetName: 'bucket', q, facetQuery: 'b' };
+      const [net, single] = await Promise.all([api('b', 'POST', '/indexes/pkgs/facet-search', body), api('one', 'POST', '/indexes/pkgs/facet-search', body)]);
+      expect(net.status).toBe(200);
+      expect(net.body.remoteErrors).toEqual({});
+      expect(net.body.facetHits).toEqual(single.body.facetHits);
+    }
+    const local = await api('b', 'POST', '/indexes/pkgs/facet-search', { facetName: 'bucket', useNetwork: false });
+    expect(local.body.facetHits.reduce((n: number, h: any) => n + h.count, 0)).toBeLessThan(20_000);
   });
 
   it('deletions go through the leader to every shard', async () => {

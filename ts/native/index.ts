@@ -87,6 +87,11 @@ export class NativeIndex {
     return call(() => this.raw.facetSearch(JSON.stringify(query)));
   }
 
+  /** A facet search over a network: the instances' `facetHits` as one list (see the binding). */
+  mergeFacetHits(request: unknown): Promise<Buffer> {
+    return call(() => this.raw.mergeFacetHits(JSON.stringify(request)));
+  }
+
   similar(query: unknown): Promise<Buffer> {
     return call(() => this.raw.similar(JSON.stringify(query)));
   }

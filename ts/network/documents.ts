@@ -6,11 +6,9 @@
  * that fails lands in `remoteErrors`.
  */
 import type { Deps } from '../deps';
-import { errorBody } from '../errors/catalog';
 import { type FetchQuery, NativeIndex } from '../native';
-import { outboundRequest } from '../native/outbound';
-import { remoteFailure } from './forward';
-import { networkTargets, type Target } from './search';
+import { askInstance } from './ask';
+import { networkTargets } from './search';
 
 /** A `/documents` query, as the routes read it. */
 export type DocumentsQuery = Omit<FetchQuery, 'containsFilter'>;
@@ -19,22 +17,6 @@ export type DocumentsQuery = Omit<FetchQuery, 'containsFilter'>;
 function sortField(spec: string): string {
   const target = spec.slice(0, spec.lastIndexOf(':')).trim();
   return target.startsWith('_geoPoint(') ? '_geo' : target;
-}
-
-/** What an instance answers for `path` with `body`: the parsed body, or its error. */
-async function ask(deps: Deps, target: Extract<Target, { local: false }>, path: string, body: unknown): Promise<{ ok: true; body: any; status: number } | { ok: false; error: ReturnType<typeof errorBody> }> {
-  const { remote, name } = target;
-  const key = remote.writeApiKey ?? remote.searchApiKey;
-  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
-  if (key !== null) headers.Authorization = `Bearer ${key}`;
-  const answer = await outboundRequest('POST', `${remote.url.replace(/\/+$/, '')}${path}`, headers, Buffer.from(JSON.stringify(body)), deps.config.remoteTimeoutMs);
-  const failure = remoteFailure(name, answer, 'proxy_could_not_send_request');
-  if (failure) return { ok: false, error: errorBody(failure.code, failure.message) };
-  try {
-    return { ok: true, body: JSON.parse(answer.body.toString()), status: answer.status };
-  } catch {
-    return { ok: false, error: errorBody('remote_bad_response', `could not parse the response of remote \`${name}\``) };
-  }
 }
 
 /** A page of the network's documents. */
@@ -48,7 +30,7 @@ export async function fetchOverNetwork(deps: Deps, uid: string, q: DocumentsQuer
         const bytes = await deps.registry.handle(uid).fetchDocuments({ ...query, containsFilter: deps.features.get().containsFilter });
         return JSON.parse(bytes.toString()) as { results: unknown[]; total: number };
       }
-      const r = await ask(deps, target, `/indexes/${encodeURIComponent(uid)}/documents/fetch`, { ...query, useNetwork: false });
+      const r = await askInstance(deps, target, `/indexes/${encodeURIComponent(uid)}/documents/fetch`, { ...query, useNetwork: false });
       if (r.ok) return r.body as { results: unknown[]; total: number };
       remoteErrors[target.name] = r.error;
       return null;
@@ -65,7 +47,7 @@ export async function documentOverNetwork(deps: Deps, uid: string, id: string, f
       if (doc !== null) return doc;
       continue;
     }
-    const r = await ask(deps, target, `/indexes/${encodeURIComponent(uid)}/documents/fetch`, { ids: [id], fields, retrieveVectors, useNetwork: false, limit: 1 });
+    const r = await askInstance(deps, target, `/indexes/${encodeURIComponent(uid)}/documents/fetch`, { ids: [id], fields, retrieveVectors, useNetwork: false, limit: 1 });
     if (r.ok && Array.isArray(r.body.results) && r.body.results.length > 0) return Buffer.from(JSON.stringify(r.body.results[0]));
   }
   return null;

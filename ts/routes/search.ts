@@ -5,7 +5,9 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
 import { FEDERATION_RUNS_HEADER, NativeIndex } from '../native';
+import { askInstance } from '../network/ask';
 import { networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
+import { errorBody } from '../errors/catalog';
 import { checkIndexUid } from '../schemas/indexes';
 import { parseFederation, splitQuery } from '../schemas/federation';
 import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
@@ -74,10 +76,29 @@ export function searchRoutes(deps: Deps): Router {
   /** Facet search: the values of one facet among the documents `q` and `filter` match. */
   r.post('/indexes/:indexUid/facet-search', guard('search', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
-    const body = parseFacetSearch(readJson(req, true));
+    const raw = readJson(req, true);
+    const body = parseFacetSearch(raw);
     const index = registry.handle(uid);
-    const query = facetEngineQuery({ ...body, filter: scopedFilter(req, uid, body.filter) as FacetSearchBody['filter'] }, deps.features.get().containsFilter);
-    res.status(200).type('application/json').send(await limited(res, () => index.facetSearch(query)));
+    const filter = scopedFilter(req, uid, body.filter);
+    const query = facetEngineQuery({ ...body, filter: filter as FacetSearchBody['filter'] }, deps.features.get().containsFilter);
+    const useNetwork = (raw as Record<string, unknown> | undefined)?.useNetwork;
+    if (!usesNetwork(deps, useNetwork)) {
+      res.status(200).type('application/json').send(await limited(res, () => index.facetSearch(query)));
+      return;
+    }
+    // Over the network: each shard's values, counts added by the engine.
+    const remoteErrors: Record<string, unknown> = {};
+    const remoteBody = { ...(raw as Record<string, unknown>), filter, useNetwork: false };
+    const pages = await Promise.all(
+      networkTargets(deps).map(async (target) => {
+        if (target.local) return (JSON.parse((await limited(res, () => index.facetSearch(query))).toString()) as { facetHits: unknown[] }).facetHits;
+        const r = await askInstance(deps, target, `/indexes/${encodeURIComponent(uid)}/facet-search`, remoteBody, 'search');
+        if (r.ok && Array.isArray(r.body.facetHits)) return r.body.facetHits as unknown[];
+        remoteErrors[target.name] = r.ok ? errorBody('remote_remote_error', `Remote \`${target.name}\` encountered an error: ${String(r.body.message)}`) : r.error;
+        return [];
+      }),
+    );
+    res.status(200).type('application/json').send(await index.mergeFacetHits({ facetName: body.facetName, facetQuery: body.facetQuery ?? null, pages, remoteErrors }));
   });
 
   /** Similar documents: the nearest neighbours of one document's embedding. */

@@ -18,6 +18,7 @@ pub enum IndexJob {
     Fetch(String),
     Search(String),
     FacetSearch(String),
+    MergeFacetHits(String),
     Similar(String),
 }
 
@@ -53,6 +54,7 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
             let q = serde_json::from_str(&q).map_err(Error::internal)?;
             JobOutput::Bytes(Some(index.facet_search(&q)?))
         }
+        IndexJob::MergeFacetHits(q) => JobOutput::Bytes(Some(index.merge_facet_hits(&q)?)),
         IndexJob::Similar(q) => {
             let q = serde_json::from_str(&q).map_err(Error::internal)?;
             JobOutput::Bytes(Some(index.similar(&q)?))
@@ -169,6 +171,15 @@ impl NativeIndex {
     #[napi(ts_return_type = "Promise<Buffer>")]
     pub fn facet_search(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
         self.task(IndexJob::FacetSearch(query_json))
+    }
+
+    /// A facet search over a network: `requestJson` is `{facetName, facetQuery, pages:
+    /// [[{value, count}]], remoteErrors}`, each page an instance's `facetHits`; the answer is
+    /// the facet search body, counts added per value, in this index's order, with
+    /// `remoteErrors`.
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn merge_facet_hits(&self, request_json: String) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::MergeFacetHits(request_json))
     }
 
     /// Similar documents: `queryJson` is `{id, embedder, filter, containsFilter, offset, limit,

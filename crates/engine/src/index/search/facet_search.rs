@@ -106,7 +106,60 @@ impl Index {
             max_values_per_facet(settings),
             facet_order(settings, &q.facet_name),
         );
-        facet_search_body(hits, q.facet_query.as_deref(), started)
+        facet_search_body(hits, q.facet_query.as_deref(), started, None)
+    }
+
+    /// A facet search over several instances of a network: their `facetHits` (each cut at
+    /// `maxValuesPerFacet`) as one list, counts added per value (values compared in their
+    /// normal form, the first spelling shown), in this index's order for the facet, cut again.
+    pub fn merge_facet_hits(&self, request_json: &str) -> Result<Vec<u8>> {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Hit {
+            value: String,
+            count: u64,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Request {
+            facet_name: String,
+            #[serde(default)]
+            facet_query: Option<String>,
+            pages: Vec<Vec<Hit>>,
+            #[serde(default)]
+            remote_errors: serde_json::Map<String, Value>,
+        }
+        let started = Instant::now();
+        let req: Request = serde_json::from_str(request_json).map_err(Error::internal)?;
+        let rtxn = self.store.read()?;
+        let settings = self.stored_settings(&rtxn)?;
+        let mut merged: Vec<(String, String, u64)> = Vec::new();
+        let mut at: std::collections::HashMap<String, usize> = Default::default();
+        for hit in req.pages.into_iter().flatten() {
+            let norm = crate::value::normalize(&hit.value).into_owned();
+            match at.get(&norm) {
+                Some(&i) => merged[i].2 += hit.count,
+                None => {
+                    at.insert(norm.clone(), merged.len());
+                    merged.push((norm, hit.value, hit.count));
+                }
+            }
+        }
+        match facet_order(settings.as_ref(), &req.facet_name) {
+            facets::FacetOrder::Alpha => merged.sort_by(|a, b| a.0.cmp(&b.0)),
+            facets::FacetOrder::Count => merged.sort_by(|a, b| b.2.cmp(&a.2).then(b.0.cmp(&a.0))),
+        }
+        let hits = merged
+            .into_iter()
+            .take(max_values_per_facet(settings.as_ref()))
+            .map(|(_, value, count)| (value, count))
+            .collect();
+        facet_search_body(
+            hits,
+            req.facet_query.as_deref(),
+            started,
+            Some(req.remote_errors),
+        )
     }
 }
 

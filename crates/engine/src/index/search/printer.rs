@@ -269,16 +269,20 @@ pub(super) fn facet_search_body(
     hits: Vec<(String, u64)>,
     facet_query: Option<&str>,
     started: Instant,
+    remote_errors: Option<Map<String, Value>>,
 ) -> Result<Vec<u8>> {
     let hits: Vec<Value> = hits
         .into_iter()
         .map(|(value, count)| json!({"value": value, "count": count}))
         .collect();
     let ms = started.elapsed().as_millis() as u64;
-    serde_json::to_vec(&json!({
+    let mut body = json!({
         "facetHits": hits,
         "facetQuery": facet_query,
         "processingTimeMs": ms,
-    }))
-    .map_err(Error::internal)
+    });
+    if let Some(errors) = remote_errors {
+        body["remoteErrors"] = Value::Object(errors);
+    }
+    serde_json::to_vec(&body).map_err(Error::internal)
 }
