@@ -219,3 +219,12 @@ describe('a network with a leader', () => {
     expect(s.body.hits[0]._federation).toBeUndefined();
   });
 });
+
+describe('what only instances send each other', () => {
+  it('federation.quarryPins is refused from a client', async () => {
+    const r = await a.api('POST', '/multi-search', { body: { federation: { quarryPins: [] }, queries: [{ indexUid: 'fruit' }] } });
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('bad_request');
+    expect(r.body.message).toContain('Unknown field `quarryPins` inside `.federation`');
+  });
+});

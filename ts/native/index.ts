@@ -12,7 +12,7 @@
 import type * as Native from '../../native/index';
 import { binding, call, callSync } from './binding';
 
-export { FEDERATION_RUNS_HEADER, type OutboundAnswer, outboundRequest } from './outbound';
+export { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER, type OutboundAnswer, outboundRequest } from './outbound';
 export { catalogByCode, checkEmbedder, configureModels, configureOutbound, engineVersion, renderTemplate, type ErrorCodeRow, hideSecret, settingsLocales } from './binding';
 export { checkDocumentFilter, type PayloadFormat, stageDocuments } from './documents';
 export { type KvEntry, type KvOp, KvStore } from './kv';
@@ -120,6 +120,11 @@ export class NativeIndex {
   /** A federated multi-search: `indexes[i]` is the index of `request.queries[i]`. */
   static federatedSearch(indexes: NativeIndex[], request: unknown): Promise<Buffer> {
     return call(() => binding.federatedSearch(indexes.map((i) => i.raw), JSON.stringify(request)));
+  }
+
+  /** What the words of each query of a federated `request` derive from here (see the binding). */
+  static derivationCandidates(indexes: NativeIndex[], request: unknown): Promise<Buffer> {
+    return call(() => binding.derivationCandidates(indexes.map((i) => i.raw), JSON.stringify(request)));
   }
 
   /** One page of a network's documents from each instance's first pages (see the binding). */

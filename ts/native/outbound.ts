@@ -18,3 +18,6 @@ export async function outboundRequest(method: string, url: string, headers: Reco
 
 /** The header that asks another instance for each federated hit's score runs. */
 export const FEDERATION_RUNS_HEADER: string = binding.FEDERATION_RUNS_HEADER;
+
+/** The header that asks another instance what its queries' words derive from. */
+export const DERIVATION_CANDIDATES_HEADER: string = binding.DERIVATION_CANDIDATES_HEADER;

@@ -4,7 +4,7 @@ import { mergeFilters } from '../auth/tenant-token';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
-import { FEDERATION_RUNS_HEADER, NativeIndex } from '../native';
+import { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER, NativeIndex } from '../native';
 import { askInstance } from '../network/ask';
 import { networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
 import { errorBody } from '../errors/catalog';
@@ -181,7 +181,7 @@ export function searchRoutes(deps: Deps): Router {
    * Runs `items` as one federated search in the engine: local ones on their indexes, the
    * others asked of their instances while the local ones run.
    */
-  function federate(req: Request, items: Item[], federation: Record<string, unknown>): Promise<Buffer> {
+  function federate(req: Request, items: Item[], federation: Record<string, unknown>, pins?: unknown[]): Promise<Buffer> {
     const handles: NativeIndex[] = [];
     const queries: Array<Record<string, unknown>> = [];
     const remotes = new Map<string, { name: string; url: string; apiKey: string | null; queries: Array<Record<string, unknown>> }>();
@@ -191,6 +191,7 @@ export function searchRoutes(deps: Deps): Router {
         if (item.target.local) {
           const query = scopedQuery(req, item.uid, parsed, deps.features.get().containsFilter);
           handles.push(registry.handle(item.uid));
+          if (pins?.[item.position] !== undefined) query.pins = pins[item.position];
           queries.push({ indexUid: item.uid, weight: item.weight, position: item.position, remote: item.target.name, query });
           continue;
         }
@@ -213,6 +214,8 @@ export function searchRoutes(deps: Deps): Router {
       remotes: [...remotes.values()],
       federation: { ...federation, showRuns: req.get(FEDERATION_RUNS_HEADER) === 'true', remoteTimeoutMs: deps.config.remoteTimeoutMs },
     };
+    // Another instance running a search over the network asks what the words derive from.
+    if (req.get(DERIVATION_CANDIDATES_HEADER) === 'true') return NativeIndex.derivationCandidates(handles, request);
     return NativeIndex.federatedSearch(handles, request);
   }
 
@@ -228,6 +231,7 @@ export function searchRoutes(deps: Deps): Router {
       hitsPerPage,
       facetsByIndex: faceted ? [[uid, facets]] : null,
       mergeFacets: faceted ? {} : null,
+      pinDerivations: true,
       showPerformanceDetails: showPerformanceDetails === true,
       query: typeof search.q === 'string' ? search.q : '',
     });
@@ -235,9 +239,11 @@ export function searchRoutes(deps: Deps): Router {
 
   /** `federation`: every query is checked, then the engine runs and merges them in one call. */
   async function federated(req: Request, res: Response, queries: unknown[], raw: unknown): Promise<void> {
-    const federation = parseFederation(raw);
+    const internal = req.get(FEDERATION_RUNS_HEADER) === 'true' || req.get(DERIVATION_CANDIDATES_HEADER) === 'true';
+    const federation = parseFederation(raw, internal);
     const facetsByIndex = federation.facetsByIndex ?? null;
     const items: Item[] = [];
+    let overNetwork = false;
     for (const [i, rawQuery] of queries.entries()) {
       const { indexUid, weight, remote, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
       try {
@@ -246,6 +252,7 @@ export function searchRoutes(deps: Deps): Router {
           items.push({ position: i, uid, weight, search, target: remoteTarget(deps, remote) });
         } else if (usesNetwork(deps, search.useNetwork)) {
           const { useNetwork: _useNetwork, ...rest } = search;
+          overNetwork = true;
           for (const target of networkTargets(deps)) items.push({ position: i, uid, weight, search: rest, target });
         } else {
           items.push({ position: i, uid, weight, search, target: { local: true, name: null } });
@@ -276,7 +283,8 @@ export function searchRoutes(deps: Deps): Router {
         mergeFacets: federation.mergeFacets ?? null,
         distinct: federation.distinct ?? null,
         showPerformanceDetails: federation.showPerformanceDetails ?? false,
-      }),
+        pinDerivations: overNetwork,
+      }, federation.quarryPins),
     );
     res.status(200).type('application/json').send(bytes);
   }

@@ -20,6 +20,8 @@ const FederationSchema = z.strictObject({
   showPerformanceDetails: z.boolean().optional(),
   personalize: z.unknown().optional(),
 });
+/** From another Quarry instance (with the runs header): also the derivations of each query. */
+const InternalFederationSchema = FederationSchema.extend({ quarryPins: z.array(z.unknown()).optional() });
 const FEDERATION_CODES = {
   offset: 'invalid_multi_search_federated',
   limit: 'invalid_multi_search_federated',
@@ -30,12 +32,13 @@ const FEDERATION_CODES = {
   distinct: 'invalid_multi_search_distinct',
 };
 
-export type Federation = z.infer<typeof FederationSchema>;
+export type Federation = z.infer<typeof InternalFederationSchema>;
 
-export function parseFederation(raw: unknown): Federation {
+/** `internal`: the request comes from another Quarry instance (it may pin derivations). */
+export function parseFederation(raw: unknown, internal = false): Federation {
   let f: Federation;
   try {
-    f = parseWith(FederationSchema, raw, FEDERATION_CODES);
+    f = parseWith(internal ? InternalFederationSchema : FederationSchema, raw, FEDERATION_CODES);
   } catch (err) {
     // deserr names the object: "Unknown field `x` inside `.federation`".
     if (err instanceof ApiError && err.code === 'bad_request') {

@@ -44,8 +44,9 @@ mod update;
 
 pub use documents::{merge_pages, FetchQuery};
 pub use search::{
-    federated_search, federated_search_json, FacetSearchQuery, FederatedQuery, Federation,
-    MergeFacets, SearchQuery, SimilarQuery, RUNS_HEADER,
+    derivation_candidates_json, federated_search, federated_search_json, FacetSearchQuery,
+    FederatedQuery, Federation, MergeFacets, SearchQuery, SimilarQuery, CANDIDATES_HEADER,
+    RUNS_HEADER,
 };
 pub use update::{BatchOp, Method};
 

@@ -268,6 +268,47 @@ pub fn federated_search(
     }))
 }
 
+/// What a federated request's words derive from, on the libuv pool.
+pub struct CandidatesTask {
+    indexes: Vec<Arc<engine::Index>>,
+    request: String,
+}
+
+impl Task for CandidatesTask {
+    type Output = Vec<u8>;
+    type JsValue = Buffer;
+
+    fn compute(&mut self) -> Result<Vec<u8>> {
+        api_types::catch_panic(|| {
+            let indexes: Vec<&engine::Index> = self.indexes.iter().map(|i| &**i).collect();
+            engine::derivation_candidates_json(&indexes, &self.request)
+        })
+        .map_err(to_napi_error)
+    }
+
+    fn resolve(&mut self, _env: Env, output: Vec<u8>) -> Result<Buffer> {
+        Ok(output.into())
+    }
+}
+
+/// What the words of each query of a federated request (as `federatedSearch` takes it) derive
+/// from on this instance: `{"candidates":[...]}`, for the instance running a search over the
+/// network (its `Quarry-Derivation-Candidates` request).
+#[napi(ts_return_type = "Promise<Buffer>")]
+pub fn derivation_candidates(
+    indexes: Vec<ClassInstance<NativeIndex>>,
+    request_json: String,
+) -> Result<AsyncTask<CandidatesTask>> {
+    let indexes = indexes
+        .iter()
+        .map(|i| i.index())
+        .collect::<Result<Vec<_>>>()?;
+    Ok(AsyncTask::new(CandidatesTask {
+        indexes,
+        request: request_json,
+    }))
+}
+
 /// Merging a network's pages of documents on the libuv pool.
 pub struct MergePagesTask {
     request: String,

@@ -94,3 +94,8 @@ pub fn outbound_request(
 /// engine's `index::search::remote`).
 #[napi]
 pub const FEDERATION_RUNS_HEADER: &str = engine::RUNS_HEADER;
+
+/// The header one instance sends another to learn what its queries' words derive from (see
+/// the engine's `index::search::query::pins`).
+#[napi]
+pub const DERIVATION_CANDIDATES_HEADER: &str = engine::CANDIDATES_HEADER;

@@ -56,6 +56,7 @@ mod wire;
 
 use candidates::{iids_of, search_on};
 use collect::Order;
+pub use federated::derivation_candidates_json;
 pub use federated::{
     federated_search, federated_search_json, FederatedQuery, Federation, MergeFacets,
 };
@@ -66,7 +67,7 @@ use ranking::{
     self as rank, compare_ranked, ranking_rules, rule_list, score_details, search_cutoff,
     semantic_rule_list, steps, LevelDocs, Ranked,
 };
-pub use remote::RUNS_HEADER;
+pub use remote::{CANDIDATES_HEADER, RUNS_HEADER};
 use semantic::{keyword_suffices, merge, Mode};
 pub use similar::SimilarQuery;
 pub use wire::{FacetSearchQuery, SearchQuery};
@@ -163,6 +164,7 @@ impl Index {
             keyword_text,
             q.matching_strategy.as_deref(),
             allowed,
+            q.pins.as_ref(),
         )?;
         let placeholder = terms.is_placeholder();
         let (rank_rules, key_specs) = rule_list(

@@ -63,6 +63,7 @@ impl Index {
             text,
             q.matching_strategy.as_deref(),
             allowed,
+            None,
         )?;
         let mut set: RoaringBitmap = if terms.is_placeholder() {
             (*self.allowed_or_all(&rtxn, &allowed)?).clone()

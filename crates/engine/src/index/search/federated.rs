@@ -26,6 +26,7 @@ use super::distinct::num_bits;
 use super::faceting::{FacetCounts, FacetStats};
 use super::page::{Ask, Pagination, Window};
 use super::printer::{facets_json, Printer};
+use super::query::{Pins, QueryCandidates};
 use super::ranking::{rule_runs, Ranked, Run};
 use super::remote::{self, Group, Remote, RemoteHit};
 use super::{key_paths, SearchQuery};
@@ -79,6 +80,10 @@ pub struct Federation {
     /// A search over the network: the response reads as one search's (`query` after `hits`).
     #[serde(default)]
     pub query: Option<String>,
+    /// The queries at one position are the same query over the shards of one index: their
+    /// words derive to what one index holding every shard would choose.
+    #[serde(default)]
+    pub pin_derivations: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -290,13 +295,26 @@ pub fn federated_search(
             .find(|(u, _)| u == uid)
             .map(|(_, f)| f.clone())
     };
+    // A search over the network first settles what the words derive to (`query::pins`).
+    let (pins, unreachable) = match federation.pin_derivations {
+        true => pin_derivations(queries, remotes, timeout)?,
+        false => Default::default(),
+    };
     std::thread::scope(|scope| -> Result<Vec<u8>> {
         // The remotes are asked while the local queries run.
         let asks: Vec<_> = remotes
             .iter()
             .map(|r| {
                 let facets_of = &facets_of;
-                scope.spawn(move || remote::ask(r, end, facets_of, timeout))
+                let failed = unreachable.get(&r.name).cloned();
+                let pinned: Option<Vec<Pins>> = pins
+                    .answered
+                    .contains(&r.name)
+                    .then(|| r.queries.iter().map(|q| pins.of(q.position)).collect());
+                scope.spawn(move || match failed {
+                    Some(e) => Err(e),
+                    None => remote::ask(r, end, facets_of, pinned.as_deref(), timeout),
+                })
             })
             .collect();
 
@@ -319,6 +337,9 @@ pub fn federated_search(
             q.page = None;
             q.hits_per_page = None;
             q.show_ranking_score = true;
+            if federation.pin_derivations {
+                q.pins = Some(pins.of(fq.position));
+            }
             // `facetsByIndex` is counted on the first query of each index it names.
             q.facets = match queries[..qi].iter().any(|p| p.index_uid == fq.index_uid) {
                 true => None,
@@ -657,6 +678,79 @@ pub fn federated_search(
         out.extend_from_slice(&rest[1..]);
         Ok(out)
     })
+}
+
+/// The derivations chosen per query position, and which remotes took part.
+#[derive(Default)]
+struct Pinned {
+    by_position: HashMap<usize, Pins>,
+    answered: HashSet<String>,
+}
+
+impl Pinned {
+    fn of(&self, position: usize) -> Pins {
+        self.by_position.get(&position).cloned().unwrap_or_default()
+    }
+}
+
+/// Asks every instance (the local queries here, the remotes in parallel) what its words
+/// derive from, and merges the answers per query position. A remote that fails is left out,
+/// its error kept for `remoteErrors`.
+fn pin_derivations(
+    queries: &[FederatedQuery],
+    remotes: &[Remote],
+    timeout: std::time::Duration,
+) -> Result<(Pinned, HashMap<String, Error>)> {
+    std::thread::scope(|scope| {
+        let asks: Vec<_> = remotes
+            .iter()
+            .map(|r| scope.spawn(move || remote::ask_candidates(r, timeout)))
+            .collect();
+        let mut found: HashMap<usize, Vec<QueryCandidates>> = HashMap::new();
+        for fq in queries {
+            let text = fq.query.q.as_deref().unwrap_or("");
+            let c = fq
+                .index
+                .query_candidates(text, fq.query.matching_strategy.as_deref())?;
+            found.entry(fq.position).or_default().push(c);
+        }
+        let mut pinned = Pinned::default();
+        let mut failed = HashMap::new();
+        for (r, handle) in remotes.iter().zip(asks) {
+            match handle
+                .join()
+                .unwrap_or_else(|_| Err(Error::internal("a remote request panicked")))
+            {
+                Ok(Some(list)) => {
+                    pinned.answered.insert(r.name.clone());
+                    for (q, c) in r.queries.iter().zip(list) {
+                        found.entry(q.position).or_default().push(c);
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    failed.insert(r.name.clone(), e);
+                }
+            }
+        }
+        pinned.by_position = found
+            .into_iter()
+            .map(|(p, parts)| (p, Pins::merge(parts)))
+            .collect();
+        Ok((pinned, failed))
+    })
+}
+
+/// What each query's words would derive from here: the answer to another instance's
+/// [`remote::CANDIDATES_HEADER`] request, `{"candidates":[...]}` in query order.
+pub fn derivation_candidates_json(indexes: &[&Index], request_json: &str) -> Result<Vec<u8>> {
+    let wire: WireRequest = serde_json::from_str(request_json).map_err(Error::internal)?;
+    let mut out = Vec::with_capacity(wire.queries.len());
+    for (q, index) in wire.queries.iter().zip(indexes) {
+        let text = q.query.q.as_deref().unwrap_or("");
+        out.push(index.query_candidates(text, q.query.matching_strategy.as_deref())?);
+    }
+    serde_json::to_vec(&json!({ "candidates": out })).map_err(Error::internal)
 }
 
 /// The values of the federation's distinct attribute in a remote's hit.

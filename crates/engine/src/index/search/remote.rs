@@ -5,6 +5,9 @@
 //!
 //! A Quarry instance asked with the `Quarry-Federation-Runs` header adds each hit's score runs
 //! (`_federation._runs`), so hits from several instances merge exactly as hits of one would.
+//! Before a search over the network, each instance is asked with the
+//! `Quarry-Derivation-Candidates` header what its words derive from, and the search then
+//! carries the derivations chosen for all (`federation.quarryPins`, see `query::pins`).
 //! Another server's hits merge by their weighted global score. A remote that cannot be
 //! reached, refuses the key, times out or answers something else does not fail the search: its
 //! error goes to `remoteErrors` under its name.
@@ -16,10 +19,14 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::faceting::{FacetCounts, FacetStats};
+use super::query::{Pins, QueryCandidates};
 use crate::value::Key;
 
 /// The header that asks a Quarry instance for each hit's runs.
 pub const RUNS_HEADER: &str = "Quarry-Federation-Runs";
+/// The header that asks a Quarry instance what its queries' words derive from, instead of
+/// searching (see `query::pins`).
+pub const CANDIDATES_HEADER: &str = "Quarry-Derivation-Candidates";
 
 /// One instance and the queries it answers, as the TypeScript layer sends them.
 #[derive(Debug, Deserialize)]
@@ -108,14 +115,14 @@ pub(super) struct Answer {
     pub facets: Vec<(String, FacetCounts)>,
 }
 
-/// Asks `remote` for the first `end` hits of its queries (with the facets `facets_of` names
-/// for an index), within `timeout`.
-pub(super) fn ask(
+/// The federated multi-search `remote` answers: its queries, the first `end` hits, the
+/// facets `facets_of` names for an index, and the derivations pinned for each query.
+fn request(
     remote: &Remote,
     end: usize,
     facets_of: &dyn Fn(&str) -> Option<Vec<String>>,
-    timeout: Duration,
-) -> Result<Answer> {
+    pins: Option<&[Pins]>,
+) -> Value {
     let mut facets_by_index = Map::new();
     let queries: Vec<Value> = remote
         .queries
@@ -136,14 +143,62 @@ pub(super) fn ask(
     if !facets_by_index.is_empty() {
         federation["facetsByIndex"] = Value::Object(facets_by_index);
     }
-    let request = json!({"federation": federation, "queries": queries});
-    let mut headers = vec![(RUNS_HEADER.to_string(), "true".to_string())];
+    if let Some(pins) = pins {
+        federation["quarryPins"] = json!(pins);
+    }
+    json!({"federation": federation, "queries": queries})
+}
+
+/// Asks `remote` for the first `end` hits of its queries (with the facets `facets_of` names
+/// for an index, and `pins` when given), within `timeout`.
+pub(super) fn ask(
+    remote: &Remote,
+    end: usize,
+    facets_of: &dyn Fn(&str) -> Option<Vec<String>>,
+    pins: Option<&[Pins]>,
+    timeout: Duration,
+) -> Result<Answer> {
+    let body = post(
+        remote,
+        &request(remote, end, facets_of, pins),
+        RUNS_HEADER,
+        timeout,
+    )?;
+    read_answer(remote, &body).ok_or_else(|| bad_response(body.to_string().as_bytes()))
+}
+
+/// Asks `remote` what its queries' words derive from; `None` when it is not a Quarry
+/// instance (it searched instead).
+pub(super) fn ask_candidates(
+    remote: &Remote,
+    timeout: Duration,
+) -> Result<Option<Vec<QueryCandidates>>> {
+    let body = post(
+        remote,
+        &request(remote, 0, &|_| None, None),
+        CANDIDATES_HEADER,
+        timeout,
+    )?;
+    let Some(found) = body.get("candidates") else {
+        return Ok(None);
+    };
+    let found: Vec<QueryCandidates> = serde_json::from_value(found.clone())
+        .map_err(|_| bad_response(body.to_string().as_bytes()))?;
+    if found.len() != remote.queries.len() {
+        return Err(bad_response(body.to_string().as_bytes()));
+    }
+    Ok(Some(found))
+}
+
+/// POSTs `request` to the remote's `/multi-search` with `header`; its JSON answer.
+fn post(remote: &Remote, request: &Value, header: &str, timeout: Duration) -> Result<Value> {
+    let mut headers = vec![(header.to_string(), "true".to_string())];
     if let Some(key) = &remote.api_key {
         headers.push(("Authorization".into(), format!("Bearer {key}")));
     }
     let url = format!("{}/multi-search", remote.url.trim_end_matches('/'));
     let answer = crate::outbound()
-        .post_json(&url, &headers, &request, timeout)
+        .post_json(&url, &headers, request, timeout)
         .map_err(|f| match f {
             outbound::Failure::Timeout(_) => Error::new(
                 "remote_timeout",
@@ -157,9 +212,9 @@ pub(super) fn ask(
                 format!("error sending request: {m}"),
             ),
         })?;
-    let body: Value = match answer.status {
-        200..=299 => serde_json::from_slice(&answer.body).map_err(|_| bad_response(&answer.body))?,
-        401 | 403 => return Err(Error::new(
+    match answer.status {
+        200..=299 => serde_json::from_slice(&answer.body).map_err(|_| bad_response(&answer.body)),
+        401 | 403 => Err(Error::new(
             "remote_invalid_api_key",
             "could not authenticate against the remote host\n  - hint: check that the remote instance was registered with a valid API key having the `search` action",
         )),
@@ -168,13 +223,12 @@ pub(super) fn ask(
                 .ok()
                 .and_then(|v| v.get("message").and_then(Value::as_str).map(String::from))
                 .unwrap_or_else(|| String::from_utf8_lossy(&answer.body).into_owned());
-            return Err(Error::new(
+            Err(Error::new(
                 "remote_remote_error",
                 format!("remote host responded with code {status}:\n  - response from remote: {message}"),
-            ));
+            ))
         }
-    };
-    read_answer(remote, &body).ok_or_else(|| bad_response(&answer.body))
+    }
 }
 
 fn bad_response(body: &[u8]) -> Error {

@@ -63,7 +63,9 @@ impl Index {
         )
     }
 
-    /// The words of `text` and the `allowed` set without the documents holding a negated word.
+    /// The words of `text` (derived as `pins` say, when given) and the `allowed` set without
+    /// the documents holding a negated word.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn keyword_candidates(
         &self,
         rtxn: &heed::RoTxn,
@@ -72,6 +74,7 @@ impl Index {
         text: &str,
         matching_strategy: Option<&str>,
         allowed: Option<Arc<RoaringBitmap>>,
+        pins: Option<&super::query::Pins>,
     ) -> Result<(Terms, Option<Arc<RoaringBitmap>>)> {
         let terms = self.terms(
             searcher,
@@ -79,6 +82,7 @@ impl Index {
             text,
             prefix_search(settings),
             matching_strategy,
+            pins,
         )?;
         let allowed = self.without_negated(rtxn, searcher, &terms, allowed)?;
         Ok((terms, allowed))

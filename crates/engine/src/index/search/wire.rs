@@ -33,6 +33,9 @@ pub struct SearchQuery {
     /// `attr:asc|desc` and `_geoPoint(lat, lng):asc|desc` keys.
     #[serde(default)]
     pub sort: Option<Vec<String>>,
+    /// Derivations chosen for every instance of a network (a search over the network).
+    #[serde(default)]
+    pub pins: Option<super::query::Pins>,
     /// Attribute names or patterns to compute `facetDistribution`/`facetStats` for.
     #[serde(default)]
     pub facets: Option<Vec<String>>,

@@ -24,6 +24,21 @@ impl Index {
         searcher: &tantivy::Searcher,
         prefix: &str,
     ) -> Result<Vec<Term>> {
+        Ok(self
+            .completion_candidates(searcher, prefix)?
+            .into_iter()
+            .take(PREFIX_EXPANSIONS)
+            .map(|(w, _)| Term::from_field_text(self.fields.words, &w))
+            .collect())
+    }
+
+    /// Every indexed word starting with `prefix` (the word itself aside) with its document
+    /// frequency, most frequent first (then in byte order).
+    pub(crate) fn completion_candidates(
+        &self,
+        searcher: &tantivy::Searcher,
+        prefix: &str,
+    ) -> Result<Vec<(String, u64)>> {
         let mut freq: std::collections::HashMap<Vec<u8>, u64> = Default::default();
         for segment in searcher.segment_readers() {
             let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
@@ -40,15 +55,36 @@ impl Index {
                 read += 1;
             }
         }
-        let mut found: Vec<(Vec<u8>, u64)> = freq.into_iter().collect();
-        found.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        found.truncate(PREFIX_EXPANSIONS);
-        Ok(found
+        let mut found: Vec<(String, u64)> = freq
             .into_iter()
-            .filter_map(|(k, _)| String::from_utf8(k).ok())
-            .map(|w| Term::from_field_text(self.fields.words, &w))
-            .collect())
+            .filter_map(|(k, n)| Some((String::from_utf8(k).ok()?, n)))
+            .collect();
+        sort_completions(&mut found);
+        Ok(found)
     }
+}
+
+/// Completions in the order they are taken: most frequent first, then in byte order.
+pub(crate) fn sort_completions(found: &mut [(String, u64)]) {
+    found.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+}
+
+/// The completions one instance holding several instances' words would take: frequencies
+/// added per word.
+pub(crate) fn merge_completions(
+    parts: impl IntoIterator<Item = Vec<(String, u64)>>,
+) -> Vec<String> {
+    let mut freq: std::collections::HashMap<String, u64> = Default::default();
+    for (w, n) in parts.into_iter().flatten() {
+        *freq.entry(w).or_default() += n;
+    }
+    let mut found: Vec<(String, u64)> = freq.into_iter().collect();
+    sort_completions(&mut found);
+    found
+        .into_iter()
+        .take(PREFIX_EXPANSIONS)
+        .map(|(w, _)| w)
+        .collect()
 }
 
 /// The indexed words of a segment from `start` on, in byte order.

@@ -54,6 +54,8 @@ pub(crate) struct Terms {
     pub(crate) words: Vec<format::QueryWord>,
     /// Whether the typo derivations were looked up (see [`Index::derive_typos`]).
     pub(crate) derived: bool,
+    /// Derivations chosen for every instance of a network (see [`super::pins`]).
+    pub(crate) pins: Option<super::Pins>,
 }
 
 impl Terms {
@@ -271,6 +273,7 @@ impl Index {
         text: &str,
         prefix_search: bool,
         strategy: Option<&str>,
+        pins: Option<&super::Pins>,
     ) -> Result<Terms> {
         let analyzer = tokens::Analyzer::from_settings(settings);
         let parsed = analyzer.with(|tk| parse_query(tk, text));
@@ -373,7 +376,10 @@ impl Index {
                     .last()
                     .is_some_and(|p| p.words[0].text == w.word)
                 {
-                    exact.extend(self.completions(searcher, &w.word)?);
+                    match pins.and_then(|p| p.completions_of(&w.word)) {
+                        Some(words) => exact.extend(words.iter().map(|c| term(c))),
+                        None => exact.extend(self.completions(searcher, &w.word)?),
+                    }
                     w.prefix = true;
                 }
             }
@@ -452,6 +458,7 @@ impl Index {
             lower_bound,
             words,
             derived: false,
+            pins: pins.cloned(),
         })
     }
 }

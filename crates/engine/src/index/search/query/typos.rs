@@ -7,6 +7,7 @@ use serde_json::Value;
 use tantivy::Term;
 
 use super::completions::words_from;
+use super::pins::best_split;
 use super::terms::{Group, Terms};
 use crate::index::{tv, Index};
 
@@ -162,7 +163,14 @@ impl Index {
             } = g
             {
                 let qw = &mut terms.words[*word];
-                if *budget > 0 {
+                let pinned = terms.pins.as_ref().and_then(|p| p.word(&qw.word));
+                if let Some(p) = pinned {
+                    *typos = p
+                        .typos
+                        .iter()
+                        .map(|(w, n)| (Term::from_field_text(self.fields.words, w), *n))
+                        .collect();
+                } else if *budget > 0 {
                     *typos = self.typo_derivations(searcher, &qw.word, *budget, qw.prefix)?;
                 }
                 typos.extend(
@@ -174,14 +182,11 @@ impl Index {
                 // One word written as two: the split whose rarer half is most frequent, at
                 // one typo, even where typos are off.
                 if !qw.prefix {
-                    let mut best: Option<(u64, usize)> = None;
-                    for (i, _) in qw.word.char_indices().skip(1) {
-                        let f = exists(&qw.word[..i])?.min(exists(&qw.word[i..])?);
-                        if f > 0 && best.is_none_or(|(b, _)| f > b) {
-                            best = Some((f, i));
-                        }
-                    }
-                    if let Some((_, i)) = best {
+                    let best = match pinned {
+                        Some(p) => p.split,
+                        None => best_split(&self.split_candidates(searcher, &qw.word)?),
+                    };
+                    if let Some(i) = best {
                         let halves = [&qw.word[..i], &qw.word[i..]];
                         *split = Some(
                             halves
@@ -212,6 +217,44 @@ impl Index {
         budget: u8,
         prefix: bool,
     ) -> Result<Vec<(Term, u8)>> {
+        let found = self.typo_candidates(searcher, word, budget, prefix)?;
+        Ok(select_typos(&found, budget, prefix)
+            .into_iter()
+            .map(|(w, n)| (Term::from_field_text(self.fields.words, &w), n))
+            .collect())
+    }
+
+    /// Per split point of `word` (a byte offset): the document frequencies of the halves.
+    pub(super) fn split_candidates(
+        &self,
+        searcher: &tantivy::Searcher,
+        word: &str,
+    ) -> Result<Vec<(usize, u64, u64)>> {
+        let freq = |w: &str| -> Result<u64> {
+            searcher
+                .doc_freq(&Term::from_field_text(self.fields.words, w))
+                .map_err(tv)
+        };
+        word.char_indices()
+            .skip(1)
+            .map(|(i, _)| Ok((i, freq(&word[..i])?, freq(&word[i..])?)))
+            .collect()
+    }
+
+    /// What [`select_typos`] chooses from, the same whatever the segments: each list in byte
+    /// order, as if the dictionary were one (and the union of several instances' lists is the
+    /// list of one holding all their words).
+    pub(super) fn typo_candidates(
+        &self,
+        searcher: &tantivy::Searcher,
+        word: &str,
+        budget: u8,
+        prefix: bool,
+    ) -> Result<TypoCandidates> {
+        let mut out = TypoCandidates::default();
+        if budget == 0 {
+            return Ok(out);
+        }
         let builder = lev_builder(budget);
         let check = if prefix {
             builder.build_prefix_dfa(word)
@@ -219,11 +262,28 @@ impl Index {
             builder.build_dfa(word)
         };
         let Some(first) = word.chars().next() else {
-            return Ok(Vec::new());
+            return Ok(out);
         };
         let rest = &word[first.len_utf8()..];
-        let mut one: Vec<Vec<u8>> = Vec::new();
-        let mut two: Vec<Vec<u8>> = Vec::new();
+        // With two typos to spend, one edit on the first letter costs both: a different
+        // first letter, a letter added before it, the first letter dropped, or the first
+        // two swapped. Few enough to look up one by one.
+        let mut variants: Vec<String> = Vec::new();
+        if budget >= 2 {
+            for c in ('a'..='z').chain('0'..='9') {
+                if c != first {
+                    variants.push(format!("{c}{rest}"));
+                    variants.push(format!("{c}{word}"));
+                }
+            }
+            variants.push(rest.to_string());
+            let mut chars = rest.chars();
+            if let Some(second) = chars.next() {
+                variants.push(format!("{second}{first}{}", chars.as_str()));
+            }
+            variants.retain(|v| !v.is_empty());
+        }
+        out.variants = vec![Vec::new(); variants.len()];
         // Derivations keep the first letter: the automaton only walks the part of the
         // dictionary starting with it, which is where nearly all of the cost would go.
         let low = first.to_string();
@@ -237,6 +297,7 @@ impl Index {
             let mut stream = builder
                 .into_stream()
                 .map_err(|e| Error::internal(e.to_string()))?;
+            let (mut one, mut two) = (0, 0);
             let mut visited = 0;
             while visited < TYPO_SCAN && stream.advance() {
                 visited += 1;
@@ -247,76 +308,117 @@ impl Index {
                 if text == word || (prefix && text.starts_with(word)) {
                     continue;
                 }
-                let distance = match check.eval(key) {
-                    levenshtein_automata::Distance::Exact(d) => d,
-                    levenshtein_automata::Distance::AtLeast(_) => continue,
-                };
-                let list = match distance {
-                    1 if one.len() < ONE_TYPO_CAP => &mut one,
-                    2 if two.len() < TWO_TYPO_CAP => &mut two,
-                    _ => continue,
-                };
-                if !list.iter().any(|k| k == key) {
-                    list.push(key.to_vec());
+                match check.eval(key) {
+                    levenshtein_automata::Distance::Exact(1) if one < ONE_TYPO_CAP => {
+                        out.one.push(text.to_string());
+                        one += 1;
+                    }
+                    levenshtein_automata::Distance::Exact(2) if two < TWO_TYPO_CAP => {
+                        out.two.push(text.to_string());
+                        two += 1;
+                    }
+                    _ => {}
                 }
-                if one.len() >= ONE_TYPO_CAP && (budget < 2 || two.len() >= TWO_TYPO_CAP) {
+                if one >= ONE_TYPO_CAP && (budget < 2 || two >= TWO_TYPO_CAP) {
                     break;
                 }
             }
-            // With two typos to spend, one edit on the first letter costs both: a different
-            // first letter, a letter added before it, the first letter dropped, or the first
-            // two swapped. Few enough to look up one by one.
-            if budget >= 2 && two.len() < TWO_TYPO_CAP {
-                let mut variants: Vec<String> = Vec::new();
-                for c in ('a'..='z').chain('0'..='9') {
-                    if c != first {
-                        variants.push(format!("{c}{rest}"));
-                        variants.push(format!("{c}{word}"));
-                    }
-                }
-                variants.push(rest.to_string());
-                let mut chars = rest.chars();
-                if let Some(second) = chars.next() {
-                    variants.push(format!("{second}{first}{}", chars.as_str()));
-                }
-                for v in variants {
-                    if v.is_empty() || two.len() >= TWO_TYPO_CAP {
-                        continue;
-                    }
-                    if prefix {
-                        let mut stream = words_from(&inverted, v.as_bytes())?;
-                        let mut taken = 0;
-                        while taken < 10 && two.len() < TWO_TYPO_CAP && stream.advance() {
-                            let key = stream.key();
-                            if !key.starts_with(v.as_bytes()) {
-                                break;
-                            }
-                            if !two.iter().any(|k| k == key) && !one.iter().any(|k| k == key) {
-                                two.push(key.to_vec());
-                            }
-                            taken += 1;
+            for (v, found) in variants.iter().zip(out.variants.iter_mut()) {
+                if prefix {
+                    let mut stream = words_from(&inverted, v.as_bytes())?;
+                    let mut taken = 0;
+                    while taken < VARIANT_COMPLETIONS && stream.advance() {
+                        let key = stream.key();
+                        if !key.starts_with(v.as_bytes()) {
+                            break;
                         }
-                    } else if inverted
-                        .terms()
-                        .get(v.as_bytes())
-                        .map_err(|e| Error::internal(e.to_string()))?
-                        .is_some()
-                        && !two.iter().any(|k| k.as_slice() == v.as_bytes())
-                    {
-                        two.push(v.into_bytes());
+                        if let Ok(text) = std::str::from_utf8(key) {
+                            found.push(text.to_string());
+                        }
+                        taken += 1;
                     }
+                } else if inverted
+                    .terms()
+                    .get(v.as_bytes())
+                    .map_err(|e| Error::internal(e.to_string()))?
+                    .is_some()
+                {
+                    found.push(v.clone());
                 }
             }
         }
-        let term = |k: Vec<u8>, n: u8| {
-            String::from_utf8(k)
-                .ok()
-                .map(|w| (Term::from_field_text(self.fields.words, &w), n))
-        };
-        Ok(one
-            .into_iter()
-            .filter_map(|k| term(k, 1))
-            .chain(two.into_iter().filter_map(|k| term(k, 2)))
-            .collect())
+        out.normalize();
+        Ok(out)
     }
+}
+
+/// How many completions of each first-letter variant a prefix word may take.
+const VARIANT_COMPLETIONS: usize = 10;
+
+/// The words a typo walk found for one query word (see [`Index::typo_candidates`]): in byte
+/// order, without repeats, at most what the selection can take.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TypoCandidates {
+    /// At one typo, then at two.
+    pub one: Vec<String>,
+    pub two: Vec<String>,
+    /// Per first-letter variant (in their fixed order): the words it finds.
+    pub variants: Vec<Vec<String>>,
+}
+
+impl TypoCandidates {
+    /// Sorted, without repeats, cut to what the selection can use.
+    pub(crate) fn normalize(&mut self) {
+        let tidy = |list: &mut Vec<String>, cap: usize| {
+            list.sort_unstable();
+            list.dedup();
+            list.truncate(cap);
+        };
+        tidy(&mut self.one, ONE_TYPO_CAP);
+        tidy(&mut self.two, TWO_TYPO_CAP);
+        for v in &mut self.variants {
+            tidy(v, VARIANT_COMPLETIONS.max(1));
+        }
+    }
+
+    /// The candidates of several instances as one holding all their words would find them.
+    pub(crate) fn union(parts: impl IntoIterator<Item = TypoCandidates>) -> TypoCandidates {
+        let mut out = TypoCandidates::default();
+        for p in parts {
+            out.one.extend(p.one);
+            out.two.extend(p.two);
+            if out.variants.len() < p.variants.len() {
+                out.variants.resize(p.variants.len(), Vec::new());
+            }
+            for (o, v) in out.variants.iter_mut().zip(p.variants) {
+                o.extend(v);
+            }
+        }
+        out.normalize();
+        out
+    }
+}
+
+/// The derivations of one word with their typo counts: the one-typo words, then the two-typo
+/// ones, then the first-letter variants' (two typos) while there is room.
+pub(crate) fn select_typos(c: &TypoCandidates, budget: u8, prefix: bool) -> Vec<(String, u8)> {
+    let one: Vec<String> = c.one.iter().take(ONE_TYPO_CAP).cloned().collect();
+    let mut two: Vec<String> = c.two.iter().take(TWO_TYPO_CAP).cloned().collect();
+    if budget >= 2 {
+        for found in &c.variants {
+            let per_variant = if prefix { VARIANT_COMPLETIONS } else { 1 };
+            for w in found.iter().take(per_variant) {
+                if two.len() >= TWO_TYPO_CAP {
+                    break;
+                }
+                if !two.contains(w) && !one.contains(w) {
+                    two.push(w.clone());
+                }
+            }
+        }
+    }
+    one.into_iter()
+        .map(|w| (w, 1))
+        .chain(two.into_iter().map(|w| (w, 2)))
+        .collect()
 }
