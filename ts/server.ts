@@ -17,6 +17,7 @@ import { IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
 import { configureModels, configureOutbound, KvStore } from './native';
 import { networkedQueue } from './network/forward';
+import { rebalancer } from './network/rebalance';
 import { NetworkStore } from './network/state';
 import { SearchLimiter } from './search/limiter';
 import { Durable } from './store/durable';
@@ -44,13 +45,13 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const keys = new KeyStore(durable, config.masterKey);
   await keys.ensureDefaults();
   const features = new FeatureStore(durable);
+  const network = new NetworkStore(durable);
   const queue = openQueue(durable);
   const updateFiles = path.join(dbPath, 'update_files');
-  const worker = new Worker(queue, registry, updateFiles, logger, config.maxBatchedTasks, () => features.get().getTaskDocumentsRoute);
+  const worker = new Worker(queue, registry, updateFiles, logger, config.maxBatchedTasks, () => features.get().getTaskDocumentsRoute, rebalancer(network, registry, config.remoteTimeoutMs));
   await worker.recover();
 
   const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
-  const network = new NetworkStore(durable);
   // Routes enqueue through the network: a leader forwards index writes (see network/forward.ts).
   const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
   const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath };

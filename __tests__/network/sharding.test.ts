@@ -210,11 +210,41 @@ describe('a network of three shards', () => {
   it('deletions go through the leader to every shard', async () => {
     const del = await api('a', 'POST', '/indexes/pkgs/documents/delete-batch', [0, 1, 2, 3, 4, 5]);
     expect((await waitNetworkTask(del.body.taskUid)).status).toBe('succeeded');
+    const alone = await api('one', 'POST', '/indexes/pkgs/documents/delete-batch', [0, 1, 2, 3, 4, 5]);
+    await waitTask('one', alone.body.taskUid);
     for (const n of ['a', 'b', 'c']) {
       for (const id of [0, 1, 2, 3, 4, 5]) expect((await api(n, 'GET', `/indexes/pkgs/documents/${id}`)).status).toBe(404);
     }
     const counts = await Promise.all(['a', 'b', 'c'].map(async (n) => (await api(n, 'GET', '/indexes/pkgs/stats')).body.numberOfDocuments as number));
     expect(counts.reduce((x, y) => x + y, 0)).toBe(19_994);
+  });
+
+  it('a new shard takes its documents from the others, and the network still answers like one index', async () => {
+    servers.d = await startChild(tempDir('quarry-net-d-'), ['--experimental-remote-timeout-ms', '3000']);
+    expect((await api('d', 'PATCH', '/experimental-features', { network: true })).status).toBe(200);
+    const r = await api('a', 'PATCH', '/network', { remotes: { d: { url: servers.d.url, searchApiKey: CHILD_KEY, writeApiKey: CHILD_KEY } }, shards: { s4: { remotes: ['d'] } } });
+    expect(r.status).toBe(202);
+    const task = await waitNetworkTask(r.body.taskUid);
+    expect(task.status).toBe('succeeded');
+    expect(task.details.movedDocuments).toBeGreaterThan(1000);
+    // The moved documents are tasks on d: wait until every instance is idle.
+    for (let idle = 0; idle < 2; ) {
+      const busy = await Promise.all(['a', 'b', 'c', 'd'].map(async (n) => (await api(n, 'GET', '/tasks?statuses=enqueued,processing&limit=1')).body.total as number));
+      idle = busy.every((t) => t === 0) ? idle + 1 : 0;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    const counts = await Promise.all(['a', 'b', 'c', 'd'].map(async (n) => (await api(n, 'GET', '/indexes/pkgs/stats')).body.numberOfDocuments as number));
+    expect(counts.reduce((x, y) => x + y, 0)).toBe(19_994);
+    expect(counts[3]).toBeGreaterThan(3000);
+    expect((await api('d', 'GET', '/indexes/pkgs/settings/ranking-rules')).body).toEqual(SETTINGS.rankingRules);
+    const queries = (Object.values(queryMix(docs, mulberry32(11), 5)) as Array<Array<{ body: Record<string, unknown> }>>).flat();
+    for (const { body } of queries) {
+      const ask = (name: string) => api(name, 'POST', '/indexes/pkgs/search', { ...body, attributesToRetrieve: ['id'] });
+      const [net, single] = await Promise.all([ask('a'), ask('one')]);
+      expect(net.body.remoteErrors).toEqual({});
+      const seen = { q: body.q, ids: net.body.hits.map((h: any) => h.id), total: net.body.estimatedTotalHits };
+      expect(seen).toEqual({ q: body.q, ids: single.body.hits.map((h: any) => h.id), total: single.body.estimatedTotalHits });
+    }
   });
 
   it('with one instance down, the others answer and name it in remoteErrors; writes are refused', async () => {

@@ -9,7 +9,7 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
 import { forwardToAll, notLeader, originOf } from '../network/forward';
-import { checkShards, type NetworkState, shardsOf } from '../network/state';
+import { checkShards } from '../network/state';
 import { summaryView } from '../tasks/queue';
 
 const FEATURE_LINK = 'https://github.com/orgs/meilisearch/discussions/805';
@@ -55,7 +55,6 @@ export function networkRoutes(deps: Deps): Router {
         `Already has a pending network task with uid ${pending.uid}.\n  - Note: No network task can be registered while any previous network task is not done processing.\n  - Hint: Wait for task ${pending.uid} to complete or cancel it.`,
       );
     }
-    refuseMoves(deps, next);
     const remoteTasks = await forwardToAll(
       { ...next, self: next.self, version: next.version },
       'PATCH',
@@ -76,24 +75,4 @@ export function networkRoutes(deps: Deps): Router {
   });
 
   return r;
-}
-
-/**
- * Quarry does not move documents between instances yet: a change that would leave some of
- * this instance's documents on a shard it no longer holds is refused while it holds any.
- */
-function refuseMoves(deps: Deps, next: NetworkState): void {
-  const shards = shardsOf(next);
-  if (shards === null || shards.own.length === shards.all.length) return;
-  const before = shardsOf(deps.network.get());
-  const same = before !== null && before.all.join('\0') === shards.all.join('\0') && before.own.join('\0') === shards.own.join('\0');
-  if (same && deps.network.get().leader !== null) return;
-  for (const entry of deps.registry.list()) {
-    if (deps.registry.handleOf(entry).documentCount() > 0) {
-      throw new ApiError(
-        'invalid_network_shards',
-        `Invalid \`.shards\`: this change would leave documents of index \`${entry.uid}\` on an instance that does not hold their shard, and Quarry does not move documents between instances yet.\n  - Hint: set up the shards while the indexes are empty, then add the documents through the leader`,
-      );
-    }
-  }
 }

@@ -62,6 +62,8 @@ export class Worker {
     private readonly maxBatchedTasks: number,
     /** When true (the `getTaskDocumentsRoute` feature), payloads stay until their task is deleted. */
     private readonly keepPayloads: () => boolean = () => false,
+    /** Runs a `networkTopologyChange` (moving documents to the shards that now hold them). */
+    private readonly topologyChange: (taskUid: number) => Promise<Record<string, unknown>> = async () => ({ movedDocuments: 0, message: 'Finished' }),
   ) {
     queue.onEnqueued(() => this.wake());
   }
@@ -193,8 +195,13 @@ export class Worker {
       case 'indexSwap':
         return this.swapIndexes(first, fx);
       case 'networkTopologyChange':
-        // The network is already applied; no document moves (see ARCHITECTURE.md, "Network").
-        return this.one(first, { details: { movedDocuments: 0, message: 'Finished' } });
+        // The network is already applied; documents move to the shards that hold them now.
+        try {
+          return this.one(first, { details: await this.topologyChange(first.uid) });
+        } catch (err) {
+          if (err instanceof ApiError) return this.one(first, { details: { movedDocuments: 0, message: 'Failed' }, error: errorBody(err.code, err.message) });
+          throw err;
+        }
       default:
         return this.indexBatch(tasks, fx, idle, onHandle);
     }

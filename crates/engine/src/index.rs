@@ -48,7 +48,7 @@ pub use search::{
     FederatedQuery, Federation, MergeFacets, SearchQuery, SimilarQuery, CANDIDATES_HEADER,
     RUNS_HEADER,
 };
-pub use update::{BatchOp, Method};
+pub use update::{BatchOp, Method, Shards};
 
 // Shared with the submodules (the search modules reach `project` and `retrieve` through
 // `super::`, as before they moved).

@@ -19,6 +19,7 @@ pub enum IndexJob {
     Search(String),
     FacetSearch(String),
     MergeFacetHits(String),
+    Elsewhere(String),
     Similar(String),
 }
 
@@ -55,6 +56,10 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
             JobOutput::Bytes(Some(index.facet_search(&q)?))
         }
         IndexJob::MergeFacetHits(q) => JobOutput::Bytes(Some(index.merge_facet_hits(&q)?)),
+        IndexJob::Elsewhere(s) => {
+            let shards = serde_json::from_str(&s).map_err(Error::internal)?;
+            JobOutput::Bytes(Some(index.documents_elsewhere(&shards)?))
+        }
         IndexJob::Similar(q) => {
             let q = serde_json::from_str(&q).map_err(Error::internal)?;
             JobOutput::Bytes(Some(index.similar(&q)?))
@@ -171,6 +176,14 @@ impl NativeIndex {
     #[napi(ts_return_type = "Promise<Buffer>")]
     pub fn facet_search(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
         self.task(IndexJob::FacetSearch(query_json))
+    }
+
+    /// The documents whose shard this instance no longer holds: `shardsJson` is `{"all":[...],
+    /// "own":[...]}`; the answer is `{"primaryKey","moves":[{"shard","ids","documents"}]}`
+    /// (documents with their `_vectors` as `retrieveVectors` shows them).
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn documents_elsewhere(&self, shards_json: String) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::Elsewhere(shards_json))
     }
 
     /// A facet search over a network: `requestJson` is `{facetName, facetQuery, pages:

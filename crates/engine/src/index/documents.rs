@@ -337,3 +337,42 @@ pub fn merge_pages(request_json: &str) -> Result<Vec<u8>> {
     }))
     .map_err(Error::internal)
 }
+
+impl Index {
+    /// The documents this index holds whose shard it no longer holds (after the network's
+    /// shards changed), grouped by their shard, each with its `_vectors` as `retrieveVectors`
+    /// shows them (so a `userProvided` embedding moves with its document):
+    /// `{"primaryKey","moves":[{"shard","ids":[...],"documents":[...]}]}`.
+    pub fn documents_elsewhere(&self, shards: &crate::index::Shards) -> Result<Vec<u8>> {
+        let rtxn = self.store.read()?;
+        let Some(pk) = self.store.get_string(&rtxn, keys::PRIMARY_KEY)? else {
+            return serde_json::to_vec(&json!({"primaryKey": null, "moves": []}))
+                .map_err(Error::internal);
+        };
+        let settings = self.stored_settings(&rtxn)?;
+        let view = self.vectors_view(&rtxn, settings.as_ref())?;
+        let mut moves: BTreeMap<String, (Vec<String>, Vec<Value>)> = BTreeMap::new();
+        for item in self.store.docs.iter(&rtxn).map_err(heed_error)? {
+            let (iid, bytes) = item.map_err(heed_error)?;
+            let doc = self.decode_doc(bytes)?;
+            let id = crate::docid::document_id(&doc, &pk)?;
+            if shards.keeps(&id) {
+                continue;
+            }
+            let Some(shard) = crate::docid::shard_of(&id, &shards.all) else {
+                continue;
+            };
+            let vectors = view.of(self, &rtxn, iid, doc.get("_vectors"))?;
+            let entry = moves.entry(shard.to_string()).or_default();
+            entry.0.push(id);
+            entry
+                .1
+                .push(Value::Object(retrieve(doc, None, Some(vectors))));
+        }
+        let moves: Vec<Value> = moves
+            .into_iter()
+            .map(|(shard, (ids, documents))| json!({"shard": shard, "ids": ids, "documents": documents}))
+            .collect();
+        serde_json::to_vec(&json!({"primaryKey": pk, "moves": moves})).map_err(Error::internal)
+    }
+}
