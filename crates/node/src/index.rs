@@ -238,20 +238,40 @@ impl NativeIndex {
     }
 }
 
-/// A federated search on the libuv pool: the indexes of its queries, in query order.
-pub struct FederatedTask {
+/// A call over several indexes (or none) on the libuv pool: `run` with the indexes and the
+/// request's JSON text, answering the response body.
+pub struct ManyTask {
     indexes: Vec<Arc<engine::Index>>,
     request: String,
+    run: fn(&[&engine::Index], &str) -> api_types::Result<Vec<u8>>,
 }
 
-impl Task for FederatedTask {
+impl ManyTask {
+    fn new(
+        indexes: &[ClassInstance<NativeIndex>],
+        request: String,
+        run: fn(&[&engine::Index], &str) -> api_types::Result<Vec<u8>>,
+    ) -> Result<AsyncTask<ManyTask>> {
+        let indexes = indexes
+            .iter()
+            .map(|i| i.index())
+            .collect::<Result<Vec<_>>>()?;
+        Ok(AsyncTask::new(ManyTask {
+            indexes,
+            request,
+            run,
+        }))
+    }
+}
+
+impl Task for ManyTask {
     type Output = Vec<u8>;
     type JsValue = Buffer;
 
     fn compute(&mut self) -> Result<Vec<u8>> {
         api_types::catch_panic(|| {
             let indexes: Vec<&engine::Index> = self.indexes.iter().map(|i| &**i).collect();
-            engine::federated_search_json(&indexes, &self.request)
+            (self.run)(&indexes, &self.request)
         })
         .map_err(to_napi_error)
     }
@@ -261,47 +281,20 @@ impl Task for FederatedTask {
     }
 }
 
-/// A federated multi-search: `indexes[i]` is the index of query `i` of `requestJson`,
-/// `{"queries":[{"indexUid","weight","query":{normalized search query}}],
+/// A federated multi-search: `indexes[i]` is the index of local query `i` of `requestJson`,
+/// `{"queries":[{"indexUid","weight","position","remote","query":{normalized search query}}],
+/// "remotes":[{"name","url","apiKey","queries":[{"position","indexUid","weight","body"}]}],
 /// "federation":{"offset","limit","page","hitsPerPage","facetsByIndex":[[uid,[facet...]]...],
-/// "mergeFacets":{"maxValuesPerFacet"},"distinct","showPerformanceDetails"}}` (each
-/// `federation` field optional). The answer is the response body.
+/// "mergeFacets":{"maxValuesPerFacet"},"distinct","showPerformanceDetails","showRuns",
+/// "remoteTimeoutMs","query","pinDerivations"}}` (each `federation` field optional). The
+/// queries of `remotes` are asked of those instances through the outbound client. The answer
+/// is the response body.
 #[napi(ts_return_type = "Promise<Buffer>")]
 pub fn federated_search(
     indexes: Vec<ClassInstance<NativeIndex>>,
     request_json: String,
-) -> Result<AsyncTask<FederatedTask>> {
-    let indexes = indexes
-        .iter()
-        .map(|i| i.index())
-        .collect::<Result<Vec<_>>>()?;
-    Ok(AsyncTask::new(FederatedTask {
-        indexes,
-        request: request_json,
-    }))
-}
-
-/// What a federated request's words derive from, on the libuv pool.
-pub struct CandidatesTask {
-    indexes: Vec<Arc<engine::Index>>,
-    request: String,
-}
-
-impl Task for CandidatesTask {
-    type Output = Vec<u8>;
-    type JsValue = Buffer;
-
-    fn compute(&mut self) -> Result<Vec<u8>> {
-        api_types::catch_panic(|| {
-            let indexes: Vec<&engine::Index> = self.indexes.iter().map(|i| &**i).collect();
-            engine::derivation_candidates_json(&indexes, &self.request)
-        })
-        .map_err(to_napi_error)
-    }
-
-    fn resolve(&mut self, _env: Env, output: Vec<u8>) -> Result<Buffer> {
-        Ok(output.into())
-    }
+) -> Result<AsyncTask<ManyTask>> {
+    ManyTask::new(&indexes, request_json, engine::federated_search_json)
 }
 
 /// What the words of each query of a federated request (as `federatedSearch` takes it) derive
@@ -311,33 +304,8 @@ impl Task for CandidatesTask {
 pub fn derivation_candidates(
     indexes: Vec<ClassInstance<NativeIndex>>,
     request_json: String,
-) -> Result<AsyncTask<CandidatesTask>> {
-    let indexes = indexes
-        .iter()
-        .map(|i| i.index())
-        .collect::<Result<Vec<_>>>()?;
-    Ok(AsyncTask::new(CandidatesTask {
-        indexes,
-        request: request_json,
-    }))
-}
-
-/// Merging a network's pages of documents on the libuv pool.
-pub struct MergePagesTask {
-    request: String,
-}
-
-impl Task for MergePagesTask {
-    type Output = Vec<u8>;
-    type JsValue = Buffer;
-
-    fn compute(&mut self) -> Result<Vec<u8>> {
-        api_types::catch_panic(|| engine::merge_pages(&self.request)).map_err(to_napi_error)
-    }
-
-    fn resolve(&mut self, _env: Env, output: Vec<u8>) -> Result<Buffer> {
-        Ok(output.into())
-    }
+) -> Result<AsyncTask<ManyTask>> {
+    ManyTask::new(&indexes, request_json, engine::derivation_candidates_json)
 }
 
 /// One page of a network's documents: `requestJson` is `{"pages":[{"results":[...],"total"}],
@@ -345,8 +313,6 @@ impl Task for MergePagesTask {
 /// instance's first `offset + limit` documents in network order. The answer is the body of
 /// `/documents`, with `remoteErrors`.
 #[napi(ts_return_type = "Promise<Buffer>")]
-pub fn merge_document_pages(request_json: String) -> AsyncTask<MergePagesTask> {
-    AsyncTask::new(MergePagesTask {
-        request: request_json,
-    })
+pub fn merge_document_pages(request_json: String) -> Result<AsyncTask<ManyTask>> {
+    ManyTask::new(&[], request_json, |_, request| engine::merge_pages(request))
 }
