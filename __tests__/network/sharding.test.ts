@@ -38,12 +38,18 @@ function rows(n: number): Row[] {
       return { id, name, version, summary: summary ?? '', bucket: `b${id % 7}` };
     });
   }
+  // Words of two or three syllables, drawn with a skew: a few are common, most are rare.
   const rand = mulberry32(20_000);
-  const vocab = 'python client library async http json parser toolkit data science machine learning django flask plugin api wrapper cli tool test framework image audio video stream cloud aws azure google database sql orm cache redis queue task scheduler crypto hash secure auth token graph plot chart numpy pandas model neural vision text nlp spider scraper'.split(' ');
-  const word = () => vocab[Math.floor(rand() * vocab.length)];
+  const syllables = 'ka lo mi ne su ta ri po de fu ga hi jo ku le ma no pi ra se to vu wa xe yo zi'.split(' ');
+  const word = () => {
+    const n = Math.floor(syllables.length ** 3 * rand() ** 3);
+    const parts = [syllables[n % 26], syllables[Math.floor(n / 26) % 26]];
+    if (n >= 26 * 26) parts.push(syllables[Math.floor(n / 676) % 26]);
+    return parts.join('');
+  };
   return Array.from({ length: n }, (_, id) => ({
     id,
-    name: `${word()}-${word()}${id % 7 === 0 ? '' : `-${id}`}`,
+    name: `${word()}-${word()}`,
     version: `${1 + (id % 5)}.${id % 13}.0`,
     summary: Array.from({ length: 3 + Math.floor(rand() * 8) }, word).join(' '),
     bucket: `b${id % 7}`,

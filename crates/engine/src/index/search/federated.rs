@@ -296,7 +296,9 @@ pub fn federated_search(
             .map(|(_, f)| f.clone())
     };
     // A search over the network first settles what the words derive to (`query::pins`).
-    let (pins, unreachable) = match federation.pin_derivations {
+    // (Without remotes every query runs here, on one dictionary: nothing to settle.)
+    let pinning = federation.pin_derivations && !remotes.is_empty();
+    let (pins, unreachable) = match pinning {
         true => pin_derivations(queries, remotes, timeout)?,
         false => Default::default(),
     };
@@ -337,7 +339,7 @@ pub fn federated_search(
             q.page = None;
             q.hits_per_page = None;
             q.show_ranking_score = true;
-            if federation.pin_derivations {
+            if pinning {
                 q.pins = Some(pins.of(fq.position));
             }
             // `facetsByIndex` is counted on the first query of each index it names.
