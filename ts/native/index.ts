@@ -109,6 +109,11 @@ export class NativeIndex {
     return JSON.parse(this.raw.settings()) as Record<string, unknown>;
   }
 
+  /** The index's attributes with what its settings make of each (see the binding). */
+  fields(query: unknown): Promise<Buffer> {
+    return call(() => this.raw.fields(JSON.stringify(query)));
+  }
+
   /** The documents whose shard this instance no longer holds, by shard (see the binding). */
   documentsElsewhere(shards: { all: string[]; own: string[] }): Promise<Buffer> {
     return call(() => this.raw.documentsElsewhere(JSON.stringify(shards)));

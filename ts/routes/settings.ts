@@ -2,6 +2,7 @@
 import { type Request, type Response, Router } from 'express';
 import type { Deps } from '../deps';
 import { readJson } from '../http/body';
+import { parseFields } from '../schemas/fields';
 import { checkIndexUid } from '../schemas/indexes';
 import { parseSettingsBody, parseSubrouteBody, resetPatch, SETTINGS_SUBROUTES, type SettingsPatch, settingsTaskDetails } from '../settings';
 import { summaryView } from '../tasks/queue';
@@ -31,6 +32,12 @@ export function settingsRoutes(deps: Deps): Router {
     if (!flags().foreignKeys) delete out.foreignKeys;
     if (!flags().chatCompletions) delete out.chat;
     res.json(out);
+  });
+  /** Every attribute the index has seen, with what the settings make of it. */
+  r.post('/indexes/:indexUid/fields', guard('fields.post', 'param'), async (req, res) => {
+    const uid = checkIndexUid(req.params.indexUid);
+    const query = parseFields(readJson(req));
+    res.status(200).type('application/json').send(await registry.handle(uid).fields(query));
   });
   r.patch('/indexes/:indexUid/settings', guard('settings.update', 'param'), (req, res) => {
     checkIndexUid(req.params.indexUid);

@@ -36,6 +36,7 @@ use crate::store::{keys, Store};
 mod cache;
 mod documents;
 mod embeddings;
+mod fields;
 mod filtering;
 mod open;
 mod search;
@@ -43,6 +44,7 @@ mod text;
 mod update;
 
 pub use documents::{merge_pages, FetchQuery};
+pub use fields::FieldsQuery;
 pub use search::{
     derivation_candidates_json, federated_search, federated_search_json, FacetSearchQuery,
     FederatedQuery, Federation, MergeFacets, SearchQuery, SimilarQuery, CANDIDATES_HEADER,

@@ -20,6 +20,7 @@ pub enum IndexJob {
     FacetSearch(String),
     MergeFacetHits(String),
     Elsewhere(String),
+    Fields(String),
     Similar(String),
 }
 
@@ -56,6 +57,10 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
             JobOutput::Bytes(Some(index.facet_search(&q)?))
         }
         IndexJob::MergeFacetHits(q) => JobOutput::Bytes(Some(index.merge_facet_hits(&q)?)),
+        IndexJob::Fields(q) => {
+            let q = serde_json::from_str(&q).map_err(Error::internal)?;
+            JobOutput::Bytes(Some(index.fields(&q)?))
+        }
         IndexJob::Elsewhere(s) => {
             let shards = serde_json::from_str(&s).map_err(Error::internal)?;
             JobOutput::Bytes(Some(index.documents_elsewhere(&shards)?))
@@ -176,6 +181,14 @@ impl NativeIndex {
     #[napi(ts_return_type = "Promise<Buffer>")]
     pub fn facet_search(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
         self.task(IndexJob::FacetSearch(query_json))
+    }
+
+    /// The index's attributes with what its settings make of each: `queryJson` is
+    /// `{offset, limit, filter: {attributePatterns, displayed, searchable, sortable, distinct,
+    /// rankingRule, filterable}}`; the answer is `{results, offset, limit, total}`.
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn fields(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::Fields(query_json))
     }
 
     /// The documents whose shard this instance no longer holds: `shardsJson` is `{"all":[...],

@@ -82,6 +82,13 @@ pub fn pattern_matches(pattern: &str, field: &str) -> bool {
     }
 }
 
+/// What the first rule naming `field` allows (none: not filterable), and whether that is
+/// any filter at all.
+pub fn features_of(rules: &[Rule], field: &str) -> Option<(Features, bool)> {
+    let f = rules.iter().find(|r| r.matches(field))?.features();
+    Some((f, f.filterable()))
+}
+
 /// The rules of a stored settings object (`filterableAttributes`).
 pub fn rules_of(settings: Option<&Value>) -> Vec<Rule> {
     let Some(items) = settings.and_then(|s| s["filterableAttributes"].as_array()) else {
