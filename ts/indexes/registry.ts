@@ -102,6 +102,11 @@ export class IndexRegistry {
     this.entries.delete(uid);
   }
 
+  /** Where an entry's files are. */
+  pathOf(entry: IndexEntry): string {
+    return path.join(this.root, entry.dir);
+  }
+
   /** Closes the handle and deletes the files of a directory no entry references any more. */
   destroyDir(dir: string): void {
     const h = this.handles.get(dir);

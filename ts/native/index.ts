@@ -109,6 +109,11 @@ export class NativeIndex {
     return JSON.parse(this.raw.settings()) as Record<string, unknown>;
   }
 
+  /** Merges every segment of the inverted index into one. */
+  async compact(): Promise<void> {
+    await call(() => this.raw.compact());
+  }
+
   /** The index's attributes with what its settings make of each (see the binding). */
   fields(query: unknown): Promise<Buffer> {
     return call(() => this.raw.fields(JSON.stringify(query)));

@@ -82,6 +82,13 @@ export function indexRoutes(deps: Deps): Router {
     res.status(202).json(summaryView(task));
   });
 
+  /** Compaction: the index's inverted index merged into one segment, as a task. */
+  r.post('/indexes/:indexUid/compact', guard('indexes.compact', 'param'), async (req, res) => {
+    const uid = checkIndexUid(req.params.indexUid);
+    const task = await queue.enqueue({ indexUid: uid, type: 'indexCompaction', details: {}, payload: { kind: 'indexCompaction' } });
+    res.status(202).json(summaryView(task));
+  });
+
   r.get('/indexes/:indexUid/stats', guard('stats.get', 'param'), (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
     const q = parseStatsQuery(req.query as Record<string, unknown>);

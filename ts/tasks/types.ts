@@ -45,7 +45,8 @@ export type TaskPayload =
   | { kind: 'indexSwap'; swaps: SwapSpec[] }
   | { kind: 'taskCancelation'; matched: number[] }
   | { kind: 'taskDeletion'; matched: number[] }
-  | { kind: 'networkTopologyChange' };
+  | { kind: 'networkTopologyChange' }
+  | { kind: 'indexCompaction' };
 
 export interface TaskRecord {
   uid: number;

@@ -194,6 +194,8 @@ export class Worker {
         return this.deleteIndex(first, fx);
       case 'indexSwap':
         return this.swapIndexes(first, fx);
+      case 'indexCompaction':
+        return this.compactIndex(first);
       case 'networkTopologyChange':
         // The network is already applied; documents move to the shards that hold them now.
         try {
@@ -303,6 +305,17 @@ export class Worker {
     fx.ops.push(this.registry.putOp(updated));
     fx.after.push(() => this.registry.applyPut(updated));
     return this.one(task, {});
+  }
+
+  /** Merges the index's segments; the details give its size on disk before and after. */
+  private async compactIndex(task: TaskRecord): Promise<Map<number, Outcome>> {
+    const uid = task.indexUid!;
+    const entry = this.registry.get(uid);
+    if (!entry) return this.one(task, { error: errorBody('index_not_found', `Index \`${uid}\` not found.`) });
+    const dir = this.registry.pathOf(entry);
+    const before = directorySize(dir);
+    await this.registry.handleOf(entry).compact();
+    return this.one(task, { details: { preCompactionSize: byteSize(before), postCompactionSize: byteSize(directorySize(dir)) } });
   }
 
   private deleteIndex(task: TaskRecord, fx: Effects): Map<number, Outcome> {
@@ -422,4 +435,26 @@ export class Worker {
     fx.after.push(() => this.registry.applyPut(updated));
     return out;
   }
+}
+
+/** The bytes of the files under `dir`. */
+function directorySize(dir: string): number {
+  let total = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    total += e.isDirectory() ? directorySize(p) : fs.statSync(p).size;
+  }
+  return total;
+}
+
+/** A size as Meilisearch writes it in task details: `68 KiB`, `1.5 MiB`. */
+export function byteSize(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = bytes;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${u === 0 ? v : Math.round(v * 100) / 100} ${units[u]}`;
 }

@@ -21,6 +21,7 @@ pub enum IndexJob {
     MergeFacetHits(String),
     Elsewhere(String),
     Fields(String),
+    Compact,
     Similar(String),
 }
 
@@ -57,6 +58,10 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
             JobOutput::Bytes(Some(index.facet_search(&q)?))
         }
         IndexJob::MergeFacetHits(q) => JobOutput::Bytes(Some(index.merge_facet_hits(&q)?)),
+        IndexJob::Compact => {
+            index.compact()?;
+            JobOutput::Bytes(None)
+        }
         IndexJob::Fields(q) => {
             let q = serde_json::from_str(&q).map_err(Error::internal)?;
             JobOutput::Bytes(Some(index.fields(&q)?))
@@ -181,6 +186,12 @@ impl NativeIndex {
     #[napi(ts_return_type = "Promise<Buffer>")]
     pub fn facet_search(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
         self.task(IndexJob::FacetSearch(query_json))
+    }
+
+    /// Merges every segment of the inverted index into one (`POST /indexes/{uid}/compact`).
+    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    pub fn compact(&self) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::Compact)
     }
 
     /// The index's attributes with what its settings make of each: `queryJson` is

@@ -254,6 +254,16 @@ impl Index {
     /// least an eighth of the index: a bulk load pays it once at the end, and a trickle of
     /// small updates pays it at most once per eighth of growth.
     pub(super) fn compact_if_worthwhile(&self) -> Result<()> {
+        self.merge_segments(false)
+    }
+
+    /// `POST /indexes/{uid}/compact`: every segment of the inverted index merged into one,
+    /// whatever their sizes.
+    pub fn compact(&self) -> Result<()> {
+        self.merge_segments(true)
+    }
+
+    fn merge_segments(&self, always: bool) -> Result<()> {
         let _batch = self.batch_lock.lock().unwrap();
         let metas = self.tantivy.searchable_segment_metas().map_err(tv)?;
         if metas.len() < 2 {
@@ -261,7 +271,7 @@ impl Index {
         }
         let total: u64 = metas.iter().map(|m| m.num_docs() as u64).sum();
         let largest = metas.iter().map(|m| m.num_docs() as u64).max().unwrap_or(0);
-        if (total - largest) * 8 < total {
+        if !always && (total - largest) * 8 < total {
             return Ok(());
         }
         let ids: Vec<tantivy::index::SegmentId> = metas.iter().map(|m| m.id()).collect();
