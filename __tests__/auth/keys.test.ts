@@ -100,7 +100,12 @@ describe('POST /keys', () => {
     ['2099-01-02', '2099-01-02T00:00:00Z'],
     ['2099-01-02T03:04:05', '2099-01-02T03:04:05Z'],
     ['2099-01-02 03:04:05', '2099-01-02T03:04:05Z'],
-    ['2099-01-02T03:04:05+02:00', '2099-01-02T01:04:05Z'],
+    // As Meilisearch 1.50 keeps them: the offset, and the fraction without trailing zeros.
+    ['2099-01-02T03:04:05+02:00', '2099-01-02T03:04:05+02:00'],
+    ['2099-01-02T03:04:05.123456Z', '2099-01-02T03:04:05.123456Z'],
+    ['2099-01-02T03:04:05.120Z', '2099-01-02T03:04:05.12Z'],
+    ['2099-01-02T03:04:05.5+02:00', '2099-01-02T03:04:05.5+02:00'],
+    ['2099-01-02T03:04:05.000Z', '2099-01-02T03:04:05Z'],
   ])('when expiresAt is %j, then it is stored as %j', async (given, stored) => {
     const r = await create({ actions: ['search'], indexes: ['*'], expiresAt: given });
     expect([r.status, r.body.expiresAt]).toEqual([201, stored]);

@@ -37,14 +37,19 @@ const UpdateSchema = z.strictObject({
 });
 const IMMUTABLE = ['uid', 'actions', 'indexes', 'expiresAt', 'createdAt', 'updatedAt'];
 
-/** RFC 3339, `YYYY-MM-DDTHH:MM:SS`, `YYYY-MM-DD HH:MM:SS` (UTC) or `YYYY-MM-DD`. */
+/**
+ * RFC 3339, `YYYY-MM-DDTHH:MM:SS`, `YYYY-MM-DD HH:MM:SS` (UTC) or `YYYY-MM-DD`. Kept as given,
+ * as Meilisearch keeps it: the offset and the fraction of a second stay (trailing zeros of the
+ * fraction aside); a date alone or a time without offset is UTC (`Z`).
+ */
 function parseExpiresAt(text: string): string | null {
   let iso = text;
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) iso = `${text}T00:00:00Z`;
   else if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?$/.test(text)) iso = `${text.replace(' ', 'T')}Z`;
-  const ms = Date.parse(iso);
-  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}T/.test(iso)) return null;
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.exec(iso);
+  if (!m || Number.isNaN(Date.parse(iso))) return null;
+  const fraction = (m[2] ?? '').replace(/0+$/, '');
+  return `${m[1]}${fraction === '.' ? '' : fraction}${m[3]}`;
 }
 
 export function keyRoutes(deps: Deps): Router {
