@@ -12,7 +12,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors/api-error';
 import { catalogByCode } from '../native';
-import { outboundRequest, type OutboundAnswer } from '../native/outbound';
+import type { OutboundAnswer } from '../native/outbound';
+import { sendTo } from './ask';
 import type { FeatureStore } from '../features';
 import type { EnqueueInit, TaskQueue } from '../tasks/queue';
 import type { TaskType } from '../tasks/types';
@@ -116,9 +117,7 @@ export async function forwardToAll(
     others.map(async ([name, remote]) => {
       const headers: Record<string, string> = { [ORIGIN_HEADER]: JSON.stringify(origin) };
       if (contentType !== undefined) headers['Content-Type'] = contentType;
-      if (remote.writeApiKey !== null) headers.Authorization = `Bearer ${remote.writeApiKey}`;
-      const answer = await outboundRequest(method, `${remote.url.replace(/\/+$/, '')}${url}`, headers, bodyFor(name), timeoutMs);
-      return [name, answer] as const;
+      return [name, await sendTo(remote, method, url, bodyFor(name), remote.writeApiKey, headers, timeoutMs)] as const;
     }),
   );
   const out: Record<string, { taskUid: number | null; error: null }> = {};

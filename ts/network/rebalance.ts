@@ -10,7 +10,7 @@
  */
 import { ApiError } from '../errors/api-error';
 import type { IndexRegistry } from '../indexes/registry';
-import { outboundRequest } from '../native/outbound';
+import { sendTo } from './ask';
 import { ORIGIN_HEADER, type Origin, remoteFailure } from './forward';
 import { type NetworkStore, shardsOf } from './state';
 
@@ -27,9 +27,7 @@ export function rebalancer(network: NetworkStore, registry: IndexRegistry, timeo
     const origin: Origin = { remoteName: state.self, taskUid, networkVersion: state.version };
     const send = async (name: string, method: string, path: string, body: unknown, what: string) => {
       const remote = state.remotes[name];
-      const headers: Record<string, string> = { 'Content-Type': 'application/json', [ORIGIN_HEADER]: JSON.stringify(origin) };
-      if (remote.writeApiKey !== null) headers.Authorization = `Bearer ${remote.writeApiKey}`;
-      const answer = await outboundRequest(method, `${remote.url.replace(/\/+$/, '')}${path}`, headers, Buffer.from(JSON.stringify(body)), timeoutMs);
+      const answer = await sendTo(remote, method, path, body, remote.writeApiKey, { [ORIGIN_HEADER]: JSON.stringify(origin) }, timeoutMs);
       const failure = remoteFailure(name, answer);
       if (failure) throw new ApiError(failure.code, `${what}: ${failure.message}`);
     };

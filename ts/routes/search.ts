@@ -5,9 +5,8 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
 import { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER, NativeIndex } from '../native';
-import { askInstance } from '../network/ask';
+import { facetSearchOverNetwork } from '../network/facets';
 import { networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
-import { errorBody } from '../errors/catalog';
 import { checkIndexUid } from '../schemas/indexes';
 import { parseFederation, splitQuery } from '../schemas/federation';
 import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
@@ -86,19 +85,9 @@ export function searchRoutes(deps: Deps): Router {
       res.status(200).type('application/json').send(await limited(res, () => index.facetSearch(query)));
       return;
     }
-    // Over the network: each shard's values, counts added by the engine.
-    const remoteErrors: Record<string, unknown> = {};
-    const remoteBody = { ...(raw as Record<string, unknown>), filter, useNetwork: false };
-    const pages = await Promise.all(
-      networkTargets(deps).map(async (target) => {
-        if (target.local) return (JSON.parse((await limited(res, () => index.facetSearch(query))).toString()) as { facetHits: unknown[] }).facetHits;
-        const r = await askInstance(deps, target, `/indexes/${encodeURIComponent(uid)}/facet-search`, remoteBody, 'search');
-        if (r.ok && Array.isArray(r.body.facetHits)) return r.body.facetHits as unknown[];
-        remoteErrors[target.name] = r.ok ? errorBody('remote_remote_error', `Remote \`${target.name}\` encountered an error: ${String(r.body.message)}`) : r.error;
-        return [];
-      }),
-    );
-    res.status(200).type('application/json').send(await index.mergeFacetHits({ facetName: body.facetName, facetQuery: body.facetQuery ?? null, pages, remoteErrors }));
+    // The caller's tenant-token rule travels with the request.
+    const remoteBody = { ...(raw as Record<string, unknown>), filter };
+    res.status(200).type('application/json').send(await facetSearchOverNetwork(deps, uid, remoteBody, () => limited(res, () => index.facetSearch(query))));
   });
 
   /** Similar documents: the nearest neighbours of one document's embedding. */
@@ -262,10 +251,9 @@ export function searchRoutes(deps: Deps): Router {
         throw err;
       }
     }
-    const local = new Set(items.filter((q) => q.target.local).map((q) => q.uid));
-    const remoteOnly = new Set(items.filter((q) => !q.target.local).map((q) => q.uid));
+    const used = new Set(items.map((q) => q.uid));
     for (const uid of Object.keys(facetsByIndex ?? {})) {
-      if (local.has(uid) || remoteOnly.has(uid)) continue;
+      if (used.has(uid)) continue;
       try {
         registry.require(checkIndexUid(uid));
       } catch (err) {
