@@ -7,6 +7,7 @@ import type { Deps } from './deps';
 import { errorMiddleware } from './errors/middleware';
 import { repairPath } from './http/path';
 import { loggablePath } from './logging';
+import { archiveRoutes } from './routes/archives';
 import { documentRoutes } from './routes/documents';
 import { indexRoutes } from './routes/indexes';
 import { networkContext } from './network/forward';
@@ -64,6 +65,7 @@ export function buildApp(deps: Deps): express.Express {
   app.use(keyRoutes(deps));
   app.use(renderRoutes(deps));
   app.use(networkRoutes(deps));
+  app.use(archiveRoutes(deps));
 
   app.use((_req: Request, res: Response) => {
     res.status(404).end();

@@ -28,6 +28,18 @@ export interface Config {
   onnxRuntimePath: string | null;
   /** How long another instance of the network may take to answer (search, forwarded write). */
   remoteTimeoutMs: number;
+  /** Where `POST /dumps` writes `<dumpUid>.dump`. */
+  dumpDir: string;
+  /** Where snapshots are written (`<db directory name>.snapshot`). */
+  snapshotDir: string;
+  /** Seconds between scheduled snapshots; null: none scheduled. */
+  scheduleSnapshotSeconds: number | null;
+  importDump: string | null;
+  ignoreMissingDump: boolean;
+  ignoreDumpIfDbExists: boolean;
+  importSnapshot: string | null;
+  ignoreMissingSnapshot: boolean;
+  ignoreSnapshotIfDbExists: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -38,6 +50,8 @@ interface OptionSpec {
   env: string;
   meili: string;
   boolean?: boolean;
+  /** Given bare, the option takes the value `true`; else the value that follows. */
+  optionalValue?: boolean;
   help: string;
 }
 
@@ -59,6 +73,15 @@ type RawOptions = {
   modelsDir?: string;
   onnxRuntimePath?: string;
   remoteTimeout?: string;
+  dumpDir?: string;
+  importDump?: string;
+  ignoreMissingDump?: string;
+  ignoreDumpIfDbExists?: string;
+  snapshotDir?: string;
+  scheduleSnapshot?: string;
+  importSnapshot?: string;
+  ignoreMissingSnapshot?: string;
+  ignoreSnapshotIfDbExists?: string;
 };
 
 export const OPTIONS: OptionSpec[] = [
@@ -79,6 +102,15 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'onnxRuntimePath', flag: '--experimental-onnxruntime-path', env: 'QUARRY_ONNXRUNTIME_PATH', meili: 'ORT_DYLIB_PATH', help: 'path of libonnxruntime.so, which local models run on' },
   { name: 'remoteTimeout', flag: '--experimental-remote-timeout-ms', env: 'QUARRY_REMOTE_TIMEOUT_MS', meili: 'QUARRY_REMOTE_TIMEOUT_MS', help: 'milliseconds another instance of the network may take to answer a search or a forwarded write (default 30000)' },
   { name: 'dropSearchAfter', flag: '--experimental-drop-search-after', env: 'QUARRY_DROP_SEARCH_AFTER', meili: 'MEILI_EXPERIMENTAL_DROP_SEARCH_AFTER', help: 'seconds a search may wait before it is dropped (default 60)' },
+  { name: 'dumpDir', flag: '--dump-dir', env: 'QUARRY_DUMP_DIR', meili: 'MEILI_DUMP_DIR', help: 'directory dumps are written to (default dumps/)' },
+  { name: 'importDump', flag: '--import-dump', env: 'QUARRY_IMPORT_DUMP', meili: 'MEILI_IMPORT_DUMP', help: 'dump file (Meilisearch or Quarry, version 6) to build the database from at start-up' },
+  { name: 'ignoreMissingDump', flag: '--ignore-missing-dump', env: 'QUARRY_IGNORE_MISSING_DUMP', meili: 'MEILI_IGNORE_MISSING_DUMP', boolean: true, help: 'start without importing when the --import-dump file is missing' },
+  { name: 'ignoreDumpIfDbExists', flag: '--ignore-dump-if-db-exists', env: 'QUARRY_IGNORE_DUMP_IF_DB_EXISTS', meili: 'MEILI_IGNORE_DUMP_IF_DB_EXISTS', boolean: true, help: 'start on the existing database instead of refusing the --import-dump' },
+  { name: 'snapshotDir', flag: '--snapshot-dir', env: 'QUARRY_SNAPSHOT_DIR', meili: 'MEILI_SNAPSHOT_DIR', help: 'directory snapshots are written to (default snapshots/)' },
+  { name: 'scheduleSnapshot', flag: '--schedule-snapshot', env: 'QUARRY_SCHEDULE_SNAPSHOT', meili: 'MEILI_SCHEDULE_SNAPSHOT', optionalValue: true, help: 'take a snapshot every N seconds (bare: every 86400)' },
+  { name: 'importSnapshot', flag: '--import-snapshot', env: 'QUARRY_IMPORT_SNAPSHOT', meili: 'MEILI_IMPORT_SNAPSHOT', help: 'snapshot file to restore the database from at start-up' },
+  { name: 'ignoreMissingSnapshot', flag: '--ignore-missing-snapshot', env: 'QUARRY_IGNORE_MISSING_SNAPSHOT', meili: 'MEILI_IGNORE_MISSING_SNAPSHOT', boolean: true, help: 'start without restoring when the --import-snapshot file is missing' },
+  { name: 'ignoreSnapshotIfDbExists', flag: '--ignore-snapshot-if-db-exists', env: 'QUARRY_IGNORE_SNAPSHOT_IF_DB_EXISTS', meili: 'MEILI_IGNORE_SNAPSHOT_IF_DB_EXISTS', boolean: true, help: 'start on the existing database instead of refusing the --import-snapshot' },
 ];
 
 export const LOOPBACK_NETWORKS = ['127.0.0.0/8', '::1/128'];
@@ -114,6 +146,10 @@ function parseArgs(argv: string[]): RawOptions {
     if (!spec) throw new ConfigError(`unknown option \`${arg}\` (see --help)`);
     if (spec.boolean) {
       out[spec.name] = inline ?? 'true';
+      continue;
+    }
+    if (spec.optionalValue && inline === undefined && (argv[i + 1] === undefined || argv[i + 1].startsWith('--'))) {
+      out[spec.name] = 'true';
       continue;
     }
     const value = inline ?? argv[++i];
@@ -189,7 +225,32 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     if (net !== 'any' && !/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(net)) throw new ConfigError(`--experimental-allowed-ip-networks: \`${net}\` is not a CIDR`);
   }
 
+  const flag = (name: string, v: string | undefined) => (v === undefined ? false : parseBool(name, v));
+  const importDump = raw.importDump ?? null;
+  const importSnapshot = raw.importSnapshot ?? null;
+  if (importDump !== null && importSnapshot !== null) throw new ConfigError('--import-dump cannot be used with --import-snapshot');
+  const requires = (name: string, given: string | undefined, needed: string, present: unknown) => {
+    if (flag(name, given) && !present) throw new ConfigError(`${name} requires ${needed}`);
+  };
+  requires('--ignore-missing-dump', raw.ignoreMissingDump, '--import-dump', importDump);
+  requires('--ignore-dump-if-db-exists', raw.ignoreDumpIfDbExists, '--import-dump', importDump);
+  requires('--ignore-missing-snapshot', raw.ignoreMissingSnapshot, '--import-snapshot', importSnapshot);
+  requires('--ignore-snapshot-if-db-exists', raw.ignoreSnapshotIfDbExists, '--import-snapshot', importSnapshot);
+  let scheduleSnapshotSeconds: number | null = null;
+  if (raw.scheduleSnapshot !== undefined && !/^false$/i.test(raw.scheduleSnapshot)) {
+    scheduleSnapshotSeconds = /^true$/i.test(raw.scheduleSnapshot) ? 86_400 : count('--schedule-snapshot', raw.scheduleSnapshot, 86_400, 1);
+  }
+
   return {
+    dumpDir: raw.dumpDir ?? 'dumps/',
+    snapshotDir: raw.snapshotDir ?? 'snapshots/',
+    scheduleSnapshotSeconds,
+    importDump,
+    ignoreMissingDump: flag('--ignore-missing-dump', raw.ignoreMissingDump),
+    ignoreDumpIfDbExists: flag('--ignore-dump-if-db-exists', raw.ignoreDumpIfDbExists),
+    importSnapshot,
+    ignoreMissingSnapshot: flag('--ignore-missing-snapshot', raw.ignoreMissingSnapshot),
+    ignoreSnapshotIfDbExists: flag('--ignore-snapshot-if-db-exists', raw.ignoreSnapshotIfDbExists),
     httpAddr,
     host,
     port,

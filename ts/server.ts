@@ -20,11 +20,12 @@ import { networkedQueue } from './network/forward';
 import { rebalancer } from './network/rebalance';
 import { NetworkStore } from './network/state';
 import { SearchLimiter } from './search/limiter';
-import { Durable } from './store/durable';
+import { Durable, META_MAP_SIZE } from './store/durable';
 import { openQueue } from './tasks/queue';
 import { Worker } from './tasks/worker';
-
-const META_MAP_SIZE = 20 * 1024 ** 3;
+import type { TaskQueue } from './tasks/queue';
+import { archives } from './dumps/create';
+import { importAtStartup } from './dumps/import';
 
 export interface RunningServer {
   url: string;
@@ -37,6 +38,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   configureOutbound(config.allowedNetworks);
   configureModels(config.modelsDir, config.onnxRuntimePath);
   const dbPath = path.resolve(config.dbPath);
+  await importAtStartup(config, dbPath, logger);
   fs.mkdirSync(dbPath, { recursive: true });
   fs.writeFileSync(path.join(dbPath, 'VERSION'), 'quarry-1\n');
   const kv = KvStore.open(path.join(dbPath, 'tasks'), META_MAP_SIZE);
@@ -48,7 +50,17 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const network = new NetworkStore(durable);
   const queue = openQueue(durable);
   const updateFiles = path.join(dbPath, 'update_files');
-  const worker = new Worker(queue, registry, updateFiles, logger, config.maxBatchedTasks, () => features.get().getTaskDocumentsRoute, rebalancer(network, registry, config.remoteTimeoutMs));
+  const dirs = { dumpDir: path.resolve(config.dumpDir), snapshotDir: path.resolve(config.snapshotDir) };
+  const worker = new Worker(
+    queue,
+    registry,
+    updateFiles,
+    logger,
+    config.maxBatchedTasks,
+    () => features.get().getTaskDocumentsRoute,
+    rebalancer(network, registry, config.remoteTimeoutMs),
+    archives({ kv, queue, registry, keys, features, network, dbPath, updateFiles }, dirs),
+  );
   await worker.recover();
 
   const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
@@ -64,6 +76,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   server.keepAliveTimeout = 30_000;
   server.on('clientError', answerClientError);
   worker.start();
+  const snapshots = config.scheduleSnapshotSeconds === null ? null : setInterval(() => enqueueSnapshot(queue, logger), config.scheduleSnapshotSeconds * 1000);
+  snapshots?.unref();
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
@@ -73,6 +87,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     port,
     deps,
     async close() {
+      if (snapshots) clearInterval(snapshots);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
@@ -82,6 +97,13 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       kv.close();
     },
   };
+}
+
+/** A scheduled snapshot: a task like `POST /snapshots`'s, enqueued by the clock. */
+function enqueueSnapshot(queue: TaskQueue, logger: Logger): void {
+  queue.enqueue({ indexUid: null, type: 'snapshotCreation', details: null, payload: { kind: 'snapshotCreation' } }).catch((err) => {
+    logger.error('scheduled snapshot not enqueued', { error: String(err) });
+  });
 }
 
 /**

@@ -114,6 +114,11 @@ export class NativeIndex {
     await call(() => this.raw.compact());
   }
 
+  /** A consistent copy of the index's files in the new directory `dir` (snapshots). */
+  async copyTo(dir: string): Promise<void> {
+    await call(() => this.raw.copyTo(dir));
+  }
+
   /** The index's attributes with what its settings make of each (see the binding). */
   fields(query: unknown): Promise<Buffer> {
     return call(() => this.raw.fields(JSON.stringify(query)));

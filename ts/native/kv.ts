@@ -29,6 +29,11 @@ export class KvStore {
     return call(() => this.raw.commit(meta, values));
   }
 
+  /** A consistent, compacted copy of the whole store in directory `dir` (as of one moment). */
+  copyTo(dir: string): Promise<void> {
+    return call(() => this.raw.copyTo(dir));
+  }
+
   scan(db: string): KvEntry[] {
     return callSync(() => this.raw.scan(db));
   }

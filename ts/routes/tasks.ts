@@ -4,7 +4,7 @@ import { type Request, Router } from 'express';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseCancelOrDeleteQuery, parseListQuery } from '../schemas/tasks';
-import { batchView, summaryView, taskView } from '../tasks/queue';
+import { batchView, payloadFile, summaryView, taskView } from '../tasks/queue';
 import type { BatchRecord, TaskRecord } from '../tasks/types';
 import { requireAllIndexes } from './access';
 
@@ -81,7 +81,7 @@ export function taskRoutes(deps: Deps): Router {
     const uid = parseUidParam(String(req.params.taskUid), 'invalid_task_uids', 'Task');
     const t = queue.get(uid);
     if (!t || !visibility(req)(t)) throw new ApiError('task_not_found', `Task \`${uid}\` not found.`);
-    const file = t.payload.kind === 'documentAddition' ? t.payload.file : null;
+    const file = payloadFile(deps.updateFiles, t);
     if (!file || !fs.existsSync(file)) throw new ApiError('task_file_not_found', `The task file for task \`${uid}\` was not found.`);
     res.status(200).type('application/x-ndjson');
     fs.createReadStream(file).pipe(res);

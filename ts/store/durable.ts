@@ -12,6 +12,9 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
+/** Address space reserved for the task store (LMDB grows its file only as it fills). */
+export const META_MAP_SIZE = 20 * 1024 ** 3;
+
 export class Durable {
   private queue: Pending[] = [];
   private running = false;

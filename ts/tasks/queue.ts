@@ -13,6 +13,7 @@
  */
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
+import path from 'node:path';
 import type { KvOp } from '../native';
 import { type Durable, jsonValue, uidKey } from '../store/durable';
 import { durationIso, nowIso } from '../util/time';
@@ -325,7 +326,7 @@ class Queue implements TaskQueue, WorkerQueue {
   }
 }
 
-function taskOp(t: TaskRecord): KvOp {
+export function taskOp(t: TaskRecord): KvOp {
   return { db: TASKS, key: uidKey(t.uid), value: jsonValue(t) };
 }
 
@@ -333,7 +334,7 @@ function deleteTaskOp(uid: number): KvOp {
   return { db: TASKS, key: uidKey(uid), value: null };
 }
 
-function batchOp(b: BatchRecord): KvOp {
+export function batchOp(b: BatchRecord): KvOp {
   return { db: BATCHES, key: uidKey(b.uid), value: jsonValue(b) };
 }
 
@@ -341,9 +342,18 @@ function deleteBatchOp(uid: number): KvOp {
   return { db: BATCHES, key: uidKey(uid), value: null };
 }
 
+/**
+ * Where a document addition's payload is: in `updateFiles`, by its file name (the record may
+ * hold the path it had in another data directory, one a dump or snapshot came from).
+ */
+export function payloadFile(updateFiles: string, t: TaskRecord): string | null {
+  return t.payload.kind === 'documentAddition' ? path.join(updateFiles, path.basename(t.payload.file)) : null;
+}
+
 /** Deletes a payload file once its task can never run again. */
-export function removePayload(t: TaskRecord): void {
-  if (t.payload.kind === 'documentAddition') fs.rmSync(t.payload.file, { force: true });
+export function removePayload(updateFiles: string, t: TaskRecord): void {
+  const file = payloadFile(updateFiles, t);
+  if (file) fs.rmSync(file, { force: true });
 }
 
 export function summaryView(t: TaskRecord): Record<string, unknown> {

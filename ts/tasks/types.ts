@@ -46,7 +46,9 @@ export type TaskPayload =
   | { kind: 'taskCancelation'; matched: number[] }
   | { kind: 'taskDeletion'; matched: number[] }
   | { kind: 'networkTopologyChange' }
-  | { kind: 'indexCompaction' };
+  | { kind: 'indexCompaction' }
+  | { kind: 'dumpCreation' }
+  | { kind: 'snapshotCreation' };
 
 export interface TaskRecord {
   uid: number;

@@ -17,8 +17,16 @@ import type { Logger } from '../logging';
 import type { BatchOp, KvOp, NativeIndex } from '../native';
 import { nowIso } from '../util/time';
 import { nextBatch } from './autobatch';
-import { noQueueWrites, type QueueWrites, removePayload, type WorkerQueue } from './queue';
+import { noQueueWrites, payloadFile, type QueueWrites, removePayload, type WorkerQueue } from './queue';
 import type { BatchRecord, TaskRecord } from './types';
+
+/** Dumps and snapshots, written by `dumps/create.ts`. */
+export interface Archives {
+  /** Writes the dump; resolves with the task's details (`dumpUid`). */
+  dump(task: TaskRecord): Promise<Record<string, unknown>>;
+  /** Writes the snapshot; `batch` is the running batch, recorded as finished in the copy. */
+  snapshot(task: TaskRecord, batch: BatchRecord): Promise<void>;
+}
 
 interface Outcome {
   error?: ErrorBody;
@@ -64,6 +72,8 @@ export class Worker {
     private readonly keepPayloads: () => boolean = () => false,
     /** Runs a `networkTopologyChange` (moving documents to the shards that now hold them). */
     private readonly topologyChange: (taskUid: number) => Promise<Record<string, unknown>> = async () => ({ movedDocuments: 0, message: 'Finished' }),
+    /** Writes dumps and snapshots (`dumps/create.ts`). */
+    private readonly archives: Archives | null = null,
   ) {
     queue.onEnqueued(() => this.wake());
   }
@@ -174,7 +184,7 @@ export class Worker {
     for (const f of effects.after) f();
     const keep = this.keepPayloads();
     for (const t of done) {
-      if (!keep) removePayload(t);
+      if (!keep) removePayload(this.updateFiles, t);
       this.logger.info(`task ${t.status}`, { taskUid: t.uid, batchUid: batch.uid, type: t.type, indexUid: t.indexUid, error: t.error?.code });
     }
   }
@@ -196,6 +206,9 @@ export class Worker {
         return this.swapIndexes(first, fx);
       case 'indexCompaction':
         return this.compactIndex(first);
+      case 'dumpCreation':
+      case 'snapshotCreation':
+        return this.archive(first, batch);
       case 'networkTopologyChange':
         // The network is already applied; documents move to the shards that hold them now.
         try {
@@ -225,7 +238,7 @@ export class Worker {
       const c: TaskRecord = { ...t, status: 'canceled', canceledBy: task.uid, batchUid: batch.uid, finishedAt: now, details };
       fx.queue.tasks.push(c);
       fx.after.push(() => {
-        if (!this.keepPayloads()) removePayload(c);
+        if (!this.keepPayloads()) removePayload(this.updateFiles, c);
       });
       canceled++;
     }
@@ -254,7 +267,7 @@ export class Worker {
       if (b.finishedAt !== null && b.taskUids.every((u) => deleted.has(u) || this.queue.get(u) === undefined)) fx.queue.deletedBatches.push(b.uid);
     }
     fx.after.push(() => {
-      for (const t of deleted.values()) removePayload(t);
+      for (const t of deleted.values()) removePayload(this.updateFiles, t);
     });
     return out;
   }
@@ -305,6 +318,21 @@ export class Worker {
     fx.ops.push(this.registry.putOp(updated));
     fx.after.push(() => this.registry.applyPut(updated));
     return this.one(task, {});
+  }
+
+  /** A dump or a snapshot: its file is written while no other batch runs. */
+  private async archive(task: TaskRecord, batch: BatchRecord): Promise<Map<number, Outcome>> {
+    if (!this.archives) return this.one(task, { error: errorBody('internal', `${task.type} is not configured on this server`) });
+    try {
+      if (task.type === 'dumpCreation') return this.one(task, { details: await this.archives.dump(task) });
+      await this.archives.snapshot(task, batch);
+      return this.one(task, {});
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      const code = task.type === 'dumpCreation' ? 'dump_process_failed' : 'internal';
+      this.logger.error(`${task.type} failed`, { taskUid: task.uid, error: err instanceof Error ? err.stack : String(err) });
+      return this.one(task, { error: errorBody(code, `${task.type === 'dumpCreation' ? 'Dump' : 'Snapshot'} creation failed: ${err instanceof Error ? err.message : String(err)}.`) });
+    }
   }
 
   /** Merges the index's segments; the details give its size on disk before and after. */
@@ -398,7 +426,7 @@ export class Worker {
       const p = t.payload;
       switch (p.kind) {
         case 'documentAddition':
-          ops.push({ type: 'addDocuments', taskUid: t.uid, file: p.file, method: p.method, primaryKey: p.primaryKey, skipCreation: p.skipCreation, shards: p.shards ?? null });
+          ops.push({ type: 'addDocuments', taskUid: t.uid, file: payloadFile(this.updateFiles, t)!, method: p.method, primaryKey: p.primaryKey, skipCreation: p.skipCreation, shards: p.shards ?? null });
           break;
         case 'documentDeletion':
           ops.push({ type: 'deleteDocuments', taskUid: t.uid, ids: p.ids });

@@ -139,6 +139,19 @@ impl KvStore {
         Ok(out)
     }
 
+    /// Writes a consistent, compacted copy of the whole environment into the directory
+    /// `dir` (created; it must not hold a `data.mdb` yet), as of one read transaction:
+    /// commits made meanwhile are either wholly in the copy or not at all.
+    pub fn copy_to(&self, dir: impl AsRef<Path>) -> Result<()> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(Error::internal)?;
+        let file = self
+            .env
+            .copy_to_path(dir.join("data.mdb"), heed::CompactionOption::Enabled)
+            .map_err(heed_error)?;
+        file.sync_all().map_err(Error::internal)
+    }
+
     /// The value of `key` in database `db`, if any.
     pub fn get(&self, db: &str, key: &str) -> Result<Option<Vec<u8>>> {
         let handle = self.db(db)?;

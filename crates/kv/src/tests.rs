@@ -102,3 +102,20 @@ fn test_values_are_cut_from_one_buffer() {
     let short = Op::from_lengths([("a".to_string(), "1".to_string(), 9)], b"hi");
     assert_eq!(short.unwrap_err().code, "internal");
 }
+
+#[test]
+fn test_copy_to_holds_every_database_and_opens_on_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let kv = KvStore::open(dir.path().join("live"), MAP).unwrap();
+    kv.commit(&[put("tasks", "1", "a"), put("meta", "k", "v")])
+        .unwrap();
+    kv.commit(&[delete("tasks", "1"), put("tasks", "2", "b")])
+        .unwrap();
+    kv.copy_to(dir.path().join("copy")).unwrap();
+    kv.commit(&[put("tasks", "3", "after")]).unwrap();
+
+    let copy = KvStore::open(dir.path().join("copy"), MAP).unwrap();
+    let keys: Vec<String> = copy.scan("tasks").unwrap().into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, vec!["2"]);
+    assert_eq!(text(copy.get("meta", "k").unwrap()).as_deref(), Some("v"));
+}

@@ -22,6 +22,7 @@ pub enum IndexJob {
     Elsewhere(String),
     Fields(String),
     Compact,
+    CopyTo(String),
     Similar(String),
 }
 
@@ -60,6 +61,10 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
         IndexJob::MergeFacetHits(q) => JobOutput::Bytes(Some(index.merge_facet_hits(&q)?)),
         IndexJob::Compact => {
             index.compact()?;
+            JobOutput::Bytes(None)
+        }
+        IndexJob::CopyTo(dir) => {
+            index.copy_to(std::path::Path::new(&dir))?;
             JobOutput::Bytes(None)
         }
         IndexJob::Fields(q) => {
@@ -192,6 +197,12 @@ impl NativeIndex {
     #[napi(ts_return_type = "Promise<Buffer | null>")]
     pub fn compact(&self) -> Result<AsyncTask<IndexTask>> {
         self.task(IndexJob::Compact)
+    }
+
+    /// Writes a consistent copy of the index into the new directory `dir` (snapshots).
+    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    pub fn copy_to(&self, dir: String) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::CopyTo(dir))
     }
 
     /// The index's attributes with what its settings make of each: `queryJson` is

@@ -52,6 +52,25 @@ impl Task for CommitTask {
     }
 }
 
+/// The work of `copyTo`, on the libuv pool.
+pub struct CopyTask {
+    store: Arc<kv::KvStore>,
+    dir: String,
+}
+
+impl Task for CopyTask {
+    type Output = ();
+    type JsValue = ();
+
+    fn compute(&mut self) -> Result<()> {
+        api_types::catch_panic(|| self.store.copy_to(&self.dir)).map_err(to_napi_error)
+    }
+
+    fn resolve(&mut self, _env: Env, _: ()) -> Result<()> {
+        Ok(())
+    }
+}
+
 #[napi]
 impl KvStore {
     /// Opens (creating the directory) the LMDB environment at `path`.
@@ -75,6 +94,16 @@ impl KvStore {
         Ok(AsyncTask::new(CommitTask {
             store: self.store()?,
             ops,
+        }))
+    }
+
+    /// Writes a consistent, compacted copy of the environment into directory `dir`
+    /// (snapshots).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn copy_to(&self, dir: String) -> Result<AsyncTask<CopyTask>> {
+        Ok(AsyncTask::new(CopyTask {
+            store: self.store()?,
+            dir,
         }))
     }
 

@@ -77,6 +77,7 @@
 //! published, and a crash during the merge leaves the old segments (the batch itself is
 //! committed already).
 
+use std::path::Path;
 use std::sync::Arc;
 
 use api_types::{Error, Result};
@@ -261,6 +262,38 @@ impl Index {
     /// whatever their sizes.
     pub fn compact(&self) -> Result<()> {
         self.merge_segments(true)
+    }
+
+    /// Writes a consistent copy of the index into `dest` (a new directory) for a snapshot:
+    /// with the batch lock held and the writer's merges finished and the writer released,
+    /// nothing changes the files while the LMDB store is copied (compacted, as of one read
+    /// transaction) and tantivy's files are copied as they are. The copy opens like any index.
+    pub fn copy_to(&self, dest: &Path) -> Result<()> {
+        let _batch = self.batch_lock.lock().unwrap();
+        if let Some(writer) = self.writer.lock().unwrap().take() {
+            writer.wait_merging_threads().map_err(tv)?;
+        }
+        let store = dest.join("store");
+        std::fs::create_dir_all(&store).map_err(api_types::io_error)?;
+        self.store
+            .env
+            .copy_to_path(store.join("data.mdb"), heed::CompactionOption::Enabled)
+            .map_err(heed_error)?
+            .sync_all()
+            .map_err(api_types::io_error)?;
+        let from = self.dir.join("tantivy");
+        let to = dest.join("tantivy");
+        std::fs::create_dir_all(&to).map_err(api_types::io_error)?;
+        for entry in std::fs::read_dir(&from).map_err(api_types::io_error)? {
+            let entry = entry.map_err(api_types::io_error)?;
+            let name = entry.file_name();
+            // Lock files belong to the live directory's processes.
+            if name.to_string_lossy().ends_with(".lock") || !entry.file_type().map_err(api_types::io_error)?.is_file() {
+                continue;
+            }
+            std::fs::copy(entry.path(), to.join(&name)).map_err(api_types::io_error)?;
+        }
+        Ok(())
     }
 
     fn merge_segments(&self, always: bool) -> Result<()> {
