@@ -64,10 +64,9 @@ export async function unpackArchive(file: string, dest: string): Promise<void> {
   const root = path.resolve(dest);
   const extract = tar.extract();
   extract.on('entry', (header, stream, next) => {
-    const fail = (message: string) => {
-      stream.resume();
-      extract.destroy(new ArchiveError(message));
-    };
+    // The entry's stream dies with the extractor: its error is the extractor's.
+    stream.on('error', () => undefined);
+    const fail = (message: string) => extract.destroy(new ArchiveError(message));
     const name = header.name.replace(/^(\.\/)+/, '');
     if (name === '' || name === '.' || name === './') {
       stream.resume();

@@ -49,15 +49,12 @@ export function archives(src: Sources, dirs: { dumpDir: string; snapshotDir: str
       await writeDump(src, dirs.dumpDir, uid, task);
       return { dumpUid: uid };
     },
-    async snapshot(task, batch) {
+    async snapshot(tasks, batch) {
       const finishedAt = nowIso();
-      const t: TaskRecord = { ...task, status: 'succeeded', finishedAt };
-      const b: BatchRecord = {
-        ...batch,
-        finishedAt,
-        stats: { ...batch.stats, totalNbTasks: 1, status: { succeeded: 1 }, types: { snapshotCreation: 1 }, indexUids: {} },
-      };
-      await writeSnapshot(src, dirs.snapshotDir, [taskOp(t), batchOp(b)]);
+      const n = tasks.length;
+      const b: BatchRecord = { ...batch, finishedAt, stats: { ...batch.stats, totalNbTasks: n, status: { succeeded: n }, types: { snapshotCreation: n }, indexUids: {} } };
+      const done = tasks.map((t): TaskRecord => ({ ...t, status: 'succeeded', finishedAt }));
+      await writeSnapshot(src, dirs.snapshotDir, [...done.map(taskOp), batchOp(b)]);
     },
   };
 }

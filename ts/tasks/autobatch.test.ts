@@ -29,6 +29,16 @@ describe('nextBatch', () => {
     uid = 0;
   });
 
+  it('when compactions, snapshots and dumps wait behind index work, then they go first, in that order', () => {
+    const snapshot = () => task('snapshotCreation', null, { kind: 'snapshotCreation' });
+    const dump = () => task('dumpCreation', null, { kind: 'dumpCreation' });
+    const tasks = [add('a'), dump(), snapshot(), dump(), snapshot(), task('indexCompaction', 'a', { kind: 'indexCompaction' })];
+    expect(uids(nextBatch(tasks, missing, 100))).toEqual([5]);
+    expect(uids(nextBatch(tasks.slice(0, 5), missing, 100))).toEqual([2, 4]);
+    expect(uids(nextBatch([tasks[0], tasks[1], tasks[3]], missing, 100))).toEqual([1]);
+    expect(uids(nextBatch([tasks[0]], missing, 100))).toEqual([0]);
+  });
+
   it('when nothing is enqueued, then there is no batch', () => {
     expect(nextBatch([], missing, 100)).toBeNull();
   });

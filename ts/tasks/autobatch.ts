@@ -2,8 +2,10 @@
  * Autobatching: a pure function from the enqueued tasks (uid order) to the next batch.
  * No I/O, so it is unit-tested on plain records.
  *
- * Priority: the newest cancelation alone; then every enqueued deletion together; then
- * the oldest task: index creation/update/deletion/swap alone, otherwise that index's
+ * Priority: the newest cancelation alone; then every enqueued deletion together; then the
+ * oldest index compaction alone; then every enqueued snapshot together; then the oldest
+ * dump alone (Meilisearch's order: a dump does not wait behind index work); then the
+ * oldest task: index creation/update/deletion/swap alone, otherwise that index's
  * consecutive compatible tasks (document additions with agreeing primary keys,
  * deletions by id, clears; or settings updates), stopping at the first incompatible one.
  */
@@ -44,16 +46,21 @@ export function nextBatch(enqueued: TaskRecord[], indexState: (uid: string) => I
   }
   const deletions = enqueued.filter((t) => t.type === 'taskDeletion');
   if (deletions.length > 0) return { tasks: deletions, indexUid: null, strategy: 'batched all enqueued task deletions' };
+  const alone = (t: TaskRecord): NextBatch => ({
+    tasks: [t],
+    indexUid: t.indexUid,
+    strategy: `created batch containing only task with id ${t.uid} of type \`${t.type}\` that cannot be batched with any other task.`,
+  });
+  const compaction = enqueued.find((t) => t.type === 'indexCompaction');
+  if (compaction) return alone(compaction);
+  const snapshots = enqueued.filter((t) => t.type === 'snapshotCreation');
+  if (snapshots.length > 0) return { tasks: snapshots, indexUid: null, strategy: 'batched all enqueued snapshot creations' };
+  const dump = enqueued.find((t) => t.type === 'dumpCreation');
+  if (dump) return alone(dump);
 
   const first = enqueued[0];
   const fam = family(first);
-  if (fam === 'alone' || first.indexUid === null) {
-    return {
-      tasks: [first],
-      indexUid: first.indexUid,
-      strategy: `created batch containing only task with id ${first.uid} of type \`${first.type}\` that cannot be batched with any other task.`,
-    };
-  }
+  if (fam === 'alone' || first.indexUid === null) return alone(first);
 
   const uid = first.indexUid;
   const state = indexState(uid);

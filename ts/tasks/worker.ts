@@ -24,8 +24,8 @@ import type { BatchRecord, TaskRecord } from './types';
 export interface Archives {
   /** Writes the dump; resolves with the task's details (`dumpUid`). */
   dump(task: TaskRecord): Promise<Record<string, unknown>>;
-  /** Writes the snapshot; `batch` is the running batch, recorded as finished in the copy. */
-  snapshot(task: TaskRecord, batch: BatchRecord): Promise<void>;
+  /** Writes the snapshot; `tasks` and `batch` (running) are recorded as finished in the copy. */
+  snapshot(tasks: TaskRecord[], batch: BatchRecord): Promise<void>;
 }
 
 interface Outcome {
@@ -208,7 +208,7 @@ export class Worker {
         return this.compactIndex(first);
       case 'dumpCreation':
       case 'snapshotCreation':
-        return this.archive(first, batch);
+        return this.archive(tasks, batch);
       case 'networkTopologyChange':
         // The network is already applied; documents move to the shards that hold them now.
         try {
@@ -320,18 +320,23 @@ export class Worker {
     return this.one(task, {});
   }
 
-  /** A dump or a snapshot: its file is written while no other batch runs. */
-  private async archive(task: TaskRecord, batch: BatchRecord): Promise<Map<number, Outcome>> {
-    if (!this.archives) return this.one(task, { error: errorBody('internal', `${task.type} is not configured on this server`) });
+  /**
+   * A dump, or one snapshot for every snapshot task of the batch: its file is written while
+   * no other batch runs.
+   */
+  private async archive(tasks: TaskRecord[], batch: BatchRecord): Promise<Map<number, Outcome>> {
+    const task = tasks[0];
+    const all = (o: Outcome) => new Map(tasks.map((t) => [t.uid, o]));
+    if (!this.archives) return all({ error: errorBody('internal', `${task.type} is not configured on this server`) });
     try {
       if (task.type === 'dumpCreation') return this.one(task, { details: await this.archives.dump(task) });
-      await this.archives.snapshot(task, batch);
-      return this.one(task, {});
+      await this.archives.snapshot(tasks, batch);
+      return all({});
     } catch (err) {
-      if (err instanceof ApiError) throw err;
-      const code = task.type === 'dumpCreation' ? 'dump_process_failed' : 'internal';
+      const dump = task.type === 'dumpCreation';
       this.logger.error(`${task.type} failed`, { taskUid: task.uid, error: err instanceof Error ? err.stack : String(err) });
-      return this.one(task, { error: errorBody(code, `${task.type === 'dumpCreation' ? 'Dump' : 'Snapshot'} creation failed: ${err instanceof Error ? err.message : String(err)}.`) });
+      const reason = err instanceof Error ? err.message : String(err);
+      return all({ error: errorBody(dump ? 'dump_process_failed' : 'internal', `${dump ? 'Dump' : 'Snapshot'} creation failed: ${reason}.`) });
     }
   }
 
