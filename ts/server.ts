@@ -66,7 +66,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
   // Routes enqueue through the network: a leader forwards index writes (see network/forward.ts).
   const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath };
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv };
   const app = buildApp(deps);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {

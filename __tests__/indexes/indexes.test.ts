@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
 
 let s: TestServer;
@@ -179,5 +181,29 @@ describe('GET /indexes/{uid}/stats and /stats', () => {
     expect(all.body.indexes[uid]).toMatchObject({ numberOfDocuments: 2 });
     expect(typeof all.body.databaseSize).toBe('number');
     expect((await s.api('GET', '/indexes/nope_x/stats')).status).toBe(404);
+  });
+
+  it('when sizes are asked, then they are the files on disk', async () => {
+    const uid = uniqueIndex();
+    const docs = Array.from({ length: 3000 }, (_, i) => ({ id: i, text: `word${i} common ${'x'.repeat(i % 200)}` }));
+    await s.waitTask((await s.api('POST', `/indexes/${uid}/documents`, { body: docs })).body.taskUid);
+    // Every file of the data directory but lock files, staged payloads and the version mark.
+    const onDisk = (dir: string): number =>
+      fs.readdirSync(dir, { withFileTypes: true }).reduce((n, e) => {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) return e.name === 'update_files' ? n : n + onDisk(p);
+        return e.name === 'lock.mdb' || e.name.endsWith('.lock') || e.name === 'VERSION' ? n : n + fs.statSync(p).size;
+      }, 0);
+    const all = (await s.api('GET', '/stats')).body;
+    expect(all.databaseSize).toBe(onDisk(s.dbPath));
+    expect(all.usedDatabaseSize).toBeGreaterThan(0);
+    expect(all.usedDatabaseSize).toBeLessThanOrEqual(all.databaseSize);
+    const one = (await s.api('GET', `/indexes/${uid}/stats?showInternalDatabaseSizes=true`)).body;
+    expect(Object.keys(one)).toEqual(['numberOfDocuments', 'rawDocumentDbSize', 'avgDocumentSize', 'isIndexing', 'internalDatabaseSizes', 'numberOfEmbeddings', 'numberOfEmbeddedDocuments', 'fieldDistribution']);
+    expect(one.internalDatabaseSizes.documents).toBe(one.rawDocumentDbSize);
+    expect(one.internalDatabaseSizes.invertedIndex).toBeGreaterThan(0);
+    expect(one.internalDatabaseSizes.externalDocumentsIds).toBeGreaterThan(0);
+    const human = (await s.api('GET', `/indexes/${uid}/stats?showInternalDatabaseSizes=true&sizeFormat=human`)).body;
+    expect(human.internalDatabaseSizes.documents).toMatch(/^[\d.]+ (B|KiB|MiB)$/);
   });
 });

@@ -36,6 +36,12 @@ export interface IndexStats {
   numberOfEmbeddings: number;
   numberOfEmbeddedDocuments: number;
   fieldDistribution: Record<string, number>;
+  /** The index's files, in bytes. */
+  databaseSize: number;
+  /** The same, less the pages LMDB holds free for reuse. */
+  usedDatabaseSize: number;
+  /** Each store database's pages and the inverted index's files, those holding anything. */
+  internalDatabaseSizes: Record<string, number>;
 }
 
 export interface FetchQuery {

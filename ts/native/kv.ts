@@ -42,6 +42,12 @@ export class KvStore {
     return callSync(() => this.raw.get(db, key));
   }
 
+  /** The bytes of the store's file, and of the pages it uses. */
+  sizes(): { file: number; used: number } {
+    const [file, used] = callSync(() => this.raw.sizes());
+    return { file, used };
+  }
+
   close(): void {
     this.raw.close();
   }

@@ -28,10 +28,11 @@ export function statsOf(deps: Deps, uid: string, q: StatsQuery): { raw: IndexSta
     rawDocumentDbSize: size(s.rawDocumentDbSize),
     avgDocumentSize: size(s.avgDocumentSize),
     isIndexing: deps.queue.isIndexing(uid),
+    ...(q.internal ? { internalDatabaseSizes: {} } : {}),
     numberOfEmbeddings: s.numberOfEmbeddings,
     numberOfEmbeddedDocuments: s.numberOfEmbeddedDocuments,
     fieldDistribution: s.fieldDistribution,
   };
-  if (q.internal) view.internalDatabaseSizes = {};
+  if (q.internal) view.internalDatabaseSizes = Object.fromEntries(Object.entries(s.internalDatabaseSizes).map(([k, v]) => [k, size(v)]));
   return { raw: s, view };
 }

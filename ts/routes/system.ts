@@ -20,17 +20,21 @@ export function systemRoutes(deps: Deps): Router {
 
   r.get('/stats', guard('stats.get'), (req, res) => {
     const q = parseStatsQuery(req.query as Record<string, unknown>);
-    let databaseSize = 0;
+    // Measured on disk: the task store's file and every index's files.
+    const store = deps.kv.sizes();
+    let databaseSize = store.file;
+    let usedDatabaseSize = store.used;
     let lastUpdate: string | null = null;
     const indexes: Record<string, unknown> = {};
     for (const e of deps.registry.list()) {
       const s = statsOf(deps, e.uid, q);
-      databaseSize += s.raw.rawDocumentDbSize;
+      databaseSize += s.raw.databaseSize;
+      usedDatabaseSize += s.raw.usedDatabaseSize;
       if (!req.auth!.canSeeIndex(e.uid)) continue;
       if (lastUpdate === null || e.updatedAt > lastUpdate) lastUpdate = e.updatedAt;
       indexes[e.uid] = s.view;
     }
-    res.json({ databaseSize, usedDatabaseSize: databaseSize, lastUpdate, indexes });
+    res.json({ databaseSize, usedDatabaseSize, lastUpdate, indexes });
   });
 
   r.get('/experimental-features', guard('experimental.get'), (req, res) => {

@@ -49,6 +49,11 @@ const MAP_SIZE: usize = 64 << 30;
 
 pub(crate) use api_types::heed_error;
 
+/// The bytes of the pages one LMDB database uses.
+pub(crate) fn stat_bytes(stat: &heed::DatabaseStat) -> u64 {
+    (stat.leaf_pages + stat.branch_pages + stat.overflow_pages) as u64 * stat.page_size as u64
+}
+
 impl Store {
     pub fn open(dir: &Path) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(crate::payload::io_error)?;

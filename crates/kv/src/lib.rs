@@ -152,6 +152,13 @@ impl KvStore {
         file.sync_all().map_err(Error::internal)
     }
 
+    /// The bytes of the store's file, and of the pages in use (free pages left out).
+    pub fn sizes(&self) -> Result<(u64, u64)> {
+        let file = self.env.real_disk_size().map_err(heed_error)?;
+        let used = self.env.non_free_pages_size().map_err(heed_error)?;
+        Ok((file, used))
+    }
+
     /// The value of `key` in database `db`, if any.
     pub fn get(&self, db: &str, key: &str) -> Result<Option<Vec<u8>>> {
         let handle = self.db(db)?;

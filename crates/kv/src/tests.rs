@@ -115,7 +115,12 @@ fn test_copy_to_holds_every_database_and_opens_on_its_own() {
     kv.commit(&[put("tasks", "3", "after")]).unwrap();
 
     let copy = KvStore::open(dir.path().join("copy"), MAP).unwrap();
-    let keys: Vec<String> = copy.scan("tasks").unwrap().into_iter().map(|(k, _)| k).collect();
+    let keys: Vec<String> = copy
+        .scan("tasks")
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
     assert_eq!(keys, vec!["2"]);
     assert_eq!(text(copy.get("meta", "k").unwrap()).as_deref(), Some("v"));
 }

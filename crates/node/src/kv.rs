@@ -127,6 +127,13 @@ impl KvStore {
         Ok(value.map(Buffer::from))
     }
 
+    /// `[file bytes, bytes of the pages in use]` (statistics).
+    #[napi]
+    pub fn sizes(&self) -> Result<Vec<f64>> {
+        let (file, used) = self.store()?.sizes().map_err(to_napi_error)?;
+        Ok(vec![file as f64, used as f64])
+    }
+
     /// Releases this handle; the environment closes when the last running commit finishes.
     #[napi]
     pub fn close(&self) {

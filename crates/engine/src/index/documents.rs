@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 use super::{string_list, Index};
 use crate::codec;
-use crate::store::{heed_error, keys};
+use crate::store::{heed_error, keys, stat_bytes};
 
 /// Query of `fetch_documents`.
 #[derive(Debug, Deserialize)]
@@ -37,6 +37,19 @@ pub struct FetchQuery {
     pub contains_filter: bool,
 }
 
+/// The bytes of the files directly in `dir` (lock files aside).
+fn files_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().ends_with(".lock"))
+            .filter_map(|e| e.metadata().ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum()
+    })
+}
+
 impl Index {
     /// Decodes a stored document on a read path (committed data, committed fields map).
     pub(super) fn decode_doc(&self, bytes: &[u8]) -> Result<Map<String, Value>> {
@@ -60,14 +73,44 @@ impl Index {
         self.store.docs.len(&rtxn).map_err(heed_error)
     }
 
+    /// The index's statistics, sizes measured on disk: `databaseSize` is the files' bytes,
+    /// `usedDatabaseSize` leaves out the LMDB pages free for reuse, and
+    /// `internalDatabaseSizes` gives each store database's pages and the inverted index's
+    /// files (those that hold anything).
     pub fn stats_json(&self) -> Result<String> {
         let rtxn = self.store.read()?;
         let stat = self.store.docs.stat(&rtxn).map_err(heed_error)?;
         let count = stat.entries as u64;
-        let pages = (stat.leaf_pages + stat.branch_pages + stat.overflow_pages) as u64;
-        let raw = pages * stat.page_size as u64;
+        let raw = stat_bytes(&stat);
         let fd = self.field_distribution(&rtxn)?;
         let (embeddings, embedded) = self.embedding_counts(&rtxn)?;
+        let inverted = files_bytes(&self.dir.join("tantivy"));
+        let mut internal = Map::new();
+        let sizes = [
+            (
+                "main",
+                stat_bytes(&self.store.meta.stat(&rtxn).map_err(heed_error)?),
+            ),
+            (
+                "externalDocumentsIds",
+                stat_bytes(&self.store.ids.stat(&rtxn).map_err(heed_error)?),
+            ),
+            ("documents", raw),
+            (
+                "documentTexts",
+                stat_bytes(&self.store.texts.stat(&rtxn).map_err(heed_error)?),
+            ),
+            ("vectors", self.store.vectors.used_bytes(&rtxn)?),
+            ("invertedIndex", inverted),
+        ];
+        for (name, bytes) in sizes {
+            if bytes > 0 {
+                internal.insert(name.to_string(), json!(bytes));
+            }
+        }
+        let store_file =
+            std::fs::metadata(self.dir.join("store").join("data.mdb")).map_or(0, |m| m.len());
+        let store_used = self.store.env.non_free_pages_size().map_err(heed_error)?;
         Ok(json!({
             "numberOfDocuments": count,
             "rawDocumentDbSize": raw,
@@ -75,6 +118,9 @@ impl Index {
             "numberOfEmbeddings": embeddings,
             "numberOfEmbeddedDocuments": embedded,
             "fieldDistribution": fd,
+            "databaseSize": store_file + inverted,
+            "usedDatabaseSize": store_used + inverted,
+            "internalDatabaseSizes": internal,
         })
         .to_string())
     }

@@ -63,6 +63,12 @@ fn hannoy_error(e: hannoy::Error) -> Error {
 }
 
 impl VectorStore {
+    /// The bytes of the pages the vectors' database uses.
+    pub fn used_bytes(&self, rtxn: &heed::RoTxn<WithoutTls>) -> Result<u64> {
+        let stat = self.db.stat(rtxn).map_err(api_types::heed_error)?;
+        Ok(crate::store::stat_bytes(&stat))
+    }
+
     pub fn open(env: &Env<WithoutTls>, wtxn: &mut RwTxn) -> Result<VectorStore> {
         let db = env
             .create_database(wtxn, Some("vectors"))

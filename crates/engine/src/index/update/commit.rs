@@ -288,7 +288,9 @@ impl Index {
             let entry = entry.map_err(api_types::io_error)?;
             let name = entry.file_name();
             // Lock files belong to the live directory's processes.
-            if name.to_string_lossy().ends_with(".lock") || !entry.file_type().map_err(api_types::io_error)?.is_file() {
+            if name.to_string_lossy().ends_with(".lock")
+                || !entry.file_type().map_err(api_types::io_error)?.is_file()
+            {
                 continue;
             }
             std::fs::copy(entry.path(), to.join(&name)).map_err(api_types::io_error)?;
