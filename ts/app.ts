@@ -15,6 +15,7 @@ import { keyRoutes } from './routes/keys';
 import { networkRoutes } from './routes/network';
 import { renderRoutes } from './routes/render';
 import { searchRoutes } from './routes/search';
+import { searchRuleRoutes } from './routes/search-rules';
 import { settingsRoutes } from './routes/settings';
 import { systemRoutes } from './routes/system';
 import { taskRoutes } from './routes/tasks';
@@ -66,6 +67,7 @@ export function buildApp(deps: Deps): express.Express {
   app.use(renderRoutes(deps));
   app.use(networkRoutes(deps));
   app.use(archiveRoutes(deps));
+  app.use(searchRuleRoutes(deps));
 
   app.use((_req: Request, res: Response) => {
     res.status(404).end();

@@ -8,6 +8,7 @@ import type { Logger } from './logging';
 import type { KvStore } from './native';
 import type { NetworkStore } from './network/state';
 import type { SearchLimiter } from './search/limiter';
+import type { SearchRules } from './search/rules';
 import type { TaskQueue } from './tasks/queue';
 
 export interface Deps {
@@ -25,6 +26,8 @@ export interface Deps {
   /** Directory of staged document payloads (`<db>/update_files`). */
   updateFiles: string;
   dbPath: string;
+  /** Dynamic search rules (`/dynamic-search-rules`), read by every search. */
+  searchRules: SearchRules;
   /** The task store (sizes for `/stats`). */
   kv: KvStore;
 }

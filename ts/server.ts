@@ -20,6 +20,7 @@ import { networkedQueue } from './network/forward';
 import { rebalancer } from './network/rebalance';
 import { NetworkStore } from './network/state';
 import { SearchLimiter } from './search/limiter';
+import { SearchRules } from './search/rules';
 import { Durable, META_MAP_SIZE } from './store/durable';
 import { openQueue } from './tasks/queue';
 import { Worker } from './tasks/worker';
@@ -49,6 +50,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const features = new FeatureStore(durable);
   const network = new NetworkStore(durable);
   const queue = openQueue(durable);
+  const searchRules = new SearchRules(durable);
   const updateFiles = path.join(dbPath, 'update_files');
   const dirs = { dumpDir: path.resolve(config.dumpDir), snapshotDir: path.resolve(config.snapshotDir) };
   const worker = new Worker(
@@ -60,13 +62,14 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     () => features.get().getTaskDocumentsRoute,
     rebalancer(network, registry, config.remoteTimeoutMs),
     archives({ kv, queue, registry, keys, features, network, dbPath, updateFiles }, dirs),
+    searchRules,
   );
   await worker.recover();
 
   const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
   // Routes enqueue through the network: a leader forwards index writes (see network/forward.ts).
   const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv };
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules };
   const app = buildApp(deps);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {

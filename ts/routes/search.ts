@@ -34,13 +34,20 @@ export function scopedFilter(req: Request, uid: string, filter: unknown): unknow
  * rule filter that the engine query would not carry refuses the search rather than answering
  * hits the token may not see.
  */
-function scopedQuery(req: Request, uid: string, query: SearchBody, containsFilter: boolean): Record<string, unknown> {
+function scopedQuery(req: Request, deps: Deps, uid: string, query: SearchBody): Record<string, unknown> {
   const filter = scopedFilter(req, uid, query.filter);
   const eq = engineQuery({ ...query, filter: filter as SearchBody['filter'] });
   if (filter !== null && req.auth!.tenantToken && (eq.filter === undefined || eq.filter === null)) {
     throw new ApiError('invalid_search_filter', `This tenant token restricts \`${uid}\` with a filter, and the search could not carry it.`);
   }
-  return { ...eq, containsFilter };
+  const features = deps.features.get();
+  const out: Record<string, unknown> = { ...eq, containsFilter: features.containsFilter };
+  // Documents the dynamic search rules pin for this query.
+  if (features.dynamicSearchRules) {
+    const pins = deps.searchRules.pinsFor(uid, typeof query.q === 'string' ? query.q : '');
+    if (pins.length) out.pinnedDocuments = pins;
+  }
+  return out;
 }
 
 export function searchRoutes(deps: Deps): Router {
@@ -65,7 +72,7 @@ export function searchRoutes(deps: Deps): Router {
       return;
     }
     const index = registry.handle(uid);
-    const engineQ = scopedQuery(req, uid, query, deps.features.get().containsFilter);
+    const engineQ = scopedQuery(req, deps, uid, query);
     res.status(200).type('application/json').send(await limited(res, () => index.search(engineQ)));
   }
 
@@ -134,7 +141,7 @@ export function searchRoutes(deps: Deps): Router {
         if (usesNetwork(deps, parsed.useNetwork)) {
           bytes = await limited(res, () => overNetwork(req, uid, search));
         } else {
-          const engineQ = scopedQuery(req, uid, parsed, deps.features.get().containsFilter);
+          const engineQ = scopedQuery(req, deps, uid, parsed);
           const handle = registry.handle(uid);
           bytes = await limited(res, () => handle.search(engineQ));
         }
@@ -178,7 +185,7 @@ export function searchRoutes(deps: Deps): Router {
       try {
         const parsed = parseSearch(item.search);
         if (item.target.local) {
-          const query = scopedQuery(req, item.uid, parsed, deps.features.get().containsFilter);
+          const query = scopedQuery(req, deps, item.uid, parsed);
           handles.push(registry.handle(item.uid));
           if (pins?.[item.position] !== undefined) query.pins = pins[item.position];
           queries.push({ indexUid: item.uid, weight: item.weight, position: item.position, remote: item.target.name, query });

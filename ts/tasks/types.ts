@@ -48,7 +48,10 @@ export type TaskPayload =
   | { kind: 'networkTopologyChange' }
   | { kind: 'indexCompaction' }
   | { kind: 'dumpCreation' }
-  | { kind: 'snapshotCreation' };
+  | { kind: 'snapshotCreation' }
+  /** A dynamic search rule's patch; null deletes the rule. */
+  | { kind: 'dsrUpdate'; uid: string; patch: Record<string, unknown> | null }
+  | { kind: 'dsrClear' };
 
 export interface TaskRecord {
   uid: number;

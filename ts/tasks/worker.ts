@@ -15,6 +15,7 @@ import { errorBody } from '../errors/catalog';
 import type { IndexEntry, IndexRegistry } from '../indexes/registry';
 import type { Logger } from '../logging';
 import type { BatchOp, KvOp, NativeIndex } from '../native';
+import type { RulePatch, SearchRules } from '../search/rules';
 import { nowIso } from '../util/time';
 import { nextBatch } from './autobatch';
 import { noQueueWrites, payloadFile, type QueueWrites, removePayload, type WorkerQueue } from './queue';
@@ -74,6 +75,8 @@ export class Worker {
     private readonly topologyChange: (taskUid: number) => Promise<Record<string, unknown>> = async () => ({ movedDocuments: 0, message: 'Finished' }),
     /** Writes dumps and snapshots (`dumps/create.ts`). */
     private readonly archives: Archives | null = null,
+    /** The dynamic search rules `dsrUpdate` and `dsrClear` tasks change. */
+    private readonly searchRules: SearchRules | null = null,
   ) {
     queue.onEnqueued(() => this.wake());
   }
@@ -209,6 +212,9 @@ export class Worker {
       case 'dumpCreation':
       case 'snapshotCreation':
         return this.archive(tasks, batch);
+      case 'dsrUpdate':
+      case 'dsrClear':
+        return this.updateRules(first, fx);
       case 'networkTopologyChange':
         // The network is already applied; documents move to the shards that hold them now.
         try {
@@ -338,6 +344,30 @@ export class Worker {
       const reason = err instanceof Error ? err.message : String(err);
       return all({ error: errorBody(dump ? 'dump_process_failed' : 'internal', `${dump ? 'Dump' : 'Snapshot'} creation failed: ${reason}.`) });
     }
+  }
+
+  /** A dynamic search rule patched or deleted, or every rule deleted. */
+  private updateRules(task: TaskRecord, fx: Effects): Map<number, Outcome> {
+    const rules = this.searchRules;
+    if (!rules) return this.one(task, { error: errorBody('internal', 'dynamic search rules are not configured on this server') });
+    const p = task.payload;
+    if (p.kind === 'dsrClear') {
+      const all = rules.all();
+      for (const r of all) fx.ops.push(rules.deleteOp(r.uid));
+      fx.after.push(() => all.forEach((r) => rules.applyDelete(r.uid)));
+      return this.one(task, { details: { deletedDocuments: all.length } });
+    }
+    if (p.kind !== 'dsrUpdate') return this.one(task, {});
+    if (p.patch === null) {
+      fx.ops.push(rules.deleteOp(p.uid));
+      fx.after.push(() => rules.applyDelete(p.uid));
+      return this.one(task, {});
+    }
+    // The rule's date is its task's, as Meilisearch stamps it.
+    const rule = rules.patched(p.uid, p.patch as RulePatch, task.enqueuedAt);
+    fx.ops.push(rules.putOp(rule));
+    fx.after.push(() => rules.applyPut(rule));
+    return this.one(task, {});
   }
 
   /** Merges the index's segments; the details give its size on disk before and after. */

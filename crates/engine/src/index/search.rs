@@ -45,6 +45,7 @@ mod faceting;
 mod federated;
 pub(crate) mod format;
 mod page;
+mod pinned;
 mod printer;
 mod query;
 mod ranking;
@@ -140,7 +141,23 @@ impl Index {
         // (in this order, which decides the error a request with several mistakes gets).
         let allowed = self.filtered(rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
         let filtered_at = Instant::now();
-        let request = self.parse_request(rtxn, settings, q)?;
+        let mut request = self.parse_request(rtxn, settings, q)?;
+        // Pinned documents leave the natural order, which is then ranked from the first hit
+        // so that they can be placed in it.
+        let pinned = self.pinned(rtxn, q.pinned_documents.as_deref(), allowed.as_deref())?;
+        let page_window = request.window;
+        let allowed = match pinned.is_empty() {
+            true => allowed,
+            false => {
+                request.window = Window {
+                    offset: 0,
+                    limit: page_window.end(),
+                };
+                let mut set = self.allowed_or_all(rtxn, &allowed)?.as_ref().clone();
+                set -= &pinned.set;
+                Some(Arc::new(set))
+            }
+        };
         let query_text = q.q.clone().unwrap_or_default();
         let mode = self.search_mode(
             rtxn,
@@ -196,6 +213,7 @@ impl Index {
             window: request.window,
             max_total_hits: request.max_total_hits,
             started,
+            pinned: (!pinned.is_empty()).then(|| Arc::new(pinned.set.clone())),
         };
         let order = |rules, window| Order {
             rules,
@@ -203,7 +221,7 @@ impl Index {
             ..base.clone()
         };
         let window = request.window;
-        let (ordered, semantic_hits, query_vector) = match &mode {
+        let (mut ordered, semantic_hits, query_vector) = match &mode {
             Mode::Keyword { semantic_hits } => (
                 self.order(&order(&rank_rules, window), &mut terms)?,
                 *semantic_hits,
@@ -242,6 +260,10 @@ impl Index {
                 }
             }
         };
+        if !pinned.is_empty() {
+            ordered.page = pinned.place(std::mem::take(&mut ordered.page), page_window);
+            ordered.candidates += pinned.len();
+        }
         let ranked_at = Instant::now();
         // Highlighting reads the typo derivations.
         if !placeholder && (printer::formatting(q) || q.show_matches_position) {

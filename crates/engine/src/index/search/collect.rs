@@ -54,6 +54,8 @@ pub(super) struct Order<'a> {
     pub max_total_hits: usize,
     /// When the search started: ranking stops at `searchCutoffMs` after it.
     pub started: Instant,
+    /// Documents dynamic search rules pin: outside `allowed`, but counted in the facets.
+    pub pinned: Option<Arc<RoaringBitmap>>,
 }
 
 /// What the ordering steps found.
@@ -66,6 +68,19 @@ pub(super) struct Ordered {
 }
 
 impl Index {
+    /// The facet counts of the kept documents `set`, with the pinned ones.
+    pub(super) fn order_facets(
+        &self,
+        o: &Order,
+        names: &[String],
+        set: &RoaringBitmap,
+    ) -> Result<FacetCounts> {
+        match &o.pinned {
+            Some(pinned) => self.facet_counts(o.rtxn, names, &(set | pinned.as_ref()), o.settings),
+            None => self.facet_counts(o.rtxn, names, set, o.settings),
+        }
+    }
+
     /// Orders the candidates of `terms` and keeps the page: see the module's documentation.
     pub(super) fn order(&self, o: &Order, terms: &mut Terms) -> Result<Ordered> {
         let placeholder = terms.is_placeholder();
@@ -85,7 +100,7 @@ impl Index {
         let set = self.allowed_or_all(o.rtxn, &o.allowed)?;
         let mut facet_counts = None;
         if let (Some(names), None) = (o.facet_names, o.distinct) {
-            facet_counts = Some(self.facet_counts(o.rtxn, names, &set, o.settings)?);
+            facet_counts = Some(self.order_facets(o, names, &set)?);
         }
         let mut total = set.len() as usize;
         let iids: Vec<u32> = match (o.distinct, &o.allowed) {
@@ -95,7 +110,7 @@ impl Index {
                 total = order.len();
                 if let Some(names) = o.facet_names {
                     let kept: RoaringBitmap = order.iter().copied().collect();
-                    facet_counts = Some(self.facet_counts(o.rtxn, names, &kept, o.settings)?);
+                    facet_counts = Some(self.order_facets(o, names, &kept)?);
                 }
                 order.into_iter().skip(offset).take(limit).collect()
             }
@@ -122,7 +137,7 @@ impl Index {
         let column = self.columns(o.rtxn, &[name.to_string()])?.remove(0);
         let iids = facets::sorted_page(&column, asc, &set, o.window.end());
         let facet_counts = match o.facet_names {
-            Some(names) => Some(self.facet_counts(o.rtxn, names, &set, o.settings)?),
+            Some(names) => Some(self.order_facets(o, names, &set)?),
             None => None,
         };
         let mut page: Vec<Ranked> = iids
@@ -185,7 +200,7 @@ impl Index {
         let facet_counts = match o.facet_names {
             Some(names) => {
                 let set: RoaringBitmap = ranked.iter().map(|r| r.iid).collect();
-                Some(self.facet_counts(o.rtxn, names, &set, o.settings)?)
+                Some(self.order_facets(o, names, &set)?)
             }
             None => None,
         };

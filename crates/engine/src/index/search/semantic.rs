@@ -231,7 +231,7 @@ impl Index {
                     true => Arc::new(ranked.iter().map(|r| r.iid).collect()),
                     false => set.clone(),
                 };
-                Some(self.facet_counts(o.rtxn, names, &kept, o.settings)?)
+                Some(self.order_facets(o, names, &kept)?)
             }
             None => None,
         };

@@ -36,6 +36,9 @@ pub struct SearchQuery {
     /// Derivations chosen for every instance of a network (a search over the network).
     #[serde(default)]
     pub pins: Option<super::query::Pins>,
+    /// Documents dynamic search rules pin, in placing order (see [`super::pinned`]).
+    #[serde(default)]
+    pub pinned_documents: Option<Vec<super::pinned::PinnedDocument>>,
     /// Attribute names or patterns to compute `facetDistribution`/`facetStats` for.
     #[serde(default)]
     pub facets: Option<Vec<String>>,

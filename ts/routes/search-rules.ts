@@ -1,0 +1,64 @@
+/**
+ * `/dynamic-search-rules` (the `dynamicSearchRules` experimental feature): list and read the
+ * rules; patch, delete and clear them as tasks (see `search/rules.ts`).
+ */
+import { Router } from 'express';
+import type { Deps } from '../deps';
+import { ApiError } from '../errors/api-error';
+import { readJson } from '../http/body';
+import { checkRuleUid, parseRuleList, parseRulePatch, RULES_INDEX, ruleView } from '../search/rules';
+import { summaryView } from '../tasks/queue';
+
+const DISCUSSION = 'See https://github.com/orgs/meilisearch/discussions/884';
+
+export function searchRuleRoutes(deps: Deps): Router {
+  const r = Router();
+  const { guard, queue, searchRules } = deps;
+
+  /** Meilisearch words the refusal after the route (list and read) or the routes (writes). */
+  function requireFeature(route: string | null): void {
+    if (deps.features.get().dynamicSearchRules) return;
+    const what = route ? `Calling the \`${route}\` route requires` : 'Using the `/dynamic-search-rules` routes requires';
+    throw new ApiError('feature_not_enabled', `${what} enabling the \`dynamic search rules\` experimental feature. ${DISCUSSION}`);
+  }
+
+  r.post('/dynamic-search-rules', guard('dynamicSearchRules.get'), (req, res) => {
+    const body = readJson(req);
+    requireFeature('POST /dynamic-search-rules');
+    const page = searchRules.list(parseRuleList(body));
+    res.json({ ...page, results: page.results.map(ruleView) });
+  });
+
+  r.get('/dynamic-search-rules/:ruleUid', guard('dynamicSearchRules.get'), (req, res) => {
+    requireFeature('GET /dynamic-search-rules/{:ruleUid}');
+    const uid = checkRuleUid(req.params.ruleUid);
+    const rule = searchRules.get(uid);
+    if (!rule) throw new ApiError('dynamic_search_rule_not_found', `Dynamic search rule \`${uid}\` not found.`);
+    res.json(ruleView(rule));
+  });
+
+  async function enqueue(type: 'dsrUpdate' | 'dsrClear', details: Record<string, unknown>, payload: Parameters<typeof queue.enqueue>[0]['payload']) {
+    return summaryView(await queue.enqueue({ indexUid: RULES_INDEX, type, details, payload }));
+  }
+
+  r.patch('/dynamic-search-rules/:ruleUid', guard('dynamicSearchRules.update'), async (req, res) => {
+    const body = readJson(req);
+    requireFeature(null);
+    const uid = checkRuleUid(req.params.ruleUid);
+    const patch = parseRulePatch(body);
+    res.status(202).json(await enqueue('dsrUpdate', { rule: body, updatedRules: 1 }, { kind: 'dsrUpdate', uid, patch: patch as Record<string, unknown> }));
+  });
+
+  r.delete('/dynamic-search-rules/:ruleUid', guard('dynamicSearchRules.delete'), async (req, res) => {
+    requireFeature(null);
+    const uid = checkRuleUid(req.params.ruleUid);
+    res.status(202).json(await enqueue('dsrUpdate', { updatedRules: 1 }, { kind: 'dsrUpdate', uid, patch: null }));
+  });
+
+  r.delete('/dynamic-search-rules', guard('dynamicSearchRules.delete'), async (req, res) => {
+    requireFeature(null);
+    res.status(202).json(await enqueue('dsrClear', { deletedDocuments: null }, { kind: 'dsrClear' }));
+  });
+
+  return r;
+}
