@@ -61,7 +61,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     config.maxBatchedTasks,
     () => features.get().getTaskDocumentsRoute,
     rebalancer(network, registry, config.remoteTimeoutMs),
-    archives({ kv, queue, registry, keys, features, network, dbPath, updateFiles }, dirs),
+    archives({ kv, queue, registry, keys, features, network, searchRules, dbPath, updateFiles }, dirs),
     searchRules,
   );
   await worker.recover();

@@ -20,6 +20,7 @@ import type { IndexRegistry } from '../indexes/registry';
 import { type KvOp, KvStore } from '../native';
 import type { Archives } from '../tasks/worker';
 import type { NetworkStore } from '../network/state';
+import { RULES_INDEX, ruleView, type SearchRules } from '../search/rules';
 import { batchOp, payloadFile, taskOp, type WorkerQueue } from '../tasks/queue';
 import type { BatchRecord, TaskRecord } from '../tasks/types';
 import { META_MAP_SIZE } from '../store/durable';
@@ -35,9 +36,20 @@ export interface Sources {
   keys: KeyStore;
   features: FeatureStore;
   network: NetworkStore;
+  searchRules: SearchRules;
   dbPath: string;
   updateFiles: string;
 }
+
+/** The settings of the rules' index in a dump: what Meilisearch searches its rules by. */
+const RULES_INDEX_SETTINGS = {
+  searchableAttributes: ['conditions.query.words', 'description'],
+  filterableAttributes: ['active', 'conditions.time.start', 'conditions.time.end', 'conditions.query.isEmpty'],
+  sortableAttributes: ['lastUpdatedAt', 'precedence'],
+  typoTolerance: { enabled: false },
+  facetSearch: false,
+  prefixSearch: 'disabled',
+};
 
 const PAGE = 1000;
 
@@ -110,6 +122,15 @@ export async function writeDump(src: Sources, dumpDir: string, uid: string, self
       } finally {
         fs.closeSync(out);
       }
+    }
+    // Dynamic search rules, as Meilisearch keeps them: documents of the index `.meili_dsr`.
+    const rules = src.searchRules.all();
+    if (rules.length) {
+      const base = path.join('indexes', RULES_INDEX);
+      const dates = rules.map((r) => r.lastUpdatedAt).sort();
+      write(`${base}/metadata.json`, JSON.stringify({ uid: RULES_INDEX, primaryKey: 'uid', createdAt: dates[0], updatedAt: dates[dates.length - 1] }));
+      write(`${base}/settings.json`, JSON.stringify(RULES_INDEX_SETTINGS));
+      write(`${base}/documents.jsonl`, lines(rules.map(ruleView)));
     }
     write('experimental-features.json', JSON.stringify(src.features.get()));
     const network = src.network.get();

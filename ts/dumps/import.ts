@@ -16,6 +16,7 @@ import { FEATURE_FLAGS } from '../features';
 import { IndexRegistry } from '../indexes/registry';
 import type { Logger } from '../logging';
 import { type BatchOp, type KvOp, KvStore, stageDocuments } from '../native';
+import { checkRuleUid, parseRulePatch, RULES_INDEX, SearchRules } from '../search/rules';
 import { parseSettingsBody } from '../settings';
 import { Durable, jsonValue, META_MAP_SIZE } from '../store/durable';
 import { batchOp, taskOp } from '../tasks/queue';
@@ -158,7 +159,10 @@ async function loadDump(dir: string, db: string, logger: Logger): Promise<void> 
 
     const indexesDir = path.join(dir, 'indexes');
     const names = fs.existsSync(indexesDir) ? fs.readdirSync(indexesDir).sort() : [];
-    for (const name of names) await loadIndex(path.join(indexesDir, name), registry, flags, updateFiles, logger);
+    for (const name of names) {
+      if (name === RULES_INDEX) await loadRules(path.join(indexesDir, name), durable);
+      else await loadIndex(path.join(indexesDir, name), registry, flags, updateFiles, logger);
+    }
 
     await loadTasks(dir, durable, updateFiles);
   } finally {
@@ -228,6 +232,23 @@ async function loadIndex(dir: string, registry: IndexRegistry, flags: Record<str
   await registry.commit([registry.putOp(entry)]);
   registry.applyPut(entry);
   logger.info('imported index', { indexUid: uid, documents: count });
+}
+
+/** Dynamic search rules: Meilisearch dumps them as the documents of its index `.meili_dsr`. */
+async function loadRules(dir: string, durable: Durable): Promise<void> {
+  const rules = new SearchRules(durable);
+  const ops: KvOp[] = [];
+  for await (const doc of jsonLines(path.join(dir, 'documents.jsonl'))) {
+    const { uid, lastUpdatedAt, ...fields } = doc;
+    let patch;
+    try {
+      patch = parseRulePatch(fields);
+    } catch (err) {
+      throw new DumpFormatError(`dynamic search rule \`${String(uid)}\`: ${(err as Error).message}`);
+    }
+    ops.push(rules.putOp(rules.patched(checkRuleUid(uid), patch, typeof lastUpdatedAt === 'string' ? lastUpdatedAt : new Date().toISOString())));
+  }
+  await durable.commit(ops);
 }
 
 /** The task and batch history; enqueued document additions get their payloads back. */

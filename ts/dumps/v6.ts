@@ -6,8 +6,9 @@
  * A dumped task names its kind as the scheduler stores it (`{"documentImport": {...}}`,
  * `"documentClear"`) and its details as one variant in PascalCase with snake_case fields
  * (`{"DocumentAdditionOrUpdate": {"received_documents": 3, ...}}`); the API shapes are
- * Quarry's records. Kinds Quarry does not run (export, upgrade, dynamic search rules) and
- * network topology changes, whose dumped form is Meilisearch's own, are not converted.
+ * Quarry's records. Kinds Quarry does not run (export, upgrade) and network topology
+ * changes, whose dumped form is Meilisearch's own, are not converted. Dynamic search rules
+ * travel as Meilisearch keeps them: the documents of the index `.meili_dsr`.
  */
 import type { KeyRecord } from '../auth/keys';
 import type { ErrorBody } from '../errors/api-error';
@@ -121,6 +122,16 @@ export function taskToDump(t: TaskRecord): DumpTask | null {
       break;
     case 'snapshotCreation':
       kind = 'snapshotCreation';
+      break;
+    case 'dsrUpdate': {
+      const change = p.kind === 'dsrUpdate' && p.patch !== null ? { createOrUpdate: { rule_id: p.uid, update: p.patch } } : { deletion: p.kind === 'dsrUpdate' ? p.uid : '' };
+      kind = { dsrUpdate: change };
+      details = { DsrUpdate: change };
+      break;
+    }
+    case 'dsrClear':
+      kind = 'dsrClear';
+      details = { ClearAll: { deleted_documents: num(d.deletedDocuments) } };
       break;
     case 'indexCompaction':
       kind = { indexCompaction: { index_uid: t.indexUid } };
@@ -255,6 +266,23 @@ export function taskFromDump(raw: DumpTask, payloadFile: (uid: number) => string
       type = 'snapshotCreation';
       details = null;
       payload = { kind: 'snapshotCreation' };
+      break;
+    case 'dsrUpdate': {
+      type = 'dsrUpdate';
+      const c = k.createOrUpdate as Json | undefined;
+      if (c) {
+        details = { rule: c.update ?? {}, updatedRules: 1 };
+        payload = { kind: 'dsrUpdate', uid: String(c.rule_id), patch: (c.update as Json) ?? {} };
+      } else {
+        details = { updatedRules: 1 };
+        payload = { kind: 'dsrUpdate', uid: String(k.deletion ?? ''), patch: null };
+      }
+      break;
+    }
+    case 'dsrClear':
+      type = 'dsrClear';
+      details = { deletedDocuments: num(dd.deleted_documents) };
+      payload = { kind: 'dsrClear' };
       break;
     case 'indexCompaction':
       type = 'indexCompaction';
