@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { KeyStore } from '../auth/keys';
+import type { Config } from '../config';
 import { ApiError } from '../errors/api-error';
 import { FEATURE_FLAGS } from '../features';
 import { IndexRegistry } from '../indexes/registry';
@@ -27,17 +28,9 @@ import { batchFromDump, DUMP_VERSION, DumpFormatError, type DumpTask, keyFromDum
 /** Fails start-up with a message for the operator. */
 export class ImportError extends Error {}
 
-export interface ImportOptions {
-  importDump: string | null;
-  ignoreMissingDump: boolean;
-  ignoreDumpIfDbExists: boolean;
-  importSnapshot: string | null;
-  ignoreMissingSnapshot: boolean;
-  ignoreSnapshotIfDbExists: boolean;
-}
+/** The start-up options of imports. */
+export type ImportOptions = Pick<Config, 'importDump' | 'ignoreMissingDump' | 'ignoreDumpIfDbExists' | 'importSnapshot' | 'ignoreMissingSnapshot' | 'ignoreSnapshotIfDbExists'>;
 
-/** Documents are staged and indexed this many bytes of NDJSON at a time. */
-const CHUNK_BYTES = 64 * 1024 ** 2;
 /**
  * The engine's replay guard recognises a batch by its task uids: each batch of the import
  * gets its own, counting down from where no real task uid goes.
