@@ -31,6 +31,9 @@ export class ImportError extends Error {}
 /** The start-up options of imports. */
 export type ImportOptions = Pick<Config, 'importDump' | 'ignoreMissingDump' | 'ignoreDumpIfDbExists' | 'importSnapshot' | 'ignoreMissingSnapshot' | 'ignoreSnapshotIfDbExists'>;
 
+/** Documents are staged and indexed this many bytes of NDJSON at a time. */
+const CHUNK_BYTES = 64 * 1024 ** 2;
+
 /**
  * The engine's replay guard recognises a batch by its task uids: each batch of the import
  * gets its own, counting down from where no real task uid goes.
