@@ -28,6 +28,12 @@ export interface Config {
   onnxRuntimePath: string | null;
   /** How long another instance of the network may take to answer (search, forwarded write). */
   remoteTimeoutMs: number;
+  /** `--experimental-enable-metrics`: turns the `metrics` feature on at start-up. */
+  enableMetrics: boolean;
+  /** `--experimental-enable-logs-route`: turns the `logsRoute` feature on at start-up. */
+  enableLogsRoute: boolean;
+  /** `--experimental-logs-mode`: the format of the lines written to stderr. */
+  logsMode: 'human' | 'json';
 }
 
 export class ConfigError extends Error {}
@@ -59,6 +65,9 @@ type RawOptions = {
   modelsDir?: string;
   onnxRuntimePath?: string;
   remoteTimeout?: string;
+  enableMetrics?: string;
+  enableLogsRoute?: string;
+  logsMode?: string;
 };
 
 export const OPTIONS: OptionSpec[] = [
@@ -79,6 +88,9 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'onnxRuntimePath', flag: '--experimental-onnxruntime-path', env: 'QUARRY_ONNXRUNTIME_PATH', meili: 'ORT_DYLIB_PATH', help: 'path of libonnxruntime.so, which local models run on' },
   { name: 'remoteTimeout', flag: '--experimental-remote-timeout-ms', env: 'QUARRY_REMOTE_TIMEOUT_MS', meili: 'QUARRY_REMOTE_TIMEOUT_MS', help: 'milliseconds another instance of the network may take to answer a search or a forwarded write (default 30000)' },
   { name: 'dropSearchAfter', flag: '--experimental-drop-search-after', env: 'QUARRY_DROP_SEARCH_AFTER', meili: 'MEILI_EXPERIMENTAL_DROP_SEARCH_AFTER', help: 'seconds a search may wait before it is dropped (default 60)' },
+  { name: 'enableMetrics', flag: '--experimental-enable-metrics', env: 'QUARRY_EXPERIMENTAL_ENABLE_METRICS', meili: 'MEILI_EXPERIMENTAL_ENABLE_METRICS', boolean: true, help: 'turn the `metrics` experimental feature (GET /metrics) on at start-up' },
+  { name: 'enableLogsRoute', flag: '--experimental-enable-logs-route', env: 'QUARRY_EXPERIMENTAL_ENABLE_LOGS_ROUTE', meili: 'MEILI_EXPERIMENTAL_ENABLE_LOGS_ROUTE', boolean: true, help: 'turn the `logsRoute` experimental feature (/logs/*) on at start-up' },
+  { name: 'logsMode', flag: '--experimental-logs-mode', env: 'QUARRY_EXPERIMENTAL_LOGS_MODE', meili: 'MEILI_EXPERIMENTAL_LOGS_MODE', help: 'HUMAN or JSON: the format of the log lines written to stderr (default HUMAN)' },
 ];
 
 export const LOOPBACK_NETWORKS = ['127.0.0.0/8', '::1/128'];
@@ -209,5 +221,15 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     modelsDir: raw.modelsDir ?? null,
     onnxRuntimePath: raw.onnxRuntimePath ?? null,
     remoteTimeoutMs,
+    enableMetrics: raw.enableMetrics === undefined ? false : parseBool('--experimental-enable-metrics', raw.enableMetrics),
+    enableLogsRoute: raw.enableLogsRoute === undefined ? false : parseBool('--experimental-enable-logs-route', raw.enableLogsRoute),
+    logsMode: parseLogsMode(raw.logsMode),
   };
+}
+
+function parseLogsMode(text: string | undefined): Config['logsMode'] {
+  if (text === undefined) return 'human';
+  const mode = text.toLowerCase();
+  if (mode !== 'human' && mode !== 'json') throw new ConfigError(`--experimental-logs-mode: unsupported log mode \`${text}\`, expected HUMAN or JSON`);
+  return mode;
 }

@@ -5,6 +5,7 @@ import type { Config } from './config';
 import type { FeatureStore } from './features';
 import type { IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
+import type { Metrics } from './metrics/metrics';
 import type { NetworkStore } from './network/state';
 import type { SearchLimiter } from './search/limiter';
 import type { TaskQueue } from './tasks/queue';
@@ -24,4 +25,6 @@ export interface Deps {
   /** Directory of staged document payloads (`<db>/update_files`). */
   updateFiles: string;
   dbPath: string;
+  /** What `GET /metrics` shows; request metrics are recorded while the `metrics` feature is on. */
+  metrics: Metrics;
 }
