@@ -14,7 +14,7 @@ describe('TargetFilter', () => {
   it('when no directive covers a target, then its lines are off', () => {
     const f = TargetFilter.parse('milli=debug');
     expect([f.levelFor('quarry::http'), f.levelFor('quarry::engine')]).toEqual([0, 4]);
-    expect(TargetFilter.parse('index_scheduler').levelFor('quarry::tasks')).toBe(5);
+    expect(TargetFilter.parse('meilisearch').levelFor('quarry::tasks')).toBe(5);
     expect(TargetFilter.parse('off').max).toBe(0);
   });
 
