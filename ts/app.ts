@@ -13,6 +13,7 @@ import { indexRoutes } from './routes/indexes';
 import { networkContext } from './network/forward';
 import { keyRoutes } from './routes/keys';
 import { networkRoutes } from './routes/network';
+import { observabilityRoutes } from './routes/observability';
 import { renderRoutes } from './routes/render';
 import { searchRoutes } from './routes/search';
 import { searchRuleRoutes } from './routes/search-rules';
@@ -26,6 +27,8 @@ export function buildApp(deps: Deps): express.Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
+  app.use(deps.metrics.http.middleware(() => deps.features.enabled('metrics')));
+
   app.use((req: Request, res: Response, next: NextFunction) => {
     // The hot path pays nothing for a request line nobody will read.
     if (!deps.logger.isInfoEnabled()) {
@@ -35,7 +38,7 @@ export function buildApp(deps: Deps): express.Express {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      deps.logger.info('request', { method: req.method, path: loggablePath(req.path), status: res.statusCode, ms: Math.round(ms * 1000) / 1000 });
+      deps.logger.info('request', { target: 'quarry::http', method: req.method, path: loggablePath(req.path), status: res.statusCode, ms: Math.round(ms * 1000) / 1000 });
     });
     next();
   });
@@ -68,6 +71,7 @@ export function buildApp(deps: Deps): express.Express {
   app.use(networkRoutes(deps));
   app.use(archiveRoutes(deps));
   app.use(searchRuleRoutes(deps));
+  app.use(observabilityRoutes(deps));
 
   app.use((_req: Request, res: Response) => {
     res.status(404).end();

@@ -40,6 +40,12 @@ export interface Config {
   importSnapshot: string | null;
   ignoreMissingSnapshot: boolean;
   ignoreSnapshotIfDbExists: boolean;
+  /** `--experimental-enable-metrics`: turns the `metrics` feature on at start-up. */
+  enableMetrics: boolean;
+  /** `--experimental-enable-logs-route`: turns the `logsRoute` feature on at start-up. */
+  enableLogsRoute: boolean;
+  /** `--experimental-logs-mode`: the format of the lines written to stderr. */
+  logsMode: 'human' | 'json';
 }
 
 export class ConfigError extends Error {}
@@ -82,6 +88,9 @@ type RawOptions = {
   importSnapshot?: string;
   ignoreMissingSnapshot?: string;
   ignoreSnapshotIfDbExists?: string;
+  enableMetrics?: string;
+  enableLogsRoute?: string;
+  logsMode?: string;
 };
 
 export const OPTIONS: OptionSpec[] = [
@@ -111,6 +120,9 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'importSnapshot', flag: '--import-snapshot', env: 'QUARRY_IMPORT_SNAPSHOT', meili: 'MEILI_IMPORT_SNAPSHOT', help: 'snapshot file to restore the database from at start-up' },
   { name: 'ignoreMissingSnapshot', flag: '--ignore-missing-snapshot', env: 'QUARRY_IGNORE_MISSING_SNAPSHOT', meili: 'MEILI_IGNORE_MISSING_SNAPSHOT', boolean: true, help: 'start without restoring when the --import-snapshot file is missing' },
   { name: 'ignoreSnapshotIfDbExists', flag: '--ignore-snapshot-if-db-exists', env: 'QUARRY_IGNORE_SNAPSHOT_IF_DB_EXISTS', meili: 'MEILI_IGNORE_SNAPSHOT_IF_DB_EXISTS', boolean: true, help: 'start on the existing database instead of refusing the --import-snapshot' },
+  { name: 'enableMetrics', flag: '--experimental-enable-metrics', env: 'QUARRY_EXPERIMENTAL_ENABLE_METRICS', meili: 'MEILI_EXPERIMENTAL_ENABLE_METRICS', boolean: true, help: 'turn the `metrics` experimental feature (GET /metrics) on at start-up' },
+  { name: 'enableLogsRoute', flag: '--experimental-enable-logs-route', env: 'QUARRY_EXPERIMENTAL_ENABLE_LOGS_ROUTE', meili: 'MEILI_EXPERIMENTAL_ENABLE_LOGS_ROUTE', boolean: true, help: 'turn the `logsRoute` experimental feature (/logs/*) on at start-up' },
+  { name: 'logsMode', flag: '--experimental-logs-mode', env: 'QUARRY_EXPERIMENTAL_LOGS_MODE', meili: 'MEILI_EXPERIMENTAL_LOGS_MODE', help: 'HUMAN or JSON: the format of the log lines written to stderr (default HUMAN)' },
 ];
 
 export const LOOPBACK_NETWORKS = ['127.0.0.0/8', '::1/128'];
@@ -270,5 +282,15 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     modelsDir: raw.modelsDir ?? null,
     onnxRuntimePath: raw.onnxRuntimePath ?? null,
     remoteTimeoutMs,
+    enableMetrics: raw.enableMetrics === undefined ? false : parseBool('--experimental-enable-metrics', raw.enableMetrics),
+    enableLogsRoute: raw.enableLogsRoute === undefined ? false : parseBool('--experimental-enable-logs-route', raw.enableLogsRoute),
+    logsMode: parseLogsMode(raw.logsMode),
   };
+}
+
+function parseLogsMode(text: string | undefined): Config['logsMode'] {
+  if (text === undefined) return 'human';
+  const mode = text.toLowerCase();
+  if (mode !== 'human' && mode !== 'json') throw new ConfigError(`--experimental-logs-mode: unsupported log mode \`${text}\`, expected HUMAN or JSON`);
+  return mode;
 }

@@ -6,6 +6,7 @@ import type { FeatureStore } from './features';
 import type { IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
 import type { KvStore } from './native';
+import type { Metrics } from './metrics/metrics';
 import type { NetworkStore } from './network/state';
 import type { SearchLimiter } from './search/limiter';
 import type { SearchRules } from './search/rules';
@@ -30,4 +31,6 @@ export interface Deps {
   searchRules: SearchRules;
   /** The task store (sizes for `/stats`). */
   kv: KvStore;
+  /** What `GET /metrics` shows; request metrics are recorded while the `metrics` feature is on. */
+  metrics: Metrics;
 }

@@ -39,6 +39,19 @@ export class FeatureStore {
     return { ...this.flags };
   }
 
+  /** One flag, without copying them all (for checks on every request). */
+  enabled(flag: keyof Features): boolean {
+    return this.flags[flag];
+  }
+
+  /**
+   * Start-up options that turn flags on (`--experimental-enable-metrics`...): OR-ed with the
+   * stored flags when the server starts, so a later PATCH can still turn them off.
+   */
+  enableAtStartup(flags: Partial<Record<keyof Features, boolean>>): void {
+    for (const [k, v] of Object.entries(flags)) if (v) this.flags[k as keyof Features] = true;
+  }
+
   async patch(body: unknown): Promise<Features> {
     const patch = parseWith(PatchSchema, body, {}, 'bad_request');
     const next = { ...this.flags };

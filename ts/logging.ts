@@ -1,17 +1,40 @@
-/** winston factory: one JSON line per event; the level comes from the CLI. */
+/**
+ * winston factory. Lines go through one `LogHub` (`ts/logs/hub.ts`), which writes them to
+ * stderr in the start-up format (`--experimental-logs-mode`: `human`, the default, or `json`)
+ * at the start-up level (`--log-level`), and to the `/logs/stream` reader when there is one.
+ * Both filters change at run time through the `/logs/*` routes (`logHub(logger)`).
+ */
 import winston from 'winston';
 import type { Config } from './config';
+import { LogHub, type LogMode, type StreamSink } from './logs/hub';
+import { TargetFilter } from './logs/target';
 
 export type Logger = winston.Logger;
 
-export function createLogger(level: Config['logLevel']): Logger {
-  const winstonLevel = level === 'trace' ? 'silly' : level === 'off' ? 'error' : level;
-  return winston.createLogger({
-    level: winstonLevel,
-    silent: level === 'off',
-    format: winston.format.combine(winston.format.timestamp(), winston.format.json()),
-    transports: [new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug', 'verbose', 'silly'] })],
-  });
+const hubs = new WeakMap<Logger, LogHub>();
+
+const stderrSink: StreamSink = {
+  write: (line) => void process.stderr.write(line),
+  backlog: () => 0,
+};
+
+export function createLogger(level: Config['logLevel'], mode: LogMode = 'human'): Logger {
+  const logger = winston.createLogger({ level: 'info' });
+  const hub = new LogHub(logger, TargetFilter.parse(level), mode, stderrSink);
+  logger.add(hub.transport());
+  hubs.set(logger, hub);
+  return logger;
+}
+
+/** The hub behind `logger`; a logger not made by `createLogger` gets one that leaves stderr alone. */
+export function logHub(logger: Logger): LogHub {
+  let hub = hubs.get(logger);
+  if (!hub) {
+    hub = new LogHub(logger, TargetFilter.parse('off'), 'json', stderrSink);
+    logger.add(hub.transport());
+    hubs.set(logger, hub);
+  }
+  return hub;
 }
 
 /** A request path safe to log: `/keys/<uid or key value>` never reaches the logs. */

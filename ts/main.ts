@@ -18,7 +18,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, config.logsMode);
   if (!config.masterKey) {
     logger.warn('No master key was found: every route but /keys is open. Set --master-key (16+ bytes) to protect this instance.');
   } else if (Buffer.byteLength(config.masterKey) < 16) {

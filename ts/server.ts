@@ -15,6 +15,7 @@ import type { Deps } from './deps';
 import { FeatureStore } from './features';
 import { IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
+import { Metrics } from './metrics/metrics';
 import { configureModels, configureOutbound, KvStore } from './native';
 import { networkedQueue } from './network/forward';
 import { rebalancer } from './network/rebalance';
@@ -48,6 +49,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const keys = new KeyStore(durable, config.masterKey);
   await keys.ensureDefaults();
   const features = new FeatureStore(durable);
+  features.enableAtStartup({ metrics: config.enableMetrics, logsRoute: config.enableLogsRoute });
   const network = new NetworkStore(durable);
   const queue = openQueue(durable);
   const searchRules = new SearchRules(durable);
@@ -57,7 +59,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     queue,
     registry,
     updateFiles,
-    logger,
+    logger.child({ target: 'quarry::tasks' }),
     config.maxBatchedTasks,
     () => features.get().getTaskDocumentsRoute,
     rebalancer(network, registry, config.remoteTimeoutMs),
@@ -69,7 +71,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
   // Routes enqueue through the network: a leader forwards index writes (see network/forward.ts).
   const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules };
+  const metrics = new Metrics({ dbPath, registry, tasks: () => queue.allTasks(), batches: () => queue.allBatches(), searchLimiter, taskQueueMaxSize: META_MAP_SIZE });
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics };
   const app = buildApp(deps);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
