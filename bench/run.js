@@ -3,11 +3,12 @@
  * End-to-end benchmark: measures a server that speaks the Meilisearch API over HTTP, the
  * way a user feels it. With no --url it starts Quarry itself on a temporary data dir.
  *
- *   node bench/run.js [--dataset pypi|npm] [--rows N] [--url URL --key KEY [--pid PID]]
+ *   node bench/run.js [--dataset pypi|npm] [--rows N] [--url URL --key KEY [--pid PID] [--data-dir DIR]]
  *                     [--batch 50000] [--queries 300] [--concurrency 8] [--runs 1] [--out file.json] [--quick]
  *
  * With --runs N (self-started server only) it repeats the whole run on a fresh data dir N
- * times and reports the median of each figure.
+ * times and reports the median of each figure. Against another server (--url) the index it
+ * made is deleted at the end, and --data-dir names that server's data for the disk figure.
  *
  * Prints a table and writes the same figures as JSON (bench/results/ by default).
  * No timing assertions: it reports, it does not judge.
@@ -27,6 +28,7 @@ function parseArgs(argv) {
     if (a === '--url') o.url = v();
     else if (a === '--key') o.key = v();
     else if (a === '--pid') o.pid = Number(v());
+    else if (a === '--data-dir') o.dataDir = v();
     else if (a === '--dataset') o.dataset = v();
     else if (a === '--rows') o.rows = Number(v());
     else if (a === '--batch') o.batch = Number(v());
@@ -132,7 +134,8 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
     process.stderr.write('\n');
     results.indexing = { seconds: secs, docsPerSecond: docs.length / secs };
     results.memory = pid ? rssOf(pid) : { peak: null, now: null };
-    results.disk = started ? { bytes: duBytes(started.dbPath), rawTsvBytes: rawTsv, rawGzipTsvBytes: rawGzip } : null;
+    const dbDir = started ? started.dbPath : o.dataDir;
+    results.disk = dbDir ? { bytes: duBytes(dbDir), rawTsvBytes: rawTsv, rawGzipTsvBytes: rawGzip } : null;
 
     // Search: seeded mix per shape at concurrency 1, then QPS at concurrency N.
     const rand = mulberry32(42);
@@ -164,6 +167,7 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
     results.memory.afterSearch = pid ? rssOf(pid) : null;
     return results;
   } finally {
+    if (!started) await waitTask(api, (await api('DELETE', `/indexes/${index}`)).taskUid).catch(() => undefined);
     if (started) {
       started.child.kill('SIGTERM');
       await new Promise((r) => started.child.once('exit', r));
