@@ -20,6 +20,7 @@ import { searchRuleRoutes } from './routes/search-rules';
 import { settingsRoutes } from './routes/settings';
 import { systemRoutes } from './routes/system';
 import { taskRoutes } from './routes/tasks';
+import { webhookRoutes } from './routes/webhooks';
 
 export function buildApp(deps: Deps): express.Express {
   const app = express();
@@ -71,6 +72,7 @@ export function buildApp(deps: Deps): express.Express {
   app.use(networkRoutes(deps));
   app.use(archiveRoutes(deps));
   app.use(searchRuleRoutes(deps));
+  app.use(webhookRoutes(deps));
   app.use(observabilityRoutes(deps));
 
   app.use((_req: Request, res: Response) => {

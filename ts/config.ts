@@ -46,6 +46,9 @@ export interface Config {
   enableLogsRoute: boolean;
   /** `--experimental-logs-mode`: the format of the lines written to stderr. */
   logsMode: 'human' | 'json';
+  /** `--task-webhook-url`: a webhook set from the command line (the nil uuid, not editable). */
+  taskWebhookUrl: string | null;
+  taskWebhookAuthorization: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -88,6 +91,8 @@ type RawOptions = {
   importSnapshot?: string;
   ignoreMissingSnapshot?: string;
   ignoreSnapshotIfDbExists?: string;
+  taskWebhookUrl?: string;
+  taskWebhookAuthorization?: string;
   enableMetrics?: string;
   enableLogsRoute?: string;
   logsMode?: string;
@@ -119,6 +124,8 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'scheduleSnapshot', flag: '--schedule-snapshot', env: 'QUARRY_SCHEDULE_SNAPSHOT', meili: 'MEILI_SCHEDULE_SNAPSHOT', optionalValue: true, help: 'take a snapshot every N seconds (bare: every 86400)' },
   { name: 'importSnapshot', flag: '--import-snapshot', env: 'QUARRY_IMPORT_SNAPSHOT', meili: 'MEILI_IMPORT_SNAPSHOT', help: 'snapshot file to restore the database from at start-up' },
   { name: 'ignoreMissingSnapshot', flag: '--ignore-missing-snapshot', env: 'QUARRY_IGNORE_MISSING_SNAPSHOT', meili: 'MEILI_IGNORE_MISSING_SNAPSHOT', boolean: true, help: 'start without restoring when the --import-snapshot file is missing' },
+  { name: 'taskWebhookUrl', flag: '--task-webhook-url', env: 'QUARRY_TASK_WEBHOOK_URL', meili: 'MEILI_TASK_WEBHOOK_URL', help: 'URL every finished batch is POSTed to (NDJSON, gzip), besides the /webhooks ones' },
+  { name: 'taskWebhookAuthorization', flag: '--task-webhook-authorization-header', env: 'QUARRY_TASK_WEBHOOK_AUTHORIZATION_HEADER', meili: 'MEILI_TASK_WEBHOOK_AUTHORIZATION_HEADER', help: 'Authorization header value sent to --task-webhook-url' },
   { name: 'ignoreSnapshotIfDbExists', flag: '--ignore-snapshot-if-db-exists', env: 'QUARRY_IGNORE_SNAPSHOT_IF_DB_EXISTS', meili: 'MEILI_IGNORE_SNAPSHOT_IF_DB_EXISTS', boolean: true, help: 'start on the existing database instead of refusing the --import-snapshot' },
   { name: 'enableMetrics', flag: '--experimental-enable-metrics', env: 'QUARRY_EXPERIMENTAL_ENABLE_METRICS', meili: 'MEILI_EXPERIMENTAL_ENABLE_METRICS', boolean: true, help: 'turn the `metrics` experimental feature (GET /metrics) on at start-up' },
   { name: 'enableLogsRoute', flag: '--experimental-enable-logs-route', env: 'QUARRY_EXPERIMENTAL_ENABLE_LOGS_ROUTE', meili: 'MEILI_EXPERIMENTAL_ENABLE_LOGS_ROUTE', boolean: true, help: 'turn the `logsRoute` experimental feature (/logs/*) on at start-up' },
@@ -253,7 +260,18 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     scheduleSnapshotSeconds = /^true$/i.test(raw.scheduleSnapshot) ? 86_400 : count('--schedule-snapshot', raw.scheduleSnapshot, 86_400, 1);
   }
 
+  if (raw.taskWebhookUrl !== undefined) {
+    try {
+      new URL(raw.taskWebhookUrl);
+    } catch {
+      throw new ConfigError(`--task-webhook-url: \`${raw.taskWebhookUrl}\` is not a URL`);
+    }
+  }
+  if (raw.taskWebhookAuthorization !== undefined && raw.taskWebhookUrl === undefined) throw new ConfigError('--task-webhook-authorization-header requires --task-webhook-url');
+
   return {
+    taskWebhookUrl: raw.taskWebhookUrl ?? null,
+    taskWebhookAuthorization: raw.taskWebhookAuthorization ?? null,
     dumpDir: raw.dumpDir ?? 'dumps/',
     snapshotDir: raw.snapshotDir ?? 'snapshots/',
     scheduleSnapshotSeconds,

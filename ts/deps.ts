@@ -11,6 +11,7 @@ import type { NetworkStore } from './network/state';
 import type { SearchLimiter } from './search/limiter';
 import type { SearchRules } from './search/rules';
 import type { TaskQueue } from './tasks/queue';
+import type { WebhookStore } from './webhooks/store';
 
 export interface Deps {
   config: Config;
@@ -29,6 +30,8 @@ export interface Deps {
   dbPath: string;
   /** Dynamic search rules (`/dynamic-search-rules`), read by every search. */
   searchRules: SearchRules;
+  /** Where finished batches are announced (`/webhooks`). */
+  webhooks: WebhookStore;
   /** The task store (sizes for `/stats`). */
   kv: KvStore;
   /** What `GET /metrics` shows; request metrics are recorded while the `metrics` feature is on. */

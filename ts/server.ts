@@ -25,6 +25,8 @@ import { SearchRules } from './search/rules';
 import { Durable, META_MAP_SIZE } from './store/durable';
 import { openQueue } from './tasks/queue';
 import { Worker } from './tasks/worker';
+import { WebhookDispatcher } from './webhooks/delivery';
+import { WebhookStore } from './webhooks/store';
 import type { TaskQueue } from './tasks/queue';
 import { archives } from './dumps/create';
 import { importAtStartup } from './dumps/import';
@@ -53,6 +55,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const network = new NetworkStore(durable);
   const queue = openQueue(durable);
   const searchRules = new SearchRules(durable);
+  const webhooks = new WebhookStore(durable, config.taskWebhookUrl ? { url: config.taskWebhookUrl, authorization: config.taskWebhookAuthorization } : null);
   const updateFiles = path.join(dbPath, 'update_files');
   const dirs = { dumpDir: path.resolve(config.dumpDir), snapshotDir: path.resolve(config.snapshotDir) };
   const worker = new Worker(
@@ -63,16 +66,18 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     config.maxBatchedTasks,
     () => features.get().getTaskDocumentsRoute,
     rebalancer(network, registry, config.remoteTimeoutMs),
-    archives({ kv, queue, registry, keys, features, network, searchRules, dbPath, updateFiles }, dirs),
+    archives({ kv, queue, registry, keys, features, network, searchRules, webhooks, dbPath, updateFiles }, dirs),
     searchRules,
   );
   await worker.recover();
+  const dispatcher = new WebhookDispatcher(webhooks, logger.child({ target: 'quarry::webhooks' }));
+  worker.onBatchFinished((tasks) => dispatcher.batchFinished(tasks));
 
   const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
   // Routes enqueue through the network: a leader forwards index writes (see network/forward.ts).
   const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
   const metrics = new Metrics({ dbPath, registry, tasks: () => queue.allTasks(), batches: () => queue.allBatches(), searchLimiter, taskQueueMaxSize: META_MAP_SIZE });
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics };
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks };
   const app = buildApp(deps);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {

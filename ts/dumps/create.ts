@@ -21,6 +21,7 @@ import { type KvOp, KvStore } from '../native';
 import type { Archives } from '../tasks/worker';
 import type { NetworkStore } from '../network/state';
 import { RULES_INDEX, ruleView, type SearchRules } from '../search/rules';
+import type { WebhookStore } from '../webhooks/store';
 import { batchOp, payloadFile, taskOp, type WorkerQueue } from '../tasks/queue';
 import type { BatchRecord, TaskRecord } from '../tasks/types';
 import { META_MAP_SIZE } from '../store/durable';
@@ -37,6 +38,7 @@ export interface Sources {
   features: FeatureStore;
   network: NetworkStore;
   searchRules: SearchRules;
+  webhooks: WebhookStore;
   dbPath: string;
   updateFiles: string;
 }
@@ -135,7 +137,8 @@ export async function writeDump(src: Sources, dumpDir: string, uid: string, self
     write('experimental-features.json', JSON.stringify(src.features.get()));
     const network = src.network.get();
     write('network.json', JSON.stringify({ self: network.self, remotes: network.remotes, shards: network.shards, leader: network.leader, version: network.version }));
-    write('webhooks.json', JSON.stringify({ webhooks: {} }));
+    // The API's webhooks, keyed by uuid as Meilisearch writes them (the command line's is not).
+    write('webhooks.json', JSON.stringify({ webhooks: Object.fromEntries(src.webhooks.stored().map((w) => [w.uuid, { url: w.url, headers: w.headers }])) }));
   });
 }
 

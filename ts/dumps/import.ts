@@ -21,6 +21,7 @@ import { checkRuleUid, parseRulePatch, RULES_INDEX, SearchRules } from '../searc
 import { parseSettingsBody } from '../settings';
 import { Durable, jsonValue, META_MAP_SIZE } from '../store/durable';
 import { batchOp, taskOp } from '../tasks/queue';
+import { parseWebhookUuid, WebhookStore } from '../webhooks/store';
 import type { TaskRecord } from '../tasks/types';
 import { unpackArchive } from './archive';
 import { batchFromDump, DUMP_VERSION, DumpFormatError, type DumpTask, keyFromDump, taskFromDump } from './v6';
@@ -148,6 +149,16 @@ async function loadDump(dir: string, db: string, logger: Logger): Promise<void> 
       ops.push({ db: 'meta', key: 'network', value: jsonValue({ self: n.self ?? null, remotes, shards: n.shards ?? {}, leader: n.leader ?? null, version: n.version ?? '00000000-0000-0000-0000-000000000000' }) });
     }
     await durable.commit(ops);
+
+    if (fs.existsSync(path.join(dir, 'webhooks.json'))) {
+      const hooks = (readJsonFile(path.join(dir, 'webhooks.json')).webhooks ?? {}) as Record<string, { url?: unknown; headers?: unknown }>;
+      const list = Object.entries(hooks).map(([uuid, w]) => {
+        if (typeof w.url !== 'string') throw new DumpFormatError(`webhook \`${uuid}\` has no URL`);
+        const headers = Object.fromEntries(Object.entries((w.headers ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v ?? '')]));
+        return { uuid: parseWebhookUuid(uuid), url: w.url, headers };
+      });
+      await new WebhookStore(durable, null).replaceAll(list);
+    }
 
     const keys = [];
     for await (const raw of jsonLines(path.join(dir, 'keys.jsonl'))) keys.push(keyFromDump(raw));

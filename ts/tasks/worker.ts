@@ -60,6 +60,7 @@ function toErrorBody(err: unknown): ErrorBody {
 
 export class Worker {
   private wakeUp: (() => void) | null = null;
+  private readonly finishedListeners: Array<(tasks: TaskRecord[]) => void> = [];
   private stopped = false;
   private loop: Promise<void> | null = null;
 
@@ -93,6 +94,11 @@ export class Worker {
     fs.mkdirSync(this.updateFiles, { recursive: true });
     for (const f of fs.readdirSync(this.updateFiles)) if (!live.has(f)) fs.rmSync(path.join(this.updateFiles, f), { force: true });
     this.registry.removeOrphans();
+  }
+
+  /** Called with each batch's tasks once their outcome is committed (webhooks). */
+  onBatchFinished(listener: (tasks: TaskRecord[]) => void): void {
+    this.finishedListeners.push(listener);
   }
 
   start(): void {
@@ -185,6 +191,7 @@ export class Worker {
     const finished: BatchRecord = { ...batch, finishedAt, details, stats: { totalNbTasks: done.length, status, types, indexUids, progressTrace: batch.stats.progressTrace ?? {} } };
     await this.queue.finishBatch(done, finished, effects.queue, effects.ops);
     for (const f of effects.after) f();
+    for (const listener of this.finishedListeners) listener(done);
     const keep = this.keepPayloads();
     for (const t of done) {
       if (!keep) removePayload(this.updateFiles, t);
