@@ -8,6 +8,7 @@ import type { Logger } from './logging';
 import type { NetworkStore } from './network/state';
 import type { SearchLimiter } from './search/limiter';
 import type { TaskQueue } from './tasks/queue';
+import type { Analytics } from './telemetry/analytics';
 
 export interface Deps {
   config: Config;
@@ -24,4 +25,6 @@ export interface Deps {
   /** Directory of staged document payloads (`<db>/update_files`). */
   updateFiles: string;
   dbPath: string;
+  /** Usage telemetry; null with `--no-analytics`. */
+  analytics: Analytics | null;
 }

@@ -3,6 +3,8 @@
  * the HTTP listener. `startServer` is what `main.ts` and the embedding API call.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,9 +22,11 @@ import { networkedQueue } from './network/forward';
 import { rebalancer } from './network/rebalance';
 import { NetworkStore } from './network/state';
 import { SearchLimiter } from './search/limiter';
+import { attachTls, httpsOptions } from './startup/tls';
 import { Durable } from './store/durable';
 import { openQueue } from './tasks/queue';
 import { Worker } from './tasks/worker';
+import { createAnalytics } from './telemetry';
 
 const META_MAP_SIZE = 20 * 1024 ** 3;
 
@@ -36,6 +40,8 @@ export interface RunningServer {
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
   configureOutbound(config.allowedNetworks);
   configureModels(config.modelsDir, config.onnxRuntimePath);
+  // Certificate files are read before anything is opened: a bad one fails start-up cleanly.
+  const tlsOptions = config.tls ? httpsOptions(config.tls) : null;
   const dbPath = path.resolve(config.dbPath);
   fs.mkdirSync(dbPath, { recursive: true });
   fs.writeFileSync(path.join(dbPath, 'VERSION'), 'quarry-1\n');
@@ -45,6 +51,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const keys = new KeyStore(durable, config.masterKey);
   await keys.ensureDefaults();
   const features = new FeatureStore(durable);
+  features.enableAtStart({ containsFilter: config.containsFilterAtStart, legacySearch: config.legacySearchAtStart });
   const network = new NetworkStore(durable);
   const queue = openQueue(durable);
   const updateFiles = path.join(dbPath, 'update_files');
@@ -54,9 +61,12 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
   // Routes enqueue through the network: a leader forwards index writes (see network/forward.ts).
   const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath };
+  const analytics = createAnalytics(config, dbPath, registry, features, logger);
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, analytics };
   const app = buildApp(deps);
-  const server = app.listen(config.port, config.host);
+  const server: http.Server = tlsOptions ? https.createServer(tlsOptions, app) : http.createServer(app);
+  if (config.tls) attachTls(server as https.Server, config.tls);
+  server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -64,15 +74,17 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   server.keepAliveTimeout = 30_000;
   server.on('clientError', answerClientError);
   worker.start();
+  analytics?.start();
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const url = `http://${host}:${port}`;
+  const url = `${config.tls ? 'https' : 'http'}://${host}:${port}`;
 
   return {
     url,
     port,
     deps,
     async close() {
+      analytics?.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
