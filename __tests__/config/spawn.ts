@@ -12,6 +12,7 @@ export interface Child {
   child: ChildProcess;
   url: string;
   stdout: () => string;
+  stderr: () => string;
   stop: () => Promise<void>;
 }
 
@@ -36,7 +37,7 @@ export function startQuarry(args: string[], env: Record<string, string> = {}, cw
       // Wait for the telemetry lines that follow the URL.
       if (m && /Anonymous telemetry: \w+.*\n(Instance UID: \S+\n)?/.test(out) && !resolved) {
         resolved = true;
-        resolve({ child, url: m[1], stdout: () => out, stop });
+        resolve({ child, url: m[1], stdout: () => out, stderr: () => err, stop });
       }
     });
     child.stderr!.on('data', (d: Buffer) => {

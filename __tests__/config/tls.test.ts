@@ -159,7 +159,7 @@ describe('OCSP stapling', () => {
   it('when --ssl-ocsp-path is set, then a client asking for the status gets the file as stapled', async () => {
     const s = await start(['--ssl-ocsp-path', f('ocsp.der')]);
     const stapled = await new Promise<Buffer | null>((resolve, reject) => {
-      const sock = tls.connect({ host: '127.0.0.1', port: Number(new URL(s.url).port), ca: fs.readFileSync(f('server-ca.pem')), requestOCSP: true });
+      const sock = tls.connect({ host: '127.0.0.1', port: Number(new URL(s.url).port), ca: fs.readFileSync(f('server-ca.pem')), requestOCSP: true } as tls.ConnectionOptions);
       let got: Buffer | null = null;
       sock.on('OCSPResponse', (b: Buffer) => (got = b));
       sock.on('secureConnect', () => {

@@ -37,6 +37,8 @@ export interface ConfigFileKey {
 
 export class ConfigFileError extends Error {}
 
+const SELF_KEY = ['config', 'file', 'path'].join('_');
+
 /** The file to read: the explicit path (must exist), else `./config.toml` if it exists. */
 export function configFileToRead(explicit: string | undefined, cwd: string): { file: string; explicit: boolean } | null {
   if (explicit !== undefined && explicit !== '') return { file: path.resolve(cwd, explicit), explicit: true };
@@ -100,7 +102,8 @@ export function readConfigFile(
   const where = `configuration file \`${target.file}\``;
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(doc)) {
-    if (key === 'config_file_path') throw new ConfigFileError(`${where}: \`config_file_path\` is not supported in the configuration file`);
+    // The file cannot name another file (`config_file_path`), as in Meilisearch.
+    if (key === SELF_KEY) throw new ConfigFileError(`${where}: \`${key}\` is not supported in the configuration file`);
     const refusal = refused(key);
     if (refusal !== null) throw new ConfigFileError(refusal);
     const spec = keys.get(key);

@@ -150,6 +150,11 @@ export class Analytics {
     return out;
   }
 
+  /** Settles when the batches started so far are sent (or dropped). */
+  flushed(): Promise<void> {
+    return this.sending;
+  }
+
   /** Sends what is pending now (one batch at a time). */
   flush(): Promise<void> {
     this.sending = this.sending.then(async () => {
