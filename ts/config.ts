@@ -176,7 +176,7 @@ function parseArgs(argv: string[]): RawOptions {
 }
 
 export function helpText(): string {
-  const lines = ['Usage: quarry [options]', '', 'Options (each also read from the environment variable shown, or its MEILI_* alias):'];
+  const lines = ['Usage: quarry [options]', '', '  -h, --help                                   this text', '  -V, --version                                Quarry\'s version', '', 'Options (each also read from the environment variable shown, or its MEILI_* alias):'];
   for (const o of OPTIONS) lines.push(`  ${o.flag.padEnd(44)} ${o.env.padEnd(34)} ${o.help}`);
   lines.push('', 'Meilisearch options Quarry refuses (start-up fails when one is set, by flag, MEILI_* variable or config key):');
   for (const [f, why] of REFUSED) lines.push(`  ${f.padEnd(44)} ${meiliEnvOf(f).padEnd(34)} ${why}`);

@@ -8,6 +8,10 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${helpText()}\n`);
     return;
   }
+  if (argv.includes('--version') || argv.includes('-V')) {
+    process.stdout.write(`quarry ${(require('../package.json') as { version: string }).version}\n`);
+    return;
+  }
   let config;
   try {
     config = loadConfig(argv, process.env);
