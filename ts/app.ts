@@ -21,6 +21,7 @@ import { settingsRoutes } from './routes/settings';
 import { systemRoutes } from './routes/system';
 import { taskRoutes } from './routes/tasks';
 import { webhookRoutes } from './routes/webhooks';
+import { analyticsMiddleware } from './telemetry/middleware';
 
 export function buildApp(deps: Deps): express.Express {
   const app = express();
@@ -59,6 +60,7 @@ export function buildApp(deps: Deps): express.Express {
   app.use(repairPath);
   app.use(express.raw({ type: () => true, limit: deps.config.payloadSizeLimit }));
   app.use(networkContext);
+  if (deps.analytics) app.use(analyticsMiddleware(deps.analytics));
 
   // Search first: it is the hot path, and its paths overlap no other router's.
   app.use(searchRoutes(deps));

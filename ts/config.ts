@@ -4,6 +4,9 @@
  * touching its environment), then defaults. Bad options fail fast with a message.
  */
 import { z } from 'zod';
+import { type ConfigFileKey, configFileToRead, readConfigFile, TOML_KINDS } from './startup/config-file';
+import { ACCEPTED_WITHOUT_EFFECT, REFUSED, meiliEnvOf, refusalMessage, tomlKeyOf } from './startup/meili-options';
+import { type TlsConfig, tlsConfigFrom, TlsOptionError } from './startup/tls';
 
 export interface Config {
   httpAddr: string;
@@ -49,6 +52,20 @@ export interface Config {
   /** `--task-webhook-url`: a webhook set from the command line (the nil uuid, not editable). */
   taskWebhookUrl: string | null;
   taskWebhookAuthorization: string | null;
+  /** The TOML file the configuration was read from, if any. */
+  configFile: string | null;
+  /** HTTPS when set (`--ssl-cert-path` + `--ssl-key-path`, and the other `--ssl-*`). */
+  tls: TlsConfig | null;
+  /** `--experimental-contains-filter`: the `containsFilter` feature is on from start-up. */
+  containsFilterAtStart: boolean;
+  /** `--experimental-legacy-search-default`: the `legacySearch` feature is on from start-up. */
+  legacySearchAtStart: boolean;
+  /** Meilisearch options that were set and that change nothing in Quarry: one line each for the start-up log. */
+  acceptedWithoutEffect: string[];
+  /** Where usage telemetry batches are sent; none: nothing leaves the machine. */
+  analyticsUrl: string | null;
+  /** How often a telemetry batch is sent (default one hour; shorter for tests). */
+  analyticsIntervalMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -96,6 +113,23 @@ type RawOptions = {
   enableMetrics?: string;
   enableLogsRoute?: string;
   logsMode?: string;
+  configFilePath?: string;
+  sslCertPath?: string;
+  sslKeyPath?: string;
+  sslAuthPath?: string;
+  sslOcspPath?: string;
+  sslRequireAuth?: string;
+  sslResumption?: string;
+  sslTickets?: string;
+  containsFilter?: string;
+  legacySearchDefault?: string;
+  reduceIndexingMemory?: string;
+  limitBatchedTasksTotalSize?: string;
+  embeddingCacheEntries?: string;
+  noEdition2024?: string;
+  upgradeDb?: string;
+  analyticsUrl?: string;
+  analyticsIntervalMs?: string;
 };
 
 export const OPTIONS: OptionSpec[] = [
@@ -130,6 +164,23 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'enableMetrics', flag: '--experimental-enable-metrics', env: 'QUARRY_EXPERIMENTAL_ENABLE_METRICS', meili: 'MEILI_EXPERIMENTAL_ENABLE_METRICS', boolean: true, help: 'turn the `metrics` experimental feature (GET /metrics) on at start-up' },
   { name: 'enableLogsRoute', flag: '--experimental-enable-logs-route', env: 'QUARRY_EXPERIMENTAL_ENABLE_LOGS_ROUTE', meili: 'MEILI_EXPERIMENTAL_ENABLE_LOGS_ROUTE', boolean: true, help: 'turn the `logsRoute` experimental feature (/logs/*) on at start-up' },
   { name: 'logsMode', flag: '--experimental-logs-mode', env: 'QUARRY_EXPERIMENTAL_LOGS_MODE', meili: 'MEILI_EXPERIMENTAL_LOGS_MODE', help: 'HUMAN or JSON: the format of the log lines written to stderr (default HUMAN)' },
+  { name: 'configFilePath', flag: '--config-file-path', env: 'QUARRY_CONFIG_FILE_PATH', meili: 'MEILI_CONFIG_FILE_PATH', help: 'TOML configuration file, keys = snake_case option names (default ./config.toml if present); CLI > environment > file > defaults' },
+  { name: 'sslCertPath', flag: '--ssl-cert-path', env: 'QUARRY_SSL_CERT_PATH', meili: 'MEILI_SSL_CERT_PATH', help: 'PEM certificate chain: serve HTTPS (needs --ssl-key-path)' },
+  { name: 'sslKeyPath', flag: '--ssl-key-path', env: 'QUARRY_SSL_KEY_PATH', meili: 'MEILI_SSL_KEY_PATH', help: 'PEM private key of the certificate (needs --ssl-cert-path)' },
+  { name: 'sslAuthPath', flag: '--ssl-auth-path', env: 'QUARRY_SSL_AUTH_PATH', meili: 'MEILI_SSL_AUTH_PATH', help: 'PEM CA certificates client certificates are checked against (clients may present one)' },
+  { name: 'sslOcspPath', flag: '--ssl-ocsp-path', env: 'QUARRY_SSL_OCSP_PATH', meili: 'MEILI_SSL_OCSP_PATH', help: 'DER-encoded OCSP response stapled to the certificate' },
+  { name: 'sslRequireAuth', flag: '--ssl-require-auth', env: 'QUARRY_SSL_REQUIRE_AUTH', meili: 'MEILI_SSL_REQUIRE_AUTH', boolean: true, help: 'clients must present a certificate signed by --ssl-auth-path (mutual TLS)' },
+  { name: 'sslResumption', flag: '--ssl-resumption', env: 'QUARRY_SSL_RESUMPTION', meili: 'MEILI_SSL_RESUMPTION', boolean: true, help: 'TLS session resumption by session id (in-memory cache of 256 sessions)' },
+  { name: 'sslTickets', flag: '--ssl-tickets', env: 'QUARRY_SSL_TICKETS', meili: 'MEILI_SSL_TICKETS', boolean: true, help: 'TLS session tickets (off unless set)' },
+  { name: 'containsFilter', flag: '--experimental-contains-filter', env: 'QUARRY_EXPERIMENTAL_CONTAINS_FILTER', meili: 'MEILI_EXPERIMENTAL_CONTAINS_FILTER', boolean: true, help: 'turn on the containsFilter experimental feature at start-up' },
+  { name: 'legacySearchDefault', flag: '--experimental-legacy-search-default', env: 'QUARRY_EXPERIMENTAL_LEGACY_SEARCH', meili: 'MEILI_EXPERIMENTAL_LEGACY_SEARCH', boolean: true, help: 'turn on the legacySearch experimental feature at start-up (Quarry has one search pipeline)' },
+  { name: 'reduceIndexingMemory', flag: '--experimental-reduce-indexing-memory-usage', env: 'QUARRY_EXPERIMENTAL_REDUCE_INDEXING_MEMORY_USAGE', meili: 'MEILI_EXPERIMENTAL_REDUCE_INDEXING_MEMORY_USAGE', boolean: true, help: 'accepted for compatibility; changes nothing in Quarry' },
+  { name: 'limitBatchedTasksTotalSize', flag: '--experimental-limit-batched-tasks-total-size', env: 'QUARRY_EXPERIMENTAL_LIMIT_BATCHED_TASKS_TOTAL_SIZE', meili: 'MEILI_EXPERIMENTAL_LIMIT_BATCHED_TASKS_TOTAL_SIZE', help: 'accepted for compatibility (a size); Quarry bounds batches by task count' },
+  { name: 'embeddingCacheEntries', flag: '--experimental-embedding-cache-entries', env: 'QUARRY_EXPERIMENTAL_EMBEDDING_CACHE_ENTRIES', meili: 'MEILI_EXPERIMENTAL_EMBEDDING_CACHE_ENTRIES', help: 'accepted for compatibility (an integer); Quarry sizes its query-embedding cache itself' },
+  { name: 'noEdition2024', flag: '--experimental-no-edition-2024-for-settings', env: 'QUARRY_EXPERIMENTAL_NO_EDITION_2024_FOR_SETTINGS', meili: 'MEILI_EXPERIMENTAL_NO_EDITION_2024_FOR_SETTINGS', boolean: true, help: 'accepted for compatibility; changes nothing in Quarry' },
+  { name: 'upgradeDb', flag: '--upgrade-db', env: 'QUARRY_UPGRADE_DB', meili: 'MEILI_UPGRADE_DB', boolean: true, help: 'accepted for compatibility; Quarry has no older data format to upgrade' },
+  { name: 'analyticsUrl', flag: '--experimental-analytics-url', env: 'QUARRY_ANALYTICS_URL', meili: 'QUARRY_ANALYTICS_URL', help: 'where anonymous usage telemetry batches are POSTed (JSON); none: nothing is sent' },
+  { name: 'analyticsIntervalMs', flag: '--experimental-analytics-interval-ms', env: 'QUARRY_ANALYTICS_INTERVAL_MS', meili: 'QUARRY_ANALYTICS_INTERVAL_MS', help: 'milliseconds between telemetry batches (default 3600000; shorter values are for tests)' },
 ];
 
 export const LOOPBACK_NETWORKS = ['127.0.0.0/8', '::1/128'];
@@ -162,6 +213,7 @@ function parseArgs(argv: string[]): RawOptions {
     const arg = argv[i];
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     const spec = OPTIONS.find((o) => o.flag === flag);
+    if (!spec && REFUSED.has(flag)) throw new ConfigError(refusalMessage(flag, `option \`${flag}\``));
     if (!spec) throw new ConfigError(`unknown option \`${arg}\` (see --help)`);
     if (spec.boolean) {
       out[spec.name] = inline ?? 'true';
@@ -179,19 +231,27 @@ function parseArgs(argv: string[]): RawOptions {
 }
 
 export function helpText(): string {
-  const lines = ['Usage: quarry [options]', '', 'Options (each also read from the environment variable shown, or its MEILI_* alias):'];
+  const lines = ['Usage: quarry [options]', '', '  -h, --help                                   this text', '  -V, --version                                Quarry\'s version', '', 'Options (each also read from the environment variable shown, or its MEILI_* alias):'];
   for (const o of OPTIONS) lines.push(`  ${o.flag.padEnd(44)} ${o.env.padEnd(34)} ${o.help}`);
+  lines.push('', 'Meilisearch options Quarry refuses (start-up fails when one is set, by flag, MEILI_* variable or config key):');
+  for (const [f, why] of REFUSED) lines.push(`  ${f.padEnd(44)} ${meiliEnvOf(f).padEnd(34)} ${why}`);
+  lines.push('', 'Config file keys are the snake_case option names (--http-addr → http_addr); precedence: CLI > environment > config file > defaults.');
   return lines.join('\n');
 }
 
 const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 
 /** Builds the configuration; throws ConfigError with a readable message on bad input. */
-export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?: string } = {}): Config {
   const cli = parseArgs(argv);
+  for (const flag of REFUSED.keys()) {
+    const name = meiliEnvOf(flag);
+    if (env[name] !== undefined && env[name] !== '') throw new ConfigError(refusalMessage(flag, `environment variable \`${name}\` (${flag})`));
+  }
+  const fromFile = fileOptions(cli, env, opts.cwd ?? process.cwd());
   const raw: RawOptions = {};
   for (const o of OPTIONS) {
-    const v = cli[o.name] ?? env[o.env] ?? env[o.meili];
+    const v = cli[o.name] ?? env[o.env] ?? env[o.meili] ?? fromFile.values[o.name];
     if (v !== undefined && v !== '') raw[o.name] = v;
   }
 
@@ -244,7 +304,6 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     if (net !== 'any' && !/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(net)) throw new ConfigError(`--experimental-allowed-ip-networks: \`${net}\` is not a CIDR`);
   }
 
-  const flag = (name: string, v: string | undefined) => (v === undefined ? false : parseBool(name, v));
   const importDump = raw.importDump ?? null;
   const importSnapshot = raw.importSnapshot ?? null;
   if (importDump !== null && importSnapshot !== null) throw new ConfigError('--import-dump cannot be used with --import-snapshot');
@@ -303,6 +362,13 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     enableMetrics: raw.enableMetrics === undefined ? false : parseBool('--experimental-enable-metrics', raw.enableMetrics),
     enableLogsRoute: raw.enableLogsRoute === undefined ? false : parseBool('--experimental-enable-logs-route', raw.enableLogsRoute),
     logsMode: parseLogsMode(raw.logsMode),
+    configFile: fromFile.file,
+    tls: tlsFrom(raw),
+    containsFilterAtStart: flag('--experimental-contains-filter', raw.containsFilter),
+    legacySearchAtStart: flag('--experimental-legacy-search-default', raw.legacySearchDefault),
+    acceptedWithoutEffect: acceptedWithoutEffect(raw),
+    analyticsUrl: analyticsUrl(raw.analyticsUrl),
+    analyticsIntervalMs: count('--experimental-analytics-interval-ms', raw.analyticsIntervalMs, 3_600_000, 1),
   };
 }
 
@@ -311,4 +377,68 @@ function parseLogsMode(text: string | undefined): Config['logsMode'] {
   const mode = text.toLowerCase();
   if (mode !== 'human' && mode !== 'json') throw new ConfigError(`--experimental-logs-mode: unsupported log mode \`${text}\`, expected HUMAN or JSON`);
   return mode;
+}
+
+function tlsFrom(raw: RawOptions): TlsConfig | null {
+  try {
+    return tlsConfigFrom(raw, parseBool);
+  } catch (err) {
+    if (err instanceof TlsOptionError) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
+const flag = (name: string, v: string | undefined): boolean => (v === undefined ? false : parseBool(name, v));
+
+/** The config file's values (option name → text), read when one is named or `./config.toml` exists. */
+function fileOptions(cli: RawOptions, env: NodeJS.ProcessEnv, cwd: string): { file: string | null; values: Record<string, string> } {
+  const named = [cli.configFilePath, env.QUARRY_CONFIG_FILE_PATH, env.MEILI_CONFIG_FILE_PATH].find((v) => v !== undefined && v !== '');
+  const target = configFileToRead(named, cwd);
+  if (!target) return { file: null, values: {} };
+  const keys = new Map<string, ConfigFileKey>();
+  for (const o of OPTIONS) {
+    if (o.name === 'configFilePath') continue;
+    const key = tomlKeyOf(o.flag);
+    keys.set(key, { name: o.name, kind: o.boolean ? 'boolean' : (TOML_KINDS[key] ?? 'string') });
+  }
+  const refused = (key: string): string | null => {
+    for (const f of REFUSED.keys()) if (tomlKeyOf(f) === key) return refusalMessage(f, `configuration key \`${key}\` (${f})`);
+    return null;
+  };
+  try {
+    return { file: target.file, values: readConfigFile(target, keys, refused) };
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
+/** The options set that Quarry accepts without acting on them, validated, one log line each. */
+function acceptedWithoutEffect(raw: RawOptions): string[] {
+  const set: [string, string | undefined, (v: string) => boolean][] = [
+    ['--experimental-reduce-indexing-memory-usage', raw.reduceIndexingMemory, (v) => parseBool('--experimental-reduce-indexing-memory-usage', v)],
+    ['--experimental-limit-batched-tasks-total-size', raw.limitBatchedTasksTotalSize, (v) => parseByteSize(v) >= 0],
+    ['--experimental-embedding-cache-entries', raw.embeddingCacheEntries, (v) => {
+      if (!/^\d+$/.test(v)) throw new ConfigError(`--experimental-embedding-cache-entries: \`${v}\` is not a non-negative integer`);
+      return Number(v) > 0;
+    }],
+    ['--experimental-no-edition-2024-for-settings', raw.noEdition2024, (v) => parseBool('--experimental-no-edition-2024-for-settings', v)],
+    ['--upgrade-db', raw.upgradeDb, (v) => parseBool('--upgrade-db', v)],
+  ];
+  const out: string[] = [];
+  for (const [name, value, check] of set) {
+    if (value !== undefined && check(value)) out.push(`${name} is accepted but changes nothing: ${ACCEPTED_WITHOUT_EFFECT.get(name)}.`);
+  }
+  return out;
+}
+
+function analyticsUrl(v: string | undefined): string | null {
+  if (v === undefined) return null;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new ConfigError(`--experimental-analytics-url: \`${v}\` is not a URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`--experimental-analytics-url: \`${v}\` is not an http(s) URL`);
+  return v;
 }

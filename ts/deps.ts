@@ -12,6 +12,7 @@ import type { SearchLimiter } from './search/limiter';
 import type { SearchRules } from './search/rules';
 import type { TaskQueue } from './tasks/queue';
 import type { WebhookStore } from './webhooks/store';
+import type { Analytics } from './telemetry/analytics';
 
 export interface Deps {
   config: Config;
@@ -36,4 +37,6 @@ export interface Deps {
   kv: KvStore;
   /** What `GET /metrics` shows; request metrics are recorded while the `metrics` feature is on. */
   metrics: Metrics;
+  /** Usage telemetry; null with `--no-analytics`. */
+  analytics: Analytics | null;
 }

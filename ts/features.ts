@@ -60,4 +60,9 @@ export class FeatureStore {
     this.flags = next;
     return this.get();
   }
+
+  /** Start-up options that turn a feature on (`--experimental-contains-filter`...): OR-ed with the stored flags, not stored. */
+  enableAtStart(flags: Partial<Features>): void {
+    for (const [k, v] of Object.entries(flags)) if (v) this.flags[k as keyof Features] = true;
+  }
 }

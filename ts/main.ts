@@ -8,6 +8,10 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${helpText()}\n`);
     return;
   }
+  if (argv.includes('--version') || argv.includes('-V')) {
+    process.stdout.write(`quarry ${(require('../package.json') as { version: string }).version}\n`);
+    return;
+  }
   let config;
   try {
     config = loadConfig(argv, process.env);
@@ -24,8 +28,12 @@ export async function main(argv: string[]): Promise<void> {
   } else if (Buffer.byteLength(config.masterKey) < 16) {
     logger.warn('The master key is shorter than 16 bytes: use a longer one.');
   }
+  if (config.configFile) logger.info('configuration file read', { file: config.configFile });
+  for (const line of config.acceptedWithoutEffect) logger.warn(line);
   const server = await startServer(config, logger);
   process.stdout.write(`Quarry listening on ${server.url} (data in ${server.deps.dbPath})\n`);
+  const analytics = server.deps.analytics;
+  process.stdout.write(analytics ? `Anonymous telemetry: enabled${config.analyticsUrl ? '' : ' (counters only: no --experimental-analytics-url, nothing is sent)'}\nInstance UID: ${analytics.instanceUid}\n` : 'Anonymous telemetry: disabled\n');
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

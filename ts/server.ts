@@ -3,6 +3,8 @@
  * the HTTP listener. `startServer` is what `main.ts` and the embedding API call.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,6 +32,8 @@ import { WebhookStore } from './webhooks/store';
 import type { TaskQueue } from './tasks/queue';
 import { archives } from './dumps/create';
 import { importAtStartup } from './dumps/import';
+import { attachTls, httpsOptions } from './startup/tls';
+import { createAnalytics } from './telemetry';
 
 export interface RunningServer {
   url: string;
@@ -41,6 +45,8 @@ export interface RunningServer {
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
   configureOutbound(config.allowedNetworks);
   configureModels(config.modelsDir, config.onnxRuntimePath);
+  // Certificate files are read before anything is opened: a bad one fails start-up cleanly.
+  const tlsOptions = config.tls ? httpsOptions(config.tls) : null;
   const dbPath = path.resolve(config.dbPath);
   await importAtStartup(config, dbPath, logger);
   fs.mkdirSync(dbPath, { recursive: true });
@@ -52,6 +58,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   await keys.ensureDefaults();
   const features = new FeatureStore(durable);
   features.enableAtStartup({ metrics: config.enableMetrics, logsRoute: config.enableLogsRoute });
+  features.enableAtStart({ containsFilter: config.containsFilterAtStart, legacySearch: config.legacySearchAtStart });
   const network = new NetworkStore(durable);
   const queue = openQueue(durable);
   const searchRules = new SearchRules(durable);
@@ -76,10 +83,13 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
   // Routes enqueue through the network: a leader forwards index writes (see network/forward.ts).
   const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
+  const analytics = createAnalytics(config, dbPath, registry, features, logger);
   const metrics = new Metrics({ dbPath, registry, tasks: () => queue.allTasks(), batches: () => queue.allBatches(), searchLimiter, taskQueueMaxSize: META_MAP_SIZE });
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks };
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, analytics };
   const app = buildApp(deps);
-  const server = app.listen(config.port, config.host);
+  const server: http.Server = tlsOptions ? https.createServer(tlsOptions, app) : http.createServer(app);
+  if (config.tls) attachTls(server as https.Server, config.tls);
+  server.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -89,9 +99,10 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   worker.start();
   const snapshots = config.scheduleSnapshotSeconds === null ? null : setInterval(() => enqueueSnapshot(queue, logger), config.scheduleSnapshotSeconds * 1000);
   snapshots?.unref();
+  analytics?.start();
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const url = `http://${host}:${port}`;
+  const url = `${config.tls ? 'https' : 'http'}://${host}:${port}`;
 
   return {
     url,
@@ -99,6 +110,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     deps,
     async close() {
       if (snapshots) clearInterval(snapshots);
+      analytics?.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

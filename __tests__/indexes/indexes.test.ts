@@ -187,12 +187,12 @@ describe('GET /indexes/{uid}/stats and /stats', () => {
     const uid = uniqueIndex();
     const docs = Array.from({ length: 3000 }, (_, i) => ({ id: i, text: `word${i} common ${'x'.repeat(i % 200)}` }));
     await s.waitTask((await s.api('POST', `/indexes/${uid}/documents`, { body: docs })).body.taskUid);
-    // Every file of the data directory but lock files, staged payloads and the version mark.
+    // Every file of the data directory but lock files, staged payloads, the version mark and the instance uid.
     const onDisk = (dir: string): number =>
       fs.readdirSync(dir, { withFileTypes: true }).reduce((n, e) => {
         const p = path.join(dir, e.name);
         if (e.isDirectory()) return e.name === 'update_files' ? n : n + onDisk(p);
-        return e.name === 'lock.mdb' || e.name.endsWith('.lock') || e.name === 'VERSION' ? n : n + fs.statSync(p).size;
+        return e.name === 'lock.mdb' || e.name.endsWith('.lock') || e.name === 'VERSION' || e.name === 'instance-uid' ? n : n + fs.statSync(p).size;
       }, 0);
     const all = (await s.api('GET', '/stats')).body;
     expect(all.databaseSize).toBe(onDisk(s.dbPath));
