@@ -40,6 +40,8 @@ export interface Config {
   importSnapshot: string | null;
   ignoreMissingSnapshot: boolean;
   ignoreSnapshotIfDbExists: boolean;
+  /** Whether `GET /` serves the search preview page: off with `--no-dashboard`, and in production (as Meilisearch's dashboard). */
+  dashboard: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -82,6 +84,7 @@ type RawOptions = {
   importSnapshot?: string;
   ignoreMissingSnapshot?: string;
   ignoreSnapshotIfDbExists?: string;
+  noDashboard?: string;
 };
 
 export const OPTIONS: OptionSpec[] = [
@@ -111,6 +114,7 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'importSnapshot', flag: '--import-snapshot', env: 'QUARRY_IMPORT_SNAPSHOT', meili: 'MEILI_IMPORT_SNAPSHOT', help: 'snapshot file to restore the database from at start-up' },
   { name: 'ignoreMissingSnapshot', flag: '--ignore-missing-snapshot', env: 'QUARRY_IGNORE_MISSING_SNAPSHOT', meili: 'MEILI_IGNORE_MISSING_SNAPSHOT', boolean: true, help: 'start without restoring when the --import-snapshot file is missing' },
   { name: 'ignoreSnapshotIfDbExists', flag: '--ignore-snapshot-if-db-exists', env: 'QUARRY_IGNORE_SNAPSHOT_IF_DB_EXISTS', meili: 'MEILI_IGNORE_SNAPSHOT_IF_DB_EXISTS', boolean: true, help: 'start on the existing database instead of refusing the --import-snapshot' },
+  { name: 'noDashboard', flag: '--no-dashboard', env: 'QUARRY_NO_DASHBOARD', meili: 'QUARRY_NO_DASHBOARD', boolean: true, help: 'do not serve the search preview page at / (it is never served with --env production)' },
 ];
 
 export const LOOPBACK_NETWORKS = ['127.0.0.0/8', '::1/128'];
@@ -270,5 +274,6 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     modelsDir: raw.modelsDir ?? null,
     onnxRuntimePath: raw.onnxRuntimePath ?? null,
     remoteTimeoutMs,
+    dashboard: !flag('--no-dashboard', raw.noDashboard) && envName !== 'production',
   };
 }
