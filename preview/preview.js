@@ -148,10 +148,11 @@
 
   const quote = (s) => `"${String(s).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
-  function filterOf() {
+  // The chosen facet values as a filter, leaving out `except`'s.
+  function filterOf(except) {
     const groups = [];
     for (const [attr, values] of state.selected) {
-      if (values.size) groups.push([...values].map((v) => `${quote(attr)} = ${quote(v)}`));
+      if (values.size && attr !== except) groups.push([...values].map((v) => `${quote(attr)} = ${quote(v)}`));
     }
     return groups.length ? groups : null;
   }
@@ -162,22 +163,29 @@
   }
 
   // One search at a time: a newer one aborts the request of the older, whose answer is dropped.
+  // The counts of an attribute with chosen values come from the same search without that
+  // attribute's filter (its other values stay clickable), in the same multi-search request.
   async function search() {
     clearTimeout(state.timer);
     if (!state.index) return;
     if (state.controller) state.controller.abort();
     const controller = new AbortController();
     state.controller = controller;
-    const body = {
-      q: state.q, page: state.page, hitsPerPage: HITS_PER_PAGE,
+    const chosen = [...state.selected].filter(([, values]) => values.size).map(([attr]) => attr);
+    const queries = [{
+      indexUid: state.index, q: state.q, page: state.page, hitsPerPage: HITS_PER_PAGE,
       attributesToHighlight: ['*'], highlightPreTag: PRE, highlightPostTag: POST,
-      showRankingScore: true, facets: state.facets, filter: filterOf(),
-    };
+      showRankingScore: true, facets: state.facets, filter: filterOf(null),
+    }];
+    for (const attr of chosen) queries.push({ indexUid: state.index, q: state.q, limit: 0, facets: [attr], filter: filterOf(attr) });
     try {
-      const res = await api('POST', `/indexes/${encodeURIComponent(state.index)}/search`, body, controller.signal);
+      const { results } = await api('POST', '/multi-search', { queries }, controller.signal);
       if (controller !== state.controller) return;
+      const main = results[0];
+      main.facetDistribution = main.facetDistribution || {};
+      chosen.forEach((attr, i) => { main.facetDistribution[attr] = (results[i + 1].facetDistribution || {})[attr] || {}; });
       hideError();
-      render(res);
+      render(main);
     } catch (err) {
       if (controller !== state.controller || err.name === 'AbortError') return;
       clearResults();
@@ -199,6 +207,9 @@
     return frag;
   }
 
+  // The heading is the first text field that does not look like an identifier.
+  const headingOf = (doc) => Object.keys(doc).find((k) => !k.startsWith('_') && typeof doc[k] === 'string' && !/(^|_)id$|[a-z]Id$/i.test(k));
+
   function hitCard(hit) {
     const li = el('li', 'hit');
     if (typeof hit._rankingScore === 'number') {
@@ -207,14 +218,18 @@
       li.append(el('span', 'score', score));
     }
     const shown = hit._formatted || hit;
+    const heading = headingOf(shown);
+    if (heading !== undefined) {
+      const h = el('h3', 'title');
+      h.append(highlighted(shown[heading]));
+      li.append(h);
+    }
     const dl = el('dl');
-    let first = true;
     for (const [name, value] of Object.entries(shown)) {
-      if (name.startsWith('_') || value === null || value === undefined) continue;
-      const dd = el('dd', first ? 'first' : '');
+      if (name === heading || name.startsWith('_') || value === null || value === undefined) continue;
+      const dd = el('dd');
       dd.append(highlighted(value));
       dl.append(el('dt', '', name), dd);
-      first = false;
     }
     li.append(dl);
     return li;
