@@ -9,6 +9,12 @@ import path from 'node:path';
 import { type BrowserHandle, CHROMIUM, startBrowser } from '../helpers/browser';
 import { startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
 
+// The functions below that run in the page use the browser's globals; the project's types are Node's.
+declare const document: any;
+declare const window: any;
+declare const localStorage: any;
+declare function getComputedStyle(e: unknown): any;
+
 const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/preview');
 const describeWithChromium = CHROMIUM ? describe : describe.skip;
 if (!CHROMIUM) console.warn('preview browser test SKIPPED: Chromium is absent (install the Debian package `chromium`, or set CHROMIUM_PATH)');
@@ -51,9 +57,9 @@ describeWithChromium('GET / (search preview page) in Chromium', () => {
       ctx.page = page;
       return { status: res.status(), csp: res.headers()['content-security-policy'] };
     };
-    ctx.state.text = (sel: string) => ctx.page.$eval(sel, (e: Element) => e.textContent);
-    ctx.state.hidden = (sel: string) => ctx.page.$eval(sel, (e: HTMLElement) => e.hidden);
-    ctx.state.titles = () => ctx.page.$$eval('#hits .hit h3', (els: Element[]) => els.map((e) => e.textContent));
+    ctx.state.text = (sel: string) => ctx.page.$eval(sel, (e: any) => e.textContent);
+    ctx.state.hidden = (sel: string) => ctx.page.$eval(sel, (e: any) => e.hidden);
+    ctx.state.titles = () => ctx.page.$$eval('#hits .hit h3', (els: any[]) => els.map((e) => e.textContent));
     ctx.state.hitCount = (n: number) => ctx.page.waitForFunction((k: number) => document.querySelectorAll('#hits .hit').length === k, {}, n);
     ctx.state.shot = (name: string) => ctx.page.screenshot({ path: `${artifacts}/${name}.png` });
   };
@@ -89,7 +95,7 @@ describeWithChromium('GET / (search preview page) in Chromium', () => {
       await state.shot('bad-key');
       return {
         reason,
-        code: await page.$eval('#error', (e) => (e as HTMLElement).dataset.code),
+        code: await page.$eval('#error', (e) => (e as any).dataset.code),
         errorHidden: await state.hidden('#error'),
         formHidden: await state.hidden('#key-form'),
         stored: await page.evaluate(() => localStorage.getItem('quarry-preview-key')),
@@ -101,7 +107,7 @@ describeWithChromium('GET / (search preview page) in Chromium', () => {
   it('when a query is typed, then the expected first hit shows with its highlight, the score on hover, and no document markup runs', async () => {
     await b.run(({ state }, url, key) => state.open(url, key), s.url, s.server.deps.config.masterKey);
     const seen = await b.run(async ({ page, state }, uid) => {
-      await page.waitForFunction((u) => (document.getElementById('index') as HTMLSelectElement).value === u, {}, uid);
+      await page.waitForFunction((u) => (document.getElementById('index') as any).value === u, {}, uid);
       await state.hitCount(20);
       const options = await page.$$eval('#index option', (os) => os.map((o) => o.textContent));
       await page.type('#q', 'hobbit');
@@ -123,7 +129,7 @@ describeWithChromium('GET / (search preview page) in Chromium', () => {
 
     // The hostile document shows as text: no element of its markup exists and nothing ran.
     const hostile = await b.run(async ({ page, state }) => {
-      await page.$eval('#q', (e) => ((e as HTMLInputElement).value = ''));
+      await page.$eval('#q', (e) => ((e as any).value = ''));
       await page.type('#q', 'injected');
       await state.hitCount(1);
       return {
@@ -145,11 +151,11 @@ describeWithChromium('GET / (search preview page) in Chromium', () => {
     await b.run(({ state }, url, key) => state.open(url, key), s.url, s.server.deps.config.masterKey);
     const paged = await b.run(async ({ page, state }) => {
       await state.hitCount(20);
-      const first = { stats: await state.text('#stats'), label: await state.text('#page'), prevDisabled: await page.$eval('#prev', (e) => (e as HTMLButtonElement).disabled), titles: await state.titles() };
+      const first = { stats: await state.text('#stats'), label: await state.text('#page'), prevDisabled: await page.$eval('#prev', (e) => (e as any).disabled), titles: await state.titles() };
       await page.click('#next');
       await page.waitForFunction(() => document.getElementById('page')!.textContent === 'Page 2 of 2');
       await state.shot('page-2');
-      const second = { titles: await state.titles(), nextDisabled: await page.$eval('#next', (e) => (e as HTMLButtonElement).disabled) };
+      const second = { titles: await state.titles(), nextDisabled: await page.$eval('#next', (e) => (e as any).disabled) };
       await page.click('#prev');
       await page.waitForFunction(() => document.getElementById('page')!.textContent === 'Page 1 of 2');
       return { first, second, back: await state.titles() };
@@ -210,7 +216,7 @@ describeWithChromium('GET / (search preview page) in Chromium', () => {
       // A reload remembers the key and the index.
       await page.reload({ waitUntil: 'load' });
       await state.hitCount(20);
-      return { start, titles, marks, remembered: await page.$eval('#index-uid', (e) => (e as HTMLInputElement).value) };
+      return { start, titles, marks, remembered: await page.$eval('#index-uid', (e) => (e as any).value) };
     }, index);
     expect(seen).toEqual({ start: { selectHidden: true, errorHidden: true }, titles: ['The Hobbit', 'Journey to the Mountain'], marks: ['Hobbit'], remembered: index });
   });
