@@ -11,6 +11,8 @@ import { archiveRoutes } from './routes/archives';
 import { documentRoutes } from './routes/documents';
 import { indexRoutes } from './routes/indexes';
 import { networkContext } from './network/forward';
+import { openapiRoutes } from './routes/openapi';
+import { previewRoutes } from './routes/preview';
 import { keyRoutes } from './routes/keys';
 import { networkRoutes } from './routes/network';
 import { observabilityRoutes } from './routes/observability';
@@ -76,6 +78,8 @@ export function buildApp(deps: Deps): express.Express {
   app.use(searchRuleRoutes(deps));
   app.use(webhookRoutes(deps));
   app.use(observabilityRoutes(deps));
+  app.use(previewRoutes(deps));
+  app.use(openapiRoutes(deps));
 
   app.use((_req: Request, res: Response) => {
     res.status(404).end();

@@ -66,6 +66,8 @@ export interface Config {
   analyticsUrl: string | null;
   /** How often a telemetry batch is sent (default one hour; shorter for tests). */
   analyticsIntervalMs: number;
+  /** Whether `GET /` serves the search preview page: off with `--no-dashboard`, and in production (as Meilisearch's dashboard). */
+  dashboard: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -130,6 +132,7 @@ type RawOptions = {
   upgradeDb?: string;
   analyticsUrl?: string;
   analyticsIntervalMs?: string;
+  noDashboard?: string;
 };
 
 export const OPTIONS: OptionSpec[] = [
@@ -181,6 +184,7 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'upgradeDb', flag: '--upgrade-db', env: 'QUARRY_UPGRADE_DB', meili: 'MEILI_UPGRADE_DB', boolean: true, help: 'accepted for compatibility; Quarry has no older data format to upgrade' },
   { name: 'analyticsUrl', flag: '--experimental-analytics-url', env: 'QUARRY_ANALYTICS_URL', meili: 'QUARRY_ANALYTICS_URL', help: 'where anonymous usage telemetry batches are POSTed (JSON); none: nothing is sent' },
   { name: 'analyticsIntervalMs', flag: '--experimental-analytics-interval-ms', env: 'QUARRY_ANALYTICS_INTERVAL_MS', meili: 'QUARRY_ANALYTICS_INTERVAL_MS', help: 'milliseconds between telemetry batches (default 3600000; shorter values are for tests)' },
+  { name: 'noDashboard', flag: '--no-dashboard', env: 'QUARRY_NO_DASHBOARD', meili: 'QUARRY_NO_DASHBOARD', boolean: true, help: 'do not serve the search preview page at / (it is never served with --env production)' },
 ];
 
 export const LOOPBACK_NETWORKS = ['127.0.0.0/8', '::1/128'];
@@ -369,6 +373,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
     acceptedWithoutEffect: acceptedWithoutEffect(raw),
     analyticsUrl: analyticsUrl(raw.analyticsUrl),
     analyticsIntervalMs: count('--experimental-analytics-interval-ms', raw.analyticsIntervalMs, 3_600_000, 1),
+    dashboard: !flag('--no-dashboard', raw.noDashboard) && envName !== 'production',
   };
 }
 

@@ -24,7 +24,7 @@ export const FEATURE_FLAGS = [
 
 export type Features = Record<(typeof FEATURE_FLAGS)[number], boolean>;
 
-const PatchSchema = z.strictObject(Object.fromEntries(FEATURE_FLAGS.map((f) => [f, z.boolean().nullable().optional()])) as Record<string, z.ZodOptional<z.ZodNullable<z.ZodBoolean>>>);
+export const PatchSchema = z.strictObject(Object.fromEntries(FEATURE_FLAGS.map((f) => [f, z.boolean().nullable().optional()])) as Record<string, z.ZodOptional<z.ZodNullable<z.ZodBoolean>>>);
 
 export class FeatureStore {
   private flags: Features;

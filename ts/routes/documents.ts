@@ -24,7 +24,7 @@ const FORMATS: Record<string, PayloadFormat> = {
 };
 const ACCEPTED = 'Accepted values for the Content-Type header are: `application/json`, `application/x-ndjson`, `text/csv`';
 
-const FetchSchema = z.strictObject({
+export const FetchSchema = z.strictObject({
   offset: z.number().int().nonnegative().optional(),
   limit: z.number().int().nonnegative().optional(),
   fields: boundedList(z.string()).nullable().optional(),
@@ -45,7 +45,7 @@ const FETCH_CODES = {
   useNetwork: 'invalid_document_use_network',
 };
 
-const DeleteByFilterSchema = z.strictObject({
+export const DeleteByFilterSchema = z.strictObject({
   filter: filterShape,
 });
 

@@ -14,9 +14,9 @@ import { summaryView } from '../tasks/queue';
 import { requireIndexAccess } from './access';
 import { parseStatsQuery, statsOf } from './stats-view';
 
-const CreateSchema = z.strictObject({ uid: z.unknown(), primaryKey: primaryKeyName.nullable().optional() });
-const UpdateSchema = z.strictObject({ primaryKey: primaryKeyName.nullable().optional(), uid: z.unknown().optional() });
-const SwapSchema = boundedList(
+export const CreateSchema = z.strictObject({ uid: z.unknown(), primaryKey: primaryKeyName.nullable().optional() });
+export const UpdateSchema = z.strictObject({ primaryKey: primaryKeyName.nullable().optional(), uid: z.unknown().optional() });
+export const SwapSchema = boundedList(
   z.strictObject({
     indexes: z.array(z.unknown()),
     rename: z.boolean().optional(),

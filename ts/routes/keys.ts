@@ -15,7 +15,7 @@ import { boundedList, boundedString, MAX_KEY_ACTIONS, MAX_KEY_DESCRIPTION, MAX_K
 import { rejectUnknownParams, uintParam } from '../schemas/query';
 import { nowIso } from '../util/time';
 
-const CreateSchema = z.strictObject({
+export const CreateSchema = z.strictObject({
   uid: z.string().uuid().optional(),
   name: boundedString(MAX_KEY_NAME).nullable().optional(),
   description: boundedString(MAX_KEY_DESCRIPTION).nullable().optional(),
@@ -31,7 +31,7 @@ const CREATE_CODES = {
   indexes: 'invalid_api_key_indexes',
   expiresAt: 'invalid_api_key_expires_at',
 };
-const UpdateSchema = z.strictObject({
+export const UpdateSchema = z.strictObject({
   name: boundedString(MAX_KEY_NAME).nullable().optional(),
   description: boundedString(MAX_KEY_DESCRIPTION).nullable().optional(),
 });

@@ -9,7 +9,7 @@ import { parseWith } from '../errors/from-zod';
 
 const uint = z.number().int().nonnegative();
 
-const FederationSchema = z.strictObject({
+export const FederationSchema = z.strictObject({
   limit: uint.optional(),
   offset: uint.optional(),
   page: uint.optional(),
@@ -53,7 +53,7 @@ export function parseFederation(raw: unknown, internal = false): Federation {
   return f;
 }
 
-const OptionsSchema = z.strictObject({
+export const OptionsSchema = z.strictObject({
   weight: z.number().optional(),
   remote: z.string().nullable().optional(),
   queryPosition: uint.nullable().optional(),

@@ -6,7 +6,7 @@ import { boundedList } from './limits';
 
 const FILTER_FIELDS = ['attributePatterns', 'displayed', 'searchable', 'sortable', 'distinct', 'rankingRule', 'filterable'];
 
-const FieldsSchema = z.strictObject({
+export const FieldsSchema = z.strictObject({
   offset: z.number().int().nonnegative().optional(),
   limit: z.number().int().nonnegative().optional(),
   filter: z

@@ -1,0 +1,12 @@
+/** `GET /openapi.json`: the OpenAPI 3.1 description of every route (public, like `/health`). */
+import { Router } from 'express';
+import type { Deps } from '../deps';
+import { openApiDocument } from '../openapi/document';
+
+export function openapiRoutes(_deps: Deps): Router {
+  const r = Router();
+  r.get('/openapi.json', (_req, res) => {
+    res.json(openApiDocument());
+  });
+  return r;
+}
