@@ -89,6 +89,8 @@ export async function writeDump(src: Sources, dumpDir: string, uid: string, self
     const lines = (items: unknown[]) => items.map((i) => `${JSON.stringify(i)}\n`).join('');
     write('metadata.json', JSON.stringify({ dumpVersion: DUMP_VERSION, dbVersion: DB_VERSION, dumpDate: nowIso() }));
     write('keys.jsonl', lines(src.keys.list().map(keyToDump)));
+    const instanceUid = path.join(src.dbPath, 'instance-uid');
+    if (fs.existsSync(instanceUid)) write('instance_uid.uuid', fs.readFileSync(instanceUid, 'utf8').trim());
 
     // The history, this task included as it will end (Meilisearch dumps it the same way).
     fs.mkdirSync(path.join(dir, 'tasks', 'update_files'), { recursive: true });

@@ -129,6 +129,12 @@ async function loadDump(dir: string, db: string, logger: Logger): Promise<void> 
   }
   fs.mkdirSync(db, { recursive: true });
   fs.writeFileSync(path.join(db, 'VERSION'), 'quarry-1\n');
+  // The instance keeps its identity across the move (telemetry reads it).
+  const uid = path.join(dir, 'instance_uid.uuid');
+  if (fs.existsSync(uid)) {
+    const text = fs.readFileSync(uid, 'utf8').trim();
+    if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text)) fs.writeFileSync(path.join(db, 'instance-uid'), text);
+  }
   const updateFiles = path.join(db, 'update_files');
   fs.mkdirSync(updateFiles, { recursive: true });
   const kv = KvStore.open(path.join(db, 'tasks'), META_MAP_SIZE);
