@@ -189,6 +189,49 @@ describe('deliveries', () => {
     }
   });
 
+  test('receivers that never answer hold at most four deliveries; searches and tasks go on', async () => {
+    const silent = await Promise.all(Array.from({ length: 6 }, () => receiver(() => null)));
+    const s = await startTestServer();
+    try {
+      for (const r of silent) await s.api('POST', '/webhooks', { body: { url: r.url } });
+      const a = await s.api('POST', '/indexes/m/documents', { body: [{ id: 1, title: 'carol' }] });
+      expect((await s.waitTask(a.body.taskUid)).status).toBe('succeeded');
+      for (let i = 0; i < 300 && silent.reduce((n, r) => n + r.got.length, 0) < 4; i++) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 100));
+      // Four are out, two wait for a slot: the libuv threads searches use stay free.
+      expect(silent.reduce((n, r) => n + r.got.length, 0)).toBe(4);
+      expect((await s.api('POST', '/indexes/m/search', { body: { q: 'carol' } })).body.hits).toHaveLength(1);
+      const b = await s.api('POST', '/indexes/m/documents', { body: [{ id: 2 }] });
+      expect((await s.waitTask(b.body.taskUid)).status).toBe('succeeded');
+    } finally {
+      await s.close();
+      for (const r of silent) await r.close();
+    }
+  });
+
+  test('the tasks a cancelation ends are announced with it', async () => {
+    const r = await receiver();
+    const s = await startTestServer();
+    try {
+      await s.api('POST', '/webhooks', { body: { url: r.url } });
+      const big = Array.from({ length: 40000 }, (_, i) => ({ id: i, text: `word${i}` }));
+      await s.api('POST', '/indexes/m/documents', { body: big });
+      const later = await s.api('POST', '/indexes/m/documents', { body: [{ id: 'x' }] });
+      const cancel = await s.api('POST', `/tasks/cancel?uids=${later.body.taskUid}`);
+      const done = await s.waitTask(cancel.body.taskUid);
+      expect(done.details.canceledTasks).toBe(1);
+      for (let i = 0; i < 300 && !r.got.some((g) => g.lines.some((l) => l.uid === cancel.body.taskUid)); i++) await new Promise((res) => setTimeout(res, 10));
+      const delivery = r.got.find((g) => g.lines.some((l) => l.uid === cancel.body.taskUid))!;
+      expect(delivery.lines.map((l) => [l.uid, l.status])).toEqual([
+        [later.body.taskUid, 'canceled'],
+        [cancel.body.taskUid, 'succeeded'],
+      ]);
+    } finally {
+      await s.close();
+      await r.close();
+    }
+  });
+
   test('a destination outside the allowed networks is never reached, and nothing waits for it', async () => {
     const warnings: string[] = [];
     const logger = createLogger('off');

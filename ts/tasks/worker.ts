@@ -96,7 +96,7 @@ export class Worker {
     this.registry.removeOrphans();
   }
 
-  /** Called with each batch's tasks once their outcome is committed (webhooks). */
+  /** Called with each batch's tasks (and those it canceled) once committed (webhooks). */
   onBatchFinished(listener: (tasks: TaskRecord[]) => void): void {
     this.finishedListeners.push(listener);
   }
@@ -191,7 +191,9 @@ export class Worker {
     const finished: BatchRecord = { ...batch, finishedAt, details, stats: { totalNbTasks: done.length, status, types, indexUids, progressTrace: batch.stats.progressTrace ?? {} } };
     await this.queue.finishBatch(done, finished, effects.queue, effects.ops);
     for (const f of effects.after) f();
-    for (const listener of this.finishedListeners) listener(done);
+    // Webhooks hear of the tasks a cancelation ended too.
+    const ended = [...done, ...effects.queue.tasks.filter((t) => t.status === 'canceled')].sort((a, b) => a.uid - b.uid);
+    for (const listener of this.finishedListeners) listener(ended);
     const keep = this.keepPayloads();
     for (const t of done) {
       if (!keep) removePayload(this.updateFiles, t);

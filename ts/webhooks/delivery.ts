@@ -16,6 +16,11 @@ import type { Webhook, WebhookStore } from './store';
 
 const TIMEOUT_MS = 30_000;
 const MAX_PENDING = 1000;
+/**
+ * Deliveries out at once, across webhooks: each holds a thread of the libuv pool (16) that
+ * searches and indexing share, so receivers that never answer cannot starve them.
+ */
+const MAX_IN_FLIGHT = 4;
 
 export interface DeliveryOptions {
   /** Pauses before each retry; their count is the number of retries. */
@@ -60,26 +65,31 @@ export class WebhookDispatcher {
 
   /** Resolves once nothing is waiting or being delivered (tests, shutdown). */
   idle(): Promise<void> {
-    if (this.#busy.size === 0) return Promise.resolve();
+    if (this.#busy.size === 0 && this.#pending.size === 0) return Promise.resolve();
     return new Promise((r) => this.#idle.push(r));
   }
 
   #pump(uuid: string): void {
     if (this.#busy.has(uuid)) return;
+    if (this.#busy.size >= MAX_IN_FLIGHT) return; // picked up when one ends
     const next = this.#pending.get(uuid)?.shift();
     if (!next) {
       this.#pending.delete(uuid);
-      if (this.#busy.size === 0) for (const r of this.#idle.splice(0)) r();
+      if (this.#busy.size === 0 && this.#pending.size === 0) for (const r of this.#idle.splice(0)) r();
       return;
     }
     this.#busy.add(uuid);
     void this.#deliver(next).finally(() => {
       this.#busy.delete(uuid);
+      // This webhook's next batch, then any other webhook left waiting for a slot.
       this.#pump(uuid);
+      for (const other of [...this.#pending.keys()]) this.#pump(other);
     });
   }
   async #deliver(d: Delivery): Promise<void> {
-    const headers = { ...d.hook.headers, 'Content-Type': 'application/x-ndjson', 'Content-Encoding': 'gzip' };
+    // The body is always gzip NDJSON: a webhook's own content headers give way.
+    const own = Object.entries(d.hook.headers).filter(([k]) => !/^content-(type|encoding)$/i.test(k));
+    const headers = { ...Object.fromEntries(own), 'Content-Type': 'application/x-ndjson', 'Content-Encoding': 'gzip' };
     for (let attempt = 0; ; attempt++) {
       const a = await outboundRequest('POST', d.hook.url, headers, d.body, TIMEOUT_MS);
       if (a.failure === 'refused') {
