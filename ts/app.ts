@@ -17,6 +17,7 @@ import { searchRoutes } from './routes/search';
 import { settingsRoutes } from './routes/settings';
 import { systemRoutes } from './routes/system';
 import { taskRoutes } from './routes/tasks';
+import { taskCompactionRoutes } from './routes/tasks-compact';
 
 export function buildApp(deps: Deps): express.Express {
   const app = express();
@@ -60,6 +61,7 @@ export function buildApp(deps: Deps): express.Express {
   app.use(indexRoutes(deps));
   app.use(documentRoutes(deps));
   app.use(settingsRoutes(deps));
+  app.use(taskCompactionRoutes(deps));
   app.use(taskRoutes(deps));
   app.use(keyRoutes(deps));
   app.use(renderRoutes(deps));

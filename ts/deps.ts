@@ -8,6 +8,7 @@ import type { Logger } from './logging';
 import type { NetworkStore } from './network/state';
 import type { SearchLimiter } from './search/limiter';
 import type { TaskQueue } from './tasks/queue';
+import type { TaskDbCompaction } from './tasks/compaction';
 
 export interface Deps {
   config: Config;
@@ -24,4 +25,6 @@ export interface Deps {
   /** Directory of staged document payloads (`<db>/update_files`). */
   updateFiles: string;
   dbPath: string;
+  /** Compaction of the task database (`POST /tasks/compact`), and whether `/health` asks for a restart. */
+  compaction: TaskDbCompaction;
 }

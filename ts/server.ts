@@ -22,6 +22,7 @@ import { NetworkStore } from './network/state';
 import { SearchLimiter } from './search/limiter';
 import { Durable } from './store/durable';
 import { openQueue } from './tasks/queue';
+import { TaskDbCompaction } from './tasks/compaction';
 import { Worker } from './tasks/worker';
 
 const META_MAP_SIZE = 20 * 1024 ** 3;
@@ -54,7 +55,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
   // Routes enqueue through the network: a leader forwards index writes (see network/forward.ts).
   const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath };
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, compaction: new TaskDbCompaction(kv) };
   const app = buildApp(deps);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
