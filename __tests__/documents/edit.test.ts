@@ -73,6 +73,12 @@ describe('POST /indexes/{uid}/documents/edit', () => {
     [{ function: 'doc.n = 1', filter: 'n = ' }, 'invalid_document_filter', 'Index `movies`: Was expecting a value but instead got nothing.\n5:5 n = '],
     [{ function: 'doc.n = ' }, 'bad_request', 'Script is incomplete (line 1, position 9)'],
     [{ function: 'let x = ;' }, 'bad_request', "Unexpected ';' (line 1, position 9)"],
+    [{ function: 1.5 }, 'invalid_document_edition_function_filter', 'Invalid value type at `.function`: expected a string, but found a number: `1.5`'],
+    [null, 'bad_request', 'Invalid value type: expected an object, but found null'],
+    // The function compiles before the context and the filter are looked at.
+    [{ context: 5, function: 'doc.m.x = ' }, 'bad_request', 'Script is incomplete (line 1, position 11)'],
+    [{ filter: 'n =', function: 'doc.m.x = ' }, 'bad_request', 'Script is incomplete (line 1, position 11)'],
+    [{ filter: 'n =', context: 1 }, 'missing_document_edition_function', 'Missing field `function`'],
   ])('when the body is %j, then it answers %s', async (body, code, message) => {
     const r = await s.api('POST', '/indexes/movies/documents/edit', { body });
     expect(r.status).toBe(400);
@@ -99,6 +105,25 @@ describe('POST /indexes/{uid}/documents/edit', () => {
     ]);
     const hits = (await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'remastered' } })).body.hits;
     expect(hits.map((h: any) => h.id).sort()).toEqual([1, 3]);
+  });
+
+  it('when customMetadata is given, then the task carries it; an unknown parameter is refused', async () => {
+    const uid = await indexWith(MOVIES);
+    const r = await s.api('POST', `/indexes/${uid}/documents/edit?customMetadata=abc`, { body: { function: 'doc.n = 1' } });
+    expect(r.status).toBe(202);
+    expect(r.body.customMetadata).toBe('abc');
+    expect((await s.waitTask(r.body.taskUid)).customMetadata).toBe('abc');
+    const bad = await s.api('POST', `/indexes/${uid}/documents/edit?foo=1`, { body: { function: 'doc.n = 1' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toBe('Unknown parameter `foo`: expected one of `customMetadata`');
+  });
+
+  it('when the index has no documents yet, then nothing is edited', async () => {
+    const uid = uniqueIndex('empty');
+    const c = await s.api('POST', '/indexes', { body: { uid } });
+    await s.waitTask(c.body.taskUid);
+    const task = await edit(uid, { function: 'doc.x = 1' });
+    expect(task).toMatchObject({ status: 'succeeded', details: { editedDocuments: 0, deletedDocuments: 0 } });
   });
 
   it('when the index does not exist, then the task fails with index_not_found', async () => {

@@ -11,7 +11,7 @@ import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { mediaType, rawBody, readJson } from '../http/body';
 import { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from '../native';
-import { parseEditBody } from '../schemas/edit';
+import { checkEditContext, parseEditBody } from '../schemas/edit';
 import { documentIds } from '../schemas/documents';
 import { checkIndexUid } from '../schemas/indexes';
 import { boundedList, checkPrimaryKeyParam, filterShape } from '../schemas/limits';
@@ -235,8 +235,9 @@ export function documentRoutes(deps: Deps): Router {
     rejectUnknownParams(q, ['customMetadata']);
     const customMetadata = stringParam(q, 'customMetadata', 'invalid_index_custom_metadata');
     const body = parseEditBody(readJson(req));
-    if (body.filter !== null) checkEditionFilter(uid, body.filter, deps.features.get().containsFilter);
     checkEditFunction(body.function);
+    checkEditContext(body.context);
+    if (body.filter !== null) checkEditionFilter(uid, body.filter, deps.features.get().containsFilter);
     const task = await queue.enqueue({
       indexUid: uid,
       type: 'documentEdition',

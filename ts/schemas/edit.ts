@@ -1,7 +1,7 @@
 /**
  * The body of `POST /indexes/{uid}/documents/edit`: `{function, filter?, context?}`, checked
- * in Meilisearch's order and words (its deserializer reports the first problem met walking
- * the body's keys; `context` and `filter` are checked after).
+ * in Meilisearch's order and words: its deserializer reports the first problem met walking
+ * the body's keys; then the function is compiled, then `context` and `filter` are checked.
  */
 import { ApiError } from '../errors/api-error';
 
@@ -23,7 +23,7 @@ function found(value: unknown): string {
     case 'boolean':
       return `a boolean: \`${text}\``;
     case 'number':
-      if (!Number.isInteger(value)) return `a float: \`${text}\``;
+      if (!Number.isInteger(value)) return `a number: \`${text}\``;
       return value < 0 ? `a negative integer: \`${text}\`` : `a positive integer: \`${text}\``;
     case 'string':
       return `a string: \`${text}\``;
@@ -47,9 +47,12 @@ export function parseEditBody(body: unknown): EditBody {
     }
   }
   if (!('function' in fields)) throw new ApiError('missing_document_edition_function', 'Missing field `function`');
-  const context = fields.context ?? null;
+  return { function: fields.function as string, filter: fields.filter ?? null, context: (fields.context ?? null) as Record<string, unknown> | null };
+}
+
+/** The context's shape, checked after the function compiles (Meilisearch's order). */
+export function checkEditContext(context: unknown): void {
   if (context !== null && (typeof context !== 'object' || Array.isArray(context))) {
     throw new ApiError('invalid_document_edition_context', 'The context must be an object');
   }
-  return { function: fields.function as string, filter: fields.filter ?? null, context: context as Record<string, unknown> | null };
 }

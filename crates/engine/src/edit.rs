@@ -100,8 +100,8 @@ impl DocumentEditor {
         })
     }
 
-    /// Runs the function on `doc`. The edited document keeps the order of the fields it
-    /// already had; fields the function added follow, in name order.
+    /// Runs the function on `doc`. The edited document keeps the order of the top-level fields
+    /// it already had; see [`keep_order`].
     pub fn edit(&self, doc: &Map<String, Value>) -> Result<Edition> {
         let mut scope = Scope::new();
         let input = rhai::serde::to_dynamic(doc).map_err(runtime_error)?;
@@ -128,33 +128,17 @@ impl DocumentEditor {
     }
 }
 
-/// `edited` with the keys `before` had first, in their order (Rhai's maps sort their keys),
-/// at every depth.
+/// `edited` with the fields `before` had first, in their order; the fields the function added
+/// follow in name order, as Rhai's maps keep them (nested objects too, as in Meilisearch).
 fn keep_order(mut edited: Map<String, Value>, before: &Map<String, Value>) -> Map<String, Value> {
     let mut out = Map::with_capacity(edited.len());
-    for (k, old) in before {
+    for k in before.keys() {
         if let Some(v) = edited.remove(k) {
-            out.insert(k.clone(), reorder(v, old));
+            out.insert(k.clone(), v);
         }
     }
     out.extend(edited);
     out
-}
-
-fn reorder(v: Value, old: &Value) -> Value {
-    match (v, old) {
-        (Value::Object(m), Value::Object(o)) => Value::Object(keep_order(m, o)),
-        (Value::Array(a), Value::Array(o)) => Value::Array(
-            a.into_iter()
-                .enumerate()
-                .map(|(i, v)| match o.get(i) {
-                    Some(old) => reorder(v, old),
-                    None => v,
-                })
-                .collect(),
-        ),
-        (v, _) => v,
-    }
 }
 
 #[cfg(test)]
@@ -176,7 +160,7 @@ mod tests {
     #[test]
     fn test_edit_changes_fields_and_keeps_their_order() {
         let out = run(
-            "doc.title = doc.title.to_upper() + context.suffix; doc.added = [1, 1.5, (), #{b: 2, a: 1}]",
+            "doc.title = doc.title.to_upper() + context.suffix; doc.added = [1, 1.5, (), #{b: 2, a: 1}]; doc.n.x = 0",
             json!({"id": 1, "title": "hello", "n": {"z": 1, "y": 2}}),
             Some(json!({"suffix": "!"})),
         )
@@ -186,7 +170,7 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_string(&d).unwrap(),
-            r#"{"id":1,"title":"HELLO!","n":{"z":1,"y":2},"added":[1,1.5,null,{"a":1,"b":2}]}"#
+            r#"{"id":1,"title":"HELLO!","n":{"x":0,"y":2,"z":1},"added":[1,1.5,null,{"a":1,"b":2}]}"#
         );
     }
 
