@@ -179,8 +179,11 @@ describe('POST /indexes/{uid}/documents/edit', () => {
     expect(r.status).toBe(202);
     const taskUid = r.body.taskUid;
     let searchedWhileProcessing = 0;
+    let detailsWhileProcessing: unknown = null;
     for (;;) {
-      const before = (await s.api('GET', `/tasks/${taskUid}`)).body.status;
+      const running = (await s.api('GET', `/tasks/${taskUid}`)).body;
+      const before = running.status;
+      if (before === 'processing') detailsWhileProcessing = running.details;
       const search = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'movie', limit: 1 } });
       expect(search.status).toBe(200);
       expect(search.body.estimatedTotalHits).toBe(60);
@@ -189,6 +192,14 @@ describe('POST /indexes/{uid}/documents/edit', () => {
       if (after === 'failed' || after === 'succeeded') break;
     }
     expect(searchedWhileProcessing).toBeGreaterThan(0);
+    // Until the task ends, its counts are null.
+    expect(detailsWhileProcessing).toEqual({
+      editedDocuments: null,
+      deletedDocuments: null,
+      originalFilter: null,
+      context: null,
+      function: 'let i = 0; while i < 150000 { i += 1; } if doc.id == 59 { loop {} }',
+    });
     const task = await s.waitTask(taskUid);
     expect(task.status).toBe('failed');
     expect(task.error.code).toBe('edit_documents_by_function_error');

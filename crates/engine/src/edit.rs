@@ -106,6 +106,7 @@ impl DocumentEditor {
         let mut scope = Scope::new();
         let input = rhai::serde::to_dynamic(doc).map_err(runtime_error)?;
         scope.push_dynamic("doc", input);
+        // A copy: what one document's run does to its context is not seen by the next.
         scope.push_constant_dynamic("context", self.context.clone());
         self.engine
             .run_ast_with_scope(&mut scope, &self.ast)
@@ -216,6 +217,31 @@ mod tests {
                 e.message
             );
         }
+    }
+
+    #[test]
+    fn test_context_is_the_same_for_every_document() {
+        let context = json!({"n": 1, "list": [1]});
+        // `context` is a constant: changing it is an error.
+        let e = run(
+            "context.list.push(2)",
+            json!({"id": 1}),
+            Some(context.clone()),
+        );
+        assert_eq!(e.unwrap_err().code, "edit_documents_by_function_error");
+        // A copy may change; the next document still sees the context as sent.
+        let editor = DocumentEditor::new(
+            "let c = context; c.list.push(2); c.n += 1; doc.n = c.n; doc.len = context.list.len();",
+            Some(&context),
+        )
+        .unwrap();
+        let first = editor.edit(&doc(json!({"id": 1}))).unwrap();
+        let second = editor.edit(&doc(json!({"id": 1}))).unwrap();
+        assert_eq!(first, second);
+        assert_eq!(
+            first,
+            Edition::Replaced(doc(json!({"id": 1, "len": 1, "n": 2})))
+        );
     }
 
     #[test]

@@ -41,13 +41,11 @@ impl Drop for Staged {
 }
 
 impl Index {
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn edit_documents(
         &self,
         txn: &mut RwTxn,
         writer: &mut IndexWriter,
         state: &mut BatchState,
-        task_uid: u64,
         function: &str,
         filter: Option<&Value>,
         context: Option<&Value>,
@@ -73,7 +71,9 @@ impl Index {
             p.total = 0;
         });
 
-        let staged = Staged(self.dir().join(format!("edition-{task_uid}.ndjson")));
+        // One name: one batch at a time writes to an index, and a file left by a crash is
+        // overwritten by the next edition.
+        let staged = Staged(self.dir().join("edition.ndjson"));
         let mut out = BufWriter::new(File::create(&staged.0).map_err(io_error)?);
         let mut deleted: Vec<String> = Vec::new();
         let mut matched = 0u64;

@@ -319,16 +319,15 @@ impl Index {
                 out.insert("deletedDocuments".into(), json!(deleted));
             }
             BatchOp::EditDocuments {
-                task_uid,
                 function,
                 filter,
                 context,
+                ..
             } => {
                 let edited = self.edit_documents(
                     txn,
                     writer,
                     state,
-                    *task_uid,
                     function,
                     filter.as_ref(),
                     context.as_ref(),
