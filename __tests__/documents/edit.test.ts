@@ -59,6 +59,16 @@ describe('POST /indexes/{uid}/documents/edit', () => {
     await enableEdition(true);
   });
 
+  it('when a key holds documents.* but not *, then the route refuses it, as Meilisearch does', async () => {
+    const uid = await indexWith(MOVIES);
+    const key = async (actions: string[]) => (await s.api('POST', '/keys', { body: { actions, indexes: ['*'], expiresAt: null } })).body.key;
+    const refused = await s.api('POST', `/indexes/${uid}/documents/edit`, { key: await key(['documents.*']), body: { function: 'doc.n = 1' } });
+    expect([refused.status, refused.body.code]).toEqual([403, 'invalid_api_key']);
+    const allowed = await s.api('POST', `/indexes/${uid}/documents/edit`, { key: await key(['*']), body: { function: 'doc.n = 1' } });
+    expect(allowed.status).toBe(202);
+    await s.waitTask(allowed.body.taskUid);
+  });
+
   it.each([
     [{}, 'missing_document_edition_function', 'Missing field `function`'],
     [{ function: 1 }, 'invalid_document_edition_function_filter', 'Invalid value type at `.function`: expected a string, but found a positive integer: `1`'],
