@@ -24,6 +24,7 @@ import { systemRoutes } from './routes/system';
 import { taskRoutes } from './routes/tasks';
 import { webhookRoutes } from './routes/webhooks';
 import { analyticsMiddleware } from './telemetry/middleware';
+import { taskCompactionRoutes } from './routes/tasks-compact';
 
 export function buildApp(deps: Deps): express.Express {
   const app = express();
@@ -70,6 +71,7 @@ export function buildApp(deps: Deps): express.Express {
   app.use(indexRoutes(deps));
   app.use(documentRoutes(deps));
   app.use(settingsRoutes(deps));
+  app.use(taskCompactionRoutes(deps));
   app.use(taskRoutes(deps));
   app.use(keyRoutes(deps));
   app.use(renderRoutes(deps));

@@ -13,6 +13,7 @@ import type { SearchRules } from './search/rules';
 import type { TaskQueue } from './tasks/queue';
 import type { WebhookStore } from './webhooks/store';
 import type { Analytics } from './telemetry/analytics';
+import type { TaskDbCompaction } from './tasks/compaction';
 
 export interface Deps {
   config: Config;
@@ -39,4 +40,6 @@ export interface Deps {
   metrics: Metrics;
   /** Usage telemetry; null with `--no-analytics`. */
   analytics: Analytics | null;
+  /** Compaction of the task database (`POST /tasks/compact`), and whether `/health` asks for a restart. */
+  compaction: TaskDbCompaction;
 }

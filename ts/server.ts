@@ -26,6 +26,7 @@ import { SearchLimiter } from './search/limiter';
 import { SearchRules } from './search/rules';
 import { Durable, META_MAP_SIZE } from './store/durable';
 import { openQueue } from './tasks/queue';
+import { TaskDbCompaction } from './tasks/compaction';
 import { Worker } from './tasks/worker';
 import { WebhookDispatcher } from './webhooks/delivery';
 import { WebhookStore } from './webhooks/store';
@@ -85,7 +86,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
   const analytics = createAnalytics(config, dbPath, registry, features, logger);
   const metrics = new Metrics({ dbPath, registry, tasks: () => queue.allTasks(), batches: () => queue.allBatches(), searchLimiter, taskQueueMaxSize: META_MAP_SIZE });
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, analytics };
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, analytics, compaction: new TaskDbCompaction(kv) };
   const app = buildApp(deps);
   const server: http.Server = tlsOptions ? https.createServer(tlsOptions, app) : http.createServer(app);
   if (config.tls) attachTls(server as https.Server, config.tls);

@@ -19,6 +19,10 @@ describe('grants (wildcard expansion)', () => {
     [['documents.*'], 'documents.get', true],
     [['documents.*'], 'documents.delete', true],
     [['documents.*'], 'search', false],
+    // The edit route's action: Meilisearch expands `documents.*` when it stores a key, so only `*` reaches it.
+    [['documents.*'], 'documents.*', false],
+    [['documents.add', 'documents.get', 'documents.delete'], 'documents.*', false],
+    [['*'], 'documents.*', true],
     [['indexes.*'], 'indexes.swap', true],
     [['indexes.*'], 'indexes.compact', true],
     [['indexes.*'], 'documents.add', false],

@@ -144,7 +144,8 @@ const FAMILIES: Record<string, readonly string[]> = {
  */
 export function grants(keyActions: readonly string[], action: string): boolean {
   for (const a of keyActions) {
-    if (a === action) return true;
+    // A stored `family.*` is its members (Meilisearch expands it), never the wildcard itself.
+    if (a === action && !FAMILIES[a]) return true;
     if (a === '*' && action !== '*.get') return true;
     if (a === '*.get' && GET_ACTIONS.has(action)) return true;
     if (FAMILIES[a]?.includes(action)) return true;

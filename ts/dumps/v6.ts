@@ -75,7 +75,10 @@ export function taskToDump(t: TaskRecord): DumpTask | null {
       }
       break;
     case 'documentEdition':
-      kind = { documentEdition: { filter: parseFilterText(d.originalFilter), context: d.context ?? null, function: str(d.function) ?? '' } };
+      kind =
+        p.kind === 'documentEdition'
+          ? { documentEdition: { filter: p.filter ?? null, context: p.context, function: p.function } }
+          : { documentEdition: { filter: parseFilterText(d.originalFilter), context: d.context ?? null, function: str(d.function) ?? '' } };
       details = {
         DocumentEdition: {
           deleted_documents: num(d.deletedDocuments),
@@ -213,7 +216,7 @@ export function taskFromDump(raw: DumpTask, payloadFile: (uid: number) => string
         function: str(k.function) ?? str(dd.function),
         originalFilter: str(dd.original_filter) ?? (k.filter == null ? null : JSON.stringify(k.filter)),
       };
-      payload = { kind: 'documentEdition', filter: k.filter ?? null, function: str(k.function) ?? '', context: (k.context as Json | null) ?? null } as unknown as TaskPayload;
+      payload = { kind: 'documentEdition', filter: k.filter ?? null, function: str(k.function) ?? '', context: (k.context as Json | null) ?? null };
       break;
     case 'settings': {
       type = 'settingsUpdate';

@@ -10,6 +10,11 @@ export function checkDocumentFilter(filter: unknown, containsFilter: boolean): v
   callSync(() => binding.checkDocumentFilter(JSON.stringify(filter), containsFilter));
 }
 
+/** Compiles a document edition function (Rhai): `bad_request` with the compiler's message if it does not compile. */
+export function checkEditFunction(fn: string): void {
+  callSync(() => binding.checkEditFunction(fn));
+}
+
 export type PayloadFormat = 'json' | 'ndjson' | 'csv';
 
 /** Parses and validates a documents payload off the JS thread; writes canonical NDJSON, fsynced. */

@@ -14,7 +14,7 @@ import { binding, call, callSync } from './binding';
 
 export { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER, type OutboundAnswer, outboundRequest } from './outbound';
 export { catalogByCode, checkEmbedder, configureModels, configureOutbound, engineVersion, renderTemplate, type ErrorCodeRow, hideSecret, settingsLocales } from './binding';
-export { checkDocumentFilter, type PayloadFormat, stageDocuments } from './documents';
+export { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from './documents';
 export { type KvEntry, type KvOp, KvStore } from './kv';
 
 export type BatchOp =
@@ -22,11 +22,12 @@ export type BatchOp =
   | { type: 'deleteDocuments'; taskUid: number; ids: string[] }
   | { type: 'deleteByFilter'; taskUid: number; filter: unknown }
   | { type: 'clearDocuments'; taskUid: number }
+  | { type: 'editDocuments'; taskUid: number; function: string; filter: unknown; context: Record<string, unknown> | null }
   | { type: 'setPrimaryKey'; taskUid: number; primaryKey: string }
   | { type: 'updateSettings'; taskUid: number; patch: unknown };
 
 export type BatchOpResult =
-  | { taskUid: number; ok: true; indexedDocuments?: number; deletedDocuments?: number }
+  | { taskUid: number; ok: true; indexedDocuments?: number; deletedDocuments?: number; editedDocuments?: number }
   | { taskUid: number; ok: false; error: { code: string; message: string } };
 
 export interface IndexStats {

@@ -149,7 +149,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'delete', path: '/indexes/:indexUid/documents/:documentId', tag: 'Documents', action: 'documents.delete', summary: 'Delete one document', query: { customMetadata: str }, ok: enqueued },
   { method: 'post', path: '/indexes/:indexUid/documents/delete-batch', tag: 'Documents', action: 'documents.delete', summary: 'Delete documents by id', query: { customMetadata: str }, body: json({ type: 'array', items: { type: ['string', 'integer'] } }), ok: enqueued },
   { method: 'post', path: '/indexes/:indexUid/documents/delete', tag: 'Documents', action: 'documents.delete', summary: 'Delete the documents a filter matches', query: { customMetadata: str }, body: json(fromZod(DeleteByFilterSchema)), ok: enqueued },
-  { method: 'post', path: '/indexes/:indexUid/documents/edit', tag: 'Documents', action: 'documents.*', summary: 'Edit documents with a function (experimental; not available)', body: json(object), ok: enqueued },
+  { method: 'post', path: '/indexes/:indexUid/documents/edit', tag: 'Documents', action: 'documents.*', summary: 'Edit documents with a Rhai function (the `editDocumentsByFunction` feature)', body: json(object), ok: enqueued },
   // Search.
   { method: 'post', path: '/indexes/:indexUid/search', tag: 'Search', action: 'search', summary: 'Search an index', body: json(searchBody), ok: ok('Hits, totals and facets.', ref('SearchResult')) },
   { method: 'get', path: '/indexes/:indexUid/search', tag: 'Search', action: 'search', summary: 'Search an index (parameters in the query string)', query: searchParams(searchBody, ['vector', 'media', 'filter', 'hybrid', 'personalize']), ok: ok('Hits, totals and facets.', ref('SearchResult')) },
@@ -184,6 +184,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'patch', path: '/dynamic-search-rules/:ruleUid', tag: 'Experimental', action: 'dynamicSearchRules.update', summary: 'Create or update a dynamic search rule (experimental)', body: json(object), ok: enqueued },
   { method: 'delete', path: '/dynamic-search-rules/:ruleUid', tag: 'Experimental', action: 'dynamicSearchRules.delete', summary: 'Delete a dynamic search rule (experimental)', ok: enqueued },
   { method: 'delete', path: '/dynamic-search-rules', tag: 'Experimental', action: 'dynamicSearchRules.delete', summary: 'Delete every dynamic search rule (experimental)', ok: enqueued },
+  { method: 'post', path: '/tasks/compact', tag: 'Tasks', action: 'tasks.compact', summary: 'Compact the task database (the `taskQueueCompactionRoute` feature)', ok: ok('`{preSize, postSize, status, actionRequired}`.') },
   { method: 'get', path: '/webhooks', tag: 'Webhooks', action: 'webhooks.get', summary: 'The webhooks finished batches are sent to', ok: ok('`{results: [webhook]}`; Authorization values hidden.') },
   { method: 'post', path: '/webhooks', tag: 'Webhooks', action: 'webhooks.create', summary: 'Add a webhook (at most 20)', body: json({ type: 'object', properties: { url: str, headers: { type: 'object', additionalProperties: str } }, required: ['url'] }), ok: { status: 201, description: 'The webhook.', schema: object, contentType: 'application/json' } },
   { method: 'get', path: '/webhooks/:uuid', tag: 'Webhooks', action: 'webhooks.get', summary: 'One webhook', ok: ok('The webhook.') },

@@ -10,7 +10,8 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { mediaType, rawBody, readJson } from '../http/body';
-import { checkDocumentFilter, type PayloadFormat, stageDocuments } from '../native';
+import { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from '../native';
+import { checkEditContext, parseEditBody } from '../schemas/edit';
 import { documentIds } from '../schemas/documents';
 import { checkIndexUid } from '../schemas/indexes';
 import { boundedList, checkPrimaryKeyParam, filterShape } from '../schemas/limits';
@@ -51,6 +52,20 @@ export const DeleteByFilterSchema = z.strictObject({
 
 function isEmptyFilter(f: unknown): boolean {
   return f === null || (typeof f === 'string' && f.trim() === '') || (Array.isArray(f) && f.length === 0);
+}
+
+/** An edition's filter: its syntax now (errors name the index, as Meilisearch's do). */
+function checkEditionFilter(uid: string, filter: unknown, containsFilter: boolean): void {
+  if (typeof filter !== 'string' && !Array.isArray(filter)) {
+    throw new ApiError('invalid_document_filter', `Index \`${uid}\`: Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(filter)}\`.`);
+  }
+  if (isEmptyFilter(filter)) throw new ApiError('invalid_document_filter', 'Sending an empty filter is forbidden.');
+  try {
+    checkDocumentFilter(filter, containsFilter);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'invalid_document_filter') throw new ApiError(err.code, `Index \`${uid}\`: ${err.message}`);
+    throw err;
+  }
 }
 
 function sendJsonBytes(res: Response, bytes: Buffer): void {
@@ -204,24 +219,39 @@ export function documentRoutes(deps: Deps): Router {
   });
 
   /**
-   * Editing documents with a Rhai function: the route, its guard and its feature flag exist so
-   * clients get Meilisearch's auth and feature errors; the function runner is a later issue.
+   * Editing documents with a Rhai function (`editDocumentsByFunction`). The body's shape, the
+   * filter's syntax and the function's compilation are checked now; filterability, and what
+   * the function does to each document, when the task runs (see `crates/engine/src/edit.rs`).
    */
-  r.post('/indexes/:indexUid/documents/edit', guard('documents.*', 'param'), (req) => {
-    checkIndexUid(req.params.indexUid);
-    if (!(deps.features.get() as Record<string, boolean>).editDocumentsByFunction) {
+  r.post('/indexes/:indexUid/documents/edit', guard('documents.*', 'param'), async (req, res) => {
+    const uid = checkIndexUid(req.params.indexUid);
+    if (!deps.features.get().editDocumentsByFunction) {
       throw new ApiError(
         'feature_not_enabled',
         'Using the documents edit route requires enabling the `edit documents by function` experimental feature. See https://github.com/orgs/meilisearch/discussions/762',
       );
     }
-    const body = readJson(req) as Record<string, unknown> | null;
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ApiError('bad_request', 'Invalid value type: expected an object');
-    if (typeof body.function !== 'string') throw new ApiError('missing_document_edition_function', 'Missing field `function`');
-    if (body.context !== undefined && body.context !== null && (typeof body.context !== 'object' || Array.isArray(body.context))) {
-      throw new ApiError('invalid_document_edition_context', 'Invalid value type at `.context`: expected an object');
-    }
-    throw new ApiError('edit_documents_by_function_error', 'Editing documents by function is not available yet in this version of Quarry.');
+    const q = req.query as Record<string, unknown>;
+    rejectUnknownParams(q, ['customMetadata']);
+    const customMetadata = stringParam(q, 'customMetadata', 'invalid_index_custom_metadata');
+    const body = parseEditBody(readJson(req));
+    checkEditFunction(body.function);
+    checkEditContext(body.context);
+    if (body.filter !== null) checkEditionFilter(uid, body.filter, deps.features.get().containsFilter);
+    const task = await queue.enqueue({
+      indexUid: uid,
+      type: 'documentEdition',
+      details: {
+        editedDocuments: null,
+        deletedDocuments: null,
+        originalFilter: body.filter === null ? null : JSON.stringify(body.filter),
+        context: body.context,
+        function: body.function,
+      },
+      payload: { kind: 'documentEdition', function: body.function, filter: body.filter, context: body.context },
+      customMetadata,
+    });
+    res.status(202).json(summaryView(task));
   });
 
   return r;

@@ -11,6 +11,10 @@ export function systemRoutes(deps: Deps): Router {
   const { guard } = deps;
 
   r.get('/health', (_req, res) => {
+    if (deps.compaction.mustRestart) {
+      res.status(500).json({ status: 'mustRestart' });
+      return;
+    }
     res.json({ status: 'available' });
   });
 

@@ -38,6 +38,7 @@ export type TaskPayload =
   | { kind: 'documentDeletion'; ids: string[] }
   | { kind: 'documentDeletionByFilter'; filter: unknown }
   | { kind: 'documentClear' }
+  | { kind: 'documentEdition'; function: string; filter: unknown; context: Record<string, unknown> | null }
   | { kind: 'settingsUpdate'; patch: Record<string, unknown>; reset: boolean; canCreateIndex: boolean }
   | { kind: 'indexCreation'; primaryKey: string | null }
   | { kind: 'indexUpdate'; primaryKey: string | null; newUid: string | null }

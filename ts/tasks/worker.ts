@@ -48,6 +48,7 @@ interface Effects {
 const ZEROED: Record<string, string[]> = {
   documentAdditionOrUpdate: ['indexedDocuments'],
   documentDeletion: ['deletedDocuments'],
+  documentEdition: ['editedDocuments'],
   indexDeletion: ['deletedDocuments'],
   taskCancelation: ['canceledTasks'],
   taskDeletion: ['deletedTasks'],
@@ -464,7 +465,7 @@ export class Worker {
     onHandle(h);
 
     const ops: BatchOp[] = [];
-    /** Delete-by-filter tasks: their errors name the index, as Meilisearch's batch errors do. */
+    /** Delete-by-filter and edition tasks: their errors name the index, as Meilisearch's batch errors do. */
     const byFilter = new Set<number>();
     for (const t of tasks) {
       const p = t.payload;
@@ -486,6 +487,10 @@ export class Worker {
           byFilter.add(t.uid);
           ops.push({ type: 'deleteByFilter', taskUid: t.uid, filter: p.filter });
           break;
+        case 'documentEdition':
+          byFilter.add(t.uid);
+          ops.push({ type: 'editDocuments', taskUid: t.uid, function: p.function, filter: p.filter, context: p.context });
+          break;
         default:
           out.set(t.uid, { error: errorBody('internal', `task type \`${t.type}\` cannot run in an index batch`) });
       }
@@ -495,6 +500,7 @@ export class Worker {
       if (r.ok) {
         const details: Record<string, unknown> = {};
         if (r.indexedDocuments !== undefined) details.indexedDocuments = r.indexedDocuments;
+        if (r.editedDocuments !== undefined) details.editedDocuments = r.editedDocuments;
         if (r.deletedDocuments !== undefined) details.deletedDocuments = r.deletedDocuments;
         out.set(r.taskUid, { details });
       } else {

@@ -4,6 +4,7 @@
 
 mod codec;
 pub mod docid;
+pub mod edit;
 pub mod facets;
 pub mod filter;
 pub mod geojson;

@@ -551,3 +551,117 @@ fn search_and_fetch_apply_the_filter_to_hits_and_totals() {
         json!(3)
     );
 }
+
+fn edit(task_uid: u64, function: &str, filter: Option<Value>, context: Option<Value>) -> BatchOp {
+    BatchOp::EditDocuments {
+        task_uid,
+        function: function.to_string(),
+        filter,
+        context,
+    }
+}
+
+#[test]
+fn edit_documents_by_function_edits_deletes_and_reindexes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let file = stage(
+        tmp.path(),
+        "a",
+        r#"[{"id":1,"title":"apple","g":"x"},{"id":2,"title":"banana","g":"y"},{"id":3,"title":"cherry","g":"x"}]"#,
+    );
+    let results = index
+        .apply_batch(vec![
+            add(1, file, Method::Replace, None),
+            BatchOp::UpdateSettings {
+                task_uid: 2,
+                patch: json!({"filterableAttributes": ["g"]}),
+            },
+            edit(
+                3,
+                "doc.title = doc.title + \" \" + context.word; doc.n = 1",
+                Some(json!("g = x")),
+                Some(json!({"word": "pie"})),
+            ),
+            edit(4, "if doc.id == 2 { doc = () }", None, None),
+        ])
+        .unwrap();
+    assert_eq!(
+        results[2],
+        json!({"taskUid":3,"ok":true,"editedDocuments":2,"deletedDocuments":2})
+    );
+    assert_eq!(
+        results[3],
+        json!({"taskUid":4,"ok":true,"editedDocuments":3,"deletedDocuments":3})
+    );
+    assert_eq!(
+        fetch_all(&index)["results"],
+        json!([
+            {"id":1,"title":"apple pie","g":"x","n":1},
+            {"id":3,"title":"cherry pie","g":"x","n":1}
+        ])
+    );
+    // The edited text is what searches find; the deleted document is gone from them.
+    assert_eq!(search(&index, Some("pie"))["estimatedTotalHits"], json!(2));
+    assert_eq!(
+        search(&index, Some("banana"))["estimatedTotalHits"],
+        json!(0)
+    );
+    assert_eq!(search(&index, None)["estimatedTotalHits"], json!(2));
+}
+
+#[test]
+fn edit_documents_by_function_fails_whole_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let file = stage(
+        tmp.path(),
+        "a",
+        r#"[{"id":1,"title":"apple"},{"id":2,"title":"banana"}]"#,
+    );
+    index
+        .apply_batch(vec![add(1, file, Method::Replace, None)])
+        .unwrap();
+    let before = fetch_all(&index);
+    let results = index
+        .apply_batch(vec![
+            // Edits the first document, then changes the second's id: nothing of it lands.
+            edit(
+                2,
+                "doc.title = \"x\"; if doc.id == 2 { doc.id = 7 }",
+                None,
+                None,
+            ),
+            edit(3, "loop {}", None, None),
+            edit(4, "let s = \"ab\"; loop { s += s; }", None, None),
+            edit(5, "doc = 5", None, None),
+            edit(6, "doc.title = \"ok\"", Some(json!("title = apple")), None),
+            // The id may change type as long as it stands for the same string.
+            edit(7, "if doc.id == 1 { doc.id = \"1\" }", None, None),
+        ])
+        .unwrap();
+    for r in &results[0..4] {
+        assert_eq!(r["ok"], json!(false), "{r}");
+        assert_eq!(
+            r["error"]["code"],
+            json!("edit_documents_by_function_error")
+        );
+    }
+    assert_eq!(
+        results[0]["error"]["message"],
+        json!("Document editions cannot modify a document's primary key")
+    );
+    assert!(results[1]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Too many operations"));
+    // `title` is not filterable.
+    assert_eq!(
+        results[4]["error"]["code"],
+        json!("invalid_document_filter")
+    );
+    assert_eq!(results[5]["ok"], json!(true));
+    let mut expected = before;
+    expected["results"][0]["id"] = json!("1");
+    assert_eq!(fetch_all(&index), expected);
+}

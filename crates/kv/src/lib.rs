@@ -15,12 +15,12 @@
 #![warn(missing_docs)]
 
 use std::collections::HashMap;
-use std::path::Path;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, RwLock};
 
-use api_types::{heed_error, Error, Result};
+use api_types::{heed_error, io_error, Error, Result};
 use heed::types::{Bytes, Str};
-use heed::{Database, Env, EnvOpenOptions, WithoutTls};
+use heed::{CompactionOption, Database, Env, EnvOpenOptions, WithoutTls};
 
 /// How many named databases one environment may hold.
 const MAX_DBS: u32 = 64;
@@ -66,8 +66,37 @@ impl Op {
 
 /// One LMDB environment of named databases.
 pub struct KvStore {
-    env: Env<WithoutTls>,
+    /// `None` only if reopening failed after a compaction (every call then fails).
+    env: RwLock<Option<Env<WithoutTls>>>,
     dbs: Mutex<HashMap<String, Database<Str, Bytes>>>,
+    path: PathBuf,
+    map_size: usize,
+}
+
+/// The size of the environment's file before and after [`KvStore::compact`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compaction {
+    /// Bytes of `data.mdb` before.
+    pub before: u64,
+    /// Bytes of `data.mdb` after.
+    pub after: u64,
+}
+
+fn open_env(path: &Path, map_size: usize) -> Result<Env<WithoutTls>> {
+    // SAFETY: one environment per path in this process: the server opens the store once, and
+    // `compact` reopens it only after the previous environment has closed.
+    unsafe {
+        EnvOpenOptions::new()
+            .read_txn_without_tls()
+            .map_size(map_size)
+            .max_dbs(MAX_DBS)
+            .open(path)
+    }
+    .map_err(heed_error)
+}
+
+fn closed() -> Error {
+    Error::internal("the task store could not be reopened after its compaction")
 }
 
 impl KvStore {
@@ -76,30 +105,29 @@ impl KvStore {
     pub fn open(path: impl AsRef<Path>, map_size: usize) -> Result<KvStore> {
         let path = path.as_ref();
         std::fs::create_dir_all(path).map_err(Error::internal)?;
-        // SAFETY: one environment per path in this process (the server opens it once).
-        let env = unsafe {
-            EnvOpenOptions::new()
-                .read_txn_without_tls()
-                .map_size(map_size)
-                .max_dbs(MAX_DBS)
-                .open(path)
-        }
-        .map_err(heed_error)?;
+        let env = open_env(path, map_size)?;
         Ok(KvStore {
-            env,
+            env: RwLock::new(Some(env)),
             dbs: Mutex::new(HashMap::new()),
+            path: path.to_path_buf(),
+            map_size,
         })
     }
 
+    /// Runs `f` on the environment, which no compaction replaces meanwhile.
+    fn with_env<T>(&self, f: impl FnOnce(&Env<WithoutTls>) -> Result<T>) -> Result<T> {
+        let guard = self.env.read().unwrap();
+        f(guard.as_ref().ok_or_else(closed)?)
+    }
+
     /// The handle of database `name`, created (in a transaction of its own) on first use.
-    fn db(&self, name: &str) -> Result<Database<Str, Bytes>> {
+    fn db(&self, env: &Env<WithoutTls>, name: &str) -> Result<Database<Str, Bytes>> {
         let mut dbs = self.dbs.lock().unwrap();
         if let Some(db) = dbs.get(name) {
             return Ok(*db);
         }
-        let mut wtxn = self.env.write_txn().map_err(heed_error)?;
-        let db = self
-            .env
+        let mut wtxn = env.write_txn().map_err(heed_error)?;
+        let db = env
             .create_database::<Str, Bytes>(&mut wtxn, Some(name))
             .map_err(heed_error)?;
         wtxn.commit().map_err(heed_error)?;
@@ -110,33 +138,38 @@ impl KvStore {
     /// Applies every op in one write transaction: all of them are durable when this returns,
     /// or none is applied.
     pub fn commit(&self, ops: &[Op]) -> Result<()> {
-        // Databases are created before the write transaction: LMDB allows one writer at a time.
-        let handles = ops
-            .iter()
-            .map(|op| self.db(&op.db))
-            .collect::<Result<Vec<_>>>()?;
-        let mut wtxn = self.env.write_txn().map_err(heed_error)?;
-        for (op, db) in ops.iter().zip(handles) {
-            match &op.value {
-                Some(v) => db.put(&mut wtxn, &op.key, v).map_err(heed_error)?,
-                None => {
-                    db.delete(&mut wtxn, &op.key).map_err(heed_error)?;
+        self.with_env(|env| {
+            // Databases are created before the write transaction: LMDB allows one writer at
+            // a time.
+            let handles = ops
+                .iter()
+                .map(|op| self.db(env, &op.db))
+                .collect::<Result<Vec<_>>>()?;
+            let mut wtxn = env.write_txn().map_err(heed_error)?;
+            for (op, db) in ops.iter().zip(handles) {
+                match &op.value {
+                    Some(v) => db.put(&mut wtxn, &op.key, v).map_err(heed_error)?,
+                    None => {
+                        db.delete(&mut wtxn, &op.key).map_err(heed_error)?;
+                    }
                 }
             }
-        }
-        wtxn.commit().map_err(heed_error)
+            wtxn.commit().map_err(heed_error)
+        })
     }
 
     /// The whole database `db`, in key order.
     pub fn scan(&self, db: &str) -> Result<Vec<(String, Vec<u8>)>> {
-        let handle = self.db(db)?;
-        let rtxn = self.env.read_txn().map_err(heed_error)?;
-        let mut out = Vec::new();
-        for item in handle.iter(&rtxn).map_err(heed_error)? {
-            let (k, v) = item.map_err(heed_error)?;
-            out.push((k.to_string(), v.to_vec()));
-        }
-        Ok(out)
+        self.with_env(|env| {
+            let handle = self.db(env, db)?;
+            let rtxn = env.read_txn().map_err(heed_error)?;
+            let mut out = Vec::new();
+            for item in handle.iter(&rtxn).map_err(heed_error)? {
+                let (k, v) = item.map_err(heed_error)?;
+                out.push((k.to_string(), v.to_vec()));
+            }
+            Ok(out)
+        })
     }
 
     /// Writes a consistent, compacted copy of the whole environment into the directory
@@ -145,28 +178,76 @@ impl KvStore {
     pub fn copy_to(&self, dir: impl AsRef<Path>) -> Result<()> {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir).map_err(Error::internal)?;
-        let file = self
-            .env
-            .copy_to_path(dir.join("data.mdb"), heed::CompactionOption::Enabled)
-            .map_err(heed_error)?;
-        file.sync_all().map_err(Error::internal)
+        self.with_env(|env| {
+            env.copy_to_path(dir.join("data.mdb"), heed::CompactionOption::Enabled)
+                .map_err(heed_error)?
+                .sync_all()
+                .map_err(Error::internal)
+        })
     }
 
     /// The bytes of the store's file, and of the pages in use (free pages left out).
     pub fn sizes(&self) -> Result<(u64, u64)> {
-        let file = self.env.real_disk_size().map_err(heed_error)?;
-        let used = self.env.non_free_pages_size().map_err(heed_error)?;
-        Ok((file, used))
+        self.with_env(|env| {
+            let file = env.real_disk_size().map_err(heed_error)?;
+            let used = env.non_free_pages_size().map_err(heed_error)?;
+            Ok((file, used))
+        })
     }
 
     /// The value of `key` in database `db`, if any.
     pub fn get(&self, db: &str, key: &str) -> Result<Option<Vec<u8>>> {
-        let handle = self.db(db)?;
-        let rtxn = self.env.read_txn().map_err(heed_error)?;
-        Ok(handle
-            .get(&rtxn, key)
-            .map_err(heed_error)?
-            .map(<[u8]>::to_vec))
+        self.with_env(|env| {
+            let handle = self.db(env, db)?;
+            let rtxn = env.read_txn().map_err(heed_error)?;
+            Ok(handle
+                .get(&rtxn, key)
+                .map_err(heed_error)?
+                .map(<[u8]>::to_vec))
+        })
+    }
+
+    /// Rewrites the environment's file without its free pages (an LMDB copy with compaction)
+    /// and carries on with the compacted file.
+    ///
+    /// Commits and reads wait meanwhile. The compacted copy is written and fsynced beside
+    /// `data.mdb`, the environment is closed, and the copy is renamed over `data.mdb`: a crash
+    /// at any point leaves either the old file or the complete new one. The environment is
+    /// then reopened on the new file.
+    pub fn compact(&self) -> Result<Compaction> {
+        let mut guard = self.env.write().unwrap();
+        let env = guard.take().ok_or_else(closed)?;
+        let data = self.path.join("data.mdb");
+        let copy = self.path.join("data.mdb.compacted");
+        let copied = (|| {
+            let before = std::fs::metadata(&data).map_err(io_error)?.len();
+            let file = env
+                .copy_to_path(&copy, CompactionOption::Enabled)
+                .map_err(heed_error)?;
+            file.sync_all().map_err(io_error)?;
+            Ok(before)
+        })();
+        let before = match copied {
+            Ok(before) => before,
+            Err(e) => {
+                let _ = std::fs::remove_file(&copy);
+                *guard = Some(env);
+                return Err(e);
+            }
+        };
+        self.dbs.lock().unwrap().clear();
+        // Nothing else holds the environment (every use goes through the lock held here).
+        env.prepare_for_closing().wait();
+        let renamed = std::fs::rename(&copy, &data).map_err(io_error);
+        if renamed.is_ok() {
+            if let Ok(dir) = std::fs::File::open(&self.path) {
+                let _ = dir.sync_all();
+            }
+        }
+        *guard = Some(open_env(&self.path, self.map_size)?);
+        renamed?;
+        let after = std::fs::metadata(&data).map_err(io_error)?.len();
+        Ok(Compaction { before, after })
     }
 }
 

@@ -16,6 +16,13 @@ pub fn check_document_filter(filter_json: String, contains_filter: bool) -> Resu
     engine::filter::check_document_filter(&filter_json, contains_filter).map_err(to_napi_error)
 }
 
+/// Compiles a document edition function (Rhai): `bad_request` with the compiler's message when
+/// it does not compile. It runs when its task does.
+#[napi]
+pub fn check_edit_function(source: String) -> Result<()> {
+    engine::edit::check_function(&source).map_err(to_napi_error)
+}
+
 /// The work of `stageDocuments`, on the libuv pool.
 pub struct StageTask {
     payload: Vec<u8>,

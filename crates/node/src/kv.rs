@@ -71,6 +71,36 @@ impl Task for CopyTask {
     }
 }
 
+/// The size of the store's file before and after a compaction.
+#[napi(object)]
+pub struct KvCompaction {
+    /// Bytes before.
+    pub before: f64,
+    /// Bytes after.
+    pub after: f64,
+}
+
+/// The work of `compact`, on the libuv pool.
+pub struct CompactTask {
+    store: Arc<kv::KvStore>,
+}
+
+impl Task for CompactTask {
+    type Output = kv::Compaction;
+    type JsValue = KvCompaction;
+
+    fn compute(&mut self) -> Result<kv::Compaction> {
+        api_types::catch_panic(|| self.store.compact()).map_err(to_napi_error)
+    }
+
+    fn resolve(&mut self, _env: Env, c: kv::Compaction) -> Result<KvCompaction> {
+        Ok(KvCompaction {
+            before: c.before as f64,
+            after: c.after as f64,
+        })
+    }
+}
+
 #[napi]
 impl KvStore {
     /// Opens (creating the directory) the LMDB environment at `path`.
@@ -132,6 +162,15 @@ impl KvStore {
     pub fn sizes(&self) -> Result<Vec<f64>> {
         let (file, used) = self.store()?.sizes().map_err(to_napi_error)?;
         Ok(vec![file as f64, used as f64])
+    }
+
+    /// Rewrites the store's file without its free pages (LMDB copy with compaction) and goes
+    /// on with it; commits wait meanwhile. Resolves with the file's size before and after.
+    #[napi(ts_return_type = "Promise<KvCompaction>")]
+    pub fn compact(&self) -> Result<AsyncTask<CompactTask>> {
+        Ok(AsyncTask::new(CompactTask {
+            store: self.store()?,
+        }))
     }
 
     /// Releases this handle; the environment closes when the last running commit finishes.

@@ -4,6 +4,7 @@
 //!
 //! - [`add`]: adding or updating documents from a staged payload;
 //! - [`delete`]: deleting by id, by filter, or all;
+//! - [`edit`]: editing the documents matching a filter with a function;
 //! - [`reindex`]: a settings update, and re-feeding tantivy when what is indexed changed;
 //! - [`commit`]: the commit protocol, recovery at open, and compaction (with the argument
 //!   for why a crash loses nothing acknowledged);
@@ -26,6 +27,7 @@ use crate::store::{heed_error, keys};
 mod add;
 pub(super) mod commit;
 mod delete;
+mod edit;
 mod embedding;
 mod progress;
 mod reindex;
@@ -57,6 +59,17 @@ pub enum BatchOp {
     DeleteByFilter { task_uid: u64, filter: Value },
     #[serde(rename_all = "camelCase")]
     ClearDocuments { task_uid: u64 },
+    /// Runs `function` (Rhai) on the documents matching `filter` (all without one), with
+    /// `context`; see [`crate::edit`].
+    #[serde(rename_all = "camelCase")]
+    EditDocuments {
+        task_uid: u64,
+        function: String,
+        #[serde(default)]
+        filter: Option<Value>,
+        #[serde(default)]
+        context: Option<Value>,
+    },
     #[serde(rename_all = "camelCase")]
     SetPrimaryKey { task_uid: u64, primary_key: String },
     /// Applies a settings update (the validated request, see [`crate::SettingsPatch`]) to the
@@ -72,6 +85,7 @@ impl BatchOp {
             | BatchOp::DeleteDocuments { task_uid, .. }
             | BatchOp::DeleteByFilter { task_uid, .. }
             | BatchOp::ClearDocuments { task_uid }
+            | BatchOp::EditDocuments { task_uid, .. }
             | BatchOp::SetPrimaryKey { task_uid, .. }
             | BatchOp::UpdateSettings { task_uid, .. } => *task_uid,
         }
@@ -303,6 +317,25 @@ impl Index {
             BatchOp::DeleteByFilter { filter, .. } => {
                 let deleted = self.delete_by_filter(txn, writer, state, filter)?;
                 out.insert("deletedDocuments".into(), json!(deleted));
+            }
+            BatchOp::EditDocuments {
+                function,
+                filter,
+                context,
+                ..
+            } => {
+                let edited = self.edit_documents(
+                    txn,
+                    writer,
+                    state,
+                    function,
+                    filter.as_ref(),
+                    context.as_ref(),
+                )?;
+                // Meilisearch reports the documents the function ran on as both edited and
+                // deleted, whatever it did to them.
+                out.insert("editedDocuments".into(), json!(edited.matched));
+                out.insert("deletedDocuments".into(), json!(edited.matched));
             }
             BatchOp::ClearDocuments { .. } => {
                 let count = self.clear_documents(txn, writer, state)?;
