@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { type ConfigFileKey, configFileToRead, readConfigFile, TOML_KINDS } from './startup/config-file';
 import { ACCEPTED_WITHOUT_EFFECT, REFUSED, meiliEnvOf, refusalMessage, tomlKeyOf } from './startup/meili-options';
-import { type TlsConfig, tlsConfigFrom, TlsOptionError } from './startup/tls';
+import { type TlsConfig, tlsConfigFrom, TlsOptionError, type TlsRaw } from './startup/tls';
 
 export interface Config {
   httpAddr: string;
@@ -83,7 +83,8 @@ interface OptionSpec {
   help: string;
 }
 
-type RawOptions = {
+/** The raw text of each option (the TLS ones are `TlsRaw`'s). */
+type RawOptions = TlsRaw & {
   httpAddr?: string;
   dbPath?: string;
   masterKey?: string;
@@ -116,13 +117,6 @@ type RawOptions = {
   enableLogsRoute?: string;
   logsMode?: string;
   configFilePath?: string;
-  sslCertPath?: string;
-  sslKeyPath?: string;
-  sslAuthPath?: string;
-  sslOcspPath?: string;
-  sslRequireAuth?: string;
-  sslResumption?: string;
-  sslTickets?: string;
   containsFilter?: string;
   legacySearchDefault?: string;
   reduceIndexingMemory?: string;

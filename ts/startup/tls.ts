@@ -29,7 +29,7 @@ export interface TlsConfig {
   tickets: boolean;
 }
 
-type TlsRaw = {
+export type TlsRaw = {
   sslCertPath?: string;
   sslKeyPath?: string;
   sslAuthPath?: string;
