@@ -85,7 +85,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   // Routes enqueue through the network: a leader forwards index writes (see network/forward.ts).
   const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
   const analytics = createAnalytics(config, dbPath, registry, features, logger);
-  const metrics = new Metrics({ dbPath, registry, tasks: () => queue.allTasks(), batches: () => queue.allBatches(), searchLimiter, taskQueueMaxSize: META_MAP_SIZE });
+  const metrics = new Metrics({ kv, registry, tasks: () => queue.allTasks(), batches: () => queue.allBatches(), searchLimiter, taskQueueMaxSize: META_MAP_SIZE });
   const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, analytics, compaction: new TaskDbCompaction(kv) };
   const app = buildApp(deps);
   const server: http.Server = tlsOptions ? https.createServer(tlsOptions, app) : http.createServer(app);

@@ -4,14 +4,13 @@
  * kept as requests close (`./http.ts`); everything else is read when scraped: the data
  * directory's files, the registry, the task table, the search limiter and `/proc/self`.
  *
- * Sizes are measured on disk: `meilisearch_db_size_bytes` is the files' length,
- * `meilisearch_used_db_size_bytes` the bytes they actually occupy (LMDB files are sparse
- * until written), and the task queue's used size is that of `tasks/`.
+ * Sizes are those of `/stats` (`store/sizes.ts`): the task store's and the indexes' files,
+ * and the same less LMDB's free pages; the task queue's used size is the task store's.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import type { IndexRegistry } from '../indexes/registry';
+import type { KvStore } from '../native';
 import type { SearchLimiter } from '../search/limiter';
+import { databaseSizes } from '../store/sizes';
 import { type BatchRecord, TASK_STATUSES, TASK_TYPES, type TaskRecord } from '../tasks/types';
 import { CONTENT_TYPE, Exposition } from './exposition';
 import { HttpMetrics } from './http';
@@ -23,7 +22,8 @@ export { CONTENT_TYPE };
 const STOP_REGISTERING_RATIO = 0.4;
 
 export interface MetricsSources {
-  dbPath: string;
+  /** The task store (its size, and the database's with the indexes'). */
+  kv: KvStore;
   registry: IndexRegistry;
   /** Every task and batch, read at scrape time. */
   tasks: () => Iterable<TaskRecord>;
@@ -31,38 +31,6 @@ export interface MetricsSources {
   searchLimiter: SearchLimiter;
   /** The task store's LMDB map size. */
   taskQueueMaxSize: number;
-}
-
-interface DiskUsage {
-  size: number;
-  used: number;
-}
-
-async function diskUsage(dir: string): Promise<DiskUsage> {
-  const total: DiskUsage = { size: 0, used: 0 };
-  let entries: fs.Dirent[];
-  try {
-    entries = await fs.promises.readdir(dir, { withFileTypes: true });
-  } catch {
-    return total;
-  }
-  for (const e of entries) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) {
-      const sub = await diskUsage(p);
-      total.size += sub.size;
-      total.used += sub.used;
-    } else if (e.isFile()) {
-      try {
-        const st = await fs.promises.stat(p);
-        total.size += st.size;
-        total.used += Math.min(st.size, st.blocks * 512);
-      } catch {
-        // Removed while we walked (a payload file consumed by the worker).
-      }
-    }
-  }
-  return total;
 }
 
 const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
@@ -77,18 +45,19 @@ export class Metrics {
     const out = new Exposition();
     this.http.render(out);
 
-    const [db, taskDb] = await Promise.all([diskUsage(s.dbPath), diskUsage(path.join(s.dbPath, 'tasks'))]);
-    out.family('meilisearch_db_size_bytes', 'gauge', 'Size of the data directory on disk, in bytes').sample('meilisearch_db_size_bytes', [], db.size);
-    out.family('meilisearch_used_db_size_bytes', 'gauge', 'Bytes the data directory occupies on disk').sample('meilisearch_used_db_size_bytes', [], db.used);
-
     const indexes = s.registry.list();
+    const stats = indexes.map((e) => s.registry.handleOf(e).stats());
+    const db = databaseSizes(s.kv, stats);
+    out.family('meilisearch_db_size_bytes', 'gauge', 'Size of the database files, in bytes').sample('meilisearch_db_size_bytes', [], db.size);
+    out.family('meilisearch_used_db_size_bytes', 'gauge', 'Bytes of the database files in use (free pages left out)').sample('meilisearch_used_db_size_bytes', [], db.used);
+
     out.family('meilisearch_index_count', 'gauge', 'Number of indexes').sample('meilisearch_index_count', [], indexes.length);
     out.family('meilisearch_index_docs_count', 'gauge', 'Number of documents in each index');
     let lastUpdate = 0;
-    for (const e of indexes) {
-      out.sample('meilisearch_index_docs_count', [['index', e.uid]], s.registry.handleOf(e).documentCount());
+    indexes.forEach((e, i) => {
+      out.sample('meilisearch_index_docs_count', [['index', e.uid]], stats[i].numberOfDocuments);
       lastUpdate = Math.max(lastUpdate, unixSeconds(e.updatedAt));
-    }
+    });
     out.family('meilisearch_last_update', 'gauge', 'When an index was last updated, in seconds since the Unix epoch').sample('meilisearch_last_update', [], lastUpdate);
 
     this.renderTasks(out);
@@ -101,10 +70,11 @@ export class Metrics {
 
     const stopAt = Math.floor(s.taskQueueMaxSize * STOP_REGISTERING_RATIO);
     out.family('meilisearch_task_queue_max_size', 'gauge', 'Largest size of the task store, in bytes').sample('meilisearch_task_queue_max_size', [], s.taskQueueMaxSize);
-    out.family('meilisearch_task_queue_used_size', 'gauge', 'Bytes the task store occupies on disk').sample('meilisearch_task_queue_used_size', [], taskDb.used);
+    const taskStoreUsed = s.kv.sizes().used;
+    out.family('meilisearch_task_queue_used_size', 'gauge', 'Bytes of the task store in use').sample('meilisearch_task_queue_used_size', [], taskStoreUsed);
     out
       .family('meilisearch_task_queue_size_until_stop_registering', 'gauge', 'Bytes the task store may still grow before new tasks are refused')
-      .sample('meilisearch_task_queue_size_until_stop_registering', [], Math.max(0, stopAt - taskDb.used));
+      .sample('meilisearch_task_queue_size_until_stop_registering', [], Math.max(0, stopAt - taskStoreUsed));
 
     await processMetrics(out);
     return out.render();

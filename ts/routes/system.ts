@@ -2,7 +2,8 @@
 import { Router } from 'express';
 import type { Deps } from '../deps';
 import { readJson } from '../http/body';
-import { engineVersion } from '../native';
+import { engineVersion, type IndexStats } from '../native';
+import { databaseSizes } from '../store/sizes';
 import { rejectUnknownParams } from '../schemas/query';
 import { parseStatsQuery, statsOf } from './stats-view';
 
@@ -24,21 +25,18 @@ export function systemRoutes(deps: Deps): Router {
 
   r.get('/stats', guard('stats.get'), (req, res) => {
     const q = parseStatsQuery(req.query as Record<string, unknown>);
-    // Measured on disk: the task store's file and every index's files.
-    const store = deps.kv.sizes();
-    let databaseSize = store.file;
-    let usedDatabaseSize = store.used;
     let lastUpdate: string | null = null;
     const indexes: Record<string, unknown> = {};
+    const raws: IndexStats[] = [];
     for (const e of deps.registry.list()) {
       const s = statsOf(deps, e.uid, q);
-      databaseSize += s.raw.databaseSize;
-      usedDatabaseSize += s.raw.usedDatabaseSize;
+      raws.push(s.raw);
       if (!req.auth!.canSeeIndex(e.uid)) continue;
       if (lastUpdate === null || e.updatedAt > lastUpdate) lastUpdate = e.updatedAt;
       indexes[e.uid] = s.view;
     }
-    res.json({ databaseSize, usedDatabaseSize, lastUpdate, indexes });
+    const sizes = databaseSizes(deps.kv, raws);
+    res.json({ databaseSize: sizes.size, usedDatabaseSize: sizes.used, lastUpdate, indexes });
   });
 
   r.get('/experimental-features', guard('experimental.get'), (req, res) => {
