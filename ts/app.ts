@@ -1,10 +1,12 @@
 /**
  * `buildApp(deps)` returns the Express app without listening. Middleware order lives
- * here: request log → CORS → raw body (payload limit) → routes → 404 → error handler.
+ * here: request observers (log, metrics, telemetry) → CORS → raw body (payload limit) →
+ * routes → 404 → error handler.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Deps } from './deps';
 import { errorMiddleware } from './errors/middleware';
+import { observeRequests, type RequestObserver } from './http/observe';
 import { repairPath } from './http/path';
 import { loggablePath } from './logging';
 import { archiveRoutes } from './routes/archives';
@@ -23,7 +25,7 @@ import { settingsRoutes } from './routes/settings';
 import { systemRoutes } from './routes/system';
 import { taskRoutes } from './routes/tasks';
 import { webhookRoutes } from './routes/webhooks';
-import { analyticsMiddleware } from './telemetry/middleware';
+import { analyticsObserver } from './telemetry/middleware';
 import { taskCompactionRoutes } from './routes/tasks-compact';
 
 export function buildApp(deps: Deps): express.Express {
@@ -32,21 +34,18 @@ export function buildApp(deps: Deps): express.Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
-  app.use(deps.metrics.http.middleware(() => deps.features.enabled('metrics')));
-
-  app.use((req: Request, res: Response, next: NextFunction) => {
+  // One clock and one listener for the request log, /metrics and telemetry, when any wants the request.
+  const requestLog: RequestObserver = {
     // The hot path pays nothing for a request line nobody will read.
-    if (!deps.logger.isInfoEnabled()) {
-      next();
-      return;
-    }
-    const start = process.hrtime.bigint();
-    res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    wants: () => deps.logger.isInfoEnabled(),
+    done: (req, res, ms, finished) => {
+      if (!finished) return;
       deps.logger.info('request', { target: 'quarry::http', method: req.method, path: loggablePath(req.path), status: res.statusCode, ms: Math.round(ms * 1000) / 1000 });
-    });
-    next();
-  });
+    },
+  };
+  const observers = [requestLog, deps.metrics.http.observer(() => deps.features.enabled('metrics'))];
+  if (deps.analytics) observers.push(analyticsObserver(deps.analytics));
+  app.use(observeRequests(observers));
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
@@ -63,7 +62,6 @@ export function buildApp(deps: Deps): express.Express {
   app.use(repairPath);
   app.use(express.raw({ type: () => true, limit: deps.config.payloadSizeLimit }));
   app.use(networkContext);
-  if (deps.analytics) app.use(analyticsMiddleware(deps.analytics));
 
   // Search first: it is the hot path, and its paths overlap no other router's.
   app.use(searchRoutes(deps));

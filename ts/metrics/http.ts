@@ -6,10 +6,10 @@
  * path, as Meilisearch does, but only the first {@link MAX_UNMATCHED_PATHS} such paths are
  * kept, so scanners cannot grow the table without bound; unmatched requests get no histogram.
  *
- * Cost per request while the `metrics` feature is on: one clock read, one counter and one
- * histogram update when the response closes. While it is off: one boolean read.
+ * Cost per request while the `metrics` feature is on: one counter and one histogram update
+ * when the response closes (the clock is `http/observe.ts`'s). While it is off: one boolean read.
  */
-import type { NextFunction, Request, Response } from 'express';
+import type { RequestObserver } from '../http/observe';
 import type { Exposition } from './exposition';
 
 /** Prometheus' default buckets, which Meilisearch uses. */
@@ -50,20 +50,14 @@ export class HttpMetrics {
   private readonly templates = new Map<string, string>();
   private readonly unmatched = new Set<string>();
 
-  /** Express middleware; `enabled` is read once per request. */
-  middleware(enabled: () => boolean) {
-    return (req: Request, res: Response, next: NextFunction): void => {
-      if (!enabled()) {
-        next();
-        return;
-      }
-      const start = process.hrtime.bigint();
-      res.once('close', () => {
-        const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  /** The request observer (`http/observe.ts`); `enabled` is read once per request. */
+  observer(enabled: () => boolean): RequestObserver {
+    return {
+      wants: () => enabled(),
+      done: (req, res, ms) => {
         const routePath = req.route?.path;
-        this.record(req.method, typeof routePath === 'string' ? this.template(routePath) : null, req.path, res.statusCode, seconds);
-      });
-      next();
+        this.record(req.method, typeof routePath === 'string' ? this.template(routePath) : null, req.path, res.statusCode, ms / 1000);
+      },
     };
   }
 

@@ -15,7 +15,7 @@ import { outboundRequest } from '../native';
 import { Analytics } from './analytics';
 
 export { Analytics } from './analytics';
-export { analyticsMiddleware } from './middleware';
+export { analyticsObserver } from './middleware';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,11 +1,12 @@
 /**
- * What the HTTP layer tells telemetry: one middleware, registered only when telemetry is on.
- * Searches (`/indexes/{uid}/search`, `/multi-search`) cost one timestamp and one `finish`
- * listener, then a few increments; successful writes become feature-usage events whose
+ * What the HTTP layer tells telemetry: one request observer (`http/observe.ts`), registered
+ * only when telemetry is on. Searches (`/indexes/{uid}/search`, `/multi-search`) cost a few
+ * increments once answered; successful writes become feature-usage events whose
  * properties are setting names, booleans, counts and a closed list of content types: never
  * an index uid, a key, a document value, a query or an address.
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request } from 'express';
+import type { RequestObserver } from '../http/observe';
 import type { Analytics } from './analytics';
 
 const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -85,19 +86,21 @@ export function describeWrite(req: Request): [string, Record<string, unknown>] |
   return null;
 }
 
-export function analyticsMiddleware(a: Analytics): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const p = req.path;
-    if (p.endsWith('/search') || p === '/multi-search') {
-      const start = performance.now();
-      res.once('finish', () => a.recordSearch(res.statusCode < 400, performance.now() - start));
-    } else if (a.collectsEvents && req.method !== 'GET') {
-      res.once('finish', () => {
-        if (res.statusCode >= 300) return;
-        const e = describeWrite(req);
-        if (e) a.event(e[0], e[1]);
-      });
-    }
-    next();
+/** The request observer (`http/observe.ts`): searches are counted, successful writes described. */
+export function analyticsObserver(a: Analytics): RequestObserver {
+  return {
+    // Decided once answered, on the repaired path (the clock is shared with the request log).
+    wants: () => true,
+    done: (req, res, ms, finished) => {
+      if (!finished) return;
+      const p = req.path;
+      if (p.endsWith('/search') || p === '/multi-search') {
+        a.recordSearch(res.statusCode < 400, ms);
+        return;
+      }
+      if (!a.collectsEvents || res.statusCode >= 300) return;
+      const e = describeWrite(req);
+      if (e) a.event(e[0], e[1]);
+    },
   };
 }
