@@ -62,6 +62,8 @@ export interface Config {
   legacySearchAtStart: boolean;
   /** Meilisearch options that were set and that change nothing in Quarry: one line each for the start-up log. */
   acceptedWithoutEffect: string[];
+  /** `--upgrade-db`: upgrade a data directory of an older Quarry format in place. */
+  upgradeDb: boolean;
   /** Where usage telemetry batches are sent; none: nothing leaves the machine. */
   analyticsUrl: string | null;
   /** How often a telemetry batch is sent (default one hour; shorter for tests). */
@@ -175,7 +177,7 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'limitBatchedTasksTotalSize', flag: '--experimental-limit-batched-tasks-total-size', env: 'QUARRY_EXPERIMENTAL_LIMIT_BATCHED_TASKS_TOTAL_SIZE', meili: 'MEILI_EXPERIMENTAL_LIMIT_BATCHED_TASKS_TOTAL_SIZE', help: 'accepted for compatibility (a size); Quarry bounds batches by task count' },
   { name: 'embeddingCacheEntries', flag: '--experimental-embedding-cache-entries', env: 'QUARRY_EXPERIMENTAL_EMBEDDING_CACHE_ENTRIES', meili: 'MEILI_EXPERIMENTAL_EMBEDDING_CACHE_ENTRIES', help: 'accepted for compatibility (an integer); Quarry sizes its query-embedding cache itself' },
   { name: 'noEdition2024', flag: '--experimental-no-edition-2024-for-settings', env: 'QUARRY_EXPERIMENTAL_NO_EDITION_2024_FOR_SETTINGS', meili: 'MEILI_EXPERIMENTAL_NO_EDITION_2024_FOR_SETTINGS', boolean: true, help: 'accepted for compatibility; changes nothing in Quarry' },
-  { name: 'upgradeDb', flag: '--upgrade-db', env: 'QUARRY_UPGRADE_DB', meili: 'MEILI_UPGRADE_DB', boolean: true, help: 'accepted for compatibility; Quarry has no older data format to upgrade' },
+  { name: 'upgradeDb', flag: '--upgrade-db', env: 'QUARRY_UPGRADE_DB', meili: 'MEILI_UPGRADE_DB', boolean: true, help: 'upgrade a data directory written by an older Quarry in place (without it, such a directory is refused)' },
   { name: 'analyticsUrl', flag: '--experimental-analytics-url', env: 'QUARRY_ANALYTICS_URL', meili: 'QUARRY_ANALYTICS_URL', help: 'where anonymous usage telemetry batches are POSTed (JSON); none: nothing is sent' },
   { name: 'analyticsIntervalMs', flag: '--experimental-analytics-interval-ms', env: 'QUARRY_ANALYTICS_INTERVAL_MS', meili: 'QUARRY_ANALYTICS_INTERVAL_MS', help: 'milliseconds between telemetry batches (default 3600000; shorter values are for tests)' },
   { name: 'noDashboard', flag: '--no-dashboard', env: 'QUARRY_NO_DASHBOARD', meili: 'QUARRY_NO_DASHBOARD', boolean: true, help: 'do not serve the search preview page at / (it is never served with --env production)' },
@@ -365,6 +367,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
     containsFilterAtStart: flag('--experimental-contains-filter', raw.containsFilter),
     legacySearchAtStart: flag('--experimental-legacy-search-default', raw.legacySearchDefault),
     acceptedWithoutEffect: acceptedWithoutEffect(raw),
+    upgradeDb: raw.upgradeDb === undefined ? false : parseBool('--upgrade-db', raw.upgradeDb),
     analyticsUrl: analyticsUrl(raw.analyticsUrl),
     analyticsIntervalMs: count('--experimental-analytics-interval-ms', raw.analyticsIntervalMs, 3_600_000, 1),
     dashboard: !flag('--no-dashboard', raw.noDashboard) && envName !== 'production',
@@ -421,7 +424,6 @@ function acceptedWithoutEffect(raw: RawOptions): string[] {
       return Number(v) > 0;
     }],
     ['--experimental-no-edition-2024-for-settings', raw.noEdition2024, (v) => parseBool('--experimental-no-edition-2024-for-settings', v)],
-    ['--upgrade-db', raw.upgradeDb, (v) => parseBool('--upgrade-db', v)],
   ];
   const out: string[] = [];
   for (const [name, value, check] of set) {

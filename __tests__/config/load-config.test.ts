@@ -59,9 +59,10 @@ describe('Meilisearch start-up options', () => {
   });
 
   it('when an option accepted without effect is set, then it is validated and reported', () => {
-    const c = loadConfig(['--experimental-embedding-cache-entries', '10', '--upgrade-db'], { MEILI_EXPERIMENTAL_LIMIT_BATCHED_TASKS_TOTAL_SIZE: '1 GiB' }, { cwd: dir() });
+    const c = loadConfig(['--experimental-embedding-cache-entries', '10', '--experimental-reduce-indexing-memory-usage'], { MEILI_EXPERIMENTAL_LIMIT_BATCHED_TASKS_TOTAL_SIZE: '1 GiB' }, { cwd: dir() });
     expect(c.acceptedWithoutEffect).toHaveLength(3);
-    expect(c.acceptedWithoutEffect.join('\n')).toContain('--upgrade-db');
+    expect(c.acceptedWithoutEffect.join('\n')).toContain('--experimental-reduce-indexing-memory-usage');
+    expect([c.upgradeDb, loadConfig(['--upgrade-db'], {}, { cwd: dir() }).upgradeDb, loadConfig([], { MEILI_UPGRADE_DB: 'true' }, { cwd: dir() }).upgradeDb]).toEqual([false, true, true]);
     expect(failure(() => loadConfig(['--experimental-embedding-cache-entries', 'many'], {}, { cwd: dir() }))).toContain('--experimental-embedding-cache-entries');
     expect(failure(() => loadConfig(['--experimental-limit-batched-tasks-total-size', 'big'], {}, { cwd: dir() }))).toContain('big');
   });

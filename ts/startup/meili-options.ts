@@ -50,7 +50,6 @@ export const ACCEPTED_WITHOUT_EFFECT: ReadonlyMap<string, string> = new Map([
   ['--experimental-limit-batched-tasks-total-size', 'Quarry bounds batches by their number of tasks (--experimental-max-number-of-batched-tasks)'],
   ['--experimental-embedding-cache-entries', 'Quarry sizes its query-embedding cache itself'],
   ['--experimental-no-edition-2024-for-settings', 'Quarry has one settings indexer; its results do not depend on the edition'],
-  ['--upgrade-db', 'Quarry\'s data directory has no older format to upgrade from'],
 ]);
 
 /**

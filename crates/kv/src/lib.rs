@@ -14,6 +14,10 @@
 
 #![warn(missing_docs)]
 
+mod lock;
+
+pub use lock::{DirLock, LOCK_FILE};
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};

@@ -179,3 +179,26 @@ impl KvStore {
         self.0.close();
     }
 }
+
+/// The data directory's lock (`kv::DirLock`): one process per directory.
+#[napi]
+pub struct DataDirLock(std::sync::Mutex<Option<kv::DirLock>>);
+
+#[napi]
+impl DataDirLock {
+    /// Locks the existing directory `dir` for this process; fails, naming the holder's pid,
+    /// when another process (or another open in this one) holds it.
+    #[napi(factory)]
+    pub fn acquire(dir: String) -> Result<DataDirLock> {
+        let lock = kv::DirLock::acquire(std::path::Path::new(&dir)).map_err(to_napi_error)?;
+        Ok(DataDirLock(std::sync::Mutex::new(Some(lock))))
+    }
+
+    /// Releases the directory (idempotent).
+    #[napi]
+    pub fn release(&self) {
+        if let Some(lock) = self.0.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            lock.release();
+        }
+    }
+}

@@ -1,0 +1,126 @@
+/**
+ * One open data directory: the durable store, registry, keys, features, queue, worker and
+ * the services around them, everything but HTTP. The server (`server.ts`) puts a listener in
+ * front of it; the embedded library (`library/`) calls it directly. Both get the same engine,
+ * the same task queue and the same crash guarantees, because both open it here.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { makeGuard } from './auth/guard';
+import { KeyStore } from './auth/keys';
+import type { Config } from './config';
+import type { Deps } from './deps';
+import { archives } from './dumps/create';
+import { importAtStartup } from './dumps/import';
+import { FeatureStore } from './features';
+import { IndexRegistry } from './indexes/registry';
+import type { Logger } from './logging';
+import { Metrics } from './metrics/metrics';
+import { configureModels, configureOutbound, KvStore } from './native';
+import { networkedQueue } from './network/forward';
+import { rebalancer } from './network/rebalance';
+import { NetworkStore } from './network/state';
+import { SearchLimiter } from './search/limiter';
+import { SearchRules } from './search/rules';
+import { lockDataDir, prepareDataDir } from './startup/data-dir';
+import { Durable, META_MAP_SIZE } from './store/durable';
+import { TaskDbCompaction } from './tasks/compaction';
+import { openQueue, type TaskQueue } from './tasks/queue';
+import { Worker } from './tasks/worker';
+import { createAnalytics } from './telemetry';
+import { WebhookDispatcher } from './webhooks/delivery';
+import { WebhookStore } from './webhooks/store';
+
+export interface Runtime {
+  deps: Deps;
+  worker: Worker;
+  /** Stops the clocks and the worker (the running batch finishes), closes the stores, unlocks. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens `config.dbPath` (importing a dump or snapshot first when asked), locks it, checks its
+ * format, recovers interrupted tasks and starts the worker.
+ */
+export async function openRuntime(config: Config, logger: Logger): Promise<Runtime> {
+  configureOutbound(config.allowedNetworks);
+  configureModels(config.modelsDir, config.onnxRuntimePath);
+  const dbPath = path.resolve(config.dbPath);
+  await importAtStartup(config, dbPath, logger);
+  const lock = lockDataDir(dbPath);
+  let kv: KvStore | null = null;
+  try {
+    prepareDataDir(dbPath, config.upgradeDb, logger);
+    kv = KvStore.open(path.join(dbPath, 'tasks'), META_MAP_SIZE);
+    return await openStores(config, logger, dbPath, kv, () => lock.release());
+  } catch (err) {
+    kv?.close();
+    lock.release();
+    throw err;
+  }
+}
+
+async function openStores(config: Config, logger: Logger, dbPath: string, kv: KvStore, unlock: () => void): Promise<Runtime> {
+  const durable = new Durable(kv);
+  const registry = new IndexRegistry(durable, path.join(dbPath, 'indexes'));
+  const keys = new KeyStore(durable, config.masterKey);
+  await keys.ensureDefaults();
+  const features = new FeatureStore(durable);
+  features.enableAtStartup({ metrics: config.enableMetrics, logsRoute: config.enableLogsRoute });
+  features.enableAtStart({ containsFilter: config.containsFilterAtStart, legacySearch: config.legacySearchAtStart });
+  const network = new NetworkStore(durable);
+  const queue = openQueue(durable);
+  const searchRules = new SearchRules(durable);
+  const webhooks = new WebhookStore(durable, config.taskWebhookUrl ? { url: config.taskWebhookUrl, authorization: config.taskWebhookAuthorization } : null);
+  const updateFiles = path.join(dbPath, 'update_files');
+  const dirs = { dumpDir: path.resolve(config.dumpDir), snapshotDir: path.resolve(config.snapshotDir) };
+  const worker = new Worker(
+    queue,
+    registry,
+    updateFiles,
+    logger.child({ target: 'quarry::tasks' }),
+    config.maxBatchedTasks,
+    () => features.get().getTaskDocumentsRoute,
+    rebalancer(network, registry, config.remoteTimeoutMs),
+    archives({ kv, queue, registry, keys, features, network, searchRules, webhooks, dbPath, updateFiles }, dirs),
+    searchRules,
+  );
+  await worker.recover();
+  const dispatcher = new WebhookDispatcher(webhooks, logger.child({ target: 'quarry::webhooks' }));
+  worker.onBatchFinished((tasks) => dispatcher.batchFinished(tasks));
+
+  const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
+  // Writes are enqueued through the network: a leader forwards index writes (see network/forward.ts).
+  const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
+  const analytics = createAnalytics(config, dbPath, registry, features, logger);
+  const metrics = new Metrics({ kv, registry, tasks: () => queue.allTasks(), batches: () => queue.allBatches(), searchLimiter, taskQueueMaxSize: META_MAP_SIZE });
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, analytics, compaction: new TaskDbCompaction(kv) };
+
+  worker.start();
+  const snapshots = config.scheduleSnapshotSeconds === null ? null : setInterval(() => enqueueSnapshot(queue, logger), config.scheduleSnapshotSeconds * 1000);
+  snapshots?.unref();
+  analytics?.start();
+  let closed: Promise<void> | null = null;
+  return {
+    deps,
+    worker,
+    close() {
+      closed ??= (async () => {
+        if (snapshots) clearInterval(snapshots);
+        analytics?.stop();
+        await worker.stop();
+        registry.closeAll();
+        kv.close();
+        unlock();
+      })();
+      return closed;
+    },
+  };
+}
+
+/** A scheduled snapshot: a task like `POST /snapshots`'s, enqueued by the clock. */
+function enqueueSnapshot(queue: TaskQueue, logger: Logger): void {
+  queue.enqueue({ indexUid: null, type: 'snapshotCreation', details: null, payload: { kind: 'snapshotCreation' } }).catch((err) => {
+    logger.error('scheduled snapshot not enqueued', { error: String(err) });
+  });
+}

@@ -1,0 +1,288 @@
+/**
+ * Searches as the routes and the embedded library run them: validate, scope by the caller's
+ * key or tenant token, one engine call within the search limiter, and the engine's JSON bytes
+ * as they are. Nothing here knows HTTP: the caller is an `AuthContext`, and the two headers
+ * instances send each other during a search over the network arrive as `Internal` flags.
+ */
+import type { AuthContext } from '../auth/guard';
+import { mergeFilters } from '../auth/tenant-token';
+import type { Deps } from '../deps';
+import { ApiError } from '../errors/api-error';
+import { NativeIndex } from '../native';
+import { facetSearchOverNetwork } from '../network/facets';
+import { networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
+import { checkIndexUid } from '../schemas/indexes';
+import { parseFederation, splitQuery } from '../schemas/federation';
+import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
+import { parseSimilar, similarEngineQuery } from '../schemas/similar';
+import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseSearch, type SearchBody } from '../schemas/search';
+
+/** What another instance asks of this one during a search over the network. */
+export interface Internal {
+  /** Answer the federation's runs, not the merged page (`FEDERATION_RUNS_HEADER`). */
+  runs: boolean;
+  /** Answer what the query's words derive from (`DERIVATION_CANDIDATES_HEADER`). */
+  derivations: boolean;
+}
+
+const NOT_INTERNAL: Internal = { runs: false, derivations: false };
+
+const filterTerm = (t: unknown) => typeof t === 'string' || (Array.isArray(t) && t.every((x) => typeof x === 'string'));
+
+/**
+ * The filter a search on `uid` must run: the query's own `filter`, ANDed with the rule filter
+ * of the caller's tenant token for that index (if any). Every search goes through here.
+ */
+export function scopedFilter(auth: AuthContext, uid: string, filter: unknown): unknown {
+  const rule = auth.searchFilter(uid);
+  if (rule === null || rule === undefined) return filter ?? null;
+  if (!(typeof rule === 'string' || (Array.isArray(rule) && rule.every(filterTerm)))) {
+    throw new ApiError('invalid_search_filter', `The tenant token's search rule filter for \`${uid}\` is not a valid filter: expected a string or an array of strings and arrays of strings.`);
+  }
+  return mergeFilters(filter, rule);
+}
+
+/** One query of a federation, where it runs. */
+interface Item {
+  position: number;
+  uid: string;
+  weight: number;
+  search: Record<string, unknown>;
+  target: Target;
+}
+
+export class SearchService {
+  constructor(private readonly deps: Deps) {}
+
+  /**
+   * The engine query for `query` on `uid`, its filter scoped by `scopedFilter`. Fails closed: a
+   * rule filter that the engine query would not carry refuses the search rather than answering
+   * hits the token may not see.
+   */
+  private scopedQuery(auth: AuthContext, uid: string, query: SearchBody): Record<string, unknown> {
+    const filter = scopedFilter(auth, uid, query.filter);
+    const eq = engineQuery({ ...query, filter: filter as SearchBody['filter'] });
+    if (filter !== null && auth.tenantToken && (eq.filter === undefined || eq.filter === null)) {
+      throw new ApiError('invalid_search_filter', `This tenant token restricts \`${uid}\` with a filter, and the search could not carry it.`);
+    }
+    const features = this.deps.features.get();
+    const out: Record<string, unknown> = { ...eq, containsFilter: features.containsFilter };
+    // Documents the dynamic search rules pin for this query.
+    if (features.dynamicSearchRules) {
+      const pins = this.deps.searchRules.pinsFor(uid, typeof query.q === 'string' ? query.q : '');
+      if (pins.length) out.pinnedDocuments = pins;
+    }
+    return out;
+  }
+
+  /** Runs one engine call within the limiter (503 `too_many_search_requests` when saturated). */
+  private limited(fn: () => Promise<Buffer>): Promise<Buffer> {
+    return this.deps.searchLimiter.run(fn);
+  }
+
+  /** A single-index search (`POST /indexes/{uid}/search`'s body). */
+  async search(auth: AuthContext, indexUid: unknown, body: unknown): Promise<Buffer> {
+    const uid = checkIndexUid(indexUid);
+    const query = parseSearch(body);
+    if (usesNetwork(this.deps, query.useNetwork)) return this.limited(() => this.overNetwork(auth, uid, (body ?? {}) as Record<string, unknown>));
+    const index = this.deps.registry.handle(uid);
+    const engineQ = this.scopedQuery(auth, uid, query);
+    return this.limited(() => index.search(engineQ));
+  }
+
+  /** Facet search: the values of one facet among the documents `q` and `filter` match. */
+  async facetSearch(auth: AuthContext, indexUid: unknown, raw: unknown): Promise<Buffer> {
+    const uid = checkIndexUid(indexUid);
+    const body = parseFacetSearch(raw);
+    const index = this.deps.registry.handle(uid);
+    const filter = scopedFilter(auth, uid, body.filter);
+    const query = facetEngineQuery({ ...body, filter: filter as FacetSearchBody['filter'] }, this.deps.features.get().containsFilter);
+    const useNetwork = (raw as Record<string, unknown> | undefined)?.useNetwork;
+    if (!usesNetwork(this.deps, useNetwork)) return this.limited(() => index.facetSearch(query));
+    // The caller's tenant-token rule travels with the request.
+    const remoteBody = { ...(raw as Record<string, unknown>), filter };
+    return facetSearchOverNetwork(this.deps, uid, remoteBody, () => this.limited(() => index.facetSearch(query)));
+  }
+
+  /** Similar documents: the nearest neighbours of one document's embedding. */
+  async similar(auth: AuthContext, indexUid: unknown, body: unknown): Promise<Buffer> {
+    const uid = checkIndexUid(indexUid);
+    const query = parseSimilar(body);
+    const index = this.deps.registry.handle(uid);
+    const engineQ = similarEngineQuery(query, scopedFilter(auth, uid, query.filter), this.deps.features.get().containsFilter);
+    return this.limited(() => index.similar(engineQ));
+  }
+
+  /**
+   * Multi-search. Without `federation`, every query runs as a single-index search and its
+   * response gets `indexUid` first; the first failing query fails the request, its message
+   * prefixed with its position. With `federation`, one merged answer.
+   */
+  async multiSearch(auth: AuthContext, raw: unknown, internal: Internal = NOT_INTERNAL): Promise<Buffer> {
+    const body = raw as { queries?: unknown; federation?: unknown } | null;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) {
+      throw new ApiError('bad_request', 'Invalid value type: expected an object');
+    }
+    for (const k of Object.keys(body)) {
+      if (k !== 'queries' && k !== 'federation') {
+        throw new ApiError('bad_request', `Unknown field \`${k}\`: expected one of \`queries\`, \`federation\``);
+      }
+    }
+    if (!Array.isArray(body.queries)) throw new ApiError('bad_request', 'Missing field `queries`');
+    if (body.queries.length > MAX_MULTI_SEARCH_QUERIES) {
+      throw new ApiError('bad_request', `Invalid value at \`.queries\`: at most ${MAX_MULTI_SEARCH_QUERIES} queries are accepted in one request`);
+    }
+    if (body.federation !== undefined && body.federation !== null) return this.federated(auth, body.queries, body.federation, internal);
+    const parts: Buffer[] = [];
+    for (const [i, rawQuery] of body.queries.entries()) {
+      const { indexUid, search } = splitQuery(rawQuery, i, false);
+      try {
+        const uid = this.queryIndex(auth, indexUid);
+        const parsed = parseSearch(search);
+        let bytes: Buffer;
+        if (usesNetwork(this.deps, parsed.useNetwork)) {
+          bytes = await this.limited(() => this.overNetwork(auth, uid, search));
+        } else {
+          const engineQ = this.scopedQuery(auth, uid, parsed);
+          const handle = this.deps.registry.handle(uid);
+          bytes = await this.limited(() => handle.search(engineQ));
+        }
+        parts.push(Buffer.from(`{"indexUid":${JSON.stringify(uid)},`), bytes.subarray(1));
+      } catch (err) {
+        if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
+        throw err;
+      }
+      if (i < body.queries.length - 1) parts.push(Buffer.from(','));
+    }
+    return Buffer.concat([Buffer.from('{"results":['), ...parts, Buffer.from(']}')]);
+  }
+
+  /** The index a multi-search query names, checked against the key (or token). */
+  private queryIndex(auth: AuthContext, indexUid: unknown): string {
+    if (typeof indexUid !== 'string') throw new ApiError('missing_index_uid', 'Missing field `indexUid`');
+    const uid = checkIndexUid(indexUid);
+    auth.assertIndex(uid);
+    if (!auth.can('search', uid)) throw new ApiError('invalid_api_key', 'The provided API key is invalid.');
+    return uid;
+  }
+
+  /**
+   * Runs `items` as one federated search in the engine: local ones on their indexes, the
+   * others asked of their instances while the local ones run.
+   */
+  private federate(auth: AuthContext, items: Item[], federation: Record<string, unknown>, internal: Internal, pins?: unknown[]): Promise<Buffer> {
+    const handles: NativeIndex[] = [];
+    const queries: Array<Record<string, unknown>> = [];
+    const remotes = new Map<string, { name: string; url: string; apiKey: string | null; queries: Array<Record<string, unknown>> }>();
+    for (const item of items) {
+      try {
+        const parsed = parseSearch(item.search);
+        if (item.target.local) {
+          const query = this.scopedQuery(auth, item.uid, parsed);
+          handles.push(this.deps.registry.handle(item.uid));
+          if (pins?.[item.position] !== undefined) query.pins = pins[item.position];
+          queries.push({ indexUid: item.uid, weight: item.weight, position: item.position, remote: item.target.name, query });
+          continue;
+        }
+        const { name, remote } = item.target;
+        // The caller's tenant-token rule travels with the query.
+        const filter = scopedFilter(auth, item.uid, parsed.filter);
+        const body = { ...item.search };
+        if (filter !== null) body.filter = filter;
+        else delete body.filter;
+        const entry = remotes.get(name) ?? { name, url: remote.url, apiKey: remote.searchApiKey, queries: [] };
+        entry.queries.push({ position: item.position, indexUid: item.uid, weight: item.weight, body });
+        remotes.set(name, entry);
+      } catch (err) {
+        if (err instanceof ApiError && !err.message.startsWith('Inside')) throw new ApiError(err.code, `Inside \`.queries[${item.position}]\`: ${err.message}`);
+        throw err;
+      }
+    }
+    const request = {
+      queries,
+      remotes: [...remotes.values()],
+      federation: { ...federation, showRuns: internal.runs, remoteTimeoutMs: this.deps.config.remoteTimeoutMs },
+    };
+    // Another instance running a search over the network asks what the words derive from.
+    if (internal.derivations) return NativeIndex.derivationCandidates(handles, request);
+    return NativeIndex.federatedSearch(handles, request);
+  }
+
+  /** A search over the network: the same query on every instance it asks, merged, read as one search. */
+  private overNetwork(auth: AuthContext, uid: string, body: Record<string, unknown>): Promise<Buffer> {
+    const { limit, offset, page, hitsPerPage, facets, showPerformanceDetails, useNetwork: _useNetwork, ...search } = body;
+    const items: Item[] = networkTargets(this.deps).map((target) => ({ position: 0, uid, weight: 1, search, target }));
+    const faceted = Array.isArray(facets) && facets.length > 0;
+    return this.federate(
+      auth,
+      items,
+      {
+        offset,
+        limit,
+        page,
+        hitsPerPage,
+        facetsByIndex: faceted ? [[uid, facets]] : null,
+        mergeFacets: faceted ? {} : null,
+        pinDerivations: true,
+        showPerformanceDetails: showPerformanceDetails === true,
+        query: typeof search.q === 'string' ? search.q : '',
+      },
+      NOT_INTERNAL,
+    );
+  }
+
+  /** `federation`: every query is checked, then the engine runs and merges them in one call. */
+  private async federated(auth: AuthContext, queries: unknown[], raw: unknown, internal: Internal): Promise<Buffer> {
+    const federation = parseFederation(raw, internal.runs || internal.derivations);
+    const facetsByIndex = federation.facetsByIndex ?? null;
+    const items: Item[] = [];
+    let overNetwork = false;
+    for (const [i, rawQuery] of queries.entries()) {
+      const { indexUid, weight, remote, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
+      try {
+        const uid = this.queryIndex(auth, indexUid);
+        if (remote !== null) {
+          items.push({ position: i, uid, weight, search, target: remoteTarget(this.deps, remote) });
+        } else if (usesNetwork(this.deps, search.useNetwork)) {
+          const { useNetwork: _useNetwork, ...rest } = search;
+          overNetwork = true;
+          for (const target of networkTargets(this.deps)) items.push({ position: i, uid, weight, search: rest, target });
+        } else {
+          items.push({ position: i, uid, weight, search, target: { local: true, name: null } });
+        }
+      } catch (err) {
+        if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
+        throw err;
+      }
+    }
+    const used = new Set(items.map((q) => q.uid));
+    for (const uid of Object.keys(facetsByIndex ?? {})) {
+      if (used.has(uid)) continue;
+      try {
+        this.deps.registry.require(checkIndexUid(uid));
+      } catch (err) {
+        if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.federation.facetsByIndex.${uid}\`: ${err.message}\n - Note: index \`${uid}\` is not used in queries`);
+        throw err;
+      }
+    }
+    return this.limited(() =>
+      this.federate(
+        auth,
+        items,
+        {
+          offset: federation.offset,
+          limit: federation.limit,
+          page: federation.page,
+          hitsPerPage: federation.hitsPerPage,
+          facetsByIndex: facetsByIndex ? Object.entries(facetsByIndex).map(([uid, f]) => [uid, f ?? []]) : null,
+          mergeFacets: federation.mergeFacets ?? null,
+          distinct: federation.distinct ?? null,
+          showPerformanceDetails: federation.showPerformanceDetails ?? false,
+          pinDerivations: overNetwork,
+        },
+        internal,
+        federation.quarryPins,
+      ),
+    );
+  }
+}
