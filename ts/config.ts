@@ -241,14 +241,17 @@ export function helpText(): string {
 
 const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 
-/** Builds the configuration; throws ConfigError with a readable message on bad input. */
-export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?: string } = {}): Config {
+/**
+ * Builds the configuration; throws ConfigError with a readable message on bad input.
+ * `implicitConfigFile: false` reads no `./config.toml` unless one is named (the embedded library).
+ */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?: string; implicitConfigFile?: boolean } = {}): Config {
   const cli = parseArgs(argv);
   for (const flag of REFUSED.keys()) {
     const name = meiliEnvOf(flag);
     if (env[name] !== undefined && env[name] !== '') throw new ConfigError(refusalMessage(flag, `environment variable \`${name}\` (${flag})`));
   }
-  const fromFile = fileOptions(cli, env, opts.cwd ?? process.cwd());
+  const fromFile = fileOptions(cli, env, opts.cwd ?? process.cwd(), opts.implicitConfigFile ?? true);
   const raw: RawOptions = {};
   for (const o of OPTIONS) {
     const v = cli[o.name] ?? env[o.env] ?? env[o.meili] ?? fromFile.values[o.name];
@@ -393,8 +396,9 @@ function tlsFrom(raw: RawOptions): TlsConfig | null {
 const flag = (name: string, v: string | undefined): boolean => (v === undefined ? false : parseBool(name, v));
 
 /** The config file's values (option name → text), read when one is named or `./config.toml` exists. */
-function fileOptions(cli: RawOptions, env: NodeJS.ProcessEnv, cwd: string): { file: string | null; values: Record<string, string> } {
+function fileOptions(cli: RawOptions, env: NodeJS.ProcessEnv, cwd: string, implicit: boolean): { file: string | null; values: Record<string, string> } {
   const named = [cli.configFilePath, env.QUARRY_CONFIG_FILE_PATH, env.MEILI_CONFIG_FILE_PATH].find((v) => v !== undefined && v !== '');
+  if (named === undefined && !implicit) return { file: null, values: {} };
   const target = configFileToRead(named, cwd);
   if (!target) return { file: null, values: {} };
   const keys = new Map<string, ConfigFileKey>();

@@ -42,7 +42,8 @@ declare module 'express-serve-static-core' {
   }
 }
 
-const FULL: AuthContext = {
+/** The whole instance: the master key, any request when no master key is set, and the embedded library. */
+export const FULL_ACCESS: AuthContext = {
   master: true,
   indexes: ['*'],
   canSeeIndex: () => true,
@@ -86,10 +87,10 @@ export function authenticate(req: Request, keys: KeyStore, masterKey: string | n
   const token = bearer(req);
   if (masterKey === null) {
     if (action.startsWith('keys.')) throw missingMasterKey();
-    return FULL;
+    return FULL_ACCESS;
   }
   if (token === null) throw missingHeader();
-  if (isMasterKey(masterKey, token)) return FULL;
+  if (isMasterKey(masterKey, token)) return FULL_ACCESS;
   if (TOKEN_ACTIONS.has(action) && isJwtShaped(token)) {
     return readTenantToken(token, keys).then((outcome) =>
       outcome.kind === 'valid' ? contextOf(outcome.key, outcome.rules, action, indexUid) : contextOf(keys.findByValue(token), null, action, indexUid),

@@ -1,16 +1,14 @@
 /** Document routes: additions go to the queue as staged bytes; reads go to the engine. */
 import { documentOverNetwork, fetchOverNetwork } from '../network/documents';
 import { usesNetwork } from '../network/search';
-import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { mediaType, rawBody, readJson } from '../http/body';
-import { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from '../native';
+import { addDocuments, deleteDocuments, type DocumentSelection } from '../commands/documents';
+import { checkDocumentFilter, checkEditFunction, type PayloadFormat } from '../native';
 import { checkEditContext, parseEditBody } from '../schemas/edit';
 import { documentIds } from '../schemas/documents';
 import { checkIndexUid } from '../schemas/indexes';
@@ -35,7 +33,7 @@ export const FetchSchema = z.strictObject({
   sort: boundedList(z.string()).nullable().optional(),
   useNetwork: z.boolean().optional(),
 });
-const FETCH_CODES = {
+export const FETCH_CODES = {
   offset: 'invalid_document_offset',
   limit: 'invalid_document_limit',
   fields: 'invalid_document_fields',
@@ -76,7 +74,7 @@ export function documentRoutes(deps: Deps): Router {
   const r = Router();
   const { guard, queue, registry } = deps;
 
-  async function addDocuments(req: Request, res: Response, method: 'replace' | 'update'): Promise<void> {
+  async function postDocuments(req: Request, res: Response, method: 'replace' | 'update'): Promise<void> {
     const q = req.query as Record<string, unknown>;
     rejectUnknownParams(q, ['primaryKey', 'csvDelimiter', 'customMetadata', 'skipCreation']);
     const primaryKey = checkPrimaryKeyParam(stringParam(q, 'primaryKey', 'invalid_index_primary_key') ?? null);
@@ -90,30 +88,20 @@ export function documentRoutes(deps: Deps): Router {
     if (!format || (delimiter !== undefined && format !== 'csv')) {
       throw new ApiError('invalid_content_type', `The Content-Type \`${type}\` is invalid. ${ACCEPTED}`);
     }
-    if (delimiter !== undefined && !/^[\x00-\x7f]$/.test(delimiter)) {
-      throw new ApiError('invalid_document_csv_delimiter', `Invalid value in parameter \`csvDelimiter\`: \`${delimiter}\` is not a valid csv delimiter. It must be a single ASCII character.`);
-    }
-    fs.mkdirSync(deps.updateFiles, { recursive: true });
-    const file = path.join(deps.updateFiles, `${randomUUID()}.ndjson`);
-    let task;
-    try {
-      const count = await stageDocuments(rawBody(req), format, delimiter ?? null, file);
-      task = await queue.enqueue({
-        indexUid: uid,
-        type: 'documentAdditionOrUpdate',
-        details: { receivedDocuments: count, indexedDocuments: null },
-        payload: { kind: 'documentAddition', file, method, primaryKey, skipCreation, canCreateIndex: req.auth!.can('indexes.create', uid) },
-        customMetadata,
-      });
-    } catch (err) {
-      fs.rmSync(file, { force: true });
-      throw err;
-    }
+    const task = await addDocuments(deps, uid, rawBody(req), {
+      format,
+      method,
+      primaryKey,
+      csvDelimiter: delimiter ?? null,
+      customMetadata,
+      skipCreation,
+      canCreateIndex: req.auth!.can('indexes.create', uid),
+    });
     res.status(202).json(summaryView(task));
   }
 
-  r.post('/indexes/:indexUid/documents', guard('documents.add', 'param'), (req, res) => addDocuments(req, res, 'replace'));
-  r.put('/indexes/:indexUid/documents', guard('documents.add', 'param'), (req, res) => addDocuments(req, res, 'update'));
+  r.post('/indexes/:indexUid/documents', guard('documents.add', 'param'), (req, res) => postDocuments(req, res, 'replace'));
+  r.put('/indexes/:indexUid/documents', guard('documents.add', 'param'), (req, res) => postDocuments(req, res, 'update'));
 
   r.get('/indexes/:indexUid/documents', guard('documents.get', 'param'), async (req, res) => {
     const q = req.query as Record<string, unknown>;
@@ -175,30 +163,24 @@ export function documentRoutes(deps: Deps): Router {
     sendJsonBytes(res, doc);
   });
 
-  async function enqueueDeletion(req: Request, res: Response, details: Record<string, unknown>, payload: Parameters<typeof queue.enqueue>[0]['payload']): Promise<void> {
+  async function enqueueDeletion(req: Request, res: Response, selection: DocumentSelection): Promise<void> {
     const q = req.query as Record<string, unknown>;
     rejectUnknownParams(q, ['customMetadata']);
     const customMetadata = stringParam(q, 'customMetadata', 'invalid_index_custom_metadata');
     const uid = checkIndexUid(req.params.indexUid);
-    const task = await queue.enqueue({ indexUid: uid, type: 'documentDeletion', details, payload, customMetadata });
-    res.status(202).json(summaryView(task));
+    res.status(202).json(summaryView(await deleteDocuments(deps, uid, selection, customMetadata)));
   }
 
-  r.delete('/indexes/:indexUid/documents', guard('documents.delete', 'param'), (req, res) =>
-    enqueueDeletion(req, res, { deletedDocuments: null }, { kind: 'documentClear' }),
-  );
+  r.delete('/indexes/:indexUid/documents', guard('documents.delete', 'param'), (req, res) => enqueueDeletion(req, res, { all: true }));
 
-  r.delete('/indexes/:indexUid/documents/:documentId', guard('documents.delete', 'param'), (req, res) =>
-    enqueueDeletion(req, res, { providedIds: 1, deletedDocuments: null, originalFilter: null }, { kind: 'documentDeletion', ids: [String(req.params.documentId)] }),
-  );
+  r.delete('/indexes/:indexUid/documents/:documentId', guard('documents.delete', 'param'), (req, res) => enqueueDeletion(req, res, { ids: [String(req.params.documentId)] }));
 
   r.post('/indexes/:indexUid/documents/delete-batch', guard('documents.delete', 'param'), async (req, res) => {
     const body = readJson(req);
     if (!Array.isArray(body) || body.some((v) => typeof v !== 'string' && typeof v !== 'number')) {
       throw new ApiError('bad_request', `Json deserialize error: invalid type: expected a sequence of document ids`);
     }
-    const ids = body.map(String);
-    await enqueueDeletion(req, res, { providedIds: ids.length, deletedDocuments: null, originalFilter: null }, { kind: 'documentDeletion', ids });
+    await enqueueDeletion(req, res, { ids: body.map(String) });
   });
 
   r.post('/indexes/:indexUid/documents/delete', guard('documents.delete', 'param'), async (req, res) => {
@@ -208,14 +190,7 @@ export function documentRoutes(deps: Deps): Router {
     }
     const body = parseWith(DeleteByFilterSchema, raw, { filter: 'invalid_document_filter' });
     if (isEmptyFilter(body.filter)) throw new ApiError('invalid_document_filter', 'Sending an empty filter is forbidden.');
-    // Syntax now, filterability when the task runs (as Meilisearch does).
-    checkDocumentFilter(body.filter, deps.features.get().containsFilter);
-    await enqueueDeletion(
-      req,
-      res,
-      { providedIds: 0, deletedDocuments: null, originalFilter: JSON.stringify(body.filter) },
-      { kind: 'documentDeletionByFilter', filter: body.filter },
-    );
+    await enqueueDeletion(req, res, { filter: body.filter });
   });
 
   /**

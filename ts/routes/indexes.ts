@@ -1,6 +1,7 @@
 /** Index CRUD, swap and per-index stats. */
 import { Router } from 'express';
 import { z } from 'zod';
+import { createIndex, deleteIndex, swapIndexes, updateIndex } from '../commands/indexes';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
@@ -50,8 +51,7 @@ export function indexRoutes(deps: Deps): Router {
     const uid = checkIndexUid(parsed.uid);
     requireIndexAccess(req, uid);
     const primaryKey = parsed.primaryKey ?? null;
-    const task = await queue.enqueue({ indexUid: uid, type: 'indexCreation', details: { primaryKey }, payload: { kind: 'indexCreation', primaryKey } });
-    res.status(202).json(summaryView(task));
+    res.status(202).json(summaryView(await createIndex(deps, uid, primaryKey)));
   });
 
   r.get('/indexes/:indexUid', guard('indexes.get', 'param'), (req, res) => {
@@ -66,20 +66,13 @@ export function indexRoutes(deps: Deps): Router {
     const parsed = parseWith(UpdateSchema, readJson(req), { primaryKey: 'invalid_index_primary_key', uid: 'invalid_index_uid' });
     const newUid = parsed.uid === undefined || parsed.uid === null ? null : checkIndexUid(parsed.uid);
     const primaryKey = parsed.primaryKey ?? null;
-    const details: Record<string, unknown> = { primaryKey };
-    if (newUid !== null && newUid !== uid) {
-      requireIndexAccess(req, newUid);
-      details.oldIndexUid = uid;
-      details.newIndexUid = newUid;
-    }
-    const task = await queue.enqueue({ indexUid: uid, type: 'indexUpdate', details, payload: { kind: 'indexUpdate', primaryKey, newUid } });
-    res.status(202).json(summaryView(task));
+    if (newUid !== null && newUid !== uid) requireIndexAccess(req, newUid);
+    res.status(202).json(summaryView(await updateIndex(deps, uid, primaryKey, newUid)));
   });
 
   r.delete('/indexes/:indexUid', guard('indexes.delete', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
-    const task = await queue.enqueue({ indexUid: uid, type: 'indexDeletion', details: { deletedDocuments: null }, payload: { kind: 'indexDeletion' } });
-    res.status(202).json(summaryView(task));
+    res.status(202).json(summaryView(await deleteIndex(deps, uid)));
   });
 
   /** Compaction: the index's inverted index merged into one segment, as a task. */
@@ -116,8 +109,7 @@ export function indexRoutes(deps: Deps): Router {
       }
       return { indexes: pair, rename: s.rename ?? false };
     });
-    const task = await queue.enqueue({ indexUid: null, type: 'indexSwap', details: { swaps }, payload: { kind: 'indexSwap', swaps } });
-    res.status(202).json(summaryView(task));
+    res.status(202).json(summaryView(await swapIndexes(deps, swaps)));
   });
 
   return r;

@@ -1,15 +1,17 @@
 /** Settings: the whole object and one sub-route per setting. Updates are tasks. */
 import { type Request, type Response, Router } from 'express';
+import { updateSettings } from '../commands/indexes';
 import type { Deps } from '../deps';
 import { readJson } from '../http/body';
 import { parseFields } from '../schemas/fields';
 import { checkIndexUid } from '../schemas/indexes';
-import { parseSettingsBody, parseSubrouteBody, resetPatch, SETTINGS_SUBROUTES, type SettingsPatch, settingsTaskDetails } from '../settings';
+import { parseSettingsBody, parseSubrouteBody, resetPatch, SETTINGS_SUBROUTES, type SettingsPatch } from '../settings';
+import { settingsView } from '../settings/view';
 import { summaryView } from '../tasks/queue';
 
 export function settingsRoutes(deps: Deps): Router {
   const r = Router();
-  const { guard, queue, registry, features } = deps;
+  const { guard, registry, features } = deps;
   const flags = () => features.get() as Record<string, boolean>;
 
   /** The engine's view of the index's settings, every field included. */
@@ -17,21 +19,11 @@ export function settingsRoutes(deps: Deps): Router {
 
   async function enqueue(req: Request, res: Response, patch: SettingsPatch, reset: boolean): Promise<void> {
     const uid = checkIndexUid(req.params.indexUid);
-    const task = await queue.enqueue({
-      indexUid: uid,
-      type: 'settingsUpdate',
-      details: settingsTaskDetails(patch),
-      payload: { kind: 'settingsUpdate', patch: patch as Record<string, unknown>, reset, canCreateIndex: req.auth!.can('indexes.create', uid) },
-    });
-    res.status(202).json(summaryView(task));
+    res.status(202).json(summaryView(await updateSettings(deps, uid, patch, reset, req.auth!.can('indexes.create', uid))));
   }
 
   r.get('/indexes/:indexUid/settings', guard('settings.get', 'param'), (req, res) => {
-    const out = view(checkIndexUid(req.params.indexUid));
-    // The experimental settings show only while their feature is on.
-    if (!flags().foreignKeys) delete out.foreignKeys;
-    if (!flags().chatCompletions) delete out.chat;
-    res.json(out);
+    res.json(settingsView(deps, checkIndexUid(req.params.indexUid)));
   });
   /** Every attribute the index has seen, with what the settings make of it. */
   r.post('/indexes/:indexUid/fields', guard('fields.post', 'param'), async (req, res) => {

@@ -29,14 +29,26 @@ impl DirLock {
     /// (or another open of this process) holds it.
     pub fn acquire(dir: &Path) -> Result<DirLock> {
         let path = dir.join(LOCK_FILE);
-        let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io_error)?;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io_error)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 let mut holder = String::new();
                 let _ = file.read_to_string(&mut holder);
                 let holder = holder.trim();
-                let who = if holder.is_empty() { String::from("another process") } else { format!("another process (pid {holder})") };
+                let who = if holder.is_empty() {
+                    String::from("another process")
+                } else if holder == std::process::id().to_string() {
+                    String::from("this process (it is already open here)")
+                } else {
+                    format!("another process (pid {holder})")
+                };
                 return Err(Error::internal(format!(
                     "The data directory `{}` is in use by {who}. Only one Quarry server or library may open a data directory at a time: stop the other one, or choose another directory.",
                     dir.display()
@@ -66,7 +78,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let first = DirLock::acquire(dir.path()).unwrap();
         let err = DirLock::acquire(dir.path()).unwrap_err();
-        assert!(err.to_string().contains("is in use by another process (pid"), "{err}");
+        assert!(
+            err.to_string().contains("is in use by this process"),
+            "{err}"
+        );
         first.release();
         DirLock::acquire(dir.path()).unwrap();
     }

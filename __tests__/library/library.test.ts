@@ -1,0 +1,201 @@
+/**
+ * The embedded library (`import { Quarry } from 'quarry-search'`): every call against a real
+ * data directory on disk, with the engine in this process and no HTTP.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { Quarry, QuarryError } from '../../ts/index';
+
+const dirs: string[] = [];
+const tmp = () => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-lib-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+async function refusal(p: Promise<unknown>): Promise<QuarryError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof QuarryError) return err;
+    throw err;
+  }
+  throw new Error('expected a QuarryError');
+}
+
+const MOVIES = [
+  { id: 1, title: 'Carol', genre: 'drama', year: 2015 },
+  { id: 2, title: 'Wonder Woman', genre: 'action', year: 2017 },
+  { id: 3, title: 'Life of Pi', genre: 'adventure', year: 2012 },
+  { id: 4, title: 'Mad Max: Fury Road', genre: 'action', year: 2015 },
+];
+
+describe('given an open Quarry with a movies index', () => {
+  let quarry: Quarry;
+  beforeAll(async () => {
+    quarry = await Quarry.open({ dbPath: tmp() });
+    await quarry.createIndex('movies', { primaryKey: 'id' }).waitTask();
+    await quarry.index('movies').updateSettings({ filterableAttributes: ['genre', 'year'], sortableAttributes: ['year'] }).waitTask();
+    const task = await quarry.index('movies').addDocuments(MOVIES).waitTask();
+    expect(task.status).toBe('succeeded');
+  });
+  afterAll(() => quarry.close());
+
+  it('when documents are added, then the write answers the enqueued task at once and waitTask its end', async () => {
+    const write = quarry.index('movies').addDocuments([{ id: 5, title: 'Arrival', genre: 'drama', year: 2016 }]);
+    const enqueued = await write;
+    expect(enqueued).toMatchObject({ indexUid: 'movies', status: 'enqueued', type: 'documentAdditionOrUpdate' });
+    const done = await write.waitTask();
+    expect(done).toMatchObject({ uid: enqueued.taskUid, status: 'succeeded', details: { receivedDocuments: 1, indexedDocuments: 1 } });
+    expect((await quarry.index('movies').getDocument(5)).title).toBe('Arrival');
+  });
+
+  it('when searching, then hits, highlights, filters, facets and sort answer as the server does', async () => {
+    const res = await quarry.index('movies').search('carol', { attributesToHighlight: ['title'] });
+    expect(res.hits.map((h) => h.id)).toEqual([1]);
+    expect(res.hits[0]!._formatted!.title).toBe('<em>Carol</em>');
+    const filtered = await quarry.index('movies').search('', { filter: 'genre = action', sort: ['year:asc'], facets: ['genre'] });
+    expect(filtered.hits.map((h) => h.id)).toEqual([4, 2]);
+    expect(filtered.facetDistribution).toEqual({ genre: { action: 2 } });
+    const bytes = await quarry.index('movies').searchBytes({ q: 'wonder' });
+    expect(JSON.parse(bytes.toString()).hits[0].id).toBe(2);
+  });
+
+  it('when a facet search and a multi-search run, then they answer', async () => {
+    const facets = await quarry.index('movies').facetSearch({ facetName: 'genre', facetQuery: 'adv' });
+    expect(facets.facetHits).toEqual([{ value: 'adventure', count: 1 }]);
+    const multi = (await quarry.multiSearch({ queries: [{ indexUid: 'movies', q: 'pi' }, { indexUid: 'movies', q: 'max' }] })) as { results: Array<{ indexUid: string; hits: Array<{ id: number }> }> };
+    expect(multi.results.map((r) => [r.indexUid, r.hits[0]!.id])).toEqual([['movies', 3], ['movies', 4]]);
+    const federated = (await quarry.multiSearch({ queries: [{ indexUid: 'movies', q: 'pi' }, { indexUid: 'movies', q: 'max' }], federation: {} })) as { hits: Array<{ id: number }> };
+    expect(federated.hits.map((h) => h.id).sort()).toEqual([3, 4]);
+  });
+
+  it('when a call is invalid, then it throws a QuarryError with the server code, type, link and status', async () => {
+    const limit = await refusal(quarry.index('movies').search('x', { limit: -1 }));
+    expect([limit.code, limit.type, limit.httpStatus]).toEqual(['invalid_search_limit', 'invalid_request', 400]);
+    expect(limit.link).toContain('invalid_search_limit');
+    const missing = await refusal(quarry.index('nope').search('x'));
+    expect([missing.code, missing.httpStatus, missing.message]).toEqual(['index_not_found', 404, 'Index `nope` not found.']);
+    expect((await refusal(quarry.index('bad uid!').addDocuments([]))).code).toBe('invalid_index_uid');
+    expect((await refusal(quarry.index('movies').getDocument(999))).code).toBe('document_not_found');
+    expect((await refusal(quarry.index('movies').updateSettings({ rankingRules: ['nope'] } as never))).code).toBe('invalid_settings_ranking_rules');
+    expect((await refusal(quarry.getTask(123456))).code).toBe('task_not_found');
+  });
+
+  it('when a task fails, then waitTask resolves with the failed task and its error', async () => {
+    const task = await quarry.index('movies').addDocuments([{ title: 'no id' }]).waitTask();
+    expect(task.status).toBe('failed');
+    expect(task.error).toMatchObject({ code: 'missing_document_id', type: 'invalid_request' });
+  });
+
+  it('when documents come as NDJSON, CSV and a stream, then each is indexed', async () => {
+    const idx = quarry.index('formats');
+    await idx.addDocuments(Buffer.from('{"id":1,"n":"a"}\n{"id":2,"n":"b"}\n'), { format: 'ndjson' }).waitTask();
+    await idx.addDocuments('id;n\n3;c\n', { format: 'csv', csvDelimiter: ';' }).waitTask();
+    await idx.addDocuments(Readable.from(['[{"id":4,', '"n":"d"}]']), { format: 'json' }).waitTask();
+    await idx.updateDocuments([{ id: 1, extra: true }]).waitTask();
+    const page = await idx.getDocuments({ limit: 10, sort: undefined });
+    expect(page.total).toBe(4);
+    expect(page.results.find((d) => d.id === 1)).toEqual({ id: 1, n: 'a', extra: true });
+    expect(page.results.find((d) => d.n === 'c')).toBeDefined();
+  });
+
+  it('when documents are fetched and deleted, then by id, by filter and all', async () => {
+    const idx = quarry.index('deletions');
+    await idx.updateSettings({ filterableAttributes: ['k'] }).waitTask();
+    await idx.addDocuments([1, 2, 3, 4, 5].map((id) => ({ id, k: id % 2 }))).waitTask();
+    expect((await idx.getDocuments({ filter: 'k = 1' })).total).toBe(3);
+    await idx.deleteDocument(1).waitTask();
+    await idx.deleteDocuments([2]).waitTask();
+    expect((await idx.deleteDocuments({ filter: 'k = 1' }).waitTask()).details).toMatchObject({ deletedDocuments: 2 });
+    expect((await idx.getStats()).numberOfDocuments).toBe(1);
+    expect((await refusal(idx.deleteDocuments({ filter: '' }))).code).toBe('invalid_document_filter');
+    await idx.deleteAllDocuments().waitTask();
+    expect((await idx.getStats()).numberOfDocuments).toBe(0);
+  });
+
+  it('when settings are updated and reset, then getSettings shows it', async () => {
+    const idx = quarry.index('settings');
+    await idx.updateSettings({ searchableAttributes: ['title'], stopWords: ['the'] }).waitTask();
+    expect(await idx.getSettings()).toMatchObject({ searchableAttributes: ['title'], stopWords: ['the'] });
+    await idx.resetSettings().waitTask();
+    expect(await idx.getSettings()).toMatchObject({ searchableAttributes: ['*'], stopWords: [] });
+  });
+
+  it('when indexes are listed, renamed, swapped and deleted, then the registry follows', async () => {
+    await quarry.createIndex('a1').waitTask();
+    await quarry.createIndex('b1').waitTask();
+    await quarry.updateIndex('a1', { uid: 'a2' }).waitTask();
+    expect((await quarry.getIndex('a2')).uid).toBe('a2');
+    expect((await quarry.swapIndexes([{ indexes: ['a2', 'b1'] }]).waitTask()).status).toBe('succeeded');
+    const uids = (await quarry.getIndexes({ limit: 100 })).results.map((i) => i.uid);
+    expect(uids).toEqual(expect.arrayContaining(['a2', 'b1', 'movies']));
+    await quarry.deleteIndex('a2').waitTask();
+    expect((await refusal(quarry.getIndex('a2'))).code).toBe('index_not_found');
+  });
+
+  it('when tasks are listed, then the filters are those of GET /tasks', async () => {
+    const failed = await quarry.getTasks({ statuses: ['failed'], indexUids: ['movies'] });
+    expect(failed.results.length).toBeGreaterThan(0);
+    expect(failed.results.every((t) => t.status === 'failed' && t.indexUid === 'movies')).toBe(true);
+    expect((await refusal(quarry.getTasks({ statuses: ['nope'] }))).code).toBe('invalid_task_statuses');
+    const deletion = await quarry.deleteTasks({ statuses: ['failed'] }).waitTask();
+    expect(deletion.status).toBe('succeeded');
+    expect((await quarry.getTasks({ statuses: ['failed'] })).total).toBe(0);
+  });
+
+  it('when a long write runs, then its progress is reported until it ends', async () => {
+    const docs = Array.from({ length: 20000 }, (_, i) => ({ id: i, text: `word${i % 97} other${i % 13} thing number ${i}` }));
+    const seen: string[] = [];
+    const task = await quarry.index('big').addDocuments(docs).waitTask({ onProgress: (p) => seen.push(p.task.status + (p.progress ? `:${p.progress.percentage}` : '')) });
+    expect(task.status).toBe('succeeded');
+    expect(seen[0]).toBe('enqueued');
+    expect(seen.some((s) => s.startsWith('processing:'))).toBe(true);
+    expect(seen[seen.length - 1]).toBe('succeeded');
+    const events = [];
+    for await (const p of quarry.watchTask(task.uid)) events.push(p.task.status);
+    expect(events).toEqual(['succeeded']);
+  });
+});
+
+describe('given a data directory', () => {
+  it('when it is closed and reopened, then everything written is there', async () => {
+    const dir = tmp();
+    const q = await Quarry.open(dir);
+    await q.index('m').addDocuments(MOVIES).waitTask();
+    await q.close();
+    const again = await Quarry.open({ dbPath: dir });
+    expect((await again.index('m').search('fury')).hits.map((h) => h.id)).toEqual([4]);
+    expect((await again.getTasks()).total).toBe(1);
+    await again.close();
+  });
+
+  it('when it is open, then a second open is refused until it is closed', async () => {
+    const dir = tmp();
+    const q = await Quarry.open(dir);
+    await expect(Quarry.open(dir)).rejects.toThrow(/is in use by this process/);
+    await q.close();
+    await expect(q.index('m').addDocuments([])).rejects.toThrow(/closed/);
+    const again = await Quarry.open(dir);
+    await again.close();
+  });
+
+  it('when tasks are enqueued and the library is closed before they run, then they run at the next open', async () => {
+    const dir = tmp();
+    const q = await Quarry.open(dir);
+    const uids: number[] = [];
+    for (let i = 0; i < 5; i++) uids.push((await q.index('m').addDocuments([{ id: i, n: `doc ${i}` }])).taskUid);
+    await q.close();
+    const again = await Quarry.open(dir);
+    const last = await again.waitForTask(uids[uids.length - 1]!);
+    expect(last.status).toBe('succeeded');
+    for (const uid of uids) expect((await again.getTask(uid)).status).toBe('succeeded');
+    expect((await again.index('m').getStats()).numberOfDocuments).toBe(5);
+    await again.close();
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * Document writes as tasks, for the routes and the embedded library alike: the payload is
+ * parsed and staged on disk (fsynced) before the task is enqueued, so a task acknowledged is a
+ * task whose documents are on disk.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Deps } from '../deps';
+import { ApiError } from '../errors/api-error';
+import { checkDocumentFilter, type PayloadFormat, stageDocuments } from '../native';
+import type { TaskRecord } from '../tasks/types';
+
+export interface AddDocumentsOptions {
+  format: PayloadFormat;
+  /** `replace` (POST: whole documents) or `update` (PUT: fields merged into stored ones). */
+  method: 'replace' | 'update';
+  primaryKey: string | null;
+  csvDelimiter: string | null;
+  customMetadata?: string;
+  skipCreation: boolean;
+  /** Whether the caller may create the index if it does not exist. */
+  canCreateIndex: boolean;
+}
+
+/** Stages `payload` (JSON, NDJSON or CSV bytes) and enqueues its addition to `uid`. */
+export async function addDocuments(deps: Deps, uid: string, payload: Buffer, o: AddDocumentsOptions): Promise<TaskRecord> {
+  if (o.csvDelimiter !== null && !/^[\x00-\x7f]$/.test(o.csvDelimiter)) {
+    throw new ApiError('invalid_document_csv_delimiter', `Invalid value in parameter \`csvDelimiter\`: \`${o.csvDelimiter}\` is not a valid csv delimiter. It must be a single ASCII character.`);
+  }
+  fs.mkdirSync(deps.updateFiles, { recursive: true });
+  const file = path.join(deps.updateFiles, `${randomUUID()}.ndjson`);
+  try {
+    const count = await stageDocuments(payload, o.format, o.csvDelimiter, file);
+    return await deps.queue.enqueue({
+      indexUid: uid,
+      type: 'documentAdditionOrUpdate',
+      details: { receivedDocuments: count, indexedDocuments: null },
+      payload: { kind: 'documentAddition', file, method: o.method, primaryKey: o.primaryKey, skipCreation: o.skipCreation, canCreateIndex: o.canCreateIndex },
+      customMetadata: o.customMetadata,
+    });
+  } catch (err) {
+    fs.rmSync(file, { force: true });
+    throw err;
+  }
+}
+
+/** Which documents a deletion removes. */
+export type DocumentSelection = { all: true } | { ids: string[] } | { filter: unknown };
+
+/**
+ * Enqueues a deletion. A filter's syntax is checked now, its filterability when the task runs
+ * (as Meilisearch does); callers check the filter's shape and emptiness first.
+ */
+export function deleteDocuments(deps: Deps, uid: string, selection: DocumentSelection, customMetadata?: string): Promise<TaskRecord> {
+  const { queue } = deps;
+  if ('all' in selection) {
+    return queue.enqueue({ indexUid: uid, type: 'documentDeletion', details: { deletedDocuments: null }, payload: { kind: 'documentClear' }, customMetadata });
+  }
+  if ('ids' in selection) {
+    const { ids } = selection;
+    return queue.enqueue({
+      indexUid: uid,
+      type: 'documentDeletion',
+      details: { providedIds: ids.length, deletedDocuments: null, originalFilter: null },
+      payload: { kind: 'documentDeletion', ids },
+      customMetadata,
+    });
+  }
+  checkDocumentFilter(selection.filter, deps.features.get().containsFilter);
+  return queue.enqueue({
+    indexUid: uid,
+    type: 'documentDeletion',
+    details: { providedIds: 0, deletedDocuments: null, originalFilter: JSON.stringify(selection.filter) },
+    payload: { kind: 'documentDeletionByFilter', filter: selection.filter },
+    customMetadata,
+  });
+}

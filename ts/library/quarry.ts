@@ -1,0 +1,253 @@
+/**
+ * Quarry embedded in a Node process: the same engine, task queue and crash guarantees as the
+ * server (both open the data directory through `runtime.ts`), called directly instead of over
+ * HTTP. Writes are tasks, as on the server: they resolve once the task is on disk, and
+ * `.waitTask()` waits for its end. Calls are checked by the HTTP layer's own schemas and fail
+ * with `QuarryError`s that carry the server's error codes.
+ *
+ *   const quarry = await Quarry.open('./data.ms');
+ *   await quarry.index('movies').addDocuments([{ id: 1, title: 'Carol' }]).waitTask();
+ *   const { hits } = await quarry.index('movies').search('carol');
+ *   await quarry.close();
+ */
+import { FULL_ACCESS } from '../auth/guard';
+import { createIndex, deleteIndex, swapIndexes, updateIndex } from '../commands/indexes';
+import { type Config, loadConfig } from '../config';
+import type { Deps } from '../deps';
+import { ApiError } from '../errors/api-error';
+import { notFound } from '../indexes/registry';
+import { createLogger, type Logger } from '../logging';
+import { indexView } from '../routes/indexes';
+import { openRuntime, type Runtime } from '../runtime';
+import { checkIndexUid } from '../schemas/indexes';
+import { parseCancelOrDeleteQuery, parseListQuery } from '../schemas/tasks';
+import { SearchService } from '../search/service';
+import { summaryView, taskView } from '../tasks/queue';
+import type { TaskRecord } from '../tasks/types';
+import { asQuarryError, guarded, QuarryError } from './errors';
+import { QuarryIndex } from './index-handle';
+import type { EnqueuedTask, FacetSearchResponse, IndexInfo, MultiSearchRequest, SearchResponse, Task, TaskProgress, TaskPromise, TasksPage, TasksQuery, WaitOptions } from './types';
+
+export interface QuarryOptions {
+  /** The data directory (default `./data.ms`), created if missing. */
+  dbPath?: string;
+  /**
+   * Any start-up option, as the server takes them on its command line (`['--experimental-models-dir', dir]`,
+   * `['--max-indexing-threads', '2']`). The environment and `./config.toml` are not read.
+   */
+  options?: string[];
+  /** Log level to stderr (default `warn`); or a winston logger of your own. */
+  logLevel?: Config['logLevel'];
+  logger?: Logger;
+}
+
+/** The library's caller is the whole instance: there is no key to check in-process. */
+const OWNER = FULL_ACCESS;
+
+const DEFAULT_TIMEOUT_MS = 5 * 60_000;
+
+export class Quarry {
+  readonly #runtime: Runtime;
+  readonly #deps: Deps;
+  readonly #search: SearchService;
+  #closed = false;
+  /** Who waits for the next batch to end (see `nextChange`). */
+  readonly #waiters = new Set<() => void>();
+
+  private constructor(runtime: Runtime) {
+    this.#runtime = runtime;
+    this.#deps = runtime.deps;
+    this.#search = new SearchService(runtime.deps);
+    runtime.worker.onBatchFinished(() => {
+      for (const wake of this.#waiters) wake();
+      this.#waiters.clear();
+    });
+  }
+
+  /**
+   * Opens (creating if needed) a data directory. Fails if another process (a server, or another
+   * `Quarry`) has it open, or if it holds another format (see `--upgrade-db`).
+   */
+  static async open(where: string | QuarryOptions = {}): Promise<Quarry> {
+    const o: QuarryOptions = typeof where === 'string' ? { dbPath: where } : where;
+    const args = ['--no-analytics', ...(o.dbPath ? ['--db-path', o.dbPath] : []), ...(o.options ?? [])];
+    const config = loadConfig(args, {}, { implicitConfigFile: false });
+    const logger = o.logger ?? createLogger(o.logLevel ?? 'warn', config.logsMode);
+    return new Quarry(await guarded(() => openRuntime(config, logger)));
+  }
+
+  /** The data directory, resolved. */
+  get dbPath(): string {
+    return this.#deps.dbPath;
+  }
+
+  /** Stops the worker (a running batch ends first), closes the stores and frees the directory. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#runtime.close();
+  }
+
+  /** A handle on index `uid` (which need not exist yet: adding documents creates it). */
+  index<T extends Record<string, unknown> = Record<string, unknown>>(uid: string): QuarryIndex<T> {
+    return new QuarryIndex<T>(this, this.#deps, uid);
+  }
+
+  createIndex(uid: string, options: { primaryKey?: string } = {}): TaskPromise {
+    return this.write(() => createIndex(this.#deps, checkIndexUid(uid), options.primaryKey ?? null));
+  }
+
+  /** Changes an index's primary key and/or renames it (`uid`). */
+  updateIndex(uid: string, options: { primaryKey?: string; uid?: string }): TaskPromise {
+    return this.write(() => {
+      const current = checkIndexUid(uid);
+      return updateIndex(this.#deps, current, options.primaryKey ?? null, options.uid === undefined ? null : checkIndexUid(options.uid));
+    });
+  }
+
+  deleteIndex(uid: string): TaskPromise {
+    return this.write(() => deleteIndex(this.#deps, checkIndexUid(uid)));
+  }
+
+  /** Swaps pairs of indexes (with `rename`, renames the first to the second). */
+  swapIndexes(swaps: Array<{ indexes: [string, string]; rename?: boolean }>): TaskPromise {
+    return this.write(() => {
+      const seen = new Set<string>();
+      const checked = swaps.map((s) => {
+        const pair = s.indexes.map((u) => checkIndexUid(u)) as [string, string];
+        if (pair.length !== 2) throw new ApiError('invalid_swap_indexes', 'Two indexes must be given for each swap.');
+        for (const u of pair) {
+          if (seen.has(u)) throw new ApiError('invalid_swap_duplicate_index_found', `Indexes must be declared only once during a swap. \`${u}\` was specified several times.`);
+          seen.add(u);
+        }
+        return { indexes: pair, rename: s.rename ?? false };
+      });
+      return swapIndexes(this.#deps, checked);
+    });
+  }
+
+  async getIndex(uid: string): Promise<IndexInfo> {
+    return guarded(() => {
+      const e = this.#deps.registry.get(checkIndexUid(uid));
+      if (!e) throw notFound(uid);
+      return indexView(e) as unknown as IndexInfo;
+    });
+  }
+
+  async getIndexes(options: { offset?: number; limit?: number } = {}): Promise<{ results: IndexInfo[]; offset: number; limit: number; total: number }> {
+    const offset = options.offset ?? 0;
+    const limit = options.limit ?? 20;
+    const all = this.#deps.registry.list();
+    return { results: all.slice(offset, offset + limit).map((e) => indexView(e) as unknown as IndexInfo), offset, limit, total: all.length };
+  }
+
+  /** Several searches in one call; with `federation`, one merged list (as `POST /multi-search`). */
+  async multiSearch<T = Record<string, unknown>>(request: MultiSearchRequest): Promise<{ results: Array<SearchResponse<T> & { indexUid: string }> } | SearchResponse<T>> {
+    return JSON.parse((await guarded(() => this.#search.multiSearch(OWNER, request))).toString());
+  }
+
+  async getTask(uid: number): Promise<Task> {
+    return guarded(() => {
+      const t = this.#deps.queue.get(uid);
+      if (!t) throw new ApiError('task_not_found', `Task \`${uid}\` not found.`);
+      return taskView(t) as unknown as Task;
+    });
+  }
+
+  async getTasks(query: TasksQuery = {}): Promise<TasksPage> {
+    return guarded(() => {
+      const q = parseListQuery(queryParams(query));
+      const page = this.#deps.queue.list(q.filter, q.limit, q.from, q.reverse, () => true);
+      return { results: page.results.map((t) => taskView(t) as unknown as Task), total: page.total, limit: page.limit, from: page.from, next: page.next };
+    });
+  }
+
+  /** Cancels the enqueued or processing tasks `query` matches (a `taskCancelation` task). */
+  cancelTasks(query: TasksQuery): TaskPromise {
+    return this.write(() => this.#deps.queue.cancel(parseCancelOrDeleteQuery(queryParams(query), 'cancel'), () => true, `?${new URLSearchParams(queryParams(query) as Record<string, string>)}`));
+  }
+
+  /** Deletes the finished tasks `query` matches from the history (a `taskDeletion` task). */
+  deleteTasks(query: TasksQuery): TaskPromise {
+    return this.write(() => this.#deps.queue.delete(parseCancelOrDeleteQuery(queryParams(query), 'delete'), () => true, `?${new URLSearchParams(queryParams(query) as Record<string, string>)}`));
+  }
+
+  /**
+   * Resolves with task `uid` once it has ended (succeeded, failed or canceled): a failed task
+   * resolves too, with its `error`, as the clients' `waitTask` does.
+   */
+  async waitForTask(uid: number, options: WaitOptions = {}): Promise<Task> {
+    let last: Task | null = null;
+    for await (const p of this.watchTask(uid, options.timeoutMs)) {
+      options.onProgress?.(p);
+      last = p.task;
+    }
+    return last!;
+  }
+
+  /**
+   * The task's progress as it happens: one item at once, then one each time its status or its
+   * batch's progress changes, the last one when it has ended.
+   */
+  async *watchTask(uid: number, timeoutMs = DEFAULT_TIMEOUT_MS): AsyncGenerator<TaskProgress> {
+    const deadline = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
+    let seen = '';
+    for (;;) {
+      const t = this.#deps.queue.get(uid);
+      if (!t) throw new QuarryError('task_not_found', `Task \`${uid}\` not found.`);
+      const progress = (t.status === 'processing' && t.batchUid !== null ? this.#deps.queue.batchProgress(t.batchUid) : null) as TaskProgress['progress'];
+      const key = `${t.status}|${JSON.stringify(progress)}`;
+      if (key !== seen) {
+        seen = key;
+        yield { task: taskView(t) as unknown as Task, progress };
+      }
+      if (isFinished(t)) return;
+      if (this.#closed) throw new Error(`Quarry was closed while task ${uid} was ${t.status}`);
+      if (Date.now() > deadline) throw new Error(`Task ${uid} did not end within ${timeoutMs} ms (it is ${t.status}; it goes on)`);
+      await this.nextChange();
+    }
+  }
+
+  /** Resolves when a batch ends, or after a short while (progress moves within a batch). */
+  private nextChange(): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, 25);
+      this.#waiters.add(wake);
+    });
+  }
+
+  /** @internal A write: its task once it is on disk, with `.waitTask()`. */
+  write(enqueue: () => Promise<TaskRecord>): TaskPromise {
+    const enqueued = guarded(async () => {
+      if (this.#closed) throw new Error('Quarry is closed');
+      return summaryView(await enqueue()) as unknown as EnqueuedTask;
+    });
+    return Object.assign(enqueued, { waitTask: (options?: WaitOptions) => enqueued.then((t) => this.waitForTask(t.taskUid, options)) });
+  }
+
+  /** @internal */
+  get searchService(): SearchService {
+    return this.#search;
+  }
+}
+
+function isFinished(t: TaskRecord): boolean {
+  return t.status === 'succeeded' || t.status === 'failed' || t.status === 'canceled';
+}
+
+/** A `TasksQuery` as `GET /tasks`'s query parameters. */
+function queryParams(query: TasksQuery): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined) continue;
+    out[k] = Array.isArray(v) ? v.join(',') : v instanceof Date ? v.toISOString() : String(v);
+  }
+  return out;
+}
+
+export { QuarryError, asQuarryError };
+export type { FacetSearchResponse };
