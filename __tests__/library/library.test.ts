@@ -69,10 +69,10 @@ describe('given an open Quarry with a movies index', () => {
   it('when a facet search and a multi-search run, then they answer', async () => {
     const facets = await quarry.index('movies').facetSearch({ facetName: 'genre', facetQuery: 'adv' });
     expect(facets.facetHits).toEqual([{ value: 'adventure', count: 1 }]);
-    const multi = (await quarry.multiSearch({ queries: [{ indexUid: 'movies', q: 'pi' }, { indexUid: 'movies', q: 'max' }] })) as { results: Array<{ indexUid: string; hits: Array<{ id: number }> }> };
+    const multi = await quarry.multiSearch({ queries: [{ indexUid: 'movies', q: 'pi' }, { indexUid: 'movies', q: 'max' }] });
     expect(multi.results.map((r) => [r.indexUid, r.hits[0]!.id])).toEqual([['movies', 3], ['movies', 4]]);
-    const federated = (await quarry.multiSearch({ queries: [{ indexUid: 'movies', q: 'pi' }, { indexUid: 'movies', q: 'max' }], federation: {} })) as { hits: Array<{ id: number }> };
-    expect(federated.hits.map((h) => h.id).sort()).toEqual([3, 4]);
+    const federated = await quarry.multiSearch({ queries: [{ indexUid: 'movies', q: 'pi' }, { indexUid: 'movies', q: 'max' }], federation: {} });
+    expect(federated.hits.map((h) => h.id as number).sort()).toEqual([3, 4]);
   });
 
   it('when a call is invalid, then it throws a QuarryError with the server code, type, link and status', async () => {

@@ -140,8 +140,10 @@ export class Quarry {
     return { results: all.slice(offset, offset + limit).map((e) => indexView(e) as unknown as IndexInfo), offset, limit, total: all.length };
   }
 
-  /** Several searches in one call; with `federation`, one merged list (as `POST /multi-search`). */
-  async multiSearch<T = Record<string, unknown>>(request: MultiSearchRequest): Promise<{ results: Array<SearchResponse<T> & { indexUid: string }> } | SearchResponse<T>> {
+  /** Several searches in one call (as `POST /multi-search`): with `federation`, one merged list. */
+  multiSearch<T = Record<string, unknown>>(request: MultiSearchRequest & { federation: Record<string, unknown> }): Promise<SearchResponse<T>>;
+  multiSearch<T = Record<string, unknown>>(request: MultiSearchRequest): Promise<{ results: Array<SearchResponse<T> & { indexUid: string }> }>;
+  async multiSearch(request: MultiSearchRequest): Promise<unknown> {
     return JSON.parse((await guarded(() => this.#search.multiSearch(OWNER, request))).toString());
   }
 
