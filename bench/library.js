@@ -57,7 +57,7 @@ async function qps(search, queries, concurrency, seconds) {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const ds = DATASETS[o.dataset];
-  const docs = (await loadRows(ds, o.rows)).map((d, i) => ({ id: i + 1, ...d }));
+  const { docs } = await loadRows(o.dataset, o.rows);
   const ndjson = docs.map((d) => JSON.stringify(d)).join('\n');
   const mix = queryMix(docs, mulberry32(o.seed), o.queries);
   const queries = Object.values(mix).flat().map((q) => q.body);
