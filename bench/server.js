@@ -63,7 +63,7 @@ async function startQuarry(extraArgs = []) {
   const dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-'));
   const key = 'bench-master-key-0123456789';
   const bin = path.join(__dirname, '../bin/quarry.js');
-  const child = spawn(process.execPath, [bin, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', key, '--no-analytics', '--log-level', 'error', ...extraArgs], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), bin, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', key, '--no-analytics', '--log-level', 'error', ...extraArgs], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise((resolve, reject) => {

@@ -28,13 +28,8 @@ import { webhookRoutes } from './routes/webhooks';
 import { analyticsObserver } from './telemetry/middleware';
 import { taskCompactionRoutes } from './routes/tasks-compact';
 
-export function buildApp(deps: Deps): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.set('query parser', 'simple');
-
-  // One clock and one listener for the request log, /metrics and telemetry, when any wants the request.
+/** Who watches requests: the request log, `/metrics` and telemetry (one clock and one listener for all). */
+export function requestObservers(deps: Deps): RequestObserver[] {
   const requestLog: RequestObserver = {
     // The hot path pays nothing for a request line nobody will read.
     wants: () => deps.logger.isInfoEnabled(),
@@ -45,6 +40,15 @@ export function buildApp(deps: Deps): express.Express {
   };
   const observers = [requestLog, deps.metrics.http.observer(() => deps.features.enabled('metrics'))];
   if (deps.analytics) observers.push(analyticsObserver(deps.analytics));
+  return observers;
+}
+
+export function buildApp(deps: Deps, observers = requestObservers(deps)): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
   app.use(observeRequests(observers));
 
   app.use((req: Request, res: Response, next: NextFunction) => {

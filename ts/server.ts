@@ -6,12 +6,14 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { buildApp } from './app';
+import { buildApp, requestObservers } from './app';
 import { errorBody } from './errors/catalog';
 import type { Config } from './config';
 import type { Deps } from './deps';
 import type { Logger } from './logging';
+import { fastSearch } from './http/fast-search';
 import { openRuntime } from './runtime';
+import { SearchService } from './search/service';
 import { attachTls, httpsOptions } from './startup/tls';
 
 export interface RunningServer {
@@ -26,8 +28,14 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const tlsOptions = config.tls ? httpsOptions(config.tls) : null;
   const runtime = await openRuntime(config, logger);
   const { deps } = runtime;
-  const app = buildApp(deps);
-  const server: http.Server = tlsOptions ? https.createServer(tlsOptions, app) : http.createServer(app);
+  const observers = requestObservers(deps);
+  const app = buildApp(deps, observers);
+  // The plain search request skips Express (http/fast-search.ts); everything else is Express's.
+  const fast = fastSearch(deps, new SearchService(deps), observers);
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (!fast(req, res)) app(req, res);
+  };
+  const server: http.Server = tlsOptions ? https.createServer(tlsOptions, handle) : http.createServer(handle);
   if (config.tls) attachTls(server as https.Server, config.tls);
   try {
     server.listen(config.port, config.host);

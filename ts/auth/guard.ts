@@ -65,7 +65,7 @@ const missingMasterKey = () =>
 const list = (patterns: readonly string[]) => `[${[...patterns].sort().map((i) => JSON.stringify(i)).join(', ')}]`;
 
 /** The token of `Authorization: Bearer <token>`; null when the header is absent. */
-function bearer(req: Request): string | null {
+function bearer(req: Pick<Request, 'headers'>): string | null {
   const h = req.headers.authorization;
   if (h === undefined) return null;
   const space = h.indexOf(' ');
@@ -83,7 +83,7 @@ function isExpired(key: KeyRecord, now: number): boolean {
  * Who is asking, for `action` on `indexUid`. API keys and the master key are answered at once;
  * a tenant token (JWT-shaped, on the routes that read them) is verified asynchronously.
  */
-export function authenticate(req: Request, keys: KeyStore, masterKey: string | null, action: string, indexUid: string | null): AuthContext | Promise<AuthContext> {
+export function authenticate(req: Pick<Request, 'headers'>, keys: KeyStore, masterKey: string | null, action: string, indexUid: string | null): AuthContext | Promise<AuthContext> {
   const token = bearer(req);
   if (masterKey === null) {
     if (action.startsWith('keys.')) throw missingMasterKey();

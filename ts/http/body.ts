@@ -7,8 +7,12 @@
 import type { Request } from 'express';
 import { ApiError } from '../errors/api-error';
 
-export function mediaType(req: Request): string | null {
-  const ct = req.headers['content-type'];
+export function mediaType(req: Pick<Request, 'headers'>): string | null {
+  return mediaTypeOf(req.headers['content-type']);
+}
+
+/** A Content-Type header's media type, lowercased, without parameters. */
+export function mediaTypeOf(ct: string | undefined): string | null {
   if (!ct) return null;
   return ct.split(';')[0].trim().toLowerCase();
 }
@@ -19,9 +23,12 @@ export function rawBody(req: Request): Buffer {
 
 /** Parses a JSON body; `optional` bodies (empty) come back as undefined. */
 export function readJson(req: Request, optional = false): unknown {
-  const body = rawBody(req);
+  return parseJsonBody(rawBody(req), mediaType(req), optional);
+}
+
+/** `readJson` for bytes and a media type read elsewhere (the fast search path). */
+export function parseJsonBody(body: Buffer, type: string | null, optional = false): unknown {
   if (body.length === 0 && optional) return undefined;
-  const type = mediaType(req);
   if (type === null) {
     throw new ApiError('missing_content_type', 'A Content-Type header is missing. Accepted values for the Content-Type header are: `application/json`');
   }

@@ -5,15 +5,14 @@
  * properties are setting names, booleans, counts and a closed list of content types: never
  * an index uid, a key, a document value, a query or an address.
  */
-import type { Request } from 'express';
-import type { RequestObserver } from '../http/observe';
+import type { ObservedRequest, RequestObserver } from '../http/observe';
 import type { Analytics } from './analytics';
 
 const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 const PAYLOAD_TYPES = ['application/json', 'application/x-ndjson', 'text/csv'];
 
-function bodyOf(req: Request): unknown {
+function bodyOf(req: ObservedRequest): unknown {
   const b = req.body as unknown;
   if (!Buffer.isBuffer(b) || b.length === 0 || b.length > 1_000_000) return undefined;
   try {
@@ -44,7 +43,7 @@ const DOCUMENTS = /^\/indexes\/[^/]+\/documents(\/[^/]+)?\/?$/;
 const INDEX = /^\/indexes\/[^/]+\/?$/;
 
 /** The feature-usage event of a successful write, if it has one. */
-export function describeWrite(req: Request): [string, Record<string, unknown>] | null {
+export function describeWrite(req: ObservedRequest): [string, Record<string, unknown>] | null {
   const { method, path } = req;
   let m: RegExpExecArray | null;
   if (method === 'POST' && (path === '/indexes' || path === '/indexes/')) {
