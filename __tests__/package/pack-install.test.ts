@@ -28,6 +28,10 @@ const rootManifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'),
 };
 
 const haveAddon = fs.existsSync(BUILT_ADDON);
+// The release workflow sets QUARRY_REQUIRE_PACKAGE_TEST=1: there a missing addon is a failure, not a skip.
+if (!haveAddon && process.env.QUARRY_REQUIRE_PACKAGE_TEST === '1') {
+  throw new Error(`pack-install: ${BUILT_ADDON} is absent and QUARRY_REQUIRE_PACKAGE_TEST=1`);
+}
 if (!haveAddon) {
   // Never after `npm ci` (which builds it) on linux-x64: say so instead of passing quietly.
   process.stderr.write(`pack-install: skipped, ${BUILT_ADDON} is absent (run \`npm ci\` or \`npm run build\` on linux-x64 first)\n`);
