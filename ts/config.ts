@@ -231,8 +231,11 @@ function parseArgs(argv: string[]): RawOptions {
 }
 
 export function helpText(): string {
-  const lines = ['Usage: quarry [options]', '', '  -h, --help                                   this text', '  -V, --version                                Quarry\'s version', '', 'Options (each also read from the environment variable shown, or its MEILI_* alias):'];
-  for (const o of OPTIONS) lines.push(`  ${o.flag.padEnd(44)} ${o.env.padEnd(34)} ${o.help}`);
+  const lines = ['Usage: quarry [options]', '', '  -h, --help                                   this text', '  -V, --version                                Quarry\'s version', '', 'Options (each also read from the environment variables shown: Quarry\'s, then Meilisearch\'s name):'];
+  for (const o of OPTIONS) {
+    const vars = o.meili !== o.env ? `${o.env} ${o.meili}` : o.env;
+    lines.push(`  ${o.flag.padEnd(44)} ${vars.padEnd(34)} ${o.help}`);
+  }
   lines.push('', 'Meilisearch options Quarry refuses (start-up fails when one is set, by flag, MEILI_* variable or config key):');
   for (const [f, why] of REFUSED) lines.push(`  ${f.padEnd(44)} ${meiliEnvOf(f).padEnd(34)} ${why}`);
   lines.push('', 'Config file keys are the snake_case option names (--http-addr → http_addr); precedence: CLI > environment > config file > defaults.');

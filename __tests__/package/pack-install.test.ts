@@ -299,16 +299,30 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
   });
 
   // ── Embedding: `require('quarry-search')` in the installed app ─────────────────────────────
-  // EMBEDDED-LIBRARY SPOT: today the package exports the server starter, so the check embeds a
-  // server in the app's own process (no child, no CLI). When the library API lands
-  // (`const { Quarry } = require('quarry-search')`, ts/library), replace the script below by
-  // one that opens a data directory with `Quarry`, adds documents, waits for the task and
-  // searches, with no HTTP.
-  test("`require('quarry-search')` loads and embeds a server in the app's own process", async () => {
+  test("`require('quarry-search')` embeds the engine in the app's own process, without HTTP", async () => {
     const db = path.join(tmp, 'embedded-db');
     const script = `
+      const { Quarry, QuarryError } = require('quarry-search');
+      (async () => {
+        const quarry = await Quarry.open(${JSON.stringify(db)});
+        try {
+          const task = await quarry.index('books').addDocuments([{ id: 1, title: 'A Wizard of Earthsea' }, { id: 2, title: 'The Left Hand of Darkness' }]).waitTask();
+          const { hits } = await quarry.index('books').search('earthsea');
+          let refused = null;
+          try { await quarry.index('books').search('x', { limit: -1 }); } catch (e) { refused = e instanceof QuarryError ? e.code : String(e); }
+          console.log(JSON.stringify({ status: task.status, ids: hits.map((h) => h.id), refused }));
+        } finally {
+          await quarry.close();
+        }
+      })().catch((e) => { console.error(e); process.exit(1); });`;
+    const { stdout } = await inApp(process.execPath, ['-e', script]);
+    expect(JSON.parse(stdout)).toEqual({ status: 'succeeded', ids: [1], refused: 'invalid_search_limit' });
+  });
+
+  test("`require('quarry-search')` also starts the HTTP server in the app's own process", async () => {
+    const db = path.join(tmp, 'embedded-server-db');
+    const script = `
       const quarry = require('quarry-search');
-      if (typeof quarry.startServer !== 'function') throw new Error('no startServer export');
       (async () => {
         const config = quarry.loadConfig(['--db-path', ${JSON.stringify(db)}, '--http-addr', '127.0.0.1:0', '--master-key', '${KEY}', '--no-analytics'], {});
         const server = await quarry.startServer(config, quarry.createLogger('error', config.logsMode));
@@ -321,7 +335,7 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
       })().catch((e) => { console.error(e); process.exit(1); });`;
     const { stdout } = await inApp(process.execPath, ['-e', script]);
     const result = JSON.parse(stdout);
-    expect(result.exports).toEqual(expect.arrayContaining(['startServer', 'loadConfig', 'createLogger']));
+    expect(result.exports).toEqual(expect.arrayContaining(['Quarry', 'QuarryError', 'QuarryIndex', 'startServer', 'loadConfig', 'createLogger']));
     expect(result.health).toEqual({ status: 'available' });
   });
 });
