@@ -139,6 +139,45 @@ describe('given an open Quarry with a movies index', () => {
     expect((await refusal(quarry.getIndex('a2'))).code).toBe('index_not_found');
   });
 
+  it('when an embedder is configured, then similar documents are found by their vectors', async () => {
+    const idx = quarry.index('vectors');
+    await idx.updateSettings({ embedders: { mine: { source: 'userProvided', dimensions: 2 } } } as never).waitTask();
+    const added = await idx.addDocuments([
+      { id: 1, _vectors: { mine: [1, 0] } },
+      { id: 2, _vectors: { mine: [0.9, 0.1] } },
+      { id: 3, _vectors: { mine: [0, 1] } },
+    ]).waitTask();
+    expect(added.status).toBe('succeeded');
+    const similar = await idx.similar({ id: 1, embedder: 'mine' });
+    expect(similar.hits.map((h) => h.id)).toEqual([2, 3]);
+    const semantic = await idx.search(undefined, { vector: [0, 1], hybrid: { embedder: 'mine', semanticRatio: 1 }, limit: 1 });
+    expect(semantic.hits.map((h) => h.id)).toEqual([3]);
+  });
+
+  it('when an index handle changes its primary key or is deleted, then the registry follows', async () => {
+    const idx = quarry.index('handle');
+    await quarry.createIndex('handle').waitTask();
+    await idx.update({ primaryKey: 'sku' }).waitTask();
+    expect((await idx.getInfo()).primaryKey).toBe('sku');
+    await idx.delete().waitTask();
+    expect((await refusal(idx.getInfo())).code).toBe('index_not_found');
+  });
+
+  it('when enqueued tasks are canceled, then they end canceled', async () => {
+    // The cancelation is enqueued behind nothing that could start the additions first:
+    // a long addition keeps the worker busy while the two small ones wait.
+    const long = quarry.index('cancel').addDocuments(Array.from({ length: 30000 }, (_, i) => ({ id: i, text: `row ${i}` })));
+    await long;
+    const a = await quarry.index('cancel2').addDocuments([{ id: 1 }]);
+    const b = await quarry.index('cancel2').addDocuments([{ id: 2 }]);
+    const cancel = await quarry.cancelTasks({ uids: [a.taskUid, b.taskUid], statuses: ['enqueued'] }).waitTask();
+    expect(cancel.details).toMatchObject({ matchedTasks: 2 });
+    await long.waitTask();
+    const ended = await quarry.getTasks({ uids: [a.taskUid, b.taskUid] });
+    expect(ended.results.map((t) => t.status)).toEqual(['canceled', 'canceled']);
+    expect((await refusal(quarry.cancelTasks({}))).code).toBe('missing_task_filters');
+  });
+
   it('when tasks are listed, then the filters are those of GET /tasks', async () => {
     const failed = await quarry.getTasks({ statuses: ['failed'], indexUids: ['movies'] });
     expect(failed.results.length).toBeGreaterThan(0);

@@ -319,6 +319,11 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
     expect(JSON.parse(stdout)).toEqual({ status: 'succeeded', ids: [1], refused: 'invalid_search_limit' });
   });
 
+  test("`import { Quarry } from 'quarry-search'` works from an ES module", async () => {
+    const { stdout } = await inApp(process.execPath, ['--input-type=module', '-e', "import { Quarry, QuarryError } from 'quarry-search'; console.log(typeof Quarry.open, typeof QuarryError);"]);
+    expect(stdout.trim()).toBe('function function');
+  });
+
   test("`require('quarry-search')` also starts the HTTP server in the app's own process", async () => {
     const db = path.join(tmp, 'embedded-server-db');
     const script = `
