@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { byteSize } from '../../ts/tasks/worker';
+import { byteSize } from '../../ts/tasks/run/indexes';
 import { startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
 
 let s: TestServer;

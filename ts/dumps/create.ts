@@ -18,7 +18,7 @@ import type { KeyStore } from '../auth/keys';
 import type { FeatureStore } from '../features';
 import type { IndexRegistry } from '../indexes/registry';
 import { type KvOp, KvStore } from '../native';
-import type { Archives } from '../tasks/worker';
+import type { Archives } from '../tasks/outcome';
 import type { NetworkStore } from '../network/state';
 import { RULES_INDEX, ruleView, type SearchRules } from '../search/rules';
 import type { WebhookStore } from '../webhooks/store';

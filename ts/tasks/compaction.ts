@@ -10,7 +10,7 @@
  * have worked without it.
  */
 import type { KvStore } from '../native';
-import { byteSize } from './worker';
+import { byteSize } from './run/indexes';
 
 export interface CompactionReport {
   preSize: string;

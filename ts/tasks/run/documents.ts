@@ -1,0 +1,75 @@
+/** Document and settings tasks of one index, run as one engine call (`applyBatch`). */
+import { errorBody } from '../../errors/catalog';
+import type { IndexEntry } from '../../indexes/registry';
+import type { BatchOp, NativeIndex } from '../../native';
+import { nowIso } from '../../util/time';
+import type { Effects, Outcome, RunContext } from '../outcome';
+import { payloadFile } from '../queue';
+import type { TaskRecord } from '../types';
+
+/** Document and settings tasks of one index: one engine call, one commit. */
+export async function indexBatch(ctx: RunContext, tasks: TaskRecord[], fx: Effects, idle: boolean, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
+  const uid = tasks[0].indexUid!;
+  const out = new Map<number, Outcome>();
+  let entry = ctx.registry.get(uid);
+  if (!entry) {
+    const p = tasks[0].payload;
+    const canCreate = (p.kind === 'documentAddition' || (p.kind === 'settingsUpdate' && !p.reset)) && p.canCreateIndex;
+    if (!canCreate) {
+      const error = errorBody('index_not_found', `Index \`${uid}\` not found.`);
+      return new Map(tasks.map((t) => [t.uid, { error }]));
+    }
+    entry = ctx.registry.newEntry(uid, nowIso());
+  }
+  const h = ctx.registry.handleOf(entry);
+  onHandle(h);
+
+  const ops: BatchOp[] = [];
+  /** Delete-by-filter and edition tasks: their errors name the index, as Meilisearch's batch errors do. */
+  const byFilter = new Set<number>();
+  for (const t of tasks) {
+    const p = t.payload;
+    switch (p.kind) {
+      case 'documentAddition':
+        ops.push({ type: 'addDocuments', taskUid: t.uid, file: payloadFile(ctx.updateFiles, t)!, method: p.method, primaryKey: p.primaryKey, skipCreation: p.skipCreation, shards: p.shards ?? null });
+        break;
+      case 'documentDeletion':
+        ops.push({ type: 'deleteDocuments', taskUid: t.uid, ids: p.ids });
+        break;
+      case 'documentClear':
+        ops.push({ type: 'clearDocuments', taskUid: t.uid });
+        break;
+      case 'settingsUpdate':
+        // The engine applies the patch to the settings the batch has reached.
+        ops.push({ type: 'updateSettings', taskUid: t.uid, patch: p.patch });
+        break;
+      case 'documentDeletionByFilter':
+        byFilter.add(t.uid);
+        ops.push({ type: 'deleteByFilter', taskUid: t.uid, filter: p.filter });
+        break;
+      case 'documentEdition':
+        byFilter.add(t.uid);
+        ops.push({ type: 'editDocuments', taskUid: t.uid, function: p.function, filter: p.filter, context: p.context });
+        break;
+      default:
+        out.set(t.uid, { error: errorBody('internal', `task type \`${t.type}\` cannot run in an index batch`) });
+    }
+  }
+  const results = ops.length ? await h.applyBatch(ops, idle) : [];
+  for (const r of results) {
+    if (r.ok) {
+      const details: Record<string, unknown> = {};
+      if (r.indexedDocuments !== undefined) details.indexedDocuments = r.indexedDocuments;
+      if (r.editedDocuments !== undefined) details.editedDocuments = r.editedDocuments;
+      if (r.deletedDocuments !== undefined) details.deletedDocuments = r.deletedDocuments;
+      out.set(r.taskUid, { details });
+    } else {
+      const message = byFilter.has(r.taskUid) ? `Index \`${uid}\`: ${r.error.message}` : r.error.message;
+      out.set(r.taskUid, { error: errorBody(r.error.code, message) });
+    }
+  }
+  const updated: IndexEntry = { ...entry, primaryKey: h.primaryKey(), updatedAt: nowIso() };
+  fx.ops.push(ctx.registry.putOp(updated));
+  fx.after.push(() => ctx.registry.applyPut(updated));
+  return out;
+}

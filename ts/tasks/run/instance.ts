@@ -1,0 +1,49 @@
+/** Instance-wide tasks outside any index: dumps, snapshots and dynamic search rules. */
+import { errorBody } from '../../errors/catalog';
+import type { RulePatch } from '../../search/rules';
+import { one, type Effects, type Outcome, type RunContext } from '../outcome';
+import type { BatchRecord, TaskRecord } from '../types';
+
+/**
+ * A dump, or one snapshot for every snapshot task of the batch: its file is written while
+ * no other batch runs.
+ */
+export async function archive(ctx: RunContext, tasks: TaskRecord[], batch: BatchRecord): Promise<Map<number, Outcome>> {
+  const task = tasks[0];
+  const all = (o: Outcome) => new Map(tasks.map((t) => [t.uid, o]));
+  if (!ctx.archives) return all({ error: errorBody('internal', `${task.type} is not configured on this server`) });
+  try {
+    if (task.type === 'dumpCreation') return one(task, { details: await ctx.archives.dump(task) });
+    await ctx.archives.snapshot(tasks, batch);
+    return all({});
+  } catch (err) {
+    const dump = task.type === 'dumpCreation';
+    ctx.logger.error(`${task.type} failed`, { taskUid: task.uid, error: err instanceof Error ? err.stack : String(err) });
+    const reason = err instanceof Error ? err.message : String(err);
+    return all({ error: errorBody(dump ? 'dump_process_failed' : 'internal', `${dump ? 'Dump' : 'Snapshot'} creation failed: ${reason}.`) });
+  }
+}
+
+/** A dynamic search rule patched or deleted, or every rule deleted. */
+export function updateRules(ctx: RunContext, task: TaskRecord, fx: Effects): Map<number, Outcome> {
+  const rules = ctx.searchRules;
+  if (!rules) return one(task, { error: errorBody('internal', 'dynamic search rules are not configured on this server') });
+  const p = task.payload;
+  if (p.kind === 'dsrClear') {
+    const all = rules.all();
+    for (const r of all) fx.ops.push(rules.deleteOp(r.uid));
+    fx.after.push(() => all.forEach((r) => rules.applyDelete(r.uid)));
+    return one(task, { details: { deletedDocuments: all.length } });
+  }
+  if (p.kind !== 'dsrUpdate') return one(task, {});
+  if (p.patch === null) {
+    fx.ops.push(rules.deleteOp(p.uid));
+    fx.after.push(() => rules.applyDelete(p.uid));
+    return one(task, {});
+  }
+  // The rule's date is its task's, as Meilisearch stamps it.
+  const rule = rules.patched(p.uid, p.patch as RulePatch, task.enqueuedAt);
+  fx.ops.push(rules.putOp(rule));
+  fx.after.push(() => rules.applyPut(rule));
+  return one(task, {});
+}
