@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { FetchSchema } from '../routes/documents';
 import type { FacetSearchSchema, SearchSchema } from '../schemas/search';
 import type { SimilarSchema } from '../schemas/similar';
-import type { TaskStatus, TaskType } from '../tasks/types';
+import type { TaskRecord, TaskStatus, TaskType } from '../tasks/types';
 
 export type { Settings, SettingsPatch } from '../settings';
 export type { TaskStatus, TaskType } from '../tasks/types';
@@ -85,22 +85,11 @@ export interface EnqueuedTask {
   customMetadata?: string;
 }
 
-/** A task, as `GET /tasks/{uid}` shows it. */
-export interface Task {
-  uid: number;
-  batchUid: number | null;
-  indexUid: string | null;
-  status: TaskStatus;
-  type: TaskType;
-  canceledBy: number | null;
+/** A task, as `GET /tasks/{uid}` shows it: the stored record's public fields and its duration. */
+export type Task = Pick<TaskRecord, 'uid' | 'batchUid' | 'indexUid' | 'status' | 'type' | 'canceledBy' | 'error' | 'enqueuedAt' | 'startedAt' | 'finishedAt' | 'customMetadata'> & {
   details?: Record<string, unknown>;
-  error: { message: string; code: string; type: string; link: string } | null;
   duration: string | null;
-  enqueuedAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  customMetadata?: string;
-}
+};
 
 export interface TasksPage {
   results: Task[];
