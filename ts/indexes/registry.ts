@@ -128,6 +128,11 @@ export class IndexRegistry {
   }
 }
 
+/** An index as the API shows it. */
+export function indexView(e: IndexEntry): { uid: string; createdAt: string; updatedAt: string; primaryKey: string | null } {
+  return { uid: e.uid, createdAt: e.createdAt, updatedAt: e.updatedAt, primaryKey: e.primaryKey };
+}
+
 export function notFound(uid: string): ApiError {
   return new ApiError('index_not_found', `Index \`${uid}\` not found.`);
 }

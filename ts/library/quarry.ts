@@ -15,9 +15,8 @@ import { createIndex, deleteIndex, swapIndexes, updateIndex } from '../commands/
 import { type Config, loadConfig } from '../config';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
-import { notFound } from '../indexes/registry';
 import { createLogger, type Logger } from '../logging';
-import { indexView } from '../routes/indexes';
+import { indexView, notFound } from '../indexes/registry';
 import { openRuntime, type Runtime } from '../runtime';
 import { checkIndexUid } from '../schemas/indexes';
 import { parseCancelOrDeleteQuery, parseListQuery } from '../schemas/tasks';
@@ -129,7 +128,7 @@ export class Quarry {
     return guarded(() => {
       const e = this.#deps.registry.get(checkIndexUid(uid));
       if (!e) throw notFound(uid);
-      return indexView(e) as unknown as IndexInfo;
+      return indexView(e);
     });
   }
 
@@ -137,7 +136,7 @@ export class Quarry {
     const offset = options.offset ?? 0;
     const limit = options.limit ?? 20;
     const all = this.#deps.registry.list();
-    return { results: all.slice(offset, offset + limit).map((e) => indexView(e) as unknown as IndexInfo), offset, limit, total: all.length };
+    return { results: all.slice(offset, offset + limit).map((e) => indexView(e)), offset, limit, total: all.length };
   }
 
   /** Several searches in one call (as `POST /multi-search`): with `federation`, one merged list. */

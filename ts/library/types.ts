@@ -4,7 +4,7 @@
  * shapes the server sends.
  */
 import type { z } from 'zod';
-import type { FetchSchema } from '../routes/documents';
+import type { FetchSchema } from '../schemas/documents';
 import type { FacetSearchSchema, SearchSchema } from '../schemas/search';
 import type { SimilarSchema } from '../schemas/similar';
 import type { TaskRecord, TaskStatus, TaskType } from '../tasks/types';

@@ -6,7 +6,8 @@
  * against the routes Express has registered, both ways.
  */
 import { PatchSchema as FeaturesPatchSchema } from '../features';
-import { DeleteByFilterSchema, FetchSchema } from '../routes/documents';
+import { DeleteByFilterSchema } from '../routes/documents';
+import { FetchSchema } from '../schemas/documents';
 import { CreateSchema as IndexCreateSchema, SwapSchema, UpdateSchema as IndexUpdateSchema } from '../routes/indexes';
 import { CreateSchema as KeyCreateSchema, UpdateSchema as KeyUpdateSchema } from '../routes/keys';
 import { FederationSchema, OptionsSchema } from '../schemas/federation';

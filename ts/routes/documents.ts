@@ -10,9 +10,9 @@ import { mediaType, rawBody, readJson } from '../http/body';
 import { addDocuments, deleteDocuments, type DocumentSelection } from '../commands/documents';
 import { checkDocumentFilter, checkEditFunction, type PayloadFormat } from '../native';
 import { checkEditContext, parseEditBody } from '../schemas/edit';
-import { documentIds } from '../schemas/documents';
+import { documentIds, FETCH_CODES, FetchSchema } from '../schemas/documents';
 import { checkIndexUid } from '../schemas/indexes';
-import { boundedList, checkPrimaryKeyParam, filterShape } from '../schemas/limits';
+import { checkPrimaryKeyParam, filterShape } from '../schemas/limits';
 import { boolParam, listParam, rejectUnknownParams, stringParam, uintParam } from '../schemas/query';
 import { summaryView } from '../tasks/queue';
 
@@ -23,26 +23,6 @@ const FORMATS: Record<string, PayloadFormat> = {
 };
 const ACCEPTED = 'Accepted values for the Content-Type header are: `application/json`, `application/x-ndjson`, `text/csv`';
 
-export const FetchSchema = z.strictObject({
-  offset: z.number().int().nonnegative().optional(),
-  limit: z.number().int().nonnegative().optional(),
-  fields: boundedList(z.string()).nullable().optional(),
-  filter: filterShape.nullable().optional(),
-  retrieveVectors: z.boolean().optional(),
-  ids: z.array(z.union([z.string(), z.number()])).nullable().optional(),
-  sort: boundedList(z.string()).nullable().optional(),
-  useNetwork: z.boolean().optional(),
-});
-export const FETCH_CODES = {
-  offset: 'invalid_document_offset',
-  limit: 'invalid_document_limit',
-  fields: 'invalid_document_fields',
-  filter: 'invalid_document_filter',
-  retrieveVectors: 'invalid_document_retrieve_vectors',
-  ids: 'invalid_document_ids',
-  sort: 'invalid_document_sort',
-  useNetwork: 'invalid_document_use_network',
-};
 
 export const DeleteByFilterSchema = z.strictObject({
   filter: filterShape,

@@ -6,14 +6,13 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { readJson } from '../http/body';
-import type { IndexEntry } from '../indexes/registry';
-import { notFound } from '../indexes/registry';
+import { indexView, notFound } from '../indexes/registry';
 import { checkIndexUid } from '../schemas/indexes';
 import { boundedList, MAX_SWAPS, primaryKeyName } from '../schemas/limits';
 import { rejectUnknownParams, uintParam } from '../schemas/query';
 import { summaryView } from '../tasks/queue';
 import { requireIndexAccess } from './access';
-import { parseStatsQuery, statsOf } from './stats-view';
+import { parseStatsQuery, statsOf } from '../indexes/stats';
 
 export const CreateSchema = z.strictObject({ uid: z.unknown(), primaryKey: primaryKeyName.nullable().optional() });
 export const UpdateSchema = z.strictObject({ primaryKey: primaryKeyName.nullable().optional(), uid: z.unknown().optional() });
@@ -24,10 +23,6 @@ export const SwapSchema = boundedList(
   }),
   MAX_SWAPS,
 );
-
-export function indexView(e: IndexEntry): Record<string, unknown> {
-  return { uid: e.uid, createdAt: e.createdAt, updatedAt: e.updatedAt, primaryKey: e.primaryKey };
-}
 
 export function indexRoutes(deps: Deps): Router {
   const r = Router();

@@ -5,7 +5,7 @@ import { readJson } from '../http/body';
 import { engineVersion, type IndexStats } from '../native';
 import { databaseSizes } from '../store/sizes';
 import { rejectUnknownParams } from '../schemas/query';
-import { parseStatsQuery, statsOf } from './stats-view';
+import { parseStatsQuery, statsOf } from '../indexes/stats';
 
 export function systemRoutes(deps: Deps): Router {
   const r = Router();

@@ -1,5 +1,7 @@
 /** Document identifiers in read requests, checked as Meilisearch checks them. */
+import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
+import { boundedList, filterShape } from './limits';
 
 const ID = /^[A-Za-z0-9_-]{1,511}$/;
 
@@ -22,3 +24,25 @@ export function documentIds(ids: ReadonlyArray<string | number>, skipEmpty = fal
   });
   return kept.map(String);
 }
+
+/** `POST /indexes/{uid}/documents/fetch`'s body (and the library's `getDocuments`). */
+export const FetchSchema = z.strictObject({
+  offset: z.number().int().nonnegative().optional(),
+  limit: z.number().int().nonnegative().optional(),
+  fields: boundedList(z.string()).nullable().optional(),
+  filter: filterShape.nullable().optional(),
+  retrieveVectors: z.boolean().optional(),
+  ids: z.array(z.union([z.string(), z.number()])).nullable().optional(),
+  sort: boundedList(z.string()).nullable().optional(),
+  useNetwork: z.boolean().optional(),
+});
+export const FETCH_CODES = {
+  offset: 'invalid_document_offset',
+  limit: 'invalid_document_limit',
+  fields: 'invalid_document_fields',
+  filter: 'invalid_document_filter',
+  retrieveVectors: 'invalid_document_retrieve_vectors',
+  ids: 'invalid_document_ids',
+  sort: 'invalid_document_sort',
+  useNetwork: 'invalid_document_use_network',
+};
