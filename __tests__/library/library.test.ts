@@ -238,3 +238,15 @@ describe('given a data directory', () => {
     await again.close();
   });
 });
+
+describe('given the built package', () => {
+  it('when the library is loaded, then Express is not (the library has no HTTP layer)', () => {
+    const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
+    const script = "require('./dist/library/quarry.js'); console.log(Object.keys(require.cache).filter((k) => k.includes('/node_modules/express/')).length)";
+    const out = execFileSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '../..'), encoding: 'utf8' });
+    expect(out.trim()).toBe('0');
+    // The check can fail: the server entry does load Express.
+    const server = execFileSync(process.execPath, ['-e', script.replace('library/quarry.js', 'server.js')], { cwd: path.join(__dirname, '../..'), encoding: 'utf8' });
+    expect(Number(server.trim())).toBeGreaterThan(0);
+  });
+});
