@@ -1,6 +1,7 @@
 //! `attributeRank`: documents matching in more important fields first. Per kept term, the
 //! best weight (its `searchableAttributes` index) of the fields it occurs in, counted once
-//! per word it stands for. It narrows nothing: as in Meilisearch, whose field conditions
+//! per term (a phrase is one term, as in Meilisearch's field graph, whose cost is the weight
+//! times the term's query-term ids: one for a phrase). It narrows nothing: as in Meilisearch, whose field conditions
 //! keep the whole term for the next rule, `wordPosition` and `exactness` see the term's
 //! occurrences in every field, not only in the best one.
 
@@ -41,8 +42,8 @@ pub(super) fn attribute_rank(doc: &mut Evaluation) -> (u32, u32) {
     let mut max = 0;
     for &t in doc.kept {
         let best = occ[t].iter().map(weight).min().unwrap_or(0);
-        cost += best * doc.terms[t].word_count;
-        max += ctx.max_weight * doc.terms[t].word_count;
+        cost += best;
+        max += ctx.max_weight;
     }
     (max + 1 - cost.min(max), max + 1)
 }

@@ -68,9 +68,7 @@ fn exactness(
     let prefix = kept.iter().enumerate().all(|(i, t)| i == *t);
     let placed = |t: usize| {
         let q = bucketed(terms[t].position);
-        occ[t]
-            .iter()
-            .any(|o| o.exact && bucketed(o.offset()) == q)
+        occ[t].iter().any(|o| o.exact && bucketed(o.offset()) == q)
     };
     if prefix && words == max && kept.iter().all(|t| placed(*t)) {
         // The fields holding every term as typed.
