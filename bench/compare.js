@@ -3,7 +3,9 @@
  * Side-by-side ranking comparison: loads the same catalogue rows into two servers that speak
  * the Meilisearch API (Quarry and the reference), runs the same seeded queries of each kind
  * against both and reports, per kind, how often the top-10 ids are identical and their mean
- * overlap.
+ * overlap. `--diffs FILE` writes every differing query; `--probe KINDS|all [--probe-max N]`
+ * prints, for those queries, both servers' top 10 side by side with each rule's score
+ * (`bench/probe.js`).
  *
  *   node bench/compare.js --a URL --a-key KEY --b URL --b-key KEY [--dataset pypi] [--rows 20000] [--queries 40]
  */
@@ -63,7 +65,7 @@ async function load(call, docs, spec) {
     }
   };
   await wait(await call('POST', '/indexes', { uid: 'cmp', primaryKey: 'id' }));
-  await wait(await call('PATCH', '/indexes/cmp/settings', { searchableAttributes: ['name', 'summary'], filterableAttributes: [spec.filter.eq, spec.filter.num], sortableAttributes: [spec.filter.num] }));
+  await wait(await call('PATCH', '/indexes/cmp/settings', { searchableAttributes: ['name', 'summary'], filterableAttributes: ['id', spec.filter.eq, spec.filter.num], sortableAttributes: [spec.filter.num] }));
   let last;
   for (let i = 0; i < docs.length; i += 20000) last = await call('POST', '/indexes/cmp/documents', docs.slice(i, i + 20000).map((d) => JSON.stringify(d)).join('\n'), 'application/x-ndjson');
   await wait(last);
@@ -86,6 +88,7 @@ async function main() {
   let same = 0;
   let overlap = 0;
   const differing = [];
+  const diffs = [];
   console.log('kind             n   identical top-10   mean overlap@10');
   for (const [kind, queries] of Object.entries(kinds)) {
     let s = 0;
@@ -100,6 +103,7 @@ async function main() {
       const o10 = denom === 0 ? 1 : ia.filter((x) => ib.includes(x)).length / denom;
       s += identical ? 1 : 0;
       ov += o10;
+      if (!identical) diffs.push({ kind, body });
       if (!identical && differing.length < 15) differing.push(`${kind} ${JSON.stringify(body.q)}${body.filter ? ' filter ' + body.filter : ''}${body.sort ? ' sort ' + body.sort : ''}: ${ia.join(',')} | ${ib.join(',')}`);
     }
     all += queries.length;
@@ -110,6 +114,14 @@ async function main() {
   console.log(`${'all'.padEnd(16)}${String(all).padStart(3)}   ${((100 * same) / all).toFixed(1).padStart(5)}%            ${(overlap / all).toFixed(2)}`);
   console.log('\nfirst differences (a | b):');
   for (const d of differing) console.log('  ' + d);
+  if (o.diffs) fs.writeFileSync(o.diffs, JSON.stringify(diffs, null, 1));
+  if (o.probe) {
+    const { probe } = require('./probe');
+    for (const d of diffs.filter((x) => o.probe === 'all' || o.probe.split(',').includes(x.kind)).slice(0, Number(o.probeMax ?? 20))) {
+      console.log(`\n##### ${d.kind}`);
+      await probe(a, b, 'cmp', d.body);
+    }
+  }
 }
 
 main().catch((e) => {

@@ -1,6 +1,9 @@
 //! `attributeRank`: documents matching in more important fields first. Per kept term, the
 //! best weight (its `searchableAttributes` index) of the fields it occurs in, counted once
-//! per word it stands for; only occurrences in such fields stay for the later rules.
+//! per term (a phrase is one term, as in Meilisearch's field graph, whose cost is the weight
+//! times the term's query-term ids: one for a phrase). It narrows nothing: as in Meilisearch, whose field conditions
+//! keep the whole term for the next rule, `wordPosition` and `exactness` see the term's
+//! occurrences in every field, not only in the best one.
 
 use serde_json::{json, Map, Value};
 
@@ -30,20 +33,17 @@ impl RankingRule for AttributeRank {
     }
 }
 
-/// The rule's (rank, max), narrowing the occurrences (also the first half of `attribute`).
+/// The rule's (rank, max) (also the first half of `attribute`).
 pub(super) fn attribute_rank(doc: &mut Evaluation) -> (u32, u32) {
     let ctx = doc.ctx;
     let weight = |o: &Occ| ctx.weights.get(o.field() as usize).copied().unwrap_or(0);
-    let occ = &mut *doc.occ;
+    let occ = &*doc.occ;
     let mut cost = 0;
     let mut max = 0;
     for &t in doc.kept {
         let best = occ[t].iter().map(weight).min().unwrap_or(0);
-        if occ[t].iter().any(|o| weight(o) != best) {
-            occ[t].retain(|o| weight(o) == best);
-        }
-        cost += best * doc.terms[t].word_count;
-        max += ctx.max_weight * doc.terms[t].word_count;
+        cost += best;
+        max += ctx.max_weight;
     }
     (max + 1 - cost.min(max), max + 1)
 }

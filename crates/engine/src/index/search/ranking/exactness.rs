@@ -47,6 +47,11 @@ impl RankingRule for Exactness {
 }
 
 /// (kind: 3 exact match, 2 matches start, 1 neither; terms present as typed; kept terms).
+///
+/// As Meilisearch judges it: the kept terms must be the query's first ones, each as typed
+/// at its (bucketed) query position in some field, not necessarily the same one; then a
+/// field holding every term as typed (anywhere in it) makes the match a start, and an exact
+/// match when that field has as many words as the query.
 fn exactness(
     terms: &[QueryTerm],
     kept: &[usize],
@@ -61,14 +66,19 @@ fn exactness(
     let mut kind = 1;
     // The kept terms must be the query's first ones, without a hole.
     let prefix = kept.iter().enumerate().all(|(i, t)| i == *t);
-    if prefix && words == max {
-        // Every term as typed at its query position, in one field.
+    let placed = |t: usize| {
+        let q = bucketed(terms[t].position);
+        occ[t].iter().any(|o| o.exact && bucketed(o.offset()) == q)
+    };
+    if prefix && words == max && kept.iter().all(|t| placed(*t)) {
+        // The fields holding every term as typed.
         let fields_of = |t: usize| -> Vec<u32> {
             let mut f: Vec<u32> = occ[t]
                 .iter()
-                .filter(|o| o.exact && bucketed(o.offset()) == terms[t].position)
+                .filter(|o| o.exact)
                 .map(|o| o.field())
                 .collect();
+            f.sort_unstable();
             f.dedup();
             f
         };

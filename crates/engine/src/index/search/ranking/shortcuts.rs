@@ -92,6 +92,10 @@ struct Lookup<'a> {
     reach: Reach,
     /// Fields of the best weight some field has.
     fids: Vec<u32>,
+    /// Every field id (first-word markers: `wordPosition` reads every field).
+    all_fids: Vec<u32>,
+    /// Whether some field weighs less than the best.
+    weighted: bool,
     /// The first word's alternatives looked up, and the typos they cost.
     words: Vec<String>,
     typo: u8,
@@ -226,7 +230,8 @@ impl<'a> Lookup<'a> {
             }
             Reach::Typos => return None,
         };
-        if words.is_empty() || fids.len() * words.len() > MAX_MARKERS {
+        let all_fids: Vec<u32> = (0..weights.len() as u32).collect();
+        if words.is_empty() || all_fids.len() * words.len() > MAX_MARKERS {
             return None;
         }
         Some(Lookup {
@@ -234,23 +239,25 @@ impl<'a> Lookup<'a> {
             terms,
             kept,
             reach,
+            weighted: fids.len() < all_fids.len(),
             fids,
+            all_fids,
             words,
             typo,
         })
     }
 
     /// Documents holding one of `words` as a marker term (`term` of a field id and a word)
-    /// of a field of the best weight.
+    /// of one of the fields `fids`.
     fn markers(
         &self,
+        fids: &[u32],
         words: &[String],
         field: Field,
         term: fn(u32, &str) -> String,
     ) -> Box<dyn Query> {
         Box::new(BooleanQuery::new(
-            self.fids
-                .iter()
+            fids.iter()
                 .flat_map(|f| words.iter().map(move |w| term(*f, w)))
                 .map(|m| -> (Occur, Box<dyn Query>) {
                     let t = Term::from_field_text(field, &m);
@@ -271,14 +278,29 @@ impl<'a> Lookup<'a> {
             .all(|w| terms.positions[w[1]] == terms.positions[w[0]] + terms.spans[w[0]])
     }
 
-    /// Documents where the first word (one of `words`) opens a field of the best weight,
-    /// holding the other kept words.
+    /// Documents where the first word (one of `words`) opens a field, any field (as
+    /// `wordPosition` reads every field), holding one of the first word's alternatives in a
+    /// field of the best weight (`attributeRank`) and the other kept words.
     fn opening(&self, words: &[String]) -> Box<dyn Query> {
-        let first = self.markers(words, self.index.fields.words, text::first_word_marker);
-        if self.kept.len() == 1 {
+        let first = self.markers(
+            &self.all_fids,
+            words,
+            self.index.fields.words,
+            text::first_word_marker,
+        );
+        if self.kept.len() == 1 && !self.weighted {
             return first;
         }
         let mut parts = vec![(Occur::Must, first)];
+        if self.weighted {
+            let best = self.markers(
+                &self.fids,
+                &self.words,
+                self.index.fields.field_words,
+                text::field_word,
+            );
+            parts.push((Occur::Must, best));
+        }
         for &k in &self.kept[1..] {
             parts.push((Occur::Must, group_query(&self.terms.groups[k], self.reach)));
         }
@@ -322,7 +344,7 @@ impl<'a> Lookup<'a> {
         let field_words = self.index.fields.field_words;
         let mut parts = vec![(
             Occur::Must,
-            self.markers(&self.words, field_words, text::field_word),
+            self.markers(&self.fids, &self.words, field_words, text::field_word),
         )];
         for &k in &self.kept[1..] {
             let Group::Word {
@@ -341,7 +363,7 @@ impl<'a> Lookup<'a> {
             }
             parts.push((
                 Occur::Must,
-                self.markers(&alts, field_words, text::field_word),
+                self.markers(&self.fids, &alts, field_words, text::field_word),
             ));
         }
         let query: Box<dyn Query> = if parts.len() == 1 {

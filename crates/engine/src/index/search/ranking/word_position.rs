@@ -1,6 +1,8 @@
 //! `wordPosition`: documents where the query's words sit near the start of their field
 //! (at their query position) first. Per kept term, the cheapest distance cost of its
-//! occurrences' bucketed positions; only occurrences that cheap stay for the later rules.
+//! occurrences' bucketed positions, in any field (not only those `attributeRank` found
+//! best: Meilisearch's position conditions read the word's positions in every field). It
+//! narrows nothing, so `exactness` sees every occurrence too.
 
 use serde_json::{json, Map, Value};
 
@@ -56,18 +58,15 @@ fn distance_cost(d: u32) -> u32 {
     }
 }
 
-/// The rule's (rank, max), narrowing the occurrences (also the second half of `attribute`).
+/// The rule's (rank, max) (also the second half of `attribute`).
 pub(super) fn word_position(doc: &mut Evaluation) -> (u32, u32) {
-    let occ = &mut *doc.occ;
+    let occ = &*doc.occ;
     let mut cost = 0;
     let mut max = 0;
     for &t in doc.kept {
         let q = doc.terms[t].position;
         let c = |o: &Occ| distance_cost(bucketed(o.offset()).abs_diff(q));
         let best = occ[t].iter().map(c).min().unwrap_or(10);
-        if occ[t].iter().any(|o| c(o) != best) {
-            occ[t].retain(|o| c(o) == best);
-        }
         cost += best;
         max += 10;
     }

@@ -1,0 +1,95 @@
+/**
+ * Ranking differences found by comparing Quarry with Meilisearch 1.50 on the npm and PyPI
+ * catalogues (`bench/compare.js`), each pinned on the few documents that showed it, with the
+ * order and score details the real Meilisearch 1.50 answered for them. Documents are inserted
+ * so that the internal-id tie order would give the other answer.
+ */
+import { startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s.close();
+});
+
+type Doc = { id: number; name: string; summary: string };
+
+async function index(docs: Doc[]): Promise<string> {
+  const uid = uniqueIndex('parity');
+  let r = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { searchableAttributes: ['name', 'summary'] } });
+  expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+  r = await s.api('POST', `/indexes/${uid}/documents`, { body: docs });
+  expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+  return uid;
+}
+
+async function search(uid: string, body: Record<string, unknown>) {
+  const r = await s.api('POST', `/indexes/${uid}/search`, { body: { ...body, showRankingScoreDetails: true } });
+  expect(r.status).toBe(200);
+  return r.body.hits as { id: number; _rankingScoreDetails: any }[];
+}
+
+const order = (hits: { id: number }[]) => hits.map((h) => h.id);
+
+describe('parity with Meilisearch on real data', () => {
+  it('when the word opens a later field, then `wordPosition` counts that place, not only the best field (npm `service`)', async () => {
+    // Before: attributeRank kept only `name`, so 2 had `service` at position 4 (0.818) and
+    // 1 came first; Meilisearch reads the word's best place in any field.
+    const uid = await index([
+      { id: 1, name: '88orm-service-connector', summary: 'ORM Service Connector' },
+      { id: 2, name: 'aind-data-transfer-service', summary: 'Service that handles data transfer' },
+    ]);
+    const hits = await search(uid, { q: 'service' });
+    expect(order(hits)).toEqual([2, 1]);
+    expect(hits.map((h) => h._rankingScoreDetails.wordPosition.score)).toEqual([1, 10 / 11]);
+    expect(hits.map((h) => h._rankingScoreDetails.exactness.matchType)).toEqual(['matchesStart', 'noExactMatch']);
+    // The first page alone (the shortcut through first-word markers) agrees.
+    expect(order(await search(uid, { q: 'service', limit: 1 }))).toEqual([2]);
+  });
+
+  it('when the word as typed is elsewhere than where the best completion sits, then `exactness` still counts it (npm `for`)', async () => {
+    const uid = await index([
+      { id: 2, name: 'forms', summary: 'forms' },
+      { id: 1, name: 'block-forms', summary: 'Forms block for blocks' },
+    ]);
+    const hits = await search(uid, { q: 'for' });
+    expect(order(hits)).toEqual([1, 2]);
+    expect(hits.map((h) => h._rankingScoreDetails.exactness.matchingWords)).toEqual([1, 0]);
+  });
+
+  it('when each word is at its query position in a different field, then a field holding them all makes it `matchesStart`', async () => {
+    const uid = await index([
+      { id: 1, name: 'react', summary: 'x router react' },
+      { id: 2, name: 'react tools', summary: 'a router' },
+      { id: 3, name: 'react', summary: 'router react' },
+    ]);
+    const hits = await search(uid, { q: 'react router' });
+    expect(order(hits)).toEqual([1, 3, 2]);
+    expect(hits.map((h) => h._rankingScoreDetails.exactness.matchType)).toEqual(['matchesStart', 'noExactMatch', 'noExactMatch']);
+    expect(hits.map((h) => h._rankingScoreDetails.wordPosition.score)).toEqual([1, 20 / 21, 1]);
+  });
+
+  it('when the word is in the best field and opens another one, then it ranks first, also on a short page (npm `kit`)', async () => {
+    const uid = await index([
+      { id: 1, name: 'alpha kit', summary: 'nothing here' },
+      { id: 2, name: 'beta kit', summary: 'kit of parts' },
+      { id: 3, name: 'gamma', summary: 'kit alone' },
+    ]);
+    const hits = await search(uid, { q: 'kit' });
+    expect(order(hits)).toEqual([2, 1, 3]);
+    expect(hits.map((h) => [h._rankingScoreDetails.attributeRank.score, h._rankingScoreDetails.wordPosition.score])).toEqual([
+      [1, 1],
+      [1, 10 / 11],
+      [0.5, 1],
+    ]);
+    expect(order(await search(uid, { q: 'kit', limit: 1 }))).toEqual([2]);
+  });
+
+  it('when a phrase matches in a later field, then `attributeRank` weighs it as one term (PyPI `"framework for"`)', async () => {
+    const uid = await index([{ id: 1, name: 'abiflows', summary: 'Framework for calculations' }]);
+    const [hit] = await search(uid, { q: '"framework for"' });
+    expect(hit._rankingScoreDetails.attributeRank.score).toBe(0.5);
+  });
+});
