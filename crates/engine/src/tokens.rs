@@ -53,10 +53,19 @@ pub fn text_settings(settings: Option<&Value>) -> Value {
 
 impl Analyzer {
     pub fn from_settings(settings: Option<&Value>) -> Analyzer {
+        let mut a = Analyzer::without_stop_words(settings);
         let mut stop = strings(settings, "stopWords");
-        stop.sort();
-        stop.dedup();
-        let stop_words = fst::Set::from_iter(stop.iter()).unwrap_or_default();
+        if !stop.is_empty() {
+            stop.sort();
+            stop.dedup();
+            a.stop_words = fst::Set::from_iter(stop.iter()).unwrap_or_default();
+        }
+        a
+    }
+
+    /// The settings but stop words (building their set costs an allocation of the size of
+    /// the set builder's cache, even for none).
+    fn without_stop_words(settings: Option<&Value>) -> Analyzer {
         let added = strings(settings, "separatorTokens");
         let removed = strings(settings, "nonSeparatorTokens");
         let separators = (!added.is_empty() || !removed.is_empty()).then(|| {
@@ -74,7 +83,7 @@ impl Analyzer {
         });
         let dictionary = Some(strings(settings, "dictionary")).filter(|d| !d.is_empty());
         Analyzer {
-            stop_words,
+            stop_words: fst::Set::default(),
             separators,
             dictionary,
             char_map: false,
@@ -83,8 +92,7 @@ impl Analyzer {
 
     /// The same without stop words: the highlighter's (stop words are highlighted).
     pub fn for_highlighting(settings: Option<&Value>) -> Analyzer {
-        let mut a = Analyzer::from_settings(settings);
-        a.stop_words = fst::Set::default();
+        let mut a = Analyzer::without_stop_words(settings);
         a.char_map = true;
         a
     }
