@@ -51,6 +51,13 @@ pub fn text_settings(settings: Option<&Value>) -> Value {
     Value::Object(out)
 }
 
+/// An empty set of stop words, built once (building one, even empty, allocates the set
+/// builder's whole cache).
+fn no_stop_words() -> fst::Set<Vec<u8>> {
+    static EMPTY: std::sync::OnceLock<fst::Set<Vec<u8>>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(fst::Set::default).clone()
+}
+
 impl Analyzer {
     pub fn from_settings(settings: Option<&Value>) -> Analyzer {
         let mut a = Analyzer::without_stop_words(settings);
@@ -63,8 +70,7 @@ impl Analyzer {
         a
     }
 
-    /// The settings but stop words (building their set costs an allocation of the size of
-    /// the set builder's cache, even for none).
+    /// The settings but stop words.
     fn without_stop_words(settings: Option<&Value>) -> Analyzer {
         let added = strings(settings, "separatorTokens");
         let removed = strings(settings, "nonSeparatorTokens");
@@ -83,7 +89,7 @@ impl Analyzer {
         });
         let dictionary = Some(strings(settings, "dictionary")).filter(|d| !d.is_empty());
         Analyzer {
-            stop_words: fst::Set::default(),
+            stop_words: no_stop_words(),
             separators,
             dictionary,
             char_map: false,
