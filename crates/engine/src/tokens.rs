@@ -51,12 +51,27 @@ pub fn text_settings(settings: Option<&Value>) -> Value {
     Value::Object(out)
 }
 
+/// An empty set of stop words, built once (building one, even empty, allocates the set
+/// builder's whole cache).
+fn no_stop_words() -> fst::Set<Vec<u8>> {
+    static EMPTY: std::sync::OnceLock<fst::Set<Vec<u8>>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(fst::Set::default).clone()
+}
+
 impl Analyzer {
     pub fn from_settings(settings: Option<&Value>) -> Analyzer {
+        let mut a = Analyzer::without_stop_words(settings);
         let mut stop = strings(settings, "stopWords");
-        stop.sort();
-        stop.dedup();
-        let stop_words = fst::Set::from_iter(stop.iter()).unwrap_or_default();
+        if !stop.is_empty() {
+            stop.sort();
+            stop.dedup();
+            a.stop_words = fst::Set::from_iter(stop.iter()).unwrap_or_default();
+        }
+        a
+    }
+
+    /// The settings but stop words.
+    fn without_stop_words(settings: Option<&Value>) -> Analyzer {
         let added = strings(settings, "separatorTokens");
         let removed = strings(settings, "nonSeparatorTokens");
         let separators = (!added.is_empty() || !removed.is_empty()).then(|| {
@@ -74,7 +89,7 @@ impl Analyzer {
         });
         let dictionary = Some(strings(settings, "dictionary")).filter(|d| !d.is_empty());
         Analyzer {
-            stop_words,
+            stop_words: no_stop_words(),
             separators,
             dictionary,
             char_map: false,
@@ -83,8 +98,7 @@ impl Analyzer {
 
     /// The same without stop words: the highlighter's (stop words are highlighted).
     pub fn for_highlighting(settings: Option<&Value>) -> Analyzer {
-        let mut a = Analyzer::from_settings(settings);
-        a.stop_words = fst::Set::default();
+        let mut a = Analyzer::without_stop_words(settings);
         a.char_map = true;
         a
     }

@@ -36,6 +36,8 @@ pub struct Column {
     ids: HashMap<Box<str>, u32>,
     /// The inverted view, built the first time a filter needs it.
     pub(super) index: OnceLock<ValueIndex>,
+    /// The counts over every document, built the first time a facet distribution needs them.
+    pub(super) every: OnceLock<super::distribution::Tally>,
 }
 
 /// Builds a column from documents given in increasing internal-id order.

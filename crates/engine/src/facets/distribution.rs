@@ -2,12 +2,13 @@
 //! of a column, printed in Meilisearch's orders ([`FacetOrder`]), and the string values a
 //! facet query reaches.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 
-use super::{Column, Item};
+use super::{Column, DenseSet, Item};
 use crate::value::search_form;
 
 /// How facet values are ordered.
@@ -26,38 +27,89 @@ pub fn number_key(n: f64) -> String {
 }
 
 /// Counts of one facet among a set of documents.
-pub struct Counts {
-    numbers: Vec<(f64, u64)>,
-    strings: Vec<(u32, u64)>,
+pub struct Counts<'c> {
+    /// Per number, how many documents hold it (sorted numerically when `numbers_sorted`).
+    numbers: Cow<'c, [(f64, u64)]>,
+    numbers_sorted: bool,
+    /// Per string id, how many documents hold it (by rank when `strings_by_rank`).
+    strings: Cow<'c, [(u32, u64)]>,
+    strings_by_rank: bool,
     pub min: Option<f64>,
     pub max: Option<f64>,
     candidates: u64,
 }
 
+/// The counts of a column over every document holding a value, kept with the column: a facet
+/// distribution over a set holding all of them reads these instead of counting again.
+#[derive(Debug)]
+pub struct Tally {
+    numbers: Vec<(f64, u64)>,
+    strings: Vec<(u32, u64)>,
+    min: Option<f64>,
+    max: Option<f64>,
+}
+
 /// Counts the documents of `candidates` holding each value of `column` (a document counts
 /// once per value, however often it holds it). Large candidate sets are counted from the
-/// value index (a bitmap intersection per string, one pass over the sorted numbers), small
-/// ones document by document.
-pub fn count(column: &Column, candidates: &RoaringBitmap) -> Counts {
+/// value index (a bitmap intersection per string, one pass over the sorted numbers), or read
+/// from the column's counts over every document when the set holds every document with a
+/// value; small ones are counted document by document.
+pub fn count<'c>(column: &'c Column, candidates: &RoaringBitmap) -> Counts<'c> {
     if candidates.len() as usize * 4 > column.id_count() {
+        if column.index().valued.is_subset(candidates) {
+            let every = column.every.get_or_init(|| {
+                let mut c = count_by_value(column, &column.index().valued);
+                c.strings
+                    .to_mut()
+                    .sort_unstable_by_key(|(id, _)| column.strings[*id as usize].rank);
+                Tally {
+                    numbers: c.numbers.into_owned(),
+                    strings: c.strings.into_owned(),
+                    min: c.min,
+                    max: c.max,
+                }
+            });
+            return Counts {
+                numbers: Cow::Borrowed(&every.numbers),
+                numbers_sorted: true,
+                strings: Cow::Borrowed(&every.strings),
+                strings_by_rank: true,
+                min: every.min,
+                max: every.max,
+                candidates: candidates.len(),
+            };
+        }
         return count_by_value(column, candidates);
     }
     count_by_document(column, candidates)
 }
 
-fn count_by_value(column: &Column, candidates: &RoaringBitmap) -> Counts {
+/// Counting from the value index; the numbers come out sorted numerically (the index's order,
+/// `-0` and `0` as one value).
+fn count_by_value(column: &Column, candidates: &RoaringBitmap) -> Counts<'static> {
     let index = column.index();
+    let members = DenseSet::from_bitmap(candidates, column.id_count());
     let mut numbers: Vec<(f64, u64)> = Vec::new();
     let (mut min, mut max) = (None::<f64>, None::<f64>);
     let mut previous: Option<(f64, u32)> = None;
+    // `-0` and `0` are one value: the documents holding `-0` (which comes first, in id
+    // order) count once if they hold `0` too.
+    let mut negative_zeros: Vec<u32> = Vec::new();
     for &(n, iid) in &index.numbers {
-        if !candidates.contains(iid) {
+        if !members.contains(iid) {
             continue;
         }
         let same_value =
             previous.is_some_and(|(p, _)| p.total_cmp(&n).is_eq() || (p == 0.0 && n == 0.0));
         if previous == Some((n, iid)) {
             continue;
+        }
+        if n == 0.0 {
+            if n.is_sign_negative() {
+                negative_zeros.push(iid);
+            } else if negative_zeros.binary_search(&iid).is_ok() {
+                continue;
+            }
         }
         previous = Some((n, iid));
         min = Some(min.map_or(n, |m: f64| m.min(n)));
@@ -67,7 +119,7 @@ fn count_by_value(column: &Column, candidates: &RoaringBitmap) -> Counts {
             _ => numbers.push((n, 1)),
         }
     }
-    let strings = index
+    let strings: Vec<(u32, u64)> = index
         .strings
         .iter()
         .enumerate()
@@ -75,15 +127,17 @@ fn count_by_value(column: &Column, candidates: &RoaringBitmap) -> Counts {
         .filter(|(_, c)| *c > 0)
         .collect();
     Counts {
-        numbers,
-        strings,
+        numbers: Cow::Owned(numbers),
+        numbers_sorted: true,
+        strings: Cow::Owned(strings),
+        strings_by_rank: false,
         min,
         max,
         candidates: candidates.len(),
     }
 }
 
-fn count_by_document(column: &Column, candidates: &RoaringBitmap) -> Counts {
+fn count_by_document(column: &Column, candidates: &RoaringBitmap) -> Counts<'static> {
     let mut numbers: HashMap<u64, (f64, u64)> = HashMap::new();
     let mut strings = vec![0u64; column.strings.len()];
     let (mut min, mut max) = (None::<f64>, None::<f64>);
@@ -108,55 +162,91 @@ fn count_by_document(column: &Column, candidates: &RoaringBitmap) -> Counts {
         }
     }
     Counts {
-        numbers: numbers.into_values().collect(),
-        strings: strings
-            .into_iter()
-            .enumerate()
-            .filter(|(_, c)| *c > 0)
-            .map(|(id, c)| (id as u32, c))
-            .collect(),
+        numbers: Cow::Owned(numbers.into_values().collect()),
+        numbers_sorted: false,
+        strings: Cow::Owned(
+            strings
+                .into_iter()
+                .enumerate()
+                .filter(|(_, c)| *c > 0)
+                .map(|(id, c)| (id as u32, c))
+                .collect(),
+        ),
+        strings_by_rank: false,
         min,
         max,
         candidates: candidates.len(),
     }
 }
 
-impl Counts {
+/// The first `k` of `items` in the order of `cmp`, which must order every two distinct items
+/// (so this equals sorting them all and keeping `k`). Items already in that order (`sorted`)
+/// are only cut.
+fn first_k<T: Copy>(
+    items: &[T],
+    k: usize,
+    sorted: bool,
+    cmp: impl Fn(&T, &T) -> std::cmp::Ordering,
+) -> Vec<T> {
+    if sorted {
+        return items[..k.min(items.len())].to_vec();
+    }
+    let mut v = items.to_vec();
+    if k == 0 {
+        return Vec::new();
+    }
+    if k < v.len() {
+        v.select_nth_unstable_by(k - 1, &cmp);
+        v.truncate(k);
+    }
+    v.sort_unstable_by(cmp);
+    v
+}
+
+impl Counts<'_> {
     /// The distribution as Meilisearch prints it: numbers first, then strings, at most
     /// `max_values` in all. In alphabetical order numbers sort by their printed form when
     /// there are at most 3000 candidates and numerically beyond.
     pub fn distribution(
-        mut self,
+        self,
         column: &Column,
         max_values: usize,
         order: FacetOrder,
     ) -> Map<String, Value> {
         let strings = &column.strings;
-        match order {
-            FacetOrder::Alpha => {
-                if self.candidates <= 3000 {
-                    self.numbers.sort_by_cached_key(|(n, _)| number_key(*n));
-                } else {
-                    self.numbers.sort_by(|a, b| a.0.total_cmp(&b.0));
-                }
-                self.strings
-                    .sort_unstable_by_key(|(id, _)| strings[*id as usize].rank);
+        // Every comparison below orders any two distinct values (numbers are distinct, ranks
+        // are unique), so keeping the first `max_values` equals sorting them all.
+        let by_rank = |a: &(u32, u64), b: &(u32, u64)| {
+            strings[a.0 as usize].rank.cmp(&strings[b.0 as usize].rank)
+        };
+        let by_count = |a: &(u32, u64), b: &(u32, u64)| {
+            b.1.cmp(&a.1)
+                .then(strings[b.0 as usize].rank.cmp(&strings[a.0 as usize].rank))
+        };
+        let numbers = match order {
+            FacetOrder::Alpha if self.candidates <= 3000 => {
+                let mut v = self.numbers.into_owned();
+                v.sort_by_cached_key(|(n, _)| number_key(*n));
+                v.truncate(max_values);
+                v
             }
-            FacetOrder::Count => {
-                self.numbers
-                    .sort_by(|a, b| b.1.cmp(&a.1).then(b.0.total_cmp(&a.0)));
-                self.strings.sort_unstable_by(|a, b| {
-                    b.1.cmp(&a.1)
-                        .then(strings[b.0 as usize].rank.cmp(&strings[a.0 as usize].rank))
-                });
-            }
-        }
+            FacetOrder::Alpha => first_k(&self.numbers, max_values, self.numbers_sorted, |a, b| {
+                a.0.total_cmp(&b.0)
+            }),
+            FacetOrder::Count => first_k(&self.numbers, max_values, false, |a, b| {
+                b.1.cmp(&a.1).then(b.0.total_cmp(&a.0))
+            }),
+        };
         let mut out = Map::new();
-        for (n, c) in self.numbers.iter().take(max_values) {
+        for (n, c) in &numbers {
             out.insert(number_key(*n), Value::from(*c));
         }
         let room = max_values.saturating_sub(out.len());
-        for (id, c) in self.strings.iter().take(room) {
+        let kept = match order {
+            FacetOrder::Alpha => first_k(&self.strings, room, self.strings_by_rank, by_rank),
+            FacetOrder::Count => first_k(&self.strings, room, false, by_count),
+        };
+        for (id, c) in &kept {
             out.insert(strings[*id as usize].original.to_string(), Value::from(*c));
         }
         out
@@ -165,7 +255,7 @@ impl Counts {
     /// Facet search: the string values whose normalized form starts with `query` (or with a
     /// string within `typos` edits of it), with their counts, ordered and capped.
     pub fn search(
-        mut self,
+        self,
         column: &Column,
         query: Option<&str>,
         typos: u8,
@@ -173,25 +263,23 @@ impl Counts {
         order: FacetOrder,
     ) -> Vec<(String, u64)> {
         let strings = &column.strings;
+        let mut hits = self.strings.into_owned();
         if let Some(q) = query {
             let q = search_form(q);
-            self.strings.retain(|(id, _)| {
+            hits.retain(|(id, _)| {
                 let value = search_form(&strings[*id as usize].normalized);
                 value.starts_with(q.as_str())
                     || (typos > 0 && prefix_distance(&q, &value) <= typos as usize)
             });
         }
         match order {
-            FacetOrder::Alpha => self
-                .strings
-                .sort_unstable_by_key(|(id, _)| strings[*id as usize].rank),
-            FacetOrder::Count => self.strings.sort_unstable_by(|a, b| {
+            FacetOrder::Alpha => hits.sort_unstable_by_key(|(id, _)| strings[*id as usize].rank),
+            FacetOrder::Count => hits.sort_unstable_by(|a, b| {
                 b.1.cmp(&a.1)
                     .then(strings[b.0 as usize].rank.cmp(&strings[a.0 as usize].rank))
             }),
         }
-        self.strings
-            .into_iter()
+        hits.into_iter()
             .take(max_values)
             .map(|(id, c)| (strings[id as usize].original.to_string(), c))
             .collect()
@@ -314,6 +402,97 @@ mod tests {
         assert_eq!(prefix_distance("xyz", "adventure"), 3);
         assert_eq!(prefix_distance("adbe", "adventure"), 1);
         assert_eq!(prefix_distance("", "x"), 0);
+    }
+
+    /// The distribution as sorting every value and keeping the first ones gives it.
+    fn distribution_by_sorting_all(
+        column: &Column,
+        set: &RoaringBitmap,
+        max_values: usize,
+        order: FacetOrder,
+    ) -> Map<String, Value> {
+        let c = count_by_document(column, set);
+        let mut numbers = c.numbers.into_owned();
+        let mut strings = c.strings.into_owned();
+        let rank = |id: u32| column.strings[id as usize].rank;
+        match order {
+            FacetOrder::Alpha if set.len() <= 3000 => {
+                numbers.sort_by_cached_key(|(n, _)| number_key(*n));
+                strings.sort_by_key(|(id, _)| rank(*id));
+            }
+            FacetOrder::Alpha => {
+                numbers.sort_by(|a, b| a.0.total_cmp(&b.0));
+                strings.sort_by_key(|(id, _)| rank(*id));
+            }
+            FacetOrder::Count => {
+                numbers.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.total_cmp(&a.0)));
+                strings.sort_by(|a, b| b.1.cmp(&a.1).then(rank(b.0).cmp(&rank(a.0))));
+            }
+        }
+        let mut out = Map::new();
+        for (n, c) in numbers.iter().take(max_values) {
+            out.insert(number_key(*n), Value::from(*c));
+        }
+        let room = max_values.saturating_sub(out.len());
+        for (id, c) in strings.iter().take(room) {
+            out.insert(
+                column.strings[*id as usize].original.to_string(),
+                Value::from(*c),
+            );
+        }
+        out
+    }
+
+    #[test]
+    fn every_counting_path_gives_the_sorted_distribution() {
+        // More than 3000 documents, so both alphabetical orders of numbers are reached, with
+        // documents without values (holes, null, empty arrays) and deleted ids (gaps).
+        let mut seed = 7u64;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let docs: Vec<Value> = (0..5000)
+            .map(|_| match next(7) {
+                0 => json!({}),
+                1 => json!({"v": null}),
+                2 => json!({"v": [next(40), next(40), format!("s{}", next(30))]}),
+                3 => json!({"v": format!("S{}", next(30))}),
+                4 => json!({"v": [-0.0, 0, next(5) as f64 / 4.0]}),
+                5 => json!({"v": []}),
+                _ => json!({"v": next(3000) as f64 - 1000.5}),
+            })
+            .collect();
+        let c = column("v", &docs);
+        let valued = c.index().valued.clone();
+        let all: RoaringBitmap = (0..5000).collect();
+        let sets = [
+            all.clone(),
+            valued.clone(),
+            &valued | &(0..10).collect::<RoaringBitmap>(),
+            &valued - &(0..10).collect::<RoaringBitmap>(),
+            (0..5000).filter(|i| i % 2 == 0).collect(),
+            (0..5000).filter(|i| i % 9 == 0).collect(),
+            (0..3000).collect(),
+            RoaringBitmap::new(),
+        ];
+        for set in &sets {
+            let reference = count_by_document(&c, set);
+            for order in [FacetOrder::Alpha, FacetOrder::Count] {
+                for max in [0, 1, 2, 3, 17, 100, 10_000] {
+                    let counts = count(&c, set);
+                    assert_eq!((counts.min, counts.max), (reference.min, reference.max));
+                    assert_eq!(
+                        counts.distribution(&c, max, order),
+                        distribution_by_sorting_all(&c, set, max, order),
+                        "set of {} order {order:?} max {max}",
+                        set.len()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

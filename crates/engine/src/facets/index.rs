@@ -13,6 +13,8 @@ pub struct ValueIndex {
     pub numbers: Vec<(f64, u32)>,
     /// For each string id, the documents holding it.
     pub strings: Vec<RoaringBitmap>,
+    /// The documents holding at least one value.
+    pub valued: RoaringBitmap,
 }
 
 impl Column {
@@ -21,8 +23,13 @@ impl Column {
         self.index.get_or_init(|| {
             let mut numbers = Vec::new();
             let mut strings = vec![RoaringBitmap::new(); self.strings.len()];
+            let mut valued = RoaringBitmap::new();
             for iid in 0..self.id_count() as u32 {
-                for item in self.values(iid) {
+                let values = self.values(iid);
+                if !values.is_empty() {
+                    valued.push(iid);
+                }
+                for item in values {
                     match *item {
                         Item::Num(n) => numbers.push((n, iid)),
                         // Pushing in increasing id order; a repeated value is a no-op.
@@ -33,8 +40,64 @@ impl Column {
                 }
             }
             numbers.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            ValueIndex { numbers, strings }
+            ValueIndex {
+                numbers,
+                strings,
+                valued,
+            }
         })
+    }
+}
+
+/// The documents of a run of (number, document) pairs, as a bitmap. `id_count` bounds the
+/// documents (one past the highest). A long run is gathered in a dense bit set of the ids and
+/// converted at once, which costs a pass over the run and one over the id space instead of
+/// sorting the run's documents; a short one is sorted.
+pub fn documents_of(pairs: &[(f64, u32)], id_count: usize) -> RoaringBitmap {
+    if pairs.len().saturating_mul(64) < id_count {
+        let mut iids: Vec<u32> = pairs.iter().map(|(_, iid)| *iid).collect();
+        iids.sort_unstable();
+        iids.dedup();
+        return RoaringBitmap::from_sorted_iter(iids).expect("sorted and deduplicated");
+    }
+    DenseSet::from_ids(pairs.iter().map(|(_, iid)| *iid), id_count).to_bitmap()
+}
+
+/// A set of internal ids as one bit per id below a bound: constant-time membership and
+/// insertion, for passes that test or gather many ids.
+pub struct DenseSet {
+    bytes: Vec<u8>,
+}
+
+impl DenseSet {
+    /// The ids of `ids` (each below `id_count`; others are left out).
+    pub fn from_ids(ids: impl IntoIterator<Item = u32>, id_count: usize) -> DenseSet {
+        let mut bytes = vec![0u8; id_count.div_ceil(8)];
+        for iid in ids {
+            if let Some(b) = bytes.get_mut(iid as usize >> 3) {
+                *b |= 1 << (iid & 7);
+            }
+        }
+        DenseSet { bytes }
+    }
+
+    /// The ids of `set` below `id_count`.
+    pub fn from_bitmap(set: &RoaringBitmap, id_count: usize) -> DenseSet {
+        DenseSet::from_ids(
+            set.range(..id_count.min(u32::MAX as usize) as u32),
+            id_count,
+        )
+    }
+
+    #[inline]
+    pub fn contains(&self, iid: u32) -> bool {
+        self.bytes
+            .get(iid as usize >> 3)
+            .is_some_and(|b| b & (1 << (iid & 7)) != 0)
+    }
+
+    pub fn to_bitmap(&self) -> RoaringBitmap {
+        RoaringBitmap::from_lsb0_bytes(0, &self.bytes)
     }
 }
 
@@ -118,6 +181,31 @@ mod tests {
         let a = c.string_id("a").unwrap();
         assert_eq!(ix.strings[a as usize].iter().collect::<Vec<_>>(), [0, 1]);
         assert_eq!(c.string_id("b"), None);
+    }
+
+    #[test]
+    fn documents_of_a_run_sorted_or_dense() {
+        let pairs: Vec<(f64, u32)> = (0..500u32).map(|i| (1.0, (i * 7919) % 1000)).collect();
+        for id_count in [1000, 1000 * 64, 1_000_000] {
+            for run in [&pairs[..], &pairs[..1], &pairs[..0], &pairs[3..200]] {
+                let want: RoaringBitmap = run.iter().map(|(_, i)| *i).collect();
+                assert_eq!(
+                    documents_of(run, id_count),
+                    want,
+                    "{id_count} {}",
+                    run.len()
+                );
+            }
+        }
+        // Repeated documents count once.
+        let twice = [(1.0, 5), (2.0, 5), (3.0, 2)];
+        assert_eq!(documents_of(&twice, 8).iter().collect::<Vec<_>>(), [2, 5]);
+        let set: RoaringBitmap = [0, 9, 63, 64, 70_000].into_iter().collect();
+        let dense = DenseSet::from_bitmap(&set, 70_001);
+        assert!((0..70_010).all(|i| dense.contains(i) == set.contains(i)));
+        assert_eq!(dense.to_bitmap(), set);
+        // Ids beyond the bound are left out.
+        assert_eq!(DenseSet::from_bitmap(&set, 64).to_bitmap().len(), 3);
     }
 
     #[test]

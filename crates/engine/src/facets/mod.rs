@@ -19,7 +19,7 @@ pub mod index;
 
 pub use column::{Column, ColumnBuilder, Item, StrEntry};
 pub use distribution::{count, number_key, prefix_distance, Counts, FacetOrder};
-pub use index::{sorted_page, ValueIndex};
+pub use index::{documents_of, sorted_page, DenseSet, ValueIndex};
 
 pub use crate::value::compare as compare_keys;
 pub use crate::value::{normalize, search_form};

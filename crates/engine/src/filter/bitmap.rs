@@ -13,7 +13,7 @@ use std::sync::Arc;
 use roaring::RoaringBitmap;
 
 use super::eval::{numeric_range, text_in_range, Bound, Node, Test};
-use crate::facets::{Column, Item};
+use crate::facets::{documents_of, Column, Item};
 
 /// Whether every condition of `node` can be answered from columns.
 pub fn supported(node: &Node) -> bool {
@@ -104,7 +104,7 @@ fn field(column: &Column, test: &Test) -> RoaringBitmap {
                 let n = f64::from_bits(*bits);
                 let lo = index.numbers.partition_point(|(v, _)| *v < n);
                 let hi = index.numbers.partition_point(|(v, _)| *v <= n);
-                out.extend(index.numbers[lo..hi].iter().map(|(_, iid)| *iid));
+                out |= documents_of(&index.numbers[lo..hi], column.id_count());
             }
             for text in &needles.texts {
                 if let Some(id) = column.string_id(text) {
@@ -138,11 +138,7 @@ fn field(column: &Column, test: &Test) -> RoaringBitmap {
                     _ => index.numbers.len(),
                 };
                 if start < end {
-                    let mut iids: Vec<u32> =
-                        index.numbers[start..end].iter().map(|(_, i)| *i).collect();
-                    iids.sort_unstable();
-                    iids.dedup();
-                    out = RoaringBitmap::from_sorted_iter(iids).expect("sorted and deduplicated");
+                    out = documents_of(&index.numbers[start..end], column.id_count());
                 }
             }
             out |= strings_where(&|s| text_in_range(s, low.as_ref(), high.as_ref()));

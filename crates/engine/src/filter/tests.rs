@@ -535,3 +535,56 @@ fn test_random_filters_never_panic_and_columns_agree() {
         "the generator should produce valid filters too ({parsed})"
     );
 }
+
+#[test]
+fn test_ranges_on_many_documents_agree_with_documents() {
+    // Enough documents that a range's documents are gathered both ways (sorted when few,
+    // through a dense bit set when many), with mixed types, several values per document,
+    // missing values, nulls, empty arrays, `-0` and `0`, and holes of deleted ids (the
+    // empty objects stand for them: they hold no value).
+    let docs: Vec<Value> = (0..3000i64)
+        .map(|i| match i % 11 {
+            0 => json!({}),
+            1 => json!({"n": null}),
+            2 => json!({"n": []}),
+            3 => json!({"n": [i % 50, (i * 7) % 50]}),
+            4 => json!({"n": format!("{}", i % 40)}),
+            5 => json!({"n": -0.0}),
+            6 => json!({"n": [0, "zero", i as f64 / 3.0]}),
+            7 => json!({"n": i % 13 == 0}),
+            _ => json!({"n": (i % 100) as f64 - 20.5}),
+        })
+        .collect();
+    let mut total = 0;
+    for filter in [
+        "n 10 TO 20",
+        "n 0 TO 0",
+        "n -0.0 TO 0",
+        "n >= 0",
+        "n > 0",
+        "n <= 0",
+        "n < 0",
+        "n >= -20.5",
+        "n > -20.5",
+        "n < 79.5",
+        "n <= 79.5",
+        "n 49 TO 49",
+        "n = 49",
+        "n = 0",
+        "n = -20.5",
+        "n > 1000",
+        "n < -1000",
+        "n >= 999",
+        "n 3 TO 2",
+        "n 1 TO 3 OR n 30 TO 40",
+        "n > 5 AND n < 7",
+        "NOT n >= 10",
+        "n >= 1e300",
+        "n > a",
+        "n a TO z",
+        "n IN [0, 1, 2, 49, 'zero', true]",
+    ] {
+        total += check(filter, &docs).len();
+    }
+    assert!(total > 10_000, "the ranges select many documents ({total})");
+}
