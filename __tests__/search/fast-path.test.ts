@@ -98,3 +98,23 @@ describe('given a request that is not the plain form', () => {
     expect(r.status).toBe(599);
   });
 });
+
+describe('given a client that leaves in the middle of its body', () => {
+  it('when the connection closes before the body is complete, then the server goes on answering', async () => {
+    const net = await import('node:net');
+    const { port } = new URL(t.url);
+    await new Promise<void>((resolve, reject) => {
+      const s = net.connect(Number(port), '127.0.0.1', () => {
+        s.write(`POST /indexes/${uid}/search HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${MASTER_KEY}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"q":`);
+        setTimeout(() => {
+          s.destroy();
+          resolve();
+        }, 50);
+      });
+      s.on('error', reject);
+    });
+    const after = await t.api('POST', `/indexes/${uid}/search`, { body: { q: 'carol' } });
+    expect(after.status).toBe(200);
+    expect(after.body.hits.length).toBe(2);
+  });
+});
