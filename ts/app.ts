@@ -6,6 +6,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Deps } from './deps';
 import { errorMiddleware } from './errors/middleware';
+import { allowAnyOrigin } from './http/cors';
 import { observeRequests, type RequestObserver } from './http/observe';
 import { repairPath } from './http/path';
 import { loggablePath } from './logging';
@@ -20,6 +21,7 @@ import { networkRoutes } from './routes/network';
 import { observabilityRoutes } from './routes/observability';
 import { renderRoutes } from './routes/render';
 import { searchRoutes } from './routes/search';
+import { SearchService } from './search/service';
 import { searchRuleRoutes } from './routes/search-rules';
 import { settingsRoutes } from './routes/settings';
 import { systemRoutes } from './routes/system';
@@ -43,7 +45,7 @@ export function requestObservers(deps: Deps): RequestObserver[] {
   return observers;
 }
 
-export function buildApp(deps: Deps, observers = requestObservers(deps)): express.Express {
+export function buildApp(deps: Deps, observers = requestObservers(deps), search = new SearchService(deps)): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -52,7 +54,7 @@ export function buildApp(deps: Deps, observers = requestObservers(deps)): expres
   app.use(observeRequests(observers));
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    res.setHeader('Access-Control-Allow-Origin', '*');
+    allowAnyOrigin(res);
     if (req.method === 'OPTIONS') {
       res.setHeader('Access-Control-Allow-Methods', '*');
       res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? '*');
@@ -68,7 +70,7 @@ export function buildApp(deps: Deps, observers = requestObservers(deps)): expres
   app.use(networkContext);
 
   // Search first: it is the hot path, and its paths overlap no other router's.
-  app.use(searchRoutes(deps));
+  app.use(searchRoutes(deps, search));
   app.use(systemRoutes(deps));
   app.use(indexRoutes(deps));
   app.use(documentRoutes(deps));

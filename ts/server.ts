@@ -29,9 +29,10 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const runtime = await openRuntime(config, logger);
   const { deps } = runtime;
   const observers = requestObservers(deps);
-  const app = buildApp(deps, observers);
+  const search = new SearchService(deps);
+  const app = buildApp(deps, observers, search);
   // The plain search request skips Express (http/fast-search.ts); everything else is Express's.
-  const fast = fastSearch(deps, new SearchService(deps), observers);
+  const fast = fastSearch(deps, search, observers);
   const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (!fast(req, res)) app(req, res);
   };

@@ -48,9 +48,18 @@ export async function addDocuments(deps: Deps, uid: string, payload: Buffer, o: 
 /** Which documents a deletion removes. */
 export type DocumentSelection = { all: true } | { ids: string[] } | { filter: unknown };
 
+/** Whether a filter is empty (`null`, blank, `[]`): deletions and editions refuse those. */
+export function isEmptyFilter(f: unknown): boolean {
+  return f === null || (typeof f === 'string' && f.trim() === '') || (Array.isArray(f) && f.length === 0);
+}
+
+export function emptyFilterRefused(): ApiError {
+  return new ApiError('invalid_document_filter', 'Sending an empty filter is forbidden.');
+}
+
 /**
- * Enqueues a deletion. A filter's syntax is checked now, its filterability when the task runs
- * (as Meilisearch does); callers check the filter's shape and emptiness first.
+ * Enqueues a deletion. A filter is refused when empty, its syntax is checked now and its
+ * filterability when the task runs (as Meilisearch does); callers check its shape first.
  */
 export function deleteDocuments(deps: Deps, uid: string, selection: DocumentSelection, customMetadata?: string): Promise<TaskRecord> {
   const { queue } = deps;
@@ -67,6 +76,7 @@ export function deleteDocuments(deps: Deps, uid: string, selection: DocumentSele
       customMetadata,
     });
   }
+  if (isEmptyFilter(selection.filter)) throw emptyFilterRefused();
   checkDocumentFilter(selection.filter, deps.features.get().containsFilter);
   return queue.enqueue({
     indexUid: uid,

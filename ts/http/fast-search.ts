@@ -20,6 +20,7 @@ import { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER } from '../native'
 import { ORIGIN_HEADER } from '../network/forward';
 import type { SearchService } from '../search/service';
 import { mediaTypeOf, parseJsonBody } from './body';
+import { allowAnyOrigin } from './cors';
 import { observe, type ObservedRequest, type RequestObserver } from './observe';
 
 const SEARCH = /^\/indexes\/([A-Za-z0-9_-]{1,400})\/search$/;
@@ -49,7 +50,7 @@ export function fastSearch(deps: Deps, service: SearchService, observers: readon
       observe(observers, seen, res);
       answer(deps, service, req, res, uid, body, type).catch((err) => {
         const e = errorOf(err, deps.logger, limit, seen);
-        if (e !== null && !res.headersSent) sendError(withCors(res), e);
+        if (e !== null && !res.headersSent) sendError(allowAnyOrigin(res), e);
       });
     });
     return true;
@@ -59,10 +60,5 @@ export function fastSearch(deps: Deps, service: SearchService, observers: readon
 async function answer(deps: Deps, service: SearchService, req: IncomingMessage, res: ServerResponse, uid: string, body: Buffer, type: string): Promise<void> {
   const auth = await authenticate(req, deps.keys, deps.config.masterKey, 'search', uid);
   const bytes = await service.search(auth, uid, parseJsonBody(body, type, true));
-  withCors(res).writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bytes.length }).end(bytes);
-}
-
-function withCors(res: ServerResponse): ServerResponse {
-  res.setHeader('Access-Control-Allow-Origin', '*');
-  return res;
+  allowAnyOrigin(res).writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bytes.length }).end(bytes);
 }

@@ -100,11 +100,7 @@ export class QuarryIndex<T extends Record<string, unknown> = Record<string, unkn
   /** Deletes documents by id, or those a filter matches (`{ filter: 'year < 1990' }`). */
   deleteDocuments(selection: Array<string | number> | { filter: string | Array<string | string[]> }): TaskPromise {
     if (Array.isArray(selection)) return this.remove({ ids: selection.map(String) });
-    const empty = (f: unknown) => f === null || (typeof f === 'string' && f.trim() === '') || (Array.isArray(f) && f.length === 0);
-    return this.quarry.write(async () => {
-      if (empty(selection.filter)) throw new ApiError('invalid_document_filter', 'Sending an empty filter is forbidden.');
-      return deleteDocuments(this.deps, checkIndexUid(this.uid), { filter: selection.filter });
-    });
+    return this.remove({ filter: selection.filter });
   }
 
   deleteAllDocuments(): TaskPromise {

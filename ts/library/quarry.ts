@@ -14,14 +14,13 @@ import { FULL_ACCESS } from '../auth/guard';
 import { createIndex, deleteIndex, swapIndexes, updateIndex } from '../commands/indexes';
 import { type Config, loadConfig } from '../config';
 import type { Deps } from '../deps';
-import { ApiError } from '../errors/api-error';
 import { createLogger, type Logger } from '../logging';
 import { indexView, notFound } from '../indexes/registry';
 import { openRuntime, type Runtime } from '../runtime';
-import { checkIndexUid } from '../schemas/indexes';
+import { checkIndexUid, checkSwaps } from '../schemas/indexes';
 import { parseCancelOrDeleteQuery, parseListQuery } from '../schemas/tasks';
 import { SearchService } from '../search/service';
-import { summaryView, taskView } from '../tasks/queue';
+import { summaryView, taskNotFound, taskView } from '../tasks/queue';
 import type { TaskRecord } from '../tasks/types';
 import { asQuarryError, guarded, QuarryError } from './errors';
 import { QuarryIndex } from './index-handle';
@@ -109,19 +108,7 @@ export class Quarry {
 
   /** Swaps pairs of indexes (with `rename`, renames the first to the second). */
   swapIndexes(swaps: Array<{ indexes: [string, string]; rename?: boolean }>): TaskPromise {
-    return this.write(() => {
-      const seen = new Set<string>();
-      const checked = swaps.map((s) => {
-        const pair = s.indexes.map((u) => checkIndexUid(u)) as [string, string];
-        if (pair.length !== 2) throw new ApiError('invalid_swap_indexes', 'Two indexes must be given for each swap.');
-        for (const u of pair) {
-          if (seen.has(u)) throw new ApiError('invalid_swap_duplicate_index_found', `Indexes must be declared only once during a swap. \`${u}\` was specified several times.`);
-          seen.add(u);
-        }
-        return { indexes: pair, rename: s.rename ?? false };
-      });
-      return swapIndexes(this.#deps, checked);
-    });
+    return this.write(async () => swapIndexes(this.#deps, checkSwaps(swaps, () => undefined)));
   }
 
   async getIndex(uid: string): Promise<IndexInfo> {
@@ -149,7 +136,7 @@ export class Quarry {
   async getTask(uid: number): Promise<Task> {
     return guarded(() => {
       const t = this.#deps.queue.get(uid);
-      if (!t) throw new ApiError('task_not_found', `Task \`${uid}\` not found.`);
+      if (!t) throw taskNotFound(uid);
       return taskView(t) as unknown as Task;
     });
   }
@@ -164,12 +151,14 @@ export class Quarry {
 
   /** Cancels the enqueued or processing tasks `query` matches (a `taskCancelation` task). */
   cancelTasks(query: TasksQuery): TaskPromise {
-    return this.write(() => this.#deps.queue.cancel(parseCancelOrDeleteQuery(queryParams(query), 'cancel'), () => true, `?${new URLSearchParams(queryParams(query) as Record<string, string>)}`));
+    const params = queryParams(query);
+    return this.write(() => this.#deps.queue.cancel(parseCancelOrDeleteQuery(params, 'cancel'), () => true, originalFilter(params)));
   }
 
   /** Deletes the finished tasks `query` matches from the history (a `taskDeletion` task). */
   deleteTasks(query: TasksQuery): TaskPromise {
-    return this.write(() => this.#deps.queue.delete(parseCancelOrDeleteQuery(queryParams(query), 'delete'), () => true, `?${new URLSearchParams(queryParams(query) as Record<string, string>)}`));
+    const params = queryParams(query);
+    return this.write(() => this.#deps.queue.delete(parseCancelOrDeleteQuery(params, 'delete'), () => true, originalFilter(params)));
   }
 
   /**
@@ -194,7 +183,7 @@ export class Quarry {
     let seen = '';
     for (;;) {
       const t = this.#deps.queue.get(uid);
-      if (!t) throw new QuarryError('task_not_found', `Task \`${uid}\` not found.`);
+      if (!t) throw asQuarryError(taskNotFound(uid));
       const progress = (t.status === 'processing' && t.batchUid !== null ? this.#deps.queue.batchProgress(t.batchUid) : null) as TaskProgress['progress'];
       const key = `${t.status}|${JSON.stringify(progress)}`;
       if (key !== seen) {
@@ -240,9 +229,14 @@ function isFinished(t: TaskRecord): boolean {
   return t.status === 'succeeded' || t.status === 'failed' || t.status === 'canceled';
 }
 
+/** The query string a task cancelation or deletion records as its `originalFilter`. */
+function originalFilter(params: Record<string, string>): string {
+  return `?${new URLSearchParams(params)}`;
+}
+
 /** A `TasksQuery` as `GET /tasks`'s query parameters. */
-function queryParams(query: TasksQuery): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+function queryParams(query: TasksQuery): Record<string, string> {
+  const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(query)) {
     if (v === undefined) continue;
     out[k] = Array.isArray(v) ? v.join(',') : v instanceof Date ? v.toISOString() : String(v);

@@ -8,7 +8,8 @@
 import { PatchSchema as FeaturesPatchSchema } from '../features';
 import { DeleteByFilterSchema } from '../routes/documents';
 import { FetchSchema } from '../schemas/documents';
-import { CreateSchema as IndexCreateSchema, SwapSchema, UpdateSchema as IndexUpdateSchema } from '../routes/indexes';
+import { CreateSchema as IndexCreateSchema, UpdateSchema as IndexUpdateSchema } from '../routes/indexes';
+import { SwapSchema } from '../schemas/indexes';
 import { CreateSchema as KeyCreateSchema, UpdateSchema as KeyUpdateSchema } from '../routes/keys';
 import { FederationSchema, OptionsSchema } from '../schemas/federation';
 import { FieldsSchema } from '../schemas/fields';

@@ -7,7 +7,7 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { mediaType, rawBody, readJson } from '../http/body';
-import { addDocuments, deleteDocuments, type DocumentSelection } from '../commands/documents';
+import { addDocuments, deleteDocuments, type DocumentSelection, emptyFilterRefused, isEmptyFilter } from '../commands/documents';
 import { checkDocumentFilter, checkEditFunction, type PayloadFormat } from '../native';
 import { checkEditContext, parseEditBody } from '../schemas/edit';
 import { documentIds, FETCH_CODES, FetchSchema } from '../schemas/documents';
@@ -28,16 +28,12 @@ export const DeleteByFilterSchema = z.strictObject({
   filter: filterShape,
 });
 
-function isEmptyFilter(f: unknown): boolean {
-  return f === null || (typeof f === 'string' && f.trim() === '') || (Array.isArray(f) && f.length === 0);
-}
-
 /** An edition's filter: its syntax now (errors name the index, as Meilisearch's do). */
 function checkEditionFilter(uid: string, filter: unknown, containsFilter: boolean): void {
   if (typeof filter !== 'string' && !Array.isArray(filter)) {
     throw new ApiError('invalid_document_filter', `Index \`${uid}\`: Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(filter)}\`.`);
   }
-  if (isEmptyFilter(filter)) throw new ApiError('invalid_document_filter', 'Sending an empty filter is forbidden.');
+  if (isEmptyFilter(filter)) throw emptyFilterRefused();
   try {
     checkDocumentFilter(filter, containsFilter);
   } catch (err) {
@@ -169,7 +165,6 @@ export function documentRoutes(deps: Deps): Router {
       throw new ApiError('bad_request', 'Missing field `filter`');
     }
     const body = parseWith(DeleteByFilterSchema, raw, { filter: 'invalid_document_filter' });
-    if (isEmptyFilter(body.filter)) throw new ApiError('invalid_document_filter', 'Sending an empty filter is forbidden.');
     await enqueueDeletion(req, res, { filter: body.filter });
   });
 

@@ -7,8 +7,8 @@ import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { readJson } from '../http/body';
 import { indexView, notFound } from '../indexes/registry';
-import { checkIndexUid } from '../schemas/indexes';
-import { boundedList, MAX_SWAPS, primaryKeyName } from '../schemas/limits';
+import { checkIndexUid, checkSwaps } from '../schemas/indexes';
+import { primaryKeyName } from '../schemas/limits';
 import { rejectUnknownParams, uintParam } from '../schemas/query';
 import { summaryView } from '../tasks/queue';
 import { requireIndexAccess } from './access';
@@ -16,13 +16,6 @@ import { parseStatsQuery, statsOf } from '../indexes/stats';
 
 export const CreateSchema = z.strictObject({ uid: z.unknown(), primaryKey: primaryKeyName.nullable().optional() });
 export const UpdateSchema = z.strictObject({ primaryKey: primaryKeyName.nullable().optional(), uid: z.unknown().optional() });
-export const SwapSchema = boundedList(
-  z.strictObject({
-    indexes: z.array(z.unknown()),
-    rename: z.boolean().optional(),
-  }),
-  MAX_SWAPS,
-);
 
 export function indexRoutes(deps: Deps): Router {
   const r = Router();
@@ -85,26 +78,7 @@ export function indexRoutes(deps: Deps): Router {
   });
 
   r.post('/swap-indexes', guard('indexes.swap'), async (req, res) => {
-    const parsed = parseWith(SwapSchema, readJson(req), {}, 'invalid_swap_indexes');
-    const seen = new Set<string>();
-    const swaps = parsed.map((s, i) => {
-      if (s.indexes.length !== 2) {
-        throw new ApiError(
-          'invalid_swap_indexes',
-          `Invalid value at \`[${i}].indexes\`: Two indexes must be given for each swap. The list \`[${s.indexes.map((x) => JSON.stringify(x)).join(', ')}]\` contains ${s.indexes.length} indexes.`,
-        );
-      }
-      const pair = s.indexes.map((u) => checkIndexUid(u)) as [string, string];
-      for (const u of pair) {
-        requireIndexAccess(req, u);
-        if (seen.has(u)) {
-          throw new ApiError('invalid_swap_duplicate_index_found', `Indexes must be declared only once during a swap. \`${u}\` was specified several times.`);
-        }
-        seen.add(u);
-      }
-      return { indexes: pair, rename: s.rename ?? false };
-    });
-    res.status(202).json(summaryView(await swapIndexes(deps, swaps)));
+    res.status(202).json(summaryView(await swapIndexes(deps, checkSwaps(readJson(req), (uid) => requireIndexAccess(req, uid)))));
   });
 
   return r;

@@ -4,7 +4,7 @@ import { type Request, Router } from 'express';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseCancelOrDeleteQuery, parseListQuery } from '../schemas/tasks';
-import { batchView, payloadFile, summaryView, taskView } from '../tasks/queue';
+import { batchView, payloadFile, summaryView, taskNotFound, taskView } from '../tasks/queue';
 import type { BatchRecord, TaskRecord } from '../tasks/types';
 import { requireAllIndexes } from './access';
 
@@ -67,7 +67,7 @@ export function taskRoutes(deps: Deps): Router {
   r.get('/tasks/:taskUid', guard('tasks.get'), (req, res) => {
     const uid = parseUidParam(String(req.params.taskUid), 'invalid_task_uids', 'Task');
     const t = queue.get(uid);
-    if (!t || !visibility(req)(t)) throw new ApiError('task_not_found', `Task \`${uid}\` not found.`);
+    if (!t || !visibility(req)(t)) throw taskNotFound(uid);
     res.json(taskView(t));
   });
 
@@ -80,7 +80,7 @@ export function taskRoutes(deps: Deps): Router {
     }
     const uid = parseUidParam(String(req.params.taskUid), 'invalid_task_uids', 'Task');
     const t = queue.get(uid);
-    if (!t || !visibility(req)(t)) throw new ApiError('task_not_found', `Task \`${uid}\` not found.`);
+    if (!t || !visibility(req)(t)) throw taskNotFound(uid);
     const file = payloadFile(deps.updateFiles, t);
     if (!file || !fs.existsSync(file)) throw new ApiError('task_file_not_found', `The task file for task \`${uid}\` was not found.`);
     res.status(200).type('application/x-ndjson');

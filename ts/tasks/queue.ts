@@ -17,6 +17,7 @@ import path from 'node:path';
 import type { KvOp } from '../native';
 import { type Durable, jsonValue, uidKey } from '../store/durable';
 import { durationIso, nowIso } from '../util/time';
+import { ApiError } from '../errors/api-error';
 import type { NextBatch } from './autobatch';
 import { matchesTask, type TaskFilter } from './filter';
 import type { BatchRecord, TaskPayload, TaskRecord, TaskType } from './types';
@@ -354,6 +355,11 @@ export function payloadFile(updateFiles: string, t: TaskRecord): string | null {
 export function removePayload(updateFiles: string, t: TaskRecord): void {
   const file = payloadFile(updateFiles, t);
   if (file) fs.rmSync(file, { force: true });
+}
+
+/** `task_not_found` for task `uid`. */
+export function taskNotFound(uid: number): ApiError {
+  return new ApiError('task_not_found', `Task \`${uid}\` not found.`);
 }
 
 export function summaryView(t: TaskRecord): Record<string, unknown> {

@@ -1,9 +1,9 @@
 //! `attributeRank`: documents matching in more important fields first. Per kept term, the
 //! best weight (its `searchableAttributes` index) of the fields it occurs in, counted once
 //! per term (a phrase is one term, as in Meilisearch's field graph, whose cost is the weight
-//! times the term's query-term ids: one for a phrase). It narrows nothing: as in Meilisearch, whose field conditions
-//! keep the whole term for the next rule, `wordPosition` and `exactness` see the term's
-//! occurrences in every field, not only in the best one.
+//! times the term's query-term ids: one for a phrase). It narrows nothing: as in
+//! Meilisearch, whose field conditions keep the whole term for the next rule, `wordPosition`
+//! and `exactness` see the term's occurrences in every field, not only in the best one.
 
 use serde_json::{json, Map, Value};
 
