@@ -12,6 +12,7 @@ import type { Config } from './config';
 import type { Deps } from './deps';
 import type { Logger } from './logging';
 import { fastSearch } from './http/fast-search';
+import { arrived } from './http/observe';
 import { openRuntime } from './runtime';
 import { SearchService } from './search/service';
 import { attachTls, httpsOptions } from './startup/tls';
@@ -34,6 +35,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   // The plain search request skips Express (http/fast-search.ts); everything else is Express's.
   const fast = fastSearch(deps, search, observers);
   const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    arrived(req);
     if (!fast(req, res)) app(req, res);
   };
   const server: http.Server = tlsOptions ? https.createServer(tlsOptions, handle) : http.createServer(handle);

@@ -21,7 +21,7 @@ import { ORIGIN_HEADER } from '../network/forward';
 import type { SearchService } from '../search/service';
 import { mediaTypeOf, parseJsonBody } from './body';
 import { allowAnyOrigin } from './cors';
-import { observe, type ObservedRequest, type RequestObserver } from './observe';
+import { arrivalOf, observe, type ObservedRequest, type RequestObserver } from './observe';
 
 const SEARCH = /^\/indexes\/([A-Za-z0-9_-]{1,400})\/search$/;
 const ROUTE = { path: '/indexes/:indexUid/search' };
@@ -59,6 +59,6 @@ export function fastSearch(deps: Deps, service: SearchService, observers: readon
 
 async function answer(deps: Deps, service: SearchService, req: IncomingMessage, res: ServerResponse, uid: string, body: Buffer, type: string): Promise<void> {
   const auth = await authenticate(req, deps.keys, deps.config.masterKey, 'search', uid);
-  const bytes = await service.search(auth, uid, parseJsonBody(body, type, true));
+  const bytes = await service.search(auth, uid, parseJsonBody(body, type, true), arrivalOf(req));
   allowAnyOrigin(res).writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bytes.length }).end(bytes);
 }

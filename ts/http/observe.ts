@@ -28,6 +28,23 @@ export interface RequestObserver {
   done(req: ObservedRequest, res: ServerResponse, ms: number, finished: boolean): void;
 }
 
+/** When each request arrived, by request (see [`arrived`]). */
+const arrivals = new WeakMap<object, bigint>();
+
+/**
+ * Notes that `req` has just arrived (the server's first step for every request): a search's
+ * `processingTimeMs` counts from here, so parsing, validation and the wait for a search slot
+ * and a thread are in it, not only the engine's own work.
+ */
+export function arrived(req: object): void {
+  arrivals.set(req, process.hrtime.bigint());
+}
+
+/** When `req` arrived, if the server noted it (the library's calls have no request). */
+export function arrivalOf(req: object): bigint | undefined {
+  return arrivals.get(req);
+}
+
 /** Starts timing `req` for the observers that want it. */
 export function observe(observers: readonly RequestObserver[], req: ObservedRequest, res: ServerResponse): void {
   let picked: RequestObserver[] | null = null;

@@ -86,8 +86,10 @@ export class NativeIndex {
     return call(() => this.raw.fetchDocuments(JSON.stringify(query)));
   }
 
-  search(query: unknown): Promise<Buffer> {
-    return call(() => this.raw.search(JSON.stringify(query)));
+  /** `receivedAt`: when the request arrived (`process.hrtime`), which `processingTimeMs` counts from. */
+  search(query: unknown, receivedAt?: bigint): Promise<Buffer> {
+    const sinceMs = receivedAt === undefined ? null : Number(process.hrtime.bigint() - receivedAt) / 1e6;
+    return call(() => this.raw.search(JSON.stringify(query), sinceMs));
   }
 
   facetSearch(query: unknown): Promise<Buffer> {

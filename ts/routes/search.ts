@@ -3,6 +3,7 @@ import { type Request, type Response, Router } from 'express';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
+import { arrivalOf } from '../http/observe';
 import { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER } from '../native';
 import { searchQueryFromParams } from '../schemas/search';
 import { similarQueryFromParams } from '../schemas/similar';
@@ -23,8 +24,8 @@ export function searchRoutes(deps: Deps, service = new SearchService(deps)): Rou
   const { guard } = deps;
   const params = (req: Request) => req.query as Record<string, unknown>;
 
-  r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, service.search(req.auth!, req.params.indexUid, readJson(req, true))));
-  r.get('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, service.search(req.auth!, req.params.indexUid, searchQueryFromParams(params(req)))));
+  r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, service.search(req.auth!, req.params.indexUid, readJson(req, true), arrivalOf(req))));
+  r.get('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, service.search(req.auth!, req.params.indexUid, searchQueryFromParams(params(req)), arrivalOf(req))));
   r.post('/indexes/:indexUid/facet-search', guard('search', 'param'), (req, res) => send(res, service.facetSearch(req.auth!, req.params.indexUid, readJson(req, true))));
   r.post('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => send(res, service.similar(req.auth!, req.params.indexUid, readJson(req, true))));
   r.get('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => send(res, service.similar(req.auth!, req.params.indexUid, similarQueryFromParams(params(req)))));

@@ -80,14 +80,17 @@ export class SearchService {
     return this.deps.searchLimiter.run(fn);
   }
 
-  /** A single-index search (`POST /indexes/{uid}/search`'s body). */
-  async search(auth: AuthContext, indexUid: unknown, body: unknown): Promise<Buffer> {
+  /**
+   * A single-index search (`POST /indexes/{uid}/search`'s body); `receivedAt`: when its request
+   * arrived (`http/observe.ts` `arrivalOf`), which `processingTimeMs` counts from.
+   */
+  async search(auth: AuthContext, indexUid: unknown, body: unknown, receivedAt?: bigint): Promise<Buffer> {
     const uid = checkIndexUid(indexUid);
     const query = parseSearch(body);
     if (usesNetwork(this.deps, query.useNetwork)) return this.limited(() => this.overNetwork(auth, uid, (body ?? {}) as Record<string, unknown>));
     const index = this.deps.registry.handle(uid);
     const engineQ = this.scopedQuery(auth, uid, query);
-    return this.limited(() => index.search(engineQ));
+    return this.limited(() => index.search(engineQ, receivedAt));
   }
 
   /** Facet search: the values of one facet among the documents `q` and `filter` match. */

@@ -16,7 +16,8 @@ pub enum IndexJob {
     Apply(String),
     Get(String, Option<Vec<String>>, bool),
     Fetch(String),
-    Search(String),
+    /// The query and when its request arrived.
+    Search(String, std::time::Instant),
     FacetSearch(String),
     MergeFacetHits(String),
     Elsewhere(String),
@@ -50,8 +51,9 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
             let q = serde_json::from_str(&q).map_err(Error::internal)?;
             JobOutput::Bytes(Some(index.fetch_documents(&q)?))
         }
-        IndexJob::Search(q) => {
-            let q = serde_json::from_str(&q).map_err(Error::internal)?;
+        IndexJob::Search(q, received) => {
+            let mut q: engine::SearchQuery = serde_json::from_str(&q).map_err(Error::internal)?;
+            q.received = Some(received);
             JobOutput::Bytes(Some(index.search(&q)?))
         }
         IndexJob::FacetSearch(q) => {
@@ -179,10 +181,19 @@ impl NativeIndex {
     /// A search: `queryJson` is the normalized query of `ts/schemas/search.ts`; the answer is
     /// the response body. `sort`, `facets` and `distinct` are passed as the client gave them and
     /// checked here (`invalid_search_sort`, `invalid_search_facets`, `invalid_search_distinct`);
-    /// a bad filter throws `invalid_search_filter`.
+    /// a bad filter throws `invalid_search_filter`. `sinceMs`: how long ago the request
+    /// arrived, so `processingTimeMs` covers the whole server path (absent: from now).
     #[napi(ts_return_type = "Promise<Buffer>")]
-    pub fn search(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
-        self.task(IndexJob::Search(query_json))
+    pub fn search(
+        &self,
+        query_json: String,
+        since_ms: Option<f64>,
+    ) -> Result<AsyncTask<IndexTask>> {
+        let now = std::time::Instant::now();
+        let ago = std::time::Duration::try_from_secs_f64(since_ms.unwrap_or(0.0) / 1000.0)
+            .unwrap_or_default();
+        let received = now.checked_sub(ago).unwrap_or(now);
+        self.task(IndexJob::Search(query_json, received))
     }
 
     /// A facet search: `queryJson` is `{facetName, facetQuery, q, filter, containsFilter,

@@ -121,7 +121,7 @@ impl Index {
 
     /// Search: see the module's documentation. Each step below is one module.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<u8>> {
-        let started = Instant::now();
+        let started = q.received.unwrap_or_else(Instant::now);
         let rtxn = self.store.read()?;
         let settings = self.stored_settings(&rtxn)?;
         let settings = settings.as_ref();

@@ -10,6 +10,11 @@ use crate::settings::search_defaults;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchQuery {
+    /// When the request reached the server (set by the caller, never by the wire): the
+    /// answer's `processingTimeMs` counts from it, so the server's own path before the engine
+    /// (parsing, validation, waiting for a search slot and a thread) is part of it.
+    #[serde(skip)]
+    pub received: Option<std::time::Instant>,
     #[serde(default)]
     pub q: Option<String>,
     #[serde(default)]
