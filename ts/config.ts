@@ -31,6 +31,10 @@ export interface Config {
   onnxRuntimePath: string | null;
   /** How long another instance of the network may take to answer (search, forwarded write). */
   remoteTimeoutMs: number;
+  /** How long a remote embedder's request may take (null: 30 s). */
+  restEmbedderTimeoutSeconds: number | null;
+  /** How long after its first try a remote embedder's request may be tried again (null: no bound but three tries). */
+  restEmbedderMaxRetrySeconds: number | null;
   /** Where `POST /dumps` writes `<dumpUid>.dump`. */
   dumpDir: string;
   /** Where snapshots are written (`<db directory name>.snapshot`). */
@@ -104,6 +108,8 @@ type RawOptions = TlsRaw & {
   modelsDir?: string;
   onnxRuntimePath?: string;
   remoteTimeout?: string;
+  restEmbedderTimeout?: string;
+  restEmbedderMaxRetry?: string;
   dumpDir?: string;
   importDump?: string;
   ignoreMissingDump?: string;
@@ -148,6 +154,8 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'modelsDir', flag: '--experimental-models-dir', env: 'QUARRY_MODELS_DIR', meili: 'QUARRY_MODELS_DIR', help: 'directory of local embedding models for huggingFace embedders: <dir>/<model>/model.onnx and tokenizer files (models are never downloaded)' },
   { name: 'onnxRuntimePath', flag: '--experimental-onnxruntime-path', env: 'QUARRY_ONNXRUNTIME_PATH', meili: 'ORT_DYLIB_PATH', help: 'path of libonnxruntime.so, which local models run on' },
   { name: 'remoteTimeout', flag: '--experimental-remote-timeout-ms', env: 'QUARRY_REMOTE_TIMEOUT_MS', meili: 'QUARRY_REMOTE_TIMEOUT_MS', help: 'milliseconds another instance of the network may take to answer a search or a forwarded write (default 30000)' },
+  { name: 'restEmbedderTimeout', flag: '--experimental-rest-embedder-timeout-seconds', env: 'QUARRY_EXPERIMENTAL_REST_EMBEDDER_TIMEOUT_SECONDS', meili: 'MEILI_EXPERIMENTAL_REST_EMBEDDER_TIMEOUT_SECONDS', help: 'seconds one request to a remote embedder may take (default 30)' },
+  { name: 'restEmbedderMaxRetry', flag: '--experimental-rest-embedder-max-retry-duration-seconds', env: 'QUARRY_EXPERIMENTAL_REST_EMBEDDER_MAX_RETRY_DURATION_SECONDS', meili: 'MEILI_EXPERIMENTAL_REST_EMBEDDER_MAX_RETRY_DURATION_SECONDS', help: 'seconds after its first try a failed remote embedder request may be tried again (default: three tries)' },
   { name: 'dropSearchAfter', flag: '--experimental-drop-search-after', env: 'QUARRY_DROP_SEARCH_AFTER', meili: 'MEILI_EXPERIMENTAL_DROP_SEARCH_AFTER', help: 'seconds a search may wait before it is dropped (default 60)' },
   { name: 'dumpDir', flag: '--dump-dir', env: 'QUARRY_DUMP_DIR', meili: 'MEILI_DUMP_DIR', help: 'directory dumps are written to (default dumps/)' },
   { name: 'importDump', flag: '--import-dump', env: 'QUARRY_IMPORT_DUMP', meili: 'MEILI_IMPORT_DUMP', help: 'dump file (Meilisearch or Quarry, version 6) to build the database from at start-up' },
@@ -304,6 +312,14 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
   const searchesPerCore = count('--experimental-nb-searches-per-core', raw.searchesPerCore, 4, 1);
   const dropSearchAfterSeconds = count('--experimental-drop-search-after', raw.dropSearchAfter, 60, 1);
   const remoteTimeoutMs = count('--experimental-remote-timeout-ms', raw.remoteTimeout, 30_000, 1);
+  const seconds = (name: string, value: string | undefined): number | null => {
+    if (value === undefined) return null;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${name}: \`${value}\` is not a positive number of seconds`);
+    return n;
+  };
+  const restEmbedderTimeoutSeconds = seconds('--experimental-rest-embedder-timeout-seconds', raw.restEmbedderTimeout);
+  const restEmbedderMaxRetrySeconds = seconds('--experimental-rest-embedder-max-retry-duration-seconds', raw.restEmbedderMaxRetry);
 
   const allowed = raw.allowedNetworks === undefined ? LOOPBACK_NETWORKS : raw.allowedNetworks.split(',').map((s) => s.trim()).filter(Boolean);
   for (const net of allowed) {
@@ -365,6 +381,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
     modelsDir: raw.modelsDir ?? null,
     onnxRuntimePath: raw.onnxRuntimePath ?? null,
     remoteTimeoutMs,
+    restEmbedderTimeoutSeconds,
+    restEmbedderMaxRetrySeconds,
     enableMetrics: flag('--experimental-enable-metrics', raw.enableMetrics),
     enableLogsRoute: flag('--experimental-enable-logs-route', raw.enableLogsRoute),
     logsMode: parseLogsMode(raw.logsMode),

@@ -16,7 +16,7 @@ import { FeatureStore } from './features';
 import { IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
 import { Metrics } from './metrics/metrics';
-import { configureModels, configureOutbound, KvStore } from './native';
+import { configureModels, configureOutbound, configureRemoteEmbedders, KvStore } from './native';
 import { networkedQueue } from './network/forward';
 import { rebalancer } from './network/rebalance';
 import { NetworkStore } from './network/state';
@@ -45,6 +45,7 @@ export interface Runtime {
 export async function openRuntime(config: Config, logger: Logger): Promise<Runtime> {
   configureOutbound(config.allowedNetworks);
   configureModels(config.modelsDir, config.onnxRuntimePath);
+  configureRemoteEmbedders(config.restEmbedderTimeoutSeconds, config.restEmbedderMaxRetrySeconds);
   const dbPath = path.resolve(config.dbPath);
   await importAtStartup(config, dbPath, logger);
   const lock = lockDataDir(dbPath);

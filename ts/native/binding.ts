@@ -69,6 +69,11 @@ export function configureOutbound(allowedNetworks: string[]): void {
 }
 
 /** Where local models are, and the ONNX Runtime library they run on (null: not configured). */
+/** See the binding: a remote embedder's request time-out and retry duration, in seconds. */
+export function configureRemoteEmbedders(timeoutSeconds: number | null, maxRetryDurationSeconds: number | null): void {
+  binding.configureRemoteEmbedders(timeoutSeconds, maxRetryDurationSeconds);
+}
+
 export function configureModels(modelsDir: string | null, onnxRuntimePath: string | null): void {
   binding.configureModels(modelsDir, onnxRuntimePath);
 }

@@ -13,7 +13,7 @@ import type * as Native from '../../native/index';
 import { binding, call, callSync } from './binding';
 
 export { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER, type OutboundAnswer, outboundRequest } from './outbound';
-export { catalogByCode, checkEmbedder, configureModels, configureOutbound, engineVersion, renderTemplate, type ErrorCodeRow, hideSecret, settingsLocales } from './binding';
+export { catalogByCode, checkEmbedder, configureModels, configureOutbound, configureRemoteEmbedders, engineVersion, renderTemplate, type ErrorCodeRow, hideSecret, settingsLocales } from './binding';
 export { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from './documents';
 export { type KvEntry, type KvOp, KvStore } from './kv';
 

@@ -1,8 +1,9 @@
 //! The remote sources: `rest` (any API, described by request and response templates),
 //! `openAi` and `ollama` (fixed shapes of the same idea). Requests go through the `outbound`
-//! client only. A failed request is tried again (network errors, 5xx and 429, up to
-//! [`ATTEMPTS`] times with a growing pause); a 4xx or an answer of the wrong shape fails at
-//! once. Every failure is a `vector_embedding_error` naming the embedder and the cause.
+//! client only. A failed request is tried again (network errors, time-outs, 5xx and 429, up
+//! to [`ATTEMPTS`] times with a growing pause, and not once [`configure`]'s retry duration
+//! has passed since the first try); a 4xx or an answer of the wrong shape fails at once.
+//! Every failure is a `vector_embedding_error` naming the embedder and the cause.
 //!
 //! REST templates, as Meilisearch reads them: in `request`, the string `"{{text}}"` stands
 //! for one text; an array whose first item holds `{{text}}` and whose second item is
@@ -10,7 +11,7 @@
 //! `"{{embedding}}"` marks where an embedding is; an array `[<item>, "{{..}}"]` repeats its
 //! item once per text.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,8 +23,26 @@ use crate::embed::{Embed, Embedding};
 
 /// Tries per request.
 pub const ATTEMPTS: u32 = 3;
-/// How long one request may take.
-const TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one request may take unless configured (milliseconds).
+const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+/// How long one request may take, and how long after its first try it may still be tried
+/// again (`u64::MAX`: only [`ATTEMPTS`] bounds it), in milliseconds; see [`configure`].
+static TIMEOUT_MS: AtomicU64 = AtomicU64::new(DEFAULT_TIMEOUT_MS);
+static RETRY_FOR_MS: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// Sets, for every remote embedder of the process, how long one request may take and for
+/// how long after a request's first try it may be tried again (`None`: the defaults, 30 s
+/// and no bound but the number of attempts). Meilisearch's
+/// `MEILI_EXPERIMENTAL_REST_EMBEDDER_TIMEOUT_SECONDS` and
+/// `MEILI_EXPERIMENTAL_REST_EMBEDDER_MAX_RETRY_DURATION_SECONDS`.
+pub fn configure(timeout: Option<Duration>, retry_for: Option<Duration>) {
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    TIMEOUT_MS.store(
+        timeout.map_or(DEFAULT_TIMEOUT_MS, ms).max(1),
+        Ordering::Relaxed,
+    );
+    RETRY_FOR_MS.store(retry_for.map_or(u64::MAX, ms), Ordering::Relaxed);
+}
 /// Texts per request for sources that take several.
 const BATCH: usize = 64;
 
@@ -234,14 +253,22 @@ impl Remote {
     /// One request, tried again on transient failures.
     fn send(&self, texts: &[&str]) -> Result<Vec<Embedding>> {
         let body = self.request_body(texts);
+        let timeout = Duration::from_millis(TIMEOUT_MS.load(Ordering::Relaxed));
+        let retry_for = Duration::from_millis(RETRY_FOR_MS.load(Ordering::Relaxed));
+        let first = std::time::Instant::now();
         let mut last = String::new();
+        let mut tried = 0;
         for attempt in 0..ATTEMPTS {
             if attempt > 0 {
+                if first.elapsed() >= retry_for {
+                    break;
+                }
                 std::thread::sleep(Duration::from_millis(100 * 3u64.pow(attempt - 1)));
             }
+            tried += 1;
             match self
                 .client
-                .post_json(&self.url, &self.headers, &body, TIMEOUT)
+                .post_json(&self.url, &self.headers, &body, timeout)
             {
                 Err(outbound::Failure::NotAllowed(m)) => return Err(error(&self.name, m)),
                 Err(outbound::Failure::Transport(m) | outbound::Failure::Timeout(m)) => {
@@ -267,7 +294,10 @@ impl Remote {
         }
         Err(error(
             &self.name,
-            format!("{last} (after {ATTEMPTS} attempts)"),
+            format!(
+                "{last} (after {tried} attempt{})",
+                if tried == 1 { "" } else { "s" }
+            ),
         ))
     }
 }

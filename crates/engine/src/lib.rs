@@ -27,7 +27,8 @@ pub use outbound::{Failure as OutboundFailure, Response as OutboundResponse};
 pub use payload::{stage_documents, Format};
 pub use settings::{Settings, SettingsPatch};
 pub use vectors::{
-    check_embedder, configure_models, configure_outbound, outbound, render_template,
+    check_embedder, configure_models, configure_outbound, configure_remote_embedders, outbound,
+    render_template,
 };
 
 /// The engine's version, reported by `GET /version` next to the package's.

@@ -111,6 +111,16 @@ pub fn configure_models(
     engine::configure_models(models_dir, onnx_runtime_path).map_err(to_napi_error)
 }
 
+/// How long a remote embedder's request may take and for how long a failed one is tried
+/// again, in seconds (null: 30 s, and three tries whatever the time).
+#[napi]
+pub fn configure_remote_embedders(
+    timeout_seconds: Option<f64>,
+    max_retry_duration_seconds: Option<f64>,
+) {
+    engine::configure_remote_embedders(timeout_seconds, max_retry_duration_seconds);
+}
+
 /// Renders a document template with a document (`documentJson`, an object; null only parses
 /// the template and renders nothing). Throws `template_parsing_error`,
 /// `template_rendering_error`.

@@ -56,6 +56,13 @@ pub fn configure_models(
     Ok(())
 }
 
+/// How long a remote embedder's request may take and how long it is tried again (see
+/// `embedders::remote::configure`), in seconds; `None`: the defaults.
+pub fn configure_remote_embedders(timeout_seconds: Option<f64>, retry_for_seconds: Option<f64>) {
+    let d = |s: f64| std::time::Duration::try_from_secs_f64(s).ok();
+    embedders::remote::configure(timeout_seconds.and_then(d), retry_for_seconds.and_then(d));
+}
+
 /// Builds the embedder of `config`: local models from the configured directory (else the
 /// `QUARRY_MODELS_DIR` environment variable), remote sources through the outbound client.
 /// A composite embedder indexes with its `indexingEmbedder` (see [`search_config`]).
