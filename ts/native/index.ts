@@ -6,58 +6,20 @@
  * file here per file of the binding (`crates/node/src/`): `binding.ts` ↔ `lib.rs`,
  * `documents.ts` ↔ `documents.rs`, `kv.ts` ↔ `kv.rs`, and this file ↔ `index.rs` (one open
  * index), which also re-exports the others as the module's entry. The addon's types come from
- * its generated declaration file (see `binding.ts`); the contract itself is documented on the
- * Rust side, and those doc comments reach the declaration file.
+ * its generated declaration file (see `binding.ts`), and the JSON its calls take and answer is
+ * typed by `shapes.generated.ts`, generated from the engine's serde types (a cargo test fails
+ * when it drifts); the contract itself is documented on the Rust side.
  */
 import type * as Native from '../../native/index';
 import { binding, call, callSync } from './binding';
+import type { BatchInput, BatchOp, BatchOpResult, FacetSearchQuery, FetchQuery, FieldsQuery, IndexStats, SearchQuery, Shards, SimilarQuery } from './shapes.generated';
 
 export { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER, type OutboundAnswer, outboundRequest } from './outbound';
 export { catalogByCode, checkEmbedder, configureModels, configureOutbound, configureRemoteEmbedders, engineVersion, renderTemplate, type ErrorCodeRow, hideSecret, settingsLocales } from './binding';
 export { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from './documents';
 export { type KvEntry, type KvOp, KvStore } from './kv';
 
-export type BatchOp =
-  | { type: 'addDocuments'; taskUid: number; file: string; method: 'replace' | 'update'; primaryKey: string | null; skipCreation: boolean; shards: { all: string[]; own: string[] } | null }
-  | { type: 'deleteDocuments'; taskUid: number; ids: string[] }
-  | { type: 'deleteByFilter'; taskUid: number; filter: unknown }
-  | { type: 'clearDocuments'; taskUid: number }
-  | { type: 'editDocuments'; taskUid: number; function: string; filter: unknown; context: Record<string, unknown> | null }
-  | { type: 'setPrimaryKey'; taskUid: number; primaryKey: string }
-  | { type: 'updateSettings'; taskUid: number; patch: unknown };
-
-export type BatchOpResult =
-  | { taskUid: number; ok: true; indexedDocuments?: number; deletedDocuments?: number; editedDocuments?: number }
-  | { taskUid: number; ok: false; error: { code: string; message: string } };
-
-export interface IndexStats {
-  numberOfDocuments: number;
-  rawDocumentDbSize: number;
-  avgDocumentSize: number;
-  numberOfEmbeddings: number;
-  numberOfEmbeddedDocuments: number;
-  fieldDistribution: Record<string, number>;
-  /** The index's files, in bytes. */
-  databaseSize: number;
-  /** The same, less the pages LMDB holds free for reuse. */
-  usedDatabaseSize: number;
-  /** Each store database's pages and the inverted index's files, those holding anything. */
-  internalDatabaseSizes: Record<string, number>;
-}
-
-export interface FetchQuery {
-  offset: number;
-  limit: number;
-  fields: string[] | null;
-  ids: string[] | null;
-  retrieveVectors: boolean;
-  /** `attr:asc|desc` keys, checked against `sortableAttributes` by the engine. */
-  sort?: string[] | null;
-  /** A filter (string or array form), checked against `filterableAttributes` by the engine. */
-  filter?: unknown;
-  /** The `containsFilter` experimental feature (`CONTAINS` is refused without it). */
-  containsFilter?: boolean;
-}
+export type { BatchOp, BatchOpResult, FacetSearchQuery, FetchQuery, FieldsQuery, Hybrid, IndexStats, SearchQuery, Shards, SimilarQuery } from './shapes.generated';
 
 /** One open index of the engine. */
 export class NativeIndex {
@@ -69,7 +31,8 @@ export class NativeIndex {
 
   /** `idle`: nothing else is queued for this index, so the engine may compact it afterwards. */
   async applyBatch(ops: BatchOp[], idle = false): Promise<BatchOpResult[]> {
-    const out = await call(() => this.raw.applyBatch(JSON.stringify({ ops, idle })));
+    const batch: BatchInput = { ops, idle };
+    const out = await call(() => this.raw.applyBatch(JSON.stringify(batch)));
     return (JSON.parse(out) as { results: BatchOpResult[] }).results;
   }
 
@@ -87,12 +50,12 @@ export class NativeIndex {
   }
 
   /** `receivedAt`: when the request arrived (`process.hrtime`), which `processingTimeMs` counts from. */
-  search(query: unknown, receivedAt?: bigint): Promise<Buffer> {
+  search(query: SearchQuery, receivedAt?: bigint): Promise<Buffer> {
     const sinceMs = receivedAt === undefined ? null : Number(process.hrtime.bigint() - receivedAt) / 1e6;
     return call(() => this.raw.search(JSON.stringify(query), sinceMs));
   }
 
-  facetSearch(query: unknown): Promise<Buffer> {
+  facetSearch(query: FacetSearchQuery): Promise<Buffer> {
     return call(() => this.raw.facetSearch(JSON.stringify(query)));
   }
 
@@ -101,7 +64,7 @@ export class NativeIndex {
     return call(() => this.raw.mergeFacetHits(JSON.stringify(request)));
   }
 
-  similar(query: unknown): Promise<Buffer> {
+  similar(query: SimilarQuery): Promise<Buffer> {
     return call(() => this.raw.similar(JSON.stringify(query)));
   }
 
@@ -129,12 +92,12 @@ export class NativeIndex {
   }
 
   /** The index's attributes with what its settings make of each (see the binding). */
-  fields(query: unknown): Promise<Buffer> {
+  fields(query: FieldsQuery): Promise<Buffer> {
     return call(() => this.raw.fields(JSON.stringify(query)));
   }
 
   /** The documents whose shard this instance no longer holds, by shard (see the binding). */
-  documentsElsewhere(shards: { all: string[]; own: string[] }): Promise<Buffer> {
+  documentsElsewhere(shards: Shards): Promise<Buffer> {
     return call(() => this.raw.documentsElsewhere(JSON.stringify(shards)));
   }
 

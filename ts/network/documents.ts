@@ -10,8 +10,8 @@ import { type FetchQuery, NativeIndex } from '../native';
 import { askInstance } from './ask';
 import { networkTargets } from './search';
 
-/** A `/documents` query, as the routes read it. */
-export type DocumentsQuery = Omit<FetchQuery, 'containsFilter'>;
+/** A `/documents` query, as the routes read it: the engine's, with its page and projection given. */
+export type DocumentsQuery = Omit<FetchQuery, 'containsFilter'> & Required<Pick<FetchQuery, 'offset' | 'limit' | 'fields' | 'ids' | 'retrieveVectors'>>;
 
 /** The attribute a sort expression reads (`_geo` for `_geoPoint(…)`). */
 function sortField(spec: string): string {

@@ -8,7 +8,8 @@ import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { bodyFromParams, type ParamKinds } from './query';
 import { boundedList, filterShape } from './limits';
-import { canonicalLocale, LOCALES } from '../settings/vocabulary';
+import type { FacetSearchQuery, Hybrid, SearchQuery } from '../native';
+import { LOCALES } from '../settings/vocabulary';
 
 const strList = boundedList(z.string()).nullable();
 
@@ -118,7 +119,7 @@ function describe(v: unknown): string {
 }
 
 /** The normalized query handed to the engine (see docs/native-contract.md). */
-export function engineQuery(b: SearchBody): Record<string, unknown> {
+export function engineQuery(b: SearchBody): SearchQuery {
   return {
     q: b.q ?? null,
     offset: b.offset ?? 0,
@@ -145,9 +146,9 @@ export function engineQuery(b: SearchBody): Record<string, unknown> {
     showRankingScore: b.showRankingScore ?? false,
     showRankingScoreDetails: b.showRankingScoreDetails ?? false,
     rankingScoreThreshold: b.rankingScoreThreshold ?? null,
-    locales: b.locales ? b.locales.map(canonicalLocale) : null,
     vector: b.vector ?? null,
-    hybrid: b.hybrid ?? null,
+    // Its shape is checked by `checkHybrid` when the body is parsed.
+    hybrid: (b.hybrid ?? null) as Hybrid | null,
     media: b.media !== undefined && b.media !== null,
   };
 }
@@ -178,7 +179,7 @@ const FACET_SEARCH_CODES: Record<string, string> = {
 };
 
 /** The normalized facet-search query handed to the engine (see docs/native-contract.md). */
-export function facetEngineQuery(b: FacetSearchBody, containsFilter: boolean): Record<string, unknown> {
+export function facetEngineQuery(b: FacetSearchBody, containsFilter: boolean): FacetSearchQuery {
   return {
     facetName: b.facetName,
     facetQuery: b.facetQuery ?? null,
@@ -189,7 +190,8 @@ export function facetEngineQuery(b: FacetSearchBody, containsFilter: boolean): R
     matchingStrategy: b.matchingStrategy ?? null,
     attributesToSearchOn: b.attributesToSearchOn ?? null,
     vector: b.vector ?? null,
-    hybrid: b.hybrid ?? null,
+    // Its shape is checked by `checkHybrid` when the body is parsed.
+    hybrid: (b.hybrid ?? null) as Hybrid | null,
   };
 }
 

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { boundedList, filterShape } from './limits';
+import type { SimilarQuery } from '../native';
 import { bodyFromParams, type ParamKinds } from './query';
 
 export const SimilarSchema = z.strictObject({
@@ -55,7 +56,7 @@ export function parseSimilar(body: unknown): SimilarBody {
 }
 
 /** The normalized query handed to the engine. */
-export function similarEngineQuery(b: SimilarBody, filter: unknown, containsFilter: boolean): Record<string, unknown> {
+export function similarEngineQuery(b: SimilarBody, filter: unknown, containsFilter: boolean): SimilarQuery {
   return {
     id: String(b.id),
     embedder: b.embedder,

@@ -8,7 +8,7 @@ import type { AuthContext } from '../auth/guard';
 import { mergeFilters } from '../auth/tenant-token';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
-import { NativeIndex } from '../native';
+import { NativeIndex, type SearchQuery } from '../native';
 import { facetSearchOverNetwork } from '../network/facets';
 import { networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
 import { checkIndexUid } from '../schemas/indexes';
@@ -59,14 +59,14 @@ export class SearchService {
    * rule filter that the engine query would not carry refuses the search rather than answering
    * hits the token may not see.
    */
-  private scopedQuery(auth: AuthContext, uid: string, query: SearchBody): Record<string, unknown> {
+  private scopedQuery(auth: AuthContext, uid: string, query: SearchBody): SearchQuery {
     const filter = scopedFilter(auth, uid, query.filter);
     const eq = engineQuery({ ...query, filter: filter as SearchBody['filter'] });
     if (filter !== null && auth.tenantToken && (eq.filter === undefined || eq.filter === null)) {
       throw new ApiError('invalid_search_filter', `This tenant token restricts \`${uid}\` with a filter, and the search could not carry it.`);
     }
     const features = this.deps.features.get();
-    const out: Record<string, unknown> = { ...eq, containsFilter: features.containsFilter };
+    const out: SearchQuery = { ...eq, containsFilter: features.containsFilter };
     // Documents the dynamic search rules pin for this query.
     if (features.dynamicSearchRules) {
       const pins = this.deps.searchRules.pinsFor(uid, typeof query.q === 'string' ? query.q : '');

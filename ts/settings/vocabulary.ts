@@ -51,10 +51,3 @@ export const LOCALES: readonly string[] = [
   ...LOCALE_ROWS.filter((r) => r.length === 2).map(([two]) => two),
   ...LOCALE_ROWS.map((r) => r[r.length - 1]),
 ];
-
-const THREE_LETTER_LOCALE = new Map<string, string>(LOCALE_ROWS.filter((r) => r.length === 2).map(([two, three]) => [two, three]));
-
-/** The code a locale is stored (and returned) as: the engine stores settings' locales the same way. */
-export function canonicalLocale(code: string): string {
-  return THREE_LETTER_LOCALE.get(code) ?? code;
-}

@@ -43,14 +43,14 @@ mod search;
 mod text;
 mod update;
 
-pub use documents::{merge_pages, FetchQuery};
+pub use documents::{merge_pages, FetchQuery, IndexStats};
 pub use fields::FieldsQuery;
 pub use search::{
     derivation_candidates_json, federated_search, federated_search_json, FacetSearchQuery,
     FederatedQuery, Federation, MergeFacets, SearchQuery, SimilarQuery, CANDIDATES_HEADER,
     RUNS_HEADER,
 };
-pub use update::{BatchOp, Method, Shards};
+pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 
 // Shared with the submodules (the search modules reach `project` and `retrieve` through
 // `super::`, as before they moved).

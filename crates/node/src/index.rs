@@ -1,8 +1,9 @@
 //! One open index, the engine's `Index` (↔ `ts/native/index.ts`).
 //!
 //! Queries and batches cross as JSON text and results come back as the response bytes, so a
-//! search costs one string in and one buffer out (see `ts/schemas/search.ts` for the
-//! normalized query the engine reads).
+//! search costs one string in and one buffer out. The JSON shapes are the engine's serde types;
+//! their TypeScript declarations are generated into `ts/native/shapes.generated.ts` (named
+//! below), and `tests/shapes.rs` fails when that file drifts from them.
 
 use std::sync::Arc;
 
@@ -127,21 +128,14 @@ impl NativeIndex {
     }
 
     /// Applies a batch on a Rust-owned thread (never the JS thread or the libuv pool).
-    /// `batchJson` is `{"ops":[Op...],"idle":bool}`, applied in order with ONE durable commit
-    /// at the end; the answer is `{"results":[Result...]}` in op order. Ops:
-    /// `{"type":"addDocuments","taskUid":n,"file":"/abs/path.ndjson","method":"replace"|"update","primaryKey":string|null,"skipCreation":bool}`,
-    /// `{"type":"deleteDocuments","taskUid":n,"ids":["a","1"]}`,
-    /// `{"type":"deleteByFilter","taskUid":n,"filter":"genre = a" | [...]}` (checked against
-    /// `filterableAttributes` as the batch sees them; a bad filter fails the op with
-    /// `invalid_document_filter`), `{"type":"clearDocuments","taskUid":n}`,
-    /// `{"type":"setPrimaryKey","taskUid":n,"primaryKey":"id"}`,
-    /// `{"type":"updateSettings","taskUid":n,"settings":{...}}` (the full settings object).
-    /// Results: `{"taskUid":n,"ok":true}` with `indexedDocuments` (additions) or
-    /// `deletedDocuments` (deletions, clear), or `{"taskUid":n,"ok":false,"error":{"code","message"}}`.
-    /// A per-op failure fails only that op; a whole-batch failure rejects the promise. Replaying
-    /// a batch already committed (a crash between the engine commit and the task-store commit)
-    /// returns the stored results without applying anything twice. With `idle`, nothing else
-    /// waits for the index and the engine may compact it afterwards.
+    /// `batchJson` is a `BatchInput` (`{"ops":[BatchOp...],"idle"}`), applied in order with ONE
+    /// durable commit at the end; the answer is `{"results":[BatchOpResult...]}` in op order.
+    /// A `deleteByFilter` filter is checked against `filterableAttributes` as the batch sees
+    /// them (a bad one fails the op with `invalid_document_filter`). A per-op failure fails
+    /// only that op; a whole-batch failure rejects the promise. Replaying a batch already
+    /// committed (a crash between the engine commit and the task-store commit) returns the
+    /// stored results without applying anything twice. With `idle`, nothing else waits for the
+    /// index and the engine may compact it afterwards.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn apply_batch(&self, batch_json: String) -> Result<AsyncTask<IndexTask>> {
         self.task(IndexJob::Apply(batch_json))
@@ -169,8 +163,7 @@ impl NativeIndex {
         self.task(IndexJob::Get(id, fields, retrieve_vectors.unwrap_or(false)))
     }
 
-    /// A page of documents: `queryJson` is `{offset, limit, fields, ids, retrieveVectors, sort?,
-    /// filter?, containsFilter?}`; the answer is `{"results":[...],"offset","limit","total"}`,
+    /// A page of documents: `queryJson` is a `FetchQuery`; the answer is `{"results":[...],"offset","limit","total"}`,
     /// documents in internal-id order unless sorted, `total` counting those passing `ids` and
     /// `filter`. Throws `invalid_document_filter`, `invalid_document_sort`.
     #[napi(ts_return_type = "Promise<Buffer>")]
@@ -178,8 +171,8 @@ impl NativeIndex {
         self.task(IndexJob::Fetch(query_json))
     }
 
-    /// A search: `queryJson` is the normalized query of `ts/schemas/search.ts`; the answer is
-    /// the response body. `sort`, `facets` and `distinct` are passed as the client gave them and
+    /// A search: `queryJson` is a `SearchQuery` (normalized by `ts/schemas/search.ts`); the
+    /// answer is the response body. `sort`, `facets` and `distinct` are passed as the client gave them and
     /// checked here (`invalid_search_sort`, `invalid_search_facets`, `invalid_search_distinct`);
     /// a bad filter throws `invalid_search_filter`. `sinceMs`: how long ago the request
     /// arrived, so `processingTimeMs` covers the whole server path (absent: from now).
@@ -196,8 +189,7 @@ impl NativeIndex {
         self.task(IndexJob::Search(query_json, received))
     }
 
-    /// A facet search: `queryJson` is `{facetName, facetQuery, q, filter, containsFilter,
-    /// exhaustiveFacetCount}`; the answer is `{facetHits, facetQuery, processingTimeMs}`.
+    /// A facet search: `queryJson` is a `FacetSearchQuery`; the answer is `{facetHits, facetQuery, processingTimeMs}`.
     /// Throws `facet_search_disabled`, `invalid_facet_search_facet_name`, `invalid_search_filter`.
     #[napi(ts_return_type = "Promise<Buffer>")]
     pub fn facet_search(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
@@ -216,16 +208,15 @@ impl NativeIndex {
         self.task(IndexJob::CopyTo(dir))
     }
 
-    /// The index's attributes with what its settings make of each: `queryJson` is
-    /// `{offset, limit, filter: {attributePatterns, displayed, searchable, sortable, distinct,
-    /// rankingRule, filterable}}`; the answer is `{results, offset, limit, total}`.
+    /// The index's attributes with what its settings make of each: `queryJson` is a
+    /// `FieldsQuery`; the answer is `{results, offset, limit, total}`.
     #[napi(ts_return_type = "Promise<Buffer>")]
     pub fn fields(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
         self.task(IndexJob::Fields(query_json))
     }
 
-    /// The documents whose shard this instance no longer holds: `shardsJson` is `{"all":[...],
-    /// "own":[...]}`; the answer is `{"primaryKey","moves":[{"shard","ids","documents"}]}`
+    /// The documents whose shard this instance no longer holds: `shardsJson` is `Shards`; the
+    /// answer is `{"primaryKey","moves":[{"shard","ids","documents"}]}`
     /// (documents with their `_vectors` as `retrieveVectors` shows them).
     #[napi(ts_return_type = "Promise<Buffer>")]
     pub fn documents_elsewhere(&self, shards_json: String) -> Result<AsyncTask<IndexTask>> {
@@ -241,9 +232,7 @@ impl NativeIndex {
         self.task(IndexJob::MergeFacetHits(request_json))
     }
 
-    /// Similar documents: `queryJson` is `{id, embedder, filter, containsFilter, offset, limit,
-    /// attributesToRetrieve, retrieveVectors, showRankingScore, showRankingScoreDetails,
-    /// rankingScoreThreshold}`; the answer is `{hits, id, processingTimeMs, limit, offset,
+    /// Similar documents: `queryJson` is a `SimilarQuery`; the answer is `{hits, id, processingTimeMs, limit, offset,
     /// estimatedTotalHits}`. Throws `invalid_similar_embedder`, `not_found_similar_id`,
     /// `invalid_similar_filter`.
     #[napi(ts_return_type = "Promise<Buffer>")]
@@ -251,8 +240,7 @@ impl NativeIndex {
         self.task(IndexJob::Similar(query_json))
     }
 
-    /// `{"numberOfDocuments","rawDocumentDbSize","avgDocumentSize","numberOfEmbeddings",
-    /// "numberOfEmbeddedDocuments","fieldDistribution":{}}`.
+    /// The index's statistics, an `IndexStats`.
     #[napi]
     pub fn stats(&self) -> Result<String> {
         self.index()?.stats_json().map_err(to_napi_error)

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use api_types::{Error, Result};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::{string_list, Index};
@@ -14,27 +14,63 @@ use crate::store::{heed_error, keys, stat_bytes};
 
 /// Query of `fetch_documents`.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase")]
 pub struct FetchQuery {
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub offset: usize,
     #[serde(default = "super::default_limit")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub limit: usize,
     #[serde(default)]
     pub fields: Option<Vec<String>>,
     #[serde(default)]
     pub ids: Option<Vec<String>>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub retrieve_vectors: bool,
     /// `attr:asc|desc` keys; empty or absent keeps internal-id order.
     #[serde(default)]
     pub sort: Option<Vec<String>>,
     /// A filter (string or array form); errors use `invalid_document_filter`.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional, type = "unknown"))]
     pub filter: Option<Value>,
     /// The `containsFilter` experimental feature: `CONTAINS` is refused without it.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub contains_filter: bool,
+}
+
+/// An index's statistics (`stats`), sizes in bytes as measured on disk.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct IndexStats {
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub number_of_documents: u64,
+    /// The pages of the documents' database.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub raw_document_db_size: u64,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub avg_document_size: u64,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub number_of_embeddings: u64,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub number_of_embedded_documents: u64,
+    /// How many documents hold each attribute.
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, number>"))]
+    pub field_distribution: BTreeMap<String, u64>,
+    /// The index's files.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub database_size: u64,
+    /// The same, less the pages LMDB holds free for reuse.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub used_database_size: u64,
+    /// Each store database's pages and the inverted index's files, those holding anything.
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, number>"))]
+    pub internal_database_sizes: Map<String, Value>,
 }
 
 /// The bytes of the files directly in `dir` (lock files aside).
@@ -111,18 +147,18 @@ impl Index {
         let store_file =
             std::fs::metadata(self.dir.join("store").join("data.mdb")).map_or(0, |m| m.len());
         let store_used = self.store.env.non_free_pages_size().map_err(heed_error)?;
-        Ok(json!({
-            "numberOfDocuments": count,
-            "rawDocumentDbSize": raw,
-            "avgDocumentSize": raw.checked_div(count).unwrap_or(0),
-            "numberOfEmbeddings": embeddings,
-            "numberOfEmbeddedDocuments": embedded,
-            "fieldDistribution": fd,
-            "databaseSize": store_file + inverted,
-            "usedDatabaseSize": store_used + inverted,
-            "internalDatabaseSizes": internal,
-        })
-        .to_string())
+        let stats = IndexStats {
+            number_of_documents: count,
+            raw_document_db_size: raw,
+            avg_document_size: raw.checked_div(count).unwrap_or(0),
+            number_of_embeddings: embeddings,
+            number_of_embedded_documents: embedded,
+            field_distribution: fd,
+            database_size: store_file + inverted,
+            used_database_size: store_used + inverted,
+            internal_database_sizes: internal,
+        };
+        serde_json::to_string(&stats).map_err(Error::internal)
     }
 
     /// One document by external id, with only `fields` when given, and its `_vectors` when

@@ -14,16 +14,19 @@ use crate::value::within;
 
 /// The request, as the TypeScript layer validated it.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase")]
 pub struct FieldsQuery {
     pub offset: usize,
     pub limit: usize,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub filter: FieldsFilter,
 }
 
 /// Each given condition must hold (`attributePatterns`: one of them matches the name).
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase")]
 pub struct FieldsFilter {
     pub attribute_patterns: Option<Vec<String>>,

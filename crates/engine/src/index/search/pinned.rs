@@ -17,6 +17,7 @@ use crate::index::Index;
 
 /// One document a rule pins (the wire form the TypeScript layer sends).
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PinnedDocument {
     pub id: String,
     pub position: usize,

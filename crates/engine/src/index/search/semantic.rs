@@ -32,10 +32,12 @@ use crate::vectors::{registry, Registry, Space};
 
 /// `hybrid` of a search request.
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase")]
 pub struct Hybrid {
     pub embedder: String,
     #[serde(default = "default_ratio")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub semantic_ratio: f64,
 }
 

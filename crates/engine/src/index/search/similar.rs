@@ -17,29 +17,38 @@ use crate::vectors::{registry, Registry};
 
 /// Query of `similar` (the normalized form the TypeScript layer sends).
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase")]
 pub struct SimilarQuery {
     pub id: String,
     pub embedder: String,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional, type = "unknown"))]
     pub filter: Option<Value>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub contains_filter: bool,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub offset: usize,
     #[serde(default = "crate::index::default_limit")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub limit: usize,
     #[serde(default)]
     pub attributes_to_retrieve: Option<Vec<String>>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub retrieve_vectors: bool,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub show_ranking_score: bool,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub show_ranking_score_details: bool,
     #[serde(default)]
     pub ranking_score_threshold: Option<f64>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub show_performance_details: bool,
 }
 

@@ -8,18 +8,22 @@ use crate::settings::search_defaults;
 
 /// Query of `search` (the normalized form the TypeScript layer sends).
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase")]
 pub struct SearchQuery {
     /// When the request reached the server (set by the caller, never by the wire): the
     /// answer's `processingTimeMs` counts from it, so the server's own path before the engine
     /// (parsing, validation, waiting for a search slot and a thread) is part of it.
     #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
     pub received: Option<std::time::Instant>,
     #[serde(default)]
     pub q: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub offset: usize,
     #[serde(default = "crate::index::default_limit")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub limit: usize,
     #[serde(default)]
     pub page: Option<usize>,
@@ -28,18 +32,22 @@ pub struct SearchQuery {
     #[serde(default)]
     pub attributes_to_retrieve: Option<Vec<String>>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub retrieve_vectors: bool,
     /// A filter (string or array form); errors use `invalid_search_filter`.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional, type = "unknown"))]
     pub filter: Option<Value>,
     /// The `containsFilter` experimental feature: `CONTAINS` is refused without it.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub contains_filter: bool,
     /// `attr:asc|desc` and `_geoPoint(lat, lng):asc|desc` keys.
     #[serde(default)]
     pub sort: Option<Vec<String>>,
     /// Derivations chosen for every instance of a network (a search over the network).
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional, type = "unknown"))]
     pub pins: Option<super::query::Pins>,
     /// Documents dynamic search rules pin, in placing order (see [`super::pinned`]).
     #[serde(default)]
@@ -55,27 +63,35 @@ pub struct SearchQuery {
     #[serde(default)]
     pub attributes_to_crop: Option<Vec<String>>,
     #[serde(default = "default_crop_length")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub crop_length: usize,
     #[serde(default = "default_crop_marker")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub crop_marker: String,
     #[serde(default = "default_pre_tag")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub highlight_pre_tag: String,
     #[serde(default = "default_post_tag")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub highlight_post_tag: String,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub show_matches_position: bool,
     /// `last` (default), `all` or `frequency`.
     #[serde(default)]
     pub matching_strategy: Option<String>,
     /// Adds `performanceDetails`: the time each step took.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub show_performance_details: bool,
     /// Restricts the query to these searchable attributes.
     #[serde(default)]
     pub attributes_to_search_on: Option<Vec<String>>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub show_ranking_score: bool,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub show_ranking_score_details: bool,
     /// Hits scoring below it are left out (and not counted).
     #[serde(default)]
@@ -88,6 +104,7 @@ pub struct SearchQuery {
     pub hybrid: Option<super::semantic::Hybrid>,
     /// Whether the request carried `media` (multimodal search, which needs search fragments).
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub media: bool,
 }
 
@@ -110,6 +127,7 @@ fn default_post_tag() -> String {
 
 /// Query of `facet_search`.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase")]
 pub struct FacetSearchQuery {
     pub facet_name: String,
@@ -118,11 +136,14 @@ pub struct FacetSearchQuery {
     #[serde(default)]
     pub q: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional, type = "unknown"))]
     pub filter: Option<Value>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub contains_filter: bool,
     /// Counts documents once per distinct value when the index has a `distinctAttribute`.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub exhaustive_facet_count: bool,
     #[serde(default)]
     pub matching_strategy: Option<String>,

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use api_types::{Error, Result};
 use heed::RwTxn;
 use roaring::RoaringBitmap;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use tantivy::IndexWriter;
 
@@ -38,44 +38,71 @@ pub(super) use vectors::user_vectors;
 
 /// One operation of a batch, as the task queue sends it.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum BatchOp {
     #[serde(rename_all = "camelCase")]
     AddDocuments {
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
         task_uid: u64,
         file: PathBuf,
         method: Method,
         primary_key: Option<String>,
         #[serde(default)]
+        #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
         skip_creation: bool,
         /// On an instance of a sharded network: only the documents of its own shards are kept.
         #[serde(default)]
         shards: Option<Shards>,
     },
     #[serde(rename_all = "camelCase")]
-    DeleteDocuments { task_uid: u64, ids: Vec<String> },
+    DeleteDocuments {
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
+        task_uid: u64,
+        ids: Vec<String>,
+    },
     /// Deletes the documents matching `filter` (string or array form).
     #[serde(rename_all = "camelCase")]
-    DeleteByFilter { task_uid: u64, filter: Value },
+    DeleteByFilter {
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
+        task_uid: u64,
+        #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+        filter: Value,
+    },
     #[serde(rename_all = "camelCase")]
-    ClearDocuments { task_uid: u64 },
+    ClearDocuments {
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
+        task_uid: u64,
+    },
     /// Runs `function` (Rhai) on the documents matching `filter` (all without one), with
     /// `context`; see [`crate::edit`].
     #[serde(rename_all = "camelCase")]
     EditDocuments {
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
         task_uid: u64,
         function: String,
         #[serde(default)]
+        #[cfg_attr(feature = "ts", ts(optional, type = "unknown"))]
         filter: Option<Value>,
         #[serde(default)]
+        #[cfg_attr(feature = "ts", ts(optional, type = "Record<string, unknown> | null"))]
         context: Option<Value>,
     },
     #[serde(rename_all = "camelCase")]
-    SetPrimaryKey { task_uid: u64, primary_key: String },
+    SetPrimaryKey {
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
+        task_uid: u64,
+        primary_key: String,
+    },
     /// Applies a settings update (the validated request, see [`crate::SettingsPatch`]) to the
     /// settings the batch has reached.
     #[serde(rename_all = "camelCase")]
-    UpdateSettings { task_uid: u64, patch: Value },
+    UpdateSettings {
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
+        task_uid: u64,
+        #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+        patch: Value,
+    },
 }
 
 impl BatchOp {
@@ -94,6 +121,8 @@ impl BatchOp {
 
 /// The shards of a network (`all`) and those this instance holds (`own`).
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+
 pub struct Shards {
     pub all: Vec<String>,
     pub own: Vec<String>,
@@ -106,19 +135,87 @@ impl Shards {
     }
 }
 
+/// How added documents meet stored ones: replacing them, or updated field by field.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum Method {
     Replace,
     Update,
 }
 
+/// A batch, as `applyBatch` takes it: its ops, applied in order and committed once.
 #[derive(Deserialize)]
-struct BatchInput {
-    ops: Vec<BatchOp>,
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct BatchInput {
+    pub ops: Vec<BatchOp>,
     /// No further task waits for this index: a good moment to compact the inverted index.
     #[serde(default)]
-    idle: bool,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
+    pub idle: bool,
+}
+
+/// What one op of a batch came to (`applyBatch`'s `results`, in op order).
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(untagged)]
+pub enum BatchOpResult {
+    #[serde(rename_all = "camelCase")]
+    Done {
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
+        task_uid: u64,
+        /// Always `true`.
+        #[cfg_attr(feature = "ts", ts(type = "true"))]
+        ok: bool,
+        #[serde(flatten)]
+        counts: OpCounts,
+    },
+    #[serde(rename_all = "camelCase")]
+    Failed {
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
+        task_uid: u64,
+        /// Always `false`.
+        #[cfg_attr(feature = "ts", ts(type = "false"))]
+        ok: bool,
+        /// The op's error: `{code, message}`, `code` from the `api-types` table.
+        #[cfg_attr(feature = "ts", ts(type = "{ code: string; message: string }"))]
+        error: Value,
+    },
+}
+
+impl BatchOpResult {
+    fn done(task_uid: u64, counts: OpCounts) -> Self {
+        BatchOpResult::Done {
+            task_uid,
+            ok: true,
+            counts,
+        }
+    }
+
+    fn failed(task_uid: u64, error: &Error) -> Self {
+        BatchOpResult::Failed {
+            task_uid,
+            ok: false,
+            error: error.to_json(),
+        }
+    }
+}
+
+/// The documents a successful op touched: `indexedDocuments` for additions,
+/// `deletedDocuments` for deletions and clears, both edited and deleted for an edition.
+#[derive(Debug, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct OpCounts {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "number"))]
+    pub indexed_documents: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "number"))]
+    pub edited_documents: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "number"))]
+    pub deleted_documents: Option<u64>,
 }
 
 /// In-memory state of a batch being applied (written to `meta` at commit).
@@ -204,19 +301,12 @@ impl Index {
                     p.total = 0;
                 });
                 let r = self.apply_op(&mut wtxn, writer, &mut state, op, &mut clear_all);
-                results.push(match r {
-                    Ok(v) => {
-                        let mut r = Map::new();
-                        r.insert("taskUid".into(), json!(op.task_uid()));
-                        r.insert("ok".into(), json!(true));
-                        r.extend(v);
-                        Value::Object(r)
-                    }
+                let result = match r {
+                    Ok(counts) => BatchOpResult::done(op.task_uid(), counts),
                     Err(e) if is_batch_fatal(&e) => return Err(e),
-                    Err(e) => {
-                        json!({ "taskUid": op.task_uid(), "ok": false, "error": e.to_json() })
-                    }
-                });
+                    Err(e) => BatchOpResult::failed(op.task_uid(), &e),
+                };
+                results.push(serde_json::to_value(result).map_err(Error::internal)?);
             }
             Ok(())
         })();
@@ -287,8 +377,8 @@ impl Index {
         state: &mut BatchState,
         op: &BatchOp,
         clear_all: &mut bool,
-    ) -> Result<Map<String, Value>> {
-        let mut out = Map::new();
+    ) -> Result<OpCounts> {
+        let mut out = OpCounts::default();
         match op {
             BatchOp::AddDocuments {
                 file,
@@ -308,15 +398,15 @@ impl Index {
                     *skip_creation,
                     shards.as_ref(),
                 )?;
-                out.insert("indexedDocuments".into(), json!(n));
+                out.indexed_documents = Some(n);
             }
             BatchOp::DeleteDocuments { ids, .. } => {
                 let deleted = self.delete_documents(txn, writer, state, ids)?;
-                out.insert("deletedDocuments".into(), json!(deleted));
+                out.deleted_documents = Some(deleted);
             }
             BatchOp::DeleteByFilter { filter, .. } => {
                 let deleted = self.delete_by_filter(txn, writer, state, filter)?;
-                out.insert("deletedDocuments".into(), json!(deleted));
+                out.deleted_documents = Some(deleted);
             }
             BatchOp::EditDocuments {
                 function,
@@ -334,13 +424,13 @@ impl Index {
                 )?;
                 // Meilisearch reports the documents the function ran on as both edited and
                 // deleted, whatever it did to them.
-                out.insert("editedDocuments".into(), json!(edited.matched));
-                out.insert("deletedDocuments".into(), json!(edited.matched));
+                out.edited_documents = Some(edited.matched);
+                out.deleted_documents = Some(edited.matched);
             }
             BatchOp::ClearDocuments { .. } => {
                 let count = self.clear_documents(txn, writer, state)?;
                 *clear_all = true;
-                out.insert("deletedDocuments".into(), json!(count));
+                out.deleted_documents = Some(count);
             }
             BatchOp::SetPrimaryKey { primary_key, .. } => {
                 let has_docs = !self.store.docs.is_empty(txn).map_err(heed_error)?;
