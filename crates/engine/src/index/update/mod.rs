@@ -122,7 +122,6 @@ impl BatchOp {
 /// The shards of a network (`all`) and those this instance holds (`own`).
 #[derive(Debug, Clone, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-
 pub struct Shards {
     pub all: Vec<String>,
     pub own: Vec<String>,
