@@ -17,7 +17,7 @@
 //! - [`open`]: the tantivy schema and opening an index;
 //! - [`update`]: batches of operations (add, delete, settings) and their commit;
 //! - [`filtering`]: filters to sets of internal ids, cached per generation;
-//! - [`cache`]: the per-generation caches (filter results, value columns);
+//! - [`cache`]: the per-generation caches (typed settings, filter results, value columns);
 //! - [`documents`]: fetching documents, their projection, and the index's statistics;
 //! - [`search`] (with `rank`): search and facet search;
 //! - [`text`]: what tantivy holds of a document's text.
@@ -26,11 +26,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use api_types::{Error, Result};
-use serde_json::Value;
 use tantivy::schema::Field;
 use tantivy::{IndexReader, IndexWriter};
 
 use crate::codec::FieldsMap;
+use crate::settings::Settings;
 use crate::store::{keys, Store};
 
 mod cache;
@@ -54,7 +54,7 @@ pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 
 // Shared with the submodules (the search modules reach `project` and `retrieve` through
 // `super::`, as before they moved).
-use cache::{ColumnCache, FilterCache};
+use cache::{ColumnCache, FilterCache, SettingsCache};
 use documents::{project, retrieve};
 use update::Progress;
 
@@ -84,6 +84,8 @@ pub struct Index {
     filter_cache: Mutex<FilterCache>,
     /// Value columns (sort, distinct, facets) and the set of all ids, for one generation.
     columns: Mutex<ColumnCache>,
+    /// The typed settings of the newest generation read.
+    settings_cache: Mutex<SettingsCache>,
 }
 
 impl Index {
@@ -91,12 +93,27 @@ impl Index {
         &self.dir
     }
 
-    /// The stored settings object, if any.
-    fn stored_settings(&self, rtxn: &heed::RoTxn) -> Result<Option<Value>> {
-        match self.store.get_meta(rtxn, keys::SETTINGS)? {
-            Some(b) => Ok(serde_json::from_slice(b).ok()),
-            None => Ok(None),
+    /// The typed settings `rtxn` sees, parsed once per generation: a settings update only
+    /// lands with a commit, which moves the generation on (see [`cache::SettingsCache`]).
+    /// Not for a write transaction holding a batch's own settings: a batch reads those from
+    /// its state (see [`update`]).
+    fn settings(&self, rtxn: &heed::RoTxn) -> Result<Arc<Settings>> {
+        let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
+        if let Some(s) = self.settings_cache.lock().unwrap().get(generation) {
+            return Ok(s);
         }
+        let settings = Arc::new(self.stored_settings(rtxn)?);
+        self.settings_cache
+            .lock()
+            .unwrap()
+            .put(generation, settings.clone());
+        Ok(settings)
+    }
+
+    /// The settings stored in `txn`, parsed (defaults when never written).
+    fn stored_settings(&self, txn: &heed::RoTxn) -> Result<Settings> {
+        let stored = self.store.get_meta(txn, keys::SETTINGS)?;
+        Ok(Settings::from_stored_bytes(stored))
     }
 }
 
@@ -106,19 +123,4 @@ fn tv(e: tantivy::TantivyError) -> Error {
 
 fn default_limit() -> usize {
     20
-}
-
-/// The searchable attributes in order, `None` when every attribute is (`["*"]` or unset).
-fn searchable_of(settings: Option<&Value>) -> Option<Vec<String>> {
-    string_list(settings, "searchableAttributes").filter(|a| !a.iter().any(|f| f == "*"))
-}
-
-/// A list-of-strings setting (`sortableAttributes`, `displayedAttributes`, ...); `None` when
-/// unset or when settings were never written.
-fn string_list(settings: Option<&Value>, name: &str) -> Option<Vec<String>> {
-    settings?[name].as_array().map(|a| {
-        a.iter()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect()
-    })
 }

@@ -9,7 +9,8 @@
 //! them) and `dictionary` (strings kept whole as one token).
 
 use charabia::{SeparatorKind, TokenKind, Tokenizer, TokenizerBuilder};
-use serde_json::Value;
+
+use crate::settings::Settings;
 
 /// Words longer than this many bytes are not indexed (Meilisearch's limit).
 pub const MAX_WORD_BYTES: usize = 250;
@@ -24,31 +25,19 @@ pub struct Analyzer {
     char_map: bool,
 }
 
-fn strings(settings: Option<&Value>, name: &str) -> Vec<String> {
-    settings
-        .and_then(|s| s[name].as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The settings tokenization depends on, as one value: a change of it means reindexing.
-pub fn text_settings(settings: Option<&Value>) -> Value {
-    let mut out = serde_json::Map::new();
-    for name in [
-        "stopWords",
-        "separatorTokens",
-        "nonSeparatorTokens",
-        "dictionary",
-    ] {
-        let mut list = strings(settings, name);
+/// The settings tokenization depends on, each list sorted: a change of it means reindexing.
+pub fn text_settings(settings: &Settings) -> [Vec<String>; 4] {
+    [
+        &settings.stop_words,
+        &settings.separator_tokens,
+        &settings.non_separator_tokens,
+        &settings.dictionary,
+    ]
+    .map(|list| {
+        let mut list = list.clone();
         list.sort();
-        out.insert(name.into(), Value::from(list));
-    }
-    Value::Object(out)
+        list
+    })
 }
 
 /// An empty set of stop words, built once (building one, even empty, allocates the set
@@ -59,9 +48,9 @@ fn no_stop_words() -> fst::Set<Vec<u8>> {
 }
 
 impl Analyzer {
-    pub fn from_settings(settings: Option<&Value>) -> Analyzer {
+    pub fn from_settings(settings: &Settings) -> Analyzer {
         let mut a = Analyzer::without_stop_words(settings);
-        let mut stop = strings(settings, "stopWords");
+        let mut stop = settings.stop_words.clone();
         if !stop.is_empty() {
             stop.sort();
             stop.dedup();
@@ -71,9 +60,9 @@ impl Analyzer {
     }
 
     /// The settings but stop words.
-    fn without_stop_words(settings: Option<&Value>) -> Analyzer {
-        let added = strings(settings, "separatorTokens");
-        let removed = strings(settings, "nonSeparatorTokens");
+    fn without_stop_words(settings: &Settings) -> Analyzer {
+        let added = &settings.separator_tokens;
+        let removed = &settings.non_separator_tokens;
         let separators = (!added.is_empty() || !removed.is_empty()).then(|| {
             let mut all: Vec<String> = charabia::separators::DEFAULT_SEPARATORS
                 .iter()
@@ -81,13 +70,13 @@ impl Analyzer {
                 .filter(|s| !removed.contains(s))
                 .collect();
             for s in added {
-                if !all.contains(&s) {
-                    all.push(s);
+                if !all.contains(s) {
+                    all.push(s.clone());
                 }
             }
             all
         });
-        let dictionary = Some(strings(settings, "dictionary")).filter(|d| !d.is_empty());
+        let dictionary = Some(settings.dictionary.clone()).filter(|d| !d.is_empty());
         Analyzer {
             stop_words: no_stop_words(),
             separators,
@@ -97,7 +86,7 @@ impl Analyzer {
     }
 
     /// The same without stop words: the highlighter's (stop words are highlighted).
-    pub fn for_highlighting(settings: Option<&Value>) -> Analyzer {
+    pub fn for_highlighting(settings: &Settings) -> Analyzer {
         let mut a = Analyzer::without_stop_words(settings);
         a.char_map = true;
         a
@@ -231,10 +220,10 @@ pub fn words(tokenizer: &Tokenizer, text: &str) -> Vec<Word> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn lemmas(settings: Value, text: &str) -> Vec<(String, u32, bool)> {
-        let a = Analyzer::from_settings(Some(&settings));
+        let a = Analyzer::from_settings(&Settings::from_stored(Some(&settings)));
         a.with(|t| {
             words(t, text)
                 .into_iter()
@@ -281,7 +270,7 @@ mod tests {
 
     #[test]
     fn prefix_of_a_normalized_word_maps_to_original_bytes() {
-        let a = Analyzer::for_highlighting(None);
+        let a = Analyzer::for_highlighting(&Settings::default());
         let w = a.with(|t| words(t, "Éléphant")).remove(0);
         assert_eq!(w.text, "elephant");
         // "ele" covers "Élé": É and é take two bytes each.

@@ -6,6 +6,7 @@
 #![no_main]
 
 use engine::filter::Filter;
+use engine::Settings;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 
@@ -28,14 +29,14 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(v) = serde_json::from_str::<Value>(text) {
         inputs.push(v);
     }
-    let settings = json!({"filterableAttributes": ["genre", "year", "tags", "o", "_geo", "_geojson", "id",
-        {"attributePatterns": ["t*"], "features": {"filter": {"equality": true, "comparison": false}}}]});
+    let settings = Settings::from_stored(Some(&json!({"filterableAttributes": ["genre", "year", "tags", "o", "_geo", "_geojson", "id",
+        {"attributePatterns": ["t*"], "features": {"filter": {"equality": true, "comparison": false}}}]})));
     let docs = documents();
     for input in inputs {
         let Ok(Some(filter)) = Filter::from_json(&input) else {
             continue;
         };
-        let _ = filter.validate(Some(&settings));
+        let _ = filter.validate(&settings);
         let _ = filter.check_contains(false);
         if let Err(e) = filter.evaluate_both_ways(&docs) {
             panic!("{input}: {e}");

@@ -160,9 +160,9 @@ impl Filter {
         &self.expr
     }
 
-    /// Checks every attribute against `filterableAttributes` (from the stored settings object)
+    /// Checks every attribute against the settings' `filterableAttributes`
     /// and the geo arguments. The error is the client-facing message.
-    pub fn validate(&self, settings: Option<&Value>) -> Result<(), String> {
+    pub fn validate(&self, settings: &crate::settings::Settings) -> Result<(), String> {
         rules::validate(self, settings)
     }
 

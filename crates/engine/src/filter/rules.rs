@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
+use crate::settings::{FilterableAttributeRule, Settings};
 
 use super::{Expr, Filter, Token};
 
@@ -89,46 +89,23 @@ pub fn features_of(rules: &[Rule], field: &str) -> Option<(Features, bool)> {
     Some((f, f.filterable()))
 }
 
-/// The rules of a stored settings object (`filterableAttributes`).
-pub fn rules_of(settings: Option<&Value>) -> Vec<Rule> {
-    let Some(items) = settings.and_then(|s| s["filterableAttributes"].as_array()) else {
-        return Vec::new();
-    };
-    items.iter().filter_map(rule_of).collect()
-}
-
-fn rule_of(v: &Value) -> Option<Rule> {
-    match v {
-        Value::String(s) => Some(Rule::Field(s.clone())),
-        Value::Object(o) => {
-            let patterns = o
-                .get("attributePatterns")?
-                .as_array()?
-                .iter()
-                .filter_map(|p| p.as_str().map(str::to_string))
-                .collect();
-            let filter = o
-                .get("features")
-                .and_then(|f| f.get("filter").or_else(|| f.get("filters")));
-            let flag = |name: &str, default: bool| {
-                filter
-                    .and_then(|f| f.get(name))
-                    .and_then(Value::as_bool)
-                    .unwrap_or(default)
-            };
-            let features = Features {
-                equality: flag("equality", true),
-                comparison: flag("comparison", false),
-                facet_search: o
-                    .get("features")
-                    .and_then(|f| f.get("facetSearch"))
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-            };
-            Some(Rule::Patterns(patterns, features))
-        }
-        _ => None,
-    }
+/// The rules of the settings' `filterableAttributes`.
+pub fn rules_of(settings: &Settings) -> Vec<Rule> {
+    settings
+        .filterable_attributes
+        .iter()
+        .map(|rule| match rule {
+            FilterableAttributeRule::Name(name) => Rule::Field(name.clone()),
+            FilterableAttributeRule::Pattern(p) => Rule::Patterns(
+                p.attribute_patterns.clone(),
+                Features {
+                    equality: p.features.filter.equality,
+                    comparison: p.features.filter.comparison,
+                    facet_search: p.features.facet_search,
+                },
+            ),
+        })
+        .collect()
 }
 
 /// The first rule matching `field`, with its position in the list.
@@ -275,7 +252,7 @@ fn not_filterable(filter: &Filter, rules: &[Rule], token: &Token, attribute: &st
 }
 
 /// See [`Filter::validate`].
-pub fn validate(filter: &Filter, settings: Option<&Value>) -> Result<(), String> {
+pub fn validate(filter: &Filter, settings: &Settings) -> Result<(), String> {
     let rules = rules_of(settings);
     // Attributes first, in the order Meilisearch reports them (a stack: last operand first).
     let mut stack = vec![filter.expr()];

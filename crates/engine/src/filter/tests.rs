@@ -3,6 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::Filter;
+use crate::settings::Settings;
 
 fn parse(s: &str) -> Filter {
     Filter::from_json(&json!(s)).unwrap().unwrap()
@@ -338,22 +339,20 @@ fn test_geo_radius_and_bounding_box() {
     assert!(f.matches(&strings));
 }
 
-fn settings(filterable: Value) -> Value {
-    json!({ "filterableAttributes": filterable })
+fn settings(filterable: Value) -> Settings {
+    Settings::from_stored(Some(&json!({ "filterableAttributes": filterable })))
 }
 
 #[test]
 fn test_validation_against_filterable_attributes() {
     let s = settings(json!(["genre", "b", "nested"]));
-    assert!(parse("genre = x AND nested.deep = 1")
-        .validate(Some(&s))
-        .is_ok());
+    assert!(parse("genre = x AND nested.deep = 1").validate(&s).is_ok());
     assert_eq!(
-        parse("x = 1").validate(Some(&s)).unwrap_err(),
+        parse("x = 1").validate(&s).unwrap_err(),
         "Attribute `x` is not filterable. Available filterable attribute patterns are: `b`, `genre`, `nested`.\n1:2 x = 1"
     );
     assert_eq!(
-        parse("  x = 1").validate(None).unwrap_err(),
+        parse("  x = 1").validate(&Settings::default()).unwrap_err(),
         "Attribute `x` is not filterable. This index does not have configured filterable attributes.\n3:4   x = 1"
     );
     let patterns = settings(json!([
@@ -361,47 +360,43 @@ fn test_validation_against_filterable_attributes() {
         {"attributePatterns": ["*_at"], "features": {"filters": {"equality": false, "comparison": true}}},
         {"attributePatterns": ["off"], "features": {"filter": {"equality": false, "comparison": false}}},
     ]));
-    assert!(parse("price_usd = 1").validate(Some(&patterns)).is_ok());
-    assert!(parse("created_at > 1").validate(Some(&patterns)).is_ok());
-    let e = parse("price_usd > 1")
-        .validate(Some(&patterns))
-        .unwrap_err();
+    assert!(parse("price_usd = 1").validate(&patterns).is_ok());
+    assert!(parse("created_at > 1").validate(&patterns).is_ok());
+    let e = parse("price_usd > 1").validate(&patterns).unwrap_err();
     assert!(
         e.starts_with("Filter operator `>` is not allowed for the attribute `price_usd`.\n  - Note: allowed operators: OR, AND, NOT, =, !=, IN, IS EMPTY, IS NULL, EXISTS.\n  - Note: field `price_usd` matched rule #0"),
         "{e}"
     );
-    let e = parse("created_at IN [1]")
-        .validate(Some(&patterns))
-        .unwrap_err();
+    let e = parse("created_at IN [1]").validate(&patterns).unwrap_err();
     assert!(e.starts_with("Filter operator `=` is not allowed"), "{e}");
-    let e = parse("off = 1").validate(Some(&patterns)).unwrap_err();
+    let e = parse("off = 1").validate(&patterns).unwrap_err();
     assert!(e.starts_with("Attribute `off` is not filterable. Available filterable attribute patterns are: `*_at`, `price_*`."), "{e}");
     // Geo needs a plain `_geo` rule.
-    let e = parse("_geoRadius(1, 2, 3)").validate(Some(&s)).unwrap_err();
+    let e = parse("_geoRadius(1, 2, 3)").validate(&s).unwrap_err();
     assert!(
         e.starts_with("Attribute `_geo/_geojson` is not filterable."),
         "{e}"
     );
     assert!(e.ends_with("\n12:13 _geoRadius(1, 2, 3)"), "{e}");
     let geo = settings(json!(["_geo"]));
-    assert!(parse("_geoRadius(1, 2, 3)").validate(Some(&geo)).is_ok());
+    assert!(parse("_geoRadius(1, 2, 3)").validate(&geo).is_ok());
     assert_eq!(
-        parse("_geoRadius(91, 2, 3)").validate(Some(&geo)).unwrap_err(),
+        parse("_geoRadius(91, 2, 3)").validate(&geo).unwrap_err(),
         "Bad latitude `91`. Latitude must be contained between -90 and 90 degrees.\n12:14 _geoRadius(91, 2, 3)"
     );
     let e = parse("_geoBoundingBox([1, 200], [0, 0])")
-        .validate(Some(&geo))
+        .validate(&geo)
         .unwrap_err();
     assert!(e.contains("Hint: try using `-160` instead."), "{e}");
     let e = parse("_geoBoundingBox([0, 1], [1, 0])")
-        .validate(Some(&geo))
+        .validate(&geo)
         .unwrap_err();
     assert!(
         e.starts_with("The top latitude `0` is below the bottom latitude `1`."),
         "{e}"
     );
     // The last operand is reported first, as Meilisearch does.
-    let e = parse("a = 1 AND b2 = 2").validate(Some(&s)).unwrap_err();
+    let e = parse("a = 1 AND b2 = 2").validate(&s).unwrap_err();
     assert!(e.starts_with("Attribute `b2`"), "{e}");
 }
 
@@ -525,7 +520,7 @@ fn test_random_filters_never_panic_and_columns_agree() {
             continue;
         };
         parsed += 1;
-        let _ = f.validate(None);
+        let _ = f.validate(&Settings::default());
         if let Err(e) = f.evaluate_both_ways(&docs) {
             panic!("{text}: {e}");
         }

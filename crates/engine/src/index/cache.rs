@@ -2,6 +2,7 @@
 //! committed batches) it was computed at: a commit makes it stale, and a reader still at an
 //! older generation computes its own rather than using or evicting a newer one.
 //!
+//! - [`SettingsCache`]: the typed settings, so a search parses no stored JSON;
 //! - [`FilterCache`]: recent filter results (tenant tokens repeat one filter on every search);
 //! - [`ColumnCache`]: value columns (sort, distinct, facets) and the set of all ids.
 
@@ -11,12 +12,35 @@ use std::sync::Arc;
 use roaring::RoaringBitmap;
 
 use crate::facets::Column;
+use crate::settings::Settings;
 
 /// How many filter results [`FilterCache`] keeps.
 const FILTER_CACHE_SIZE: usize = 16;
 
 /// How many columns [`ColumnCache`] holds before it starts over.
 const COLUMN_CACHE_SIZE: usize = 64;
+
+/// The typed settings of one generation. Settings are written only by a batch's commit,
+/// which moves the generation on, so one generation has one settings object; a reader at an
+/// older generation parses its own.
+#[derive(Default)]
+pub(super) struct SettingsCache {
+    entry: Option<(u64, Arc<Settings>)>,
+}
+
+impl SettingsCache {
+    pub(super) fn get(&self, generation: u64) -> Option<Arc<Settings>> {
+        let (g, settings) = self.entry.as_ref()?;
+        (*g == generation).then(|| settings.clone())
+    }
+
+    /// Keeps `settings` unless a newer generation is cached.
+    pub(super) fn put(&mut self, generation: u64, settings: Arc<Settings>) {
+        if self.entry.as_ref().is_none_or(|(g, _)| *g <= generation) {
+            self.entry = Some((generation, settings));
+        }
+    }
+}
 
 /// Recent filter results: (generation, filter JSON, matching internal ids), oldest first.
 #[derive(Default)]

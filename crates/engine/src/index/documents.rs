@@ -8,7 +8,7 @@ use api_types::{Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::{string_list, Index};
+use super::Index;
 use crate::codec;
 use crate::store::{heed_error, keys, stat_bytes};
 
@@ -178,7 +178,7 @@ impl Index {
         };
         let doc = self.decode_doc(bytes)?;
         let vectors = if retrieve_vectors {
-            let settings = self.stored_settings(&rtxn)?;
+            let settings = self.settings(&rtxn)?;
             let view = self.vectors_view(&rtxn, settings.as_ref())?;
             Some(view.of(self, &rtxn, iid, doc.get("_vectors"))?)
         } else {
@@ -191,7 +191,7 @@ impl Index {
     /// `{"results":[...],"offset","limit","total"}` in internal-id order, or by `sort`.
     pub fn fetch_documents(&self, q: &FetchQuery) -> Result<Vec<u8>> {
         let rtxn = self.store.read()?;
-        let settings = self.stored_settings(&rtxn)?;
+        let settings = self.settings(&rtxn)?;
         let allowed = self.allowed_ids(
             &rtxn,
             q.filter.as_ref(),
@@ -227,8 +227,8 @@ impl Index {
         let total;
         let sort_specs = q.sort.as_deref().unwrap_or_default();
         if !sort_specs.is_empty() {
-            let sortable = string_list(settings.as_ref(), "sortableAttributes").unwrap_or_default();
-            let keys = crate::sort::parse(sort_specs, &sortable, "invalid_document_sort")?;
+            let sortable = &settings.sortable_attributes;
+            let keys = crate::sort::parse(sort_specs, sortable, "invalid_document_sort")?;
             // Every candidate is read and ordered; the filters issue brings sorted columns.
             let mut docs: Vec<(u32, Map<String, Value>)> = Vec::new();
             match requested {
@@ -431,7 +431,7 @@ impl Index {
             return serde_json::to_vec(&json!({"primaryKey": null, "moves": []}))
                 .map_err(Error::internal);
         };
-        let settings = self.stored_settings(&rtxn)?;
+        let settings = self.settings(&rtxn)?;
         let view = self.vectors_view(&rtxn, settings.as_ref())?;
         let mut moves: BTreeMap<String, (Vec<String>, Vec<Value>)> = BTreeMap::new();
         for item in self.store.docs.iter(&rtxn).map_err(heed_error)? {

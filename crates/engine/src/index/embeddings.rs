@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::update::user_vectors;
 use super::Index;
+use crate::settings::Settings;
 use crate::vectors::{registry, Registry, Space};
 
 /// What one request needs to print `_vectors`: the configured embedders, in settings order,
@@ -24,7 +25,7 @@ impl Index {
     pub(super) fn vectors_view(
         &self,
         rtxn: &heed::RoTxn,
-        settings: Option<&Value>,
+        settings: &Settings,
     ) -> Result<VectorsView> {
         let registry = Registry::load(&self.store, rtxn)?;
         let mut embedders = Vec::new();

@@ -9,7 +9,6 @@ use serde_json::{json, Value};
 use super::Index;
 use crate::facets::FacetOrder;
 use crate::filter::rules::{self, pattern_matches};
-use crate::settings::Settings;
 use crate::value::within;
 
 /// The request, as the TypeScript layer validated it.
@@ -51,9 +50,8 @@ impl Index {
     /// The page of fields `q` asks for: `{"results","offset","limit","total"}`.
     pub fn fields(&self, q: &FieldsQuery) -> Result<Vec<u8>> {
         let rtxn = self.store.read()?;
-        let stored = self.stored_settings(&rtxn)?;
-        let settings = Settings::from_stored(stored.as_ref());
-        let filter_rules = rules::rules_of(stored.as_ref());
+        let settings = self.settings(&rtxn)?;
+        let filter_rules = rules::rules_of(&settings);
         // The attributes with an id, and the objects holding the nested ones.
         let mut names: Vec<String> = Vec::new();
         for name in self.fields_map.read().unwrap().names() {

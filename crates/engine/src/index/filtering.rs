@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::Index;
 use crate::codec;
 use crate::filter::Filter;
+use crate::settings::Settings;
 use crate::store::{heed_error, keys};
 
 impl Index {
@@ -22,7 +23,7 @@ impl Index {
     pub(super) fn request_filter(
         &self,
         value: Option<&Value>,
-        settings: Option<&Value>,
+        settings: &Settings,
         code: &'static str,
         contains_enabled: bool,
     ) -> Result<Option<Filter>> {
@@ -39,7 +40,7 @@ impl Index {
         &self,
         rtxn: &heed::RoTxn,
         value: Option<&Value>,
-        settings: Option<&Value>,
+        settings: &Settings,
         code: &'static str,
         contains_enabled: bool,
     ) -> Result<Option<Arc<RoaringBitmap>>> {

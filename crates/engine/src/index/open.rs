@@ -10,7 +10,7 @@ use api_types::{Error, Result};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::ReloadPolicy;
 
-use super::{tv, ColumnCache, Fields, FilterCache, Index};
+use super::{tv, ColumnCache, Fields, FilterCache, Index, SettingsCache};
 use crate::codec::FieldsMap;
 use crate::payload;
 use crate::store::{keys, Store};
@@ -80,6 +80,7 @@ impl Index {
             fields_map: RwLock::new(Arc::new(FieldsMap::default())),
             filter_cache: Mutex::new(FilterCache::default()),
             columns: Mutex::new(ColumnCache::default()),
+            settings_cache: Mutex::new(SettingsCache::default()),
         };
         {
             let rtxn = index.store.read()?;

@@ -63,10 +63,10 @@ pub use federated::{
 };
 use page::Window;
 use printer::{Printer, SearchResult, Timings};
-use query::{group_query, prefix_search, typo_list_has, typos_for_length, Group, Reach, Terms};
+use query::{group_query, prefix_search, Group, Reach, Terms};
 use ranking::{
-    self as rank, compare_ranked, ranking_rules, rule_list, score_details, search_cutoff,
-    semantic_rule_list, steps, LevelDocs, Ranked,
+    self as rank, compare_ranked, rule_list, score_details, semantic_rule_list, steps, LevelDocs,
+    Ranked,
 };
 pub use remote::{CANDIDATES_HEADER, RUNS_HEADER};
 use semantic::{keyword_suffices, merge, Mode};
@@ -123,17 +123,16 @@ impl Index {
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<u8>> {
         let started = q.received.unwrap_or_else(Instant::now);
         let rtxn = self.store.read()?;
-        let settings = self.stored_settings(&rtxn)?;
-        let settings = settings.as_ref();
-        let result = self.search_result(&rtxn, settings, q, started)?;
-        Printer::new(self, &rtxn, settings, q).print(result)
+        let settings = self.settings(&rtxn)?;
+        let result = self.search_result(&rtxn, &settings, q, started)?;
+        Printer::new(self, &rtxn, &settings, q).print(result)
     }
 
     /// Steps 1 to 6 of a search: the typed result, before printing.
     fn search_result(
         &self,
         rtxn: &heed::RoTxn<heed::WithoutTls>,
-        settings: Option<&serde_json::Value>,
+        settings: &crate::settings::Settings,
         q: &SearchQuery,
         started: Instant,
     ) -> Result<SearchResult> {

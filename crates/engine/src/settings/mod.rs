@@ -11,9 +11,14 @@
 //! The stored form is the serialized [`Settings`]: every field, in Meilisearch's key order.
 //! Objects stored by earlier versions may lack newer fields; the defaults fill them in.
 //!
+//! The engine reads settings only through this struct: every reader takes `&Settings` and
+//! reads its fields or the methods below (defaults applied, `*` lists as `None`). The index
+//! keeps the struct of its current generation in memory (`index/cache.rs`), so a search
+//! parses no JSON; a batch reads the settings it has reached.
+//!
 //! Design decision: embedder configurations stay JSON objects (stored as sent, minus the
-//! fields reset with null) until vector search reads them; everything the engine reads
-//! today is typed.
+//! fields reset with null) inside the struct; `vectors::registry::configs` types them when
+//! read. Everything else is typed.
 
 mod locales;
 mod patch;
@@ -188,6 +193,8 @@ pub struct FilterableAttributePattern {
 #[serde(rename_all = "camelCase", default)]
 pub struct FilterableFeatures {
     pub facet_search: bool,
+    /// Also read as `filters`, a spelling stored objects may hold.
+    #[serde(alias = "filters")]
     pub filter: FilterFeatures,
 }
 
@@ -440,20 +447,20 @@ impl Settings {
     /// How many typos `word` may have: by its length in characters; none in
     /// `disableOnWords` (compared lowercased), nor for numbers when `disableOnNumbers` is on.
     pub fn typo_budget(&self, word: &str) -> u8 {
-        let typo = &self.typo_tolerance;
         let numeric = word
             .chars()
             .all(|c| c.is_ascii_digit() || c.is_ascii_punctuation());
-        let lower = word.to_lowercase();
-        if typo
-            .disable_on_words
-            .iter()
-            .any(|w| w.to_lowercase() == lower)
-            || (numeric && typo.disable_on_numbers)
-        {
+        if self.typos_disabled_for(word) || (numeric && self.typo_tolerance.disable_on_numbers) {
             return 0;
         }
         self.typos_for_length(word.chars().count())
+    }
+
+    /// Whether `word` is in `disableOnWords` (compared lowercased).
+    pub fn typos_disabled_for(&self, word: &str) -> bool {
+        let lower = word.to_lowercase();
+        let words = &self.typo_tolerance.disable_on_words;
+        words.iter().any(|w| w.to_lowercase() == lower)
     }
 
     /// Whether typos are off on `attribute` (`disableOnAttributes`, compared as written).

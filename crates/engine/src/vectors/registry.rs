@@ -10,9 +10,9 @@ use embedders::EmbedderConfig;
 use heed::{RoTxn, RwTxn};
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::store::{Space, VectorStore};
+use crate::settings::Settings;
 use crate::store::Store;
 
 const KEY: &str = "vectors";
@@ -43,18 +43,11 @@ pub struct Registry {
 }
 
 /// The embedders of `settings`, typed, in name order.
-pub fn configs(settings: Option<&Value>) -> Result<Vec<(String, EmbedderConfig)>> {
-    let Some(map) = settings
-        .and_then(|s| s.get("embedders"))
-        .and_then(Value::as_object)
-    else {
-        return Ok(Vec::new());
-    };
+pub fn configs(settings: &Settings) -> Result<Vec<(String, EmbedderConfig)>> {
+    let map = &settings.embedders;
     let mut out = Vec::with_capacity(map.len());
     for (name, config) in map {
-        if let Some(obj) = config.as_object() {
-            out.push((name.clone(), EmbedderConfig::read(name, obj)?));
-        }
+        out.push((name.clone(), EmbedderConfig::read(name, config)?));
     }
     Ok(out)
 }

@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use api_types::{Error, Result};
 use roaring::RoaringBitmap;
-use serde_json::Value;
 use tantivy::query::{Occur, Query};
 
 use super::query::{groups_query, Reach, Terms};
 use super::LevelDocs;
 use crate::filter::eval::within;
 use crate::index::{tv, Index};
+use crate::settings::Settings;
 use crate::store::{heed_error, keys};
 
 /// The internal ids of the documents matching `query`, in no particular order.
@@ -79,13 +79,13 @@ impl Index {
 /// `attributesToSearchOn`, checked against `searchableAttributes`: `None` when absent, empty,
 /// or `*`.
 pub(crate) fn search_on(
-    settings: Option<&Value>,
+    settings: &Settings,
     asked: Option<&[String]>,
 ) -> Result<Option<Vec<String>>> {
     let Some(asked) = asked.filter(|a| !a.is_empty() && !a.iter().any(|x| x == "*")) else {
         return Ok(None);
     };
-    if let Some(searchable) = crate::index::searchable_of(settings) {
+    if let Some(searchable) = settings.searchable() {
         for attr in asked {
             let ok = searchable.iter().any(|s| within(attr, s));
             if !ok {

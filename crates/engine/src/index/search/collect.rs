@@ -16,15 +16,15 @@ use std::time::Instant;
 
 use api_types::Result;
 use roaring::RoaringBitmap;
-use serde_json::Value;
 use tantivy::collector::{Count, FilterCollector};
 
 use super::distinct::{apply_distinct, distinct_ranked};
 use super::faceting::FacetCounts;
 use super::page::Window;
-use super::{compare_ranked, rank, search_cutoff, steps, Ranked, Reach, Terms};
+use super::{compare_ranked, rank, steps, Ranked, Reach, Terms};
 use crate::facets;
 use crate::index::{tv, Index};
+use crate::settings::Settings;
 use crate::sort::SortKey;
 use crate::store::heed_error;
 
@@ -33,7 +33,7 @@ use crate::store::heed_error;
 pub(super) struct Order<'a> {
     pub rtxn: &'a heed::RoTxn<'a>,
     pub searcher: &'a tantivy::Searcher,
-    pub settings: Option<&'a Value>,
+    pub settings: &'a Settings,
     /// The allowed documents (filter, negations); `None` allows every document.
     pub allowed: Option<Arc<RoaringBitmap>>,
     /// The ranking rules in use and the sort keys they read.
@@ -184,7 +184,7 @@ impl Index {
                 o.rules,
                 o.key_specs,
                 (!whole).then_some(need),
-                o.started + search_cutoff(o.settings),
+                o.started + o.settings.search_cutoff(),
             )?
         };
         if let Some(t) = o.threshold {

@@ -5,17 +5,17 @@
 use std::collections::HashSet;
 
 use api_types::{Error, Result};
-use serde_json::Value;
 
 use super::Ranked;
 use crate::facets::{Column, Item};
 use crate::filter::rules;
+use crate::settings::Settings;
 
 /// The attribute a search is distinct on: the request's `distinct` when given (checked
 /// against the filterable attributes), else the index's `distinctAttribute`.
 pub(super) fn distinct_field(
     asked: Option<&str>,
-    settings: Option<&Value>,
+    settings: &Settings,
     filter_rules: &[rules::Rule],
 ) -> Result<Option<String>> {
     match asked {
@@ -25,15 +25,8 @@ pub(super) fn distinct_field(
             }
             Ok(Some(field.to_string()))
         }
-        None => Ok(index_distinct(settings)),
+        None => Ok(settings.distinct_attribute().map(str::to_string)),
     }
-}
-
-/// The index's `distinctAttribute`.
-pub(super) fn index_distinct(settings: Option<&Value>) -> Option<String> {
-    settings
-        .and_then(|s| s["distinctAttribute"].as_str())
-        .map(str::to_string)
 }
 
 /// `ranked` without the documents an earlier one shares a value of `column` with.

@@ -10,16 +10,14 @@ use api_types::{Error, Result};
 use roaring::RoaringBitmap;
 use serde_json::Value;
 
-use super::distinct::{apply_distinct, index_distinct};
-use super::faceting::{facet_order, max_values_per_facet};
+use super::distinct::apply_distinct;
 use super::printer::facet_search_body;
 use super::semantic::Mode;
-use super::{
-    rule_list, search_cutoff, search_on, typo_list_has, typos_for_length, FacetSearchQuery,
-};
+use super::{rule_list, search_on, FacetSearchQuery};
 use crate::facets;
 use crate::filter::rules;
 use crate::index::Index;
+use crate::settings::Settings;
 
 impl Index {
     /// `POST /indexes/{uid}/facet-search`: the values of one facet among the documents the
@@ -27,9 +25,9 @@ impl Index {
     pub fn facet_search(&self, q: &FacetSearchQuery) -> Result<Vec<u8>> {
         let started = Instant::now();
         let rtxn = self.store.read()?;
-        let settings = self.stored_settings(&rtxn)?;
+        let settings = self.settings(&rtxn)?;
         let settings = settings.as_ref();
-        if settings.is_some_and(|s| s["facetSearch"] == Value::Bool(false)) {
+        if !settings.facet_search {
             return Err(Error::new(
                 "facet_search_disabled",
                 "The facet search is disabled for this index",
@@ -82,15 +80,15 @@ impl Index {
                 &rules,
                 &[],
                 None,
-                started + search_cutoff(settings),
+                started + settings.search_cutoff(),
             )?
             .0
             .into_iter()
             .map(|r| r.iid)
             .collect()
         };
-        if let (true, Some(field)) = (q.exhaustive_facet_count, index_distinct(settings)) {
-            let column = self.columns(&rtxn, &[field])?.remove(0);
+        if let (true, Some(field)) = (q.exhaustive_facet_count, settings.distinct_attribute()) {
+            let column = self.columns(&rtxn, &[field.to_string()])?.remove(0);
             let order: Vec<u32> = set.iter().collect();
             set = apply_distinct(&column, order, |iid| iid)
                 .into_iter()
@@ -104,8 +102,8 @@ impl Index {
             &column,
             q.facet_query.as_deref(),
             typos,
-            max_values_per_facet(settings),
-            facet_order(settings, &q.facet_name),
+            settings.max_values_per_facet(),
+            settings.facet_order(&q.facet_name),
         );
         facet_search_body(hits, q.facet_query.as_deref(), started, None)
     }
@@ -133,7 +131,7 @@ impl Index {
         let started = Instant::now();
         let req: Request = serde_json::from_str(request_json).map_err(Error::internal)?;
         let rtxn = self.store.read()?;
-        let settings = self.stored_settings(&rtxn)?;
+        let settings = self.settings(&rtxn)?;
         let mut merged: Vec<(String, String, u64)> = Vec::new();
         let mut at: std::collections::HashMap<String, usize> = Default::default();
         for hit in req.pages.into_iter().flatten() {
@@ -146,13 +144,13 @@ impl Index {
                 }
             }
         }
-        match facet_order(settings.as_ref(), &req.facet_name) {
+        match settings.facet_order(&req.facet_name) {
             facets::FacetOrder::Alpha => merged.sort_by(|a, b| a.0.cmp(&b.0)),
             facets::FacetOrder::Count => merged.sort_by(|a, b| b.2.cmp(&a.2).then(b.0.cmp(&a.0))),
         }
         let hits = merged
             .into_iter()
-            .take(max_values_per_facet(settings.as_ref()))
+            .take(settings.max_values_per_facet())
             .map(|(_, value, count)| (value, count))
             .collect();
         facet_search_body(
@@ -166,12 +164,10 @@ impl Index {
 
 /// How many typos a facet query may hold: by its length in bytes; none when the facet is in
 /// `disableOnAttributes` or the query in `disableOnWords`.
-fn facet_query_typos(settings: Option<&Value>, facet: &str, query: Option<&str>) -> u8 {
+fn facet_query_typos(settings: &Settings, facet: &str, query: Option<&str>) -> u8 {
     let Some(query) = query else { return 0 };
-    if typo_list_has(settings, "disableOnAttributes", facet)
-        || typo_list_has(settings, "disableOnWords", query)
-    {
+    if settings.typos_disabled_on(facet) || settings.typos_disabled_for(query) {
         return 0;
     }
-    typos_for_length(settings, query.trim().len())
+    settings.typos_for_length(query.trim().len())
 }

@@ -10,9 +10,10 @@ use api_types::{Error, Result};
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 
-use crate::facets::{self, FacetOrder};
+use crate::facets;
 use crate::filter::rules;
 use crate::index::Index;
+use crate::settings::Settings;
 
 /// The facet counts of a search, in the order of the requested names.
 #[derive(Debug, Clone, Default)]
@@ -29,25 +30,6 @@ pub(crate) struct FacetStats {
     pub name: String,
     pub min: f64,
     pub max: f64,
-}
-
-/// `faceting.maxValuesPerFacet` (default in [`crate::settings`]).
-pub(super) fn max_values_per_facet(settings: Option<&Value>) -> usize {
-    settings
-        .and_then(|s| s["faceting"]["maxValuesPerFacet"].as_u64())
-        .unwrap_or(crate::settings::DEFAULT_MAX_VALUES_PER_FACET) as usize
-}
-
-/// `faceting.sortFacetValuesBy` for `facet` (its own entry, else `*`, else alpha).
-pub(super) fn facet_order(settings: Option<&Value>, facet: &str) -> FacetOrder {
-    let by = settings.map(|s| &s["faceting"]["sortFacetValuesBy"]);
-    let pick = by
-        .and_then(|b| b.get(facet).or_else(|| b.get("*")))
-        .and_then(Value::as_str);
-    match pick {
-        Some("count") => FacetOrder::Count,
-        _ => FacetOrder::Alpha,
-    }
 }
 
 impl Index {
@@ -118,10 +100,10 @@ impl Index {
         rtxn: &heed::RoTxn,
         names: &[String],
         set: &RoaringBitmap,
-        settings: Option<&Value>,
+        settings: &Settings,
     ) -> Result<FacetCounts> {
         let columns = self.columns(rtxn, names)?;
-        let max_values = max_values_per_facet(settings);
+        let max_values = settings.max_values_per_facet();
         let mut distribution = Map::new();
         let mut stats = Vec::new();
         for (name, column) in names.iter().zip(columns) {
@@ -133,7 +115,7 @@ impl Index {
                     max,
                 });
             }
-            let order = facet_order(settings, name);
+            let order = settings.facet_order(name);
             distribution.insert(
                 name.clone(),
                 Value::Object(counts.distribution(&column, max_values, order)),

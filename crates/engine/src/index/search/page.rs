@@ -10,13 +10,6 @@ use serde_json::{Map, Value};
 
 use super::SearchQuery;
 
-/// `pagination.maxTotalHits` (default in [`crate::settings`]).
-pub(super) fn max_total_hits(settings: Option<&Value>) -> usize {
-    settings
-        .and_then(|s| s["pagination"]["maxTotalHits"].as_u64())
-        .unwrap_or(crate::settings::DEFAULT_MAX_TOTAL_HITS) as usize
-}
-
 /// What a request asks of pagination: `offset`/`limit`, or `page`/`hitsPerPage` when either
 /// is given. A search reads it from its query, a federated search from `federation`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

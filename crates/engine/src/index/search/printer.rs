@@ -17,7 +17,8 @@ use super::faceting::FacetCounts;
 use super::format::{self, QueryWord};
 use super::page::Pagination;
 use super::{key_paths, rank, score_details, Ranked, SearchQuery};
-use crate::index::{project, retrieve, string_list, Index};
+use crate::index::{project, retrieve, Index};
+use crate::settings::Settings;
 use crate::sort::{self, SortKey};
 use crate::store::heed_error;
 use crate::tokens;
@@ -69,7 +70,7 @@ pub(super) fn formatting(q: &SearchQuery) -> bool {
 pub(super) struct Printer<'a> {
     index: &'a Index,
     rtxn: &'a heed::RoTxn<'a>,
-    settings: Option<&'a Value>,
+    settings: &'a Settings,
     q: &'a SearchQuery,
 }
 
@@ -77,7 +78,7 @@ impl<'a> Printer<'a> {
     pub(super) fn new(
         index: &'a Index,
         rtxn: &'a heed::RoTxn<'a>,
-        settings: Option<&'a Value>,
+        settings: &'a Settings,
         q: &'a SearchQuery,
     ) -> Self {
         Printer {
@@ -155,8 +156,7 @@ impl<'a> Printer<'a> {
         mut f: impl FnMut(&Ranked, Map<String, Value>) -> Result<()>,
     ) -> Result<()> {
         let q = self.q;
-        let displayed = string_list(self.settings, "displayedAttributes")
-            .filter(|a| !a.iter().any(|f| f == "*"));
+        let displayed = self.settings.displayed();
         let retrieve_fields = q
             .attributes_to_retrieve
             .as_deref()
@@ -171,9 +171,7 @@ impl<'a> Printer<'a> {
         };
         // `_vectors` only when asked for and displayed.
         let vectors_view = match q.retrieve_vectors
-            && displayed
-                .as_ref()
-                .is_none_or(|d| d.iter().any(|f| f == "_vectors"))
+            && displayed.is_none_or(|d| d.iter().any(|f| f == "_vectors"))
         {
             true => Some(self.index.vectors_view(self.rtxn, self.settings)?),
             false => None,
@@ -207,7 +205,7 @@ impl<'a> Printer<'a> {
                     Some(view) => Some(view.of(self.index, self.rtxn, iid, doc.get("_vectors"))?),
                     None => None,
                 };
-                if let Some(displayed) = &displayed {
+                if let Some(displayed) = displayed {
                     doc = project(doc, Some(displayed), true);
                 }
                 let shown = (formatting || q.show_matches_position).then(|| {

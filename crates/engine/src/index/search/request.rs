@@ -14,10 +14,11 @@ use roaring::RoaringBitmap;
 use serde_json::Value;
 
 use super::distinct::distinct_field;
-use super::page::{max_total_hits, Window};
-use super::{prefix_search, ranking_rules, SearchQuery, Terms};
+use super::page::Window;
+use super::{prefix_search, SearchQuery, Terms};
 use crate::filter::rules;
-use crate::index::{string_list, Index};
+use crate::index::Index;
+use crate::settings::Settings;
 use crate::sort::{self, SortKey};
 
 /// A search request checked against the index's settings.
@@ -50,7 +51,7 @@ impl Index {
     pub(super) fn filtered(
         &self,
         rtxn: &heed::RoTxn,
-        settings: Option<&Value>,
+        settings: &Settings,
         filter: Option<&Value>,
         contains_filter: bool,
     ) -> Result<Option<Arc<RoaringBitmap>>> {
@@ -70,7 +71,7 @@ impl Index {
         &self,
         rtxn: &heed::RoTxn,
         searcher: &tantivy::Searcher,
-        settings: Option<&Value>,
+        settings: &Settings,
         text: &str,
         matching_strategy: Option<&str>,
         allowed: Option<Arc<RoaringBitmap>>,
@@ -92,10 +93,10 @@ impl Index {
     pub(super) fn parse_request(
         &self,
         rtxn: &heed::RoTxn,
-        settings: Option<&Value>,
+        settings: &Settings,
         q: &SearchQuery,
     ) -> Result<Request> {
-        let rules = ranking_rules(settings);
+        let rules = settings.ranking_rules().to_vec();
         let sort_keys = match q.sort.as_deref() {
             Some(specs) if !specs.is_empty() => {
                 if !rules.iter().any(|r| r == "sort") {
@@ -104,8 +105,8 @@ impl Index {
                         "You must specify where `sort` is listed in the rankingRules setting to use the sort parameter at search time.",
                     ));
                 }
-                let sortable = string_list(settings, "sortableAttributes").unwrap_or_default();
-                sort::parse(specs, &sortable, "invalid_search_sort")?
+                let sortable = &settings.sortable_attributes;
+                sort::parse(specs, sortable, "invalid_search_sort")?
             }
             _ => Vec::new(),
         };
@@ -115,7 +116,7 @@ impl Index {
             Some(requested) => Some(self.facet_names(rtxn, requested, &filter_rules)?),
             None => None,
         };
-        let max_total_hits = max_total_hits(settings);
+        let max_total_hits = settings.max_total_hits();
         Ok(Request {
             rules,
             sort_keys,

@@ -19,7 +19,6 @@ use api_types::{Error, Result};
 use embedders::{Distribution, EmbedderConfig};
 use roaring::RoaringBitmap;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::collect::{Order, Ordered};
 use super::distinct::distinct_ranked;
@@ -27,6 +26,7 @@ use super::page::Window;
 use super::{compare_ranked, steps, Ranked};
 use crate::facets;
 use crate::index::Index;
+use crate::settings::Settings;
 use crate::sort::SortKey;
 use crate::vectors::{registry, Registry, Space};
 
@@ -69,7 +69,7 @@ impl Index {
     pub(super) fn search_mode(
         &self,
         rtxn: &heed::RoTxn,
-        settings: Option<&Value>,
+        settings: &Settings,
         q: &str,
         vector: Option<&[f32]>,
         hybrid: Option<&Hybrid>,

@@ -57,7 +57,7 @@ impl Index {
     pub fn similar(&self, q: &SimilarQuery) -> Result<Vec<u8>> {
         let started = Instant::now();
         let rtxn = self.store.read()?;
-        let settings = self.stored_settings(&rtxn)?;
+        let settings = self.settings(&rtxn)?;
         let settings = settings.as_ref();
         let allowed = self.allowed_ids(
             &rtxn,
@@ -84,7 +84,7 @@ impl Index {
         };
         let mut candidates = (*self.allowed_or_all(&rtxn, &allowed)?).clone();
         candidates.remove(target);
-        let max_total_hits = super::page::max_total_hits(settings);
+        let max_total_hits = settings.max_total_hits();
         let window = Window {
             offset: q.offset,
             limit: q.limit.min(max_total_hits.saturating_sub(q.offset)),

@@ -17,7 +17,7 @@ use super::vectors::{missing_vectors, Embedders};
 use super::{decrement, pk_exists, BatchState, Method, Shards};
 use crate::codec::{self, FieldsMap};
 use crate::docid;
-use crate::index::{searchable_of, string_list, text, tv, Index};
+use crate::index::{text, tv, Index};
 use crate::payload;
 use crate::store::heed_error;
 use crate::tokens;
@@ -58,21 +58,17 @@ impl Index {
         let mut pk = state.primary_key.clone();
         let mut total = 0u64;
         let mut first_error: Option<Error> = None;
-        let settings = match &state.settings {
-            Some(s) => Some(s.clone()),
-            None => self.stored_settings(txn)?,
-        };
+        let settings = self.batch_settings(txn, state)?;
         // `_geo` is checked when something reads it (a filter or a sort), `_geojson` when
         // filters read it.
-        let rules = crate::filter::rules::rules_of(settings.as_ref());
+        let rules = crate::filter::rules::rules_of(&settings);
         let geo = docid::GeoChecks {
             geo: crate::filter::rules::has_plain_rule(&rules, "_geo")
-                || string_list(settings.as_ref(), "sortableAttributes")
-                    .is_some_and(|s| s.iter().any(|f| f == "_geo")),
+                || settings.sortable_attributes.iter().any(|f| f == "_geo"),
             geojson: crate::filter::rules::has_plain_rule(&rules, "_geojson"),
         };
-        let searchable = searchable_of(settings.as_ref());
-        let embedders = Embedders::of(settings.as_ref())?;
+        let searchable = settings.searchable();
+        let embedders = Embedders::of(&settings)?;
         // The first document giving no vectors to a `userProvided` embedder, and how many more.
         let mut missing: Option<(String, String)> = None;
         let mut missing_others = 0u64;
@@ -105,7 +101,7 @@ impl Index {
                     return Ok(());
                 }
             };
-            text::field_names(&doc, searchable.as_deref(), |name| {
+            text::field_names(&doc, searchable, |name| {
                 if state.fields.id(name).is_none() && !new_fields.contains(name) {
                     new_fields.insert(name.to_string());
                 }
@@ -158,7 +154,7 @@ impl Index {
         // Pass 2: write each document to LMDB and tantivy.
         let mut done = 0u64;
         let mut encoded = Vec::with_capacity(256);
-        let analyzer = tokens::Analyzer::from_settings(settings.as_ref());
+        let analyzer = tokens::Analyzer::from_settings(&settings);
         // Documents written to LMDB whose text is not yet in tantivy: tokenized a chunk at a
         // time on every core.
         let mut pending = PendingText::default();
@@ -166,16 +162,9 @@ impl Index {
         // the task with nothing of it written.
         let generated = match embedders.is_empty() {
             true => Default::default(),
-            false => self.embed_payload(
-                txn,
-                state,
-                settings.as_ref(),
-                &embedders,
-                file,
-                method,
-                &pk,
-                &keeps,
-            )?,
+            false => {
+                self.embed_payload(txn, state, &settings, &embedders, file, method, &pk, &keeps)?
+            }
         };
         payload::read_staged(file, |mut doc| {
             let ext = docid::document_id(&doc, &pk)?;
@@ -236,27 +225,15 @@ impl Index {
             // the payload is deleted after its earlier version reached tantivy.
             if existing.is_some() {
                 if pending.ids.contains(&iid) {
-                    self.index_text(
-                        writer,
-                        &mut pending,
-                        searchable.as_deref(),
-                        &state.fields,
-                        &analyzer,
-                    )?;
+                    self.index_text(writer, &mut pending, searchable, &state.fields, &analyzer)?;
                 }
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
             }
-            text::assign_fields(&doc, searchable.as_deref(), &mut state.fields);
+            text::assign_fields(&doc, searchable, &mut state.fields);
             pending.ids.insert(iid);
             pending.docs.push((iid, doc));
             if pending.docs.len() >= TEXT_CHUNK {
-                self.index_text(
-                    writer,
-                    &mut pending,
-                    searchable.as_deref(),
-                    &state.fields,
-                    &analyzer,
-                )?;
+                self.index_text(writer, &mut pending, searchable, &state.fields, &analyzer)?;
             }
             done += 1;
             if done.is_multiple_of(4096) {
@@ -264,13 +241,7 @@ impl Index {
             }
             Ok(())
         })?;
-        self.index_text(
-            writer,
-            &mut pending,
-            searchable.as_deref(),
-            &state.fields,
-            &analyzer,
-        )?;
+        self.index_text(writer, &mut pending, searchable, &state.fields, &analyzer)?;
         Ok(total)
     }
 

@@ -87,7 +87,7 @@ use serde_json::Value;
 use tantivy::{IndexWriter, Term};
 
 use super::BatchState;
-use crate::index::{searchable_of, tv, Index};
+use crate::index::{tv, Index};
 use crate::store::{heed_error, keys};
 use crate::tokens;
 
@@ -121,6 +121,10 @@ impl Index {
         // Readers must know every field id before they can see a document that uses it.
         *self.fields_map.write().unwrap() = Arc::new(state.fields.clone());
         wtxn.commit().map_err(heed_error)?;
+        if let Some(settings) = &state.settings {
+            let mut cache = self.settings_cache.lock().unwrap();
+            cache.put(generation, settings.clone());
+        }
         // Step 2: LMDB now holds the truth; tantivy follows and records the generation it
         // reached.
         if clear_all {
@@ -164,7 +168,7 @@ impl Index {
         writer.delete_all_documents().map_err(tv)?;
         let mut wtxn = self.store.write()?;
         let mut state = self.load_state(&wtxn)?;
-        let settings = self.stored_settings(&wtxn)?.unwrap_or(Value::Null);
+        let settings = self.stored_settings(&wtxn)?;
         self.reindex_text(&mut wtxn, writer, &mut state, &settings)?;
         // Every document is dirty until tantivy commits: a crash in between replays them.
         self.save_state(&mut wtxn, &state)?;
@@ -213,28 +217,21 @@ impl Index {
         dirty: &RoaringBitmap,
     ) -> Result<()> {
         let rtxn = self.store.read()?;
-        let settings = self.stored_settings(&rtxn)?;
-        let searchable = searchable_of(settings.as_ref());
+        let settings = self.settings(&rtxn)?;
+        let searchable = settings.searchable();
         if self.store.docs.is_empty(&rtxn).map_err(heed_error)? {
             writer.delete_all_documents().map_err(tv)?;
             return Ok(());
         }
         // Every field id these documents need was committed with them.
         let mut fields = (*self.fields_map.read().unwrap().clone()).clone();
-        let analyzer = tokens::Analyzer::from_settings(settings.as_ref());
+        let analyzer = tokens::Analyzer::from_settings(&settings);
         analyzer.with(|tokenizer| {
             for iid in dirty {
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
                 if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
                     let doc = self.decode_doc(bytes)?;
-                    self.feed_doc(
-                        writer,
-                        iid,
-                        &doc,
-                        searchable.as_deref(),
-                        &mut fields,
-                        tokenizer,
-                    )?;
+                    self.feed_doc(writer, iid, &doc, searchable, &mut fields, tokenizer)?;
                 }
             }
             Ok(())

@@ -45,11 +45,8 @@ impl Index {
         let Some(filter) = Filter::from_json(filter).map_err(invalid)? else {
             return Ok(0);
         };
-        let settings = match &state.settings {
-            Some(s) => Some(s.clone()),
-            None => self.stored_settings(txn)?,
-        };
-        filter.validate(settings.as_ref()).map_err(invalid)?;
+        let settings = self.batch_settings(txn, state)?;
+        filter.validate(&settings).map_err(invalid)?;
         let Some(pk) = state.primary_key.clone() else {
             return Ok(0);
         };

@@ -56,11 +56,8 @@ impl Index {
             None => None,
         };
         if let Some(filter) = &filter {
-            let settings = match &state.settings {
-                Some(s) => Some(s.clone()),
-                None => self.stored_settings(txn)?,
-            };
-            filter.validate(settings.as_ref()).map_err(invalid)?;
+            let settings = self.batch_settings(txn, state)?;
+            filter.validate(&settings).map_err(invalid)?;
         }
         let editor = DocumentEditor::new(function, context)?;
         let Some(pk) = state.primary_key.clone() else {

@@ -25,8 +25,9 @@ use super::vectors::{user_vectors, Embedders};
 use super::{BatchState, Method};
 use crate::codec;
 use crate::docid;
-use crate::index::{searchable_of, Index};
+use crate::index::Index;
 use crate::payload;
+use crate::settings::Settings;
 use crate::store::{heed_error, text_hash, text_key};
 use crate::vectors::{parse, registry};
 
@@ -46,7 +47,7 @@ impl Index {
     /// indexing embedder's), rendered over the searchable fields and cut to the byte limit.
     pub(super) fn document_text(
         &self,
-        settings: Option<&Value>,
+        settings: &Settings,
         config: &EmbedderConfig,
         doc: &Map<String, Value>,
     ) -> Result<String> {
@@ -58,7 +59,7 @@ impl Index {
             config.document_template.as_deref(),
             config.document_template_max_bytes,
         )?;
-        let searchable = searchable_of(settings);
+        let searchable = settings.searchable();
         let mut doc = doc.clone();
         doc.remove("_vectors");
         template.render(&doc, &|field| {
@@ -127,7 +128,7 @@ impl Index {
         &self,
         txn: &RwTxn,
         state: &BatchState,
-        settings: Option<&Value>,
+        settings: &Settings,
         embedders: &Embedders,
         file: &Path,
         method: Method,
@@ -297,7 +298,7 @@ impl Index {
         &self,
         txn: &RwTxn,
         state: &BatchState,
-        settings: Option<&Value>,
+        settings: &Settings,
         names: &[String],
     ) -> Result<Generated<u32>> {
         let mut generated = Generated::new();

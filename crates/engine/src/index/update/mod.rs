@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use api_types::{Error, Result};
 use heed::RwTxn;
@@ -22,6 +23,7 @@ use tantivy::IndexWriter;
 
 use super::{text, tv, Index};
 use crate::codec::FieldsMap;
+use crate::settings::Settings;
 use crate::store::{heed_error, keys};
 
 mod add;
@@ -223,7 +225,8 @@ struct BatchState {
     next_id: u32,
     field_distribution: BTreeMap<String, u64>,
     dirty: RoaringBitmap,
-    settings: Option<Value>,
+    /// The settings as the batch's settings ops left them; `None` while unchanged.
+    settings: Option<Arc<Settings>>,
     fields: FieldsMap,
     vectors: vectors::VectorState,
 }
@@ -363,10 +366,19 @@ impl Index {
             self.store.put_meta(
                 txn,
                 keys::SETTINGS,
-                &serde_json::to_vec(settings).map_err(Error::internal)?,
+                &serde_json::to_vec(settings.as_ref()).map_err(Error::internal)?,
             )?;
         }
         Ok(())
+    }
+
+    /// The settings the batch has reached: its own once a settings op ran, else the stored
+    /// ones (which the batch has not written: settings are written at commit).
+    fn batch_settings(&self, txn: &heed::RoTxn, state: &BatchState) -> Result<Arc<Settings>> {
+        match &state.settings {
+            Some(s) => Ok(s.clone()),
+            None => self.settings(txn),
+        }
     }
 
     fn apply_op(

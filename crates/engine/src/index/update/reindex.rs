@@ -2,6 +2,8 @@
 //! searchable attributes, or how text is cut into words), every document's text is fed to
 //! tantivy again within the same batch.
 
+use std::sync::Arc;
+
 use api_types::Result;
 use heed::RwTxn;
 use serde_json::Value;
@@ -9,7 +11,8 @@ use tantivy::{IndexWriter, Term};
 
 use super::BatchState;
 use crate::codec;
-use crate::index::{searchable_of, Index};
+use crate::index::Index;
+use crate::settings::{Settings, SettingsPatch};
 use crate::store::heed_error;
 use crate::tokens;
 
@@ -26,29 +29,26 @@ impl Index {
     ) -> Result<()> {
         // What is indexed: which attributes (their order only ranks) and how text is
         // cut into words.
-        let indexed = |s: Option<&Value>| {
-            let mut attrs = searchable_of(s);
+        let indexed = |s: &Settings| {
+            let mut attrs = s.searchable().map(<[String]>::to_vec);
             if let Some(a) = attrs.as_mut() {
                 a.sort();
             }
             (attrs, tokens::text_settings(s))
         };
-        let current = match &state.settings {
-            Some(s) => Some(s.clone()),
-            None => self.stored_settings(txn)?,
-        };
-        let mut next = crate::Settings::from_stored(current.as_ref());
-        next.apply(crate::SettingsPatch::from_json(patch)?)?;
-        let settings = &next.to_json();
-        let before = indexed(current.as_ref());
-        let after = indexed(Some(settings));
+        let current = self.batch_settings(txn, state)?;
+        let mut next = current.as_ref().clone();
+        next.apply(SettingsPatch::from_json(patch)?)?;
+        let settings = Arc::new(next);
+        let before = indexed(&current);
+        let after = indexed(&settings);
         // Embedders: everything that can fail (checks, embedding the stored documents) runs
         // before anything is written.
-        let old_embedders = crate::vectors::registry::configs(current.as_ref())?;
-        let new_embedders = crate::vectors::registry::configs(Some(settings))?;
+        let old_embedders = crate::vectors::registry::configs(&current)?;
+        let new_embedders = crate::vectors::registry::configs(&settings)?;
         let generated = if old_embedders != new_embedders {
             let to_embed = self.plan_embedders(state, &old_embedders, &new_embedders)?;
-            Some(self.embed_stored(txn, state, Some(settings), &to_embed)?)
+            Some(self.embed_stored(txn, state, &settings, &to_embed)?)
         } else {
             None
         };
@@ -57,7 +57,7 @@ impl Index {
         }
         state.settings = Some(settings.clone());
         if before != after {
-            self.reindex_text(txn, writer, state, settings)?;
+            self.reindex_text(txn, writer, state, &settings)?;
         }
         Ok(())
     }
@@ -69,18 +69,18 @@ impl Index {
         txn: &mut RwTxn,
         writer: &mut IndexWriter,
         state: &mut BatchState,
-        settings: &Value,
+        settings: &Settings,
     ) -> Result<()> {
         self.set_progress(|p| p.step = "reindexing searchable attributes");
-        let searchable = searchable_of(Some(settings));
-        let analyzer = tokens::Analyzer::from_settings(Some(settings));
+        let searchable = settings.searchable();
+        let analyzer = tokens::Analyzer::from_settings(settings);
         analyzer.with(|tokenizer| {
             for item in self.store.docs.iter(txn).map_err(heed_error)? {
                 let (iid, bytes) = item.map_err(heed_error)?;
                 let doc = codec::decode(bytes, &state.fields)?;
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
                 let fields = &mut state.fields;
-                self.feed_doc(writer, iid, &doc, searchable.as_deref(), fields, tokenizer)?;
+                self.feed_doc(writer, iid, &doc, searchable, fields, tokenizer)?;
                 state.dirty.insert(iid);
             }
             Ok(())

@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use super::embedding::Generated;
 use super::BatchState;
 use crate::index::Index;
+use crate::settings::Settings;
 use crate::store::{heed_error, text_key, Store};
 use crate::vectors::parse::{self, Supplied};
 use crate::vectors::{registry, Registry};
@@ -126,7 +127,7 @@ pub(super) struct Embedders {
 }
 
 impl Embedders {
-    pub fn of(settings: Option<&Value>) -> Result<Embedders> {
+    pub fn of(settings: &Settings) -> Result<Embedders> {
         Ok(Embedders {
             list: registry::configs(settings)?,
         })

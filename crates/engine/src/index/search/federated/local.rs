@@ -2,6 +2,7 @@
 //! federation's window, and its hits become candidates of the merge (their runs, distinct
 //! values and weighted score).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use api_types::{Error, Result};
@@ -11,6 +12,7 @@ use super::super::printer::SearchResult;
 use super::derivations::Pinned;
 use super::merge::{directions, distinct_values, groups_of, Candidate, Source};
 use super::{FederatedQuery, Federation};
+use crate::settings::Settings;
 
 /// The local queries' typed results and candidate lists (in query order).
 pub(super) struct Local {
@@ -25,7 +27,7 @@ pub(super) struct Local {
 pub(super) fn run(
     queries: &[FederatedQuery],
     federation: &Federation,
-    txns: &[(heed::RoTxn<heed::WithoutTls>, Option<serde_json::Value>)],
+    txns: &[(heed::RoTxn<heed::WithoutTls>, Arc<Settings>)],
     pinned: Option<&Pinned>,
     started: Instant,
     end: usize,

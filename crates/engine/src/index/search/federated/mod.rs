@@ -195,7 +195,7 @@ pub fn federated_search(
         let mut txns = Vec::with_capacity(queries.len());
         for fq in queries {
             let rtxn = fq.index.store.read()?;
-            let settings = fq.index.stored_settings(&rtxn)?;
+            let settings = fq.index.settings(&rtxn)?;
             txns.push((rtxn, settings));
         }
         let pinned = pinning.then_some(&pins);

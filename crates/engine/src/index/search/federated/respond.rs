@@ -3,6 +3,7 @@
 //! merged), `remoteErrors` and the timings.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 use api_types::{Error, Result};
@@ -16,13 +17,14 @@ use super::super::remote::{Group, Remote};
 use super::local::Local;
 use super::merge::Source;
 use super::{FederatedQuery, Federation};
+use crate::settings::Settings;
 
 /// Everything the response is written from.
 pub(super) struct Answer<'a, 't> {
     pub queries: &'a [FederatedQuery<'a>],
     pub remotes: &'a [Remote],
     pub federation: &'a Federation,
-    pub txns: &'t [(heed::RoTxn<'t, heed::WithoutTls>, Option<Value>)],
+    pub txns: &'t [(heed::RoTxn<'t, heed::WithoutTls>, Arc<Settings>)],
     pub local: Local,
     /// The page of the merged order, as (list, index in the list).
     pub page: Vec<(usize, usize)>,

@@ -2,10 +2,10 @@
 //! words it starts.
 
 use api_types::{Error, Result};
-use serde_json::Value;
 use tantivy::Term;
 
 use crate::index::{tv, Index};
+use crate::settings::Settings;
 
 /// How many completions a prefix expands to (the most frequent ones).
 const PREFIX_EXPANSIONS: usize = 50;
@@ -13,8 +13,8 @@ const PREFIX_EXPANSIONS: usize = 50;
 const PREFIX_SCAN: usize = 50_000;
 
 /// Whether the index searches the query's last word as a prefix (`prefixSearch`).
-pub(crate) fn prefix_search(settings: Option<&Value>) -> bool {
-    settings.is_none_or(|s| s["prefixSearch"].as_str() != Some("disabled"))
+pub(crate) fn prefix_search(settings: &Settings) -> bool {
+    settings.prefix_search()
 }
 
 impl Index {

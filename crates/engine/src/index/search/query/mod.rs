@@ -21,4 +21,3 @@ mod typos;
 pub(crate) use completions::prefix_search;
 pub use pins::{Pins, QueryCandidates};
 pub(crate) use terms::{group_query, groups_query, Group, Reach, Terms};
-pub(crate) use typos::{typo_list_has, typos_for_length};

@@ -130,7 +130,7 @@ impl Index {
         matching_strategy: Option<&str>,
     ) -> Result<QueryCandidates> {
         let rtxn = self.store.read()?;
-        let settings = self.stored_settings(&rtxn)?;
+        let settings = self.settings(&rtxn)?;
         let settings = settings.as_ref();
         let searcher = self.reader.searcher();
         let terms = self.terms(

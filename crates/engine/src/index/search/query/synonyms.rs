@@ -1,19 +1,19 @@
 //! Synonyms, as the `synonyms` setting maps them: a key of one, two or three words adds
 //! its values to the query words it matches, as alternatives as good as the words themselves.
 
-use serde_json::Value;
 use tantivy::Term;
 
 use super::parse::plain_words;
 use super::terms::Group;
 use crate::index::search::format;
+use crate::settings::Settings;
 use crate::tokens;
 
 /// Adds to `groups` (at query `positions`) the synonyms their words have, and the synonym
 /// words to `words` for highlighting.
 pub(super) fn add_synonyms(
     analyzer: &tokens::Analyzer,
-    settings: Option<&Value>,
+    settings: &Settings,
     groups: &mut [Group],
     positions: &[u32],
     words: &mut [format::QueryWord],
@@ -22,19 +22,13 @@ pub(super) fn add_synonyms(
     // Synonyms, as the `synonyms` setting maps them (keys compared as their normalized
     // words, tokenized once per query). A key of two or three words matches as many
     // consecutive query words; each of them then also matches the synonyms.
-    if let Some(map) = settings.and_then(|s| s["synonyms"].as_object()) {
+    let map = &settings.synonyms;
+    if !map.is_empty() {
         // Keys and values as normalized words, with one tokenizer.
         let keys: Vec<(Vec<String>, Vec<Vec<String>>)> = analyzer.with(|tk| {
             map.iter()
                 .map(|(k, v)| {
-                    let values = v
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .take(50)
-                        .map(|v| plain_words(tk, v))
-                        .collect();
+                    let values = v.iter().take(50).map(|v| plain_words(tk, v)).collect();
                     (plain_words(tk, k), values)
                 })
                 .collect()

@@ -3,17 +3,16 @@
 //! built from them at a [`Reach`].
 
 use api_types::Result;
-use serde_json::Value;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::Term;
 
 use super::parse::parse_query;
 use super::synonyms::add_synonyms;
-use super::typos::typo_budget;
 use crate::index::search::format;
 use crate::index::search::rank;
 use crate::index::{tv, Index};
+use crate::settings::Settings;
 use crate::tokens;
 
 /// How many words of a query count (Meilisearch reads the first 10).
@@ -269,7 +268,7 @@ impl Index {
     pub(crate) fn terms(
         &self,
         searcher: &tantivy::Searcher,
-        settings: Option<&Value>,
+        settings: &Settings,
         text: &str,
         prefix_search: bool,
         strategy: Option<&str>,
@@ -355,7 +354,7 @@ impl Index {
                 typos: Vec::new(),
                 split: None,
                 word: words.len(),
-                budget: typo_budget(settings, &w.text),
+                budget: settings.typo_budget(&w.text),
             });
             words.push(format::QueryWord {
                 word: w.text.clone(),

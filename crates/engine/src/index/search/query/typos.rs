@@ -3,7 +3,6 @@
 //! needs them (typos, two or three query words written as one, one word written as two).
 
 use api_types::{Error, Result};
-use serde_json::Value;
 use tantivy::Term;
 
 use super::completions::words_from;
@@ -51,67 +50,6 @@ fn lev_builder(typos: u8) -> &'static levenshtein_automata::LevenshteinAutomaton
     static TWO: OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> = OnceLock::new();
     let cell = if typos >= 2 { &TWO } else { &ONE };
     cell.get_or_init(|| levenshtein_automata::LevenshteinAutomatonBuilder::new(typos.min(2), true))
-}
-
-/// A value inside `typoTolerance`.
-fn typo_setting<'a>(settings: Option<&'a Value>, path: &[&str]) -> Option<&'a Value> {
-    let mut v = settings?.get("typoTolerance")?;
-    for p in path {
-        v = v.get(p)?;
-    }
-    Some(v)
-}
-
-/// Whether `typoTolerance.<list>` holds `needle` (words compare lowercased, attributes as
-/// written).
-pub(crate) fn typo_list_has(settings: Option<&Value>, list: &str, needle: &str) -> bool {
-    let fold = list == "disableOnWords";
-    typo_setting(settings, &[list])
-        .and_then(Value::as_array)
-        .is_some_and(|a| {
-            a.iter().filter_map(Value::as_str).any(|w| {
-                if fold {
-                    w.to_lowercase() == needle.to_lowercase()
-                } else {
-                    w == needle
-                }
-            })
-        })
-}
-
-/// 0, 1 or 2 typos for a word of `len` against `minWordSizeForTypos` (5 and 9 by default);
-/// none when typos are off.
-pub(crate) fn typos_for_length(settings: Option<&Value>, len: usize) -> u8 {
-    if typo_setting(settings, &["enabled"]) == Some(&Value::Bool(false)) {
-        return 0;
-    }
-    let size = |name: &str, default: u8| {
-        typo_setting(settings, &["minWordSizeForTypos", name])
-            .and_then(Value::as_u64)
-            .unwrap_or(default as u64) as usize
-    };
-    if len >= size("twoTypos", crate::settings::DEFAULT_TWO_TYPOS) {
-        2
-    } else if len >= size("oneTypo", crate::settings::DEFAULT_ONE_TYPO) {
-        1
-    } else {
-        0
-    }
-}
-
-/// How many typos `word` may have under `typoTolerance` (see the search reference, 3.5):
-/// by its length in characters; none in `disableOnWords`, nor for numbers when
-/// `disableOnNumbers` is on.
-pub(crate) fn typo_budget(settings: Option<&Value>, word: &str) -> u8 {
-    let numeric = word
-        .chars()
-        .all(|c| c.is_ascii_digit() || c.is_ascii_punctuation());
-    if typo_list_has(settings, "disableOnWords", word)
-        || (numeric && typo_setting(settings, &["disableOnNumbers"]) == Some(&Value::Bool(true)))
-    {
-        return 0;
-    }
-    typos_for_length(settings, word.chars().count())
 }
 
 impl Index {

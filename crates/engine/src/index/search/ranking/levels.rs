@@ -13,7 +13,6 @@ use std::time::Instant;
 
 use api_types::Result;
 use roaring::RoaringBitmap;
-use serde_json::Value;
 use tantivy::DocId;
 
 use super::collector::LevelDocs;
@@ -26,7 +25,8 @@ use super::shortcuts::Shortcut;
 use super::verdict::Verdict;
 use crate::filter::eval::within;
 use crate::index::search::{iids_of, Reach, Terms};
-use crate::index::{string_list, tv, Index};
+use crate::index::{tv, Index};
+use crate::settings::{ProximityPrecision, Settings};
 use crate::sort::SortKey;
 
 /// What every level of one ranking reads.
@@ -55,7 +55,7 @@ struct FieldRules {
 impl FieldRules {
     fn of(
         index: &Index,
-        settings: Option<&Value>,
+        settings: &Settings,
         search_on: Option<&[String]>,
         rules: &[Rule],
     ) -> FieldRules {
@@ -73,11 +73,8 @@ impl FieldRules {
                 .map(|n| attrs.iter().any(|a| within(n, a) || within(a, n)))
                 .collect()
         });
-        let no_typos = string_list(
-            settings.and_then(|s| s.get("typoTolerance")),
-            "disableOnAttributes",
-        )
-        .filter(|a| !a.is_empty());
+        let no_typos =
+            Some(&settings.typo_tolerance.disable_on_attributes).filter(|a| !a.is_empty());
         let typos_in: Option<Vec<bool>> = no_typos.map(|attrs| {
             fields
                 .names()
@@ -85,8 +82,7 @@ impl FieldRules {
                 .map(|n| !attrs.iter().any(|a| within(n, a)))
                 .collect()
         });
-        let by_attribute =
-            settings.is_some_and(|s| s["proximityPrecision"].as_str() == Some("byAttribute"));
+        let by_attribute = settings.proximity_precision == ProximityPrecision::ByAttribute;
         FieldRules {
             relevancy,
             weights,
@@ -151,7 +147,7 @@ impl Index {
         searcher: &tantivy::Searcher,
         terms: &mut Terms,
         allowed: Option<&RoaringBitmap>,
-        settings: Option<&Value>,
+        settings: &Settings,
         search_on: Option<&[String]>,
         rules: &[Rule],
         key_specs: &[SortKey],

@@ -70,5 +70,5 @@ pub(super) use collector::LevelDocs;
 pub(super) use order::{compare_ranked, steps, Ranked, Step};
 pub(super) use reader::{Derivation, QueryTerm};
 pub(super) use rule::Rule;
-pub(super) use rules_of_settings::{ranking_rules, rule_list, search_cutoff, semantic_rule_list};
+pub(super) use rules_of_settings::{rule_list, semantic_rule_list};
 pub(super) use verdict::{rule_runs, score_details, Run};

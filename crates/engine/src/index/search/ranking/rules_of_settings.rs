@@ -1,27 +1,11 @@
-//! The ranking rules a search applies, read from the settings (`rankingRules`, Meilisearch's
-//! default order when unset) and the query (`sort`, matching strategy), and what else the
-//! rules read from the settings: field weights and the ranking time budget.
-//!
-//! These readers take the settings as stored JSON for now; they move to the typed settings
-//! with the rest of the engine's settings readers.
-
-use serde_json::Value;
+//! The ranking rules a search applies, from the settings' `rankingRules` and the query
+//! (`sort`, matching strategy), and what else the rules read from the typed settings: field
+//! weights (the time budget is [`Settings::search_cutoff`]).
 
 use super::rule::Rule;
 use crate::filter::eval::within;
-use crate::index::string_list;
-use crate::settings;
+use crate::settings::Settings;
 use crate::sort::SortKey;
-
-/// `rankingRules`, Meilisearch's default when unset.
-pub(crate) fn ranking_rules(settings: Option<&Value>) -> Vec<String> {
-    string_list(settings, "rankingRules").unwrap_or_else(|| {
-        settings::DEFAULT_RANKING_RULES
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    })
-}
 
 /// The ranking rules as applied to a query: `words` only for a keyword query that may drop
 /// words (inserted before the first relevancy rule when missing), relevancy rules only for
@@ -119,8 +103,8 @@ pub(crate) fn semantic_rule_list(
 
 /// Per field id: its weight for `attributeRank` (the index of the first `searchableAttributes`
 /// entry holding it; 0 for all with `*`), and the largest weight.
-pub(super) fn field_weights(settings: Option<&Value>, names: &[String]) -> (Vec<u32>, u32) {
-    let Some(searchable) = crate::index::searchable_of(settings) else {
+pub(super) fn field_weights(settings: &Settings, names: &[String]) -> (Vec<u32>, u32) {
+    let Some(searchable) = settings.searchable() else {
         return (vec![0; names.len()], 0);
     };
     let weights = names
@@ -133,15 +117,6 @@ pub(super) fn field_weights(settings: Option<&Value>, names: &[String]) -> (Vec<
         })
         .collect();
     (weights, searchable.len().saturating_sub(1) as u32)
-}
-
-/// How long ranking may take (`searchCutoffMs`, default in [`settings`]): past it, a search
-/// answers with what it ranked so far.
-pub(crate) fn search_cutoff(settings: Option<&Value>) -> std::time::Duration {
-    let ms = settings
-        .and_then(|s| s["searchCutoffMs"].as_u64())
-        .unwrap_or(settings::DEFAULT_SEARCH_CUTOFF_MS);
-    std::time::Duration::from_millis(ms)
 }
 
 /// Whether a sort key sorts ascending.
