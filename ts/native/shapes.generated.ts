@@ -46,6 +46,10 @@ export type FacetSearchQuery = { facetName: string, facetQuery?: string | null, 
  */
 exhaustiveFacetCount?: boolean, matchingStrategy?: string | null, attributesToSearchOn?: Array<string> | null, 
 /**
+ * The languages `q` is cut in: locale codes.
+ */
+locales?: Array<string> | null, 
+/**
  * Semantic or hybrid facet search: every allowed document is a candidate.
  */
 vector?: Array<number> | null, hybrid?: Hybrid | null, };
@@ -160,7 +164,11 @@ showPerformanceDetails?: boolean,
 /**
  * Restricts the query to these searchable attributes.
  */
-attributesToSearchOn?: Array<string> | null, showRankingScore?: boolean, showRankingScoreDetails?: boolean, 
+attributesToSearchOn?: Array<string> | null, 
+/**
+ * The languages the query (and the highlighted text) is cut in: locale codes.
+ */
+locales?: Array<string> | null, showRankingScore?: boolean, showRankingScoreDetails?: boolean, 
 /**
  * Hits scoring below it are left out (and not counted).
  */

@@ -12,6 +12,8 @@ import type { FacetSearchQuery, Hybrid, SearchQuery } from '../native';
 import { LOCALES } from '../settings/vocabulary';
 
 const strList = boundedList(z.string()).nullable();
+/** `locales` (search and facet search): the codes Meilisearch accepts, checked as it does. */
+const localesShape = z.array(z.enum(LOCALES as [string, ...string[]])).nullable().optional();
 
 export const SearchSchema = z.strictObject({
   q: z.string().nullable().optional(),
@@ -40,7 +42,7 @@ export const SearchSchema = z.strictObject({
   matchingStrategy: z.enum(['last', 'all', 'frequency']).optional(),
   attributesToSearchOn: strList.optional(),
   rankingScoreThreshold: z.number().min(0).max(1).nullable().optional(),
-  locales: z.array(z.enum(LOCALES as [string, ...string[]])).nullable().optional(),
+  locales: localesShape,
   hybrid: z.unknown().optional(),
   personalize: z.unknown().optional(),
   useNetwork: z.boolean().optional(),
@@ -143,6 +145,7 @@ export function engineQuery(b: SearchBody): SearchQuery {
     matchingStrategy: b.matchingStrategy ?? null,
     showPerformanceDetails: b.showPerformanceDetails ?? false,
     attributesToSearchOn: b.attributesToSearchOn ?? null,
+    locales: b.locales ?? null,
     showRankingScore: b.showRankingScore ?? false,
     showRankingScoreDetails: b.showRankingScoreDetails ?? false,
     rankingScoreThreshold: b.rankingScoreThreshold ?? null,
@@ -162,7 +165,7 @@ export const FacetSearchSchema = z.object({
   matchingStrategy: z.enum(['last', 'all', 'frequency']).optional(),
   attributesToSearchOn: strList.optional(),
   rankingScoreThreshold: z.number().min(0).max(1).nullable().optional(),
-  locales: strList.optional(),
+  locales: localesShape,
   exhaustiveFacetCount: z.boolean().nullable().optional(),
   vector: z.array(z.number()).nullable().optional(),
   hybrid: z.unknown().optional(),
@@ -189,6 +192,7 @@ export function facetEngineQuery(b: FacetSearchBody, containsFilter: boolean): F
     exhaustiveFacetCount: b.exhaustiveFacetCount ?? false,
     matchingStrategy: b.matchingStrategy ?? null,
     attributesToSearchOn: b.attributesToSearchOn ?? null,
+    locales: b.locales ?? null,
     vector: b.vector ?? null,
     // Its shape is checked by `checkHybrid` when the body is parsed.
     hybrid: (b.hybrid ?? null) as Hybrid | null,

@@ -9,6 +9,7 @@ pub mod facets;
 pub mod filter;
 pub mod geojson;
 pub mod index;
+pub mod languages;
 pub mod payload;
 pub mod settings;
 pub mod sort;

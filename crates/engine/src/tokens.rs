@@ -6,11 +6,12 @@
 //! hard separator (`. `, `;`, `!`, `?` …), stop words consume a position without being
 //! words. Settings: `stopWords` (matched as written: charabia classifies before lowercasing),
 //! `separatorTokens` (added to the default separators), `nonSeparatorTokens` (removed from
-//! them) and `dictionary` (strings kept whole as one token).
+//! them) and `dictionary` (strings kept whole as one token). The languages charabia may
+//! detect come from `localizedAttributes` and a search's `locales` (see [`crate::languages`]).
 
-use charabia::{SeparatorKind, TokenKind, Tokenizer, TokenizerBuilder};
+use charabia::{Language, SeparatorKind, TokenKind, Tokenizer, TokenizerBuilder};
 
-use crate::settings::Settings;
+use crate::settings::{LocalizedAttributeRule, Settings};
 
 /// Words longer than this many bytes are not indexed (Meilisearch's limit).
 pub const MAX_WORD_BYTES: usize = 250;
@@ -23,11 +24,14 @@ pub struct Analyzer {
     dictionary: Option<Vec<String>>,
     /// Whether words keep the map from normalized to original bytes (highlighting only).
     char_map: bool,
+    /// The languages detection may pick (a query's); `None`: any.
+    languages: Option<Vec<Language>>,
 }
 
-/// The settings tokenization depends on, each list sorted: a change of it means reindexing.
-pub fn text_settings(settings: &Settings) -> [Vec<String>; 4] {
-    [
+/// The settings tokenization depends on, each list sorted, and the `localizedAttributes`
+/// rules: a change of it means reindexing.
+pub fn text_settings(settings: &Settings) -> ([Vec<String>; 4], Vec<LocalizedAttributeRule>) {
+    let lists = [
         &settings.stop_words,
         &settings.separator_tokens,
         &settings.non_separator_tokens,
@@ -37,7 +41,9 @@ pub fn text_settings(settings: &Settings) -> [Vec<String>; 4] {
         let mut list = list.clone();
         list.sort();
         list
-    })
+    });
+    let rules = settings.localized_attributes.clone().unwrap_or_default();
+    (lists, rules)
 }
 
 /// An empty set of stop words, built once (building one, even empty, allocates the set
@@ -82,7 +88,14 @@ impl Analyzer {
             separators,
             dictionary,
             char_map: false,
+            languages: None,
         }
+    }
+
+    /// The same, detection restricted to `languages` (a query's locales).
+    pub fn in_languages(mut self, languages: Option<Vec<Language>>) -> Analyzer {
+        self.languages = languages;
+        self
     }
 
     /// The same without stop words: the highlighter's (stop words are highlighted).
@@ -111,6 +124,9 @@ impl Analyzer {
             builder.words_dict(d);
         }
         builder.create_char_map(self.char_map);
+        if let Some(l) = &self.languages {
+            builder.allow_list(l);
+        }
         let tokenizer = builder.build();
         f(&tokenizer)
     }
@@ -164,10 +180,26 @@ pub enum Piece {
 
 /// Cuts `text` into words and separators, positions starting at `first` (the position the
 /// first word gets).
-pub fn walk(tokenizer: &Tokenizer, text: &str, first: u32, mut f: impl FnMut(Piece)) -> u32 {
+pub fn walk(tokenizer: &Tokenizer, text: &str, first: u32, f: impl FnMut(Piece)) -> u32 {
+    walk_in(tokenizer, text, None, first, f)
+}
+
+/// [`walk`], detection restricted to `languages` when given (a field's locales) instead of
+/// the tokenizer's own.
+pub fn walk_in(
+    tokenizer: &Tokenizer,
+    text: &str,
+    languages: Option<&[Language]>,
+    first: u32,
+    mut f: impl FnMut(Piece),
+) -> u32 {
     let mut last: Option<u32> = None;
     let mut hard = false;
-    for token in tokenizer.tokenize(text) {
+    let tokens = match languages {
+        None => tokenizer.tokenize(text),
+        Some(l) => tokenizer.tokenize_with_allow_list(text, Some(l)),
+    };
+    for token in tokens {
         let charabia::Token {
             kind,
             lemma,
@@ -208,8 +240,13 @@ pub fn walk(tokenizer: &Tokenizer, text: &str, first: u32, mut f: impl FnMut(Pie
 
 /// The words of `text` (stop words included, flagged), positions from 0.
 pub fn words(tokenizer: &Tokenizer, text: &str) -> Vec<Word> {
+    words_in(tokenizer, text, None)
+}
+
+/// [`words`], detection restricted to `languages` when given.
+pub fn words_in(tokenizer: &Tokenizer, text: &str, languages: Option<&[Language]>) -> Vec<Word> {
     let mut out = Vec::new();
-    walk(tokenizer, text, 0, |p| {
+    walk_in(tokenizer, text, languages, 0, |p| {
         if let Piece::Word(w) = p {
             out.push(w)
         }
@@ -266,6 +303,29 @@ mod tests {
         let got = lemmas(json!({"dictionary": ["J. R. R."]}), "J. R. R. Tolkien");
         assert_eq!(got[0].0, "j. r. r.");
         assert_eq!(got[1].0, "tolkien");
+    }
+
+    #[test]
+    fn languages_choose_the_normalizers() {
+        let a = Analyzer::from_settings(&Settings::default());
+        let cut = |text: &str, languages: Option<&[Language]>| -> Vec<String> {
+            a.with(|t| words_in(t, text, languages))
+                .into_iter()
+                .map(|w| w.text)
+                .collect()
+        };
+        // Persian folds Arabic kaf; Swedish keeps ö; detection alone does neither.
+        assert_eq!(cut("كتاب", None), ["كتاب"]);
+        assert_eq!(cut("كتاب", Some(&[Language::Pes])), ["کتاب"]);
+        assert_eq!(cut("Kött", None), ["kott"]);
+        assert_eq!(cut("Kött", Some(&[Language::Swe])), ["kött"]);
+        // Arabic splits the article; a language without a segmenter for the script does not.
+        assert_eq!(cut("المكتبة", None), ["ال", "مكتبه"]);
+        assert_eq!(cut("المكتبة", Some(&[Language::Jpn])), ["المكتبه"]);
+        // An analyzer's own languages (a query's) apply to every text it cuts.
+        let q =
+            Analyzer::from_settings(&Settings::default()).in_languages(Some(vec![Language::Pes]));
+        assert_eq!(q.with(|t| words(t, "يك")).remove(0).text, "یک");
     }
 
     #[test]

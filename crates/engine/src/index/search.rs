@@ -178,7 +178,7 @@ impl Index {
             &searcher,
             settings,
             keyword_text,
-            q.matching_strategy.as_deref(),
+            (q.matching_strategy.as_deref(), q.locales.as_deref()),
             allowed,
             q.pins.as_ref(),
         )?;

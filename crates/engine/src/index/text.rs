@@ -20,6 +20,7 @@ use tantivy::TantivyDocument;
 use super::Index;
 use crate::codec::FieldsMap;
 use crate::filter::eval::within;
+use crate::languages::Locales;
 use crate::tokens::{self, Piece, MAX_WORD_BYTES};
 
 /// Fields with at most this many words have their word count stored.
@@ -40,6 +41,13 @@ pub fn first_word_marker(fid: u32, word: &str) -> String {
 /// only, no positions), so `attributeRank`'s best documents are read without positions.
 pub fn field_word(fid: u32, word: &str) -> String {
     format!("{fid}\u{1}{word}")
+}
+
+/// How documents are cut into words: the index's tokenizer, and each field's languages.
+#[derive(Clone, Copy)]
+pub struct Cutter<'a, 't> {
+    pub tokenizer: &'a Tokenizer<'t>,
+    pub locales: &'a Locales,
 }
 
 /// The text of one document, ready for tantivy.
@@ -117,12 +125,13 @@ pub fn field_names(
 }
 
 /// The searchable text of `doc` (`searchable`: the searchable attributes, `None` for all);
-/// its paths have ids (see [`assign_fields`]).
+/// its paths have ids (see [`assign_fields`]). Each field is cut in the languages
+/// `localizedAttributes` gives it (`locales`).
 pub fn doc_text(
     doc: &Map<String, Value>,
     searchable: Option<&[String]>,
     fields: &FieldsMap,
-    tokenizer: &Tokenizer,
+    cut: Cutter,
 ) -> DocText {
     // Per field: the next free position and the word count, in first-seen order.
     let mut state: Vec<(u32, u32, u32)> = Vec::new();
@@ -147,7 +156,8 @@ pub fn doc_text(
         let first = state[slot].1;
         let mut count = 0;
         let mut any = false;
-        let last = tokens::walk(tokenizer, &text, first, |piece| {
+        let languages = cut.locales.of_field(p);
+        let last = tokens::walk_in(cut.tokenizer, &text, languages, first, |piece| {
             let Piece::Word(w) = piece else { return };
             any = true;
             if w.stop || w.text.len() > MAX_WORD_BYTES || w.position > MAX_POSITION {
@@ -213,9 +223,9 @@ impl Index {
         doc: &Map<String, Value>,
         searchable: Option<&[String]>,
         fields: &FieldsMap,
-        tokenizer: &charabia::Tokenizer,
+        cut: Cutter,
     ) -> TantivyDocument {
-        let text = doc_text(doc, searchable, fields, tokenizer);
+        let text = doc_text(doc, searchable, fields, cut);
         let mut tdoc = TantivyDocument::default();
         tdoc.add_u64(self.fields.iid, iid as u64);
         tdoc.add_pre_tokenized_text(self.fields.words, text.words);

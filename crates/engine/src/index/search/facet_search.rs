@@ -59,7 +59,7 @@ impl Index {
             &searcher,
             settings,
             text,
-            q.matching_strategy.as_deref(),
+            (q.matching_strategy.as_deref(), q.locales.as_deref()),
             allowed,
             None,
         )?;

@@ -11,8 +11,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use charabia::Tokenizer;
+use charabia::{Language, Tokenizer};
 
+use crate::languages::Locales;
 use crate::tokens;
 
 /// One query word.
@@ -24,11 +25,26 @@ pub struct QueryWord {
     pub typos: Vec<String>,
 }
 
+/// The languages each field is cut in: the request's `locales`, or else the field's own
+/// (`localizedAttributes`), as at indexing.
+#[derive(Clone, Copy, Default)]
+pub struct FieldLanguages<'a> {
+    pub request: Option<&'a [Language]>,
+    pub locales: Option<&'a Locales>,
+}
+
+impl<'a> FieldLanguages<'a> {
+    fn of(&self, path: &str) -> Option<&'a [Language]> {
+        self.request.or_else(|| self.locales?.of_field(path))
+    }
+}
+
 /// What to do with the hit.
 pub struct Options<'a, 't> {
     pub words: &'a [QueryWord],
     /// How the index cuts text into words (stop words aside).
     pub tokenizer: &'a Tokenizer<'t>,
+    pub languages: FieldLanguages<'a>,
     /// Attributes to highlight (`*` for all displayed ones).
     pub highlight: Option<&'a [String]>,
     /// Attributes to crop, each maybe `attr:length`.
@@ -51,10 +67,10 @@ struct Hit {
 
 fn find_matches(
     tokenizer: &Tokenizer,
-    text: &str,
+    (text, languages): (&str, Option<&[Language]>),
     words: &[QueryWord],
 ) -> (Vec<(usize, usize)>, Vec<Hit>) {
-    let tokens = tokens::words(tokenizer, text);
+    let tokens = tokens::words_in(tokenizer, text, languages);
     let spans = tokens.iter().map(|w| (w.start, w.end)).collect();
     let mut hits = Vec::new();
     if words.is_empty() {
@@ -110,8 +126,13 @@ fn selected(list: Option<&[String]>, path: &str) -> Option<Option<usize>> {
 }
 
 /// Formats one string: crop (keeping `length` words around the best matches), then highlight.
-fn format_text(text: &str, o: &Options, crop: Option<usize>, highlight: bool) -> String {
-    let (spans, hits) = find_matches(o.tokenizer, text, o.words);
+fn format_text(
+    (text, path): (&str, &str),
+    o: &Options,
+    crop: Option<usize>,
+    highlight: bool,
+) -> String {
+    let (spans, hits) = find_matches(o.tokenizer, (text, o.languages.of(path)), o.words);
     let (from, to, cut_left, cut_right) = match crop {
         Some(length) => crop_window(text, &spans, &hits, length),
         None => (0, text.len(), false, false),
@@ -229,13 +250,13 @@ fn format_value(v: &Value, path: &str, o: &Options) -> Value {
             if crop.is_none() && !highlight {
                 return v.clone();
             }
-            Value::String(format_text(s, o, crop, highlight))
+            Value::String(format_text((s, path), o, crop, highlight))
         }
         Value::Number(n) => {
             let s = n.to_string();
             let highlight = selected(o.highlight, path).is_some();
             if highlight {
-                Value::String(format_text(&s, o, None, true))
+                Value::String(format_text((&s, path), o, None, true))
             } else {
                 Value::String(s)
             }
@@ -256,11 +277,12 @@ fn format_value(v: &Value, path: &str, o: &Options) -> Value {
 pub fn matches_position(
     displayed: &Map<String, Value>,
     words: &[QueryWord],
-    tokenizer: &Tokenizer,
+    (tokenizer, languages): (&Tokenizer, FieldLanguages),
 ) -> Value {
     let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for (k, v) in displayed {
-        collect_positions(v, k, &mut Vec::new(), words, tokenizer, &mut out);
+        let cut = (tokenizer, languages);
+        collect_positions(v, k, &mut Vec::new(), words, cut, &mut out);
     }
     serde_json::to_value(out).expect("a map of arrays serializes")
 }
@@ -270,7 +292,7 @@ fn collect_positions(
     path: &str,
     indices: &mut Vec<usize>,
     words: &[QueryWord],
-    tokenizer: &Tokenizer,
+    cut: (&Tokenizer, FieldLanguages),
     out: &mut BTreeMap<String, Vec<Value>>,
 ) {
     let text = match v {
@@ -279,27 +301,20 @@ fn collect_positions(
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 indices.push(i);
-                collect_positions(item, path, indices, words, tokenizer, out);
+                collect_positions(item, path, indices, words, cut, out);
                 indices.pop();
             }
             return;
         }
         Value::Object(m) => {
             for (k, inner) in m {
-                collect_positions(
-                    inner,
-                    &format!("{path}.{k}"),
-                    indices,
-                    words,
-                    tokenizer,
-                    out,
-                );
+                collect_positions(inner, &format!("{path}.{k}"), indices, words, cut, out);
             }
             return;
         }
         _ => return,
     };
-    let (_, hits) = find_matches(tokenizer, &text, words);
+    let (_, hits) = find_matches(cut.0, (&text, cut.1.of(path)), words);
     for h in hits {
         let mut entry = serde_json::json!({"start": h.start, "length": h.len});
         if !indices.is_empty() {
@@ -347,6 +362,7 @@ mod tests {
         Options {
             words,
             tokenizer: &TOKENIZER,
+            languages: FieldLanguages::default(),
             highlight: None,
             crop: None,
             crop_length: 10,
@@ -363,17 +379,17 @@ mod tests {
         let words = query_words("prince", true);
         let o = opts(&words);
         assert_eq!(
-            format_text(COMMENT, &o, Some(6), false),
+            format_text((COMMENT, "comment"), &o, Some(6), false),
             "…book about a prince that walks…"
         );
         assert_eq!(
-            format_text(COMMENT, &o, Some(6), true),
+            format_text((COMMENT, "comment"), &o, Some(6), true),
             "…book about a <em>prince</em> that walks…"
         );
         // No match: the first words.
         let none = query_words("zebra", false);
         assert_eq!(
-            format_text(COMMENT, &opts(&none), Some(3), false),
+            format_text((COMMENT, "comment"), &opts(&none), Some(3), false),
             "A french book…"
         );
     }
@@ -383,11 +399,14 @@ mod tests {
         let words = query_words("the pri", true);
         let o = opts(&words);
         assert_eq!(
-            format_text("The Prince, the princess", &o, None, true),
+            format_text(("The Prince, the princess", "t"), &o, None, true),
             "<em>The</em> <em>Pri</em>nce, <em>the</em> <em>pri</em>ncess"
         );
         let whole = query_words("pri ", true);
-        assert_eq!(format_text("Prince", &opts(&whole), None, true), "Prince");
+        assert_eq!(
+            format_text(("Prince", "t"), &opts(&whole), None, true),
+            "Prince"
+        );
     }
 
     #[test]
@@ -410,7 +429,11 @@ mod tests {
     fn match_positions_are_bytes_with_array_indices() {
         let words = query_words("élan fan", true);
         let doc = json!({"t": "un élan", "g": ["x", "Fantasy"], "n": 5});
-        let m = matches_position(doc.as_object().unwrap(), &words, &TOKENIZER);
+        let m = matches_position(
+            doc.as_object().unwrap(),
+            &words,
+            (&TOKENIZER, FieldLanguages::default()),
+        );
         assert_eq!(
             m,
             json!({"g": [{"start": 0, "length": 3, "indices": [1]}], "t": [{"start": 3, "length": 5}]})

@@ -18,6 +18,7 @@ use super::format::{self, QueryWord};
 use super::page::Pagination;
 use super::{key_paths, rank, score_details, Ranked, SearchQuery};
 use crate::index::{project, retrieve, Index};
+use crate::languages::{self, Locales};
 use crate::settings::Settings;
 use crate::sort::{self, SortKey};
 use crate::store::heed_error;
@@ -176,12 +177,20 @@ impl<'a> Printer<'a> {
             true => Some(self.index.vectors_view(self.rtxn, self.settings)?),
             false => None,
         };
-        // One tokenizer for every hit's formatting.
+        // One tokenizer for every hit's formatting; each field cut in the request's locales,
+        // or else in its own.
         let highlighter = tokens::Analyzer::for_highlighting(self.settings);
+        let request_languages = q.locales.as_deref().and_then(languages::languages);
+        let locales = Locales::from_settings(self.settings);
+        let field_languages = format::FieldLanguages {
+            request: request_languages.as_deref(),
+            locales: (!locales.is_empty()).then_some(&locales),
+        };
         highlighter.with(|tokenizer| -> Result<()> {
             let format_options = format::Options {
                 words,
                 tokenizer,
+                languages: field_languages,
                 highlight: q.attributes_to_highlight.as_deref(),
                 crop: q.attributes_to_crop.as_deref(),
                 crop_length: q.crop_length,
@@ -224,7 +233,7 @@ impl<'a> Printer<'a> {
                     if q.show_matches_position {
                         hit.insert(
                             "_matchesPosition".into(),
-                            format::matches_position(shown, words, tokenizer),
+                            format::matches_position(shown, words, (tokenizer, field_languages)),
                         );
                     }
                 }

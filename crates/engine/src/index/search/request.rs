@@ -73,7 +73,7 @@ impl Index {
         searcher: &tantivy::Searcher,
         settings: &Settings,
         text: &str,
-        matching_strategy: Option<&str>,
+        (matching_strategy, locales): (Option<&str>, Option<&[String]>),
         allowed: Option<Arc<RoaringBitmap>>,
         pins: Option<&super::query::Pins>,
     ) -> Result<(Terms, Option<Arc<RoaringBitmap>>)> {
@@ -83,6 +83,7 @@ impl Index {
             text,
             prefix_search(settings),
             matching_strategy,
+            locales,
             pins,
         )?;
         let allowed = self.without_negated(rtxn, searcher, &terms, allowed)?;

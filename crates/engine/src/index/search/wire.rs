@@ -87,6 +87,9 @@ pub struct SearchQuery {
     /// Restricts the query to these searchable attributes.
     #[serde(default)]
     pub attributes_to_search_on: Option<Vec<String>>,
+    /// The languages the query (and the highlighted text) is cut in: locale codes.
+    #[serde(default)]
+    pub locales: Option<Vec<String>>,
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub show_ranking_score: bool,
@@ -149,6 +152,9 @@ pub struct FacetSearchQuery {
     pub matching_strategy: Option<String>,
     #[serde(default)]
     pub attributes_to_search_on: Option<Vec<String>>,
+    /// The languages `q` is cut in: locale codes.
+    #[serde(default)]
+    pub locales: Option<Vec<String>>,
     /// Semantic or hybrid facet search: every allowed document is a candidate.
     #[serde(default, deserialize_with = "f32_list")]
     pub vector: Option<Vec<f32>>,

@@ -18,6 +18,7 @@ use super::{decrement, pk_exists, BatchState, Method, Shards};
 use crate::codec::{self, FieldsMap};
 use crate::docid;
 use crate::index::{text, tv, Index};
+use crate::languages::Locales;
 use crate::payload;
 use crate::store::heed_error;
 use crate::tokens;
@@ -155,6 +156,8 @@ impl Index {
         let mut done = 0u64;
         let mut encoded = Vec::with_capacity(256);
         let analyzer = tokens::Analyzer::from_settings(&settings);
+        let locales = Locales::from_settings(&settings);
+        let cut = (&analyzer, &locales);
         // Documents written to LMDB whose text is not yet in tantivy: tokenized a chunk at a
         // time on every core.
         let mut pending = PendingText::default();
@@ -225,7 +228,7 @@ impl Index {
             // the payload is deleted after its earlier version reached tantivy.
             if existing.is_some() {
                 if pending.ids.contains(&iid) {
-                    self.index_text(writer, &mut pending, searchable, &state.fields, &analyzer)?;
+                    self.index_text(writer, &mut pending, searchable, &state.fields, cut)?;
                 }
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
             }
@@ -233,7 +236,7 @@ impl Index {
             pending.ids.insert(iid);
             pending.docs.push((iid, doc));
             if pending.docs.len() >= TEXT_CHUNK {
-                self.index_text(writer, &mut pending, searchable, &state.fields, &analyzer)?;
+                self.index_text(writer, &mut pending, searchable, &state.fields, cut)?;
             }
             done += 1;
             if done.is_multiple_of(4096) {
@@ -241,7 +244,7 @@ impl Index {
             }
             Ok(())
         })?;
-        self.index_text(writer, &mut pending, searchable, &state.fields, &analyzer)?;
+        self.index_text(writer, &mut pending, searchable, &state.fields, cut)?;
         Ok(total)
     }
 
@@ -253,7 +256,7 @@ impl Index {
         pending: &mut PendingText,
         searchable: Option<&[String]>,
         fields: &FieldsMap,
-        analyzer: &tokens::Analyzer,
+        (analyzer, locales): (&tokens::Analyzer, &Locales),
     ) -> Result<()> {
         if pending.docs.is_empty() {
             return Ok(());
@@ -270,10 +273,11 @@ impl Index {
                 .map(|chunk| {
                     scope.spawn(move || {
                         analyzer.with(|tokenizer| {
+                            let cut = text::Cutter { tokenizer, locales };
                             chunk
                                 .iter()
                                 .map(|(iid, doc)| {
-                                    self.tantivy_doc(*iid, doc, searchable, fields, tokenizer)
+                                    self.tantivy_doc(*iid, doc, searchable, fields, cut)
                                 })
                                 .collect::<Vec<_>>()
                         })

@@ -87,7 +87,8 @@ use serde_json::Value;
 use tantivy::{IndexWriter, Term};
 
 use super::BatchState;
-use crate::index::{tv, Index};
+use crate::index::{text, tv, Index};
+use crate::languages::Locales;
 use crate::store::{heed_error, keys};
 use crate::tokens;
 
@@ -226,12 +227,17 @@ impl Index {
         // Every field id these documents need was committed with them.
         let mut fields = (*self.fields_map.read().unwrap().clone()).clone();
         let analyzer = tokens::Analyzer::from_settings(&settings);
+        let locales = Locales::from_settings(&settings);
         analyzer.with(|tokenizer| {
+            let cut = text::Cutter {
+                tokenizer,
+                locales: &locales,
+            };
             for iid in dirty {
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
                 if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
                     let doc = self.decode_doc(bytes)?;
-                    self.feed_doc(writer, iid, &doc, searchable, &mut fields, tokenizer)?;
+                    self.feed_doc(writer, iid, &doc, searchable, &mut fields, cut)?;
                 }
             }
             Ok(())

@@ -330,10 +330,10 @@ impl Index {
         doc: &Map<String, Value>,
         searchable: Option<&[String]>,
         fields: &mut FieldsMap,
-        tokenizer: &charabia::Tokenizer,
+        cut: text::Cutter,
     ) -> Result<()> {
         text::assign_fields(doc, searchable, fields);
-        let tdoc = self.tantivy_doc(iid, doc, searchable, fields, tokenizer);
+        let tdoc = self.tantivy_doc(iid, doc, searchable, fields, cut);
         writer.add_document(tdoc).map_err(tv)?;
         Ok(())
     }

@@ -11,7 +11,8 @@ use tantivy::{IndexWriter, Term};
 
 use super::BatchState;
 use crate::codec;
-use crate::index::Index;
+use crate::index::{text, Index};
+use crate::languages::Locales;
 use crate::settings::{Settings, SettingsPatch};
 use crate::store::heed_error;
 use crate::tokens;
@@ -74,13 +75,18 @@ impl Index {
         self.set_progress(|p| p.step = "reindexing searchable attributes");
         let searchable = settings.searchable();
         let analyzer = tokens::Analyzer::from_settings(settings);
+        let locales = Locales::from_settings(settings);
         analyzer.with(|tokenizer| {
+            let cut = text::Cutter {
+                tokenizer,
+                locales: &locales,
+            };
             for item in self.store.docs.iter(txn).map_err(heed_error)? {
                 let (iid, bytes) = item.map_err(heed_error)?;
                 let doc = codec::decode(bytes, &state.fields)?;
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
                 let fields = &mut state.fields;
-                self.feed_doc(writer, iid, &doc, searchable, fields, tokenizer)?;
+                self.feed_doc(writer, iid, &doc, searchable, fields, cut)?;
                 state.dirty.insert(iid);
             }
             Ok(())

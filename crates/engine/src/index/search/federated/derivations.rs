@@ -39,9 +39,13 @@ pub(super) fn pin_derivations(
         let mut found: HashMap<usize, Vec<QueryCandidates>> = HashMap::new();
         for fq in queries {
             let text = fq.query.q.as_deref().unwrap_or("");
-            let c = fq
-                .index
-                .query_candidates(text, fq.query.matching_strategy.as_deref())?;
+            let c = fq.index.query_candidates(
+                text,
+                (
+                    fq.query.matching_strategy.as_deref(),
+                    fq.query.locales.as_deref(),
+                ),
+            )?;
             found.entry(fq.position).or_default().push(c);
         }
         let mut pinned = Pinned::default();

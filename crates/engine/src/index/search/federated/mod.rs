@@ -270,7 +270,11 @@ pub fn derivation_candidates_json(indexes: &[&Index], request_json: &str) -> Res
     let mut out = Vec::with_capacity(wire.queries.len());
     for (q, index) in wire.queries.iter().zip(indexes) {
         let text = q.query.q.as_deref().unwrap_or("");
-        out.push(index.query_candidates(text, q.query.matching_strategy.as_deref())?);
+        let how = (
+            q.query.matching_strategy.as_deref(),
+            q.query.locales.as_deref(),
+        );
+        out.push(index.query_candidates(text, how)?);
     }
     serde_json::to_vec(&json!({ "candidates": out })).map_err(Error::internal)
 }

@@ -127,7 +127,7 @@ impl Index {
     pub fn query_candidates(
         &self,
         text: &str,
-        matching_strategy: Option<&str>,
+        (matching_strategy, locales): (Option<&str>, Option<&[String]>),
     ) -> Result<QueryCandidates> {
         let rtxn = self.store.read()?;
         let settings = self.settings(&rtxn)?;
@@ -139,6 +139,7 @@ impl Index {
             text,
             prefix_search(settings),
             matching_strategy,
+            locales,
             None,
         )?;
         let mut out = QueryCandidates::default();

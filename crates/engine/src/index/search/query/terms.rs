@@ -12,6 +12,7 @@ use super::synonyms::add_synonyms;
 use crate::index::search::format;
 use crate::index::search::rank;
 use crate::index::{tv, Index};
+use crate::languages::{self, Locales};
 use crate::settings::Settings;
 use crate::tokens;
 
@@ -265,6 +266,9 @@ pub(crate) fn groups_query(groups: &[Group], occur: Occur, reach: Reach) -> Box<
 }
 
 impl Index {
+    /// The words of `text`, cut in the request's `locales`, or else in the languages of the
+    /// `localizedAttributes` of the searchable attributes.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn terms(
         &self,
         searcher: &tantivy::Searcher,
@@ -272,9 +276,15 @@ impl Index {
         text: &str,
         prefix_search: bool,
         strategy: Option<&str>,
+        locales: Option<&[String]>,
         pins: Option<&super::Pins>,
     ) -> Result<Terms> {
-        let analyzer = tokens::Analyzer::from_settings(settings);
+        let languages = match locales {
+            Some(codes) => languages::languages(codes),
+            None if settings.localized_attributes.is_none() => None,
+            None => Locales::from_settings(settings).of_query(settings.searchable()),
+        };
+        let analyzer = tokens::Analyzer::from_settings(settings).in_languages(languages);
         let parsed = analyzer.with(|tk| parse_query(tk, text));
         let term = |w: &str| Term::from_field_text(self.fields.words, w);
         let mut groups: Vec<Group> = Vec::new();
