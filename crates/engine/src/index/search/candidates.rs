@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use api_types::{Error, Result};
 use roaring::RoaringBitmap;
-use tantivy::query::{Occur, Query};
+use tantivy::query::{EnableScoring, Occur, Query};
+use tantivy::{DocSet, TERMINATED};
 
 use super::query::{groups_query, Reach, Terms};
 use super::LevelDocs;
@@ -24,6 +25,49 @@ pub(crate) fn iids_of(searcher: &tantivy::Searcher, query: &dyn Query) -> Result
         .into_iter()
         .flat_map(|(_, list)| list.into_iter().map(|(_, iid)| iid))
         .collect())
+}
+
+/// How many documents `query` matches among `allowed` (every one when `None`), counted up
+/// to `cap`: the count stops once it reaches it.
+pub(crate) fn count_up_to(
+    searcher: &tantivy::Searcher,
+    query: &dyn Query,
+    allowed: Option<&RoaringBitmap>,
+    cap: usize,
+) -> Result<usize> {
+    let mut n = 0usize;
+    if cap == 0 {
+        return Ok(0);
+    }
+    let weight = query
+        .weight(EnableScoring::disabled_from_searcher(searcher))
+        .map_err(tv)?;
+    for reader in searcher.segment_readers() {
+        let alive = reader.alive_bitset();
+        let iids = match allowed {
+            Some(_) => Some(reader.fast_fields().u64("iid").map_err(tv)?),
+            None => None,
+        };
+        let mut scorer = weight.scorer(reader, 1.0).map_err(tv)?;
+        let mut doc = scorer.doc();
+        while doc != TERMINATED {
+            let live = alive.is_none_or(|a| a.is_alive(doc));
+            let kept = match (&iids, allowed) {
+                (Some(column), Some(set)) => column
+                    .first(doc)
+                    .is_some_and(|iid| set.contains(iid as u32)),
+                _ => true,
+            };
+            if live && kept {
+                n += 1;
+                if n >= cap {
+                    return Ok(cap);
+                }
+            }
+            doc = scorer.advance();
+        }
+    }
+    Ok(n)
 }
 
 impl Index {

@@ -16,14 +16,13 @@ use std::time::Instant;
 
 use api_types::Result;
 use roaring::RoaringBitmap;
-use tantivy::collector::{Count, FilterCollector};
 
 use super::distinct::{apply_distinct, distinct_ranked};
 use super::faceting::FacetCounts;
 use super::page::Window;
-use super::{compare_ranked, rank, steps, Ranked, Reach, Terms};
+use super::{compare_ranked, count_up_to, rank, steps, Ranked, Reach, Terms};
 use crate::facets;
-use crate::index::{tv, Index};
+use crate::index::Index;
 use crate::settings::Settings;
 use crate::sort::SortKey;
 use crate::store::heed_error;
@@ -243,8 +242,7 @@ impl Index {
     }
 
     /// How many documents match when ranking stopped early: every allowed one for a
-    /// placeholder search, else a count of the query's matches (capped at `maxTotalHits`
-    /// when the ranking already saw that many).
+    /// placeholder search, else a count of the query's matches, at most `maxTotalHits`.
     fn total(&self, o: &Order, terms: &mut Terms) -> Result<usize> {
         if terms.is_placeholder() {
             return Ok(self.allowed_or_all(o.rtxn, &o.allowed)?.len() as usize);
@@ -253,19 +251,21 @@ impl Index {
             return Ok(o.max_total_hits);
         }
         self.derive_typos(o.searcher, terms)?;
-        let query = terms.universe_query(Reach::Typos);
-        match &o.allowed {
-            Some(set) => {
-                let set = set.clone();
-                let keep = move |iid: u64| set.contains(iid as u32);
-                o.searcher
-                    .search(
-                        query.as_ref(),
-                        &FilterCollector::new("iid".to_string(), keep, Count),
-                    )
-                    .map_err(tv)
+        // Ranking read every candidate already (without typo derivations, the same query).
+        if let Some((reach, n)) = terms.counted {
+            if reach == Reach::Typos || !terms.has_typos() {
+                return Ok(n.min(o.max_total_hits));
             }
-            None => o.searcher.search(query.as_ref(), &Count).map_err(tv),
         }
+        let query = terms.universe_query(Reach::Typos);
+        // Past `maxTotalHits` the figure shown is `maxTotalHits`: counting stops there (a
+        // phrase of frequent words would otherwise check the positions of every document
+        // holding its words).
+        count_up_to(
+            o.searcher,
+            query.as_ref(),
+            o.allowed.as_deref(),
+            o.max_total_hits,
+        )
     }
 }

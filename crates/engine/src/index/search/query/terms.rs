@@ -56,6 +56,9 @@ pub(crate) struct Terms {
     pub(crate) derived: bool,
     /// Derivations chosen for every instance of a network (see [`super::pins`]).
     pub(crate) pins: Option<super::Pins>,
+    /// How many allowed documents the candidates' query matched at a reach, when ranking
+    /// read them all (so the total needs no second count).
+    pub(crate) counted: Option<(Reach, usize)>,
 }
 
 impl Terms {
@@ -468,6 +471,7 @@ impl Index {
             words,
             derived: false,
             pins: pins.cloned(),
+            counted: None,
         })
     }
 }

@@ -212,7 +212,7 @@ impl Index {
                 }
             }
             let k = need.map(|n| n.saturating_sub(out.len()));
-            let (level, level_complete) = self.rank_level(
+            let (level, level_complete, matched) = self.rank_level(
                 &run,
                 &ctx,
                 qt,
@@ -223,6 +223,9 @@ impl Index {
                 !last_level,
                 k,
             )?;
+            if *dropped == terms.droppable() {
+                terms.counted = Some((*reach, matched));
+            }
             complete &= level_complete;
             out.extend(level);
         }
@@ -235,8 +238,8 @@ impl Index {
     }
 
     /// Ranks every document of one level (`kept` groups, words reaching as far as `reach`)
-    /// not ranked before, and keeps its best `k`: the kept documents and whether none was
-    /// left out.
+    /// not ranked before, and keeps its best `k`: the kept documents, whether none was left
+    /// out, and how many allowed documents the level's query matched.
     #[allow(clippy::too_many_arguments)]
     fn rank_level(
         &self,
@@ -249,16 +252,21 @@ impl Index {
         seen: &mut [Vec<u64>],
         mark: bool,
         k: Option<usize>,
-    ) -> Result<(Vec<Ranked>, bool)> {
+    ) -> Result<(Vec<Ranked>, bool, usize)> {
         let query = terms.kept_query(kept, reach);
         let docs = run
             .searcher
             .search(query.as_ref(), &LevelDocs)
             .map_err(tv)?;
+        let matched = docs
+            .iter()
+            .flat_map(|(_, list)| list)
+            .filter(|(_, iid)| run.allowed.is_none_or(|a| a.contains(*iid)))
+            .count();
         let (mut level, count) = self.rank_docs(run, ctx, qt, docs, seen, mark, &|_| true, k)?;
         let complete = !(k.is_some_and(|k| count > k) || Instant::now() >= run.deadline);
         self.keep_best(run, &mut level, k.unwrap_or(usize::MAX))?;
-        Ok((level, complete))
+        Ok((level, complete, matched))
     }
 
     /// Completes `out` up to `need` with the candidates not ranked, in internal-id order.

@@ -3,6 +3,11 @@
 //! marker terms indexed for this purpose (a word opening a field, a word in a field, see
 //! `text`) or a phrase, and when enough of them are as good as the level allows, nothing
 //! else in the level can come before them, so the rest of the level is never ranked.
+//!
+//! A level led by a quoted phrase has a costly set to rank (every document holding the
+//! phrase; reading its positions is the cost): its best documents are first looked up by
+//! field weight (see [`Lookup::weight_sets`]), so a page whose phrase sits in a field of the
+//! best weight, or opens a lesser field, never ranks the others.
 
 use api_types::Result;
 use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, TermQuery};
@@ -19,6 +24,8 @@ use super::verdict::Verdict;
 use crate::index::search::{group_query, Group, Reach, Terms};
 use crate::index::{text, tv, Index};
 
+mod by_weight;
+
 /// The most first-word marker terms a one-word level looks up (fields × alternatives).
 const MAX_MARKERS: usize = 2_000;
 
@@ -34,11 +41,25 @@ pub(super) struct Shortcut {
 
 /// A set of documents holding a level's best ones: when enough of its documents have
 /// `typos` on the `typo` rule's digit and zero up to digit `zero_to`, nothing outside it
-/// ranks before them.
+/// ranks before them. With `at_most`, the digits `[1, zero_to)` (packed as
+/// [`Verdict::cost_range`]) may be up to those: the set holds every document of the level
+/// within that bound, and those beat every document past it.
 struct ShortcutSet {
     query: Box<dyn Query>,
     zero_to: usize,
     typos: u8,
+    at_most: Option<u128>,
+}
+
+impl ShortcutSet {
+    fn exactly(query: Box<dyn Query>, zero_to: usize, typos: u8) -> ShortcutSet {
+        ShortcutSet {
+            query,
+            zero_to,
+            typos,
+            at_most: None,
+        }
+    }
 }
 
 impl Shortcut {
@@ -137,7 +158,10 @@ impl Index {
                 .map_err(tv)?;
             // The fewest typos the level has, nothing lost on the next rules.
             let expected = (set.typos as u128) << (16 * (set.zero_to - 2));
-            let top = |v: &Verdict| v.cost_range(1, set.zero_to) == expected;
+            let top = |v: &Verdict| match set.at_most {
+                None => v.cost_range(1, set.zero_to) == expected,
+                Some(bound) => v.cost_range(1, set.zero_to) <= expected | bound,
+            };
             let (mut best, count) =
                 self.rank_docs(run, ctx, qt, docs, seen, false, &top, Some(want))?;
             if count >= want {
@@ -152,7 +176,9 @@ impl Index {
     /// where it (as typed, then with its alternatives) opens a field of the best weight, then
     /// those holding it in such a field; in a typo level, the same with its derivations of
     /// fewest typos. Several words: documents where they follow each other from the start of
-    /// a field of the best weight. Not with `attributesToSearchOn` or multi-word synonyms.
+    /// a field of the best weight. A phrase first: the same, its first word opening the
+    /// field, then the sets by field weight (see [`Lookup::weight_sets`]). Not with
+    /// `attributesToSearchOn` or multi-word synonyms.
     fn shortcut_sets(
         &self,
         terms: &Terms,
@@ -173,7 +199,7 @@ impl Index {
         let _ = lookup
             .opening_sets(cut, &mut out)
             .and_then(|()| lookup.field_set(cut, weights, &mut out))
-            .and_then(|()| lookup.in_a_row_set(cut, &mut out));
+            .and_then(|()| lookup.row_sets(cut, weights, &mut out));
         out
     }
 }
@@ -187,15 +213,27 @@ impl<'a> Lookup<'a> {
         reach: Reach,
         weights: &[u32],
     ) -> Option<Lookup<'a>> {
-        let Group::Word {
-            exact,
-            synonyms,
-            typos,
-            split,
-            ..
-        } = &terms.groups[kept[0]]
-        else {
-            return None;
+        let (exact, synonyms, typos, split) = match &terms.groups[kept[0]] {
+            Group::Word {
+                exact,
+                synonyms,
+                typos,
+                split,
+                ..
+            } => (exact, synonyms, typos, split),
+            // A phrase: its first word opens a field, the phrase itself is looked up too.
+            Group::Phrase(words) if reach == Reach::Completions && words[0].0 == 0 => {
+                return Lookup::with_words(
+                    index,
+                    terms,
+                    kept,
+                    reach,
+                    weights,
+                    vec![text_of(&words[0].1)?],
+                    0,
+                );
+            }
+            Group::Phrase(_) => return None,
         };
         // A split costs one typo and is no single word to look up.
         if reach == Reach::Typos && split.is_some() {
@@ -204,10 +242,6 @@ impl<'a> Lookup<'a> {
         if synonyms.iter().any(|s| s.len() != 1) {
             return None;
         }
-        let best = weights.iter().min().copied().unwrap_or(0);
-        let fids: Vec<u32> = (0..weights.len() as u32)
-            .filter(|f| weights[*f as usize] == best)
-            .collect();
         let (words, typo): (Vec<String>, u8) = match reach {
             Reach::Completions => (
                 exact
@@ -230,6 +264,22 @@ impl<'a> Lookup<'a> {
             }
             Reach::Typos => return None,
         };
+        Lookup::with_words(index, terms, kept, reach, weights, words, typo)
+    }
+
+    fn with_words(
+        index: &'a Index,
+        terms: &'a Terms,
+        kept: &'a [usize],
+        reach: Reach,
+        weights: &[u32],
+        words: Vec<String>,
+        typo: u8,
+    ) -> Option<Lookup<'a>> {
+        let best = weights.iter().min().copied().unwrap_or(0);
+        let fids: Vec<u32> = (0..weights.len() as u32)
+            .filter(|f| weights[*f as usize] == best)
+            .collect();
         let all_fids: Vec<u32> = (0..weights.len() as u32).collect();
         if words.is_empty() || all_fids.len() * words.len() > MAX_MARKERS {
             return None;
@@ -280,7 +330,9 @@ impl<'a> Lookup<'a> {
 
     /// Documents where the first word (one of `words`) opens a field, any field (as
     /// `wordPosition` reads every field), holding one of the first word's alternatives in a
-    /// field of the best weight (`attributeRank`) and the other kept words.
+    /// field of the best weight (`attributeRank`) and the other kept words. A phrase first:
+    /// its first word opens the field, its words are in a field of the best weight, and it
+    /// is there.
     fn opening(&self, words: &[String]) -> Box<dyn Query> {
         let first = self.markers(
             &self.all_fids,
@@ -288,23 +340,60 @@ impl<'a> Lookup<'a> {
             self.index.fields.words,
             text::first_word_marker,
         );
-        if self.kept.len() == 1 && !self.weighted {
+        let phrase = matches!(self.terms.groups[self.kept[0]], Group::Phrase(_));
+        if self.kept.len() == 1 && !self.weighted && !phrase {
             return first;
         }
         let mut parts = vec![(Occur::Must, first)];
         if self.weighted {
-            let best = self.markers(
-                &self.fids,
-                &self.words,
-                self.index.fields.field_words,
-                text::field_word,
-            );
-            parts.push((Occur::Must, best));
+            if let Some(best) = self.term_markers(0, &self.fids) {
+                parts.push((Occur::Must, best));
+            }
         }
-        for &k in &self.kept[1..] {
+        let rest = if phrase { self.kept } else { &self.kept[1..] };
+        for &k in rest {
             parts.push((Occur::Must, group_query(&self.terms.groups[k], self.reach)));
         }
         Box::new(BooleanQuery::new(parts))
+    }
+
+    /// Documents holding the `n`th kept group in one of the fields `fids`, through the
+    /// field-words markers (a phrase: each of its words there); `None` when the group has
+    /// multi-word synonyms or too many alternatives.
+    fn term_markers(&self, n: usize, fids: &[u32]) -> Option<Box<dyn Query>> {
+        let field_words = self.index.fields.field_words;
+        let alts: Vec<String> = match &self.terms.groups[self.kept[n]] {
+            Group::Phrase(words) => {
+                let each: Vec<(Occur, Box<dyn Query>)> = words
+                    .iter()
+                    .filter_map(|(_, t)| text_of(t))
+                    .map(|w| {
+                        (
+                            Occur::Must,
+                            self.markers(fids, &[w], field_words, text::field_word),
+                        )
+                    })
+                    .collect();
+                return Some(Box::new(BooleanQuery::new(each)));
+            }
+            Group::Word { .. } if n == 0 => self.words.clone(),
+            Group::Word {
+                exact, synonyms, ..
+            } => {
+                if synonyms.iter().any(|s| s.len() != 1) {
+                    return None;
+                }
+                exact
+                    .iter()
+                    .chain(synonyms.iter().flatten())
+                    .filter_map(text_of)
+                    .collect()
+            }
+        };
+        if fids.len() * alts.len() > MAX_MARKERS {
+            return None;
+        }
+        Some(self.markers(fids, &alts, field_words, text::field_word))
     }
 
     /// The words opening a field (`attributeRank` and `wordPosition` met).
@@ -319,17 +408,13 @@ impl<'a> Lookup<'a> {
         // With `exactness` next, documents opening a field with the word as typed
         // come before those opening it with a completion or synonym.
         if exact_next && self.kept.len() == 1 && typo == 0 && words.len() > 1 {
-            out.push(ShortcutSet {
-                query: self.opening(&words[..1]),
+            out.push(ShortcutSet::exactly(
+                self.opening(&words[..1]),
                 zero_to,
-                typos: typo,
-            });
+                typo,
+            ));
         }
-        out.push(ShortcutSet {
-            query: self.opening(words),
-            zero_to,
-            typos: typo,
-        });
+        out.push(ShortcutSet::exactly(self.opening(words), zero_to, typo));
         Some(())
     }
 
@@ -341,50 +426,49 @@ impl<'a> Lookup<'a> {
         let (Some(zero_to), true) = (cut.field, weighted) else {
             return Some(());
         };
-        let field_words = self.index.fields.field_words;
-        let mut parts = vec![(
-            Occur::Must,
-            self.markers(&self.fids, &self.words, field_words, text::field_word),
-        )];
-        for &k in &self.kept[1..] {
-            let Group::Word {
-                exact, synonyms, ..
-            } = &self.terms.groups[k]
-            else {
-                return None;
-            };
-            let alts: Vec<String> = exact
-                .iter()
-                .chain(synonyms.iter().flatten())
-                .filter_map(text_of)
-                .collect();
-            if synonyms.iter().any(|s| s.len() != 1) || self.fids.len() * alts.len() > MAX_MARKERS {
-                return None;
+        let query = self.in_fields(&self.fids, true)?;
+        out.push(ShortcutSet::exactly(query, zero_to, self.typo));
+        Some(())
+    }
+
+    /// Documents holding every kept group in one of the fields `fids` (a phrase: its words,
+    /// and with `phrases` the phrase anywhere); `None` when a group cannot be looked up so.
+    fn in_fields(&self, fids: &[u32], phrases: bool) -> Option<Box<dyn Query>> {
+        let mut parts = Vec::new();
+        for n in 0..self.kept.len() {
+            parts.push((Occur::Must, self.term_markers(n, fids)?));
+            let group = &self.terms.groups[self.kept[n]];
+            if phrases && matches!(group, Group::Phrase(_)) {
+                parts.push((Occur::Must, group_query(group, self.reach)));
             }
-            parts.push((
-                Occur::Must,
-                self.markers(&self.fids, &alts, field_words, text::field_word),
-            ));
         }
-        let query: Box<dyn Query> = if parts.len() == 1 {
+        Some(if parts.len() == 1 {
             parts.remove(0).1
         } else {
             Box::new(BooleanQuery::new(parts))
-        };
-        out.push(ShortcutSet {
-            query,
-            zero_to,
-            typos: self.typo,
-        });
+        })
+    }
+
+    /// A phrase first: the sets by field weight (see [`Lookup::weight_sets`]). Two words: in
+    /// a row (see [`Lookup::in_a_row`]). (Sets by weight inside two words in a row would
+    /// seek the phrase of every completion of the second word for each document holding
+    /// one of the words in a field of the best weight: dearer than ranking them all.)
+    fn row_sets(&self, cut: &Shortcut, weights: &[u32], out: &mut Vec<ShortcutSet>) -> Option<()> {
+        if matches!(self.terms.groups[self.kept[0]], Group::Phrase(_)) {
+            let level = self.terms.kept_query(self.kept, self.reach);
+            self.weight_sets(cut, weights, level.as_ref(), out);
+        } else if let Some((query, zero_to)) = self.in_a_row(cut) {
+            out.push(ShortcutSet::exactly(query, zero_to, self.typo));
+        }
         Some(())
     }
 
     /// Two words in a row, as a phrase (the second with its completions), `proximity`
     /// right after `typo`. (Three words at proximity 0 need not form one phrase: each
     /// pair may be adjacent in a different place.)
-    fn in_a_row_set(&self, cut: &Shortcut, out: &mut Vec<ShortcutSet>) -> Option<()> {
+    fn in_a_row(&self, cut: &Shortcut) -> Option<(Box<dyn Query>, usize)> {
         let (Some(zero_to), 2, true) = (cut.in_a_row, self.kept.len(), self.adjacent()) else {
-            return Some(());
+            return None;
         };
         let terms = self.terms;
         let mut fixed: Vec<(usize, Term)> = Vec::new();
@@ -416,11 +500,6 @@ impl<'a> Lookup<'a> {
                 (Occur::Should, Box::new(PhraseQuery::new_with_offset(words)))
             })
             .collect();
-        out.push(ShortcutSet {
-            query: Box::new(BooleanQuery::new(phrases)),
-            zero_to,
-            typos: self.typo,
-        });
-        Some(())
+        Some((Box::new(BooleanQuery::new(phrases)), zero_to))
     }
 }

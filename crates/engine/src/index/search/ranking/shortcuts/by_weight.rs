@@ -1,0 +1,113 @@
+//! The shortcut sets of a phrase level by field weight (see [`Lookup::weight_sets`]).
+
+use tantivy::query::{BooleanQuery, Occur, Query};
+
+use super::{Lookup, Shortcut, ShortcutSet};
+use crate::index::text;
+
+impl Lookup<'_> {
+    /// Sets by field weight inside `within` (the level; any set holding every document of
+    /// the level best on the rules before `attributeRank` and `wordPosition` would do).
+    ///
+    /// One group: for each weight `w` past the best, the documents where it sits in a field
+    /// weighing less than `w`, or whose first word opens a field; every document of the
+    /// level below `w` on `attributeRank` (the group's best weight), or at `w` with its words
+    /// at their query positions, is among them, and all of those rank before every other.
+    /// Then, but for the largest weight, those where it sits in a field weighing at most `w`.
+    ///
+    /// Several groups (`attributeRank` sums their best weights): the documents where one of
+    /// them sits in a field of the best weight, which hold every document below the sum
+    /// where none does.
+    pub(super) fn weight_sets(
+        &self,
+        cut: &Shortcut,
+        weights: &[u32],
+        within: &dyn Query,
+        out: &mut Vec<ShortcutSet>,
+    ) {
+        let (Some(field_to), true) = (cut.field, self.weighted) else {
+            return;
+        };
+        let mut levels: Vec<u32> = weights.to_vec();
+        levels.sort_unstable();
+        levels.dedup();
+        let heaviest = levels.last().copied().unwrap_or(0);
+        let attribute = field_to - 1;
+        if self.kept.len() > 1 {
+            // Below n × the next weight on `attributeRank`, some group sits in a field of the
+            // best weight.
+            let n = self.kept.len() as u32;
+            let bound = (n - 1) * levels[0] + levels[1] - 1;
+            let mut any = Vec::new();
+            for t in 0..self.kept.len() {
+                let Some(markers) = self.term_markers(t, &self.fids) else {
+                    return;
+                };
+                any.push((Occur::Should, markers));
+            }
+            let any: Box<dyn Query> = Box::new(BooleanQuery::new(any));
+            out.push(ShortcutSet {
+                query: Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, within.box_clone()),
+                    (Occur::Must, any),
+                ])),
+                zero_to: field_to,
+                typos: self.typo,
+                at_most: Some(bound as u128),
+            });
+            return;
+        }
+        let Some((zero_to, _)) = cut.opening else {
+            return;
+        };
+        if self.terms.positions[self.kept[0]] != 0 {
+            return;
+        }
+        let opening = || {
+            self.markers(
+                &self.all_fids,
+                &self.words,
+                self.index.fields.words,
+                text::first_word_marker,
+            )
+        };
+        for &w in levels.iter().skip(1) {
+            let fids = |heavier: bool| -> Vec<u32> {
+                (0..weights.len() as u32)
+                    .filter(|f| weights[*f as usize] < w || (heavier && weights[*f as usize] == w))
+                    .collect()
+            };
+            let Some(lighter) = self.in_fields(&fids(false), false) else {
+                return;
+            };
+            let either: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+                (Occur::Should, lighter),
+                (Occur::Should, opening()),
+            ]));
+            out.push(ShortcutSet {
+                query: Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, within.box_clone()),
+                    (Occur::Must, either),
+                ])),
+                zero_to,
+                typos: self.typo,
+                at_most: Some((w as u128) << (16 * (zero_to - 1 - attribute))),
+            });
+            if w == heaviest {
+                return;
+            }
+            let Some(inside) = self.in_fields(&fids(true), false) else {
+                return;
+            };
+            out.push(ShortcutSet {
+                query: Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, within.box_clone()),
+                    (Occur::Must, inside),
+                ])),
+                zero_to: field_to,
+                typos: self.typo,
+                at_most: Some((w as u128) << (16 * (field_to - 1 - attribute))),
+            });
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! Quoted phrases and words in a row: the pages found through the shortcut sets by field
+//! weight are the pages the whole ranking gives, and totals past ranking count exactly up
+//! to `maxTotalHits`.
+
+use engine::{stage_documents, BatchOp, Format, Index, Method, SearchQuery};
+use serde_json::{json, Value};
+
+fn search(index: &Index, body: Value) -> Value {
+    let q: SearchQuery = serde_json::from_value(body).unwrap();
+    serde_json::from_slice(&index.search(&q).unwrap()).unwrap()
+}
+
+fn ids(r: &Value) -> Vec<(u64, String)> {
+    r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["id"].as_u64().unwrap(), h["_rankingScore"].to_string()))
+        .collect()
+}
+
+/// Names and summaries placing "fast parser" (and its words apart) in every way the rules
+/// tell apart: opening or inside the name or the summary, split, exact, and absent.
+fn catalogue() -> Vec<Value> {
+    let names = [
+        "fast parser",
+        "fast parser kit",
+        "my fast parser",
+        "parser fast",
+        "tool",
+        "fast tool",
+        "parser tool",
+        "fastparse",
+        "fast parsers",
+    ];
+    let summaries = [
+        "Fast parser for logs",
+        "fast parser",
+        "A fast parser",
+        "The very fast parser of text",
+        "Parser that is fast",
+        "fast and small parser",
+        "Nothing to see",
+        "Fast parsing of logs",
+        "A tool that is a fast parser for all",
+        "fast parsers and fast lexers",
+        "",
+    ];
+    let mut docs = Vec::new();
+    let mut id = 0;
+    for (i, n) in names.iter().enumerate() {
+        for (j, s) in summaries.iter().enumerate() {
+            // Every pair, some twice, so that sets hold ties broken by id.
+            for _ in 0..(1 + (i + j) % 2) {
+                docs.push(json!({"id": id, "name": n, "summary": s}));
+                id += 1;
+            }
+        }
+    }
+    docs
+}
+
+fn index_of(tmp: &tempfile::TempDir, settings: Value) -> Index {
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let file = tmp.path().join("docs");
+    let body = serde_json::to_string(&catalogue()).unwrap();
+    stage_documents(body.as_bytes(), Format::Json, None, &file).unwrap();
+    index
+        .apply_batch(vec![
+            BatchOp::UpdateSettings {
+                task_uid: 1,
+                patch: settings,
+            },
+            BatchOp::AddDocuments {
+                task_uid: 2,
+                file,
+                method: Method::Replace,
+                primary_key: None,
+                skip_creation: false,
+                shards: None,
+            },
+        ])
+        .unwrap();
+    index
+}
+
+/// Every page of `q` equals the same page of the whole ranking (a score threshold of 0
+/// ranks every candidate and keeps them all).
+fn pages_match_the_whole_ranking(index: &Index, q: &str) {
+    for (offset, limit) in [
+        (0, 1),
+        (0, 3),
+        (0, 5),
+        (0, 8),
+        (2, 6),
+        (0, 20),
+        (10, 15),
+        (0, 60),
+    ] {
+        let body = json!({"q": q, "offset": offset, "limit": limit, "showRankingScore": true});
+        let page = search(index, body.clone());
+        let mut all = body;
+        all["rankingScoreThreshold"] = json!(0.0);
+        let whole = search(index, all);
+        assert_eq!(ids(&page), ids(&whole), "{q} at {offset}+{limit}");
+        assert_eq!(
+            page["estimatedTotalHits"], whole["estimatedTotalHits"],
+            "{q} total"
+        );
+    }
+}
+
+#[test]
+fn phrase_and_word_pages_equal_the_whole_ranking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = index_of(&tmp, json!({"searchableAttributes": ["name", "summary"]}));
+    for q in [
+        "\"fast parser\"",
+        "\"parser fast\"",
+        "\"fast parser\" logs",
+        "tool \"fast parser\"",
+        "fast parser",
+        "fast pars",
+        "fast parser logs",
+        "parser fast",
+    ] {
+        pages_match_the_whole_ranking(&index, q);
+    }
+    // The phrase in the name comes first, then the summaries it opens.
+    let r = search(&index, json!({"q": "\"fast parser\"", "limit": 3}));
+    let first: Vec<String> = r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        first.iter().all(|n| n.starts_with("fast parser")),
+        "{first:?}"
+    );
+}
+
+#[test]
+fn three_weights_and_the_legacy_attribute_rule_keep_the_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = index_of(
+        &tmp,
+        json!({"searchableAttributes": ["name", "summary", "id"]}),
+    );
+    for q in ["\"fast parser\"", "fast parser", "fast pars"] {
+        pages_match_the_whole_ranking(&index, q);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let index = index_of(
+        &tmp,
+        json!({"searchableAttributes": ["name", "summary"],
+               "rankingRules": ["words", "typo", "proximity", "attribute", "exactness"]}),
+    );
+    for q in ["\"fast parser\"", "fast parser", "fast pars"] {
+        pages_match_the_whole_ranking(&index, q);
+    }
+}
+
+#[test]
+fn phrase_totals_are_exact_below_max_total_hits_and_capped_above() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = index_of(
+        &tmp,
+        json!({"searchableAttributes": ["name", "summary"], "filterableAttributes": ["id"],
+               "pagination": {"maxTotalHits": 1000}}),
+    );
+    let whole = |q: &str, filter: Option<&str>| {
+        let mut body = json!({"q": q, "limit": 1, "rankingScoreThreshold": 0.0});
+        if let Some(f) = filter {
+            body["filter"] = json!(f);
+        }
+        search(&index, body)["estimatedTotalHits"].clone()
+    };
+    let total = |q: &str, filter: Option<&str>| {
+        let mut body = json!({"q": q, "limit": 1});
+        if let Some(f) = filter {
+            body["filter"] = json!(f);
+        }
+        search(&index, body)["estimatedTotalHits"].clone()
+    };
+    for q in ["\"fast parser\"", "\"parser fast\"", "\"fast parser\" logs"] {
+        assert_eq!(total(q, None), whole(q, None), "{q}");
+        assert_eq!(total(q, Some("id < 50")), whole(q, Some("id < 50")), "{q}");
+        assert!(total(q, None).as_u64().unwrap() > 1, "{q}");
+    }
+    // Past the cap the count stops there.
+    index
+        .apply_batch(vec![BatchOp::UpdateSettings {
+            task_uid: 3,
+            patch: json!({"pagination": {"maxTotalHits": 7}}),
+        }])
+        .unwrap();
+    assert_eq!(total("\"fast parser\"", None), json!(7));
+    assert_eq!(total("\"fast parser\"", Some("id < 50")), json!(7));
+}
