@@ -103,18 +103,18 @@ mod tests {
     #[test]
     fn first_matching_rule_decides_a_field() {
         let settings = Settings::from_stored(Some(&json!({
-            "searchableAttributes": ["title", "body_fa"],
+            "searchableAttributes": ["title", "bodyFa"],
             "localizedAttributes": [
-                { "attributePatterns": ["*_fa"], "locales": ["pes"] },
+                { "attributePatterns": ["*Fa"], "locales": ["pes"] },
                 { "attributePatterns": ["body*"], "locales": ["swe", "deu"] },
                 { "attributePatterns": ["free"], "locales": [] },
                 { "attributePatterns": ["other"], "locales": ["jpn"] },
             ]
         })));
         let l = Locales::from_settings(&settings);
-        assert_eq!(l.of_field("body_fa"), Some(&[Language::Pes][..]));
+        assert_eq!(l.of_field("bodyFa"), Some(&[Language::Pes][..]));
         assert_eq!(
-            l.of_field("body_sv"),
+            l.of_field("bodySv"),
             Some(&[Language::Swe, Language::Deu][..])
         );
         assert_eq!(l.of_field("free"), None);
