@@ -57,6 +57,23 @@ describe('ranking rules, one at a time', () => {
     expect(r.hits[0]._rankingScoreDetails.typo.maxTypoCount).toBe(1);
   });
 
+  it('when a word is too short for typos, then it still may cost one (a split), as Meilisearch scores it', async () => {
+    const uid = await index([
+      { id: 1, t: 'red' },
+      { id: 2, t: 'green red' },
+    ]);
+    const r = await search(uid, { q: 'red', showRankingScore: true, showRankingScoreDetails: true });
+    expect(order(r.hits)).toEqual([1, 2]);
+    expect(r.hits.map((h: any) => h._rankingScoreDetails.typo)).toEqual([
+      { order: 1, typoCount: 0, maxTypoCount: 1, score: 1 },
+      { order: 1, typoCount: 0, maxTypoCount: 1, score: 1 },
+    ]);
+    // Meilisearch 1.50: 0.9242424242424242 (with a budget of 0 the score would be 0.848).
+    expect(r.hits[1]._rankingScore).toBeCloseTo(0.9242424242, 9);
+    const phrase = await search(uid, { q: '"red"', showRankingScoreDetails: true });
+    expect(phrase.hits[0]._rankingScoreDetails.typo.maxTypoCount).toBe(0);
+  });
+
   it('when query words sit farther apart or swapped, then `proximity` ranks them lower', async () => {
     const uid = await index([
       { id: 1, t: 'red big fast car' },

@@ -176,23 +176,20 @@ impl Terms {
     }
 
     /// Per group: the most typos it may have (its budget, as in Meilisearch's typo graph,
-    /// whether or not the index holds such derivations; more when a split or concatenation
-    /// costs more).
+    /// whether or not the index holds such derivations; more when a concatenation costs
+    /// more). A word always may cost one: a split into two words counts as a typo, and
+    /// Meilisearch counts it even for a word too short for typos, whether or not the index
+    /// holds the halves (`red`: `maxTypoCount` 1).
     pub(crate) fn max_typos(&self) -> Vec<u8> {
         self.groups
             .iter()
             .map(|g| match g {
-                Group::Word {
-                    budget,
-                    split,
-                    typos,
-                    ..
-                } => typos
+                Group::Word { budget, typos, .. } => typos
                     .iter()
                     .map(|(_, n)| *n)
-                    .chain([*budget, split.is_some() as u8])
+                    .chain([*budget, 1])
                     .max()
-                    .unwrap_or(0),
+                    .unwrap_or(1),
                 Group::Phrase(_) => 0,
             })
             .collect()
