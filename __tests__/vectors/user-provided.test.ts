@@ -225,9 +225,9 @@ describe('similar documents', () => {
     const r = await similar({ id: 1, embedder: 'man', showRankingScore: true });
     expect(r.status).toBe(200);
     expect(ids(r.body.hits)).toEqual([2, 6]);
-    // Document 2's closer embedding ([0.5, 0.5, 0]) counts: (1 + cos 45°) / 2.
-    expect(r.body.hits[0]._rankingScore).toBeCloseTo((1 + Math.SQRT1_2) / 2, 5);
-    expect(r.body.hits[1]._rankingScore).toBe(0.5);
+    // Only embeddings of the same rank meet: document 2's second one ([0.5, 0.5, 0]) is not
+    // compared with document 1's first.
+    expect(r.body.hits.map((h: { _rankingScore: number }) => h._rankingScore)).toEqual([0.5, 0.5]);
     expect(r.body).toMatchObject({ id: '1', limit: 20, offset: 0, estimatedTotalHits: 4 });
     expect(Object.keys(r.body)).toEqual(['hits', 'id', 'processingTimeMs', 'limit', 'offset', 'estimatedTotalHits']);
   });
@@ -296,5 +296,61 @@ describe('hybrid search with distinct', () => {
     await task(await s.api('POST', `/indexes/${uid}/documents`, { body: docs }));
     const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'red', vector: [0, 1, 0], hybrid: { embedder: 'man', semanticRatio: 0.5 }, distinct: 'g' } });
     expect(ids(r.body.hits)).toEqual([2, 3]);
+  });
+});
+
+/**
+ * Documents where each embedding rank and each rule group decides. Every expectation is what
+ * Meilisearch 1.50 answered for the same requests.
+ */
+describe('merging by rule groups, and similar documents by embedding rank', () => {
+  let uid: string;
+  beforeAll(async () => {
+    uid = uniqueIndex('vgroups');
+    await task(await s.api('POST', '/indexes', { body: { uid, primaryKey: 'id' } }));
+    await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { sortableAttributes: ['rank'], embedders: { man: { source: 'userProvided', dimensions: 3 } } } }));
+    const docs = [
+      { id: 1, t: 'red', rank: 10, _vectors: { man: [1, 0, 0] } },
+      { id: 2, t: 'green red', rank: 5, _vectors: { man: [[0, 1, 0], [0.5, 0.5, 0]] } },
+      { id: 3, t: 'blue', rank: 1, _vectors: { man: [0, 0.8, 0.6] } },
+      { id: 4, t: 'yellow', rank: 2, _vectors: { man: [[0.9, 0.1, 0], [0, 1, 0]] } },
+      { id: 6, t: 'six', rank: 3, _vectors: { man: [0, 0, 1] } },
+    ];
+    expect((await task(await s.api('POST', `/indexes/${uid}/documents`, { body: docs }))).status).toBe('succeeded');
+  });
+  const scores = (hits: { _rankingScore: number }[]) => hits.map((h) => Number(h._rankingScore.toFixed(5)));
+
+  it.each([
+    // The first embedding of 1 meets only first embeddings: 2 scores 0.5, not 0.854.
+    [1, [4, 2, 3, 6], [0.99694, 0.5, 0.5, 0.5]],
+    // The second embedding of 2 meets the second of 4.
+    [2, [3, 4, 1, 6], [0.9, 0.85355, 0.5, 0.5]],
+    [4, [1, 2, 3, 6], [0.99694, 0.85355, 0.54417, 0.5]],
+  ])('when documents like %j are asked, then each rank is compared with its own', async (id, expected, expectedScores) => {
+    const r = await s.api('POST', `/indexes/${uid}/similar`, { body: { id, embedder: 'man', showRankingScore: true } });
+    expect(ids(r.body.hits)).toEqual(expected);
+    expect(scores(r.body.hits)).toEqual(expectedScores);
+  });
+
+  it.each([
+    // Relevancy up to attributeRank ties (0.5 each side), then the sort key: 4 first; 2 ties
+    // on both groups, and the keyword hit has one more (wordPosition, exactness), so 2 comes
+    // from the keyword list with its keyword score.
+    [{ q: 'red', vector: [0, 1, 0], semanticRatio: 0.5, sort: ['rank:asc'] }, [4, 2, 1, 3, 6], [1, 0.92424, 1, 0.9, 0.5], 3],
+    [{ q: 'red', vector: [0, 1, 0], semanticRatio: 0.5 }, [2, 4, 1, 3, 6], [1, 1, 1, 0.9, 0.5], 4],
+    [{ q: 'red', vector: [0, 0.8, 0.6], semanticRatio: 0.5, sort: ['rank:asc'] }, [3, 2, 1, 4, 6], [1, 0.92424, 1, 0.9, 0.8], 3],
+    [{ q: 'red', vector: [0, 0.8, 0.6], semanticRatio: 0.5 }, [3, 1, 2, 4, 6], [1, 1, 0.92424, 0.9, 0.8], 3],
+    // With 0.9 on the similarity every semantic hit outweighs the keyword ones; 4 and 2 have
+    // the same similarity (0.9), and the sort key puts 4 (rank 2) first.
+    [{ q: 'red', vector: [0, 0.8, 0.6], semanticRatio: 0.9, sort: ['rank:asc'] }, [3, 4, 2, 6, 1], [1, 0.9, 0.9, 0.8, 0.5], 5],
+    // With most of the weight on keywords, keyword hits come first whatever their rank.
+    [{ q: 'red', vector: [0, 0.8, 0.6], semanticRatio: 0.1, sort: ['rank:asc'] }, [2, 1, 3, 4, 6], [0.92424, 1, 1, 0.9, 0.8], 3],
+    [{ q: 'green', vector: [0, 0.8, 0.6], semanticRatio: 0.5, sort: ['rank:asc'] }, [3, 2, 4, 6, 1], [1, 0.98485, 0.9, 0.8, 0.5], 4],
+    [{ q: 'red', vector: [0, 0, 1], semanticRatio: 0.5, sort: ['rank:desc'] }, [1, 2, 6, 3, 4], [1, 0.92424, 1, 0.8, 0.5], 3],
+  ])('when a hybrid search is %j, then the lists merge rule group by rule group', async ({ semanticRatio, ...body }, expected, expectedScores, semanticHits) => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { ...body, hybrid: { embedder: 'man', semanticRatio }, showRankingScore: true } });
+    expect(ids(r.body.hits)).toEqual(expected);
+    expect(scores(r.body.hits)).toEqual(expectedScores);
+    expect(r.body.semanticHitCount).toBe(semanticHits);
   });
 });

@@ -247,14 +247,13 @@ impl Index {
                         Some(field) => Some(self.columns(rtxn, &[field.to_string()])?.remove(0)),
                         None => None,
                     };
-                    let (merged, n) = merge(
+                    let sides = semantic::Sides {
                         keyword,
+                        keyword_rules: &rank_rules,
                         semantic,
-                        *ratio,
-                        window,
-                        &key_specs,
-                        distinct.as_deref(),
-                    );
+                        semantic_rules: &semantic_rules,
+                    };
+                    let (merged, n) = merge(sides, *ratio, window, distinct.as_deref());
                     (merged, Some(n), Some(s.vector.clone()))
                 }
             }

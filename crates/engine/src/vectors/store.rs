@@ -217,8 +217,37 @@ impl VectorStore {
         candidates: Option<&RoaringBitmap>,
         count: usize,
     ) -> Result<Vec<(u32, f32)>> {
+        let queries = (0..space.graphs).map(|rank| (rank, vector));
+        self.best_of(rtxn, space, queries, candidates, count)
+    }
+
+    /// The documents nearest to `iid`, as [`Self::nearest`] but as Meilisearch's similar
+    /// documents are: each embedding of `iid` against the others' embeddings of the same rank.
+    pub fn nearest_to_item(
+        &self,
+        rtxn: &RoTxn,
+        space: Space,
+        iid: u32,
+        candidates: Option<&RoaringBitmap>,
+        count: usize,
+    ) -> Result<Vec<(u32, f32)>> {
+        let own = self.embeddings(rtxn, space, iid)?;
+        let queries = own.iter().enumerate().map(|(rank, v)| (rank, v.as_slice()));
+        self.best_of(rtxn, space, queries, candidates, count)
+    }
+
+    /// The best similarity of each document found by searching graph `rank` for its vector,
+    /// for each `(rank, vector)`.
+    fn best_of<'v>(
+        &self,
+        rtxn: &RoTxn,
+        space: Space,
+        queries: impl Iterator<Item = (usize, &'v [f32])>,
+        candidates: Option<&RoaringBitmap>,
+        count: usize,
+    ) -> Result<Vec<(u32, f32)>> {
         let mut best: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
-        for rank in 0..space.graphs {
+        for (rank, vector) in queries {
             let found = if space.quantized {
                 nns(
                     rtxn,

@@ -8,10 +8,13 @@
 //!   candidate, those without an embedding last (similarity `null`, score 0).
 //! - Hybrid: both lists are computed for the page's end; when every keyword hit of a full
 //!   page scores at least 0.45 once weighted by `1 − semanticRatio`, the semantic list is not
-//!   used. Otherwise the lists merge head to head: sort keys first, then each side's score
-//!   weighted (keyword `1 − ratio`, semantic `ratio`), the semantic one first on a tie; a
-//!   document is shown once. Each hit keeps its own side's score and details.
+//!   used. Otherwise the lists merge head to head, group by group in each side's rule order:
+//!   a run of relevancy rules (or the similarity) is one score weighted by its side's share
+//!   (keyword `1 − ratio`, semantic `ratio`), a sort key compares as the sort does; the hit
+//!   with more groups wins a tie of the rest, the semantic one an exact tie. A document is
+//!   shown once, from the side that placed it first, with that side's score and details.
 
+use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -23,11 +26,11 @@ use serde::Deserialize;
 use super::collect::{Order, Ordered};
 use super::distinct::distinct_ranked;
 use super::page::Window;
+use super::ranking::{rule_runs, Rule, Run};
 use super::{compare_ranked, steps, Ranked};
 use crate::facets;
 use crate::index::Index;
 use crate::settings::Settings;
-use crate::sort::SortKey;
 use crate::vectors::{registry, Registry, Space};
 
 /// `hybrid` of a search request.
@@ -261,17 +264,29 @@ pub(super) fn keyword_suffices(keyword: &Ordered, window: Window, ratio: f64) ->
             .all(|r| r.score() * (1.0 - ratio) >= 0.45)
 }
 
+/// The two lists of a hybrid search, each with the rules that ordered it.
+pub(super) struct Sides<'a> {
+    pub keyword: Ordered,
+    pub keyword_rules: &'a [Rule],
+    pub semantic: Ordered,
+    pub semantic_rules: &'a [Rule],
+}
+
 /// Merges a keyword and a semantic list, both ordered for the window's end, into the page
 /// (a document once; with `distinct`, the first document of each value across both lists);
 /// returns it with how many of its hits came from the semantic list.
 pub(super) fn merge(
-    keyword: Ordered,
-    semantic: Ordered,
+    sides: Sides,
     ratio: f64,
     window: Window,
-    key_specs: &[SortKey],
     distinct: Option<&facets::Column>,
 ) -> (Ordered, usize) {
+    let Sides {
+        keyword,
+        keyword_rules,
+        semantic,
+        semantic_rules,
+    } = sides;
     let end = window.end();
     let mut kw = keyword.page.into_iter().peekable();
     let mut sem = semantic.page.into_iter().peekable();
@@ -282,7 +297,11 @@ pub(super) fn merge(
             (None, None) => break,
             (Some(_), None) => false,
             (None, Some(_)) => true,
-            (Some(k), Some(s)) => semantic_first(k, s, ratio, key_specs),
+            (Some(k), Some(s)) => {
+                let s = parts(s, semantic_rules, ratio);
+                let k = parts(k, keyword_rules, 1.0 - ratio);
+                compare_parts(&s, &k) != Ordering::Less
+            }
         };
         let next = match take_semantic {
             true => sem.next(),
@@ -312,22 +331,66 @@ pub(super) fn merge(
     )
 }
 
-/// Whether the semantic head `s` goes before the keyword head `k`: sort keys in order, then
-/// the weighted scores, the semantic side first on a tie.
-fn semantic_first(k: &Ranked, s: &Ranked, ratio: f64, key_specs: &[SortKey]) -> bool {
-    for (slot, spec) in key_specs.iter().enumerate() {
-        let asc = match spec {
-            SortKey::Field { asc, .. } | SortKey::GeoPoint { asc, .. } => *asc,
-        };
-        if let (Some(a), Some(b)) = (s.keys.get(slot), k.keys.get(slot)) {
-            match facets::compare_keys(a, b, asc) {
-                std::cmp::Ordering::Less => return true,
-                std::cmp::Ordering::Greater => return false,
-                std::cmp::Ordering::Equal => {}
+/// One group of a hit's order as the merge compares it: a run of relevancy rules (or the
+/// similarity) as one score times its side's weight, or a sort key.
+enum Part<'a> {
+    Score(f64),
+    Key {
+        key: Option<&'a facets::SortKey>,
+        asc: bool,
+    },
+}
+
+fn parts<'a>(r: &'a Ranked, rules: &[Rule], weight: f64) -> Vec<Part<'a>> {
+    rule_runs(&r.verdict, rules)
+        .into_iter()
+        .map(|run| match run {
+            Run::Relevance(score) => Part::Score(score * weight),
+            Run::Vector => Part::Score(r.similarity.map_or(0.0, |s| s as f64) * weight),
+            Run::Key { slot, asc } => Part::Key {
+                key: r.keys.get(slot),
+                asc,
+            },
+        })
+        .collect()
+}
+
+/// Meilisearch's hybrid comparison (`Greater`: `a` is better): group by group, weighted
+/// scores equal within f64's epsilon and equal sort keys go on to the next group; a score
+/// against a sort key wins unless it is 0; the hit with more groups wins a tie of the rest.
+fn compare_parts(a: &[Part], b: &[Part]) -> Ordering {
+    for i in 0..a.len().max(b.len()) {
+        match (a.get(i), b.get(i)) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(Part::Score(x)), Some(Part::Score(y))) => {
+                if (x - y).abs() > f64::EPSILON {
+                    return x.total_cmp(y);
+                }
+            }
+            (Some(Part::Key { key: x, asc }), Some(Part::Key { key: y, .. })) => {
+                if let (Some(x), Some(y)) = (x, y) {
+                    // The key that sorts first is the better one.
+                    let o = facets::compare_keys(*x, *y, *asc).reverse();
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+            }
+            (Some(Part::Score(x)), Some(Part::Key { .. })) => {
+                return match *x == 0.0 {
+                    true => Ordering::Less,
+                    false => Ordering::Greater,
+                }
+            }
+            (Some(Part::Key { .. }), Some(Part::Score(y))) => {
+                return match *y == 0.0 {
+                    true => Ordering::Greater,
+                    false => Ordering::Less,
+                }
             }
         }
     }
-    let ks = k.score() * (1.0 - ratio);
-    let ss = s.score() * ratio;
-    ss >= ks || (ks - ss).abs() <= f64::EPSILON
+    Ordering::Equal
 }

@@ -1,7 +1,8 @@
 //! Similar documents (`/similar`): the documents nearest to one document's embedding for an
 //! embedder, among those the filter allows (the document itself left out). Only documents
-//! with an embedding are hits; the total counts every allowed document. The document's
-//! embeddings are compared with every embedding of the others, each keeping its best.
+//! with an embedding are hits; the total counts every allowed document. As in Meilisearch,
+//! each embedding of the document is compared with the others' embeddings of the same rank
+//! (its first with their first, ...), each document keeping its best similarity.
 
 use std::time::Instant;
 
@@ -98,28 +99,13 @@ impl Index {
                 Some(_) => candidates.len() as usize,
                 None => window.end(),
             };
-            let mut best: std::collections::HashMap<u32, f32> = Default::default();
-            for vector in self.store.vectors.embeddings(&rtxn, space, target)? {
-                let found =
-                    self.store
-                        .vectors
-                        .nearest(&rtxn, space, &vector, Some(&candidates), need)?;
-                for (iid, s) in found {
-                    let e = best.entry(iid).or_insert(s);
-                    *e = e.max(s);
-                }
-            }
-            hits = best
+            hits = self
+                .store
+                .vectors
+                .nearest_to_item(&rtxn, space, target, Some(&candidates), need)?
                 .into_iter()
                 .map(|(iid, s)| Ranked::semantic(iid, Some(s)))
                 .collect();
-            hits.sort_by(|a, b| {
-                b.similarity
-                    .unwrap_or(0.0)
-                    .total_cmp(&a.similarity.unwrap_or(0.0))
-                    .then(a.iid.cmp(&b.iid))
-            });
-            hits.truncate(need);
         }
         if let Some(t) = q.ranking_score_threshold {
             hits.retain(|r| r.score() >= t);
