@@ -51,12 +51,12 @@ export class NativeIndex {
 
   /** `receivedAt`: when the request arrived (`process.hrtime`), which `processingTimeMs` counts from. */
   search(query: SearchQuery, receivedAt?: bigint): Promise<Buffer> {
-    const sinceMs = receivedAt === undefined ? null : Number(process.hrtime.bigint() - receivedAt) / 1e6;
-    return call(() => this.raw.search(JSON.stringify(query), sinceMs));
+    return call(() => this.raw.search(JSON.stringify(query), sinceMs(receivedAt)));
   }
 
-  facetSearch(query: FacetSearchQuery): Promise<Buffer> {
-    return call(() => this.raw.facetSearch(JSON.stringify(query)));
+  /** `receivedAt`: as for `search`. */
+  facetSearch(query: FacetSearchQuery, receivedAt?: bigint): Promise<Buffer> {
+    return call(() => this.raw.facetSearch(JSON.stringify(query), sinceMs(receivedAt)));
   }
 
   /** A facet search over a network: the instances' `facetHits` as one list (see the binding). */
@@ -64,8 +64,9 @@ export class NativeIndex {
     return call(() => this.raw.mergeFacetHits(JSON.stringify(request)));
   }
 
-  similar(query: SimilarQuery): Promise<Buffer> {
-    return call(() => this.raw.similar(JSON.stringify(query)));
+  /** `receivedAt`: as for `search`. */
+  similar(query: SimilarQuery, receivedAt?: bigint): Promise<Buffer> {
+    return call(() => this.raw.similar(JSON.stringify(query), sinceMs(receivedAt)));
   }
 
   stats(): IndexStats {
@@ -109,9 +110,9 @@ export class NativeIndex {
     this.raw.close();
   }
 
-  /** A federated multi-search: `indexes[i]` is the index of `request.queries[i]`. */
-  static federatedSearch(indexes: NativeIndex[], request: unknown): Promise<Buffer> {
-    return call(() => binding.federatedSearch(indexes.map((i) => i.raw), JSON.stringify(request)));
+  /** A federated multi-search: `indexes[i]` is the index of `request.queries[i]`; `receivedAt`: as for `search`. */
+  static federatedSearch(indexes: NativeIndex[], request: unknown, receivedAt?: bigint): Promise<Buffer> {
+    return call(() => binding.federatedSearch(indexes.map((i) => i.raw), JSON.stringify(request), sinceMs(receivedAt)));
   }
 
   /** What the words of each query of a federated `request` derive from here (see the binding). */
@@ -123,4 +124,9 @@ export class NativeIndex {
   static mergeDocumentPages(request: unknown): Promise<Buffer> {
     return call(() => binding.mergeDocumentPages(JSON.stringify(request)));
   }
+}
+
+/** How long ago (ms) a request arrived at `receivedAt` (`process.hrtime`); null: it did not come over HTTP. */
+function sinceMs(receivedAt: bigint | undefined): number | null {
+  return receivedAt === undefined ? null : Number(process.hrtime.bigint() - receivedAt) / 1e6;
 }

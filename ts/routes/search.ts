@@ -26,11 +26,11 @@ export function searchRoutes(deps: Deps, service = new SearchService(deps)): Rou
 
   r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, service.search(req.auth!, req.params.indexUid, readJson(req, true), arrivalOf(req))));
   r.get('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, service.search(req.auth!, req.params.indexUid, searchQueryFromParams(params(req)), arrivalOf(req))));
-  r.post('/indexes/:indexUid/facet-search', guard('search', 'param'), (req, res) => send(res, service.facetSearch(req.auth!, req.params.indexUid, readJson(req, true))));
-  r.post('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => send(res, service.similar(req.auth!, req.params.indexUid, readJson(req, true))));
-  r.get('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => send(res, service.similar(req.auth!, req.params.indexUid, similarQueryFromParams(params(req)))));
+  r.post('/indexes/:indexUid/facet-search', guard('search', 'param'), (req, res) => send(res, service.facetSearch(req.auth!, req.params.indexUid, readJson(req, true), arrivalOf(req))));
+  r.post('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => send(res, service.similar(req.auth!, req.params.indexUid, readJson(req, true), arrivalOf(req))));
+  r.get('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => send(res, service.similar(req.auth!, req.params.indexUid, similarQueryFromParams(params(req)), arrivalOf(req))));
   r.post('/multi-search', guard('search', 'none'), (req, res) =>
-    send(res, service.multiSearch(req.auth!, readJson(req), { runs: req.get(FEDERATION_RUNS_HEADER) === 'true', derivations: req.get(DERIVATION_CANDIDATES_HEADER) === 'true' })),
+    send(res, service.multiSearch(req.auth!, readJson(req), { runs: req.get(FEDERATION_RUNS_HEADER) === 'true', derivations: req.get(DERIVATION_CANDIDATES_HEADER) === 'true' }, arrivalOf(req))),
   );
 
   return r;

@@ -87,41 +87,43 @@ export class SearchService {
   async search(auth: AuthContext, indexUid: unknown, body: unknown, receivedAt?: bigint): Promise<Buffer> {
     const uid = checkIndexUid(indexUid);
     const query = parseSearch(body);
-    if (usesNetwork(this.deps, query.useNetwork)) return this.limited(() => this.overNetwork(auth, uid, (body ?? {}) as Record<string, unknown>));
+    if (usesNetwork(this.deps, query.useNetwork)) return this.limited(() => this.overNetwork(auth, uid, (body ?? {}) as Record<string, unknown>, receivedAt));
     const index = this.deps.registry.handle(uid);
     const engineQ = this.scopedQuery(auth, uid, query);
     return this.limited(() => index.search(engineQ, receivedAt));
   }
 
-  /** Facet search: the values of one facet among the documents `q` and `filter` match. */
-  async facetSearch(auth: AuthContext, indexUid: unknown, raw: unknown): Promise<Buffer> {
+  /** Facet search: the values of one facet among the documents `q` and `filter` match; `receivedAt` as for `search`. */
+  async facetSearch(auth: AuthContext, indexUid: unknown, raw: unknown, receivedAt?: bigint): Promise<Buffer> {
     const uid = checkIndexUid(indexUid);
     const body = parseFacetSearch(raw);
     const index = this.deps.registry.handle(uid);
     const filter = scopedFilter(auth, uid, body.filter);
     const query = facetEngineQuery({ ...body, filter: filter as FacetSearchBody['filter'] }, this.deps.features.get().containsFilter);
     const useNetwork = (raw as Record<string, unknown> | undefined)?.useNetwork;
-    if (!usesNetwork(this.deps, useNetwork)) return this.limited(() => index.facetSearch(query));
+    if (!usesNetwork(this.deps, useNetwork)) return this.limited(() => index.facetSearch(query, receivedAt));
     // The caller's tenant-token rule travels with the request.
     const remoteBody = { ...(raw as Record<string, unknown>), filter };
-    return facetSearchOverNetwork(this.deps, uid, remoteBody, () => this.limited(() => index.facetSearch(query)));
+    return facetSearchOverNetwork(this.deps, uid, remoteBody, () => this.limited(() => index.facetSearch(query, receivedAt)));
   }
 
-  /** Similar documents: the nearest neighbours of one document's embedding. */
-  async similar(auth: AuthContext, indexUid: unknown, body: unknown): Promise<Buffer> {
+  /** Similar documents: the nearest neighbours of one document's embedding; `receivedAt` as for `search`. */
+  async similar(auth: AuthContext, indexUid: unknown, body: unknown, receivedAt?: bigint): Promise<Buffer> {
     const uid = checkIndexUid(indexUid);
     const query = parseSimilar(body);
     const index = this.deps.registry.handle(uid);
     const engineQ = similarEngineQuery(query, scopedFilter(auth, uid, query.filter), this.deps.features.get().containsFilter);
-    return this.limited(() => index.similar(engineQ));
+    return this.limited(() => index.similar(engineQ, receivedAt));
   }
 
   /**
    * Multi-search. Without `federation`, every query runs as a single-index search and its
    * response gets `indexUid` first; the first failing query fails the request, its message
-   * prefixed with its position. With `federation`, one merged answer.
+   * prefixed with its position. With `federation`, one merged answer. `receivedAt`: when the
+   * request arrived; each `processingTimeMs` counts from it (so a query's figure includes the
+   * queries answered before it).
    */
-  async multiSearch(auth: AuthContext, raw: unknown, internal: Internal = NOT_INTERNAL): Promise<Buffer> {
+  async multiSearch(auth: AuthContext, raw: unknown, internal: Internal = NOT_INTERNAL, receivedAt?: bigint): Promise<Buffer> {
     const body = raw as { queries?: unknown; federation?: unknown } | null;
     if (!body || typeof body !== 'object' || Array.isArray(body)) {
       throw new ApiError('bad_request', 'Invalid value type: expected an object');
@@ -135,7 +137,7 @@ export class SearchService {
     if (body.queries.length > MAX_MULTI_SEARCH_QUERIES) {
       throw new ApiError('bad_request', `Invalid value at \`.queries\`: at most ${MAX_MULTI_SEARCH_QUERIES} queries are accepted in one request`);
     }
-    if (body.federation !== undefined && body.federation !== null) return this.federated(auth, body.queries, body.federation, internal);
+    if (body.federation !== undefined && body.federation !== null) return this.federated(auth, body.queries, body.federation, internal, receivedAt);
     const parts: Buffer[] = [];
     for (const [i, rawQuery] of body.queries.entries()) {
       const { indexUid, search } = splitQuery(rawQuery, i, false);
@@ -144,11 +146,11 @@ export class SearchService {
         const parsed = parseSearch(search);
         let bytes: Buffer;
         if (usesNetwork(this.deps, parsed.useNetwork)) {
-          bytes = await this.limited(() => this.overNetwork(auth, uid, search));
+          bytes = await this.limited(() => this.overNetwork(auth, uid, search, receivedAt));
         } else {
           const engineQ = this.scopedQuery(auth, uid, parsed);
           const handle = this.deps.registry.handle(uid);
-          bytes = await this.limited(() => handle.search(engineQ));
+          bytes = await this.limited(() => handle.search(engineQ, receivedAt));
         }
         parts.push(Buffer.from(`{"indexUid":${JSON.stringify(uid)},`), bytes.subarray(1));
       } catch (err) {
@@ -173,7 +175,7 @@ export class SearchService {
    * Runs `items` as one federated search in the engine: local ones on their indexes, the
    * others asked of their instances while the local ones run.
    */
-  private federate(auth: AuthContext, items: Item[], federation: Record<string, unknown>, internal: Internal, pins?: unknown[]): Promise<Buffer> {
+  private federate(auth: AuthContext, items: Item[], federation: Record<string, unknown>, internal: Internal, receivedAt: bigint | undefined, pins?: unknown[]): Promise<Buffer> {
     const handles: NativeIndex[] = [];
     const queries: Array<Record<string, unknown>> = [];
     const remotes = new Map<string, { name: string; url: string; apiKey: string | null; queries: Array<Record<string, unknown>> }>();
@@ -208,11 +210,11 @@ export class SearchService {
     };
     // Another instance running a search over the network asks what the words derive from.
     if (internal.derivations) return NativeIndex.derivationCandidates(handles, request);
-    return NativeIndex.federatedSearch(handles, request);
+    return NativeIndex.federatedSearch(handles, request, receivedAt);
   }
 
   /** A search over the network: the same query on every instance it asks, merged, read as one search. */
-  private overNetwork(auth: AuthContext, uid: string, body: Record<string, unknown>): Promise<Buffer> {
+  private overNetwork(auth: AuthContext, uid: string, body: Record<string, unknown>, receivedAt?: bigint): Promise<Buffer> {
     const { limit, offset, page, hitsPerPage, facets, showPerformanceDetails, useNetwork: _useNetwork, ...search } = body;
     const items: Item[] = networkTargets(this.deps).map((target) => ({ position: 0, uid, weight: 1, search, target }));
     const faceted = Array.isArray(facets) && facets.length > 0;
@@ -231,11 +233,12 @@ export class SearchService {
         query: typeof search.q === 'string' ? search.q : '',
       },
       NOT_INTERNAL,
+      receivedAt,
     );
   }
 
   /** `federation`: every query is checked, then the engine runs and merges them in one call. */
-  private async federated(auth: AuthContext, queries: unknown[], raw: unknown, internal: Internal): Promise<Buffer> {
+  private async federated(auth: AuthContext, queries: unknown[], raw: unknown, internal: Internal, receivedAt: bigint | undefined): Promise<Buffer> {
     const federation = parseFederation(raw, internal.runs || internal.derivations);
     const facetsByIndex = federation.facetsByIndex ?? null;
     const items: Item[] = [];
@@ -284,6 +287,7 @@ export class SearchService {
           pinDerivations: overNetwork,
         },
         internal,
+        receivedAt,
         federation.quarryPins,
       ),
     );

@@ -19,13 +19,15 @@ pub enum IndexJob {
     Fetch(String),
     /// The query and when its request arrived.
     Search(String, std::time::Instant),
-    FacetSearch(String),
+    /// The query and when its request arrived.
+    FacetSearch(String, std::time::Instant),
     MergeFacetHits(String),
     Elsewhere(String),
     Fields(String),
     Compact,
     CopyTo(String),
-    Similar(String),
+    /// The query and when its request arrived.
+    Similar(String, std::time::Instant),
 }
 
 /// An index call on the libuv pool (a batch runs on a Rust-owned thread inside the engine).
@@ -57,8 +59,10 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
             q.received = Some(received);
             JobOutput::Bytes(Some(index.search(&q)?))
         }
-        IndexJob::FacetSearch(q) => {
-            let q = serde_json::from_str(&q).map_err(Error::internal)?;
+        IndexJob::FacetSearch(q, received) => {
+            let mut q: engine::FacetSearchQuery =
+                serde_json::from_str(&q).map_err(Error::internal)?;
+            q.received = Some(received);
             JobOutput::Bytes(Some(index.facet_search(&q)?))
         }
         IndexJob::MergeFacetHits(q) => JobOutput::Bytes(Some(index.merge_facet_hits(&q)?)),
@@ -78,8 +82,9 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
             let shards = serde_json::from_str(&s).map_err(Error::internal)?;
             JobOutput::Bytes(Some(index.documents_elsewhere(&shards)?))
         }
-        IndexJob::Similar(q) => {
-            let q = serde_json::from_str(&q).map_err(Error::internal)?;
+        IndexJob::Similar(q, received) => {
+            let mut q: engine::SimilarQuery = serde_json::from_str(&q).map_err(Error::internal)?;
+            q.received = Some(received);
             JobOutput::Bytes(Some(index.similar(&q)?))
         }
     })
@@ -182,18 +187,19 @@ impl NativeIndex {
         query_json: String,
         since_ms: Option<f64>,
     ) -> Result<AsyncTask<IndexTask>> {
-        let now = std::time::Instant::now();
-        let ago = std::time::Duration::try_from_secs_f64(since_ms.unwrap_or(0.0) / 1000.0)
-            .unwrap_or_default();
-        let received = now.checked_sub(ago).unwrap_or(now);
-        self.task(IndexJob::Search(query_json, received))
+        self.task(IndexJob::Search(query_json, received_at(since_ms)))
     }
 
     /// A facet search: `queryJson` is a `FacetSearchQuery`; the answer is `{facetHits, facetQuery, processingTimeMs}`.
     /// Throws `facet_search_disabled`, `invalid_facet_search_facet_name`, `invalid_search_filter`.
+    /// `sinceMs`: as for `search`.
     #[napi(ts_return_type = "Promise<Buffer>")]
-    pub fn facet_search(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
-        self.task(IndexJob::FacetSearch(query_json))
+    pub fn facet_search(
+        &self,
+        query_json: String,
+        since_ms: Option<f64>,
+    ) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::FacetSearch(query_json, received_at(since_ms)))
     }
 
     /// Merges every segment of the inverted index into one (`POST /indexes/{uid}/compact`).
@@ -234,10 +240,14 @@ impl NativeIndex {
 
     /// Similar documents: `queryJson` is a `SimilarQuery`; the answer is `{hits, id, processingTimeMs, limit, offset,
     /// estimatedTotalHits}`. Throws `invalid_similar_embedder`, `not_found_similar_id`,
-    /// `invalid_similar_filter`.
+    /// `invalid_similar_filter`. `sinceMs`: as for `search`.
     #[napi(ts_return_type = "Promise<Buffer>")]
-    pub fn similar(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
-        self.task(IndexJob::Similar(query_json))
+    pub fn similar(
+        &self,
+        query_json: String,
+        since_ms: Option<f64>,
+    ) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::Similar(query_json, received_at(since_ms)))
     }
 
     /// The index's statistics, an `IndexStats`.
@@ -277,14 +287,17 @@ impl NativeIndex {
 pub struct ManyTask {
     indexes: Vec<Arc<engine::Index>>,
     request: String,
-    run: fn(&[&engine::Index], &str) -> api_types::Result<Vec<u8>>,
+    run: ManyRun,
 }
+
+/// What a [`ManyTask`] computes from its indexes and request.
+type ManyRun = Box<dyn Fn(&[&engine::Index], &str) -> api_types::Result<Vec<u8>> + Send>;
 
 impl ManyTask {
     fn new(
         indexes: &[ClassInstance<NativeIndex>],
         request: String,
-        run: fn(&[&engine::Index], &str) -> api_types::Result<Vec<u8>>,
+        run: ManyRun,
     ) -> Result<AsyncTask<ManyTask>> {
         let indexes = indexes
             .iter()
@@ -327,8 +340,13 @@ impl Task for ManyTask {
 pub fn federated_search(
     indexes: Vec<ClassInstance<NativeIndex>>,
     request_json: String,
+    since_ms: Option<f64>,
 ) -> Result<AsyncTask<ManyTask>> {
-    ManyTask::new(&indexes, request_json, engine::federated_search_json)
+    let received = received_at(since_ms);
+    let run = move |indexes: &[&engine::Index], request: &str| {
+        engine::federated_search_json(indexes, request, received)
+    };
+    ManyTask::new(&indexes, request_json, Box::new(run))
 }
 
 /// What the words of each query of a federated request (as `federatedSearch` takes it) derive
@@ -339,7 +357,11 @@ pub fn derivation_candidates(
     indexes: Vec<ClassInstance<NativeIndex>>,
     request_json: String,
 ) -> Result<AsyncTask<ManyTask>> {
-    ManyTask::new(&indexes, request_json, engine::derivation_candidates_json)
+    ManyTask::new(
+        &indexes,
+        request_json,
+        Box::new(engine::derivation_candidates_json),
+    )
 }
 
 /// One page of a network's documents: `requestJson` is `{"pages":[{"results":[...],"total"}],
@@ -348,5 +370,18 @@ pub fn derivation_candidates(
 /// `/documents`, with `remoteErrors`.
 #[napi(ts_return_type = "Promise<Buffer>")]
 pub fn merge_document_pages(request_json: String) -> Result<AsyncTask<ManyTask>> {
-    ManyTask::new(&[], request_json, |_, request| engine::merge_pages(request))
+    ManyTask::new(
+        &[],
+        request_json,
+        Box::new(|_, request| engine::merge_pages(request)),
+    )
+}
+
+/// The instant a request arrived, from how long ago it did (`sinceMs`; absent: now), so an
+/// answer's `processingTimeMs` covers the server's whole path, the wait for a thread included.
+fn received_at(since_ms: Option<f64>) -> std::time::Instant {
+    let now = std::time::Instant::now();
+    let ago = std::time::Duration::try_from_secs_f64(since_ms.unwrap_or(0.0) / 1000.0)
+        .unwrap_or_default();
+    now.checked_sub(ago).unwrap_or(now)
 }

@@ -21,6 +21,10 @@ use crate::vectors::{registry, Registry};
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase")]
 pub struct SimilarQuery {
+    /// When the request reached the server, as [`super::SearchQuery::received`].
+    #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub received: Option<Instant>,
     pub id: String,
     pub embedder: String,
     #[serde(default)]
@@ -56,7 +60,7 @@ pub struct SimilarQuery {
 impl Index {
     /// `{hits, id, processingTimeMs, limit, offset, estimatedTotalHits}`.
     pub fn similar(&self, q: &SimilarQuery) -> Result<Vec<u8>> {
-        let started = Instant::now();
+        let started = q.received.unwrap_or_else(Instant::now);
         let rtxn = self.store.read()?;
         let settings = self.settings(&rtxn)?;
         let settings = settings.as_ref();

@@ -118,7 +118,12 @@ struct WireRequest {
 
 /// [`federated_search`] on the request's JSON text: `indexes[i]` is the index of local query
 /// `i`; the queries of `remotes` are asked of other instances.
-pub fn federated_search_json(indexes: &[&Index], request_json: &str) -> Result<Vec<u8>> {
+/// `received`: when the request reached the server, which `processingTimeMs` counts from.
+pub fn federated_search_json(
+    indexes: &[&Index],
+    request_json: &str,
+    received: Instant,
+) -> Result<Vec<u8>> {
     let wire: WireRequest = serde_json::from_str(request_json).map_err(Error::internal)?;
     if wire.queries.len() != indexes.len() {
         return Err(Error::internal(
@@ -139,16 +144,17 @@ pub fn federated_search_json(indexes: &[&Index], request_json: &str) -> Result<V
             remote: q.remote,
         })
         .collect();
-    federated_search(&queries, &wire.remotes, &wire.federation)
+    federated_search(&queries, &wire.remotes, &wire.federation, received)
 }
 
-/// Runs a federated search and returns the response body.
+/// Runs a federated search and returns the response body (`started`: when its request
+/// arrived).
 pub fn federated_search(
     queries: &[FederatedQuery],
     remotes: &[Remote],
     federation: &Federation,
+    started: Instant,
 ) -> Result<Vec<u8>> {
-    let started = Instant::now();
     let ask = Ask {
         offset: federation.offset.unwrap_or(0),
         limit: federation.limit.unwrap_or(20),
