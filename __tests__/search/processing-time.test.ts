@@ -3,9 +3,10 @@
  * moment the engine started: parsing, validation and the waits for a search slot and a thread
  * are in it. Here the request's headers go first and its body 400 ms later, so an answer
  * timed from the engine alone would say a few milliseconds. Both the fast path (a plain POST)
- * and Express (a `?` in the URL sends the request there) are checked, so are facet search,
- * similar documents and multi-search (each result, and a federated answer), and a request
- * sent in one piece still reports a small figure.
+ * and Express (a `?` in the URL sends the request there) are checked, so are similar
+ * documents and multi-search (each result, and a federated answer), and a request sent in one
+ * piece still reports a small figure. Facet search counts from the engine, as Meilisearch's
+ * does from its handler (the official client's snapshots pin 0 on a small index).
  */
 import net from 'node:net';
 import { MASTER_KEY, startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
@@ -63,10 +64,7 @@ describe('processingTimeMs', () => {
     expect(r.body.processingTimeMs).toBeGreaterThanOrEqual(350);
   });
 
-  it('when a facet search, similar documents or a multi-search come 400 ms after their headers, then each figure counts from the arrival', async () => {
-    const facets = await slowSearch(`/indexes/${uid}/facet-search`, 400, { facetName: 'title', facetQuery: 'car' });
-    expect(facets.status).toBe(200);
-    expect(facets.body.facetHits).toEqual([{ value: 'Carol', count: 1 }]);
+  it('when similar documents or a multi-search come 400 ms after their headers, then each figure counts from the arrival', async () => {
     const similar = await slowSearch(`/indexes/${uid}/similar`, 400, { id: 1, embedder: 'man' });
     expect(similar.status).toBe(200);
     expect(similar.body.hits.map((h: { id: number }) => h.id)).toEqual([2]);
@@ -77,8 +75,15 @@ describe('processingTimeMs', () => {
     const federated = await slowSearch('/multi-search', 400, { queries, federation: {} });
     expect(federated.status).toBe(200);
     expect(federated.body.hits.map((h: { id: number }) => h.id).sort()).toEqual([1, 2]);
-    const figures = [facets.body, similar.body, ...multi.body.results, federated.body].map((b) => b.processingTimeMs);
+    const figures = [similar.body, ...multi.body.results, federated.body].map((b) => b.processingTimeMs);
     for (const ms of figures) expect(ms).toBeGreaterThanOrEqual(350);
+  });
+
+  it('when a facet search comes 400 ms after its headers, then its figure counts from the engine only', async () => {
+    const facets = await slowSearch(`/indexes/${uid}/facet-search`, 400, { facetName: 'title', facetQuery: 'car' });
+    expect(facets.status).toBe(200);
+    expect(facets.body.facetHits).toEqual([{ value: 'Carol', count: 1 }]);
+    expect(facets.body.processingTimeMs).toBeLessThan(350);
   });
 
   it('when the request comes in one piece, then the figure is the short time the server took', async () => {

@@ -54,9 +54,8 @@ export class NativeIndex {
     return call(() => this.raw.search(JSON.stringify(query), sinceMs(receivedAt)));
   }
 
-  /** `receivedAt`: as for `search`. */
-  facetSearch(query: FacetSearchQuery, receivedAt?: bigint): Promise<Buffer> {
-    return call(() => this.raw.facetSearch(JSON.stringify(query), sinceMs(receivedAt)));
+  facetSearch(query: FacetSearchQuery): Promise<Buffer> {
+    return call(() => this.raw.facetSearch(JSON.stringify(query)));
   }
 
   /** A facet search over a network: the instances' `facetHits` as one list (see the binding). */

@@ -26,7 +26,7 @@ export function searchRoutes(deps: Deps, service = new SearchService(deps)): Rou
 
   r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, service.search(req.auth!, req.params.indexUid, readJson(req, true), arrivalOf(req))));
   r.get('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, service.search(req.auth!, req.params.indexUid, searchQueryFromParams(params(req)), arrivalOf(req))));
-  r.post('/indexes/:indexUid/facet-search', guard('search', 'param'), (req, res) => send(res, service.facetSearch(req.auth!, req.params.indexUid, readJson(req, true), arrivalOf(req))));
+  r.post('/indexes/:indexUid/facet-search', guard('search', 'param'), (req, res) => send(res, service.facetSearch(req.auth!, req.params.indexUid, readJson(req, true))));
   r.post('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => send(res, service.similar(req.auth!, req.params.indexUid, readJson(req, true), arrivalOf(req))));
   r.get('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => send(res, service.similar(req.auth!, req.params.indexUid, similarQueryFromParams(params(req)), arrivalOf(req))));
   r.post('/multi-search', guard('search', 'none'), (req, res) =>

@@ -26,8 +26,13 @@ pub fn language(code: &str) -> Option<Language> {
 /// The languages of a list of locale codes, each once, in the order given; `None` when none
 /// is known (charabia then detects freely).
 pub fn languages<S: AsRef<str>>(codes: &[S]) -> Option<Vec<Language>> {
+    distinct(codes.iter().filter_map(|c| language(c.as_ref())))
+}
+
+/// Each language once, in first-seen order; `None` when there is none.
+fn distinct(all: impl Iterator<Item = Language>) -> Option<Vec<Language>> {
     let mut out: Vec<Language> = Vec::new();
-    for l in codes.iter().filter_map(|c| language(c.as_ref())) {
+    for l in all {
         if !out.contains(&l) {
             out.push(l);
         }
@@ -67,20 +72,19 @@ impl Locales {
     /// The languages a query is cut with when the request names none: those of every rule
     /// that applies to a searchable attribute (`searchable`: `None` for all).
     pub fn of_query(&self, searchable: Option<&[String]>) -> Option<Vec<Language>> {
-        let mut out: Vec<Language> = Vec::new();
-        for (patterns, langs) in &self.rules {
-            let applies = searchable.is_none_or(|attrs| {
+        let applies = |patterns: &[String]| {
+            searchable.is_none_or(|attrs| {
                 attrs
                     .iter()
                     .any(|a| patterns.iter().any(|p| pattern_matches(p, a)))
-            });
-            for l in langs.iter().flatten().filter(|_| applies) {
-                if !out.contains(l) {
-                    out.push(*l);
-                }
-            }
-        }
-        (!out.is_empty()).then_some(out)
+            })
+        };
+        distinct(
+            self.rules
+                .iter()
+                .filter(|(patterns, _)| applies(patterns))
+                .flat_map(|(_, langs)| langs.iter().flatten().copied()),
+        )
     }
 }
 

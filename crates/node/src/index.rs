@@ -19,8 +19,7 @@ pub enum IndexJob {
     Fetch(String),
     /// The query and when its request arrived.
     Search(String, std::time::Instant),
-    /// The query and when its request arrived.
-    FacetSearch(String, std::time::Instant),
+    FacetSearch(String),
     MergeFacetHits(String),
     Elsewhere(String),
     Fields(String),
@@ -59,10 +58,8 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
             q.received = Some(received);
             JobOutput::Bytes(Some(index.search(&q)?))
         }
-        IndexJob::FacetSearch(q, received) => {
-            let mut q: engine::FacetSearchQuery =
-                serde_json::from_str(&q).map_err(Error::internal)?;
-            q.received = Some(received);
+        IndexJob::FacetSearch(q) => {
+            let q = serde_json::from_str(&q).map_err(Error::internal)?;
             JobOutput::Bytes(Some(index.facet_search(&q)?))
         }
         IndexJob::MergeFacetHits(q) => JobOutput::Bytes(Some(index.merge_facet_hits(&q)?)),
@@ -192,14 +189,10 @@ impl NativeIndex {
 
     /// A facet search: `queryJson` is a `FacetSearchQuery`; the answer is `{facetHits, facetQuery, processingTimeMs}`.
     /// Throws `facet_search_disabled`, `invalid_facet_search_facet_name`, `invalid_search_filter`.
-    /// `sinceMs`: as for `search`.
+    /// Its `processingTimeMs` counts from the engine (see `ts/search/service.ts`).
     #[napi(ts_return_type = "Promise<Buffer>")]
-    pub fn facet_search(
-        &self,
-        query_json: String,
-        since_ms: Option<f64>,
-    ) -> Result<AsyncTask<IndexTask>> {
-        self.task(IndexJob::FacetSearch(query_json, received_at(since_ms)))
+    pub fn facet_search(&self, query_json: String) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::FacetSearch(query_json))
     }
 
     /// Merges every segment of the inverted index into one (`POST /indexes/{uid}/compact`).

@@ -133,10 +133,6 @@ fn default_post_tag() -> String {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase")]
 pub struct FacetSearchQuery {
-    /// When the request reached the server, as [`SearchQuery::received`].
-    #[serde(skip)]
-    #[cfg_attr(feature = "ts", ts(skip))]
-    pub received: Option<std::time::Instant>,
     pub facet_name: String,
     #[serde(default)]
     pub facet_query: Option<String>,

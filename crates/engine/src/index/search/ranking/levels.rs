@@ -212,6 +212,9 @@ impl Index {
                 }
             }
             let k = need.map(|n| n.saturating_sub(out.len()));
+            // The level with every droppable group gone matches every candidate of its reach:
+            // its count is the total, which the search then need not count again.
+            let whole = *dropped == terms.droppable();
             let (level, level_complete, matched) = self.rank_level(
                 &run,
                 &ctx,
@@ -222,8 +225,9 @@ impl Index {
                 &mut seen,
                 !last_level,
                 k,
+                whole,
             )?;
-            if *dropped == terms.droppable() {
+            if let Some(matched) = matched {
                 terms.counted = Some((*reach, matched));
             }
             complete &= level_complete;
@@ -239,7 +243,7 @@ impl Index {
 
     /// Ranks every document of one level (`kept` groups, words reaching as far as `reach`)
     /// not ranked before, and keeps its best `k`: the kept documents, whether none was left
-    /// out, and how many allowed documents the level's query matched.
+    /// out, and (when `count`) how many allowed documents the level's query matched.
     #[allow(clippy::too_many_arguments)]
     fn rank_level(
         &self,
@@ -252,17 +256,19 @@ impl Index {
         seen: &mut [Vec<u64>],
         mark: bool,
         k: Option<usize>,
-    ) -> Result<(Vec<Ranked>, bool, usize)> {
+        count: bool,
+    ) -> Result<(Vec<Ranked>, bool, Option<usize>)> {
         let query = terms.kept_query(kept, reach);
         let docs = run
             .searcher
             .search(query.as_ref(), &LevelDocs)
             .map_err(tv)?;
-        let matched = docs
-            .iter()
-            .flat_map(|(_, list)| list)
-            .filter(|(_, iid)| run.allowed.is_none_or(|a| a.contains(*iid)))
-            .count();
+        let matched = count.then(|| {
+            docs.iter()
+                .flat_map(|(_, list)| list)
+                .filter(|(_, iid)| run.allowed.is_none_or(|a| a.contains(*iid)))
+                .count()
+        });
         let (mut level, count) = self.rank_docs(run, ctx, qt, docs, seen, mark, &|_| true, k)?;
         let complete = !(k.is_some_and(|k| count > k) || Instant::now() >= run.deadline);
         self.keep_best(run, &mut level, k.unwrap_or(usize::MAX))?;
