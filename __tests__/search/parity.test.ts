@@ -93,6 +93,22 @@ describe('parity with Meilisearch on real data', () => {
     expect(hit._rankingScoreDetails.attributeRank.score).toBe(0.5);
   });
 
+  it('when the last two query words are written as one word, then their concatenation is a prefix too (npm `shortcut badge`)', async () => {
+    // Before: concatenations stopped at the prefix word, so `ShortcutBadger` was not found.
+    const uid = await index([
+      { id: 3, name: 'badge', summary: 'badge maker' },
+      { id: 1, name: 'android-wrapper', summary: 'A wrapper for ShortcutBadger.' },
+      { id: 2, name: 'shortcut-icon', summary: 'shortcut icon' },
+      { id: 4, name: 'quick', summary: 'quickstart guide' },
+    ]);
+    const hits = await search(uid, { q: 'shortcut badge' });
+    expect(order(hits)).toEqual([1, 2]);
+    // The 2-gram costs a typo for each word it stands for.
+    expect(hits.map((h) => h._rankingScoreDetails.typo.typoCount)).toEqual([2, 0]);
+    expect(order(await search(uid, { q: 'shortcut badge', matchingStrategy: 'all' }))).toEqual([1]);
+    expect(order(await search(uid, { q: 'quick sta' }))).toEqual([4]);
+  });
+
   it('when text is Chinese or Thai, then it is segmented into words (the reference binary keeps each run whole)', async () => {
     // Meilisearch 1.50 as measured finds none of these words but as prefixes of a whole run;
     // Quarry segments, as charabia's default build does (see ARCHITECTURE.md).

@@ -70,7 +70,9 @@ impl Index {
                 .map_err(tv)
         };
         // Two or three query words written as one: the concatenation matches each of them,
-        // at one typo each (Meilisearch's n-grams cost n). Not with the prefix word.
+        // at one typo each (Meilisearch's n-grams cost n). With the prefix word, the
+        // concatenation is a prefix too (`shortcut badge` finds `ShortcutBadger`), as in
+        // Meilisearch: the joined word and its most frequent completions.
         let mut ngrams: Vec<(usize, Term)> = Vec::new();
         for start in 0..terms.groups.len() {
             let mut joined = String::new();
@@ -79,15 +81,24 @@ impl Index {
                     break;
                 };
                 let qw = &terms.words[*word];
-                if qw.prefix
-                    || (end > start && terms.positions[end] != terms.positions[end - 1] + 1)
-                {
+                if end > start && terms.positions[end] != terms.positions[end - 1] + 1 {
                     break;
                 }
                 joined.push_str(&qw.word);
-                if end > start && exists(&joined)? > 0 {
-                    let t = Term::from_field_text(self.fields.words, &joined);
-                    ngrams.extend((start..=end).map(|i| (i, t.clone())));
+                if end > start {
+                    let mut found = Vec::new();
+                    if exists(&joined)? > 0 {
+                        found.push(Term::from_field_text(self.fields.words, &joined));
+                    }
+                    if qw.prefix {
+                        found.extend(self.completions(searcher, &joined)?);
+                    }
+                    for t in found {
+                        ngrams.extend((start..=end).map(|i| (i, t.clone())));
+                    }
+                }
+                if qw.prefix {
+                    break;
                 }
             }
         }
