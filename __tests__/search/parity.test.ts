@@ -109,6 +109,24 @@ describe('parity with Meilisearch on real data', () => {
     expect(order(await search(uid, { q: 'quick sta' }))).toEqual([4]);
   });
 
+  it('when the last query word is two words written as one, then it splits too (PyPI `appframe`, `anfs`, `agenticagi` sorted)', async () => {
+    // Before: only words before the last were split, so `basic-app-frame` and `a NFS` were
+    // not found; the split halves are whole words, never a prefix (`appfra` finds no split).
+    const uid = await index([
+      { id: 1, name: 'basic-app-frame', summary: 'helps with app frames' },
+      { id: 2, name: 'app-framework', summary: 'an app framework' },
+      { id: 3, name: 'appframe', summary: 'the appframe' },
+      { id: 4, name: 'brans-nfe', summary: 'para a NFS-e Nacional' },
+      { id: 5, name: 'anfs', summary: 'NFSv3' },
+    ]);
+    const hits = await search(uid, { q: 'appframe' });
+    expect(order(hits)).toEqual([3, 1]);
+    expect(hits.map((h) => h._rankingScoreDetails.typo.typoCount)).toEqual([0, 1]);
+    expect(order(await search(uid, { q: 'appfra' }))).toEqual([3]);
+    expect(order(await search(uid, { q: 'anfs' }))).toEqual([5, 4]);
+    expect(order(await search(uid, { q: '"appframe"' }))).toEqual([3]);
+  });
+
   it('when text is Chinese or Thai, then it is segmented into words (the reference binary keeps each run whole)', async () => {
     // Meilisearch 1.50 as measured finds none of these words but as prefixes of a whole run;
     // Quarry segments, as charabia's default build does (see ARCHITECTURE.md).

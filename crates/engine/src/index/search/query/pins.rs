@@ -158,10 +158,7 @@ impl Index {
                 budget: *budget,
                 prefix: qw.prefix,
                 typos: self.typo_candidates(&searcher, &qw.word, *budget, qw.prefix)?,
-                splits: match qw.prefix {
-                    true => Vec::new(),
-                    false => self.split_candidates(&searcher, &qw.word)?,
-                },
+                splits: self.split_candidates(&searcher, &qw.word)?,
             });
         }
         Ok(out)

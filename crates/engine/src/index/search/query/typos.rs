@@ -129,22 +129,22 @@ impl Index {
                         .map(|(_, t)| (t.clone(), 1)),
                 );
                 // One word written as two: the split whose rarer half is most frequent, at
-                // one typo, even where typos are off.
-                if !qw.prefix {
-                    let best = match pinned {
-                        Some(p) => p.split,
-                        None => best_split(&self.split_candidates(searcher, &qw.word)?),
-                    };
-                    if let Some(i) = best {
-                        let halves = [&qw.word[..i], &qw.word[i..]];
-                        *split = Some(
-                            halves
-                                .iter()
-                                .map(|h| Term::from_field_text(self.fields.words, h))
-                                .collect(),
-                        );
-                        qw.typos.extend(halves.iter().map(|h| h.to_string()));
-                    }
+                // one typo, even where typos are off. The last word splits too, into two
+                // whole words (as in Meilisearch: `appframe` finds `app-frame`, `appfra`
+                // finds no `app frame`).
+                let best = match pinned {
+                    Some(p) => p.split,
+                    None => best_split(&self.split_candidates(searcher, &qw.word)?),
+                };
+                if let Some(i) = best {
+                    let halves = [&qw.word[..i], &qw.word[i..]];
+                    *split = Some(
+                        halves
+                            .iter()
+                            .map(|h| Term::from_field_text(self.fields.words, h))
+                            .collect(),
+                    );
+                    qw.typos.extend(halves.iter().map(|h| h.to_string()));
                 }
                 qw.typos.extend(
                     typos
