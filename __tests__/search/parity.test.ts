@@ -139,4 +139,31 @@ describe('parity with Meilisearch on real data', () => {
     expect(order(await search(uid, { q: '公园' }))).toEqual([2]);
     expect(order(await search(uid, { q: 'ชื่อ' }))).toEqual([3]);
   });
+
+  it('when a prefix starts more words than a few frequent ones, then it completes to all of them (PyPI `dar`, `fo`)', async () => {
+    // 50 words `dar??` in two documents each and a rarer `darzz` in one; the same under
+    // `darwi`. Before: a prefix took its 50 most frequent completions, so the rare word's
+    // document was not found. Meilisearch 1.50 answered 202, 101 and 105 (the last with four
+    // one-typo words, `darai` and `darbi`).
+    const two = (i: number) => String.fromCharCode(97 + Math.floor(i / 26)) + String.fromCharCode(97 + (i % 26));
+    const docs: Doc[] = [];
+    for (const stem of ['dar', 'darwi']) {
+      for (let i = 0; i < 50; i++) for (let k = 0; k < 2; k++) docs.push({ id: docs.length + 1, name: `${stem}${two(i)} tool`, summary: 'common words' });
+      docs.push({ id: docs.length + 1, name: `${stem}zz tool`, summary: 'rare' });
+    }
+    const uid = await index(docs);
+    const total = async (q: string) => {
+      const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q, limit: 300, attributesToRetrieve: ['id'] } });
+      return { total: r.body.estimatedTotalHits, ids: order(r.body.hits) };
+    };
+    // A prefix of at most four bytes (one indexed term) and a longer one (the words it starts).
+    const dar = await total('dar');
+    expect(dar.total).toBe(202);
+    expect(dar.ids).toContain(101);
+    expect((await total('darw')).total).toBe(101);
+    const darwi = await total('darwi');
+    expect(darwi.total).toBe(105);
+    expect(darwi.ids).toContain(202);
+    expect((await total('darz')).ids).toEqual([101]);
+  });
 });

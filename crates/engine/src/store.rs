@@ -33,6 +33,8 @@ pub(crate) mod keys {
     pub const DIRTY: &str = "dirty";
     pub const LAST_BATCH: &str = "lastBatch";
     pub const FIELDS_MAP: &str = "fieldsMap";
+    /// The layout of the terms tantivy holds (see `Index::open`).
+    pub const TEXT_LAYOUT: &str = "textLayout";
 }
 
 pub(crate) struct Store {

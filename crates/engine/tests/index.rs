@@ -222,6 +222,61 @@ fn reopen_repairs_tantivy_from_the_dirty_set() {
     );
 }
 
+/// Writes `doc` under internal id `iid` straight into the store, behind tantivy's back, and
+/// sets (`Some`) or removes (`None`) the text layout key.
+fn write_behind_tantivy(dir: &Path, iid: u32, doc: &[u8], layout: Option<u64>) {
+    let env = unsafe {
+        heed::EnvOpenOptions::new()
+            .map_size(1 << 30)
+            .max_dbs(8)
+            .open(dir.join("store"))
+    }
+    .unwrap();
+    let mut wtxn = env.write_txn().unwrap();
+    let docs: heed::Database<heed::types::U32<heed::byteorder::BE>, heed::types::Bytes> =
+        env.open_database(&wtxn, Some("docs")).unwrap().unwrap();
+    let meta: heed::Database<heed::types::Str, heed::types::Bytes> =
+        env.open_database(&wtxn, Some("meta")).unwrap().unwrap();
+    docs.put(&mut wtxn, &iid, doc).unwrap();
+    match layout {
+        Some(l) => meta.put(&mut wtxn, "textLayout", &l.to_be_bytes()).unwrap(),
+        None => meta.delete(&mut wtxn, "textLayout").map(|_| ()).unwrap(),
+    }
+    wtxn.commit().unwrap();
+    env.prepare_for_closing().wait();
+}
+
+#[test]
+fn an_index_of_another_text_layout_is_rebuilt_whole_once_when_it_opens() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    {
+        let index = Index::open(&dir).unwrap();
+        let a = stage(tmp.path(), "a", r#"[{"id":1,"t":"alpha"}]"#);
+        index
+            .apply_batch(vec![add(1, a, Method::Replace, None)])
+            .unwrap();
+    }
+    // An index written before the layout key (or with another layout): tantivy is rebuilt
+    // from every stored document, including one it never saw.
+    write_behind_tantivy(&dir, 7, br#"{"id":2,"t":"gamma"}"#, None);
+    {
+        let index = Index::open(&dir).unwrap();
+        assert_eq!(search(&index, Some("gamma"))["hits"][0]["id"], json!(2));
+        assert_eq!(search(&index, Some("alp"))["hits"][0]["id"], json!(1));
+    }
+    // Once rebuilt, the layout is recorded: the next open rebuilds nothing.
+    write_behind_tantivy(&dir, 8, br#"{"id":3,"t":"delta"}"#, Some(2));
+    {
+        let index = Index::open(&dir).unwrap();
+        assert_eq!(search(&index, Some("delta"))["estimatedTotalHits"], json!(0));
+    }
+    write_behind_tantivy(&dir, 9, br#"{"id":4,"t":"omega"}"#, Some(1));
+    let index = Index::open(&dir).unwrap();
+    assert_eq!(search(&index, Some("omega"))["hits"][0]["id"], json!(4));
+    assert_eq!(search(&index, Some("delta"))["hits"][0]["id"], json!(3));
+}
+
 #[test]
 fn clear_then_add_in_one_batch() {
     let tmp = tempfile::tempdir().unwrap();

@@ -13,7 +13,12 @@ use tantivy::ReloadPolicy;
 use super::{tv, ColumnCache, Fields, FilterCache, Index, SettingsCache};
 use crate::codec::FieldsMap;
 use crate::payload;
-use crate::store::{keys, Store};
+use crate::store::{heed_error, keys, Store};
+
+/// The layout of the terms tantivy holds, raised when what a document is indexed as changes
+/// (2: prefix markers, see [`super::text::prefix_marker`]). An index of another layout has
+/// its tantivy directory rebuilt from LMDB when it opens.
+const TEXT_LAYOUT: u64 = 2;
 
 impl Index {
     /// Opens (or creates) the index stored in `dir`, repairing tantivy from LMDB if a crash
@@ -22,6 +27,15 @@ impl Index {
         let dir = dir.as_ref().to_path_buf();
         let store = Store::open(&dir.join("store"))?;
         let tdir = dir.join("tantivy");
+        let stale = {
+            let rtxn = store.read()?;
+            store.get_u64(&rtxn, keys::TEXT_LAYOUT)? != TEXT_LAYOUT
+        };
+        // Until the key says otherwise, tantivy may hold another layout: it starts empty and
+        // is rebuilt whole below (a crash before the key is written rebuilds it again).
+        if stale && tdir.exists() {
+            std::fs::remove_dir_all(&tdir).map_err(payload::io_error)?;
+        }
         std::fs::create_dir_all(&tdir).map_err(payload::io_error)?;
         let mut builder = Schema::builder();
         let iid = builder.add_u64_field("iid", INDEXED | FAST);
@@ -87,8 +101,18 @@ impl Index {
             let fields = FieldsMap::from_json(index.store.get_meta(&rtxn, keys::FIELDS_MAP)?)?;
             *index.fields_map.write().unwrap() = Arc::new(fields);
         }
-        index.recover()?;
+        // A stale tantivy is rebuilt whole: replaying only the dirty documents would leave
+        // out every other one.
+        if !stale {
+            index.recover()?;
+        }
         index.rebuild_if_behind()?;
+        if stale {
+            let mut wtxn = index.store.write()?;
+            let layout = TEXT_LAYOUT.to_be_bytes();
+            index.store.put_meta(&mut wtxn, keys::TEXT_LAYOUT, &layout)?;
+            wtxn.commit().map_err(heed_error)?;
+        }
         Ok(index)
     }
 }

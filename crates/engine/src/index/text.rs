@@ -8,7 +8,7 @@
 //! starts 8 positions after the previous one, so words of different values never look close.
 //! Stop words take a position but are not indexed; words over 250 bytes and positions past
 //! 65,535 are dropped. The first word of each field is also indexed with a marker (see
-//! [`first_word_marker`]).
+//! [`first_word_marker`]), and every word with its short prefixes (see [`prefix_marker`]).
 //!
 //! [`Index::tantivy_doc`] puts it together with the document's internal id.
 
@@ -35,6 +35,29 @@ const MAX_POSITION: u32 = u16::MAX as u32;
 /// before every word in the dictionary and never matches a query word.
 pub fn first_word_marker(fid: u32, word: &str) -> String {
     format!("\u{1}{fid}\u{1}{word}")
+}
+
+/// Prefixes of at most this many bytes are indexed as terms of their own (Meilisearch's
+/// prefix databases stop at the same length).
+pub const MARKED_PREFIX_BYTES: usize = 4;
+
+/// The term standing for every word that starts with `prefix` (and is longer), at the
+/// positions of those words: a query's last word of at most [`MARKED_PREFIX_BYTES`] is
+/// completed by this one term instead of a union of every word it starts. It sorts before
+/// every word and never matches a query word; it is indexed as a word is (also in the
+/// [`field_word`] and [`first_word_marker`] forms), so the ranking shortcuts read it as one.
+pub fn prefix_marker(prefix: &str) -> String {
+    format!("\u{2}{prefix}")
+}
+
+/// The prefixes of `word` that get a [`prefix_marker`]: those of at most
+/// [`MARKED_PREFIX_BYTES`], shorter than the word, ending on a character boundary.
+pub fn marked_prefixes(word: &str) -> impl Iterator<Item = &str> {
+    word.char_indices()
+        .skip(1)
+        .map(|(i, _)| i)
+        .take_while(|i| *i <= MARKED_PREFIX_BYTES)
+        .map(move |i| &word[..i])
 }
 
 /// The term of `word` in the field-words field: the word as found in field `fid` (documents
@@ -165,29 +188,24 @@ pub fn doc_text(
             }
             count += 1;
             let position = ((fid << 16) | w.position) as usize;
-            field_words.push(Token {
-                offset_from: 0,
-                offset_to: 0,
-                position: field_words.len(),
-                text: field_word(fid, &w.text),
-                position_length: 1,
-            });
-            if w.position == 0 {
-                tokens.push(Token {
-                    offset_from: 0,
-                    offset_to: 0,
-                    position,
-                    text: first_word_marker(fid, &w.text),
-                    position_length: 1,
-                });
-            }
-            tokens.push(Token {
+            let token = |text: String, position: usize| Token {
                 offset_from: 0,
                 offset_to: 0,
                 position,
-                text: w.text,
+                text,
                 position_length: 1,
-            });
+            };
+            // The word and the markers of its short prefixes, each as a word of its own:
+            // with its positions, by field, and as a field's first word.
+            let mut add = |word: String| {
+                field_words.push(token(field_word(fid, &word), field_words.len()));
+                if w.position == 0 {
+                    tokens.push(token(first_word_marker(fid, &word), position));
+                }
+                tokens.push(token(word, position));
+            };
+            marked_prefixes(&w.text).for_each(|p| add(prefix_marker(p)));
+            add(w.text);
         });
         if any {
             state[slot].1 = last + 8;

@@ -1,16 +1,23 @@
-//! Prefix completions of the query's last word (`prefixSearch`): the most frequent indexed
-//! words it starts.
+//! Prefix completions of the query's last word (`prefixSearch`): every indexed word it
+//! starts, as Meilisearch takes them. A prefix of at most [`MARKED_PREFIX_BYTES`] is one
+//! indexed term standing for all of its words ([`prefix_marker`]); a longer one, which starts
+//! far fewer words, expands to the first [`PREFIX_EXPANSIONS`] of them in byte order.
 
 use api_types::{Error, Result};
 use tantivy::Term;
 
+use crate::index::text::{prefix_marker, MARKED_PREFIX_BYTES};
 use crate::index::{tv, Index};
 use crate::settings::Settings;
 
-/// How many completions a prefix expands to (the most frequent ones).
-const PREFIX_EXPANSIONS: usize = 50;
-/// How many dictionary entries a prefix scan reads per segment, at most.
-const PREFIX_SCAN: usize = 50_000;
+/// How many words a prefix longer than [`MARKED_PREFIX_BYTES`] expands to, at most: the
+/// first in byte order (Meilisearch's bound).
+const PREFIX_EXPANSIONS: usize = 1_000;
+
+/// Whether `prefix` is completed by its [`prefix_marker`] term.
+pub(crate) fn is_marked(prefix: &str) -> bool {
+    prefix.len() <= MARKED_PREFIX_BYTES
+}
 
 /// Whether the index searches the query's last word as a prefix (`prefixSearch`).
 pub(crate) fn prefix_search(settings: &Settings) -> bool {
@@ -18,22 +25,25 @@ pub(crate) fn prefix_search(settings: &Settings) -> bool {
 }
 
 impl Index {
-    /// The most frequent indexed words starting with `prefix` (the word itself aside).
+    /// The terms standing for the indexed words `prefix` starts (the word itself aside).
     pub(crate) fn completions(
         &self,
         searcher: &tantivy::Searcher,
         prefix: &str,
     ) -> Result<Vec<Term>> {
+        if is_marked(prefix) {
+            let marker = prefix_marker(prefix);
+            return Ok(vec![Term::from_field_text(self.fields.words, &marker)]);
+        }
         Ok(self
             .completion_candidates(searcher, prefix)?
             .into_iter()
-            .take(PREFIX_EXPANSIONS)
             .map(|(w, _)| Term::from_field_text(self.fields.words, &w))
             .collect())
     }
 
-    /// Every indexed word starting with `prefix` (the word itself aside) with its document
-    /// frequency, most frequent first (then in byte order).
+    /// The first [`PREFIX_EXPANSIONS`] indexed words starting with `prefix` (the word itself
+    /// aside) in byte order, with their document frequencies.
     pub(crate) fn completion_candidates(
         &self,
         searcher: &tantivy::Searcher,
@@ -43,48 +53,37 @@ impl Index {
         for segment in searcher.segment_readers() {
             let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
             let mut stream = words_from(&inverted, prefix.as_bytes())?;
+            // The union's first words in byte order are among each segment's first.
             let mut read = 0;
-            while stream.advance() && read < PREFIX_SCAN {
+            while read < PREFIX_EXPANSIONS && stream.advance() {
                 let key = stream.key();
                 if !key.starts_with(prefix.as_bytes()) {
                     break;
                 }
                 if key.len() > prefix.len() {
                     *freq.entry(key.to_vec()).or_default() += stream.value().doc_freq as u64;
+                    read += 1;
                 }
-                read += 1;
             }
         }
         let mut found: Vec<(String, u64)> = freq
             .into_iter()
             .filter_map(|(k, n)| Some((String::from_utf8(k).ok()?, n)))
             .collect();
-        sort_completions(&mut found);
+        found.sort_unstable();
+        found.truncate(PREFIX_EXPANSIONS);
         Ok(found)
     }
 }
 
-/// Completions in the order they are taken: most frequent first, then in byte order.
-pub(crate) fn sort_completions(found: &mut [(String, u64)]) {
-    found.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-}
-
-/// The completions one instance holding several instances' words would take: frequencies
-/// added per word.
+/// The completions one instance holding several instances' words would take: the first of
+/// their union in byte order.
 pub(crate) fn merge_completions(
     parts: impl IntoIterator<Item = Vec<(String, u64)>>,
 ) -> Vec<String> {
-    let mut freq: std::collections::HashMap<String, u64> = Default::default();
-    for (w, n) in parts.into_iter().flatten() {
-        *freq.entry(w).or_default() += n;
-    }
-    let mut found: Vec<(String, u64)> = freq.into_iter().collect();
-    sort_completions(&mut found);
-    found
-        .into_iter()
-        .take(PREFIX_EXPANSIONS)
-        .map(|(w, _)| w)
-        .collect()
+    let all: std::collections::BTreeSet<String> =
+        parts.into_iter().flatten().map(|(w, _)| w).collect();
+    all.into_iter().take(PREFIX_EXPANSIONS).collect()
 }
 
 /// The indexed words of a segment from `start` on, in byte order.

@@ -9,13 +9,10 @@
 use api_types::Result;
 use serde::{Deserialize, Serialize};
 
-use super::completions::{merge_completions, prefix_search};
+use super::completions::{is_marked, merge_completions, prefix_search};
 use super::terms::Group;
 use super::typos::{select_typos, TypoCandidates};
 use crate::index::Index;
-
-/// At most this many completions per instance go into a merge (the most frequent).
-pub(crate) const COMPLETION_CANDIDATES: usize = 10_000;
 
 /// Completions with their document frequencies.
 type Completions = Vec<(String, u64)>;
@@ -148,9 +145,9 @@ impl Index {
                 continue;
             };
             let qw = &terms.words[*word];
-            if qw.prefix {
-                let mut found = self.completion_candidates(&searcher, &qw.word)?;
-                found.truncate(COMPLETION_CANDIDATES);
+            // A marked prefix is one term on every instance: nothing to choose.
+            if qw.prefix && !is_marked(&qw.word) {
+                let found = self.completion_candidates(&searcher, &qw.word)?;
                 out.completions = Some((qw.word.clone(), found));
             }
             out.words.push(WordCandidates {
@@ -192,7 +189,7 @@ mod tests {
     #[test]
     fn merged_choices_are_those_of_one_dictionary() {
         let a = QueryCandidates {
-            completions: Some(("ap".into(), vec![("apple".into(), 5), ("apply".into(), 1)])),
+            completions: Some(("appl".into(), vec![("applz".into(), 5), ("apply".into(), 1)])),
             words: vec![WordCandidates {
                 word: "helloworld".into(),
                 budget: 1,
@@ -202,7 +199,7 @@ mod tests {
             }],
         };
         let b = QueryCandidates {
-            completions: Some(("ap".into(), vec![("apply".into(), 9), ("apt".into(), 2)])),
+            completions: Some(("appl".into(), vec![("apply".into(), 9), ("applaud".into(), 2)])),
             words: vec![WordCandidates {
                 word: "helloworld".into(),
                 budget: 1,
@@ -212,7 +209,8 @@ mod tests {
             }],
         };
         let p = Pins::merge(vec![a, b]);
-        assert_eq!(p.completions_of("ap").unwrap(), ["apply", "apple", "apt"]);
+        // The union in byte order, each word once.
+        assert_eq!(p.completions_of("appl").unwrap(), ["applaud", "apply", "applz"]);
         let w = p.word("helloworld").unwrap();
         assert_eq!(
             w.typos,
