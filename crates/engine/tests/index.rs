@@ -269,7 +269,10 @@ fn an_index_of_another_text_layout_is_rebuilt_whole_once_when_it_opens() {
     write_behind_tantivy(&dir, 8, br#"{"id":3,"t":"delta"}"#, Some(2));
     {
         let index = Index::open(&dir).unwrap();
-        assert_eq!(search(&index, Some("delta"))["estimatedTotalHits"], json!(0));
+        assert_eq!(
+            search(&index, Some("delta"))["estimatedTotalHits"],
+            json!(0)
+        );
     }
     write_behind_tantivy(&dir, 9, br#"{"id":4,"t":"omega"}"#, Some(1));
     let index = Index::open(&dir).unwrap();

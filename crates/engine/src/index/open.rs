@@ -110,7 +110,9 @@ impl Index {
         if stale {
             let mut wtxn = index.store.write()?;
             let layout = TEXT_LAYOUT.to_be_bytes();
-            index.store.put_meta(&mut wtxn, keys::TEXT_LAYOUT, &layout)?;
+            index
+                .store
+                .put_meta(&mut wtxn, keys::TEXT_LAYOUT, &layout)?;
             wtxn.commit().map_err(heed_error)?;
         }
         Ok(index)

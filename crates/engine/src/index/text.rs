@@ -37,12 +37,12 @@ pub fn first_word_marker(fid: u32, word: &str) -> String {
     format!("\u{1}{fid}\u{1}{word}")
 }
 
-/// Prefixes of at most this many bytes are indexed as terms of their own (Meilisearch's
-/// prefix databases stop at the same length).
-pub const MARKED_PREFIX_BYTES: usize = 4;
+/// Prefixes of these many bytes are indexed as terms of their own (Meilisearch's prefix
+/// databases stop at 4 bytes; one byte would cost about as much as the words themselves).
+pub const MARKED_PREFIX_BYTES: std::ops::RangeInclusive<usize> = 2..=4;
 
 /// The term standing for every word that starts with `prefix` (and is longer), at the
-/// positions of those words: a query's last word of at most [`MARKED_PREFIX_BYTES`] is
+/// positions of those words: a query's last word of [`MARKED_PREFIX_BYTES`] is
 /// completed by this one term instead of a union of every word it starts. It sorts before
 /// every word and never matches a query word; it is indexed as a word is (also in the
 /// [`field_word`] and [`first_word_marker`] forms), so the ranking shortcuts read it as one.
@@ -50,13 +50,14 @@ pub fn prefix_marker(prefix: &str) -> String {
     format!("\u{2}{prefix}")
 }
 
-/// The prefixes of `word` that get a [`prefix_marker`]: those of at most
-/// [`MARKED_PREFIX_BYTES`], shorter than the word, ending on a character boundary.
+/// The prefixes of `word` that get a [`prefix_marker`]: those of [`MARKED_PREFIX_BYTES`],
+/// shorter than the word, ending on a character boundary.
 pub fn marked_prefixes(word: &str) -> impl Iterator<Item = &str> {
     word.char_indices()
         .skip(1)
         .map(|(i, _)| i)
-        .take_while(|i| *i <= MARKED_PREFIX_BYTES)
+        .take_while(|i| i <= MARKED_PREFIX_BYTES.end())
+        .filter(|i| MARKED_PREFIX_BYTES.contains(i))
         .map(move |i| &word[..i])
 }
 
@@ -252,5 +253,23 @@ impl Index {
             tdoc.add_u64(self.fields.lens, len);
         }
         tdoc
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_up_to_four_bytes_shorter_than_the_word_on_character_boundaries_are_marked() {
+        fn marked(w: &str) -> Vec<&str> {
+            marked_prefixes(w).collect()
+        }
+        assert_eq!(marked("darwin"), ["da", "dar", "darw"]);
+        assert_eq!(marked("dar"), ["da"]);
+        assert_eq!(marked("da"), Vec::<&str>::new());
+        // `北` is 3 bytes, so `北京` (6) has one; `é` is 2, so `éee` (4) has two.
+        assert_eq!(marked("北京"), ["北"]);
+        assert_eq!(marked("éee"), ["é", "ée"]);
     }
 }

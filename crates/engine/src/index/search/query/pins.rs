@@ -90,7 +90,10 @@ impl Pins {
             }
         }
         Pins {
-            completions: completions.map(|(p, parts)| (p, merge_completions(parts))),
+            completions: completions.map(|(p, parts)| {
+                let merged = merge_completions(&p, parts);
+                (p, merged)
+            }),
             words: words
                 .into_iter()
                 .map(|(mut c, typos)| {
@@ -189,7 +192,10 @@ mod tests {
     #[test]
     fn merged_choices_are_those_of_one_dictionary() {
         let a = QueryCandidates {
-            completions: Some(("appl".into(), vec![("applz".into(), 5), ("apply".into(), 1)])),
+            completions: Some((
+                "appl".into(),
+                vec![("applz".into(), 5), ("apply".into(), 1)],
+            )),
             words: vec![WordCandidates {
                 word: "helloworld".into(),
                 budget: 1,
@@ -199,7 +205,10 @@ mod tests {
             }],
         };
         let b = QueryCandidates {
-            completions: Some(("appl".into(), vec![("apply".into(), 9), ("applaud".into(), 2)])),
+            completions: Some((
+                "appl".into(),
+                vec![("apply".into(), 9), ("applaud".into(), 2)],
+            )),
             words: vec![WordCandidates {
                 word: "helloworld".into(),
                 budget: 1,
@@ -210,7 +219,10 @@ mod tests {
         };
         let p = Pins::merge(vec![a, b]);
         // The union in byte order, each word once.
-        assert_eq!(p.completions_of("appl").unwrap(), ["applaud", "apply", "applz"]);
+        assert_eq!(
+            p.completions_of("appl").unwrap(),
+            ["applaud", "apply", "applz"]
+        );
         let w = p.word("helloworld").unwrap();
         assert_eq!(
             w.typos,
