@@ -1,9 +1,10 @@
-//! Prefix completions of the query's last word (`prefixSearch`): every indexed word it
-//! starts, as Meilisearch takes them. A prefix of [`MARKED_PREFIX_BYTES`] is one indexed term
-//! standing for all of its words ([`prefix_marker`]); a longer one, which starts far fewer
-//! words, expands to the first [`PREFIX_EXPANSIONS`] of them in byte order. A one-byte prefix
-//! (one letter typed) is not marked, as its marker would cost about as much as the words
-//! themselves: it takes its [`ONE_BYTE_EXPANSIONS`] most frequent words.
+//! Prefix completions of the query's last word (`prefixSearch`). A prefix of
+//! [`MARKED_PREFIX_BYTES`] is one indexed term standing for every word it starts
+//! ([`prefix_marker`]), as Meilisearch's prefix databases take them all. Any other prefix
+//! expands to its [`PREFIX_EXPANSIONS`] most frequent words: a single letter, whose marker
+//! would cost about as much as the words themselves, and a prefix over 4 bytes, a whole word
+//! typed more often than not, where a union of every word it starts (Meilisearch takes the
+//! first 1,000 in byte order) would make the commonest one-word queries slow.
 
 use api_types::{Error, Result};
 use tantivy::Term;
@@ -12,30 +13,19 @@ use crate::index::text::{prefix_marker, MARKED_PREFIX_BYTES};
 use crate::index::{tv, Index};
 use crate::settings::Settings;
 
-/// How many words a prefix longer than [`MARKED_PREFIX_BYTES`] expands to, at most: the
-/// first in byte order (Meilisearch's bound).
-const PREFIX_EXPANSIONS: usize = 1_000;
-/// How many words a one-byte prefix expands to (the most frequent).
-const ONE_BYTE_EXPANSIONS: usize = 50;
-/// How many dictionary entries a one-byte prefix reads per segment, at most.
-const ONE_BYTE_SCAN: usize = 50_000;
+/// How many completions an unmarked prefix expands to (the most frequent ones).
+const PREFIX_EXPANSIONS: usize = 50;
+/// How many dictionary entries an unmarked prefix scan reads per segment, at most.
+const PREFIX_SCAN: usize = 50_000;
 
 /// Whether `prefix` is completed by its [`prefix_marker`] term.
 pub(crate) fn is_marked(prefix: &str) -> bool {
     MARKED_PREFIX_BYTES.contains(&prefix.len())
 }
 
-/// The completions of `prefix` taken from `found` (words with their document frequencies):
-/// the most frequent for a one-byte prefix, else the first in byte order.
-fn taken(prefix: &str, mut found: Vec<(String, u64)>) -> Vec<(String, u64)> {
-    if prefix.len() < *MARKED_PREFIX_BYTES.start() {
-        found.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        found.truncate(ONE_BYTE_EXPANSIONS);
-    } else {
-        found.sort_unstable();
-        found.truncate(PREFIX_EXPANSIONS);
-    }
-    found
+/// Completions in the order they are taken: most frequent first, then in byte order.
+fn sort_completions(found: &mut [(String, u64)]) {
+    found.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
 }
 
 /// Whether the index searches the query's last word as a prefix (`prefixSearch`).
@@ -57,12 +47,13 @@ impl Index {
         Ok(self
             .completion_candidates(searcher, prefix)?
             .into_iter()
+            .take(PREFIX_EXPANSIONS)
             .map(|(w, _)| Term::from_field_text(self.fields.words, &w))
             .collect())
     }
 
-    /// The indexed words starting with `prefix` (the word itself aside) it is completed
-    /// with, in the order [`taken`] gives them, with their document frequencies.
+    /// Every indexed word starting with `prefix` (the word itself aside) with its document
+    /// frequency, most frequent first (then in byte order).
     pub(crate) fn completion_candidates(
         &self,
         searcher: &tantivy::Searcher,
@@ -72,43 +63,43 @@ impl Index {
         for segment in searcher.segment_readers() {
             let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
             let mut stream = words_from(&inverted, prefix.as_bytes())?;
-            // The union's first words in byte order are among each segment's first.
-            let limit = match prefix.len() < *MARKED_PREFIX_BYTES.start() {
-                true => ONE_BYTE_SCAN,
-                false => PREFIX_EXPANSIONS,
-            };
             let mut read = 0;
-            while read < limit && stream.advance() {
+            while read < PREFIX_SCAN && stream.advance() {
                 let key = stream.key();
                 if !key.starts_with(prefix.as_bytes()) {
                     break;
                 }
                 if key.len() > prefix.len() {
                     *freq.entry(key.to_vec()).or_default() += stream.value().doc_freq as u64;
-                    read += 1;
                 }
+                read += 1;
             }
         }
-        let found = freq
+        let mut found: Vec<(String, u64)> = freq
             .into_iter()
             .filter_map(|(k, n)| Some((String::from_utf8(k).ok()?, n)))
             .collect();
-        Ok(taken(prefix, found))
+        sort_completions(&mut found);
+        Ok(found)
     }
 }
 
-/// The completions of `prefix` one instance holding several instances' words would take:
-/// frequencies added per word.
+/// The completions one instance holding several instances' words would take: frequencies
+/// added per word.
 pub(crate) fn merge_completions(
-    prefix: &str,
     parts: impl IntoIterator<Item = Vec<(String, u64)>>,
 ) -> Vec<String> {
     let mut freq: std::collections::HashMap<String, u64> = Default::default();
     for (w, n) in parts.into_iter().flatten() {
         *freq.entry(w).or_default() += n;
     }
-    let found = taken(prefix, freq.into_iter().collect());
-    found.into_iter().map(|(w, _)| w).collect()
+    let mut found: Vec<(String, u64)> = freq.into_iter().collect();
+    sort_completions(&mut found);
+    found
+        .into_iter()
+        .take(PREFIX_EXPANSIONS)
+        .map(|(w, _)| w)
+        .collect()
 }
 
 /// The indexed words of a segment from `start` on, in byte order.

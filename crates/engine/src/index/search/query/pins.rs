@@ -14,6 +14,9 @@ use super::terms::Group;
 use super::typos::{select_typos, TypoCandidates};
 use crate::index::Index;
 
+/// At most this many completions per instance go into a merge (the most frequent).
+pub(crate) const COMPLETION_CANDIDATES: usize = 10_000;
+
 /// Completions with their document frequencies.
 type Completions = Vec<(String, u64)>;
 
@@ -90,10 +93,7 @@ impl Pins {
             }
         }
         Pins {
-            completions: completions.map(|(p, parts)| {
-                let merged = merge_completions(&p, parts);
-                (p, merged)
-            }),
+            completions: completions.map(|(p, parts)| (p, merge_completions(parts))),
             words: words
                 .into_iter()
                 .map(|(mut c, typos)| {
@@ -150,7 +150,8 @@ impl Index {
             let qw = &terms.words[*word];
             // A marked prefix is one term on every instance: nothing to choose.
             if qw.prefix && !is_marked(&qw.word) {
-                let found = self.completion_candidates(&searcher, &qw.word)?;
+                let mut found = self.completion_candidates(&searcher, &qw.word)?;
+                found.truncate(COMPLETION_CANDIDATES);
                 out.completions = Some((qw.word.clone(), found));
             }
             out.words.push(WordCandidates {
