@@ -219,10 +219,10 @@ mod tests {
             }],
         };
         let p = Pins::merge(vec![a, b]);
-        // The union in byte order, each word once.
+        // Frequencies added per word, most frequent first.
         assert_eq!(
             p.completions_of("appl").unwrap(),
-            ["applaud", "apply", "applz"]
+            ["apply", "applz", "applaud"]
         );
         let w = p.word("helloworld").unwrap();
         assert_eq!(
