@@ -127,6 +127,21 @@ describe('parity with Meilisearch on real data', () => {
     expect(order(await search(uid, { q: '"appframe"' }))).toEqual([3]);
   });
 
+  it('when a word splits in several places, then it splits where the halves stand side by side in most documents (PyPI `anfs`)', async () => {
+    // `an|fs` has the more frequent rarer half (3 against 1), but no document holds `an fs`;
+    // `a|nfs` is side by side once. Before: the split whose rarer half was most frequent was
+    // taken, and `anfs` found nothing. Meilisearch 1.50 answers [4].
+    const uid = await index([
+      { id: 1, name: 'fs tools', summary: 'an extra fs' },
+      { id: 2, name: 'fs-utils', summary: 'an easy fs' },
+      { id: 3, name: 'fs-extra', summary: 'an extended fs' },
+      { id: 4, name: 'brans-nfe', summary: 'para a NFS-e' },
+    ]);
+    expect(order(await search(uid, { q: 'anfs' }))).toEqual([4]);
+    // No document holds both words: `last` drops `tools`, as there.
+    expect(order(await search(uid, { q: 'anfs tools' }))).toEqual([4]);
+  });
+
   it('when text is Chinese or Thai, then it is segmented into words (the reference binary keeps each run whole)', async () => {
     // Meilisearch 1.50 as measured finds none of these words but as prefixes of a whole run;
     // Quarry segments, as charabia's default build does (see ARCHITECTURE.md).

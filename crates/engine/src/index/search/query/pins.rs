@@ -28,8 +28,8 @@ pub struct WordCandidates {
     pub budget: u8,
     pub prefix: bool,
     pub typos: TypoCandidates,
-    /// Per split point (a byte offset): the document frequencies of the two halves.
-    pub splits: Vec<(usize, u64, u64)>,
+    /// Per split point (a byte offset): how many documents hold the two halves side by side.
+    pub splits: Vec<(usize, u64)>,
 }
 
 /// What one instance would derive a query's words from.
@@ -75,13 +75,10 @@ impl Pins {
                 match words.iter_mut().find(|(c, _)| c.word == w.word) {
                     Some((c, typos)) => {
                         typos.push(w.typos);
-                        for (i, l, r) in w.splits {
+                        for (i, n) in w.splits {
                             match c.splits.iter_mut().find(|s| s.0 == i) {
-                                Some(s) => {
-                                    s.1 += l;
-                                    s.2 += r;
-                                }
-                                None => c.splits.push((i, l, r)),
+                                Some(s) => s.1 += n,
+                                None => c.splits.push((i, n)),
                             }
                         }
                     }
@@ -166,12 +163,11 @@ impl Index {
     }
 }
 
-/// The split whose rarer half is most frequent (the first of equals); none when a half is
-/// never indexed.
-pub(crate) fn best_split(splits: &[(usize, u64, u64)]) -> Option<usize> {
+/// The split whose halves stand side by side in the most documents (the first of equals), as
+/// Meilisearch chooses it; none when no document holds them so.
+pub(crate) fn best_split(splits: &[(usize, u64)]) -> Option<usize> {
     let mut best: Option<(u64, usize)> = None;
-    for &(i, l, r) in splits {
-        let f = l.min(r);
+    for &(i, f) in splits {
         if f > 0 && best.is_none_or(|(b, _)| f > b) {
             best = Some((f, i));
         }
@@ -202,7 +198,7 @@ mod tests {
                 budget: 1,
                 prefix: false,
                 typos: typos(&["hellowarld"]),
-                splits: vec![(5, 3, 0), (6, 1, 1)],
+                splits: vec![(5, 3), (6, 1)],
             }],
         };
         let b = QueryCandidates {
@@ -215,7 +211,7 @@ mod tests {
                 budget: 1,
                 prefix: false,
                 typos: typos(&["hallowarld", "hellowarld"]),
-                splits: vec![(5, 0, 4), (6, 0, 0)],
+                splits: vec![(5, 0), (6, 4)],
             }],
         };
         let p = Pins::merge(vec![a, b]);
@@ -229,8 +225,9 @@ mod tests {
             w.typos,
             vec![("hallowarld".to_string(), 1), ("hellowarld".to_string(), 1)]
         );
-        // Neither instance alone splits at 5 (one half is missing in each); together they do.
-        assert_eq!(w.split, Some(5));
-        assert_eq!(best_split(&[(1, 0, 3)]), None);
+        // The first instance alone splits at 5; together the pair at 6 is more frequent.
+        assert_eq!(w.split, Some(6));
+        assert_eq!(best_split(&[(1, 0)]), None);
+        assert_eq!(best_split(&[(1, 2), (3, 2)]), Some(1));
     }
 }

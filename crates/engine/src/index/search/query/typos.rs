@@ -6,7 +6,6 @@ use api_types::{Error, Result};
 use tantivy::Term;
 
 use super::completions::words_from;
-use super::pins::best_split;
 use super::terms::{Group, Terms};
 use crate::index::{tv, Index};
 
@@ -134,7 +133,7 @@ impl Index {
                 // finds no `app frame`).
                 let best = match pinned {
                     Some(p) => p.split,
-                    None => best_split(&self.split_candidates(searcher, &qw.word)?),
+                    None => self.best_split_of(searcher, &qw.word)?,
                 };
                 if let Some(i) = best {
                     let halves = [&qw.word[..i], &qw.word[i..]];
@@ -173,12 +172,51 @@ impl Index {
             .collect())
     }
 
-    /// Per split point of `word` (a byte offset): the document frequencies of the halves.
+    /// Per split point of `word` (a byte offset) where both halves are indexed: how many
+    /// documents hold the halves side by side, in that order.
     pub(super) fn split_candidates(
         &self,
         searcher: &tantivy::Searcher,
         word: &str,
-    ) -> Result<Vec<(usize, u64, u64)>> {
+    ) -> Result<Vec<(usize, u64)>> {
+        let mut out = Vec::new();
+        for (i, bound) in self.split_bounds(searcher, word)? {
+            if bound > 0 {
+                out.push((i, self.pair_count(searcher, word, i)?));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The split [`super::pins::best_split`] takes from [`Self::split_candidates`], counting side-by-side
+    /// halves only while a split could still beat the best so far (its rarer half bounds it).
+    pub(super) fn best_split_of(
+        &self,
+        searcher: &tantivy::Searcher,
+        word: &str,
+    ) -> Result<Option<usize>> {
+        let mut bounds = self.split_bounds(searcher, word)?;
+        // Most promising first; equal bounds in word order, so the first of equals wins.
+        bounds.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut best: Option<(u64, usize)> = None;
+        for (i, bound) in bounds {
+            if bound == 0 || best.is_some_and(|(b, _)| bound < b) {
+                break;
+            }
+            let n = self.pair_count(searcher, word, i)?;
+            let better = match best {
+                None => n > 0,
+                Some((b, j)) => n > b || (n == b && i < j),
+            };
+            if better {
+                best = Some((n, i));
+            }
+        }
+        Ok(best.map(|(_, i)| i))
+    }
+
+    /// Per split point: the document frequency of the rarer half (a bound of the pair's).
+    fn split_bounds(&self, searcher: &tantivy::Searcher, word: &str) -> Result<Vec<(usize, u64)>> {
         let freq = |w: &str| -> Result<u64> {
             searcher
                 .doc_freq(&Term::from_field_text(self.fields.words, w))
@@ -186,8 +224,17 @@ impl Index {
         };
         word.char_indices()
             .skip(1)
-            .map(|(i, _)| Ok((i, freq(&word[..i])?, freq(&word[i..])?)))
+            .map(|(i, _)| Ok((i, freq(&word[..i])?.min(freq(&word[i..])?))))
             .collect()
+    }
+
+    /// How many live documents hold `word` split at `i` as two adjacent words.
+    fn pair_count(&self, searcher: &tantivy::Searcher, word: &str, i: usize) -> Result<u64> {
+        let halves = [&word[..i], &word[i..]].map(|h| Term::from_field_text(self.fields.words, h));
+        let phrase = tantivy::query::PhraseQuery::new(halves.to_vec());
+        Ok(searcher
+            .search(&phrase, &tantivy::collector::Count)
+            .map_err(tv)? as u64)
     }
 
     /// What [`select_typos`] chooses from, the same whatever the segments: each list in byte
