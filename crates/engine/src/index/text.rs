@@ -38,8 +38,8 @@ pub fn first_word_marker(fid: u32, word: &str) -> String {
 }
 
 /// Prefixes of these many bytes are indexed as terms of their own (Meilisearch's prefix
-/// databases stop at 4 bytes; one byte would cost about as much as the words themselves).
-pub const MARKED_PREFIX_BYTES: std::ops::RangeInclusive<usize> = 2..=4;
+/// databases stop at 4 bytes; one or two bytes would hold nearly every word's positions again).
+pub const MARKED_PREFIX_BYTES: std::ops::RangeInclusive<usize> = 3..=4;
 
 /// The term standing for every word that starts with `prefix` (and is longer), at the
 /// positions of those words: a query's last word of [`MARKED_PREFIX_BYTES`] is
@@ -265,11 +265,11 @@ mod tests {
         fn marked(w: &str) -> Vec<&str> {
             marked_prefixes(w).collect()
         }
-        assert_eq!(marked("darwin"), ["da", "dar", "darw"]);
-        assert_eq!(marked("dar"), ["da"]);
-        assert_eq!(marked("da"), Vec::<&str>::new());
-        // `北` is 3 bytes, so `北京` (6) has one; `é` is 2, so `éee` (4) has two.
+        assert_eq!(marked("darwin"), ["dar", "darw"]);
+        assert_eq!(marked("darw"), ["dar"]);
+        assert_eq!(marked("dar"), Vec::<&str>::new());
+        // `北` is 3 bytes, so `北京` (6) has one; `é` is 2, so `éee` (4) has one, `ée`.
         assert_eq!(marked("北京"), ["北"]);
-        assert_eq!(marked("éee"), ["é", "ée"]);
+        assert_eq!(marked("éee"), ["ée"]);
     }
 }

@@ -1,8 +1,8 @@
 //! Prefix completions of the query's last word (`prefixSearch`). A prefix of
 //! [`MARKED_PREFIX_BYTES`] is one indexed term standing for every word it starts
 //! ([`prefix_marker`]), as Meilisearch's prefix databases take them all. Any other prefix
-//! expands to its [`PREFIX_EXPANSIONS`] most frequent words: a single letter, whose marker
-//! would cost about as much as the words themselves, and a prefix over 4 bytes, a whole word
+//! expands to its [`PREFIX_EXPANSIONS`] most frequent words: one or two bytes, whose markers
+//! would hold nearly every word's positions again, and a prefix over 4 bytes, a whole word
 //! typed more often than not, where a union of every word it starts (Meilisearch takes the
 //! first 1,000 in byte order) would make the commonest one-word queries slow.
 
