@@ -184,13 +184,7 @@ fn reopen_repairs_tantivy_from_the_dirty_set() {
     // Simulate a crash after the LMDB commit of generation 2 and before tantivy's: write the
     // documents and the dirty set straight into the store, as step 1 of the protocol would.
     {
-        let env = unsafe {
-            heed::EnvOpenOptions::new()
-                .map_size(1 << 30)
-                .max_dbs(8)
-                .open(dir.join("store"))
-        }
-        .unwrap();
+        let env = store_env(&dir);
         let mut wtxn = env.write_txn().unwrap();
         let docs: heed::Database<heed::types::U32<heed::byteorder::BE>, heed::types::Bytes> =
             env.open_database(&wtxn, Some("docs")).unwrap().unwrap();
@@ -222,16 +216,21 @@ fn reopen_repairs_tantivy_from_the_dirty_set() {
     );
 }
 
-/// Writes `doc` under internal id `iid` straight into the store, behind tantivy's back, and
-/// sets (`Some`) or removes (`None`) the text layout key.
-fn write_behind_tantivy(dir: &Path, iid: u32, doc: &[u8], layout: Option<u64>) {
-    let env = unsafe {
+/// The index's LMDB store, opened beside the engine (as a crash would leave it).
+fn store_env(dir: &Path) -> heed::Env {
+    unsafe {
         heed::EnvOpenOptions::new()
             .map_size(1 << 30)
             .max_dbs(8)
             .open(dir.join("store"))
     }
-    .unwrap();
+    .unwrap()
+}
+
+/// Writes `doc` under internal id `iid` straight into the store, behind tantivy's back, and
+/// sets (`Some`) or removes (`None`) the text layout key.
+fn write_behind_tantivy(dir: &Path, iid: u32, doc: &[u8], layout: Option<u64>) {
+    let env = store_env(dir);
     let mut wtxn = env.write_txn().unwrap();
     let docs: heed::Database<heed::types::U32<heed::byteorder::BE>, heed::types::Bytes> =
         env.open_database(&wtxn, Some("docs")).unwrap().unwrap();
