@@ -6,6 +6,7 @@ use api_types::{Error, Result};
 use tantivy::Term;
 
 use super::completions::words_from;
+use super::pins::best_split;
 use super::terms::{Group, Terms};
 use crate::index::{tv, Index};
 
@@ -127,10 +128,10 @@ impl Index {
                         .filter(|(i, _)| *i == gi)
                         .map(|(_, t)| (t.clone(), 1)),
                 );
-                // One word written as two: the split whose rarer half is most frequent, at
-                // one typo, even where typos are off. The last word splits too, into two
-                // whole words (as in Meilisearch: `appframe` finds `app-frame`, `appfra`
-                // finds no `app frame`).
+                // One word written as two: the split whose halves stand side by side in the
+                // most documents, at one typo, even where typos are off. The last word splits
+                // too, into two whole words (as in Meilisearch: `appframe` finds `app-frame`,
+                // `appfra` finds no `app frame`).
                 let best = match pinned {
                     Some(p) => p.split,
                     None => self.best_split_of(searcher, &qw.word)?,
@@ -188,31 +189,29 @@ impl Index {
         Ok(out)
     }
 
-    /// The split [`super::pins::best_split`] takes from [`Self::split_candidates`], counting side-by-side
-    /// halves only while a split could still beat the best so far (its rarer half bounds it).
+    /// The split [`best_split`] takes from [`Self::split_candidates`], counting side-by-side
+    /// halves only while a split could still beat the best count so far (its rarer half
+    /// bounds it).
     pub(super) fn best_split_of(
         &self,
         searcher: &tantivy::Searcher,
         word: &str,
     ) -> Result<Option<usize>> {
         let mut bounds = self.split_bounds(searcher, word)?;
-        // Most promising first; equal bounds in word order, so the first of equals wins.
-        bounds.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let mut best: Option<(u64, usize)> = None;
+        // Most promising first (a stable sort: equal bounds stay in word order).
+        bounds.sort_by_key(|b| std::cmp::Reverse(b.1));
+        let mut counted: Vec<(usize, u64)> = Vec::new();
+        let mut most = 0;
         for (i, bound) in bounds {
-            if bound == 0 || best.is_some_and(|(b, _)| bound < b) {
+            if bound == 0 || bound < most {
                 break;
             }
             let n = self.pair_count(searcher, word, i)?;
-            let better = match best {
-                None => n > 0,
-                Some((b, j)) => n > b || (n == b && i < j),
-            };
-            if better {
-                best = Some((n, i));
-            }
+            most = most.max(n);
+            counted.push((i, n));
         }
-        Ok(best.map(|(_, i)| i))
+        counted.sort_unstable_by_key(|s| s.0);
+        Ok(best_split(&counted))
     }
 
     /// Per split point: the document frequency of the rarer half (a bound of the pair's).
