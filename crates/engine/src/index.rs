@@ -45,6 +45,7 @@ mod update;
 
 pub use documents::{merge_pages, FetchQuery, IndexStats};
 pub use fields::FieldsQuery;
+pub use open::TEXT_LAYOUT;
 pub use search::{
     derivation_candidates_json, federated_search, federated_search_json, FacetSearchQuery,
     FederatedQuery, Federation, MergeFacets, SearchQuery, SimilarQuery, CANDIDATES_HEADER,

@@ -1,6 +1,8 @@
 //! The engine on a real directory: batches, per-op failures, replay, and crash repair.
 
-use engine::{stage_documents, BatchOp, FetchQuery, Format, Index, Method, SearchQuery};
+use engine::{
+    stage_documents, BatchOp, FetchQuery, Format, Index, Method, SearchQuery, TEXT_LAYOUT,
+};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -265,7 +267,7 @@ fn an_index_of_another_text_layout_is_rebuilt_whole_once_when_it_opens() {
         assert_eq!(search(&index, Some("alp"))["hits"][0]["id"], json!(1));
     }
     // Once rebuilt, the layout is recorded: the next open rebuilds nothing.
-    write_behind_tantivy(&dir, 8, br#"{"id":3,"t":"delta"}"#, Some(2));
+    write_behind_tantivy(&dir, 8, br#"{"id":3,"t":"delta"}"#, Some(TEXT_LAYOUT));
     {
         let index = Index::open(&dir).unwrap();
         assert_eq!(
@@ -273,7 +275,7 @@ fn an_index_of_another_text_layout_is_rebuilt_whole_once_when_it_opens() {
             json!(0)
         );
     }
-    write_behind_tantivy(&dir, 9, br#"{"id":4,"t":"omega"}"#, Some(1));
+    write_behind_tantivy(&dir, 9, br#"{"id":4,"t":"omega"}"#, Some(TEXT_LAYOUT - 1));
     let index = Index::open(&dir).unwrap();
     assert_eq!(search(&index, Some("omega"))["hits"][0]["id"], json!(4));
     assert_eq!(search(&index, Some("delta"))["hits"][0]["id"], json!(3));

@@ -10,15 +10,16 @@ use api_types::{Error, Result};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::ReloadPolicy;
 
-use super::{tv, ColumnCache, Fields, FilterCache, Index, SettingsCache};
+use super::{text, tv, ColumnCache, Fields, FilterCache, Index, SettingsCache};
 use crate::codec::FieldsMap;
 use crate::payload;
 use crate::store::{heed_error, keys, Store};
 
 /// The layout of the terms tantivy holds, raised when what a document is indexed as changes
-/// (2: prefix markers, see [`super::text::prefix_marker`]). An index of another layout has
-/// its tantivy directory rebuilt from LMDB when it opens.
-const TEXT_LAYOUT: u64 = 2;
+/// (2: prefix markers, see [`super::text::prefix_marker`]; 3: the words fields read by
+/// [`text::Listed`]). An index of another layout has its tantivy directory rebuilt from LMDB
+/// when it opens.
+pub const TEXT_LAYOUT: u64 = 3;
 
 impl Index {
     /// Opens (or creates) the index stored in `dir`, repairing tantivy from LMDB if a crash
@@ -43,6 +44,7 @@ impl Index {
             "words",
             TextOptions::default().set_indexing_options(
                 TextFieldIndexing::default()
+                    .set_tokenizer(text::LISTED_TOKENIZER)
                     .set_index_option(IndexRecordOption::WithFreqsAndPositions)
                     .set_fieldnorms(false),
             ),
@@ -52,6 +54,7 @@ impl Index {
             "fwords",
             TextOptions::default().set_indexing_options(
                 TextFieldIndexing::default()
+                    .set_tokenizer(text::LISTED_TOKENIZER)
                     .set_index_option(IndexRecordOption::Basic)
                     .set_fieldnorms(false),
             ),
@@ -72,6 +75,9 @@ impl Index {
             }
             Err(e) => return Err(tv(e)),
         };
+        tantivy
+            .tokenizers()
+            .register(text::LISTED_TOKENIZER, text::Listed::default());
         let reader = tantivy
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)

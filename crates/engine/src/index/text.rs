@@ -10,11 +10,14 @@
 //! 65,535 are dropped. The first word of each field is also indexed with a marker (see
 //! [`first_word_marker`]), and every word with its short prefixes (see [`prefix_marker`]).
 //!
-//! [`Index::tantivy_doc`] puts it together with the document's internal id.
+//! [`Index::tantivy_doc`] puts it together with the document's internal id. The words go to
+//! tantivy as one string listing each token with its position ([`TokenList`]), which the
+//! field's tokenizer ([`Listed`]) reads back: tantivy keeps a pre-tokenized text as JSON,
+//! written and parsed again for every document, which cost a third of indexing.
 
 use charabia::Tokenizer;
 use serde_json::{Map, Value};
-use tantivy::tokenizer::{PreTokenizedString, Token};
+use tantivy::tokenizer::Token;
 use tantivy::TantivyDocument;
 
 use super::Index;
@@ -34,7 +37,33 @@ const MAX_POSITION: u32 = u16::MAX as u32;
 /// of the best weight, so frequent words rank a small set first (see `Index::rank`). It sorts
 /// before every word in the dictionary and never matches a query word.
 pub fn first_word_marker(fid: u32, word: &str) -> String {
-    format!("\u{1}{fid}\u{1}{word}")
+    let mut out = String::new();
+    write_first_word_marker(&mut out, fid, word);
+    out
+}
+
+fn write_first_word_marker(out: &mut String, fid: u32, word: &str) {
+    out.push('\u{1}');
+    push_number(out, fid);
+    out.push('\u{1}');
+    out.push_str(word);
+}
+
+/// Writes `n` in decimal.
+fn push_number(out: &mut String, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
 }
 
 /// Prefixes of these many bytes are indexed as terms of their own (Meilisearch's prefix
@@ -47,7 +76,14 @@ pub const MARKED_PREFIX_BYTES: std::ops::RangeInclusive<usize> = 3..=4;
 /// every word and never matches a query word; it is indexed as a word is (also in the
 /// [`field_word`] and [`first_word_marker`] forms), so the ranking shortcuts read it as one.
 pub fn prefix_marker(prefix: &str) -> String {
-    format!("\u{2}{prefix}")
+    let mut out = String::new();
+    write_prefix_marker(&mut out, prefix);
+    out
+}
+
+fn write_prefix_marker(out: &mut String, prefix: &str) {
+    out.push('\u{2}');
+    out.push_str(prefix);
 }
 
 /// The prefixes of `word` that get a [`prefix_marker`]: those of [`MARKED_PREFIX_BYTES`],
@@ -64,7 +100,117 @@ pub fn marked_prefixes(word: &str) -> impl Iterator<Item = &str> {
 /// The term of `word` in the field-words field: the word as found in field `fid` (documents
 /// only, no positions), so `attributeRank`'s best documents are read without positions.
 pub fn field_word(fid: u32, word: &str) -> String {
-    format!("{fid}\u{1}{word}")
+    let mut out = String::new();
+    write_field_word(&mut out, fid, word);
+    out
+}
+
+fn write_field_word(out: &mut String, fid: u32, word: &str) {
+    push_number(out, fid);
+    out.push('\u{1}');
+    out.push_str(word);
+}
+
+/// The name the words fields' tokenizer ([`Listed`]) is registered under.
+pub const LISTED_TOKENIZER: &str = "listed";
+
+/// Tokens and their positions, written one after another into one string that [`Listed`]
+/// reads back: each is its position (8 hex digits), its length in bytes (4 hex digits), then
+/// its text.
+#[derive(Default)]
+struct TokenList {
+    /// The tokens' texts, back to back.
+    texts: String,
+    /// Per token: its position and where its text is in `texts`.
+    tokens: Vec<(u32, u32, u32)>,
+}
+
+impl TokenList {
+    /// Adds the token `write` writes, at `position`.
+    fn push(&mut self, position: u32, write: impl FnOnce(&mut String)) {
+        let start = self.texts.len() as u32;
+        write(&mut self.texts);
+        self.tokens.push((position, start, self.texts.len() as u32));
+    }
+
+    /// The listed string, the tokens in position order (tantivy records each term's
+    /// positions in the order they come).
+    fn encode(mut self) -> String {
+        self.tokens.sort_by_key(|t| t.0);
+        let mut out = String::with_capacity(self.texts.len() + 12 * self.tokens.len());
+        for (position, start, end) in self.tokens {
+            push_hex(&mut out, position, 8);
+            push_hex(&mut out, end - start, 4);
+            out.push_str(&self.texts[start as usize..end as usize]);
+        }
+        out
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Writes the `width` low hex digits of `n`.
+fn push_hex(out: &mut String, n: u32, width: u32) {
+    for i in (0..width).rev() {
+        out.push(HEX[((n >> (4 * i)) & 0xf) as usize] as char);
+    }
+}
+
+/// Reads `width` hex digits from the start of `text`.
+fn read_hex(text: &str, width: usize) -> Option<u32> {
+    let digits = text.get(..width)?;
+    u32::from_str_radix(digits, 16).ok()
+}
+
+/// The tokenizer of the words fields: reads back the tokens a [`TokenList`] wrote.
+#[derive(Clone, Default)]
+pub struct Listed {
+    token: Token,
+}
+
+/// The tokens of one listed string.
+pub struct ListedStream<'a> {
+    rest: &'a str,
+    token: &'a mut Token,
+}
+
+impl tantivy::tokenizer::Tokenizer for Listed {
+    type TokenStream<'a> = ListedStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> ListedStream<'a> {
+        self.token.reset();
+        ListedStream {
+            rest: text,
+            token: &mut self.token,
+        }
+    }
+}
+
+impl tantivy::tokenizer::TokenStream for ListedStream<'_> {
+    fn advance(&mut self) -> bool {
+        let (Some(position), Some(len)) = (
+            read_hex(self.rest, 8),
+            self.rest.get(8..).and_then(|r| read_hex(r, 4)),
+        ) else {
+            return false;
+        };
+        let Some(text) = self.rest.get(12..12 + len as usize) else {
+            return false;
+        };
+        self.token.position = position as usize;
+        self.token.text.clear();
+        self.token.text.push_str(text);
+        self.rest = &self.rest[12 + len as usize..];
+        true
+    }
+
+    fn token(&self) -> &Token {
+        self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.token
+    }
 }
 
 /// How documents are cut into words: the index's tokenizer, and each field's languages.
@@ -76,9 +222,10 @@ pub struct Cutter<'a, 't> {
 
 /// The text of one document, ready for tantivy.
 pub struct DocText {
-    pub words: PreTokenizedString,
-    /// [`field_word`] terms.
-    pub field_words: PreTokenizedString,
+    /// The words with their positions, listed (see [`TokenList`]).
+    pub words: String,
+    /// [`field_word`] terms, listed.
+    pub field_words: String,
     pub lens: Vec<u64>,
 }
 
@@ -159,8 +306,9 @@ pub fn doc_text(
 ) -> DocText {
     // Per field: the next free position and the word count, in first-seen order.
     let mut state: Vec<(u32, u32, u32)> = Vec::new();
-    let mut tokens: Vec<Token> = Vec::new();
-    let mut field_words: Vec<Token> = Vec::new();
+    let mut tokens = TokenList::default();
+    let mut field_words = TokenList::default();
+    let mut marker = String::new();
     searchable_leaves(doc, searchable, |p, leaf| {
         let Some(fid) = fields.id(p) else { return };
         if fid > u16::MAX as u32 {
@@ -188,25 +336,23 @@ pub fn doc_text(
                 return;
             }
             count += 1;
-            let position = ((fid << 16) | w.position) as usize;
-            let token = |text: String, position: usize| Token {
-                offset_from: 0,
-                offset_to: 0,
-                position,
-                text,
-                position_length: 1,
-            };
+            let position = (fid << 16) | w.position;
             // The word and the markers of its short prefixes, each as a word of its own:
             // with its positions, by field, and as a field's first word.
-            let mut add = |word: String| {
-                field_words.push(token(field_word(fid, &word), field_words.len()));
+            let mut add = |word: &str| {
+                let n = field_words.tokens.len() as u32;
+                field_words.push(n, |out| write_field_word(out, fid, word));
                 if w.position == 0 {
-                    tokens.push(token(first_word_marker(fid, &word), position));
+                    tokens.push(position, |out| write_first_word_marker(out, fid, word));
                 }
-                tokens.push(token(word, position));
+                tokens.push(position, |out| out.push_str(word));
             };
-            marked_prefixes(&w.text).for_each(|p| add(prefix_marker(p)));
-            add(w.text);
+            for p in marked_prefixes(&w.text) {
+                marker.clear();
+                write_prefix_marker(&mut marker, p);
+                add(&marker);
+            }
+            add(&w.text);
         });
         if any {
             state[slot].1 = last + 8;
@@ -218,17 +364,9 @@ pub fn doc_text(
         .filter(|(_, _, count)| *count <= COUNTED_FIELD_WORDS)
         .map(|(fid, _, count)| ((*fid as u64) << 16) | *count as u64)
         .collect();
-    // tantivy wants the tokens in position order.
-    tokens.sort_by_key(|t| t.position);
     DocText {
-        words: PreTokenizedString {
-            text: String::new(),
-            tokens,
-        },
-        field_words: PreTokenizedString {
-            text: String::new(),
-            tokens: field_words,
-        },
+        words: tokens.encode(),
+        field_words: field_words.encode(),
         lens,
     }
 }
@@ -247,8 +385,8 @@ impl Index {
         let text = doc_text(doc, searchable, fields, cut);
         let mut tdoc = TantivyDocument::default();
         tdoc.add_u64(self.fields.iid, iid as u64);
-        tdoc.add_pre_tokenized_text(self.fields.words, text.words);
-        tdoc.add_pre_tokenized_text(self.fields.field_words, text.field_words);
+        tdoc.add_text(self.fields.words, &text.words);
+        tdoc.add_text(self.fields.field_words, &text.field_words);
         for len in text.lens {
             tdoc.add_u64(self.fields.lens, len);
         }
@@ -271,5 +409,33 @@ mod tests {
         // `北` is 3 bytes, so `北京` (6) has one; `é` is 2, so `éee` (4) has one, `ée`.
         assert_eq!(marked("北京"), ["北"]);
         assert_eq!(marked("éee"), ["ée"]);
+    }
+
+    #[test]
+    fn listed_tokens_read_back_in_position_order_whatever_their_text() {
+        use tantivy::tokenizer::{TokenStream, Tokenizer as _};
+        let mut list = TokenList::default();
+        list.push(7 << 16, |out| out.push_str("北京"));
+        list.push(3, |out| write_first_word_marker(out, 12, "0042abcd"));
+        list.push(3, |out| out.push_str(""));
+        list.push(u32::MAX, |out| write_prefix_marker(out, "dar"));
+        let listed = list.encode();
+        let mut tokenizer = Listed::default();
+        let mut stream = tokenizer.token_stream(&listed);
+        let mut read = Vec::new();
+        while stream.advance() {
+            read.push((stream.token().position, stream.token().text.clone()));
+        }
+        assert_eq!(
+            read,
+            [
+                (3, first_word_marker(12, "0042abcd")),
+                (3, String::new()),
+                (7 << 16, "北京".to_string()),
+                (u32::MAX as usize, prefix_marker("dar")),
+            ]
+        );
+        assert_eq!(first_word_marker(12, "a"), "\u{1}12\u{1}a");
+        assert_eq!(field_word(0, "a"), "0\u{1}a");
     }
 }
