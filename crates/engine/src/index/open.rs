@@ -1,4 +1,4 @@
-//! Opening an index: the tantivy schema (one pre-tokenized text field with positions, the
+//! Opening an index: the tantivy schema (one text field of listed tokens with positions, the
 //! words by field, the short fields' word counts, and the internal id), the LMDB store, and
 //! the recovery that brings tantivy level with LMDB before the index serves anything (see
 //! [`super::update::commit`]).

@@ -1,4 +1,4 @@
-//! What tantivy holds of a document's text: one pre-tokenized field whose positions are
+//! What tantivy holds of a document's text: one field of listed tokens whose positions are
 //! `field_id << 16 | position in the field` (milli's layout), so the ranking rules can read
 //! from the postings which attribute a word is in and where; and, per field of at most
 //! [`COUNTED_FIELD_WORDS`] words, its word count (`field_id << 16 | count`) for `exactness`.
