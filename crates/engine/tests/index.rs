@@ -724,3 +724,76 @@ fn edit_documents_by_function_fails_whole_and_writes_nothing() {
     expected["results"][0]["id"] = json!("1");
     assert_eq!(fetch_all(&index), expected);
 }
+
+#[test]
+fn a_sorted_word_ranks_as_the_whole_level_would_whatever_the_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    // 300 documents open `name` with the word (values with many ties, some missing), then
+    // 30 hold it in `summary` only, with a better value.
+    let mut docs = Vec::new();
+    for i in 0..300 {
+        let name = if i % 3 == 0 {
+            "react kit"
+        } else {
+            "react tool kit"
+        };
+        docs.push(json!({"id": i, "name": name, "summary": "tool", "n": (i * 7) % 40}));
+    }
+    for i in 300..310 {
+        docs.push(json!({"id": i, "name": "react kit", "summary": "tool"}));
+    }
+    for i in 310..340 {
+        docs.push(json!({"id": i, "name": "tool", "summary": "react kit", "n": 100}));
+    }
+    let file = stage(tmp.path(), "a", &Value::Array(docs).to_string());
+    let settings = json!({
+        "searchableAttributes": ["name", "summary"],
+        "sortableAttributes": ["n"],
+        "filterableAttributes": ["n"]
+    });
+    index
+        .apply_batch(vec![
+            add(1, file, Method::Replace, None),
+            BatchOp::UpdateSettings {
+                task_uid: 2,
+                patch: settings,
+            },
+        ])
+        .unwrap();
+    let ids = |q: Value| -> Vec<i64> {
+        let q: SearchQuery = serde_json::from_value(q).unwrap();
+        let r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
+        r["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_i64().unwrap())
+            .collect()
+    };
+    // A page of the documents opening `name` (a better attribute than any value), by
+    // value: the highest values first, the documents without one after every other.
+    let value = |id: i64| if id < 300 { Some((id * 7) % 40) } else { None };
+    let page = ids(json!({"q": "react", "sort": ["n:desc"], "limit": 310}));
+    assert_eq!(page.len(), 310);
+    assert!(page.iter().all(|id| *id < 310));
+    let values: Vec<Option<i64>> = page.iter().map(|id| value(*id)).collect();
+    assert!(values[..300].windows(2).all(|w| w[0] >= w[1]), "{values:?}");
+    assert_eq!(values[0], Some(39));
+    assert!(values[300..].iter().all(Option::is_none));
+    // Every page equals the one ranked without shortcuts (`attributesToSearchOn` turns them
+    // off and changes nothing else here).
+    for q in ["react", "\"react kit\"", "kit", "react kit"] {
+        for filter in [Value::Null, json!("n < 20")] {
+            for (offset, limit) in [(0, 5), (0, 20), (0, 100), (40, 70), (250, 100)] {
+                let body = json!({
+                    "q": q, "sort": ["n:desc"], "filter": filter,
+                    "offset": offset, "limit": limit
+                });
+                let mut plain = body.clone();
+                plain["attributesToSearchOn"] = json!(["name", "summary"]);
+                assert_eq!(ids(body), ids(plain), "{q} {filter} {offset} {limit}");
+            }
+        }
+    }
+}
