@@ -38,32 +38,16 @@ const MAX_POSITION: u32 = u16::MAX as u32;
 /// before every word in the dictionary and never matches a query word.
 pub fn first_word_marker(fid: u32, word: &str) -> String {
     let mut out = String::new();
-    write_first_word_marker(&mut out, fid, word);
+    write_first_word_marker(&mut out, &fid.to_string(), word);
     out
 }
 
-fn write_first_word_marker(out: &mut String, fid: u32, word: &str) {
+/// Writes [`first_word_marker`] of the field whose id is written `fid`.
+fn write_first_word_marker(out: &mut String, fid: &str, word: &str) {
     out.push('\u{1}');
-    push_number(out, fid);
+    out.push_str(fid);
     out.push('\u{1}');
     out.push_str(word);
-}
-
-/// Writes `n` in decimal.
-fn push_number(out: &mut String, n: u32) {
-    let mut digits = [0u8; 10];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    // Only ASCII digits were written.
-    out.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
 }
 
 /// Prefixes of these many bytes are indexed as terms of their own (Meilisearch's prefix
@@ -101,12 +85,13 @@ pub fn marked_prefixes(word: &str) -> impl Iterator<Item = &str> {
 /// only, no positions), so `attributeRank`'s best documents are read without positions.
 pub fn field_word(fid: u32, word: &str) -> String {
     let mut out = String::new();
-    write_field_word(&mut out, fid, word);
+    write_field_word(&mut out, &fid.to_string(), word);
     out
 }
 
-fn write_field_word(out: &mut String, fid: u32, word: &str) {
-    push_number(out, fid);
+/// Writes [`field_word`] of the field whose id is written `fid`.
+fn write_field_word(out: &mut String, fid: &str, word: &str) {
+    out.push_str(fid);
     out.push('\u{1}');
     out.push_str(word);
 }
@@ -325,6 +310,7 @@ pub fn doc_text(
             Value::String(s) => std::borrow::Cow::Borrowed(s.as_str()),
             other => std::borrow::Cow::Owned(other.to_string()),
         };
+        let fid_text = fid.to_string();
         let first = state[slot].1;
         let mut count = 0;
         let mut any = false;
@@ -341,9 +327,11 @@ pub fn doc_text(
             // with its positions, by field, and as a field's first word.
             let mut add = |word: &str| {
                 let n = field_words.tokens.len() as u32;
-                field_words.push(n, |out| write_field_word(out, fid, word));
+                field_words.push(n, |out| write_field_word(out, &fid_text, word));
                 if w.position == 0 {
-                    tokens.push(position, |out| write_first_word_marker(out, fid, word));
+                    tokens.push(position, |out| {
+                        write_first_word_marker(out, &fid_text, word)
+                    });
                 }
                 tokens.push(position, |out| out.push_str(word));
             };
@@ -416,7 +404,7 @@ mod tests {
         use tantivy::tokenizer::{TokenStream, Tokenizer as _};
         let mut list = TokenList::default();
         list.push(7 << 16, |out| out.push_str("北京"));
-        list.push(3, |out| write_first_word_marker(out, 12, "0042abcd"));
+        list.push(3, |out| write_first_word_marker(out, "12", "0042abcd"));
         list.push(3, |out| out.push_str(""));
         list.push(u32::MAX, |out| write_prefix_marker(out, "dar"));
         let listed = list.encode();
