@@ -16,7 +16,7 @@
 'use strict';
 const fs = require('node:fs');
 const { filterMix, percentile, queryMix, mulberry32 } = require('./lib');
-const { DATASETS, client, duBytes, loadRows, startQuarry, waitTask } = require('./server');
+const { DATASETS, client, duBytes, loadIndex, loadRows, startQuarry } = require('./server');
 
 function parseArgs(argv) {
   const o = { dataset: 'npm', rows: 0, queries: 300, reps: 7, shapes: null, worst: 3 };
@@ -50,15 +50,7 @@ async function loaded(addon, docs, dataset) {
   if (saved === undefined) delete process.env.NAPI_RS_NATIVE_LIBRARY_PATH;
   else process.env.NAPI_RS_NATIVE_LIBRARY_PATH = saved;
   const api = client(server.url, server.key);
-  await waitTask(api, (await api('PATCH', '/indexes/ab/settings', JSON.stringify(DATASETS[dataset].settings))).taskUid);
-  const t0 = Date.now();
-  let last;
-  for (let i = 0; i < docs.length; i += 50000) {
-    const body = docs.slice(i, i + 50000).map((d) => JSON.stringify(d)).join('\n');
-    last = (await api('POST', '/indexes/ab/documents', body, 'application/x-ndjson')).taskUid;
-  }
-  await waitTask(api, last);
-  const seconds = (Date.now() - t0) / 1000;
+  const seconds = await loadIndex(api, 'ab', docs, dataset);
   // The value columns are built by the first filter or facet query: not part of any shape.
   await api('POST', '/indexes/ab/search', JSON.stringify({ q: '', facets: Object.values(DATASETS[dataset].filterFields), limit: 0 }));
   return { server, api, seconds, disk: duBytes(server.dbPath) };

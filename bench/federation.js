@@ -11,7 +11,7 @@
  */
 'use strict';
 const { mulberry32, percentile, queryMix, timed } = require('./lib');
-const { DATASETS, client, loadRows, startQuarry, waitTask } = require('./server');
+const { client, loadIndex, loadRows, startQuarry } = require('./server');
 
 function parseArgs(argv) {
   const o = { rows: 100000, perShape: 25, url: null, key: null };
@@ -23,14 +23,6 @@ function parseArgs(argv) {
     else throw new Error(`unknown option ${argv[i]}`);
   }
   return o;
-}
-
-async function load(api, uid, docs) {
-  await waitTask(api, (await api('PATCH', `/indexes/${uid}/settings`, JSON.stringify(DATASETS.pypi.settings))).taskUid);
-  for (let i = 0; i < docs.length; i += 50000) {
-    const nd = docs.slice(i, i + 50000).map((d) => JSON.stringify(d)).join('\n');
-    await waitTask(api, (await api('POST', `/indexes/${uid}/documents`, nd, 'application/x-ndjson')).taskUid);
-  }
 }
 
 async function main() {
@@ -45,9 +37,9 @@ async function main() {
   const { docs } = await loadRows('pypi', o.rows);
   const tag = Date.now();
   const [whole, even, odd] = [`fed_whole_${tag}`, `fed_even_${tag}`, `fed_odd_${tag}`];
-  await load(api, whole, docs);
-  await load(api, even, docs.filter((d) => d.id % 2 === 0));
-  await load(api, odd, docs.filter((d) => d.id % 2 === 1));
+  await loadIndex(api, whole, docs, 'pypi');
+  await loadIndex(api, even, docs.filter((d) => d.id % 2 === 0), 'pypi');
+  await loadIndex(api, odd, docs.filter((d) => d.id % 2 === 1), 'pypi');
   const mix = queryMix(docs, mulberry32(42), o.perShape);
   const queries = Object.values(mix).flat().map((q) => q.body.q ?? '');
   const single = [];

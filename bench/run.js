@@ -18,7 +18,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { filterMix, percentile, queryMix, mulberry32 } = require('./lib');
-const { DATASETS, client, cpuMsOf, dataDir, duBytes, loadRows, rssOf, startQuarry, waitTask } = require('./server');
+const { DATASETS, client, cpuMsOf, dataDir, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
   const o = { dataset: 'pypi', rows: 0, batch: 50000, queries: 300, concurrency: 8, qpsSeconds: 10, quick: false, runs: 1 };
@@ -117,21 +117,8 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
   const results = { dataset: o.dataset, url: o.url ? url : 'self-started quarry', date: new Date().toISOString(), machine: { cpus: os.cpus().length, memory: os.totalmem() } };
   try {
     results.rows = docs.length;
-    await waitTask(api, (await api('PATCH', `/indexes/${index}/settings`, JSON.stringify(DATASETS[o.dataset].settings))).taskUid);
-
     // Indexing: first POST to last task succeeded.
-    const t0 = Date.now();
-    const uids = [];
-    for (let i = 0; i < docs.length; i += o.batch) {
-      const body = docs.slice(i, i + o.batch).map((d) => JSON.stringify(d)).join('\n');
-      uids.push((await api('POST', `/indexes/${index}/documents`, body, 'application/x-ndjson')).taskUid);
-      process.stderr.write(`  sent ${Math.min(i + o.batch, docs.length)}/${docs.length}\r`);
-    }
-    for (const u of uids) {
-      await waitTask(api, u, (t) => process.stderr.write(`  indexing: task ${t.uid} ${t.status}            \r`));
-    }
-    const secs = (Date.now() - t0) / 1000;
-    process.stderr.write('\n');
+    const secs = await loadIndex(api, index, docs, o.dataset, { batch: o.batch, progress: true });
     results.indexing = { seconds: secs, docsPerSecond: docs.length / secs };
     results.memory = pid ? rssOf(pid) : { peak: null, now: null };
     const dbDir = started ? started.dbPath : o.dataDir;

@@ -113,6 +113,26 @@ async function waitTask(api, uid, onProgress) {
   }
 }
 
+/**
+ * Sets `dataset`'s settings on `index`, then sends `docs` in NDJSON batches of `batch` and
+ * waits for every task. Returns the indexing seconds: first POST to last task succeeded.
+ */
+async function loadIndex(api, index, docs, dataset, { batch = 50000, progress = false } = {}) {
+  await waitTask(api, (await api('PATCH', `/indexes/${index}/settings`, JSON.stringify(DATASETS[dataset].settings))).taskUid);
+  const t0 = Date.now();
+  const uids = [];
+  for (let i = 0; i < docs.length; i += batch) {
+    const body = docs.slice(i, i + batch).map((d) => JSON.stringify(d)).join('\n');
+    uids.push((await api('POST', `/indexes/${index}/documents`, body, 'application/x-ndjson')).taskUid);
+    if (progress) process.stderr.write(`  sent ${Math.min(i + batch, docs.length)}/${docs.length}\r`);
+  }
+  for (const u of uids) {
+    await waitTask(api, u, progress ? (t) => process.stderr.write(`  indexing: task ${t.uid} ${t.status}            \r`) : undefined);
+  }
+  if (progress) process.stderr.write('\n');
+  return (Date.now() - t0) / 1000;
+}
+
 function rssOf(pid) {
   try {
     const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -145,4 +165,4 @@ function duBytes(dir) {
 }
 
 
-module.exports = { DATASETS, client, cpuMsOf, dataDir, duBytes, loadRows, rssOf, startQuarry, waitTask };
+module.exports = { DATASETS, client, cpuMsOf, dataDir, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask };
