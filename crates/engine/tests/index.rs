@@ -726,6 +726,71 @@ fn edit_documents_by_function_fails_whole_and_writes_nothing() {
 }
 
 #[test]
+fn a_frequent_word_ranks_as_the_whole_level_would_whatever_the_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    // 400 documents open `name` with the word, so the level is ranked a page at a time.
+    // Exact matches (a field that is the word alone) come last by id; some documents have a
+    // one-word field that is another word; a few hold the word only with a typo.
+    let mut docs = Vec::new();
+    for i in 0..400 {
+        let (name, summary) = match i {
+            _ if i >= 390 => ("react", "tool kit"),
+            _ if i % 50 == 7 => ("react kit", "react"),
+            _ if i % 5 == 0 => ("react tool kit", "kit"),
+            _ if i % 3 == 0 => ("react kit", "tool"),
+            _ => ("react tool kit", "a tool kit"),
+        };
+        docs.push(json!({"id": i, "name": name, "summary": summary, "n": i % 4}));
+    }
+    for i in 400..420 {
+        docs.push(json!({"id": i, "name": "reakt kit", "summary": "tool"}));
+    }
+    let file = stage(tmp.path(), "a", &Value::Array(docs).to_string());
+    let settings = json!({
+        "searchableAttributes": ["name", "summary"],
+        "filterableAttributes": ["n"]
+    });
+    index
+        .apply_batch(vec![
+            add(1, file, Method::Replace, None),
+            BatchOp::UpdateSettings {
+                task_uid: 2,
+                patch: settings,
+            },
+        ])
+        .unwrap();
+    let ids = |q: Value| -> Vec<i64> {
+        let q: SearchQuery = serde_json::from_value(q).unwrap();
+        let r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
+        r["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_i64().unwrap())
+            .collect()
+    };
+    // The exact matches first (a whole name or a whole summary), by id.
+    let page = ids(json!({"q": "react", "limit": 20}));
+    let mut exact: Vec<i64> = (0..390).filter(|i| i % 50 == 7).collect();
+    exact.extend(390..400);
+    assert_eq!(page[..exact.len()], exact[..]);
+    assert_eq!(page[exact.len()..], [0, 1]);
+    // Every page equals the one ranked without shortcuts (`attributesToSearchOn` turns them
+    // off and changes nothing else here).
+    for q in ["react", "rea", "reakt", "raect", "react kit", "kit"] {
+        for filter in [Value::Null, json!("n < 2")] {
+            for (offset, limit) in [(0, 1), (0, 5), (0, 20), (3, 70), (250, 100)] {
+                let body = json!({"q": q, "filter": filter, "offset": offset, "limit": limit});
+                let mut plain = body.clone();
+                plain["attributesToSearchOn"] = json!(["name", "summary"]);
+                assert_eq!(ids(body), ids(plain), "{q} {filter} {offset} {limit}");
+            }
+        }
+    }
+}
+
+#[test]
 fn a_sorted_word_ranks_as_the_whole_level_would_whatever_the_page() {
     let tmp = tempfile::tempdir().unwrap();
     let index = Index::open(tmp.path().join("idx")).unwrap();

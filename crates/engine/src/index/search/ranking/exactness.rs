@@ -46,6 +46,15 @@ impl RankingRule for Exactness {
     }
 }
 
+/// The least cost (both digits packed, as [`Verdict::cost_range`] gives them) a document with
+/// `kept` kept terms has when it is no exact match: it may match the start with every term
+/// as typed; with `typed` false no term occurs as typed, so it matches neither.
+pub(super) fn floor_without_exact_match(typed: bool, kept: u32) -> u128 {
+    // Each digit's cost is its maximum less its rank (see `Exactness::rank`).
+    let (kind, words) = if typed { (2, kept) } else { (1, 0) };
+    (((3 - kind) as u128) << 16) | (kept - words) as u128
+}
+
 /// (kind: 3 exact match, 2 matches start, 1 neither; terms present as typed; kept terms).
 ///
 /// As Meilisearch judges it: the kept terms must be the query's first ones, each as typed

@@ -12,20 +12,22 @@
 use api_types::Result;
 use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocId, Term};
+use tantivy::Term;
 
 use super::collector::LevelDocs;
 use super::document::Context;
 use super::levels::Run;
-use super::order::{steps, Ranked, Step};
+use super::order::Ranked;
 use super::reader::QueryTerm;
 use super::rule::{RankingRule, Rule};
 use super::verdict::Verdict;
-use crate::facets::compare_keys;
 use crate::index::search::{group_query, Group, Reach, Terms};
 use crate::index::{text, tv, Index};
 
 mod by_weight;
+mod in_order;
+
+use in_order::Past;
 
 /// The most first-word marker terms a one-word level looks up (fields × alternatives).
 const MAX_MARKERS: usize = 2_000;
@@ -50,6 +52,9 @@ struct ShortcutSet {
     zero_to: usize,
     typos: u8,
     at_most: Option<u128>,
+    /// Its documents hold the query's one word as typed (none of its other forms), so most
+    /// of them match a field's start with it (see [`in_order::Past`]).
+    as_typed: bool,
 }
 
 impl ShortcutSet {
@@ -59,6 +64,7 @@ impl ShortcutSet {
             zero_to,
             typos,
             at_most: None,
+            as_typed: false,
         }
     }
 }
@@ -163,10 +169,8 @@ impl Index {
                 None => v.cost_range(1, set.zero_to) == expected,
                 Some(bound) => v.cost_range(1, set.zero_to) <= expected | bound,
             };
-            let (mut best, count) = match key_after(run.rules, &set) {
-                Some((slot, asc)) => {
-                    self.rank_key_first(run, ctx, qt, docs, seen, &top, want, slot, asc)?
-                }
+            let (mut best, count) = match Past::of(run.rules, &set, qt, kept) {
+                Some(past) => self.rank_in_order(run, ctx, qt, docs, seen, &top, want, past)?,
                 None => self.rank_docs(run, ctx, qt, docs, seen, false, &top, Some(want))?,
             };
             if count >= want {
@@ -175,71 +179,6 @@ impl Index {
             }
         }
         Ok(None)
-    }
-
-    /// Ranks a shortcut set whose accepted documents all tie on the rules before a sort key
-    /// (see [`key_after`]): in that key's order, a few at a time (documents of one key value
-    /// together), until `want` are accepted; every document not ranked then sorts after them.
-    /// A frequent word under a sort ranks a page's worth of its documents, not all of them.
-    #[allow(clippy::too_many_arguments)]
-    fn rank_key_first(
-        &self,
-        run: &Run,
-        ctx: &Context,
-        qt: &[QueryTerm],
-        docs: Vec<(u32, Vec<(DocId, u32)>)>,
-        seen: &mut [Vec<u64>],
-        accept: &dyn Fn(&Verdict) -> bool,
-        want: usize,
-        slot: usize,
-        asc: bool,
-    ) -> Result<(Vec<Ranked>, usize)> {
-        let mut candidates: Vec<(u32, DocId, u32)> = Vec::new();
-        for (seg, list) in docs {
-            let ranked_before = &seen[seg as usize];
-            candidates.extend(
-                list.into_iter()
-                    .filter(|(doc, iid)| {
-                        let bit = ranked_before
-                            .get((doc / 64) as usize)
-                            .is_some_and(|w| w & (1u64 << (doc % 64)) != 0);
-                        !bit && run.allowed.is_none_or(|a| a.contains(*iid))
-                    })
-                    .map(|(doc, iid)| (seg, doc, iid)),
-            );
-        }
-        let ids: Vec<u32> = candidates.iter().map(|c| c.2).collect();
-        let keys = self.sort_keys(run.rtxn, std::slice::from_ref(&run.key_specs[slot]), &ids)?;
-        let same = |a: usize, b: usize| compare_keys(&keys[a], &keys[b], asc).is_eq();
-        let mut order: Vec<usize> = (0..candidates.len()).collect();
-        order.sort_unstable_by(|&a, &b| {
-            compare_keys(&keys[a], &keys[b], asc).then(candidates[a].2.cmp(&candidates[b].2))
-        });
-        let step = want.max(KEY_FIRST_STEP);
-        let (mut out, mut accepted, mut start) = (Vec::new(), 0, 0);
-        while start < order.len() && accepted < want {
-            let mut end = (start + step).min(order.len());
-            while end < order.len() && same(order[end - 1], order[end]) {
-                end += 1;
-            }
-            // The ranking reads each segment's postings forward: documents in their order.
-            let mut part: Vec<(u32, DocId, u32)> =
-                order[start..end].iter().map(|&i| candidates[i]).collect();
-            part.sort_unstable();
-            let mut by_segment: Vec<(u32, Vec<(DocId, u32)>)> = Vec::new();
-            for (seg, doc, iid) in part {
-                match by_segment.last_mut() {
-                    Some((s, list)) if *s == seg => list.push((doc, iid)),
-                    _ => by_segment.push((seg, vec![(doc, iid)])),
-                }
-            }
-            let (ranked, n) =
-                self.rank_docs(run, ctx, qt, by_segment, seen, false, accept, Some(want))?;
-            out.extend(ranked);
-            accepted += n;
-            start = end;
-        }
-        Ok((out, accepted))
     }
 
     /// The shortcut sets of a level, best first (see [`ShortcutSet`]). One word: documents
@@ -271,24 +210,6 @@ impl Index {
             .and_then(|()| lookup.field_set(cut, weights, &mut out))
             .and_then(|()| lookup.row_sets(cut, weights, &mut out));
         out
-    }
-}
-
-/// How many documents [`Index::rank_key_first`] ranks at a time, at least.
-const KEY_FIRST_STEP: usize = 64;
-
-/// The sort key (its slot and direction) the documents `set` accepts are ordered by first:
-/// when a sort key follows the rules whose digits the set's documents all share (every
-/// digit up to `zero_to`, none merely bounded).
-fn key_after(rules: &[Rule], set: &ShortcutSet) -> Option<(usize, bool)> {
-    if set.at_most.is_some() {
-        return None;
-    }
-    match steps(rules).as_slice() {
-        [Step::Digits(0, to), Step::Key { slot, asc }, ..] if *to == set.zero_to => {
-            Some((*slot, *asc))
-        }
-        _ => None,
     }
 }
 
@@ -495,14 +416,17 @@ impl<'a> Lookup<'a> {
         let (words, typo) = (&self.words, self.typo);
         // With `exactness` next, documents opening a field with the word as typed
         // come before those opening it with a completion or synonym.
-        if exact_next && self.kept.len() == 1 && typo == 0 && words.len() > 1 {
-            out.push(ShortcutSet::exactly(
-                self.opening(&words[..1]),
-                zero_to,
-                typo,
-            ));
+        let one = self.kept.len() == 1 && typo == 0;
+        if exact_next && one && words.len() > 1 {
+            out.push(ShortcutSet {
+                as_typed: true,
+                ..ShortcutSet::exactly(self.opening(&words[..1]), zero_to, typo)
+            });
         }
-        out.push(ShortcutSet::exactly(self.opening(words), zero_to, typo));
+        out.push(ShortcutSet {
+            as_typed: one && words.len() == 1,
+            ..ShortcutSet::exactly(self.opening(words), zero_to, typo)
+        });
         Some(())
     }
 

@@ -54,6 +54,7 @@ impl Lookup<'_> {
                 zero_to: field_to,
                 typos: self.typo,
                 at_most: Some(bound as u128),
+                as_typed: false,
             });
             return;
         }
@@ -92,6 +93,7 @@ impl Lookup<'_> {
                 zero_to,
                 typos: self.typo,
                 at_most: Some((w as u128) << (16 * (zero_to - 1 - attribute))),
+                as_typed: false,
             });
             if w == heaviest {
                 return;
@@ -107,6 +109,7 @@ impl Lookup<'_> {
                 zero_to: field_to,
                 typos: self.typo,
                 at_most: Some((w as u128) << (16 * (field_to - 1 - attribute))),
+                as_typed: false,
             });
         }
     }

@@ -1,0 +1,255 @@
+//! Ranking a shortcut set a page at a time: when the documents the set accepts tie on every
+//! rule but one short order known beforehand (a sort key, or `exactness` closing the rules),
+//! they are ranked in that order, a few at a time, until the page is certain; a frequent
+//! word ranks a page's worth of its documents, not all of them.
+
+use api_types::Result;
+use tantivy::DocId;
+
+use super::super::document::Context;
+use super::super::exactness;
+use super::super::levels::Run;
+use super::super::order::{steps, Ranked, Step};
+use super::super::reader::QueryTerm;
+use super::super::rule::Rule;
+use super::super::verdict::Verdict;
+use super::ShortcutSet;
+use crate::facets::compare_keys;
+use crate::index::{tv, Index};
+
+/// How many documents [`Index::rank_in_order`] ranks first, at least.
+const STEP: usize = 64;
+
+/// What orders the documents a set accepts once the digits they share are equal.
+pub(super) enum Past {
+    /// A sort key (its slot and direction), then the internal id.
+    Key { slot: usize, asc: bool },
+    /// `exactness`, the last rule (its two digits from `digit`), then the internal id.
+    /// `words`: the query words a field must have for an exact match (only a document with
+    /// a field of that many words can be one; `None`: no document can, its terms not typed);
+    /// `floor`: the best exactness cost (the two digits packed) of any other document.
+    Exactness {
+        digit: usize,
+        words: Option<u32>,
+        floor: u128,
+    },
+}
+
+impl Past {
+    /// The order past the digits every document `set` accepts shares (all up to `zero_to`,
+    /// none merely bounded), when it is one of [`Past`]'s; `kept`: the level's kept terms.
+    pub(super) fn of(
+        rules: &[Rule],
+        set: &ShortcutSet,
+        qt: &[QueryTerm],
+        kept: &[usize],
+    ) -> Option<Past> {
+        if set.at_most.is_some() {
+            return None;
+        }
+        match steps(rules).as_slice() {
+            [Step::Digits(0, to), Step::Key { slot, asc }, ..] if *to == set.zero_to => {
+                Some(Past::Key {
+                    slot: *slot,
+                    asc: *asc,
+                })
+            }
+            // A set of typo derivations holds no term as typed; the other sets of one word
+            // ranked so hold it as typed (their documents mostly match a field's start, so
+            // the page is soon certain).
+            [Step::Digits(0, to)]
+                if rules.last() == Some(&Rule::Exactness)
+                    && *to == set.zero_to + 2
+                    && (set.typos > 0 || set.as_typed) =>
+            {
+                let typed = set.typos == 0;
+                Some(Past::Exactness {
+                    digit: set.zero_to,
+                    words: typed.then(|| kept.iter().map(|t| qt[*t].word_count).sum()),
+                    floor: exactness::floor_without_exact_match(typed, kept.len() as u32),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A set's candidates: segment, document, internal id.
+type Candidate = (u32, DocId, u32);
+
+impl Index {
+    /// Ranks a shortcut set's documents in the order `past` names: chunks of at least
+    /// [`STEP`] documents, each twice the last (with a sort key, those of one key value together; with
+    /// `exactness`, the documents that may be exact matches first, then the rest by
+    /// internal id) until `want` accepted documents come before every document left.
+    /// Returns the best `want` ranked and how many were accepted.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn rank_in_order(
+        &self,
+        run: &Run,
+        ctx: &Context,
+        qt: &[QueryTerm],
+        docs: Vec<(u32, Vec<(DocId, u32)>)>,
+        seen: &mut [Vec<u64>],
+        accept: &dyn Fn(&Verdict) -> bool,
+        want: usize,
+        past: Past,
+    ) -> Result<(Vec<Ranked>, usize)> {
+        let mut candidates: Vec<Candidate> = Vec::new();
+        for (seg, list) in docs {
+            let ranked_before = &seen[seg as usize];
+            candidates.extend(
+                list.into_iter()
+                    .filter(|(doc, iid)| {
+                        let bit = ranked_before
+                            .get((doc / 64) as usize)
+                            .is_some_and(|w| w & (1u64 << (doc % 64)) != 0);
+                        !bit && run.allowed.is_none_or(|a| a.contains(*iid))
+                    })
+                    .map(|(doc, iid)| (seg, doc, iid)),
+            );
+        }
+        // Chunks double: a set whose page comes late is ranked in few calls.
+        let mut step = want.max(STEP);
+        let (mut out, mut accepted) = (Vec::new(), 0);
+        match past {
+            Past::Key { slot, asc } => {
+                let ids: Vec<u32> = candidates.iter().map(|c| c.2).collect();
+                let keys =
+                    self.sort_keys(run.rtxn, std::slice::from_ref(&run.key_specs[slot]), &ids)?;
+                let mut order: Vec<usize> = (0..candidates.len()).collect();
+                order.sort_unstable_by(|&a, &b| {
+                    compare_keys(&keys[a], &keys[b], asc)
+                        .then(candidates[a].2.cmp(&candidates[b].2))
+                });
+                let same = |a: usize, b: usize| compare_keys(&keys[a], &keys[b], asc).is_eq();
+                let mut start = 0;
+                while start < order.len() && accepted < want {
+                    let mut end = (start + step).min(order.len());
+                    while end < order.len() && same(order[end - 1], order[end]) {
+                        end += 1;
+                    }
+                    let part = order[start..end].iter().map(|&i| candidates[i]).collect();
+                    let (ranked, n) = self.rank_part(run, ctx, qt, part, seen, accept, want)?;
+                    out.extend(ranked);
+                    accepted += n;
+                    start = end;
+                    step *= 2;
+                }
+            }
+            Past::Exactness {
+                digit,
+                words,
+                floor,
+            } => {
+                // Only a document with a field of `words` words can beat `floor`: those are
+                // ranked first, wherever their internal ids fall.
+                let mut rest = candidates;
+                if let Some(words) = words {
+                    let first;
+                    (first, rest) = self.split_by_field_of(run, rest, words)?;
+                    let (ranked, n) = self.rank_part(run, ctx, qt, first, seen, accept, want)?;
+                    out.extend(ranked);
+                    accepted += n;
+                }
+                // Every document left is no exact match and comes after `frontier` by id:
+                // a ranked one beating `floor`, or tying it with a smaller id, precedes it.
+                let certain = |out: &[Ranked], frontier: u32| {
+                    out.iter()
+                        .filter(|r| {
+                            let e = r.verdict.cost_range(digit, digit + 2);
+                            e < floor || (e == floor && r.iid <= frontier)
+                        })
+                        .count()
+                };
+                // The rest by internal id, a chunk at a time (the first few of many are read).
+                let mut left = &mut rest[..];
+                while !left.is_empty() {
+                    let end = step.min(left.len());
+                    if end < left.len() {
+                        left.select_nth_unstable_by_key(end - 1, |c| c.2);
+                    }
+                    let (chunk, after) = left.split_at_mut(end);
+                    let frontier = chunk.iter().map(|c| c.2).max().unwrap_or(0);
+                    let (ranked, n) =
+                        self.rank_part(run, ctx, qt, chunk.to_vec(), seen, accept, want)?;
+                    out.extend(ranked);
+                    accepted += n;
+                    if certain(&out, frontier) >= want {
+                        break;
+                    }
+                    left = after;
+                    step *= 2;
+                }
+            }
+        }
+        Ok((out, accepted))
+    }
+
+    /// Ranks `part` of a set (see [`Index::rank_docs`]), its documents grouped by segment in
+    /// document order (the ranking reads each segment's postings forward).
+    #[allow(clippy::too_many_arguments)]
+    fn rank_part(
+        &self,
+        run: &Run,
+        ctx: &Context,
+        qt: &[QueryTerm],
+        mut part: Vec<Candidate>,
+        seen: &mut [Vec<u64>],
+        accept: &dyn Fn(&Verdict) -> bool,
+        want: usize,
+    ) -> Result<(Vec<Ranked>, usize)> {
+        part.sort_unstable();
+        self.rank_docs(
+            run,
+            ctx,
+            qt,
+            by_segment(part),
+            seen,
+            false,
+            accept,
+            Some(want),
+        )
+    }
+
+    /// The candidates with a field of `words` words (see `lens`), and the others.
+    fn split_by_field_of(
+        &self,
+        run: &Run,
+        candidates: Vec<Candidate>,
+        words: u32,
+    ) -> Result<(Vec<Candidate>, Vec<Candidate>)> {
+        let (mut with, mut without) = (Vec::new(), Vec::with_capacity(candidates.len()));
+        let mut column = None;
+        for c in candidates {
+            let lens = match &column {
+                Some((s, lens)) if *s == c.0 => lens,
+                _ => {
+                    let reader = run.searcher.segment_reader(c.0);
+                    let lens = reader.fast_fields().u64("lens").map_err(tv)?;
+                    &column.insert((c.0, lens)).1
+                }
+            };
+            match lens
+                .values_for_doc(c.1)
+                .any(|l| (l & 0xFFFF) as u32 == words)
+            {
+                true => with.push(c),
+                false => without.push(c),
+            }
+        }
+        Ok((with, without))
+    }
+}
+
+/// Candidates in (segment, document) order, grouped by segment.
+fn by_segment(part: Vec<Candidate>) -> Vec<(u32, Vec<(DocId, u32)>)> {
+    let mut out: Vec<(u32, Vec<(DocId, u32)>)> = Vec::new();
+    for (seg, doc, iid) in part {
+        match out.last_mut() {
+            Some((s, list)) if *s == seg => list.push((doc, iid)),
+            _ => out.push((seg, vec![(doc, iid)])),
+        }
+    }
+    out
+}
