@@ -244,10 +244,6 @@ impl<'a> Lookup<'a> {
             }
             Group::Phrase(_) => return None,
         };
-        // A split costs one typo and is no single word to look up.
-        if reach == Reach::Typos && split.is_some() {
-            return None;
-        }
         if synonyms.iter().any(|s| s.len() != 1) {
             return None;
         }
@@ -261,15 +257,29 @@ impl<'a> Lookup<'a> {
                 0,
             ),
             Reach::Typos if kept.len() == 1 => {
-                let fewest = typos.iter().map(|(_, n)| *n).min().unwrap_or(0);
-                (
-                    typos
-                        .iter()
-                        .filter(|(_, n)| *n == fewest)
-                        .filter_map(|(t, _)| text_of(t))
-                        .collect(),
-                    fewest,
-                )
+                // A split costs one typo: every document where it opens a field, or sits in a
+                // field, has its first half there too, so that half is looked up as a word.
+                let split_first = match split {
+                    Some(halves) => Some(text_of(halves.first()?)?),
+                    None => None,
+                };
+                let fewest = typos
+                    .iter()
+                    .map(|(_, n)| *n)
+                    .chain(split_first.as_ref().map(|_| 1))
+                    .min()
+                    .unwrap_or(0);
+                let mut words: Vec<String> = typos
+                    .iter()
+                    .filter(|(_, n)| *n == fewest)
+                    .filter_map(|(t, _)| text_of(t))
+                    .collect();
+                if let (Some(w), 1) = (split_first, fewest) {
+                    if !words.contains(&w) {
+                        words.push(w);
+                    }
+                }
+                (words, fewest)
             }
             Reach::Typos => return None,
         };
