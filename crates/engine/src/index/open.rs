@@ -49,7 +49,7 @@ impl Index {
                     .set_fieldnorms(false),
             ),
         );
-        let lens = builder.add_u64_field("lens", FAST);
+        let lens = builder.add_u64_field(text::LENGTHS_FIELD, FAST);
         let field_words = builder.add_text_field(
             "fwords",
             TextOptions::default().set_indexing_options(

@@ -29,6 +29,19 @@ use crate::tokens::{self, Piece, MAX_WORD_BYTES};
 /// Fields with at most this many words have their word count stored.
 pub const COUNTED_FIELD_WORDS: u32 = 30;
 
+/// The name of the fast field holding the short fields' word counts ([`field_length`]).
+pub const LENGTHS_FIELD: &str = "lens";
+
+/// A short field's word count as stored: `field_id << 16 | count`.
+fn field_length(fid: u32, count: u32) -> u64 {
+    ((fid as u64) << 16) | count as u64
+}
+
+/// The field id and word count of a stored field length (see [`field_length`]).
+pub fn field_and_length(stored: u64) -> (u32, u32) {
+    ((stored >> 16) as u32, (stored & 0xFFFF) as u32)
+}
+
 /// The most positions a field holds.
 const MAX_POSITION: u32 = u16::MAX as u32;
 
@@ -350,7 +363,7 @@ pub fn doc_text(
     let lens = state
         .iter()
         .filter(|(_, _, count)| *count <= COUNTED_FIELD_WORDS)
-        .map(|(fid, _, count)| ((*fid as u64) << 16) | *count as u64)
+        .map(|(fid, _, count)| field_length(*fid, *count))
         .collect();
     DocText {
         words: tokens.encode(),

@@ -9,6 +9,7 @@ use super::reader::{Occ, QueryTerm};
 use super::rule::RankingRule;
 use super::verdict::{merged, ratio, Detail, Verdict};
 use super::word_position::bucketed;
+use crate::index::text;
 
 pub(crate) struct Exactness;
 
@@ -101,7 +102,8 @@ fn exactness(
             let query_words: u32 = kept.iter().map(|t| terms[*t].word_count).sum();
             if lens()
                 .iter()
-                .any(|l| common.contains(&((l >> 16) as u32)) && (l & 0xFFFF) as u32 == query_words)
+                .map(|l| text::field_and_length(*l))
+                .any(|(field, len)| common.contains(&field) && len == query_words)
             {
                 kind = 3;
             }

@@ -25,7 +25,7 @@ use super::shortcuts::Shortcut;
 use super::verdict::Verdict;
 use crate::filter::eval::within;
 use crate::index::search::{iids_of, Reach, Terms};
-use crate::index::{tv, Index};
+use crate::index::{text, tv, Index};
 use crate::settings::{ProximityPrecision, Settings};
 use crate::sort::SortKey;
 
@@ -132,6 +132,20 @@ fn levels(rules: &[Rule], terms: &Terms) -> (Vec<(usize, Reach)>, bool) {
         .flat_map(|d| reaches.iter().map(move |r| (d, *r)))
         .collect();
     (levels, typo_next)
+}
+
+/// Whether document `doc` (internal id `iid`) of a segment is still to rank: no earlier level
+/// ranked it (`seen`, that segment's bitset) and the filter allows it.
+pub(super) fn unranked(
+    seen: &[u64],
+    allowed: Option<&RoaringBitmap>,
+    doc: DocId,
+    iid: u32,
+) -> bool {
+    let earlier = seen
+        .get((doc / 64) as usize)
+        .is_some_and(|w| w & (1u64 << (doc % 64)) != 0);
+    !earlier && allowed.is_none_or(|a| a.contains(iid))
 }
 
 impl Index {
@@ -339,7 +353,7 @@ impl Index {
                 .map(|t| TermReader::open(&inverted, t))
                 .collect::<tantivy::Result<Vec<_>>>()
                 .map_err(tv)?;
-            let lens = reader.fast_fields().u64("lens").map_err(tv)?;
+            let lens = reader.fast_fields().u64(text::LENGTHS_FIELD).map_err(tv)?;
             // Allocated only when this level marks documents: a fresh bitset costs the
             // kernel zeroed pages on every search.
             let seen = &mut seen[seg as usize];
@@ -351,13 +365,11 @@ impl Index {
                 if ranked.is_multiple_of(4096) && Instant::now() >= deadline {
                     break;
                 }
-                let (word, bit) = ((doc / 64) as usize, 1u64 << (doc % 64));
-                let earlier = seen.get(word).is_some_and(|w| w & bit != 0);
-                if earlier || allowed.is_some_and(|a| !a.contains(iid)) {
+                if !unranked(seen, allowed, doc, iid) {
                     continue;
                 }
                 if mark {
-                    seen[word] |= bit;
+                    seen[(doc / 64) as usize] |= 1u64 << (doc % 64);
                 }
                 let doc_lens = || lens.values_for_doc(doc).collect::<Vec<u64>>();
                 let Some(verdict) =

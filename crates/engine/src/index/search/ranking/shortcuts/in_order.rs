@@ -8,14 +8,14 @@ use tantivy::DocId;
 
 use super::super::document::Context;
 use super::super::exactness;
-use super::super::levels::Run;
+use super::super::levels::{unranked, Run};
 use super::super::order::{steps, Ranked, Step};
 use super::super::reader::QueryTerm;
 use super::super::rule::Rule;
 use super::super::verdict::Verdict;
 use super::ShortcutSet;
 use crate::facets::compare_keys;
-use crate::index::{tv, Index};
+use crate::index::{text, tv, Index};
 
 /// How many documents [`Index::rank_in_order`] ranks first, at least.
 const STEP: usize = 64;
@@ -97,15 +97,10 @@ impl Index {
     ) -> Result<(Vec<Ranked>, usize)> {
         let mut candidates: Vec<Candidate> = Vec::new();
         for (seg, list) in docs {
-            let ranked_before = &seen[seg as usize];
+            let seen = &seen[seg as usize];
             candidates.extend(
                 list.into_iter()
-                    .filter(|(doc, iid)| {
-                        let bit = ranked_before
-                            .get((doc / 64) as usize)
-                            .is_some_and(|w| w & (1u64 << (doc % 64)) != 0);
-                        !bit && run.allowed.is_none_or(|a| a.contains(*iid))
-                    })
+                    .filter(|(doc, iid)| unranked(seen, run.allowed, *doc, *iid))
                     .map(|(doc, iid)| (seg, doc, iid)),
             );
         }
@@ -226,13 +221,13 @@ impl Index {
                 Some((s, lens)) if *s == c.0 => lens,
                 _ => {
                     let reader = run.searcher.segment_reader(c.0);
-                    let lens = reader.fast_fields().u64("lens").map_err(tv)?;
+                    let lens = reader.fast_fields().u64(text::LENGTHS_FIELD).map_err(tv)?;
                     &column.insert((c.0, lens)).1
                 }
             };
             match lens
                 .values_for_doc(c.1)
-                .any(|l| (l & 0xFFFF) as u32 == words)
+                .any(|l| text::field_and_length(l).1 == words)
             {
                 true => with.push(c),
                 false => without.push(c),
