@@ -55,7 +55,7 @@ pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 
 // Shared with the submodules (the search modules reach `project` and `retrieve` through
 // `super::`, as before they moved).
-use cache::{ColumnCache, FilterCache, SettingsCache};
+use cache::{ColumnCache, FilterCache, SegmentColumns, SettingsCache};
 use documents::{project, retrieve};
 use update::Progress;
 
@@ -85,6 +85,8 @@ pub struct Index {
     filter_cache: Mutex<FilterCache>,
     /// Value columns (sort, distinct, facets) and the set of all ids, for one generation.
     columns: Mutex<ColumnCache>,
+    /// Opened fast-field columns of the live segments.
+    segment_columns: Mutex<SegmentColumns>,
     /// The typed settings of the newest generation read.
     settings_cache: Mutex<SettingsCache>,
 }
@@ -109,6 +111,24 @@ impl Index {
             .unwrap()
             .put(generation, settings.clone());
         Ok(settings)
+    }
+
+    /// The fast-field column `field` ([`open::IID_FIELD`] or [`text::LENGTHS_FIELD`]) of one
+    /// segment, opened once per segment (see [`SegmentColumns`]).
+    fn segment_column(
+        &self,
+        reader: &tantivy::SegmentReader,
+        field: &'static str,
+    ) -> tantivy::Result<tantivy::columnar::Column<u64>> {
+        if let Some(column) = self.segment_columns.lock().unwrap().get(reader, field) {
+            return Ok(column);
+        }
+        let column = reader.fast_fields().u64(field)?;
+        self.segment_columns
+            .lock()
+            .unwrap()
+            .put(reader, field, column.clone());
+        Ok(column)
     }
 
     /// The settings stored in `txn`, parsed (defaults when never written).

@@ -10,10 +10,13 @@ use api_types::{Error, Result};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::ReloadPolicy;
 
-use super::{text, tv, ColumnCache, Fields, FilterCache, Index, SettingsCache};
+use super::{text, tv, ColumnCache, Fields, FilterCache, Index, SegmentColumns, SettingsCache};
 use crate::codec::FieldsMap;
 use crate::payload;
 use crate::store::{heed_error, keys, Store};
+
+/// The fast field holding each document's internal id.
+pub(super) const IID_FIELD: &str = "iid";
 
 /// The layout of the terms tantivy holds, raised when what a document is indexed as changes
 /// (2: prefix markers, see [`super::text::prefix_marker`]; 3: the words fields read by
@@ -39,7 +42,7 @@ impl Index {
         }
         std::fs::create_dir_all(&tdir).map_err(payload::io_error)?;
         let mut builder = Schema::builder();
-        let iid = builder.add_u64_field("iid", INDEXED | FAST);
+        let iid = builder.add_u64_field(IID_FIELD, INDEXED | FAST);
         let words = builder.add_text_field(
             "words",
             TextOptions::default().set_indexing_options(
@@ -100,6 +103,7 @@ impl Index {
             fields_map: RwLock::new(Arc::new(FieldsMap::default())),
             filter_cache: Mutex::new(FilterCache::default()),
             columns: Mutex::new(ColumnCache::default()),
+            segment_columns: Mutex::new(SegmentColumns::default()),
             settings_cache: Mutex::new(SettingsCache::default()),
         };
         {

@@ -55,7 +55,7 @@ mod semantic;
 mod similar;
 mod wire;
 
-use candidates::{count_up_to, iids_of, search_on};
+use candidates::search_on;
 use collect::Order;
 pub use federated::derivation_candidates_json;
 pub use federated::{

@@ -13,64 +13,70 @@ use tantivy::{DocSet, TERMINATED};
 use super::query::{groups_query, Reach, Terms};
 use super::LevelDocs;
 use crate::filter::eval::within;
+use crate::index::open::IID_FIELD;
 use crate::index::{tv, Index};
 use crate::settings::Settings;
 use crate::store::{heed_error, keys};
 
-/// The internal ids of the documents matching `query`, in no particular order.
-pub(crate) fn iids_of(searcher: &tantivy::Searcher, query: &dyn Query) -> Result<Vec<u32>> {
-    Ok(searcher
-        .search(query, &LevelDocs)
-        .map_err(tv)?
-        .into_iter()
-        .flat_map(|(_, list)| list.into_iter().map(|(_, iid)| iid))
-        .collect())
-}
-
-/// How many documents `query` matches among `allowed` (every one when `None`), counted up
-/// to `cap`: the count stops once it reaches it.
-pub(crate) fn count_up_to(
-    searcher: &tantivy::Searcher,
-    query: &dyn Query,
-    allowed: Option<&RoaringBitmap>,
-    cap: usize,
-) -> Result<usize> {
-    let mut n = 0usize;
-    if cap == 0 {
-        return Ok(0);
-    }
-    let weight = query
-        .weight(EnableScoring::disabled_from_searcher(searcher))
-        .map_err(tv)?;
-    for reader in searcher.segment_readers() {
-        let alive = reader.alive_bitset();
-        let iids = match allowed {
-            Some(_) => Some(reader.fast_fields().u64("iid").map_err(tv)?),
-            None => None,
-        };
-        let mut scorer = weight.scorer(reader, 1.0).map_err(tv)?;
-        let mut doc = scorer.doc();
-        while doc != TERMINATED {
-            let live = alive.is_none_or(|a| a.is_alive(doc));
-            let kept = match (&iids, allowed) {
-                (Some(column), Some(set)) => column
-                    .first(doc)
-                    .is_some_and(|iid| set.contains(iid as u32)),
-                _ => true,
-            };
-            if live && kept {
-                n += 1;
-                if n >= cap {
-                    return Ok(cap);
-                }
-            }
-            doc = scorer.advance();
-        }
-    }
-    Ok(n)
-}
-
 impl Index {
+    /// The internal ids of the documents matching `query`, in no particular order.
+    pub(crate) fn iids_of(
+        &self,
+        searcher: &tantivy::Searcher,
+        query: &dyn Query,
+    ) -> Result<Vec<u32>> {
+        Ok(searcher
+            .search(query, &LevelDocs(self))
+            .map_err(tv)?
+            .into_iter()
+            .flat_map(|(_, list)| list.into_iter().map(|(_, iid)| iid))
+            .collect())
+    }
+
+    /// How many documents `query` matches among `allowed` (every one when `None`), counted up
+    /// to `cap`: the count stops once it reaches it.
+    pub(crate) fn count_up_to(
+        &self,
+        searcher: &tantivy::Searcher,
+        query: &dyn Query,
+        allowed: Option<&RoaringBitmap>,
+        cap: usize,
+    ) -> Result<usize> {
+        let mut n = 0usize;
+        if cap == 0 {
+            return Ok(0);
+        }
+        let weight = query
+            .weight(EnableScoring::disabled_from_searcher(searcher))
+            .map_err(tv)?;
+        for reader in searcher.segment_readers() {
+            let alive = reader.alive_bitset();
+            let iids = match allowed {
+                Some(_) => Some(self.segment_column(reader, IID_FIELD).map_err(tv)?),
+                None => None,
+            };
+            let mut scorer = weight.scorer(reader, 1.0).map_err(tv)?;
+            let mut doc = scorer.doc();
+            while doc != TERMINATED {
+                let live = alive.is_none_or(|a| a.is_alive(doc));
+                let kept = match (&iids, allowed) {
+                    (Some(column), Some(set)) => column
+                        .first(doc)
+                        .is_some_and(|iid| set.contains(iid as u32)),
+                    _ => true,
+                };
+                if live && kept {
+                    n += 1;
+                    if n >= cap {
+                        return Ok(cap);
+                    }
+                }
+                doc = scorer.advance();
+            }
+        }
+        Ok(n)
+    }
+
     /// `allowed` (all documents when `None`) without those holding a negated part of the
     /// query (`-word`, `-"a phrase"`), as a filter would remove them.
     pub(crate) fn without_negated(
@@ -84,7 +90,10 @@ impl Index {
             return Ok(allowed);
         }
         let query = groups_query(&terms.negatives, Occur::Should, Reach::Completions);
-        let excluded: RoaringBitmap = iids_of(searcher, query.as_ref())?.into_iter().collect();
+        let excluded: RoaringBitmap = self
+            .iids_of(searcher, query.as_ref())?
+            .into_iter()
+            .collect();
         let base = self.allowed_or_all(rtxn, &allowed)?;
         Ok(Some(Arc::new(base.as_ref() - &excluded)))
     }

@@ -20,7 +20,7 @@ use roaring::RoaringBitmap;
 use super::distinct::{apply_distinct, distinct_ranked};
 use super::faceting::FacetCounts;
 use super::page::Window;
-use super::{compare_ranked, count_up_to, rank, steps, Ranked, Reach, Terms};
+use super::{compare_ranked, rank, steps, Ranked, Reach, Terms};
 use crate::facets;
 use crate::index::Index;
 use crate::settings::Settings;
@@ -261,7 +261,7 @@ impl Index {
         // Past `maxTotalHits` the figure shown is `maxTotalHits`: counting stops there (a
         // phrase of frequent words would otherwise check the positions of every document
         // holding its words).
-        count_up_to(
+        self.count_up_to(
             o.searcher,
             query.as_ref(),
             o.allowed.as_deref(),

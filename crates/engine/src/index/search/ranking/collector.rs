@@ -5,9 +5,12 @@
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::{DocId, Score, SegmentReader};
 
+use crate::index::open::IID_FIELD;
+use crate::index::Index;
+
 /// Collects, per segment, the documents matching a query with their internal ids, in
-/// document order.
-pub(crate) struct LevelDocs;
+/// document order. The index lends its opened id columns.
+pub(crate) struct LevelDocs<'a>(pub &'a Index);
 
 pub(crate) struct LevelDocsSegment {
     segment: u32,
@@ -15,7 +18,7 @@ pub(crate) struct LevelDocsSegment {
     out: Vec<(DocId, u32)>,
 }
 
-impl Collector for LevelDocs {
+impl Collector for LevelDocs<'_> {
     type Fruit = Vec<(u32, Vec<(DocId, u32)>)>;
     type Child = LevelDocsSegment;
 
@@ -26,7 +29,7 @@ impl Collector for LevelDocs {
     ) -> tantivy::Result<LevelDocsSegment> {
         Ok(LevelDocsSegment {
             segment,
-            iids: reader.fast_fields().u64("iid")?,
+            iids: self.0.segment_column(reader, IID_FIELD)?,
             out: Vec::new(),
         })
     }

@@ -24,7 +24,7 @@ use super::rules_of_settings::field_weights;
 use super::shortcuts::Shortcut;
 use super::verdict::Verdict;
 use crate::filter::eval::within;
-use crate::index::search::{iids_of, Reach, Terms};
+use crate::index::search::{Reach, Terms};
 use crate::index::{text, tv, Index};
 use crate::settings::{ProximityPrecision, Settings};
 use crate::sort::SortKey;
@@ -275,7 +275,7 @@ impl Index {
         let query = terms.kept_query(kept, reach);
         let docs = run
             .searcher
-            .search(query.as_ref(), &LevelDocs)
+            .search(query.as_ref(), &LevelDocs(self))
             .map_err(tv)?;
         let matched = count.then(|| {
             docs.iter()
@@ -309,7 +309,7 @@ impl Index {
             Reach::Completions
         };
         let query = terms.universe_query(reach);
-        let mut rest = iids_of(searcher, query.as_ref())?;
+        let mut rest = self.iids_of(searcher, query.as_ref())?;
         rest.retain(|iid| allowed.is_none_or(|a| a.contains(*iid)));
         rest.sort_unstable();
         for iid in rest {
@@ -353,7 +353,9 @@ impl Index {
                 .map(|t| TermReader::open(&inverted, t))
                 .collect::<tantivy::Result<Vec<_>>>()
                 .map_err(tv)?;
-            let lens = reader.fast_fields().u64(text::LENGTHS_FIELD).map_err(tv)?;
+            let lens = self
+                .segment_column(reader, text::LENGTHS_FIELD)
+                .map_err(tv)?;
             // Allocated only when this level marks documents: a fresh bitset costs the
             // kernel zeroed pages on every search.
             let seen = &mut seen[seg as usize];

@@ -161,7 +161,7 @@ impl Index {
         for set in sets {
             let docs = run
                 .searcher
-                .search(set.query.as_ref(), &LevelDocs)
+                .search(set.query.as_ref(), &LevelDocs(self))
                 .map_err(tv)?;
             // The fewest typos the level has, nothing lost on the next rules.
             let expected = (set.typos as u128) << (16 * (set.zero_to - 2));

@@ -221,7 +221,9 @@ impl Index {
                 Some((s, lens)) if *s == c.0 => lens,
                 _ => {
                     let reader = run.searcher.segment_reader(c.0);
-                    let lens = reader.fast_fields().u64(text::LENGTHS_FIELD).map_err(tv)?;
+                    let lens = self
+                        .segment_column(reader, text::LENGTHS_FIELD)
+                        .map_err(tv)?;
                     &column.insert((c.0, lens)).1
                 }
             };
