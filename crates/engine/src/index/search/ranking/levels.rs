@@ -134,6 +134,11 @@ fn levels(rules: &[Rule], terms: &Terms) -> (Vec<(usize, Reach)>, bool) {
     (levels, typo_next)
 }
 
+/// Where document `doc` sits in a segment's `seen` bitset: its word and bit.
+fn seen_bit(doc: DocId) -> (usize, u64) {
+    ((doc / 64) as usize, 1u64 << (doc % 64))
+}
+
 /// Whether document `doc` (internal id `iid`) of a segment is still to rank: no earlier level
 /// ranked it (`seen`, that segment's bitset) and the filter allows it.
 pub(super) fn unranked(
@@ -142,9 +147,8 @@ pub(super) fn unranked(
     doc: DocId,
     iid: u32,
 ) -> bool {
-    let earlier = seen
-        .get((doc / 64) as usize)
-        .is_some_and(|w| w & (1u64 << (doc % 64)) != 0);
+    let (word, bit) = seen_bit(doc);
+    let earlier = seen.get(word).is_some_and(|w| w & bit != 0);
     !earlier && allowed.is_none_or(|a| a.contains(iid))
 }
 
@@ -371,7 +375,8 @@ impl Index {
                     continue;
                 }
                 if mark {
-                    seen[(doc / 64) as usize] |= 1u64 << (doc % 64);
+                    let (word, bit) = seen_bit(doc);
+                    seen[word] |= bit;
                 }
                 let doc_lens = || lens.values_for_doc(doc).collect::<Vec<u64>>();
                 let Some(verdict) =
