@@ -135,6 +135,8 @@ describe('numbers out of range', () => {
   it('POST /documents/delete-batch [1e400] is refused with malformed_payload', async () => {
     expectError(await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { raw: '[1e400]' }), 400, 'malformed_payload');
     expectError(await s.api('POST', `/indexes/${uid}/search`, { raw: '{"q":"a","limit":-1e999}' }), 400, 'malformed_payload');
+    // No exponent, but 400 digits: past f64 as surely.
+    expectError(await s.api('POST', `/indexes/${uid}/search`, { raw: `{"q":"a","rankingScoreThreshold":1${'0'.repeat(400)}}` }), 400, 'malformed_payload');
     const docs = await s.api('GET', `/indexes/${uid}/documents`);
     expect(docs.body.total).toBe(2);
   });

@@ -93,9 +93,16 @@ export function jsonRefusal(text: string): string | null {
         }
       }
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      // Only a number with an exponent or over 308 digits can leave the f64 range; others
+      // are not converted again (a query vector is hundreds of numbers).
       let j = i + 1;
-      while (j < text.length && /[0-9eE+\-.]/.test(text[j])) j++;
-      if (!Number.isFinite(Number(text.slice(i, j)))) return `number out of range ${at(j - 1)}`;
+      let exponent = false;
+      for (; j < text.length; j++) {
+        const d = text.charCodeAt(j);
+        if (d === 0x65 || d === 0x45) exponent = true;
+        else if (!((d >= 0x30 && d <= 0x39) || d === 0x2b || d === 0x2d || d === 0x2e)) break;
+      }
+      if ((exponent || j - i > 308) && !Number.isFinite(Number(text.slice(i, j)))) return `number out of range ${at(j - 1)}`;
       i = j - 1;
     }
   }
