@@ -55,7 +55,7 @@ pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 
 // Shared with the submodules (the search modules reach `project` and `retrieve` through
 // `super::`, as before they moved).
-use cache::{ColumnCache, FilterCache, SegmentColumns, SettingsCache};
+use cache::{ColumnCache, FilterCache, SegmentColumns, SettingsCache, VectorTables};
 use documents::{project, retrieve};
 use update::Progress;
 
@@ -89,6 +89,8 @@ pub struct Index {
     segment_columns: Mutex<SegmentColumns>,
     /// The typed settings of the newest generation read.
     settings_cache: Mutex<SettingsCache>,
+    /// The vector graphs' tables of the newest generation searched.
+    vector_tables: Mutex<VectorTables>,
 }
 
 impl Index {

@@ -98,6 +98,12 @@ impl Store {
         self.env.read_txn().map_err(heed_error)
     }
 
+    /// A read transaction that owns its handle on the environment, for what outlives a
+    /// request (see [`crate::vectors::table`]).
+    pub fn static_read(&self) -> Result<RoTxn<'static, WithoutTls>> {
+        self.env.clone().static_read_txn().map_err(heed_error)
+    }
+
     pub fn write(&self) -> Result<RwTxn<'_>> {
         self.env.write_txn().map_err(heed_error)
     }

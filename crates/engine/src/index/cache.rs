@@ -5,7 +5,8 @@
 //! - [`SettingsCache`]: the typed settings, so a search parses no stored JSON;
 //! - [`FilterCache`]: recent filter results (tenant tokens repeat one filter on every search);
 //! - [`ColumnCache`]: value columns (sort, distinct, facets) and the set of all ids;
-//! - [`SegmentColumns`]: tantivy's fast-field columns, per segment rather than generation.
+//! - [`SegmentColumns`]: tantivy's fast-field columns, per segment rather than generation;
+//! - [`VectorTables`]: the vector graphs' tables, dropped at commit rather than left stale.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use tantivy::SegmentReader;
 
 use crate::facets::Column;
 use crate::settings::Settings;
+use crate::vectors::table::GraphTables;
 
 /// How many filter results [`FilterCache`] keeps.
 const FILTER_CACHE_SIZE: usize = 16;
@@ -148,5 +150,28 @@ impl SegmentColumns {
             self.entries.clear();
         }
         self.entries.insert((reader.segment_id(), field), column);
+    }
+}
+
+/// The vector graphs' tables of one generation ([`crate::vectors::table`]). Unlike the other
+/// caches it is emptied when a batch commits: a table holds a read transaction, which must not
+/// keep the pages of an old generation from being reused.
+#[derive(Default)]
+pub(super) struct VectorTables {
+    entry: Option<(u64, Arc<GraphTables>)>,
+}
+
+impl VectorTables {
+    pub(super) fn get(&self, generation: u64) -> Option<Arc<GraphTables>> {
+        let (g, tables) = self.entry.as_ref()?;
+        (*g == generation).then(|| tables.clone())
+    }
+
+    pub(super) fn put(&mut self, generation: u64, tables: Arc<GraphTables>) {
+        self.entry = Some((generation, tables));
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.entry = None;
     }
 }

@@ -10,7 +10,9 @@ use api_types::{Error, Result};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::ReloadPolicy;
 
-use super::{text, tv, ColumnCache, Fields, FilterCache, Index, SegmentColumns, SettingsCache};
+use super::{
+    text, tv, ColumnCache, Fields, FilterCache, Index, SegmentColumns, SettingsCache, VectorTables,
+};
 use crate::codec::FieldsMap;
 use crate::payload;
 use crate::store::{heed_error, keys, Store};
@@ -104,6 +106,7 @@ impl Index {
             filter_cache: Mutex::new(FilterCache::default()),
             columns: Mutex::new(ColumnCache::default()),
             segment_columns: Mutex::new(SegmentColumns::default()),
+            vector_tables: Mutex::new(VectorTables::default()),
             settings_cache: Mutex::new(SettingsCache::default()),
         };
         {

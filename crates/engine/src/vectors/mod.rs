@@ -12,6 +12,7 @@
 pub mod parse;
 pub mod registry;
 pub mod store;
+pub mod table;
 
 pub use registry::Registry;
 pub use store::{Space, VectorStore};

@@ -31,6 +31,8 @@ use super::{compare_ranked, steps, Ranked};
 use crate::facets;
 use crate::index::Index;
 use crate::settings::Settings;
+use crate::store::keys;
+use crate::vectors::table::GraphTables;
 use crate::vectors::{registry, Registry, Space};
 
 /// `hybrid` of a search request.
@@ -169,6 +171,25 @@ impl Index {
         crate::vectors::embed_query(name, config, q).map(Some)
     }
 
+    /// The vector graphs' tables at `rtxn`'s generation, built on its first semantic search;
+    /// None when a commit came between `rtxn` and the build (hannoy's reader answers).
+    fn graph_tables(&self, rtxn: &heed::RoTxn) -> Result<Option<Arc<GraphTables>>> {
+        let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
+        if let Some(t) = self.vector_tables.lock().unwrap().get(generation) {
+            return Ok(Some(t));
+        }
+        let txn = self.store.static_read()?;
+        if self.store.get_u64(&txn, keys::GENERATION)? != generation {
+            return Ok(None);
+        }
+        let tables = Arc::new(self.store.vectors.tables(txn)?);
+        self.vector_tables
+            .lock()
+            .unwrap()
+            .put(generation, tables.clone());
+        Ok(Some(tables))
+    }
+
     /// Orders the allowed documents by similarity to the query vector: see the module's
     /// documentation.
     pub(super) fn semantic_order(&self, o: &Order, s: &Semantic) -> Result<Ordered> {
@@ -185,9 +206,15 @@ impl Index {
         let nearest = match s.space {
             Some(space) if need > 0 => {
                 let candidates = o.allowed.as_deref();
-                self.store
-                    .vectors
-                    .nearest(o.rtxn, space, &s.vector, candidates, need)?
+                let tables = self.graph_tables(o.rtxn)?;
+                self.store.vectors.nearest(
+                    o.rtxn,
+                    tables.as_deref(),
+                    space,
+                    &s.vector,
+                    candidates,
+                    need,
+                )?
             }
             _ => Vec::new(),
         };
