@@ -90,7 +90,7 @@ pub struct Index {
     /// The typed settings of the newest generation read.
     settings_cache: Mutex<SettingsCache>,
     /// The vector graphs' tables of the newest generation searched.
-    vector_tables: Mutex<VectorTables>,
+    vector_tables: Arc<Mutex<VectorTables>>,
 }
 
 impl Index {

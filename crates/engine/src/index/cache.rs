@@ -6,7 +6,8 @@
 //! - [`FilterCache`]: recent filter results (tenant tokens repeat one filter on every search);
 //! - [`ColumnCache`]: value columns (sort, distinct, facets) and the set of all ids;
 //! - [`SegmentColumns`]: tantivy's fast-field columns, per segment rather than generation;
-//! - [`VectorTables`]: the vector graphs' tables, dropped at commit rather than left stale.
+//! - [`VectorTables`]: the vector graphs' tables, built on a thread of their own and dropped at
+//!   commit rather than left stale.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,27 +29,44 @@ const COLUMN_CACHE_SIZE: usize = 64;
 /// How many segment columns [`SegmentColumns`] holds before it starts over.
 const SEGMENT_COLUMNS_SIZE: usize = 64;
 
-/// The typed settings of one generation. Settings are written only by a batch's commit,
-/// which moves the generation on, so one generation has one settings object; a reader at an
-/// older generation parses its own.
-#[derive(Default)]
-pub(super) struct SettingsCache {
-    entry: Option<(u64, Arc<Settings>)>,
+/// One value computed at one generation: a reader at that generation shares it, one at an
+/// older generation computes its own.
+pub(super) struct Generational<T> {
+    entry: Option<(u64, Arc<T>)>,
 }
 
-impl SettingsCache {
-    pub(super) fn get(&self, generation: u64) -> Option<Arc<Settings>> {
-        let (g, settings) = self.entry.as_ref()?;
-        (*g == generation).then(|| settings.clone())
+impl<T> Default for Generational<T> {
+    fn default() -> Self {
+        Generational { entry: None }
+    }
+}
+
+impl<T> Generational<T> {
+    pub(super) fn get(&self, generation: u64) -> Option<Arc<T>> {
+        let (g, value) = self.entry.as_ref()?;
+        (*g == generation).then(|| value.clone())
     }
 
-    /// Keeps `settings` unless a newer generation is cached.
-    pub(super) fn put(&mut self, generation: u64, settings: Arc<Settings>) {
+    /// Keeps `value` unless a newer generation is held.
+    pub(super) fn put(&mut self, generation: u64, value: Arc<T>) {
         if self.entry.as_ref().is_none_or(|(g, _)| *g <= generation) {
-            self.entry = Some((generation, settings));
+            self.entry = Some((generation, value));
         }
     }
+
+    /// Whether a value of `generation` or a newer one is held.
+    fn holds(&self, generation: u64) -> bool {
+        self.entry.as_ref().is_some_and(|(g, _)| *g >= generation)
+    }
+
+    fn clear(&mut self) {
+        self.entry = None;
+    }
 }
+
+/// The typed settings of one generation. Settings are written only by a batch's commit,
+/// which moves the generation on, so one generation has one settings object.
+pub(super) type SettingsCache = Generational<Settings>;
 
 /// Recent filter results: (generation, filter JSON, matching internal ids), oldest first.
 #[derive(Default)]
@@ -153,25 +171,104 @@ impl SegmentColumns {
     }
 }
 
-/// The vector graphs' tables of one generation ([`crate::vectors::table`]). Unlike the other
-/// caches it is emptied when a batch commits: a table holds a read transaction, which must not
-/// keep the pages of an old generation from being reused.
+/// The vector graphs' tables ([`crate::vectors::table`]), built off the request path, one
+/// build at a time. Unlike the other caches it is emptied when a batch commits: a table holds
+/// a read transaction, which must not keep the pages of an old generation from being reused.
 #[derive(Default)]
 pub(super) struct VectorTables {
-    entry: Option<(u64, Arc<GraphTables>)>,
+    /// The last build that ended at the current generation; None inside when it failed (that
+    /// generation's searches then use hannoy's reader).
+    built: Generational<Option<GraphTables>>,
+    /// Whether a build is running, whatever its generation.
+    building: bool,
+    /// The generation of the last commit: a build of an older one is dropped when it ends.
+    floor: u64,
+}
+
+/// What [`VectorTables::lookup`] found.
+pub(super) enum TableLookup {
+    Ready(Arc<Option<GraphTables>>),
+    /// The caller is to build the table of the generation it asked for, then call
+    /// [`VectorTables::finish`].
+    Build,
+    /// Another build is running: use hannoy's reader meanwhile.
+    Busy,
 }
 
 impl VectorTables {
-    pub(super) fn get(&self, generation: u64) -> Option<Arc<GraphTables>> {
-        let (g, tables) = self.entry.as_ref()?;
-        (*g == generation).then(|| tables.clone())
+    pub(super) fn lookup(&mut self, generation: u64) -> TableLookup {
+        if let Some(t) = self.built.get(generation) {
+            return TableLookup::Ready(t);
+        }
+        if self.building || generation < self.floor || self.built.holds(generation) {
+            return TableLookup::Busy;
+        }
+        self.building = true;
+        TableLookup::Build
     }
 
-    pub(super) fn put(&mut self, generation: u64, tables: Arc<GraphTables>) {
-        self.entry = Some((generation, tables));
+    /// Ends the build claimed by [`Self::lookup`]; its table is kept unless a commit came since.
+    pub(super) fn finish(&mut self, generation: u64, tables: Option<GraphTables>) {
+        self.building = false;
+        if generation >= self.floor {
+            self.built.put(generation, Arc::new(tables));
+        }
     }
 
-    pub(super) fn clear(&mut self) {
-        self.entry = None;
+    /// Drops the table (and its read transaction) of the generations before `generation`.
+    pub(super) fn commit(&mut self, generation: u64) {
+        self.floor = generation;
+        self.built.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_build(l: TableLookup) -> bool {
+        matches!(l, TableLookup::Build)
+    }
+
+    fn is_busy(l: TableLookup) -> bool {
+        matches!(l, TableLookup::Busy)
+    }
+
+    /// A failed build stands in for a table here: the bookkeeping is the same.
+    #[test]
+    fn one_vector_table_build_at_a_time_and_none_kept_past_a_commit() {
+        let mut t = VectorTables::default();
+        assert!(is_build(t.lookup(5)));
+        // Concurrent searches do not build it again, at this generation or another.
+        assert!(is_busy(t.lookup(5)));
+        assert!(is_busy(t.lookup(4)));
+        t.finish(5, None);
+        assert!(matches!(t.lookup(5), TableLookup::Ready(_)));
+        // A reader at an older generation never builds over a newer table.
+        assert!(is_busy(t.lookup(4)));
+
+        // A commit drops the table; the next generation builds its own.
+        t.commit(6);
+        assert!(is_busy(t.lookup(5)));
+        assert!(is_build(t.lookup(6)));
+        // A build that a commit overtook is dropped when it ends.
+        t.commit(7);
+        assert!(is_busy(t.lookup(7)), "the overtaken build still runs");
+        t.finish(6, None);
+        assert!(is_build(t.lookup(7)));
+        t.finish(7, None);
+        assert!(matches!(t.lookup(7), TableLookup::Ready(_)));
+    }
+
+    #[test]
+    fn a_generational_value_is_replaced_only_by_a_newer_one() {
+        let mut g = Generational::default();
+        g.put(3, Arc::new("three"));
+        g.put(2, Arc::new("two"));
+        assert_eq!(g.get(3).as_deref(), Some(&"three"));
+        assert_eq!(g.get(2), None);
+        g.put(4, Arc::new("four"));
+        assert_eq!(g.get(4).as_deref(), Some(&"four"));
+        assert_eq!(g.get(3), None);
     }
 }

@@ -106,7 +106,7 @@ impl Index {
             filter_cache: Mutex::new(FilterCache::default()),
             columns: Mutex::new(ColumnCache::default()),
             segment_columns: Mutex::new(SegmentColumns::default()),
-            vector_tables: Mutex::new(VectorTables::default()),
+            vector_tables: Arc::new(Mutex::new(VectorTables::default())),
             settings_cache: Mutex::new(SettingsCache::default()),
         };
         {

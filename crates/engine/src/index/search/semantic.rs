@@ -16,7 +16,7 @@
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use api_types::{Error, Result};
 use embedders::{Distribution, EmbedderConfig};
@@ -29,6 +29,7 @@ use super::page::Window;
 use super::ranking::{rule_runs, Rule, Run};
 use super::{compare_ranked, steps, Ranked};
 use crate::facets;
+use crate::index::cache::{TableLookup, VectorTables};
 use crate::index::Index;
 use crate::settings::Settings;
 use crate::store::keys;
@@ -171,23 +172,36 @@ impl Index {
         crate::vectors::embed_query(name, config, q).map(Some)
     }
 
-    /// The vector graphs' tables at `rtxn`'s generation, built on its first semantic search;
-    /// None when a commit came between `rtxn` and the build (hannoy's reader answers).
-    fn graph_tables(&self, rtxn: &heed::RoTxn) -> Result<Option<Arc<GraphTables>>> {
+    /// The vector graphs' tables at `rtxn`'s generation when they are built. The first search
+    /// of a generation starts their build on a thread of its own and, like every search until
+    /// it ends, is answered by hannoy's reader (the same hits, only slower).
+    fn graph_tables(&self, rtxn: &heed::RoTxn) -> Result<Option<Arc<Option<GraphTables>>>> {
         let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
-        if let Some(t) = self.vector_tables.lock().unwrap().get(generation) {
-            return Ok(Some(t));
+        match self.vector_tables.lock().unwrap().lookup(generation) {
+            TableLookup::Ready(t) => return Ok(Some(t)),
+            TableLookup::Busy => return Ok(None),
+            TableLookup::Build => {}
         }
-        let txn = self.store.static_read()?;
-        if self.store.get_u64(&txn, keys::GENERATION)? != generation {
-            return Ok(None);
+        let finish = move |tables: &Mutex<VectorTables>, built: Option<GraphTables>| {
+            tables.lock().unwrap().finish(generation, built)
+        };
+        let txn = match self.store.static_read() {
+            // A commit since `rtxn` makes this generation's table useless: none is kept.
+            Ok(txn) if self.store.get_u64(&txn, keys::GENERATION).ok() == Some(generation) => txn,
+            _ => {
+                finish(&self.vector_tables, None);
+                return Ok(None);
+            }
+        };
+        let cache = self.vector_tables.clone();
+        let vectors = self.store.vectors;
+        let started = std::thread::Builder::new()
+            .name("quarry-vector-table".into())
+            .spawn(move || finish(&cache, vectors.tables(txn).ok()));
+        if started.is_err() {
+            finish(&self.vector_tables, None);
         }
-        let tables = Arc::new(self.store.vectors.tables(txn)?);
-        self.vector_tables
-            .lock()
-            .unwrap()
-            .put(generation, tables.clone());
-        Ok(Some(tables))
+        Ok(None)
     }
 
     /// Orders the allowed documents by similarity to the query vector: see the module's
@@ -209,7 +223,7 @@ impl Index {
                 let tables = self.graph_tables(o.rtxn)?;
                 self.store.vectors.nearest(
                     o.rtxn,
-                    tables.as_deref(),
+                    tables.as_deref().and_then(Option::as_ref),
                     space,
                     &s.vector,
                     candidates,

@@ -122,7 +122,7 @@ impl Index {
         // Readers must know every field id before they can see a document that uses it.
         *self.fields_map.write().unwrap() = Arc::new(state.fields.clone());
         wtxn.commit().map_err(heed_error)?;
-        self.vector_tables.lock().unwrap().clear();
+        self.vector_tables.lock().unwrap().commit(generation);
         if let Some(settings) = &state.settings {
             let mut cache = self.settings_cache.lock().unwrap();
             cache.put(generation, settings.clone());
