@@ -262,20 +262,17 @@ impl VectorStore {
         let mut best: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
         for (rank, vector) in queries {
             let graph = space.graph(rank);
-            let ef = count.max(EF_SEARCH);
-            let walked = match tables {
-                Some(t) if space.quantized => {
-                    t.nearest::<Hamming>(graph, vector, candidates, count, ef)?
-                }
-                Some(t) => t.nearest::<Cosine>(graph, vector, candidates, count, ef)?,
-                None => None,
-            };
-            let found = match walked {
-                Some(found) => Some(found),
-                None if space.quantized => {
-                    nns(rtxn, self.quantized(), graph, vector, candidates, count)?
-                }
-                None => nns(rtxn, self.db, graph, vector, candidates, count)?,
+            let found = match space.quantized {
+                true => search_graph(
+                    rtxn,
+                    self.quantized(),
+                    tables,
+                    graph,
+                    vector,
+                    candidates,
+                    count,
+                )?,
+                false => search_graph(rtxn, self.db, tables, graph, vector, candidates, count)?,
             };
             let Some(found) = found else { continue };
             for (iid, distance) in found {
@@ -342,6 +339,25 @@ fn items<D: Distance>(
     graph: u16,
 ) -> Result<Option<RoaringBitmap>> {
     Ok(open_reader(rtxn, db, graph)?.map(|r| r.item_ids().clone()))
+}
+
+/// One graph's nearest, by the table's walk when `tables` can answer, else by hannoy's reader.
+fn search_graph<D: Distance>(
+    rtxn: &RoTxn,
+    db: hannoy::Database<D>,
+    tables: Option<&GraphTables>,
+    graph: u16,
+    vector: &[f32],
+    candidates: Option<&RoaringBitmap>,
+    count: usize,
+) -> Result<Option<Vec<(u32, f32)>>> {
+    let ef = count.max(EF_SEARCH);
+    if let Some(t) = tables {
+        if let Some(found) = t.nearest::<D>(graph, vector, candidates, count, ef)? {
+            return Ok(Some(found));
+        }
+    }
+    nns(rtxn, db, graph, vector, candidates, count)
 }
 
 fn nns<D: Distance>(
