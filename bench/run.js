@@ -4,11 +4,16 @@
  * way a user feels it. With no --url it starts Quarry itself on a temporary data dir.
  *
  *   node bench/run.js [--dataset pypi|npm] [--rows N] [--url URL --key KEY [--pid PID] [--data-dir DIR]]
- *                     [--batch 50000] [--queries 300] [--concurrency 8] [--runs 1] [--out file.json] [--quick]
+ *                     [--batch 50000] [--queries 300] [--warmup 100] [--concurrency 8] [--runs 1] [--out file.json] [--quick]
  *
  * With --runs N (self-started server only) it repeats the whole run on a fresh data dir N
  * times and reports the median of each figure. Against another server (--url) the index it
  * made is deleted at the end, and --data-dir names that server's data for the disk figure.
+ *
+ * Before the timed shapes, --warmup queries per shape (drawn with another seed, so no timed
+ * query repeats one already answered) run once, so the figures are a running server's, not
+ * its first queries' (Quarry's JavaScript is still being compiled then); their own p50/p99
+ * are reported apart as `first queries`.
  *
  * Prints a table and writes the same figures as JSON (bench/results/ by default).
  * No timing assertions: it reports, it does not judge.
@@ -21,7 +26,7 @@ const { filterMix, percentile, queryMix, mulberry32 } = require('./lib');
 const { DATASETS, client, cpuMsOf, dataDir, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
-  const o = { dataset: 'pypi', rows: 0, batch: 50000, queries: 300, concurrency: 8, qpsSeconds: 10, quick: false, runs: 1 };
+  const o = { dataset: 'pypi', rows: 0, batch: 50000, queries: 300, warmup: 100, concurrency: 8, qpsSeconds: 10, quick: false, runs: 1 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -33,6 +38,7 @@ function parseArgs(argv) {
     else if (a === '--rows') o.rows = Number(v());
     else if (a === '--batch') o.batch = Number(v());
     else if (a === '--queries') o.queries = Number(v());
+    else if (a === '--warmup') o.warmup = Number(v());
     else if (a === '--concurrency') o.concurrency = Number(v());
     else if (a === '--qps-seconds') o.qpsSeconds = Number(v());
     else if (a === '--runs') o.runs = Number(v());
@@ -45,6 +51,7 @@ function parseArgs(argv) {
   }
   if (o.quick) {
     o.queries = Math.min(o.queries, 60);
+    o.warmup = Math.min(o.warmup, 10);
     o.qpsSeconds = Math.min(o.qpsSeconds, 2);
   }
   if (!['pypi', 'npm'].includes(o.dataset)) throw new Error(`--dataset must be pypi or npm`);
@@ -124,16 +131,25 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
     const dbDir = started ? started.dbPath : o.dataDir;
     results.disk = dbDir ? { bytes: duBytes(dbDir), rawTsvBytes: rawTsv, rawGzipTsvBytes: rawGzip } : null;
 
+    // The first query with a facet after indexing builds the value columns (one pass over
+    // the documents): it is timed on its own.
+    const c0 = process.hrtime.bigint();
+    await api('POST', `/indexes/${index}/search`, JSON.stringify({ q: '', facets: Object.values(DATASETS[o.dataset].filterFields), limit: 0 }));
+    results.columnsColdMs = Number(process.hrtime.bigint() - c0) / 1e6;
+    // The first queries: another seed's mix, every shape, timed together and apart from the rest.
+    if (o.warmup > 0) {
+      const wrand = mulberry32(7);
+      const warm = [...Object.values(queryMix(docs, wrand, o.warmup)), ...Object.values(filterMix(docs, wrand, o.warmup, DATASETS[o.dataset].filterFields))].flat();
+      process.stderr.write(`  ${warm.length} first queries...          \r`);
+      const { lat } = await timeQueries(api, index, warm, 1);
+      results.firstQueries = { perShape: o.warmup, n: lat.length, p50: percentile(lat, 50), p99: percentile(lat, 99) };
+    }
     // Search: seeded mix per shape at concurrency 1, then QPS at concurrency N.
     const rand = mulberry32(42);
     const mix = queryMix(docs, rand, o.queries);
     results.search = await timeShapes(api, index, mix);
-    // Filters, facets and sort. The first query after indexing builds the value columns
-    // (one pass over the documents); it is timed on its own, then the mix runs warm.
+    // Filters, facets and sort.
     const fmix = filterMix(docs, rand, o.queries, DATASETS[o.dataset].filterFields);
-    const c0 = process.hrtime.bigint();
-    await api('POST', `/indexes/${index}/search`, JSON.stringify({ q: '', facets: Object.values(DATASETS[o.dataset].filterFields), limit: 0 }));
-    results.columnsColdMs = Number(process.hrtime.bigint() - c0) / 1e6;
     results.filters = await timeShapes(api, index, fmix);
     const all = Object.values(mix).flat();
     process.stderr.write(`  measuring QPS at concurrency ${o.concurrency}...\n`);
@@ -201,6 +217,10 @@ async function main() {
   if (results.disk) {
     const ratio = results.disk.bytes / results.disk.rawTsvBytes;
     console.log(`disk         ${mib(results.disk.bytes)} = ${fmt(ratio)}x the raw TSV (${mib(results.disk.rawTsvBytes)}; gzipped ${mib(results.disk.rawGzipTsvBytes)})`);
+  }
+  if (results.firstQueries) {
+    const f = results.firstQueries;
+    console.log(`first ${f.n} queries after indexing (${f.perShape} per shape, another seed; not in the shapes below): p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms`);
   }
   console.log('\nshape            n     p50 ms   p95 ms   p99 ms   server ms');
   for (const [shape, r] of Object.entries(results.search)) {

@@ -5,7 +5,7 @@
  * ratios (Quarry / other: below 1 is better for times, RSS and disk; above 1 for docs/s and QPS).
  *
  *   node bench/side.js --url URL --key KEY --pid PID [--data-dir DIR] [--runs 3]
- *                      [--dataset npm|pypi] [--rows N] [--queries N] [--quick]
+ *                      [--dataset npm|pypi] [--rows N] [--queries N] [--warmup N] [--quick]
  *
  * Against the reference, inside ../shared/tools/with-meilisearch.sh:
  *   node bench/side.js --dataset npm --url http://127.0.0.1:$MEILI_PORT --key masterKey \
@@ -30,7 +30,7 @@ function parseArgs(argv) {
     else if (a === '--data-dir') o.dataDir = v();
     else if (a === '--runs') o.runs = Number(v());
     else if (a === '--dataset') o.dataset = v();
-    else if (['--rows', '--queries', '--concurrency', '--batch'].includes(a)) o.pass.push(a, v());
+    else if (['--rows', '--queries', '--warmup', '--concurrency', '--batch'].includes(a)) o.pass.push(a, v());
     else if (a === '--quick') o.pass.push(a);
     else if (a === '--help') {
       console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(2, 14).join('\n'));
@@ -78,6 +78,10 @@ function main() {
   row('peak RSS bytes', 'memory.peak', 'lower');
   row('disk bytes', 'disk.bytes', 'lower');
   row(`QPS at ${at(runs.quarry[0], 'qps.concurrency')}`, 'qps.value', 'higher');
+  if (runs.quarry[0].firstQueries) {
+    row('p50 first queries', 'firstQueries.p50', 'lower');
+    row('p99 first queries', 'firstQueries.p99', 'lower');
+  }
   for (const group of ['search', 'filters']) {
     for (const shape of Object.keys(runs.quarry[0][group])) {
       row(`p50 ${shape}`, `${group}.${shape}.p50`, 'lower');
@@ -88,7 +92,7 @@ function main() {
   console.log(`\n${o.dataset}: Quarry vs ${o.url}, medians of ${o.runs} alternating runs each`);
   console.log(`${'figure'.padEnd(24)} ${'quarry'.padStart(12)} ${'other'.padStart(12)} ${'ratio'.padStart(7)}`);
   for (const r of rows) console.log(`${r.label.padEnd(24)} ${fmt(r.quarry).padStart(12)} ${fmt(r.other).padStart(12)} ${(r.ratio === null ? '-' : r.ratio.toFixed(2)).padStart(7)}`);
-  const times = rows.filter((r) => /^p(50|99) /.test(r.label) && r.ratio !== null);
+  const times = rows.filter((r) => /^p(50|99) /.test(r.label) && !r.label.endsWith('first queries') && r.ratio !== null);
   const within = (p) => times.filter((r) => r.label.startsWith(p) && r.ratio <= 0.7).length;
   console.log(`\nshapes at most 0.7x: p50 ${within('p50')} of ${times.length / 2}, p99 ${within('p99')} of ${times.length / 2}`);
   const dir = path.join(__dirname, 'results');
