@@ -61,9 +61,13 @@ fn catalogue() -> Vec<Value> {
 }
 
 fn index_of(tmp: &tempfile::TempDir, settings: Value) -> Index {
+    index_with(tmp, settings, catalogue())
+}
+
+fn index_with(tmp: &tempfile::TempDir, settings: Value, docs: Vec<Value>) -> Index {
     let index = Index::open(tmp.path().join("idx")).unwrap();
     let file = tmp.path().join("docs");
-    let body = serde_json::to_string(&catalogue()).unwrap();
+    let body = serde_json::to_string(&docs).unwrap();
     stage_documents(body.as_bytes(), Format::Json, None, &file).unwrap();
     index
         .apply_batch(vec![
@@ -85,8 +89,14 @@ fn index_of(tmp: &tempfile::TempDir, settings: Value) -> Index {
 }
 
 /// Every page of `q` equals the same page of the whole ranking (a score threshold of 0
-/// ranks every candidate and keeps them all).
+/// ranks every candidate and keeps them all; one of 0 is no threshold).
 fn pages_match_the_whole_ranking(index: &Index, q: &str) {
+    pages_of(index, json!({"q": q}));
+}
+
+/// The same for a search `body` of any parameters.
+fn pages_of(index: &Index, body: Value) {
+    let q = body["q"].clone();
     for (offset, limit) in [
         (0, 1),
         (0, 3),
@@ -97,10 +107,13 @@ fn pages_match_the_whole_ranking(index: &Index, q: &str) {
         (10, 15),
         (0, 60),
     ] {
-        let body = json!({"q": q, "offset": offset, "limit": limit, "showRankingScore": true});
+        let mut body = body.clone();
+        body["offset"] = json!(offset);
+        body["limit"] = json!(limit);
+        body["showRankingScore"] = json!(true);
         let page = search(index, body.clone());
         let mut all = body;
-        all["rankingScoreThreshold"] = json!(0.0);
+        all["rankingScoreThreshold"] = json!(1e-9);
         let whole = search(index, all);
         assert_eq!(ids(&page), ids(&whole), "{q} at {offset}+{limit}");
         assert_eq!(
@@ -138,6 +151,53 @@ fn phrase_and_word_pages_equal_the_whole_ranking() {
         first.iter().all(|n| n.starts_with("fast parser")),
         "{first:?}"
     );
+}
+
+/// The catalogue's best documents added last, and a third of the documents updated after
+/// the others (read after them while keeping their internal ids): a page's bounded ranking,
+/// which stops ranking a document once it cannot enter the page, gives the whole ranking's
+/// page, ties broken by internal id.
+#[test]
+fn pages_equal_the_whole_ranking_when_the_best_documents_come_last() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut docs = catalogue();
+    docs.reverse();
+    let index = index_with(
+        &tmp,
+        json!({"searchableAttributes": ["name", "summary"]}),
+        docs,
+    );
+    let again: Vec<Value> = catalogue()
+        .into_iter()
+        .filter(|d| d["id"].as_u64().unwrap() % 3 == 0)
+        .collect();
+    let file = tmp.path().join("again");
+    stage_documents(
+        serde_json::to_string(&again).unwrap().as_bytes(),
+        Format::Json,
+        None,
+        &file,
+    )
+    .unwrap();
+    index
+        .apply_batch(vec![BatchOp::AddDocuments {
+            task_uid: 3,
+            file,
+            method: Method::Replace,
+            primary_key: None,
+            skip_creation: false,
+            shards: None,
+        }])
+        .unwrap();
+    for q in [
+        "fast parser",
+        "fast pars",
+        "parser",
+        "tool",
+        "\"fast parser\"",
+    ] {
+        pages_match_the_whole_ranking(&index, q);
+    }
 }
 
 #[test]

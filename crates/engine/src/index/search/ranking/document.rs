@@ -43,8 +43,19 @@ pub(crate) struct Evaluation<'a> {
     pub lens: &'a dyn Fn() -> Vec<u64>,
 }
 
-/// Ranks one document: its verdict on the relevancy rules of `ctx.rules` (sort keys skipped),
-/// `None` when a term the strategy requires is missing (after `attributesToSearchOn`).
+/// What ranking one document found.
+pub enum Outcome {
+    /// A term the strategy requires is missing (after `attributesToSearchOn`).
+    Missing,
+    /// Its verdict's cost passed the bound on a rule: it can only end worse than that.
+    Beaten,
+    Ranked(Verdict),
+}
+
+/// Ranks one document: its verdict on the relevancy rules of `ctx.rules` (sort keys skipped).
+/// `bound`: the cost past which the verdict is of no use (the worst one a full page keeps);
+/// as each rule only adds cost on lesser digits, the rules after the one that passes it are
+/// not run.
 pub fn rank(
     ctx: &Context,
     terms: &[QueryTerm],
@@ -52,7 +63,8 @@ pub fn rank(
     doc: DocId,
     lens: &dyn Fn() -> Vec<u64>,
     scratch: &mut Vec<Vec<Occ>>,
-) -> Option<Verdict> {
+    bound: u128,
+) -> Outcome {
     let n = terms.len();
     scratch.resize_with(n, Vec::new);
     for (t, r) in readers.iter_mut().enumerate() {
@@ -70,7 +82,9 @@ pub fn rank(
         }
     }
     let mut kept_buf = [0usize; 32];
-    let k = words::keep(ctx, scratch, &mut kept_buf)?;
+    let Some(k) = words::keep(ctx, scratch, &mut kept_buf) else {
+        return Outcome::Missing;
+    };
     let mut doc = Evaluation {
         ctx,
         terms,
@@ -81,6 +95,9 @@ pub fn rank(
     let mut v = Verdict::default();
     for rule in ctx.rules {
         rule.rank(&mut doc, &mut v);
+        if v.cost > bound {
+            return Outcome::Beaten;
+        }
     }
-    Some(v)
+    Outcome::Ranked(v)
 }

@@ -379,10 +379,30 @@ impl Index {
                     seen[word] |= bit;
                 }
                 let doc_lens = || lens.values_for_doc(doc).collect::<Vec<u64>>();
-                let Some(verdict) =
-                    document::rank(ctx, qt, &mut readers, doc, &doc_lens, &mut scratch)
-                else {
-                    continue;
+                // A full page's worst: a document whose cost passes it stays out.
+                let bound = match keep {
+                    Some(k) if best.len() >= k => {
+                        best.peek().map_or(u128::MAX, |w| w.0.verdict.cost)
+                    }
+                    _ => u128::MAX,
+                };
+                let verdict = match document::rank(
+                    ctx,
+                    qt,
+                    &mut readers,
+                    doc,
+                    &doc_lens,
+                    &mut scratch,
+                    bound,
+                ) {
+                    document::Outcome::Missing => continue,
+                    // It matches the level (`accept` takes it or not: the page is full
+                    // either way, so the count only needs to pass `k`).
+                    document::Outcome::Beaten => {
+                        accepted += 1;
+                        continue;
+                    }
+                    document::Outcome::Ranked(v) => v,
                 };
                 if !accept(&verdict) {
                     continue;
