@@ -4,14 +4,16 @@
  * (all-MiniLM-L6-v2, 384 dimensions, from `scripts/fetch-model.sh`), then loaded into a server
  * as `userProvided` vectors and searched.
  *
- *   node bench/vectors.js [--rows 100000] [--queries 200] [--concurrency 8]
+ *   node bench/vectors.js [--rows 100000] [--queries 200] [--warmup 200] [--concurrency 8]
  *                         [--url URL --key KEY [--pid PID] [--data DIR]] [--out file.json]
  *
  * The embeddings are computed once by Quarry's own `huggingFace` embedder (that run gives the
  * model's throughput) and cached in bench/data/, so later runs, and runs against another
  * server, load the same vectors. Reports: embedding texts/s, vector indexing docs/s, disk per
  * vector, semantic search p50/p99 at concurrency 1 and QPS at --concurrency, hybrid search
- * p50/p99, and recall@10 against exact (brute-force) cosine. No timing assertions.
+ * p50/p99, and recall@10 against exact (brute-force) cosine. No timing assertions. Before the
+ * timed queries, --warmup documents of another seed are searched both ways, untimed in the
+ * figures above and reported apart as the first queries.
  */
 'use strict';
 const fs = require('node:fs');
@@ -26,12 +28,13 @@ const MODEL = 'sentence-transformers/all-MiniLM-L6-v2';
 const MODEL_ARGS = ['--experimental-models-dir', MODELS, '--experimental-onnxruntime-path', path.join(MODELS, 'onnxruntime/libonnxruntime.so')];
 
 function parseArgs(argv) {
-  const o = { rows: 100000, queries: 200, concurrency: 8, qpsSeconds: 10 };
+  const o = { rows: 100000, queries: 200, warmup: 200, concurrency: 8, qpsSeconds: 10 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
     if (a === '--rows') o.rows = Number(v());
     else if (a === '--queries') o.queries = Number(v());
+    else if (a === '--warmup') o.warmup = Number(v());
     else if (a === '--concurrency') o.concurrency = Number(v());
     else if (a === '--qps-seconds') o.qpsSeconds = Number(v());
     else if (a === '--url') o.url = v();
@@ -160,10 +163,21 @@ async function main() {
     results.disk = { bytes: disk, bytesPerVector: disk === null ? null : disk / docs.length };
 
     // Queries: the vectors of seeded random documents, and for hybrid one word of their name.
+    const semanticOf = (i) => ({ vector: vec(vectors, i), hybrid: { embedder: 'minilm', semanticRatio: 1 }, limit: 10, attributesToRetrieve: ['id'] });
+    const hybridOf = (i) => ({ q: docs[i].name.split(/[^A-Za-z0-9]+/).filter(Boolean)[0] ?? docs[i].name, vector: vec(vectors, i), hybrid: { embedder: 'minilm', semanticRatio: 0.5 }, limit: 10, attributesToRetrieve: ['id'] });
+    // The first queries after indexing (another seed, untimed figures reported apart): both
+    // servers are then measured running, not compiling their code or loading their graphs.
+    if (o.warmup > 0) {
+      const wrand = mulberry32(7);
+      const warm = Array.from({ length: o.warmup }, () => Math.floor(wrand() * docs.length)).flatMap((i) => [semanticOf(i), hybridOf(i)]);
+      process.stderr.write('  first queries...               \r');
+      const { lat } = await time(api, index, warm, 1);
+      results.firstQueries = { n: lat.length, p50: percentile(lat, 50), p99: percentile(lat, 99) };
+    }
     const rand = mulberry32(42);
     const picks = Array.from({ length: o.queries }, () => Math.floor(rand() * docs.length));
-    const semantic = picks.map((i) => ({ vector: vec(vectors, i), hybrid: { embedder: 'minilm', semanticRatio: 1 }, limit: 10, attributesToRetrieve: ['id'] }));
-    const hybrid = picks.map((i) => ({ q: docs[i].name.split(/[^A-Za-z0-9]+/).filter(Boolean)[0] ?? docs[i].name, vector: vec(vectors, i), hybrid: { embedder: 'minilm', semanticRatio: 0.5 }, limit: 10, attributesToRetrieve: ['id'] }));
+    const semantic = picks.map(semanticOf);
+    const hybrid = picks.map(hybridOf);
     process.stderr.write('  semantic queries...            \r');
     const sem = await time(api, index, semantic, 1);
     let found = 0;
@@ -193,6 +207,7 @@ async function main() {
       `disk: ${results.disk.bytes === null ? '-' : (results.disk.bytes / 2 ** 20).toFixed(1) + ' MiB'}, ${f(results.disk.bytesPerVector, 0)} bytes per vector`,
       `semantic: p50 ${f(results.semantic.p50)} ms, p99 ${f(results.semantic.p99)} ms, QPS at ${o.concurrency}: ${f(results.semantic.qps, 0)}, recall@10 ${f(results.semantic.recallAt10, 3)}`,
       `hybrid: p50 ${f(results.hybrid.p50)} ms, p99 ${f(results.hybrid.p99)} ms`,
+      `first queries (${results.firstQueries?.n ?? 0}, untimed mix): p50 ${f(results.firstQueries?.p50)} ms, p99 ${f(results.firstQueries?.p99)} ms`,
     ].join('\n'),
   );
   const out = o.out ?? path.join(__dirname, 'results', `vectors-${Date.now()}.json`);

@@ -60,6 +60,8 @@ pub struct TermReader {
     heap: BinaryHeap<Reverse<(DocId, usize)>>,
     sequences: Vec<Sequence>,
     buf: Vec<u32>,
+    /// Per part of a sequence: its positions in the document being read.
+    lists: Vec<Vec<u32>>,
 }
 
 impl TermReader {
@@ -104,6 +106,7 @@ impl TermReader {
             heap,
             sequences,
             buf: Vec::new(),
+            lists: Vec::new(),
         })
     }
 
@@ -140,20 +143,24 @@ impl TermReader {
             if parts.iter_mut().any(|(_, p)| p.seek(doc) != doc) {
                 continue;
             }
-            let mut lists: Vec<(u32, Vec<u32>)> = Vec::with_capacity(parts.len());
-            for (off, p) in parts.iter_mut() {
-                let mut v = Vec::new();
-                p.positions(&mut v);
-                lists.push((*off, v));
+            // The parts' positions, reusing the lists of earlier documents.
+            let lists = &mut self.lists;
+            if lists.len() < parts.len() {
+                lists.resize_with(parts.len(), Vec::new);
             }
-            let (first_off, first) = &lists[0];
-            for &p0 in first {
-                let Some(start) = p0.checked_sub(*first_off) else {
+            for ((_, p), v) in parts.iter_mut().zip(lists.iter_mut()) {
+                v.clear();
+                p.positions(v);
+            }
+            let first_off = parts[0].0;
+            for &p0 in &lists[0] {
+                let Some(start) = p0.checked_sub(first_off) else {
                     continue;
                 };
-                let all = lists[1..]
+                let all = parts[1..]
                     .iter()
-                    .all(|(off, v)| v.binary_search(&(start + off)).is_ok());
+                    .zip(&lists[1..])
+                    .all(|((off, _), v)| v.binary_search(&(start + off)).is_ok());
                 // A sequence stays inside one field.
                 if all && (start >> 16) == ((start + *span - 1) >> 16) {
                     out.push(Occ {
