@@ -66,30 +66,35 @@ fn index_of(tmp: &tempfile::TempDir, settings: Value) -> Index {
 
 fn index_with(tmp: &tempfile::TempDir, settings: Value, docs: Vec<Value>) -> Index {
     let index = Index::open(tmp.path().join("idx")).unwrap();
-    let file = tmp.path().join("docs");
-    let body = serde_json::to_string(&docs).unwrap();
-    stage_documents(body.as_bytes(), Format::Json, None, &file).unwrap();
     index
-        .apply_batch(vec![
-            BatchOp::UpdateSettings {
-                task_uid: 1,
-                patch: settings,
-            },
-            BatchOp::AddDocuments {
-                task_uid: 2,
-                file,
-                method: Method::Replace,
-                primary_key: None,
-                skip_creation: false,
-                shards: None,
-            },
-        ])
+        .apply_batch(vec![BatchOp::UpdateSettings {
+            task_uid: 1,
+            patch: settings,
+        }])
         .unwrap();
+    add_documents(&index, tmp, 2, &docs);
     index
 }
 
-/// Every page of `q` equals the same page of the whole ranking (a score threshold of 0
-/// ranks every candidate and keeps them all; one of 0 is no threshold).
+/// Adds (or replaces) `docs` in one batch, as task `task_uid`.
+fn add_documents(index: &Index, tmp: &tempfile::TempDir, task_uid: u64, docs: &[Value]) {
+    let file = tmp.path().join(format!("docs-{task_uid}"));
+    let body = serde_json::to_string(docs).unwrap();
+    stage_documents(body.as_bytes(), Format::Json, None, &file).unwrap();
+    index
+        .apply_batch(vec![BatchOp::AddDocuments {
+            task_uid,
+            file,
+            method: Method::Replace,
+            primary_key: None,
+            skip_creation: false,
+            shards: None,
+        }])
+        .unwrap();
+}
+
+/// Every page of `q` equals the same page of the whole ranking (a score threshold just above
+/// 0 ranks every candidate and keeps them all; one of 0 is no threshold, so a page).
 fn pages_match_the_whole_ranking(index: &Index, q: &str) {
     pages_of(index, json!({"q": q}));
 }
@@ -171,24 +176,7 @@ fn pages_equal_the_whole_ranking_when_the_best_documents_come_last() {
         .into_iter()
         .filter(|d| d["id"].as_u64().unwrap() % 3 == 0)
         .collect();
-    let file = tmp.path().join("again");
-    stage_documents(
-        serde_json::to_string(&again).unwrap().as_bytes(),
-        Format::Json,
-        None,
-        &file,
-    )
-    .unwrap();
-    index
-        .apply_batch(vec![BatchOp::AddDocuments {
-            task_uid: 3,
-            file,
-            method: Method::Replace,
-            primary_key: None,
-            skip_creation: false,
-            shards: None,
-        }])
-        .unwrap();
+    add_documents(&index, &tmp, 3, &again);
     for q in [
         "fast parser",
         "fast pars",
