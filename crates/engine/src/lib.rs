@@ -30,7 +30,7 @@ pub use payload::{stage_documents, Format};
 pub use settings::{Settings, SettingsPatch};
 pub use vectors::{
     check_embedder, configure_models, configure_outbound, configure_remote_embedders, outbound,
-    render_template,
+    render_template, vector_of_bytes,
 };
 
 /// The engine's version, reported by `GET /version` next to the package's.

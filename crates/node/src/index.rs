@@ -17,8 +17,9 @@ pub enum IndexJob {
     Apply(String),
     Get(String, Option<Vec<String>>, bool),
     Fetch(String),
-    /// The query and when its request arrived.
-    Search(String, std::time::Instant),
+    /// The query, its `vector` as `f32` bytes (the machine's order) when sent apart, and when
+    /// its request arrived.
+    Search(String, Option<Vec<u8>>, std::time::Instant),
     FacetSearch(String),
     MergeFacetHits(String),
     Elsewhere(String),
@@ -53,9 +54,12 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
             let q = serde_json::from_str(&q).map_err(Error::internal)?;
             JobOutput::Bytes(Some(index.fetch_documents(&q)?))
         }
-        IndexJob::Search(q, received) => {
+        IndexJob::Search(q, vector, received) => {
             let mut q: engine::SearchQuery = serde_json::from_str(&q).map_err(Error::internal)?;
             q.received = Some(received);
+            if let Some(bytes) = vector {
+                q.vector = Some(engine::vector_of_bytes(&bytes));
+            }
             JobOutput::Bytes(Some(index.search(&q)?))
         }
         IndexJob::FacetSearch(q) => {
@@ -182,9 +186,11 @@ impl NativeIndex {
     pub fn search(
         &self,
         query_json: String,
+        vector: Option<Buffer>,
         since_ms: Option<f64>,
     ) -> Result<AsyncTask<IndexTask>> {
-        self.task(IndexJob::Search(query_json, received_at(since_ms)))
+        let vector = vector.map(|b| b.to_vec());
+        self.task(IndexJob::Search(query_json, vector, received_at(since_ms)))
     }
 
     /// A facet search: `queryJson` is a `FacetSearchQuery`; the answer is `{facetHits, facetQuery, processingTimeMs}`.

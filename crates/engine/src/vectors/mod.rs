@@ -26,6 +26,15 @@ use embedders::{Embed, EmbedderConfig};
 static OUTBOUND: RwLock<Option<outbound::Client>> = RwLock::new(None);
 
 /// Sets the networks every remote embedder of this process may reach (CIDRs, or `any`).
+/// A query vector sent as `f32` bytes in the machine's order (the binding's form, which spares
+/// the JavaScript thread printing the numbers as JSON); a trailing partial value is ignored.
+pub fn vector_of_bytes(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
 pub fn configure_outbound(allowed: &[String]) -> api_types::Result<()> {
     let client = outbound::Client::new(allowed)?;
     *OUTBOUND.write().unwrap_or_else(|e| e.into_inner()) = Some(client);
