@@ -246,3 +246,44 @@ fn phrase_totals_are_exact_below_max_total_hits_and_capped_above() {
     assert_eq!(total("\"fast parser\"", None), json!(7));
     assert_eq!(total("\"fast parser\"", Some("id < 50")), json!(7));
 }
+
+#[test]
+fn pages_under_a_sparse_filter_equal_the_whole_ranking() {
+    // One document in twenty has a rank: the filter passes too few for the shortcuts, and the
+    // levels are read (filtered) before anything is ranked.
+    let tmp = tempfile::tempdir().unwrap();
+    let docs: Vec<Value> = catalogue()
+        .into_iter()
+        .map(|mut d| {
+            let id = d["id"].as_u64().unwrap();
+            if id % 20 == 0 {
+                d["rank"] = json!(id);
+            }
+            d
+        })
+        .collect();
+    let settings =
+        json!({"searchableAttributes": ["name", "summary"], "filterableAttributes": ["rank"]});
+    let index = index_with(&tmp, settings, docs);
+    for q in [
+        "fast",
+        "fast parser",
+        "fast parsre",
+        "pars",
+        "\"fast parser\"",
+        "tool",
+    ] {
+        pages_of(&index, json!({"q": q, "filter": "rank >= 0"}));
+        let r = search(&index, json!({"q": q, "filter": "rank >= 0", "limit": 100}));
+        let hits = r["hits"].as_array().unwrap();
+        assert!(
+            hits.iter().all(|h| h["id"].as_u64().unwrap() % 20 == 0),
+            "{q}: {hits:?}"
+        );
+        assert!(!hits.is_empty(), "{q}");
+        // A filter no document passes.
+        let none = search(&index, json!({"q": q, "filter": "rank >= 100000"}));
+        assert_eq!(none["hits"], json!([]), "{q}");
+        assert_eq!(none["estimatedTotalHits"], json!(0), "{q}");
+    }
+}

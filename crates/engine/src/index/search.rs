@@ -65,8 +65,7 @@ use page::Window;
 use printer::{Printer, SearchResult, Timings};
 use query::{group_query, prefix_search, Group, Reach, Terms};
 use ranking::{
-    self as rank, compare_ranked, rule_list, score_details, semantic_rule_list, steps, LevelDocs,
-    Ranked,
+    self as rank, compare_ranked, rule_list, score_details, semantic_rule_list, steps, Ranked,
 };
 pub use remote::{CANDIDATES_HEADER, RUNS_HEADER};
 use semantic::{keyword_suffices, merge, Mode};

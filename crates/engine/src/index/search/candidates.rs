@@ -11,7 +11,6 @@ use tantivy::query::{EnableScoring, Occur, Query};
 use tantivy::{DocSet, TERMINATED};
 
 use super::query::{groups_query, Reach, Terms};
-use super::LevelDocs;
 use crate::filter::eval::within;
 use crate::index::open::IID_FIELD;
 use crate::index::{tv, Index};
@@ -25,8 +24,8 @@ impl Index {
         searcher: &tantivy::Searcher,
         query: &dyn Query,
     ) -> Result<Vec<u32>> {
-        Ok(searcher
-            .search(query, &LevelDocs(self))
+        Ok(self
+            .level_docs(searcher, query, None)
             .map_err(tv)?
             .into_iter()
             .flat_map(|(_, list)| list.into_iter().map(|(_, iid)| iid))

@@ -15,7 +15,7 @@ use api_types::Result;
 use roaring::RoaringBitmap;
 use tantivy::DocId;
 
-use super::collector::LevelDocs;
+use super::collector::SegmentDocs;
 use super::document::{self, Context};
 use super::order::{compare_ranked, steps, ByCost, Ranked};
 use super::reader::{QueryTerm, TermReader};
@@ -28,6 +28,13 @@ use crate::index::search::{Reach, Terms};
 use crate::index::{text, tv, Index};
 use crate::settings::{ProximityPrecision, Settings};
 use crate::sort::SortKey;
+
+/// A filter passing fewer than one document in this many is sparse (see [`Index::rank`]).
+const SPARSE_FILTER: u64 = 16;
+
+/// Under a sparse filter, a level with at most this many documents per result still wanted
+/// is ranked whole, without the shortcuts.
+const FEW_PER_RESULT: usize = 64;
 
 /// What every level of one ranking reads.
 pub(super) struct Run<'a> {
@@ -180,6 +187,17 @@ impl Index {
             key_specs,
             deadline,
         };
+        // A filter no document passes: nothing to rank.
+        if allowed.is_some_and(RoaringBitmap::is_empty) {
+            return Ok((Vec::new(), true));
+        }
+        // A filter passing few of the documents: a level's documents are read first, and
+        // when few pass, they are ranked without the shortcuts, whose sets would mostly
+        // hold documents the filter leaves out.
+        let all = searcher.num_docs().max(1);
+        let sparse = allowed
+            .filter(|a| a.len().saturating_mul(SPARSE_FILTER) < all)
+            .map(|a| a.len() as f64 / all as f64);
         let fields = FieldRules::of(self, settings, search_on, rules);
         let (levels, typo_next) = levels(rules, terms);
         // One-word levels without typos take shortcuts: the documents best on the rules
@@ -217,10 +235,27 @@ impl Index {
                 qterms.get_or_insert_with(|| (terms.query_terms(), terms.max_typos()));
             let ctx = fields.context(terms, max_typos);
             let kept = terms.kept(*dropped);
+            let mut read = None;
+            let mut few = false;
+            if let (Some(density), Some(n)) = (sparse, need) {
+                // Read first only when the filter should leave few of the level's documents
+                // (a broad word's level, read whole, would cost more than its shortcuts).
+                let want = (n - out.len()).max(1).saturating_mul(FEW_PER_RESULT);
+                let df = |t: &tantivy::Term| searcher.doc_freq(t).map_err(tv);
+                let expected = terms.kept_bound(&kept, *reach, &df)? as f64 * density;
+                if expected <= want as f64 {
+                    let docs = self
+                        .level_docs(searcher, terms.kept_query(&kept, *reach).as_ref(), allowed)
+                        .map_err(tv)?;
+                    let count: usize = docs.iter().map(|(_, list)| list.len()).sum();
+                    few = count <= want;
+                    read = Some(docs);
+                }
+            }
             // Shortcuts (see [`Index::shortcut_sets`]): a small set holding the level's best
             // documents is ranked first; when enough of them are as good as the level allows,
             // nothing else can come before them.
-            if let (Some(n), Some(cut)) = (need, shortcut.as_ref()) {
+            if let (Some(n), Some(cut), false) = (need, shortcut.as_ref(), few) {
                 let want = n - out.len();
                 let best = self
                     .rank_shortcuts(&run, &ctx, qt, terms, &kept, *reach, cut, &mut seen, want)?;
@@ -237,9 +272,8 @@ impl Index {
                 &run,
                 &ctx,
                 qt,
-                terms,
-                &kept,
-                *reach,
+                (terms, &kept, *reach),
+                read,
                 &mut seen,
                 !last_level,
                 k,
@@ -260,33 +294,31 @@ impl Index {
     }
 
     /// Ranks every document of one level (`kept` groups, words reaching as far as `reach`)
-    /// not ranked before, and keeps its best `k`: the kept documents, whether none was left
-    /// out, and (when `count`) how many allowed documents the level's query matched.
+    /// not ranked before (its documents `read` already, or read here), and keeps its best
+    /// `k`: the kept documents, whether none was left out, and (when `count`) how many
+    /// allowed documents the level's query matched.
     #[allow(clippy::too_many_arguments)]
     fn rank_level(
         &self,
         run: &Run,
         ctx: &Context,
         qt: &[QueryTerm],
-        terms: &Terms,
-        kept: &[usize],
-        reach: Reach,
+        (terms, kept, reach): (&Terms, &[usize], Reach),
+        read: Option<SegmentDocs>,
         seen: &mut [Vec<u64>],
         mark: bool,
         k: Option<usize>,
         count: bool,
     ) -> Result<(Vec<Ranked>, bool, Option<usize>)> {
-        let query = terms.kept_query(kept, reach);
-        let docs = run
-            .searcher
-            .search(query.as_ref(), &LevelDocs(self))
-            .map_err(tv)?;
-        let matched = count.then(|| {
-            docs.iter()
-                .flat_map(|(_, list)| list)
-                .filter(|(_, iid)| run.allowed.is_none_or(|a| a.contains(*iid)))
-                .count()
-        });
+        let docs = match read {
+            Some(docs) => docs,
+            None => {
+                let query = terms.kept_query(kept, reach);
+                self.level_docs(run.searcher, query.as_ref(), run.allowed)
+                    .map_err(tv)?
+            }
+        };
+        let matched = count.then(|| docs.iter().map(|(_, list)| list.len()).sum());
         let (mut level, count) = self.rank_docs(run, ctx, qt, docs, seen, mark, &|_| true, k)?;
         let complete = !(k.is_some_and(|k| count > k) || Instant::now() >= run.deadline);
         self.keep_best(run, &mut level, k.unwrap_or(usize::MAX))?;
@@ -335,7 +367,7 @@ impl Index {
         run: &Run,
         ctx: &Context,
         qt: &[QueryTerm],
-        docs: Vec<(u32, Vec<(DocId, u32)>)>,
+        docs: SegmentDocs,
         seen: &mut [Vec<u64>],
         mark: bool,
         accept: &dyn Fn(&Verdict) -> bool,
@@ -350,6 +382,15 @@ impl Index {
         let mut scratch = Vec::new();
         let mut ranked = 0usize;
         for (seg, list) in docs {
+            let seen = &mut seen[seg as usize];
+            // A segment none of whose documents is left to rank opens no postings (a narrow
+            // filter or the earlier levels may leave none, whatever the number of terms).
+            if !list
+                .iter()
+                .any(|&(doc, iid)| unranked(seen, allowed, doc, iid))
+            {
+                continue;
+            }
             let reader = searcher.segment_reader(seg);
             let inverted = reader.inverted_index(self.fields.words).map_err(tv)?;
             let mut readers = qt
@@ -362,7 +403,6 @@ impl Index {
                 .map_err(tv)?;
             // Allocated only when this level marks documents: a fresh bitset costs the
             // kernel zeroed pages on every search.
-            let seen = &mut seen[seg as usize];
             if mark && seen.is_empty() {
                 seen.resize(reader.max_doc().div_ceil(64) as usize, 0);
             }

@@ -66,7 +66,6 @@ mod verdict;
 mod word_position;
 mod words;
 
-pub(super) use collector::LevelDocs;
 pub(super) use order::{compare_ranked, steps, Ranked, Step};
 pub(super) use reader::{Derivation, QueryTerm};
 pub(super) use rule::Rule;

@@ -14,7 +14,6 @@ use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::Term;
 
-use super::collector::LevelDocs;
 use super::document::Context;
 use super::levels::Run;
 use super::order::Ranked;
@@ -159,9 +158,8 @@ impl Index {
             ctx.search_on.is_some(),
         );
         for set in sets {
-            let docs = run
-                .searcher
-                .search(set.query.as_ref(), &LevelDocs(self))
+            let docs = self
+                .level_docs(run.searcher, set.query.as_ref(), run.allowed)
                 .map_err(tv)?;
             // The fewest typos the level has, nothing lost on the next rules.
             let expected = (set.typos as u128) << (16 * (set.zero_to - 2));

@@ -6,6 +6,7 @@
 use api_types::Result;
 use tantivy::DocId;
 
+use super::super::collector::SegmentDocs;
 use super::super::document::Context;
 use super::super::exactness;
 use super::super::levels::{unranked, Run};
@@ -89,7 +90,7 @@ impl Index {
         run: &Run,
         ctx: &Context,
         qt: &[QueryTerm],
-        docs: Vec<(u32, Vec<(DocId, u32)>)>,
+        docs: SegmentDocs,
         seen: &mut [Vec<u64>],
         accept: &dyn Fn(&Verdict) -> bool,
         want: usize,
