@@ -101,48 +101,6 @@ impl Terms {
         ))
     }
 
-    /// At least how many documents [`Self::kept_query`] matches, at most: per group the sum of
-    /// its words' document frequencies (`df`; a sequence counts its first word's), the least
-    /// of the groups.
-    pub(crate) fn kept_bound(
-        &self,
-        kept: &[usize],
-        reach: Reach,
-        df: &dyn Fn(&Term) -> Result<u64>,
-    ) -> Result<u64> {
-        let mut bound = u64::MAX;
-        for &i in kept {
-            let sum = match &self.groups[i] {
-                Group::Word {
-                    exact,
-                    synonyms,
-                    typos,
-                    split,
-                    ..
-                } => {
-                    let with_typos = reach >= Reach::Typos;
-                    let mut words: Vec<&Term> = exact.iter().collect();
-                    words.extend(synonyms.iter().filter_map(|s| s.first()));
-                    if with_typos {
-                        words.extend(typos.iter().map(|(t, _)| t));
-                        words.extend(split.iter().filter_map(|s| s.first()));
-                    }
-                    let mut sum = 0u64;
-                    for t in words {
-                        sum = sum.saturating_add(df(t)?);
-                    }
-                    sum
-                }
-                Group::Phrase(g) => match g.first() {
-                    Some((_, t)) => df(t)?,
-                    None => 0,
-                },
-            };
-            bound = bound.min(sum);
-        }
-        Ok(bound)
-    }
-
     /// The candidates: documents holding every group `words` never drops.
     pub(crate) fn universe_query(&self, reach: Reach) -> Box<dyn Query> {
         self.kept_query(&self.kept(self.droppable()), reach)

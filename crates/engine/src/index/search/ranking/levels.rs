@@ -141,6 +141,31 @@ fn levels(rules: &[Rule], terms: &Terms) -> (Vec<(usize, Reach)>, bool) {
     (levels, typo_next)
 }
 
+/// At most how many documents a level (`kept` groups, words reaching as far as `reach`)
+/// matches: per group the sum of the document frequencies of its derivations within reach
+/// (a sequence counts its first word), the least of the groups.
+fn level_bound(
+    searcher: &tantivy::Searcher,
+    qt: &[QueryTerm],
+    kept: &[usize],
+    reach: Reach,
+) -> Result<u64> {
+    let mut bound = u64::MAX;
+    for &i in kept {
+        let mut sum = 0u64;
+        for d in &qt[i].derivations {
+            if d.typos > 0 && reach < Reach::Typos {
+                continue;
+            }
+            if let Some((_, t)) = d.words.first() {
+                sum = sum.saturating_add(searcher.doc_freq(t).map_err(tv)?);
+            }
+        }
+        bound = bound.min(sum);
+    }
+    Ok(bound)
+}
+
 /// Where document `doc` sits in a segment's `seen` bitset: its word and bit.
 fn seen_bit(doc: DocId) -> (usize, u64) {
     ((doc / 64) as usize, 1u64 << (doc % 64))
@@ -241,8 +266,7 @@ impl Index {
                 // Read first only when the filter should leave few of the level's documents
                 // (a broad word's level, read whole, would cost more than its shortcuts).
                 let want = (n - out.len()).max(1).saturating_mul(FEW_PER_RESULT);
-                let df = |t: &tantivy::Term| searcher.doc_freq(t).map_err(tv);
-                let expected = terms.kept_bound(&kept, *reach, &df)? as f64 * density;
+                let expected = level_bound(searcher, qt, &kept, *reach)? as f64 * density;
                 if expected <= want as f64 {
                     let docs = self
                         .level_docs(searcher, terms.kept_query(&kept, *reach).as_ref(), allowed)
@@ -272,7 +296,9 @@ impl Index {
                 &run,
                 &ctx,
                 qt,
-                (terms, &kept, *reach),
+                terms,
+                &kept,
+                *reach,
                 read,
                 &mut seen,
                 !last_level,
@@ -303,7 +329,9 @@ impl Index {
         run: &Run,
         ctx: &Context,
         qt: &[QueryTerm],
-        (terms, kept, reach): (&Terms, &[usize], Reach),
+        terms: &Terms,
+        kept: &[usize],
+        reach: Reach,
         read: Option<SegmentDocs>,
         seen: &mut [Vec<u64>],
         mark: bool,
