@@ -20,7 +20,7 @@ use roaring::RoaringBitmap;
 use super::distinct::{apply_distinct, distinct_ranked};
 use super::faceting::FacetCounts;
 use super::page::Window;
-use super::{compare_ranked, rank, steps, Ranked, Reach, Terms};
+use super::{compare_ranked, rank, steps, Counted, Ranked, Reach, Terms};
 use crate::facets;
 use crate::index::Index;
 use crate::settings::Settings;
@@ -254,7 +254,11 @@ impl Index {
         // Ranking read every candidate already (without typo derivations, the same query).
         if let Some((reach, n)) = terms.counted {
             if reach == Reach::Typos || !terms.has_typos() {
-                return Ok(n.min(o.max_total_hits));
+                match n {
+                    Counted::Exactly(n) => return Ok(n.min(o.max_total_hits)),
+                    Counted::AtLeast(n) if n >= o.max_total_hits => return Ok(o.max_total_hits),
+                    Counted::AtLeast(_) => {}
+                }
             }
         }
         let query = terms.universe_query(Reach::Typos);

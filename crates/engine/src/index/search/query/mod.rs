@@ -20,4 +20,4 @@ mod typos;
 
 pub(crate) use completions::prefix_search;
 pub use pins::{Pins, QueryCandidates};
-pub(crate) use terms::{group_query, groups_query, Group, Reach, Terms};
+pub(crate) use terms::{group_query, groups_query, Counted, Group, Reach, Terms};

@@ -57,8 +57,15 @@ pub(crate) struct Terms {
     /// Derivations chosen for every instance of a network (see [`super::pins`]).
     pub(crate) pins: Option<super::Pins>,
     /// How many allowed documents the candidates' query matched at a reach, when ranking
-    /// read them all (so the total needs no second count).
-    pub(crate) counted: Option<(Reach, usize)>,
+    /// read them (so the total needs no second count).
+    pub(crate) counted: Option<(Reach, Counted)>,
+}
+
+/// A count ranking made of the candidates: all of them, or a bound it stopped at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Counted {
+    Exactly(usize),
+    AtLeast(usize),
 }
 
 impl Terms {
@@ -87,6 +94,12 @@ impl Terms {
     /// How many groups `words` may drop.
     pub(crate) fn droppable(&self) -> usize {
         self.drop_order.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Whether some group of `kept` is a quoted phrase of several words.
+    pub(crate) fn has_phrase(&self, kept: &[usize]) -> bool {
+        kept.iter()
+            .any(|&i| matches!(&self.groups[i], Group::Phrase(words) if words.len() > 1))
     }
 
     /// Documents holding every group of `kept`, words reaching as far as `reach`.

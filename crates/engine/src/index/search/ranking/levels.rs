@@ -24,7 +24,7 @@ use super::rules_of_settings::field_weights;
 use super::shortcuts::Shortcut;
 use super::verdict::Verdict;
 use crate::filter::eval::within;
-use crate::index::search::{Reach, Terms};
+use crate::index::search::{Counted, Reach, Terms};
 use crate::index::{text, tv, Index};
 use crate::settings::{ProximityPrecision, Settings};
 use crate::sort::SortKey;
@@ -32,8 +32,8 @@ use crate::sort::SortKey;
 /// A filter passing fewer than one document in this many is sparse (see [`Index::rank`]).
 const SPARSE_FILTER: u64 = 16;
 
-/// Under a sparse filter, a level with at most this many documents per result still wanted
-/// is ranked whole, without the shortcuts.
+/// A level read first (under a sparse filter, or led by a quoted phrase) with at most this
+/// many documents per result still wanted is ranked whole, without the shortcuts.
 const FEW_PER_RESULT: usize = 64;
 
 /// What every level of one ranking reads.
@@ -258,28 +258,41 @@ impl Index {
             }
             let (qt, max_typos) =
                 qterms.get_or_insert_with(|| (terms.query_terms(), terms.max_typos()));
-            let ctx = fields.context(terms, max_typos);
             let kept = terms.kept(*dropped);
+            // The level with every droppable group gone matches every candidate of its reach:
+            // its count is the total, which the search then need not count again.
+            let whole = *dropped == terms.droppable();
+            // A level read first, when it holds few documents: ranked whole, without the
+            // shortcuts.
             let mut read = None;
-            let mut few = false;
-            if let (Some(density), Some(n)) = (sparse, need) {
-                // Read first only when the filter should leave few of the level's documents
-                // (a broad word's level, read whole, would cost more than its shortcuts).
+            if let Some(n) = need {
                 let want = (n - out.len()).max(1).saturating_mul(FEW_PER_RESULT);
-                let expected = level_bound(searcher, qt, &kept, *reach)? as f64 * density;
-                if expected <= want as f64 {
-                    let docs = self
-                        .level_docs(searcher, terms.kept_query(&kept, *reach).as_ref(), allowed)
+                // Under a sparse filter, when the filter should leave few of the level's
+                // documents (a broad word's level, read whole, would cost more than its
+                // shortcuts). With a quoted phrase of several words, always: every shortcut
+                // set would check the phrase's positions again, and a phrase of frequent
+                // words is often rare.
+                let first = match sparse {
+                    Some(density) => {
+                        level_bound(searcher, qt, &kept, *reach)? as f64 * density <= want as f64
+                    }
+                    None => false,
+                } || (shortcut.is_some() && terms.has_phrase(&kept));
+                if first {
+                    let query = terms.kept_query(&kept, *reach);
+                    read = self
+                        .level_docs_up_to(searcher, query.as_ref(), allowed, want)
                         .map_err(tv)?;
-                    let count: usize = docs.iter().map(|(_, list)| list.len()).sum();
-                    few = count <= want;
-                    read = Some(docs);
+                    if whole && read.is_none() {
+                        terms.counted = Some((*reach, Counted::AtLeast(want + 1)));
+                    }
                 }
             }
+            let ctx = fields.context(terms, max_typos);
             // Shortcuts (see [`Index::shortcut_sets`]): a small set holding the level's best
             // documents is ranked first; when enough of them are as good as the level allows,
             // nothing else can come before them.
-            if let (Some(n), Some(cut), false) = (need, shortcut.as_ref(), few) {
+            if let (Some(n), Some(cut), None) = (need, shortcut.as_ref(), &read) {
                 let want = n - out.len();
                 let best = self
                     .rank_shortcuts(&run, &ctx, qt, terms, &kept, *reach, cut, &mut seen, want)?;
@@ -289,9 +302,6 @@ impl Index {
                 }
             }
             let k = need.map(|n| n.saturating_sub(out.len()));
-            // The level with every droppable group gone matches every candidate of its reach:
-            // its count is the total, which the search then need not count again.
-            let whole = *dropped == terms.droppable();
             let (level, level_complete, matched) = self.rank_level(
                 &run,
                 &ctx,
@@ -306,7 +316,7 @@ impl Index {
                 whole,
             )?;
             if let Some(matched) = matched {
-                terms.counted = Some((*reach, matched));
+                terms.counted = Some((*reach, Counted::Exactly(matched)));
             }
             complete &= level_complete;
             out.extend(level);
