@@ -266,7 +266,7 @@ impl Index {
             // shortcuts.
             let mut read = None;
             if let Some(n) = need {
-                let want = (n - out.len()).max(1).saturating_mul(FEW_PER_RESULT);
+                let cap = (n - out.len()).max(1).saturating_mul(FEW_PER_RESULT);
                 // Under a sparse filter, when the filter should leave few of the level's
                 // documents (a broad word's level, read whole, would cost more than its
                 // shortcuts). With a quoted phrase of several words, always: every shortcut
@@ -274,17 +274,17 @@ impl Index {
                 // words is often rare.
                 let first = match sparse {
                     Some(density) => {
-                        level_bound(searcher, qt, &kept, *reach)? as f64 * density <= want as f64
+                        level_bound(searcher, qt, &kept, *reach)? as f64 * density <= cap as f64
                     }
                     None => false,
                 } || (shortcut.is_some() && terms.has_phrase(&kept));
                 if first {
                     let query = terms.kept_query(&kept, *reach);
                     read = self
-                        .level_docs_up_to(searcher, query.as_ref(), allowed, want)
+                        .level_docs_up_to(searcher, query.as_ref(), allowed, cap)
                         .map_err(tv)?;
                     if whole && read.is_none() {
-                        terms.counted = Some((*reach, Counted::AtLeast(want + 1)));
+                        terms.counted = Some((*reach, Counted::AtLeast(cap + 1)));
                     }
                 }
             }
