@@ -11,6 +11,7 @@
 //! documents reachable without typos first. Negated parts become groups the candidates
 //! lose (see [`super::candidates`]).
 
+mod any_term;
 mod completions;
 mod parse;
 mod pins;
@@ -18,6 +19,7 @@ mod synonyms;
 mod terms;
 mod typos;
 
+pub(crate) use any_term::AnyTerm;
 pub(crate) use completions::prefix_search;
 pub use pins::{Pins, QueryCandidates};
 pub(crate) use terms::{group_query, groups_query, Counted, Group, Reach, Terms};

@@ -7,6 +7,7 @@ use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::Term;
 
+use super::any_term::AnyTerm;
 use super::parse::parse_query;
 use super::synonyms::add_synonyms;
 use crate::index::search::format;
@@ -239,23 +240,32 @@ pub(crate) fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
             if exact.len() == 1 && typos.is_empty() && synonyms.is_empty() && split.is_none() {
                 return term(&exact[0]);
             }
-            let sequence = |seq: &Vec<Term>| -> (Occur, Box<dyn Query>) {
-                if seq.len() == 1 {
-                    (Occur::Should, term(&seq[0]))
-                } else {
-                    (
-                        Occur::Should,
-                        Box::new(tantivy::query::PhraseQuery::new(seq.clone())),
-                    )
+            // The single terms (the word, one-word synonyms, typo derivations) as one union;
+            // multi-word synonyms and the split as phrases beside it.
+            let mut singles: Vec<Term> = exact.clone();
+            let mut sequences: Vec<&Vec<Term>> = Vec::new();
+            for seq in synonyms.iter().chain(split) {
+                match seq.as_slice() {
+                    [one] => singles.push(one.clone()),
+                    _ => sequences.push(seq),
                 }
+            }
+            singles.extend(typos.iter().map(|(t, _)| t.clone()));
+            let any: Box<dyn Query> = match singles.len() {
+                1 => term(&singles[0]),
+                _ => Box::new(AnyTerm::new(singles)),
             };
+            if sequences.is_empty() {
+                return any;
+            }
             Box::new(BooleanQuery::new(
-                exact
-                    .iter()
-                    .map(|t| (Occur::Should, term(t)))
-                    .chain(synonyms.iter().map(sequence))
-                    .chain(typos.iter().map(|(t, _)| (Occur::Should, term(t))))
-                    .chain(split.map(sequence))
+                std::iter::once((Occur::Should, any))
+                    .chain(sequences.into_iter().map(|seq| -> (Occur, Box<dyn Query>) {
+                        (
+                            Occur::Should,
+                            Box::new(tantivy::query::PhraseQuery::new(seq.clone())),
+                        )
+                    }))
                     .collect(),
             ))
         }

@@ -10,8 +10,8 @@
 //! best weight, or opens a lesser field, never ranks the others.
 
 use api_types::Result;
-use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, TermQuery};
-use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query};
+use tantivy::schema::Field;
 use tantivy::Term;
 
 use super::document::Context;
@@ -20,7 +20,7 @@ use super::order::Ranked;
 use super::reader::QueryTerm;
 use super::rule::{RankingRule, Rule};
 use super::verdict::Verdict;
-use crate::index::search::{group_query, Group, Reach, Terms};
+use crate::index::search::{group_query, AnyTerm, Group, Reach, Terms};
 use crate::index::{text, tv, Index};
 
 mod by_weight;
@@ -323,16 +323,10 @@ impl<'a> Lookup<'a> {
         field: Field,
         term: fn(u32, &str) -> String,
     ) -> Box<dyn Query> {
-        Box::new(BooleanQuery::new(
+        Box::new(AnyTerm::new(
             fids.iter()
                 .flat_map(|f| words.iter().map(move |w| term(*f, w)))
-                .map(|m| -> (Occur, Box<dyn Query>) {
-                    let t = Term::from_field_text(field, &m);
-                    (
-                        Occur::Should,
-                        Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
-                    )
-                })
+                .map(|m| Term::from_field_text(field, &m))
                 .collect(),
         ))
     }

@@ -1,0 +1,281 @@
+//! The documents holding any of several terms, unscored: a word's alternatives (its typo
+//! derivations and completions) and the shortcuts' marker terms are unions of up to
+//! thousands of terms. As a tantivy `BooleanQuery` of `TermQuery`s, each term costs a
+//! weight, a scorer and a place in a merging union, which is most of the time a short
+//! mistyped word takes. Here each term costs one dictionary lookup per segment, and its
+//! documents are read block by block into one bitset (as tantivy's `AutomatonWeight` does).
+
+use std::sync::Arc;
+
+use tantivy::query::{ConstScorer, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{DocId, DocSet, Score, SegmentReader, Term, TERMINATED};
+
+/// Documents holding any of `terms` (all of one field).
+#[derive(Clone, Debug)]
+pub(crate) struct AnyTerm {
+    terms: Arc<[Term]>,
+}
+
+impl AnyTerm {
+    /// `terms` must be of one field (the first one's).
+    pub(crate) fn new(terms: Vec<Term>) -> AnyTerm {
+        debug_assert!(terms.windows(2).all(|w| w[0].field() == w[1].field()));
+        AnyTerm {
+            terms: terms.into(),
+        }
+    }
+}
+
+impl Query for AnyTerm {
+    fn weight(&self, _: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(self.clone()))
+    }
+
+    fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
+        for t in self.terms.iter() {
+            visitor(t, false);
+        }
+    }
+}
+
+impl Weight for AnyTerm {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        let Some(field) = self.terms.first().map(Term::field) else {
+            return Ok(Box::new(EmptyScorer));
+        };
+        let inverted = reader.inverted_index(field)?;
+        let mut infos = Vec::with_capacity(self.terms.len());
+        for t in self.terms.iter() {
+            if let Some(info) = inverted.get_term_info(t)? {
+                infos.push(info);
+            }
+        }
+        match infos.as_slice() {
+            [] => Ok(Box::new(EmptyScorer)),
+            [one] => {
+                let postings =
+                    inverted.read_postings_from_terminfo(one, IndexRecordOption::Basic)?;
+                Ok(Box::new(ConstScorer::new(postings, boost)))
+            }
+            many => {
+                let mut bits = Bits::new(reader.max_doc());
+                for info in many {
+                    let mut block = inverted
+                        .read_block_postings_from_terminfo(info, IndexRecordOption::Basic)?;
+                    loop {
+                        let docs = block.docs();
+                        if docs.is_empty() {
+                            break;
+                        }
+                        docs.iter().for_each(|&d| bits.insert(d));
+                        block.advance();
+                    }
+                }
+                bits.start();
+                Ok(Box::new(ConstScorer::new(bits, boost)))
+            }
+        }
+    }
+
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        let mut scorer = self.scorer(reader, 1.0)?;
+        if scorer.seek(doc) == doc {
+            Ok(Explanation::new("AnyTerm", 1.0))
+        } else {
+            Err(tantivy::TantivyError::InvalidArgument(format!(
+                "document {doc} holds none of the terms"
+            )))
+        }
+    }
+}
+
+/// A segment's documents as a bitset, walked in order.
+struct Bits {
+    words: Vec<u64>,
+    len: u32,
+    doc: DocId,
+}
+
+impl Bits {
+    fn new(max_doc: DocId) -> Bits {
+        Bits {
+            words: vec![0; (max_doc as usize).div_ceil(64)],
+            len: 0,
+            doc: TERMINATED,
+        }
+    }
+
+    fn insert(&mut self, doc: DocId) {
+        if let Some(w) = self.words.get_mut(doc as usize / 64) {
+            *w |= 1 << (doc % 64);
+        }
+    }
+
+    /// Counts the documents and stands on the first.
+    fn start(&mut self) {
+        self.len = self.words.iter().map(|w| w.count_ones()).sum();
+        self.doc = self.first_from(0);
+    }
+
+    /// The first document at or after `from`.
+    fn first_from(&self, from: DocId) -> DocId {
+        let mut i = from as usize / 64;
+        let Some(&w) = self.words.get(i) else {
+            return TERMINATED;
+        };
+        let mut word = w & (u64::MAX << (from % 64));
+        loop {
+            if word != 0 {
+                return (i * 64) as DocId + word.trailing_zeros();
+            }
+            i += 1;
+            match self.words.get(i) {
+                Some(&w) => word = w,
+                None => return TERMINATED,
+            }
+        }
+    }
+}
+
+impl DocSet for Bits {
+    fn advance(&mut self) -> DocId {
+        if self.doc != TERMINATED {
+            self.doc = self.first_from(self.doc + 1);
+        }
+        self.doc
+    }
+
+    fn seek(&mut self, target: DocId) -> DocId {
+        if self.doc != TERMINATED && target > self.doc {
+            self.doc = self.first_from(target);
+        }
+        self.doc
+    }
+
+    fn doc(&self) -> DocId {
+        self.doc
+    }
+
+    fn size_hint(&self) -> u32 {
+        self.len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk(bits: &mut Bits) -> Vec<DocId> {
+        let mut out = Vec::new();
+        let mut d = bits.doc();
+        while d != TERMINATED {
+            out.push(d);
+            d = bits.advance();
+        }
+        out
+    }
+
+    #[test]
+    fn a_bitset_walks_and_seeks_its_documents_in_order() {
+        let mut bits = Bits::new(200);
+        for d in [130, 0, 63, 64, 199, 63] {
+            bits.insert(d);
+        }
+        bits.start();
+        assert_eq!(bits.size_hint(), 5);
+        assert_eq!(walk(&mut bits), [0, 63, 64, 130, 199]);
+        bits.doc = 0;
+        assert_eq!(bits.seek(65), 130);
+        assert_eq!(bits.seek(100), 130);
+        assert_eq!(bits.seek(199), 199);
+        assert_eq!(bits.advance(), TERMINATED);
+        assert_eq!(bits.seek(5), TERMINATED);
+        let mut empty = Bits::new(0);
+        empty.start();
+        assert_eq!(empty.doc(), TERMINATED);
+    }
+
+    #[test]
+    fn the_union_finds_what_tantivy_s_union_of_term_queries_finds() {
+        use tantivy::collector::DocSetCollector;
+        use tantivy::query::{BooleanQuery, Occur, TermQuery};
+        use tantivy::schema::{Schema, Value, STORED, TEXT};
+
+        let mut schema = Schema::builder();
+        let text = schema.add_text_field("text", TEXT | STORED);
+        let index = tantivy::Index::create_in_ram(schema.build());
+        let mut writer: tantivy::IndexWriter = index.writer(15_000_000).unwrap();
+        // Two segments: 300 documents, then 200.
+        for (batch, n) in [(0, 300), (1, 200)] {
+            for i in 0..n {
+                let mut words = vec![format!("w{}", i % 7)];
+                if i % 64 == batch {
+                    words.push("rare".into());
+                }
+                if i % 2 == 0 {
+                    words.push("even".into());
+                }
+                let mut doc = tantivy::TantivyDocument::default();
+                doc.add_text(text, words.join(" "));
+                writer.add_document(doc).unwrap();
+            }
+            writer.commit().unwrap();
+        }
+        let searcher = index.reader().unwrap().searcher();
+        assert_eq!(searcher.segment_readers().len(), 2);
+        let term = |w: &str| Term::from_field_text(text, w);
+        for words in [
+            vec![],
+            vec!["absent"],
+            vec!["rare"],
+            vec!["rare", "absent", "w3"],
+            vec!["w1", "w2", "even", "rare"],
+        ] {
+            let terms: Vec<Term> = words.iter().map(|w| term(w)).collect();
+            let ours = searcher
+                .search(&AnyTerm::new(terms.clone()), &DocSetCollector)
+                .unwrap();
+            let tantivy = BooleanQuery::new(
+                terms
+                    .into_iter()
+                    .map(|t| -> (Occur, Box<dyn Query>) {
+                        (
+                            Occur::Should,
+                            Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
+                        )
+                    })
+                    .collect(),
+            );
+            let theirs = searcher.search(&tantivy, &DocSetCollector).unwrap();
+            assert_eq!(ours, theirs, "{words:?}");
+            assert_eq!(
+                ours.is_empty(),
+                words.iter().all(|w| *w == "absent"),
+                "{words:?}"
+            );
+        }
+        // Intersected with another query, the union is seeked.
+        let both = BooleanQuery::new(vec![
+            (
+                Occur::Must,
+                Box::new(AnyTerm::new(vec![term("w1"), term("w2")])) as Box<dyn Query>,
+            ),
+            (
+                Occur::Must,
+                Box::new(TermQuery::new(term("rare"), IndexRecordOption::Basic)),
+            ),
+        ]);
+        let found = searcher.search(&both, &DocSetCollector).unwrap();
+        assert!(!found.is_empty());
+        for addr in &found {
+            let doc: tantivy::TantivyDocument = searcher.doc(*addr).unwrap();
+            let text = doc
+                .get_first(text)
+                .and_then(|v| v.as_str())
+                .unwrap()
+                .to_string();
+            assert!(text.contains("rare") && (text.contains("w1") || text.contains("w2")));
+        }
+    }
+}
