@@ -1,7 +1,7 @@
 //! The documents holding any of several terms, unscored: a word's alternatives (its typo
 //! derivations and completions) and the shortcuts' marker terms are unions of up to
 //! thousands of terms. As a tantivy `BooleanQuery` of `TermQuery`s, each term costs a
-//! weight, a scorer and a place in a merging union, which is most of the time a short
+//! weight, a scorer and a place in a merging union, about a third of the time a short
 //! mistyped word takes. Here each term costs one dictionary lookup per segment, and its
 //! documents are read block by block into one bitset (as tantivy's `AutomatonWeight` does).
 
@@ -90,7 +90,9 @@ impl Weight for AnyTerm {
     }
 }
 
-/// A segment's documents as a bitset, walked in order.
+/// A segment's documents as a bitset, walked in order. tantivy's own (`BitSet` walked by
+/// `BitSetDocSet`) keeps its count on every insert: `python`, whose completions fill a
+/// fifth of PyPI's bitset, took 4.1 ms in the engine with it, 3.3 with this one.
 struct Bits {
     words: Vec<u64>,
     len: u32,

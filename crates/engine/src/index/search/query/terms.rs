@@ -237,9 +237,6 @@ pub(crate) fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
             let with_typos = reach >= Reach::Typos;
             let typos = if with_typos { t.as_slice() } else { no_typos };
             let split = split.as_ref().filter(|_| with_typos);
-            if exact.len() == 1 && typos.is_empty() && synonyms.is_empty() && split.is_none() {
-                return term(&exact[0]);
-            }
             // The single terms (the word, one-word synonyms, typo derivations) as one union;
             // multi-word synonyms and the split as phrases beside it.
             let mut singles: Vec<Term> = exact.clone();
