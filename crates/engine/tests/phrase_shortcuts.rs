@@ -287,3 +287,66 @@ fn pages_under_a_sparse_filter_equal_the_whole_ranking() {
         assert_eq!(none["estimatedTotalHits"], json!(0), "{q}");
     }
 }
+
+/// A phrase most documents hold past a field's start ("definitions for" after a first word,
+/// or further): no shortcut set holds a page, so the level's documents outside the sets are
+/// ranked by internal id until the page is certain. One most summaries open ("typescript
+/// definitions"): the set by weight holds a page, its documents in the name ranked first and
+/// the others by internal id. Some hold it in the name, at the start
+/// of the summary, as the whole summary, or later; a third are updated after the others (read
+/// after them, keeping their internal ids), and the best ones come last. Every page equals
+/// the whole ranking's, under a filter too, with three weights and the legacy rule.
+#[test]
+fn phrase_pages_past_the_shortcuts_equal_the_whole_ranking() {
+    let summary = |i: usize| match i % 401 {
+        0 => "definitions for".to_string(),
+        1 => format!("Definitions for tool {i}"),
+        2 => format!("the typescript definitions for {i}"),
+        3 => format!("many words then definitions for {i}"),
+        // Added late (larger internal ids), yet better than the others on `wordPosition`.
+        5 => format!("some for package {i}"),
+        _ => format!("TypeScript definitions for package {i}"),
+    };
+    let name = |i: usize| match i % 409 {
+        0 => format!("definitions for {i}"),
+        1 => format!("x definitions for {i}"),
+        2 => format!("typescript definitions {i}"),
+        _ => format!("pkg{i}"),
+    };
+    let docs: Vec<Value> = (0..2000usize)
+        .rev()
+        .map(|i| json!({"id": i, "name": name(i), "summary": summary(i), "rank": i % 7}))
+        .collect();
+    let again: Vec<Value> = docs
+        .iter()
+        .filter(|d| d["id"].as_u64().unwrap() % 3 == 0)
+        .cloned()
+        .collect();
+    for settings in [
+        json!({"searchableAttributes": ["name", "summary"], "filterableAttributes": ["rank"]}),
+        json!({"searchableAttributes": ["summary", "name"], "filterableAttributes": ["rank"]}),
+        json!({"searchableAttributes": ["name", "summary", "id"], "filterableAttributes": ["rank"]}),
+        json!({"filterableAttributes": ["rank"]}),
+        json!({"searchableAttributes": ["name", "summary"], "filterableAttributes": ["rank"],
+               "rankingRules": ["words", "typo", "proximity", "attribute", "exactness"]}),
+        json!({"searchableAttributes": ["name", "summary"], "filterableAttributes": ["rank"],
+               "rankingRules": ["exactness", "words", "typo", "wordPosition", "attributeRank"]}),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = index_with(&tmp, settings.clone(), docs.clone());
+        add_documents(&index, &tmp, 3, &again);
+        for q in [
+            "\"definitions for\"",
+            "\"typescript definitions\"",
+            "\"for package\"",
+        ] {
+            pages_of(&index, json!({"q": q}));
+            pages_of(&index, json!({"q": q, "filter": "rank < 5"}));
+        }
+        // The page is not the first documents by id: those holding the phrase in the name
+        // (or opening a field) come first.
+        let r = search(&index, json!({"q": "\"definitions for\"", "limit": 30}));
+        assert_eq!(r["hits"].as_array().unwrap().len(), 30, "{settings}");
+        assert_eq!(r["estimatedTotalHits"], json!(1000), "{settings}");
+    }
+}

@@ -81,15 +81,27 @@ pub fn rank(
             occ.sort_unstable_by_key(|o| o.pos);
         }
     }
+    judge(ctx, terms, scratch, lens, bound)
+}
+
+/// The verdict of occurrences already read (`occ`, per term, by position), as [`rank`] gives
+/// it: also the verdict of a document imagined, to bound those left unread.
+pub fn judge(
+    ctx: &Context,
+    terms: &[QueryTerm],
+    occ: &mut [Vec<Occ>],
+    lens: &dyn Fn() -> Vec<u64>,
+    bound: u128,
+) -> Outcome {
     let mut kept_buf = [0usize; 32];
-    let Some(k) = words::keep(ctx, scratch, &mut kept_buf) else {
+    let Some(k) = words::keep(ctx, occ, &mut kept_buf) else {
         return Outcome::Missing;
     };
     let mut doc = Evaluation {
         ctx,
         terms,
         kept: &kept_buf[..k],
-        occ: scratch,
+        occ,
         lens,
     };
     let mut v = Verdict::default();

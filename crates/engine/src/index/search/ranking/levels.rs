@@ -21,7 +21,7 @@ use super::order::{compare_ranked, steps, ByCost, Ranked};
 use super::reader::{QueryTerm, TermReader};
 use super::rule::Rule;
 use super::rules_of_settings::field_weights;
-use super::shortcuts::Shortcut;
+use super::shortcuts::{Floor, Shortcut};
 use super::verdict::Verdict;
 use crate::filter::eval::within;
 use crate::index::search::{Counted, Reach, Terms};
@@ -302,6 +302,14 @@ impl Index {
                 }
             }
             let k = need.map(|n| n.saturating_sub(out.len()));
+            // A quoted phrase's level the shortcuts did not settle: most of its documents
+            // may be ranked by internal id (see [`Floor`]).
+            let floor = match (k, &shortcut, &read) {
+                (Some(_), Some(_), None) if run.key_specs.is_empty() => {
+                    self.phrase_floor(&ctx, qt, terms, &kept, *reach)
+                }
+                _ => None,
+            };
             let (level, level_complete, matched) = self.rank_level(
                 &run,
                 &ctx,
@@ -310,6 +318,7 @@ impl Index {
                 &kept,
                 *reach,
                 read,
+                floor,
                 &mut seen,
                 !last_level,
                 k,
@@ -332,7 +341,8 @@ impl Index {
     /// Ranks every document of one level (`kept` groups, words reaching as far as `reach`)
     /// not ranked before (its documents `read` already, or read here), and keeps its best
     /// `k`: the kept documents, whether none was left out, and (when `count`) how many
-    /// allowed documents the level's query matched.
+    /// allowed documents the level's query matched. With a `floor` (and `k`), those it bounds
+    /// are ranked only until the page is certain.
     #[allow(clippy::too_many_arguments)]
     fn rank_level(
         &self,
@@ -343,6 +353,7 @@ impl Index {
         kept: &[usize],
         reach: Reach,
         read: Option<SegmentDocs>,
+        floor: Option<Floor>,
         seen: &mut [Vec<u64>],
         mark: bool,
         k: Option<usize>,
@@ -357,8 +368,17 @@ impl Index {
             }
         };
         let matched = count.then(|| docs.iter().map(|(_, list)| list.len()).sum());
-        let (mut level, count) = self.rank_docs(run, ctx, qt, docs, seen, mark, &|_| true, k)?;
-        let complete = !(k.is_some_and(|k| count > k) || Instant::now() >= run.deadline);
+        let (mut level, count, all) = match (floor, k) {
+            (Some(floor), Some(k)) => {
+                self.rank_above_floor(run, ctx, qt, docs, floor, seen, mark, k)?
+            }
+            _ => {
+                let (level, count) =
+                    self.rank_docs(run, ctx, qt, docs, seen, mark, &|_| true, k)?;
+                (level, count, true)
+            }
+        };
+        let complete = all && !(k.is_some_and(|k| count > k) || Instant::now() >= run.deadline);
         self.keep_best(run, &mut level, k.unwrap_or(usize::MAX))?;
         Ok((level, complete, matched))
     }

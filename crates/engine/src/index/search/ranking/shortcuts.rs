@@ -14,10 +14,10 @@ use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query};
 use tantivy::schema::Field;
 use tantivy::Term;
 
-use super::document::Context;
+use super::document::{self, Context};
 use super::levels::Run;
 use super::order::Ranked;
-use super::reader::QueryTerm;
+use super::reader::{Occ, QueryTerm};
 use super::rule::{RankingRule, Rule};
 use super::verdict::Verdict;
 use crate::index::search::{group_query, AnyTerm, Group, Reach, Terms};
@@ -54,6 +54,10 @@ struct ShortcutSet {
     /// Its documents hold the query's one word as typed (none of its other forms), so most
     /// of them match a field's start with it (see [`in_order::Past`]).
     as_typed: bool,
+    /// With `at_most`: the set's documents that may be below the bound (a phrase in a field
+    /// lighter than the set's weight, the second), ranked first; the others it accepts tie
+    /// up to `zero_to`, the phrase in a field of that weight (see [`Lookup::weight_sets`]).
+    ahead: Option<(Box<dyn Query>, u32)>,
 }
 
 impl ShortcutSet {
@@ -64,6 +68,7 @@ impl ShortcutSet {
             typos,
             at_most: None,
             as_typed: false,
+            ahead: None,
         }
     }
 }
@@ -108,6 +113,20 @@ impl Shortcut {
             in_a_row,
         })
     }
+}
+
+/// A level of one quoted phrase opening the query, when no shortcut set settled its page:
+/// outside `inside` (its documents where the phrase's first word opens a field, or its words
+/// sit in fields weighing less than the heaviest), a document holds the phrase only in fields
+/// of the heaviest weight and never at a field's start, so on every rule it is at best a
+/// document holding it once at the second position of such a field, whose verdict's cost is
+/// `cost`: `words`, `typo` and `proximity` are the same for every document of the level,
+/// `attributeRank` (or `attribute`) counts the heaviest weight, `wordPosition` a distance of
+/// one, and `exactness` finds no match at the start. The others can then be ranked by
+/// internal id until enough come before that (see [`Index::rank_above_floor`]).
+pub(super) struct Floor {
+    pub inside: Box<dyn Query>,
+    pub cost: u128,
 }
 
 /// One level's shortcut lookup: its kept groups, how far words reach, and the alternatives
@@ -168,7 +187,14 @@ impl Index {
                 Some(bound) => v.cost_range(1, set.zero_to) <= expected | bound,
             };
             let (mut best, count) = match Past::of(run.rules, &set, qt, kept) {
-                Some(past) => self.rank_in_order(run, ctx, qt, docs, seen, &top, want, past)?,
+                Some(past) => {
+                    let ahead = match &set.ahead {
+                        Some((q, _)) => self.level_docs(run.searcher, q.as_ref(), run.allowed),
+                        None => Ok(Vec::new()),
+                    }
+                    .map_err(tv)?;
+                    self.rank_in_order(run, ctx, qt, docs, ahead, seen, &top, want, past)?
+                }
                 None => self.rank_docs(run, ctx, qt, docs, seen, false, &top, Some(want))?,
             };
             if count >= want {
@@ -177,6 +203,80 @@ impl Index {
             }
         }
         Ok(None)
+    }
+
+    /// The [`Floor`] of a level, when its query is one quoted phrase of several words, no
+    /// rule but the relevancy ones of [`Floor`] ranks, and every field may match.
+    pub(super) fn phrase_floor(
+        &self,
+        ctx: &Context,
+        qt: &[QueryTerm],
+        terms: &Terms,
+        kept: &[usize],
+        reach: Reach,
+    ) -> Option<Floor> {
+        let ranks = |r: &Rule| {
+            matches!(
+                r,
+                Rule::Words
+                    | Rule::Typo
+                    | Rule::Proximity
+                    | Rule::AttributeRank
+                    | Rule::WordPosition
+                    | Rule::Attribute
+                    | Rule::Exactness
+            )
+        };
+        if ctx.search_on.is_some()
+            || qt.len() != 1
+            || kept != [0]
+            || !terms.has_phrase(kept)
+            || !ctx.rules.iter().all(ranks)
+        {
+            return None;
+        }
+        let [phrase] = qt[0].derivations.as_slice() else {
+            return None;
+        };
+        let lookup = Lookup::new(self, terms, kept, reach, ctx.weights)?;
+        if terms.positions[kept[0]] != 0 {
+            return None;
+        }
+        let heaviest = ctx.weights.iter().max().copied()?;
+        let fid = ctx.weights.iter().position(|w| *w == heaviest)? as u32;
+        let lighter: Vec<u32> = (0..ctx.weights.len() as u32)
+            .filter(|f| ctx.weights[*f as usize] < heaviest)
+            .collect();
+        let mut either = vec![(
+            Occur::Should,
+            lookup.markers(
+                &lookup.all_fids,
+                &lookup.words,
+                self.fields.words,
+                text::first_word_marker,
+            ),
+        )];
+        if !lighter.is_empty() {
+            either.push((Occur::Should, lookup.in_fields(&lighter, false)?));
+        }
+        let inside: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+            (Occur::Must, terms.kept_query(kept, reach)),
+            (Occur::Must, Box::new(BooleanQuery::new(either))),
+        ]));
+        let span = phrase.words.iter().map(|(o, _)| o + 1).max().unwrap_or(1);
+        let mut occ = vec![vec![Occ {
+            pos: (fid << 16) | 1,
+            typos: phrase.typos,
+            exact: phrase.exact,
+            span,
+        }]];
+        match document::judge(ctx, qt, &mut occ, &Vec::new, u128::MAX) {
+            document::Outcome::Ranked(v) => Some(Floor {
+                inside,
+                cost: v.cost,
+            }),
+            _ => None,
+        }
     }
 
     /// The shortcut sets of a level, best first (see [`ShortcutSet`]). One word: documents

@@ -55,6 +55,7 @@ impl Lookup<'_> {
                 typos: self.typo,
                 at_most: Some(bound as u128),
                 as_typed: false,
+                ahead: None,
             });
             return;
         }
@@ -82,8 +83,14 @@ impl Lookup<'_> {
                 return;
             };
             let either: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
-                (Occur::Should, lighter),
+                (Occur::Should, lighter.box_clone()),
                 (Occur::Should, opening()),
+            ]));
+            // Those of its documents not in a lighter field accepted hold the phrase as typed
+            // in a field of weight `w`, at its start: they tie up to `zero_to`.
+            let ahead: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+                (Occur::Must, within.box_clone()),
+                (Occur::Must, lighter),
             ]));
             out.push(ShortcutSet {
                 query: Box::new(BooleanQuery::new(vec![
@@ -93,7 +100,8 @@ impl Lookup<'_> {
                 zero_to,
                 typos: self.typo,
                 at_most: Some((w as u128) << (16 * (zero_to - 1 - attribute))),
-                as_typed: false,
+                as_typed: true,
+                ahead: Some((ahead, w)),
             });
             if w == heaviest {
                 return;
@@ -110,6 +118,7 @@ impl Lookup<'_> {
                 typos: self.typo,
                 at_most: Some((w as u128) << (16 * (field_to - 1 - attribute))),
                 as_typed: false,
+                ahead: None,
             });
         }
     }

@@ -1,7 +1,10 @@
 //! Ranking a shortcut set a page at a time: when the documents the set accepts tie on every
 //! rule but one short order known beforehand (a sort key, or `exactness` closing the rules),
 //! they are ranked in that order, a few at a time, until the page is certain; a frequent
-//! word ranks a page's worth of its documents, not all of them.
+//! word ranks a page's worth of its documents, not all of them. A phrase's level no set
+//! settles is ranked by internal id the same way, down to its [`Floor`].
+
+use std::time::Instant;
 
 use api_types::Result;
 use tantivy::DocId;
@@ -14,7 +17,7 @@ use super::super::order::{steps, Ranked, Step};
 use super::super::reader::QueryTerm;
 use super::super::rule::Rule;
 use super::super::verdict::Verdict;
-use super::ShortcutSet;
+use super::{Floor, ShortcutSet};
 use crate::facets::compare_keys;
 use crate::index::{text, tv, Index};
 
@@ -28,11 +31,14 @@ pub(super) enum Past {
     /// `exactness`, the last rule (its two digits from `digit`), then the internal id.
     /// `words`: the query words a field must have for an exact match (only a document with
     /// a field of that many words can be one; `None`: no document can, its terms not typed);
-    /// `floor`: the best exactness cost (the two digits packed) of any other document.
+    /// `floor`: the best exactness cost (the two digits packed) of any other document;
+    /// `weighing`: the least weight of a field where the terms may all be (an exact match
+    /// needs such a field).
     Exactness {
         digit: usize,
         words: Option<u32>,
         floor: u128,
+        weighing: u32,
     },
 }
 
@@ -45,7 +51,7 @@ impl Past {
         qt: &[QueryTerm],
         kept: &[usize],
     ) -> Option<Past> {
-        if set.at_most.is_some() {
+        if set.at_most.is_some() && set.ahead.is_none() {
             return None;
         }
         match steps(rules).as_slice() {
@@ -68,6 +74,7 @@ impl Past {
                     digit: set.zero_to,
                     words: typed.then(|| kept.iter().map(|t| qt[*t].word_count).sum()),
                     floor: exactness::floor_without_exact_match(typed, kept.len() as u32),
+                    weighing: set.ahead.as_ref().map_or(0, |(_, w)| *w),
                 })
             }
             _ => None,
@@ -91,23 +98,17 @@ impl Index {
         ctx: &Context,
         qt: &[QueryTerm],
         docs: SegmentDocs,
+        ahead: SegmentDocs,
         seen: &mut [Vec<u64>],
         accept: &dyn Fn(&Verdict) -> bool,
         want: usize,
         past: Past,
     ) -> Result<(Vec<Ranked>, usize)> {
-        let mut candidates: Vec<Candidate> = Vec::new();
-        for (seg, list) in docs {
-            let seen = &seen[seg as usize];
-            candidates.extend(
-                list.into_iter()
-                    .filter(|(doc, iid)| unranked(seen, run.allowed, *doc, *iid))
-                    .map(|(doc, iid)| (seg, doc, iid)),
-            );
-        }
+        let (first, candidates) = split_off(docs, &ahead, seen, run);
+        let (mut out, mut accepted) =
+            self.rank_part(run, ctx, qt, first, seen, accept, want, false)?;
         // Chunks double: a set whose page comes late is ranked in few calls.
         let mut step = want.max(STEP);
-        let (mut out, mut accepted) = (Vec::new(), 0);
         match past {
             Past::Key { slot, asc } => {
                 let ids: Vec<u32> = candidates.iter().map(|c| c.2).collect();
@@ -126,7 +127,8 @@ impl Index {
                         end += 1;
                     }
                     let part = order[start..end].iter().map(|&i| candidates[i]).collect();
-                    let (ranked, n) = self.rank_part(run, ctx, qt, part, seen, accept, want)?;
+                    let (ranked, n) =
+                        self.rank_part(run, ctx, qt, part, seen, accept, want, false)?;
                     out.extend(ranked);
                     accepted += n;
                     start = end;
@@ -137,49 +139,122 @@ impl Index {
                 digit,
                 words,
                 floor,
+                weighing,
             } => {
                 // Only a document with a field of `words` words can beat `floor`: those are
                 // ranked first, wherever their internal ids fall.
                 let mut rest = candidates;
                 if let Some(words) = words {
                     let first;
-                    (first, rest) = self.split_by_field_of(run, rest, words)?;
-                    let (ranked, n) = self.rank_part(run, ctx, qt, first, seen, accept, want)?;
+                    (first, rest) = self.split_by_field_of(run, ctx, rest, words, weighing)?;
+                    let (ranked, n) =
+                        self.rank_part(run, ctx, qt, first, seen, accept, want, false)?;
                     out.extend(ranked);
                     accepted += n;
                 }
                 // Every document left is no exact match and comes after `frontier` by id:
                 // a ranked one beating `floor`, or tying it with a smaller id, precedes it.
-                let certain = |out: &[Ranked], frontier: u32| {
-                    out.iter()
-                        .filter(|r| {
-                            let e = r.verdict.cost_range(digit, digit + 2);
-                            e < floor || (e == floor && r.iid <= frontier)
-                        })
-                        .count()
+                let precedes = |r: &Ranked, frontier: u32| {
+                    let e = r.verdict.cost_range(digit, digit + 2);
+                    e < floor || (e == floor && r.iid <= frontier)
                 };
-                // The rest by internal id, a chunk at a time (the first few of many are read).
-                let mut left = &mut rest[..];
-                while !left.is_empty() {
-                    let end = step.min(left.len());
-                    if end < left.len() {
-                        left.select_nth_unstable_by_key(end - 1, |c| c.2);
-                    }
-                    let (chunk, after) = left.split_at_mut(end);
-                    let frontier = chunk.iter().map(|c| c.2).max().unwrap_or(0);
-                    let (ranked, n) =
-                        self.rank_part(run, ctx, qt, chunk.to_vec(), seen, accept, want)?;
-                    out.extend(ranked);
-                    accepted += n;
-                    if certain(&out, frontier) >= want {
-                        break;
-                    }
-                    left = after;
-                    step *= 2;
-                }
+                let (n, _) = self.rank_by_id(
+                    run, ctx, qt, rest, seen, accept, want, false, step, &precedes, &mut out,
+                )?;
+                accepted += n;
             }
         }
         Ok((out, accepted))
+    }
+
+    /// Ranks `rest` by internal id, a chunk at a time (at least `step` documents, each chunk
+    /// twice the last: the first few of many are read), into `out`, until `want` of those
+    /// ranked `precede` (a ranked document, the largest id ranked) every document left.
+    /// Returns how many were accepted, and whether all of `rest` was ranked.
+    #[allow(clippy::too_many_arguments)]
+    fn rank_by_id(
+        &self,
+        run: &Run,
+        ctx: &Context,
+        qt: &[QueryTerm],
+        mut rest: Vec<Candidate>,
+        seen: &mut [Vec<u64>],
+        accept: &dyn Fn(&Verdict) -> bool,
+        want: usize,
+        mark: bool,
+        mut step: usize,
+        precedes: &dyn Fn(&Ranked, u32) -> bool,
+        out: &mut Vec<Ranked>,
+    ) -> Result<(usize, bool)> {
+        let mut accepted = 0;
+        let mut left = &mut rest[..];
+        while !left.is_empty() {
+            if Instant::now() >= run.deadline {
+                return Ok((accepted, false));
+            }
+            let end = step.min(left.len());
+            if end < left.len() {
+                left.select_nth_unstable_by_key(end - 1, |c| c.2);
+            }
+            let (chunk, after) = left.split_at_mut(end);
+            let frontier = chunk.iter().map(|c| c.2).max().unwrap_or(0);
+            let (ranked, n) =
+                self.rank_part(run, ctx, qt, chunk.to_vec(), seen, accept, want, mark)?;
+            out.extend(ranked);
+            accepted += n;
+            left = after;
+            if !left.is_empty() && out.iter().filter(|r| precedes(r, frontier)).count() >= want {
+                return Ok((accepted, false));
+            }
+            step *= 2;
+        }
+        Ok((accepted, true))
+    }
+
+    /// Ranks a level of one quoted phrase that no shortcut set settled (see [`Floor`]):
+    /// `docs`, its documents (those `seen` or not allowed left out). Those `floor.inside`
+    /// holds are ranked first, all of them; the others, which cost at least `floor.cost`,
+    /// by internal id until `want` ranked ones come before every one left. Returns those
+    /// ranked (the best `want` of each part), how many were accepted, and whether all were
+    /// ranked; `mark`: adds those ranked to `seen`.
+    #[allow(clippy::too_many_arguments)]
+    pub(in super::super) fn rank_above_floor(
+        &self,
+        run: &Run,
+        ctx: &Context,
+        qt: &[QueryTerm],
+        docs: SegmentDocs,
+        floor: Floor,
+        seen: &mut [Vec<u64>],
+        mark: bool,
+        want: usize,
+    ) -> Result<(Vec<Ranked>, usize, bool)> {
+        let inside = self
+            .level_docs(run.searcher, floor.inside.as_ref(), run.allowed)
+            .map_err(tv)?;
+        let (first, rest) = split_off(docs, &inside, seen, run);
+        let all = |_: &Verdict| true;
+        let (mut out, mut accepted) =
+            self.rank_part(run, ctx, qt, first, seen, &all, want, mark)?;
+        let cost = floor.cost;
+        let precedes = |r: &Ranked, frontier: u32| {
+            r.verdict.cost < cost || (r.verdict.cost == cost && r.iid <= frontier)
+        };
+        let (n, complete) = self.rank_by_id(
+            run,
+            ctx,
+            qt,
+            rest,
+            seen,
+            &all,
+            want,
+            mark,
+            want.max(STEP),
+            &precedes,
+            &mut out,
+        )?;
+        accepted += n;
+        Ok((out, accepted, complete))
     }
 
     /// Ranks `part` of a set (see [`Index::rank_docs`]), its documents grouped by segment in
@@ -194,6 +269,7 @@ impl Index {
         seen: &mut [Vec<u64>],
         accept: &dyn Fn(&Verdict) -> bool,
         want: usize,
+        mark: bool,
     ) -> Result<(Vec<Ranked>, usize)> {
         part.sort_unstable();
         self.rank_docs(
@@ -202,19 +278,30 @@ impl Index {
             qt,
             by_segment(part),
             seen,
-            false,
+            mark,
             accept,
             Some(want),
         )
     }
 
-    /// The candidates with a field of `words` words (see `lens`), and the others.
+    /// The candidates with a field of `words` words (see `lens`) weighing at least
+    /// `weighing`, and the others.
     fn split_by_field_of(
         &self,
         run: &Run,
+        ctx: &Context,
         candidates: Vec<Candidate>,
         words: u32,
+        weighing: u32,
     ) -> Result<(Vec<Candidate>, Vec<Candidate>)> {
+        let counts = |l: u64| {
+            let (field, len) = text::field_and_length(l);
+            len == words
+                && ctx
+                    .weights
+                    .get(field as usize)
+                    .is_none_or(|w| *w >= weighing)
+        };
         let (mut with, mut without) = (Vec::new(), Vec::with_capacity(candidates.len()));
         let mut column = None;
         for c in candidates {
@@ -228,16 +315,41 @@ impl Index {
                     &column.insert((c.0, lens)).1
                 }
             };
-            match lens
-                .values_for_doc(c.1)
-                .any(|l| text::field_and_length(l).1 == words)
-            {
+            match lens.values_for_doc(c.1).any(counts) {
                 true => with.push(c),
                 false => without.push(c),
             }
         }
         Ok((with, without))
     }
+}
+
+/// The candidates of `docs` not ranked before (see [`unranked`]): those `part` holds, and
+/// the others.
+fn split_off(
+    docs: SegmentDocs,
+    part: &SegmentDocs,
+    seen: &[Vec<u64>],
+    run: &Run,
+) -> (Vec<Candidate>, Vec<Candidate>) {
+    let (mut inside, mut outside) = (Vec::new(), Vec::new());
+    for (seg, list) in docs {
+        let part = part
+            .iter()
+            .find(|(s, _)| *s == seg)
+            .map_or(&[][..], |(_, l)| &l[..]);
+        let seen = &seen[seg as usize];
+        for (doc, iid) in list {
+            if !unranked(seen, run.allowed, doc, iid) {
+                continue;
+            }
+            match part.binary_search_by_key(&doc, |(d, _)| *d) {
+                Ok(_) => inside.push((seg, doc, iid)),
+                Err(_) => outside.push((seg, doc, iid)),
+            }
+        }
+    }
+    (inside, outside)
 }
 
 /// Candidates in (segment, document) order, grouped by segment.
