@@ -54,9 +54,10 @@ struct ShortcutSet {
     /// Its documents hold the query's one word as typed (none of its other forms), so most
     /// of them match a field's start with it (see [`in_order::Past`]).
     as_typed: bool,
-    /// With `at_most`: the set's documents that may be below the bound (a phrase in a field
-    /// lighter than the set's weight, the second), ranked first; the others it accepts tie
-    /// up to `zero_to`, the phrase in a field of that weight (see [`Lookup::weight_sets`]).
+    /// With `at_most`: documents (the set's among them) that may be below the bound (a phrase's
+    /// words in fields lighter than the set's weight, the second), ranked first; the others
+    /// it accepts tie up to `zero_to`, the phrase in a field of that weight (see
+    /// [`Lookup::weight_sets`]).
     ahead: Option<(Box<dyn Query>, u32)>,
 }
 
@@ -116,7 +117,7 @@ impl Shortcut {
 }
 
 /// A level of one quoted phrase opening the query, when no shortcut set settled its page:
-/// outside `inside` (its documents where the phrase's first word opens a field, or its words
+/// outside `inside` (documents where the phrase's first word opens a field, or its words
 /// sit in fields weighing less than the heaviest), a document holds the phrase only in fields
 /// of the heaviest weight and never at a field's start, so on every rule it is at best a
 /// document holding it once at the second position of such a field, whose verdict's cost is
@@ -259,10 +260,8 @@ impl Index {
         if !lighter.is_empty() {
             either.push((Occur::Should, lookup.in_fields(&lighter, false)?));
         }
-        let inside: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
-            (Occur::Must, terms.kept_query(kept, reach)),
-            (Occur::Must, Box::new(BooleanQuery::new(either))),
-        ]));
+        // Only the markers: the level's documents, which `inside` splits, hold the phrase.
+        let inside: Box<dyn Query> = Box::new(BooleanQuery::new(either));
         let span = phrase.words.iter().map(|(o, _)| o + 1).max().unwrap_or(1);
         let mut occ = vec![vec![Occ {
             pos: (fid << 16) | 1,

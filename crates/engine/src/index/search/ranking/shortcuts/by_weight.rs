@@ -86,12 +86,9 @@ impl Lookup<'_> {
                 (Occur::Should, lighter.box_clone()),
                 (Occur::Should, opening()),
             ]));
-            // Those of its documents not in a lighter field accepted hold the phrase as typed
-            // in a field of weight `w`, at its start: they tie up to `zero_to`.
-            let ahead: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
-                (Occur::Must, within.box_clone()),
-                (Occur::Must, lighter),
-            ]));
+            // The set's documents in a lighter field are ranked first; the others it accepts
+            // hold the phrase as typed at the start of a field of weight `w`, so they tie up to
+            // `zero_to`. (Only the markers: the set's own documents already passed the phrase.)
             out.push(ShortcutSet {
                 query: Box::new(BooleanQuery::new(vec![
                     (Occur::Must, within.box_clone()),
@@ -101,7 +98,7 @@ impl Lookup<'_> {
                 typos: self.typo,
                 at_most: Some((w as u128) << (16 * (zero_to - 1 - attribute))),
                 as_typed: true,
-                ahead: Some((ahead, w)),
+                ahead: Some((lighter, w)),
             });
             if w == heaviest {
                 return;
