@@ -19,7 +19,7 @@ mod synonyms;
 mod terms;
 mod typos;
 
-pub(crate) use any_term::AnyTerm;
+pub(crate) use any_term::{AnyTerm, EveryTerm};
 pub(crate) use completions::prefix_search;
 pub use pins::{Pins, QueryCandidates};
 pub(crate) use terms::{group_query, groups_query, Counted, Group, Reach, Terms};

@@ -341,8 +341,8 @@ impl Index {
     /// Ranks every document of one level (`kept` groups, words reaching as far as `reach`)
     /// not ranked before (its documents `read` already, or read here), and keeps its best
     /// `k`: the kept documents, whether none was left out, and (when `count`) how many
-    /// allowed documents the level's query matched. With a `floor` (and `k`), those it bounds
-    /// are ranked only until the page is certain.
+    /// allowed documents the level's query matched. With a `floor` (and `k`, nothing read),
+    /// those it bounds are ranked only until the page is certain, and not counted.
     #[allow(clippy::too_many_arguments)]
     fn rank_level(
         &self,
@@ -359,23 +359,30 @@ impl Index {
         k: Option<usize>,
         count: bool,
     ) -> Result<(Vec<Ranked>, bool, Option<usize>)> {
-        let docs = match read {
-            Some(docs) => docs,
-            None => {
-                let query = terms.kept_query(kept, reach);
-                self.level_docs(run.searcher, query.as_ref(), run.allowed)
-                    .map_err(tv)?
+        let (mut level, count, all, matched) = match (read, floor, k) {
+            // The level read as its phrase's words anywhere: not counted (the read first,
+            // which found more than a page's worth, counted it).
+            (None, Some(floor), Some(k)) => {
+                let docs = self
+                    .level_docs(run.searcher, floor.around.as_ref(), run.allowed)
+                    .map_err(tv)?;
+                let (level, count, all) =
+                    self.rank_above_floor(run, ctx, qt, docs, floor, seen, mark, k)?;
+                (level, count, all, None)
             }
-        };
-        let matched = count.then(|| docs.iter().map(|(_, list)| list.len()).sum());
-        let (mut level, count, all) = match (floor, k) {
-            (Some(floor), Some(k)) => {
-                self.rank_above_floor(run, ctx, qt, docs, floor, seen, mark, k)?
-            }
-            _ => {
+            (read, _, _) => {
+                let docs = match read {
+                    Some(docs) => docs,
+                    None => {
+                        let query = terms.kept_query(kept, reach);
+                        self.level_docs(run.searcher, query.as_ref(), run.allowed)
+                            .map_err(tv)?
+                    }
+                };
+                let matched = count.then(|| docs.iter().map(|(_, list)| list.len()).sum());
                 let (level, count) =
                     self.rank_docs(run, ctx, qt, docs, seen, mark, &|_| true, k)?;
-                (level, count, true)
+                (level, count, true, matched)
             }
         };
         let complete = all && !(k.is_some_and(|k| count > k) || Instant::now() >= run.deadline);

@@ -20,7 +20,7 @@ use super::order::Ranked;
 use super::reader::{Occ, QueryTerm};
 use super::rule::{RankingRule, Rule};
 use super::verdict::Verdict;
-use crate::index::search::{group_query, AnyTerm, Group, Reach, Terms};
+use crate::index::search::{group_query, AnyTerm, EveryTerm, Group, Reach, Terms};
 use crate::index::{text, tv, Index};
 
 mod by_weight;
@@ -124,9 +124,13 @@ impl Shortcut {
 /// `cost`: `words`, `typo` and `proximity` are the same for every document of the level,
 /// `attributeRank` (or `attribute`) counts the heaviest weight, `wordPosition` a distance of
 /// one, and `exactness` finds no match at the start. The others can then be ranked by
-/// internal id until enough come before that (see [`Index::rank_above_floor`]).
+/// internal id until enough come before that (see [`Index::rank_above_floor`]). The level is
+/// then read as `around`, the documents holding every word of the phrase anywhere: ranking a
+/// document checks the phrase (one without it is left out), so only the documents ranked
+/// have their positions read, not all the level's.
 pub(super) struct Floor {
     pub inside: Box<dyn Query>,
+    pub around: Box<dyn Query>,
     pub cost: u128,
 }
 
@@ -262,6 +266,8 @@ impl Index {
         }
         // Only the markers: the level's documents, which `inside` splits, hold the phrase.
         let inside: Box<dyn Query> = Box::new(BooleanQuery::new(either));
+        let words = phrase.words.iter().map(|(_, t)| t.clone()).collect();
+        let around: Box<dyn Query> = Box::new(EveryTerm::new(words));
         let span = phrase.words.iter().map(|(o, _)| o + 1).max().unwrap_or(1);
         let mut occ = vec![vec![Occ {
             pos: (fid << 16) | 1,
@@ -272,6 +278,7 @@ impl Index {
         match document::judge(ctx, qt, &mut occ, &Vec::new, u128::MAX) {
             document::Outcome::Ranked(v) => Some(Floor {
                 inside,
+                around,
                 cost: v.cost,
             }),
             _ => None,

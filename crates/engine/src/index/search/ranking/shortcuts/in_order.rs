@@ -325,7 +325,7 @@ impl Index {
 }
 
 /// The candidates of `docs` not ranked before (see [`unranked`]): those `part` holds, and
-/// the others.
+/// the others (both in document order, as [`Index::level_docs`] reads them).
 fn split_off(
     docs: SegmentDocs,
     part: &SegmentDocs,
@@ -339,13 +339,18 @@ fn split_off(
             .find(|(s, _)| *s == seg)
             .map_or(&[][..], |(_, l)| &l[..]);
         let seen = &seen[seg as usize];
+        // Both in document order: `part` is walked alongside.
+        let mut at = 0;
         for (doc, iid) in list {
+            while part.get(at).is_some_and(|(d, _)| *d < doc) {
+                at += 1;
+            }
             if !unranked(seen, run.allowed, doc, iid) {
                 continue;
             }
-            match part.binary_search_by_key(&doc, |(d, _)| *d) {
-                Ok(_) => inside.push((seg, doc, iid)),
-                Err(_) => outside.push((seg, doc, iid)),
+            match part.get(at).is_some_and(|(d, _)| *d == doc) {
+                true => inside.push((seg, doc, iid)),
+                false => outside.push((seg, doc, iid)),
             }
         }
     }
