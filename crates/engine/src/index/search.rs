@@ -63,7 +63,7 @@ pub use federated::{
 };
 use page::Window;
 use printer::{Printer, SearchResult, Timings};
-use query::{group_query, prefix_search, AnyTerm, Counted, EveryTerm, Group, Reach, Terms};
+use query::{group_query, prefix_search, Counted, Group, Reach, TermSet, Terms};
 use ranking::{
     self as rank, compare_ranked, rule_list, score_details, semantic_rule_list, steps, Ranked,
 };

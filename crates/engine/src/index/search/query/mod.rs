@@ -11,15 +11,15 @@
 //! documents reachable without typos first. Negated parts become groups the candidates
 //! lose (see [`super::candidates`]).
 
-mod any_term;
 mod completions;
 mod parse;
 mod pins;
 mod synonyms;
+mod term_set;
 mod terms;
 mod typos;
 
-pub(crate) use any_term::{AnyTerm, EveryTerm};
 pub(crate) use completions::prefix_search;
 pub use pins::{Pins, QueryCandidates};
+pub(crate) use term_set::TermSet;
 pub(crate) use terms::{group_query, groups_query, Counted, Group, Reach, Terms};

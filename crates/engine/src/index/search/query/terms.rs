@@ -7,9 +7,9 @@ use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::Term;
 
-use super::any_term::AnyTerm;
 use super::parse::parse_query;
 use super::synonyms::add_synonyms;
+use super::term_set::TermSet;
 use crate::index::search::format;
 use crate::index::search::rank;
 use crate::index::{tv, Index};
@@ -250,7 +250,7 @@ pub(crate) fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
             singles.extend(typos.iter().map(|(t, _)| t.clone()));
             let any: Box<dyn Query> = match singles.len() {
                 1 => term(&singles[0]),
-                _ => Box::new(AnyTerm::new(singles)),
+                _ => Box::new(TermSet::any(singles)),
             };
             if sequences.is_empty() {
                 return any;

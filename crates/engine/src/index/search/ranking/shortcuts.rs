@@ -20,7 +20,7 @@ use super::order::Ranked;
 use super::reader::{Occ, QueryTerm};
 use super::rule::{RankingRule, Rule};
 use super::verdict::Verdict;
-use crate::index::search::{group_query, AnyTerm, EveryTerm, Group, Reach, Terms};
+use crate::index::search::{group_query, Group, Reach, TermSet, Terms};
 use crate::index::{text, tv, Index};
 
 mod by_weight;
@@ -267,7 +267,7 @@ impl Index {
         // Only the markers: the level's documents, which `inside` splits, hold the phrase.
         let inside: Box<dyn Query> = Box::new(BooleanQuery::new(either));
         let words = phrase.words.iter().map(|(_, t)| t.clone()).collect();
-        let around: Box<dyn Query> = Box::new(EveryTerm::new(words));
+        let around: Box<dyn Query> = Box::new(TermSet::every(words));
         let span = phrase.words.iter().map(|(o, _)| o + 1).max().unwrap_or(1);
         let mut occ = vec![vec![Occ {
             pos: (fid << 16) | 1,
@@ -429,7 +429,7 @@ impl<'a> Lookup<'a> {
         field: Field,
         term: fn(u32, &str) -> String,
     ) -> Box<dyn Query> {
-        Box::new(AnyTerm::new(
+        Box::new(TermSet::any(
             fids.iter()
                 .flat_map(|f| words.iter().map(move |w| term(*f, w)))
                 .map(|m| Term::from_field_text(field, &m))

@@ -1,9 +1,19 @@
-//! The documents holding any of several terms, unscored: a word's alternatives (its typo
-//! derivations and completions) and the shortcuts' marker terms are unions of up to
-//! thousands of terms. As a tantivy `BooleanQuery` of `TermQuery`s, each term costs a
-//! weight, a scorer and a place in a merging union, about a third of the time a short
-//! mistyped word takes. Here each term costs one dictionary lookup per segment, and its
-//! documents are read block by block into one bitset (as tantivy's `AutomatonWeight` does).
+//! The documents holding any, or every one, of several terms, unscored.
+//!
+//! Any: a word's alternatives (its typo derivations and completions) and the shortcuts'
+//! marker terms are unions of up to thousands of terms. As a tantivy `BooleanQuery` of
+//! `TermQuery`s, each term costs a weight, a scorer and a place in a merging union, about a
+//! third of the time a short mistyped word takes. Here each term costs one dictionary lookup
+//! per segment, and its documents are read block by block into one bitset (as tantivy's
+//! `AutomatonWeight` does).
+//!
+//! Every one: the level of a quoted phrase read without its positions (see the ranking's
+//! `Floor`). tantivy's intersection seeks each term's postings document by document: for
+//! `"for the"` on npm, two words held by tens of thousands of summaries, that was a fifth of
+//! the engine's time. Here the rarest term's documents are read into a bitset, and each
+//! other term, when it is not much more frequent than what is left, is read whole into a
+//! second one and the two are and-ed; a far more frequent one is seeked, only for the
+//! documents left.
 
 use std::sync::Arc;
 
@@ -12,113 +22,38 @@ use tantivy::query::{ConstScorer, EmptyScorer, EnableScoring, Explanation, Query
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocId, DocSet, Score, SegmentReader, Term, TERMINATED};
 
-/// Documents holding any of `terms` (all of one field).
+/// Documents holding any of `terms`, or (`every`) each of them; all of one field.
 #[derive(Clone, Debug)]
-pub(crate) struct AnyTerm {
+pub(crate) struct TermSet {
     terms: Arc<[Term]>,
-}
-
-impl AnyTerm {
-    /// `terms` must be of one field (the first one's).
-    pub(crate) fn new(terms: Vec<Term>) -> AnyTerm {
-        debug_assert!(terms.windows(2).all(|w| w[0].field() == w[1].field()));
-        AnyTerm {
-            terms: terms.into(),
-        }
-    }
-}
-
-impl Query for AnyTerm {
-    fn weight(&self, _: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
-        Ok(Box::new(self.clone()))
-    }
-
-    fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
-        for t in self.terms.iter() {
-            visitor(t, false);
-        }
-    }
-}
-
-impl Weight for AnyTerm {
-    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
-        let Some(field) = self.terms.first().map(Term::field) else {
-            return Ok(Box::new(EmptyScorer));
-        };
-        let inverted = reader.inverted_index(field)?;
-        let mut infos = Vec::with_capacity(self.terms.len());
-        for t in self.terms.iter() {
-            if let Some(info) = inverted.get_term_info(t)? {
-                infos.push(info);
-            }
-        }
-        match infos.as_slice() {
-            [] => Ok(Box::new(EmptyScorer)),
-            [one] => {
-                let postings =
-                    inverted.read_postings_from_terminfo(one, IndexRecordOption::Basic)?;
-                Ok(Box::new(ConstScorer::new(postings, boost)))
-            }
-            many => {
-                let mut bits = Bits::new(reader.max_doc());
-                for info in many {
-                    let mut block = inverted
-                        .read_block_postings_from_terminfo(info, IndexRecordOption::Basic)?;
-                    loop {
-                        let docs = block.docs();
-                        if docs.is_empty() {
-                            break;
-                        }
-                        docs.iter().for_each(|&d| bits.insert(d));
-                        block.advance();
-                    }
-                }
-                bits.start();
-                Ok(Box::new(ConstScorer::new(bits, boost)))
-            }
-        }
-    }
-
-    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) == doc {
-            Ok(Explanation::new("AnyTerm", 1.0))
-        } else {
-            Err(tantivy::TantivyError::InvalidArgument(format!(
-                "document {doc} holds none of the terms"
-            )))
-        }
-    }
-}
-
-/// Documents holding every one of several terms (all of one field), unscored: the level of
-/// a quoted phrase read without its positions (see the ranking's `Floor`). tantivy's
-/// intersection seeks each term's postings document by document: for `"for the"` on npm,
-/// two words held by tens of thousands of summaries, that was a fifth of the engine's time.
-/// Here the rarest term's documents are read into a bitset, and each other term, when it is
-/// not much more frequent than what is left, is read whole into a second one and the two
-/// are and-ed; a far more frequent one is seeked, only for the documents left.
-#[derive(Clone, Debug)]
-pub(crate) struct EveryTerm {
-    terms: Arc<[Term]>,
+    every: bool,
 }
 
 /// A term at most this many times as frequent as the documents left is read whole, not
 /// seeked (reading decodes its postings a block at a time; a seek costs a skip-list walk).
 const READ_WHOLE: u64 = 16;
 
-impl EveryTerm {
-    /// `terms` (at least one) must be of one field (the first one's).
-    pub(crate) fn new(terms: Vec<Term>) -> EveryTerm {
-        debug_assert!(!terms.is_empty());
+impl TermSet {
+    /// Documents holding any of `terms`, which must be of one field (the first one's).
+    pub(crate) fn any(terms: Vec<Term>) -> TermSet {
         debug_assert!(terms.windows(2).all(|w| w[0].field() == w[1].field()));
-        EveryTerm {
+        TermSet {
             terms: terms.into(),
+            every: false,
+        }
+    }
+
+    /// Documents holding every one of `terms` (at least one), of one field.
+    pub(crate) fn every(terms: Vec<Term>) -> TermSet {
+        debug_assert!(!terms.is_empty());
+        TermSet {
+            every: true,
+            ..TermSet::any(terms)
         }
     }
 }
 
-impl Query for EveryTerm {
+impl Query for TermSet {
     fn weight(&self, _: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
         Ok(Box::new(self.clone()))
     }
@@ -130,7 +65,7 @@ impl Query for EveryTerm {
     }
 }
 
-impl Weight for EveryTerm {
+impl Weight for TermSet {
     fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
         let Some(field) = self.terms.first().map(Term::field) else {
             return Ok(Box::new(EmptyScorer));
@@ -140,11 +75,11 @@ impl Weight for EveryTerm {
         for t in self.terms.iter() {
             match inverted.get_term_info(t)? {
                 Some(info) => infos.push(info),
-                None => return Ok(Box::new(EmptyScorer)),
+                None if self.every => return Ok(Box::new(EmptyScorer)),
+                None => {}
             }
         }
-        infos.sort_unstable_by_key(|i| (i.doc_freq, i.postings_range.start));
-        infos.dedup();
+        // A term's documents into a bitset, a block at a time.
         let read = |info: &TermInfo, bits: &mut Bits| -> tantivy::Result<()> {
             let mut block =
                 inverted.read_block_postings_from_terminfo(info, IndexRecordOption::Basic)?;
@@ -157,7 +92,23 @@ impl Weight for EveryTerm {
                 block.advance();
             }
         };
+        if let [one] = infos.as_slice() {
+            let postings = inverted.read_postings_from_terminfo(one, IndexRecordOption::Basic)?;
+            return Ok(Box::new(ConstScorer::new(postings, boost)));
+        }
+        if infos.is_empty() {
+            return Ok(Box::new(EmptyScorer));
+        }
         let mut bits = Bits::new(reader.max_doc());
+        if !self.every {
+            for info in &infos {
+                read(info, &mut bits)?;
+            }
+            bits.start();
+            return Ok(Box::new(ConstScorer::new(bits, boost)));
+        }
+        infos.sort_unstable_by_key(|i| (i.doc_freq, i.postings_range.start));
+        infos.dedup();
         read(&infos[0], &mut bits)?;
         let mut left = infos[0].doc_freq as u64;
         let mut other: Option<Bits> = None;
@@ -196,10 +147,10 @@ impl Weight for EveryTerm {
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
         let mut scorer = self.scorer(reader, 1.0)?;
         if scorer.seek(doc) == doc {
-            Ok(Explanation::new("EveryTerm", 1.0))
+            Ok(Explanation::new("TermSet", 1.0))
         } else {
             Err(tantivy::TantivyError::InvalidArgument(format!(
-                "document {doc} lacks one of the terms"
+                "document {doc} is not in the term set"
             )))
         }
     }
@@ -342,6 +293,26 @@ mod tests {
         let searcher = index.reader().unwrap().searcher();
         assert_eq!(searcher.segment_readers().len(), 2);
         let term = |w: &str| Term::from_field_text(text, w);
+        // Ours and tantivy's, for `words` joined by `occur`: the documents found.
+        let both_ways = |words: &[&str], occur: Occur| {
+            let terms: Vec<Term> = words.iter().map(|w| term(w)).collect();
+            let set = match occur {
+                Occur::Must => TermSet::every(terms.clone()),
+                _ => TermSet::any(terms.clone()),
+            };
+            let ours = searcher.search(&set, &DocSetCollector).unwrap();
+            let tantivy = BooleanQuery::new(
+                terms
+                    .into_iter()
+                    .map(|t| -> (Occur, Box<dyn Query>) {
+                        (occur, Box::new(TermQuery::new(t, IndexRecordOption::Basic)))
+                    })
+                    .collect(),
+            );
+            let theirs = searcher.search(&tantivy, &DocSetCollector).unwrap();
+            assert_eq!(ours, theirs, "{words:?} {occur:?}");
+            ours
+        };
         for words in [
             vec![],
             vec!["absent"],
@@ -349,31 +320,11 @@ mod tests {
             vec!["rare", "absent", "w3"],
             vec!["w1", "w2", "even", "rare"],
         ] {
-            let terms: Vec<Term> = words.iter().map(|w| term(w)).collect();
-            let ours = searcher
-                .search(&AnyTerm::new(terms.clone()), &DocSetCollector)
-                .unwrap();
-            let tantivy = BooleanQuery::new(
-                terms
-                    .into_iter()
-                    .map(|t| -> (Occur, Box<dyn Query>) {
-                        (
-                            Occur::Should,
-                            Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
-                        )
-                    })
-                    .collect(),
-            );
-            let theirs = searcher.search(&tantivy, &DocSetCollector).unwrap();
-            assert_eq!(ours, theirs, "{words:?}");
-            assert_eq!(
-                ours.is_empty(),
-                words.iter().all(|w| *w == "absent"),
-                "{words:?}"
-            );
+            let found = !both_ways(&words, Occur::Should).is_empty();
+            assert_eq!(found, !words.iter().all(|w| *w == "absent"), "{words:?}");
         }
         // Every term: the rarest read, the others read whole or seeked (`rare` is 32 times
-        // rarer than `even`), as tantivy's intersection finds.
+        // rarer than `even`).
         for words in [
             vec!["absent"],
             vec!["rare"],
@@ -383,31 +334,15 @@ mod tests {
             vec!["w3", "rare", "even", "rare"],
             vec!["w1", "w2"],
         ] {
-            let terms: Vec<Term> = words.iter().map(|w| term(w)).collect();
-            let ours = searcher
-                .search(&EveryTerm::new(terms.clone()), &DocSetCollector)
-                .unwrap();
-            let tantivy = BooleanQuery::new(
-                terms
-                    .into_iter()
-                    .map(|t| -> (Occur, Box<dyn Query>) {
-                        (
-                            Occur::Must,
-                            Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
-                        )
-                    })
-                    .collect(),
-            );
-            let theirs = searcher.search(&tantivy, &DocSetCollector).unwrap();
-            assert_eq!(ours, theirs, "{words:?}");
-            let found = !words.contains(&"absent") && words != ["w1", "w2"];
-            assert_eq!(!ours.is_empty(), found, "{words:?}");
+            let found = !both_ways(&words, Occur::Must).is_empty();
+            let expected = !words.contains(&"absent") && words != ["w1", "w2"];
+            assert_eq!(found, expected, "{words:?}");
         }
         // Intersected with another query, the union is seeked.
         let both = BooleanQuery::new(vec![
             (
                 Occur::Must,
-                Box::new(AnyTerm::new(vec![term("w1"), term("w2")])) as Box<dyn Query>,
+                Box::new(TermSet::any(vec![term("w1"), term("w2")])) as Box<dyn Query>,
             ),
             (
                 Occur::Must,
