@@ -252,15 +252,7 @@ impl Index {
         let lighter: Vec<u32> = (0..ctx.weights.len() as u32)
             .filter(|f| ctx.weights[*f as usize] < heaviest)
             .collect();
-        let mut either = vec![(
-            Occur::Should,
-            lookup.markers(
-                &lookup.all_fids,
-                &lookup.words,
-                self.fields.words,
-                text::first_word_marker,
-            ),
-        )];
+        let mut either = vec![(Occur::Should, lookup.opening_markers())];
         if !lighter.is_empty() {
             either.push((Occur::Should, lookup.in_fields(&lighter, false)?));
         }
@@ -435,6 +427,16 @@ impl<'a> Lookup<'a> {
                 .map(|m| Term::from_field_text(field, &m))
                 .collect(),
         ))
+    }
+
+    /// Documents where the first word (one of `words`) opens a field, any field.
+    fn opening_markers(&self) -> Box<dyn Query> {
+        self.markers(
+            &self.all_fids,
+            &self.words,
+            self.index.fields.words,
+            text::first_word_marker,
+        )
     }
 
     /// Several words must follow each other in the query.

@@ -3,7 +3,6 @@
 use tantivy::query::{BooleanQuery, Occur, Query};
 
 use super::{Lookup, Shortcut, ShortcutSet};
-use crate::index::text;
 
 impl Lookup<'_> {
     /// Sets by field weight inside `within` (the level; any set holding every document of
@@ -65,14 +64,6 @@ impl Lookup<'_> {
         if self.terms.positions[self.kept[0]] != 0 {
             return;
         }
-        let opening = || {
-            self.markers(
-                &self.all_fids,
-                &self.words,
-                self.index.fields.words,
-                text::first_word_marker,
-            )
-        };
         for &w in levels.iter().skip(1) {
             let fids = |heavier: bool| -> Vec<u32> {
                 (0..weights.len() as u32)
@@ -84,7 +75,7 @@ impl Lookup<'_> {
             };
             let either: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
                 (Occur::Should, lighter.box_clone()),
-                (Occur::Should, opening()),
+                (Occur::Should, self.opening_markers()),
             ]));
             // The set's documents in a lighter field are ranked first; the others it accepts
             // hold the phrase as typed at the start of a field of weight `w`, so they tie up to
