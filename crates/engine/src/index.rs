@@ -56,6 +56,9 @@ pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 // Shared with the submodules (the search modules reach `project` and `retrieve` through
 // `super::`, as before they moved).
 use cache::{ColumnCache, FilterCache, SegmentColumns, SettingsCache, VectorTables};
+
+/// In [`Index::segment_iids`], a document without an internal id.
+const NO_IID: u32 = u32::MAX;
 use documents::{project, retrieve};
 use update::Progress;
 
@@ -131,6 +134,32 @@ impl Index {
             .unwrap()
             .put(reader, field, column.clone());
         Ok(column)
+    }
+
+    /// The internal id of each document of one segment ([`NO_IID`] for none), decoded from its
+    /// column once per segment: a pass over postings reads one for every document it meets,
+    /// and the column's decoding was most of a filtered pass's time.
+    fn segment_iids(&self, reader: &tantivy::SegmentReader) -> tantivy::Result<Arc<[u32]>> {
+        if let Some(iids) = self.segment_columns.lock().unwrap().iids(reader) {
+            return Ok(iids);
+        }
+        let column = self.segment_column(reader, open::IID_FIELD)?;
+        let docs = reader.max_doc();
+        let iids: Arc<[u32]> = match column.index {
+            tantivy::columnar::ColumnIndex::Full => {
+                let mut all = vec![0u64; docs as usize];
+                column.values.get_range(0, &mut all);
+                all.into_iter().map(|v| v as u32).collect()
+            }
+            _ => (0..docs)
+                .map(|doc| column.first(doc).map_or(NO_IID, |v| v as u32))
+                .collect(),
+        };
+        self.segment_columns
+            .lock()
+            .unwrap()
+            .put_iids(reader, iids.clone());
+        Ok(iids)
     }
 
     /// The settings stored in `txn`, parsed (defaults when never written).

@@ -209,6 +209,72 @@ fn three_weights_and_the_legacy_attribute_rule_keep_the_order() {
     }
 }
 
+/// Words in a row with a third weighted field holding them too: the set of documents with a
+/// word in a field of the best weight settles a page only with the documents whose weights
+/// sum below every word in the next field. A document with one word in the name and the row
+/// in the third field sums as much as one with the row in the second field alone, which is
+/// outside the set and may come first (its row opens the field).
+#[test]
+fn words_in_a_row_with_three_weighted_fields_keep_the_order() {
+    let tags = [
+        "fast parser",
+        "parser",
+        "fast",
+        "",
+        "tool fast",
+        "parser fast",
+        "fast tool parser",
+    ];
+    let mut docs: Vec<Value> = catalogue()
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut d)| {
+            d["tags"] = json!(tags[(i * 5 + i / 7) % tags.len()]);
+            d
+        })
+        .collect();
+    let first = docs.len();
+    for (n, (name, summary, tags)) in [
+        ("fast", "", "the fast parser"),
+        ("other", "fast parser", ""),
+        ("fast", "", "a fast parser"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        docs.push(json!({"id": first + n, "name": name, "summary": summary, "tags": tags}));
+    }
+    for fields in [
+        json!(["name", "summary", "tags"]),
+        json!(["name", "tags", "summary"]),
+        json!(["tags", "name", "summary"]),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = index_with(
+            &tmp,
+            json!({ "searchableAttributes": fields }),
+            docs.clone(),
+        );
+        for q in [
+            "fast parser",
+            "fast pars",
+            "parser fast",
+            "\"fast parser\" tool",
+            "tool fast",
+        ] {
+            pages_match_the_whole_ranking(&index, q);
+        }
+        // Only the three documents at the end hold the row, none with both words in the name.
+        let tmp = tempfile::tempdir().unwrap();
+        let index = index_with(
+            &tmp,
+            json!({ "searchableAttributes": fields }),
+            docs[docs.len() - 3..].to_vec(),
+        );
+        pages_match_the_whole_ranking(&index, "fast parser");
+    }
+}
+
 #[test]
 fn phrase_totals_are_exact_below_max_total_hits_and_capped_above() {
     let tmp = tempfile::tempdir().unwrap();

@@ -146,6 +146,8 @@ impl ColumnCache {
 #[derive(Default)]
 pub(super) struct SegmentColumns {
     entries: HashMap<(SegmentId, &'static str), tantivy::columnar::Column<u64>>,
+    /// The internal ids by document, decoded: the passes over postings read one per document.
+    iids: HashMap<SegmentId, Arc<[u32]>>,
 }
 
 impl SegmentColumns {
@@ -168,6 +170,17 @@ impl SegmentColumns {
             self.entries.clear();
         }
         self.entries.insert((reader.segment_id(), field), column);
+    }
+
+    pub(super) fn iids(&self, reader: &SegmentReader) -> Option<Arc<[u32]>> {
+        self.iids.get(&reader.segment_id()).cloned()
+    }
+
+    pub(super) fn put_iids(&mut self, reader: &SegmentReader, iids: Arc<[u32]>) {
+        if self.iids.len() >= SEGMENT_COLUMNS_SIZE {
+            self.iids.clear();
+        }
+        self.iids.insert(reader.segment_id(), iids);
     }
 }
 

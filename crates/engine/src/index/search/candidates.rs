@@ -11,8 +11,8 @@ use tantivy::query::{EnableScoring, Occur, Query};
 use tantivy::{DocSet, TERMINATED};
 
 use super::query::{groups_query, Reach, Terms};
+use super::ranking::{kept, Allowed};
 use crate::filter::eval::within;
-use crate::index::open::IID_FIELD;
 use crate::index::{tv, Index};
 use crate::settings::Settings;
 use crate::store::{heed_error, keys};
@@ -41,6 +41,7 @@ impl Index {
         allowed: Option<&RoaringBitmap>,
         cap: usize,
     ) -> Result<usize> {
+        let allowed = allowed.map(Allowed::new);
         let mut n = 0usize;
         if cap == 0 {
             return Ok(0);
@@ -50,21 +51,11 @@ impl Index {
             .map_err(tv)?;
         for reader in searcher.segment_readers() {
             let alive = reader.alive_bitset();
-            let iids = match allowed {
-                Some(_) => Some(self.segment_column(reader, IID_FIELD).map_err(tv)?),
-                None => None,
-            };
+            let iids = self.segment_iids(reader).map_err(tv)?;
             let mut scorer = weight.scorer(reader, 1.0).map_err(tv)?;
             let mut doc = scorer.doc();
             while doc != TERMINATED {
-                let live = alive.is_none_or(|a| a.is_alive(doc));
-                let kept = match (&iids, allowed) {
-                    (Some(column), Some(set)) => column
-                        .first(doc)
-                        .is_some_and(|iid| set.contains(iid as u32)),
-                    _ => true,
-                };
-                if live && kept {
+                if kept(alive, &iids, allowed.as_ref(), doc).is_some() {
                     n += 1;
                     if n >= cap {
                         return Ok(cap);

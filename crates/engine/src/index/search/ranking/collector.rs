@@ -4,26 +4,53 @@
 //! other searches keep only the ids.
 
 use roaring::RoaringBitmap;
-use tantivy::columnar::Column;
 use tantivy::fastfield::AliveBitSet;
 use tantivy::query::{EnableScoring, Query};
 use tantivy::{DocId, DocSet, TERMINATED};
 
-use crate::index::open::IID_FIELD;
-use crate::index::Index;
+use crate::facets::DenseSet;
+use crate::index::{Index, NO_IID};
+
+/// The documents a filter lets through, as the passes over postings test them: a test of a
+/// sparse bitmap searches its containers, so a sparse set is also held as one bit per
+/// internal id (a test is then one load, and every document of a broad word is tested).
+pub(crate) struct Allowed<'a> {
+    pub set: &'a RoaringBitmap,
+    bits: Option<DenseSet>,
+}
+
+impl<'a> Allowed<'a> {
+    pub fn new(set: &'a RoaringBitmap) -> Allowed<'a> {
+        // Below one id in 16 of its range, a bitmap's containers are mostly sorted arrays,
+        // searched on every test; the bits take an eighth of a byte per id of the range (128
+        // KiB for a million).
+        let bound = set.max().map_or(0, |m| m as u64 + 1);
+        let bits = (set.len().saturating_mul(16) < bound)
+            .then(|| DenseSet::from_bitmap(set, bound as usize));
+        Allowed { set, bits }
+    }
+
+    #[inline]
+    pub fn contains(&self, iid: u32) -> bool {
+        match &self.bits {
+            Some(bits) => bits.contains(iid),
+            None => self.set.contains(iid),
+        }
+    }
+}
 
 /// The internal id of `doc` when it is live and `allowed`.
-fn kept(
+pub(crate) fn kept(
     alive: Option<&AliveBitSet>,
-    iids: &Column<u64>,
-    allowed: Option<&RoaringBitmap>,
+    iids: &[u32],
+    allowed: Option<&Allowed>,
     doc: DocId,
 ) -> Option<u32> {
     if alive.is_some_and(|a| !a.is_alive(doc)) {
         return None;
     }
-    let iid = iids.first(doc)? as u32;
-    allowed.is_none_or(|a| a.contains(iid)).then_some(iid)
+    let iid = *iids.get(doc as usize)?;
+    (iid != NO_IID && allowed.is_none_or(|a| a.contains(iid))).then_some(iid)
 }
 
 /// Per segment (its ordinal), the matching documents and their internal ids, in document order.
@@ -36,12 +63,12 @@ impl Index {
         &self,
         searcher: &tantivy::Searcher,
         query: &dyn Query,
-        allowed: Option<&RoaringBitmap>,
+        allowed: Option<&Allowed>,
     ) -> tantivy::Result<SegmentDocs> {
         let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
         let mut out = Vec::with_capacity(searcher.segment_readers().len());
         for (ord, reader) in searcher.segment_readers().iter().enumerate() {
-            let iids = self.segment_column(reader, IID_FIELD)?;
+            let iids = self.segment_iids(reader)?;
             let alive = reader.alive_bitset();
             let mut list: Vec<(DocId, u32)> = Vec::new();
             weight.for_each_no_score(reader, &mut |docs| {
@@ -62,14 +89,14 @@ impl Index {
         &self,
         searcher: &tantivy::Searcher,
         query: &dyn Query,
-        allowed: Option<&RoaringBitmap>,
+        allowed: Option<&Allowed>,
         cap: usize,
     ) -> tantivy::Result<Option<SegmentDocs>> {
         let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
         let mut out = Vec::with_capacity(searcher.segment_readers().len());
         let mut n = 0usize;
         for (ord, reader) in searcher.segment_readers().iter().enumerate() {
-            let iids = self.segment_column(reader, IID_FIELD)?;
+            let iids = self.segment_iids(reader)?;
             let alive = reader.alive_bitset();
             let mut list: Vec<(DocId, u32)> = Vec::new();
             let mut scorer = weight.scorer(reader, 1.0)?;
@@ -87,5 +114,25 @@ impl Index {
             out.push((ord as u32, list));
         }
         Ok(Some(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_tests_like_its_bitmap_sparse_or_dense() {
+        let sparse: RoaringBitmap = (0..3000u32).map(|i| i * 97).collect();
+        let dense: RoaringBitmap = (0..300_000u32).filter(|i| i % 3 != 0).collect();
+        for set in [sparse, dense, RoaringBitmap::new()] {
+            let allowed = Allowed::new(&set);
+            let bound = set.max().unwrap_or(0) + 200;
+            assert!((0..bound).all(|i| allowed.contains(i) == set.contains(i)));
+            assert!(!allowed.contains(u32::MAX));
+        }
+        // A sparse set is tested through its bits, a dense one through the bitmap.
+        assert!(Allowed::new(&(0..10u32).map(|i| i * 1000).collect()).bits.is_some());
+        assert!(Allowed::new(&(0..1000u32).collect()).bits.is_none());
     }
 }

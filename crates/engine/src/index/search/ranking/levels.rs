@@ -15,7 +15,7 @@ use api_types::Result;
 use roaring::RoaringBitmap;
 use tantivy::DocId;
 
-use super::collector::SegmentDocs;
+use super::collector::{Allowed, SegmentDocs};
 use super::document::{self, Context};
 use super::order::{compare_ranked, steps, ByCost, Ranked};
 use super::reader::{QueryTerm, TermReader};
@@ -40,7 +40,7 @@ const FEW_PER_RESULT: usize = 64;
 pub(super) struct Run<'a> {
     pub rtxn: &'a heed::RoTxn<'a>,
     pub searcher: &'a tantivy::Searcher,
-    pub allowed: Option<&'a RoaringBitmap>,
+    pub allowed: Option<&'a Allowed<'a>>,
     pub rules: &'a [Rule],
     pub key_specs: &'a [SortKey],
     pub deadline: Instant,
@@ -173,12 +173,7 @@ fn seen_bit(doc: DocId) -> (usize, u64) {
 
 /// Whether document `doc` (internal id `iid`) of a segment is still to rank: no earlier level
 /// ranked it (`seen`, that segment's bitset) and the filter allows it.
-pub(super) fn unranked(
-    seen: &[u64],
-    allowed: Option<&RoaringBitmap>,
-    doc: DocId,
-    iid: u32,
-) -> bool {
+pub(super) fn unranked(seen: &[u64], allowed: Option<&Allowed>, doc: DocId, iid: u32) -> bool {
     let (word, bit) = seen_bit(doc);
     let earlier = seen.get(word).is_some_and(|w| w & bit != 0);
     !earlier && allowed.is_none_or(|a| a.contains(iid))
@@ -204,10 +199,11 @@ impl Index {
         need: Option<usize>,
         deadline: Instant,
     ) -> Result<(Vec<Ranked>, bool)> {
+        let tested = allowed.map(Allowed::new);
         let run = Run {
             rtxn,
             searcher,
-            allowed,
+            allowed: tested.as_ref(),
             rules,
             key_specs,
             deadline,
@@ -281,7 +277,7 @@ impl Index {
                 if first {
                     let query = terms.kept_query(&kept, *reach);
                     read = self
-                        .level_docs_up_to(searcher, query.as_ref(), allowed, cap)
+                        .level_docs_up_to(searcher, query.as_ref(), run.allowed, cap)
                         .map_err(tv)?;
                     if whole && read.is_none() {
                         terms.counted = Some((*reach, Counted::AtLeast(cap + 1)));

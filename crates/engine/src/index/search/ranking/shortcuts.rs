@@ -281,7 +281,8 @@ impl Index {
     /// where it (as typed, then with its alternatives) opens a field of the best weight, then
     /// those holding it in such a field; in a typo level, the same with its derivations of
     /// fewest typos. Several words: documents where they follow each other from the start of
-    /// a field of the best weight. A phrase first: the same, its first word opening the
+    /// a field of the best weight; two words then the set by weight and in a row (see
+    /// [`Lookup::row_sets`]). A phrase first: the same, its first word opening the
     /// field, then the sets by field weight (see [`Lookup::weight_sets`]). Not with
     /// `attributesToSearchOn` or multi-word synonyms.
     fn shortcut_sets(
@@ -571,15 +572,20 @@ impl<'a> Lookup<'a> {
         })
     }
 
-    /// A phrase first: the sets by field weight (see [`Lookup::weight_sets`]). Two words: in
-    /// a row (see [`Lookup::in_a_row`]). (Sets by weight inside two words in a row would
-    /// seek the phrase of every completion of the second word for each document holding
-    /// one of the words in a field of the best weight: dearer than ranking them all.)
+    /// A phrase first: the sets by field weight (see [`Lookup::weight_sets`]). Two words: the
+    /// set by weight inside the level, then in a row (see [`Lookup::in_a_row`]). The set by
+    /// weight holds the level's documents with a word in a field of the best weight, not
+    /// only those with the words in a row: ranking checks the row (`proximity`, before
+    /// `attributeRank`), while reading the row would check the phrase of every completion of
+    /// the second word. Two frequent words ("library for") are in a row in tens of thousands
+    /// of documents, but in a name in a few thousand.
     fn row_sets(&self, cut: &Shortcut, weights: &[u32], out: &mut Vec<ShortcutSet>) -> Option<()> {
         if matches!(self.terms.groups[self.kept[0]], Group::Phrase(_)) {
             let level = self.terms.kept_query(self.kept, self.reach);
             self.weight_sets(cut, weights, level.as_ref(), out);
         } else if let Some((query, zero_to)) = self.in_a_row(cut) {
+            let level = self.terms.kept_query(self.kept, self.reach);
+            self.weight_sets(cut, weights, level.as_ref(), out);
             out.push(ShortcutSet::exactly(query, zero_to, self.typo));
         }
         Some(())

@@ -36,7 +36,7 @@ impl Lookup<'_> {
             // Below n × the next weight on `attributeRank`, some group sits in a field of the
             // best weight.
             let n = self.kept.len() as u32;
-            let bound = (n - 1) * levels[0] + levels[1] - 1;
+            let bound = n * levels[1] - 1;
             let mut any = Vec::new();
             for t in 0..self.kept.len() {
                 let Some(markers) = self.term_markers(t, &self.fids) else {
