@@ -56,11 +56,11 @@ pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 // Shared with the submodules (the search modules reach `project` and `retrieve` through
 // `super::`, as before they moved).
 use cache::{ColumnCache, FilterCache, SegmentColumns, SettingsCache, VectorTables};
+use documents::{project, retrieve};
+use update::Progress;
 
 /// In [`Index::segment_iids`], a document without an internal id.
 const NO_IID: u32 = u32::MAX;
-use documents::{project, retrieve};
-use update::Progress;
 
 /// The tantivy fields of a document (see [`open`] for the schema).
 struct Fields {

@@ -15,7 +15,7 @@ use crate::index::{Index, NO_IID};
 /// sparse bitmap searches its containers, so a sparse set is also held as one bit per
 /// internal id (a test is then one load, and every document of a broad word is tested).
 pub(crate) struct Allowed<'a> {
-    pub set: &'a RoaringBitmap,
+    set: &'a RoaringBitmap,
     bits: Option<DenseSet>,
 }
 
@@ -132,7 +132,9 @@ mod tests {
             assert!(!allowed.contains(u32::MAX));
         }
         // A sparse set is tested through its bits, a dense one through the bitmap.
-        assert!(Allowed::new(&(0..10u32).map(|i| i * 1000).collect()).bits.is_some());
+        assert!(Allowed::new(&(0..10u32).map(|i| i * 1000).collect())
+            .bits
+            .is_some());
         assert!(Allowed::new(&(0..1000u32).collect()).bits.is_none());
     }
 }
