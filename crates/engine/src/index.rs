@@ -118,8 +118,8 @@ impl Index {
         Ok(settings)
     }
 
-    /// The fast-field column `field` ([`open::IID_FIELD`] or [`text::LENGTHS_FIELD`]) of one
-    /// segment, opened once per segment (see [`SegmentColumns`]).
+    /// The fast-field column `field` ([`text::LENGTHS_FIELD`]) of one segment, opened once per
+    /// segment (see [`SegmentColumns`]).
     fn segment_column(
         &self,
         reader: &tantivy::SegmentReader,
@@ -143,7 +143,8 @@ impl Index {
         if let Some(iids) = self.segment_columns.lock().unwrap().iids(reader) {
             return Ok(iids);
         }
-        let column = self.segment_column(reader, open::IID_FIELD)?;
+        // Opened here only to be decoded: the ids are what is kept.
+        let column = reader.fast_fields().u64(open::IID_FIELD)?;
         let docs = reader.max_doc();
         let iids: Arc<[u32]> = match column.index {
             tantivy::columnar::ColumnIndex::Full => {

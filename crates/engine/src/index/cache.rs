@@ -5,7 +5,8 @@
 //! - [`SettingsCache`]: the typed settings, so a search parses no stored JSON;
 //! - [`FilterCache`]: recent filter results (tenant tokens repeat one filter on every search);
 //! - [`ColumnCache`]: value columns (sort, distinct, facets) and the set of all ids;
-//! - [`SegmentColumns`]: tantivy's fast-field columns, per segment rather than generation;
+//! - [`SegmentColumns`]: tantivy's fast-field columns and the decoded internal ids, per segment
+//!   rather than generation;
 //! - [`VectorTables`]: the vector graphs' tables, built on a thread of their own and dropped at
 //!   commit rather than left stale.
 

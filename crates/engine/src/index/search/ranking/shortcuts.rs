@@ -580,12 +580,13 @@ impl<'a> Lookup<'a> {
     /// the second word. Two frequent words ("library for") are in a row in tens of thousands
     /// of documents, but in a name in a few thousand.
     fn row_sets(&self, cut: &Shortcut, weights: &[u32], out: &mut Vec<ShortcutSet>) -> Option<()> {
-        if matches!(self.terms.groups[self.kept[0]], Group::Phrase(_)) {
+        let phrase = matches!(self.terms.groups[self.kept[0]], Group::Phrase(_));
+        let row = if phrase { None } else { self.in_a_row(cut) };
+        if phrase || row.is_some() {
             let level = self.terms.kept_query(self.kept, self.reach);
             self.weight_sets(cut, weights, level.as_ref(), out);
-        } else if let Some((query, zero_to)) = self.in_a_row(cut) {
-            let level = self.terms.kept_query(self.kept, self.reach);
-            self.weight_sets(cut, weights, level.as_ref(), out);
+        }
+        if let Some((query, zero_to)) = row {
             out.push(ShortcutSet::exactly(query, zero_to, self.typo));
         }
         Some(())
