@@ -34,6 +34,7 @@ use crate::settings::Settings;
 use crate::store::{keys, Store};
 
 mod cache;
+pub(crate) mod cores;
 mod documents;
 mod embeddings;
 mod fields;

@@ -6,7 +6,8 @@
 //! - `ids`: external id (the primary-key value as text) → internal id.
 //! - `meta`: small values: primary key, next internal id, settings, field distribution,
 //!   generation, the dirty set not yet in tantivy, the results of the last applied batch,
-//!   and the fields map (field names by id, append-only), and the vectors' registry.
+//!   the fields map (field names by id, append-only), the documents' compression
+//!   dictionary (written once), and the vectors' registry.
 //! - `vectors`: the embeddings' HNSW graphs (see [`crate::vectors`]).
 //! - `texts`: (embedder id, internal id) → a hash of the text the embedder last embedded for
 //!   that document, so an update that renders the same text is not embedded again.
@@ -18,6 +19,8 @@ use heed::byteorder::BE;
 use heed::types::{Bytes, Str, U32};
 use heed::{Database, Env, EnvOpenOptions, RoTxn, RwTxn, WithoutTls};
 use roaring::RoaringBitmap;
+
+use crate::codec::FieldsMap;
 
 pub(crate) type DocsDb = Database<U32<BE>, Bytes>;
 pub(crate) type IdsDb = Database<Str, U32<BE>>;
@@ -33,6 +36,8 @@ pub(crate) mod keys {
     pub const DIRTY: &str = "dirty";
     pub const LAST_BATCH: &str = "lastBatch";
     pub const FIELDS_MAP: &str = "fieldsMap";
+    /// The dictionary documents are compressed with (see `codec::compress`), written once.
+    pub const DICTIONARY: &str = "docsDictionary";
     /// The layout of the terms tantivy holds (see `Index::open`).
     pub const TEXT_LAYOUT: &str = "textLayout";
 }
@@ -118,6 +123,23 @@ impl Store {
 
     pub fn del_meta(&self, txn: &mut RwTxn, key: &str) -> Result<()> {
         self.meta.delete(txn, key).map(|_| ()).map_err(heed_error)
+    }
+
+    /// What reading the stored documents takes: the fields map and the dictionary.
+    pub fn fields_map(&self, txn: &RoTxn) -> Result<FieldsMap> {
+        FieldsMap::from_json(self.get_meta(txn, keys::FIELDS_MAP)?)?
+            .with_dictionary(self.get_meta(txn, keys::DICTIONARY)?)
+    }
+
+    /// Stores `fields`, and its dictionary the first time it has one.
+    pub fn put_fields_map(&self, txn: &mut RwTxn, fields: &FieldsMap) -> Result<()> {
+        self.put_meta(txn, keys::FIELDS_MAP, &fields.to_json())?;
+        match fields.dictionary() {
+            Some(d) if self.get_meta(txn, keys::DICTIONARY)?.is_none() => {
+                self.put_meta(txn, keys::DICTIONARY, d.bytes())
+            }
+            _ => Ok(()),
+        }
     }
 
     pub fn get_u64(&self, txn: &RoTxn, key: &str) -> Result<u64> {

@@ -861,3 +861,133 @@ fn a_sorted_word_ranks_as_the_whole_level_would_whatever_the_page() {
         }
     }
 }
+
+/// The first byte of every stored document (1: encoded, 2: compressed), and whether the
+/// store holds a dictionary.
+fn stored_formats(dir: &Path) -> (Vec<u8>, bool) {
+    let env = store_env(dir);
+    let rtxn = env.read_txn().unwrap();
+    let docs: heed::Database<heed::types::U32<heed::byteorder::BE>, heed::types::Bytes> =
+        env.open_database(&rtxn, Some("docs")).unwrap().unwrap();
+    let meta: heed::Database<heed::types::Str, heed::types::Bytes> =
+        env.open_database(&rtxn, Some("meta")).unwrap().unwrap();
+    let formats = docs
+        .iter(&rtxn)
+        .unwrap()
+        .map(|item| item.unwrap().1[0])
+        .collect();
+    let dictionary = meta.get(&rtxn, "docsDictionary").unwrap().is_some();
+    drop(rtxn);
+    env.prepare_for_closing().wait();
+    (formats, dictionary)
+}
+
+fn catalogue(ids: std::ops::Range<u32>) -> Vec<Value> {
+    let kinds = ["parser", "server", "client", "plotter"];
+    ids.map(|i| {
+        json!({"id": i, "name": format!("package-{i}"), "kind": kinds[i as usize % 4],
+            "summary": format!("A {} for {} data, release {}", kinds[i as usize % 4],
+                ["json", "csv", "xml"][i as usize % 3], i % 17)})
+    })
+    .collect()
+}
+
+#[test]
+fn documents_are_stored_compressed_once_the_index_has_enough_to_train_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    let batch = |index: &Index, uid: u64, docs: &[Value], method: Method| {
+        let file = stage(
+            tmp.path(),
+            &format!("b{uid}"),
+            &Value::from(docs.to_vec()).to_string(),
+        );
+        index
+            .apply_batch(vec![add(uid, file, method, None)])
+            .unwrap();
+    };
+    {
+        let index = Index::open(&dir).unwrap();
+        // Fewer documents than the dictionary is trained on: stored encoded.
+        batch(&index, 1, &catalogue(0..3_000), Method::Replace);
+    }
+    let (formats, dictionary) = stored_formats(&dir);
+    assert!(formats.iter().all(|f| *f == 1) && !dictionary);
+    {
+        let index = Index::open(&dir).unwrap();
+        // A small batch past the threshold: trained on the stored documents, for later ones.
+        batch(&index, 2, &catalogue(3_000..4_500), Method::Replace);
+        batch(&index, 3, &catalogue(4_500..4_600), Method::Replace);
+        // A partial update rewrites an older document compressed.
+        batch(
+            &index,
+            4,
+            &[json!({"id": 7, "kind": "renamed"})],
+            Method::Update,
+        );
+    }
+    let (formats, dictionary) = stored_formats(&dir);
+    assert!(dictionary);
+    let compressed: Vec<usize> = (0..formats.len()).filter(|i| formats[*i] == 2).collect();
+    assert_eq!(compressed.len(), 101, "the last batch and the update");
+    assert!(compressed.contains(&7) && compressed.iter().filter(|i| **i >= 4_500).count() == 100);
+
+    // A new process reads every document back, whichever way it was stored.
+    let index = Index::open(&dir).unwrap();
+    let mut expected = catalogue(0..4_600);
+    expected[7]["kind"] = json!("renamed");
+    for (i, want) in expected
+        .iter()
+        .enumerate()
+        .step_by(7)
+        .chain([(7, &expected[7])])
+    {
+        let got: Value = serde_json::from_slice(
+            &index
+                .get_document(&i.to_string(), None, false)
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(&got, want);
+    }
+    // The value columns read compressed and plain documents alike.
+    index
+        .apply_batch(vec![BatchOp::UpdateSettings {
+            task_uid: 5,
+            patch: json!({"filterableAttributes": ["kind"]}),
+        }])
+        .unwrap();
+    let q: SearchQuery = serde_json::from_value(
+        json!({"q": "server", "filter": "kind = server", "facets": ["kind"], "limit": 3}),
+    )
+    .unwrap();
+    let r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
+    assert_eq!(r["facetDistribution"]["kind"], json!({"server": 1_150}));
+    let q: SearchQuery =
+        serde_json::from_value(json!({"q": "package", "filter": "kind = renamed"})).unwrap();
+    let r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
+    assert_eq!(r["hits"], json!([expected[7]]));
+    let q: SearchQuery =
+        serde_json::from_value(json!({"q": "", "facets": ["kind"], "limit": 0})).unwrap();
+    let r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
+    assert_eq!(
+        r["facetDistribution"]["kind"],
+        json!({"client": 1_150, "parser": 1_150, "plotter": 1_149, "renamed": 1, "server": 1_150})
+    );
+
+    // One batch larger than the training set: its first documents train the dictionary and
+    // the rest of them are stored compressed.
+    let fresh = tmp.path().join("fresh");
+    {
+        let index = Index::open(&fresh).unwrap();
+        batch(&index, 1, &catalogue(0..5_000), Method::Replace);
+        let got: Value =
+            serde_json::from_slice(&index.get_document("4999", None, false).unwrap().unwrap())
+                .unwrap();
+        assert_eq!(got, catalogue(4_999..5_000)[0]);
+    }
+    let (formats, dictionary) = stored_formats(&fresh);
+    assert!(dictionary);
+    assert_eq!(formats.iter().filter(|f| **f == 2).count(), 5_000 - 4_096);
+}

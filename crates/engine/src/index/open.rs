@@ -111,7 +111,7 @@ impl Index {
         };
         {
             let rtxn = index.store.read()?;
-            let fields = FieldsMap::from_json(index.store.get_meta(&rtxn, keys::FIELDS_MAP)?)?;
+            let fields = index.store.fields_map(&rtxn)?;
             *index.fields_map.write().unwrap() = Arc::new(fields);
         }
         // A stale tantivy is rebuilt whole: replaying only the dirty documents would leave

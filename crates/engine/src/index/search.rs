@@ -31,7 +31,7 @@ use std::time::Instant;
 
 use api_types::Result;
 
-use super::Index;
+use super::{cores, Index};
 use crate::facets::{self, Column};
 use crate::sort::SortKey;
 use crate::store::{heed_error, keys};
@@ -72,6 +72,9 @@ use semantic::{keyword_suffices, merge, Mode};
 pub use similar::SimilarQuery;
 pub use wire::{FacetSearchQuery, SearchQuery};
 
+/// Documents read from the store, then decoded on every core, at a time to build columns.
+const COLUMN_CHUNK: usize = 16_384;
+
 /// The columns sort keys read.
 fn key_paths(specs: &[SortKey]) -> Vec<String> {
     specs
@@ -99,15 +102,39 @@ impl Index {
                 .map(|i| facets::ColumnBuilder::new(&paths[*i]))
                 .collect();
             let fields = self.fields_map.read().unwrap().clone();
-            for item in self.store.docs.iter(rtxn).map_err(heed_error)? {
-                let (iid, bytes) = item.map_err(heed_error)?;
-                let doc = crate::codec::decode_fields(bytes, &fields, |name| {
-                    builders.iter().any(|b| b.reads(name))
-                })?;
-                for b in &mut builders {
-                    b.push(iid, &doc);
-                }
-            }
+            // Documents are decoded (decompressed, most of the pass's time) on every core, a
+            // chunk at a time, while this thread hands them to the builders in internal-id
+            // order.
+            let docs = self
+                .store
+                .docs
+                .iter(rtxn)
+                .map_err(heed_error)?
+                .collect::<heed::Result<Vec<(u32, &[u8])>>>()
+                .map_err(heed_error)?;
+            let keep = |name: &str| {
+                missing
+                    .iter()
+                    .any(|i| crate::value::within(&paths[*i], name))
+            };
+            cores::pipelined(
+                &docs,
+                COLUMN_CHUNK,
+                |chunk| {
+                    chunk
+                        .iter()
+                        .map(|(_, bytes)| crate::codec::decode_fields(bytes, &fields, keep))
+                        .collect::<Result<Vec<_>>>()
+                },
+                |decoded, chunk| {
+                    for (doc, (iid, _)) in decoded?.iter().zip(chunk) {
+                        for b in &mut builders {
+                            b.push(*iid, doc);
+                        }
+                    }
+                    Ok(())
+                },
+            )?;
             let mut cache = self.columns.lock().unwrap();
             for (i, b) in missing.into_iter().zip(builders) {
                 let column = Arc::new(b.finish());

@@ -11,12 +11,13 @@ use std::path::Path;
 use api_types::{Error, Result};
 use heed::RwTxn;
 use serde_json::{Map, Value};
-use tantivy::{IndexWriter, TantivyDocument, Term};
+use tantivy::{IndexWriter, Term};
 
 use super::vectors::{missing_vectors, Embedders};
 use super::{decrement, pk_exists, BatchState, Method, Shards};
 use crate::codec::{self, FieldsMap};
 use crate::docid;
+use crate::index::cores::on_cores;
 use crate::index::{text, tv, Index};
 use crate::languages::Locales;
 use crate::payload;
@@ -154,7 +155,10 @@ impl Index {
 
         // Pass 2: write each document to LMDB and tantivy.
         let mut done = 0u64;
-        let mut encoded = Vec::with_capacity(256);
+        let (mut encoded, mut packed) = (Vec::with_capacity(256), Vec::with_capacity(256));
+        // The first documents encoded while the index has no dictionary, to train one on
+        // (once a batch: a failed training is not tried again on every next few).
+        let mut samples = state.fields.dictionary().is_none().then(Vec::new);
         let analyzer = tokens::Analyzer::from_settings(&settings);
         let locales = Locales::from_settings(&settings);
         let cut = (&analyzer, &locales);
@@ -217,11 +221,14 @@ impl Index {
                     *state.field_distribution.entry(k.clone()).or_insert(0) += 1;
                 }
             }
-            codec::encode(&doc, &mut state.fields, &mut encoded);
-            self.store
-                .docs
-                .put(txn, &iid, &encoded)
-                .map_err(heed_error)?;
+            let stored = codec::encode(&doc, &mut state.fields, &mut encoded, &mut packed)?;
+            self.store.docs.put(txn, &iid, stored).map_err(heed_error)?;
+            if let Some(list) = samples.as_mut() {
+                list.push(encoded.clone());
+                if list.len() >= codec::TRAINING_SAMPLES {
+                    train_dictionary(&mut state.fields, samples.take().unwrap_or_default());
+                }
+            }
             state.dirty.insert(iid);
             // A new internal id has never reached tantivy (ids only grow, and a batch that
             // fails rolls tantivy back with LMDB): nothing to delete. A document repeated in
@@ -245,10 +252,27 @@ impl Index {
             Ok(())
         })?;
         self.index_text(writer, &mut pending, searchable, &state.fields, cut)?;
+        // Batches too small to train on: once the index holds enough, its first documents.
+        if samples.is_some()
+            && done > 0
+            && self.store.docs.len(txn).map_err(heed_error)? >= codec::TRAINING_SAMPLES as u64
+        {
+            let mut stored = Vec::with_capacity(codec::TRAINING_SAMPLES);
+            for item in self.store.docs.iter(txn).map_err(heed_error)? {
+                let (_, bytes) = item.map_err(heed_error)?;
+                if codec::is_plain(bytes) {
+                    stored.push(bytes.to_vec());
+                }
+                if stored.len() == codec::TRAINING_SAMPLES {
+                    break;
+                }
+            }
+            train_dictionary(&mut state.fields, stored);
+        }
         Ok(total)
     }
 
-    /// Tokenizes `pending` on every core (up to 4 threads) and hands the documents to
+    /// Tokenizes `pending` on every core (up to four) and hands the documents to
     /// tantivy in order; empties `pending`.
     fn index_text(
         &self,
@@ -261,33 +285,14 @@ impl Index {
         if pending.docs.is_empty() {
             return Ok(());
         }
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 4);
-        let part = pending.docs.len().div_ceil(threads);
-        let docs: Vec<Vec<TantivyDocument>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = pending
-                .docs
-                .chunks(part)
-                .map(|chunk| {
-                    scope.spawn(move || {
-                        analyzer.with(|tokenizer| {
-                            let cut = text::Cutter { tokenizer, locales };
-                            chunk
-                                .iter()
-                                .map(|(iid, doc)| {
-                                    self.tantivy_doc(*iid, doc, searchable, fields, cut)
-                                })
-                                .collect::<Vec<_>>()
-                        })
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a tokenizing thread panicked"))
-                .collect()
+        let docs = on_cores(&pending.docs, 2, |chunk| {
+            analyzer.with(|tokenizer| {
+                let cut = text::Cutter { tokenizer, locales };
+                chunk
+                    .iter()
+                    .map(|(iid, doc)| self.tantivy_doc(*iid, doc, searchable, fields, cut))
+                    .collect::<Vec<_>>()
+            })
         });
         for tdoc in docs.into_iter().flatten() {
             writer.add_document(tdoc).map_err(tv)?;
@@ -295,5 +300,14 @@ impl Index {
         pending.docs.clear();
         pending.ids.clear();
         Ok(())
+    }
+}
+
+/// Gives `fields` a dictionary trained on `samples` (encoded documents). Documents written
+/// before it stay as they are; zstd finding nothing to train on leaves the index without one
+/// (tried again with a later batch).
+fn train_dictionary(fields: &mut FieldsMap, samples: Vec<Vec<u8>>) {
+    if let Some(dictionary) = codec::Dictionary::train(&samples) {
+        fields.set_dictionary(dictionary);
     }
 }

@@ -346,7 +346,7 @@ impl Index {
             field_distribution,
             dirty: self.store.get_dirty(txn)?.unwrap_or_default(),
             settings: None,
-            fields: FieldsMap::from_json(self.store.get_meta(txn, keys::FIELDS_MAP)?)?,
+            fields: self.store.fields_map(txn)?,
             vectors: vectors::VectorState::load(&self.store, txn)?,
         })
     }
@@ -360,8 +360,7 @@ impl Index {
             .put_meta(txn, keys::NEXT_ID, &(state.next_id as u64).to_be_bytes())?;
         let fd = serde_json::to_vec(&state.field_distribution).map_err(Error::internal)?;
         self.store.put_meta(txn, keys::FIELD_DISTRIBUTION, &fd)?;
-        self.store
-            .put_meta(txn, keys::FIELDS_MAP, &state.fields.to_json())?;
+        self.store.put_fields_map(txn, &state.fields)?;
         if let Some(settings) = &state.settings {
             self.store.put_meta(
                 txn,
