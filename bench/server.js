@@ -154,12 +154,21 @@ function cpuMsOf(pid) {
   }
 }
 
+// A server may remove a file while this walks its directory (Meilisearch deletes a task's
+// update file once it is processed): such a file counts for nothing.
 function duBytes(dir) {
   let total = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+  let entries;
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch (e) {
+    if (e.code === 'ENOENT') return 0;
+    throw e;
+  }
+  for (const e of entries) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) total += duBytes(p);
-    else total += fs.statSync(p).blocks * 512;
+    else total += fs.statSync(p, { throwIfNoEntry: false })?.blocks * 512 || 0;
   }
   return total;
 }
