@@ -61,11 +61,6 @@ impl ColumnBuilder {
         }
     }
 
-    /// Whether the top-level field `name` can hold values of this column.
-    pub fn reads(&self, name: &str) -> bool {
-        value::within(&self.path, name)
-    }
-
     pub fn push(&mut self, iid: u32, doc: &Map<String, Value>) {
         let col = &mut self.column;
         while (col.offsets.len() as u64) <= iid as u64 {

@@ -72,7 +72,7 @@ use semantic::{keyword_suffices, merge, Mode};
 pub use similar::SimilarQuery;
 pub use wire::{FacetSearchQuery, SearchQuery};
 
-/// Documents read from the store, then decoded on every core, at a time to build columns.
+/// How many documents a column build hands a core to decode at a time.
 const COLUMN_CHUNK: usize = 16_384;
 
 /// The columns sort keys read.
@@ -112,6 +112,7 @@ impl Index {
                 .map_err(heed_error)?
                 .collect::<heed::Result<Vec<(u32, &[u8])>>>()
                 .map_err(heed_error)?;
+            // Only the top-level fields that can hold a built column's values are decoded.
             let keep = |name: &str| {
                 missing
                     .iter()
