@@ -29,9 +29,8 @@ export class NativeIndex {
     return new NativeIndex(callSync(() => binding.NativeIndex.open(dir)));
   }
 
-  /** `idle`: nothing else is queued for this index, so the engine may compact it afterwards. */
-  async applyBatch(ops: BatchOp[], idle = false): Promise<BatchOpResult[]> {
-    const batch: BatchInput = { ops, idle };
+  async applyBatch(ops: BatchOp[]): Promise<BatchOpResult[]> {
+    const batch: BatchInput = { ops };
     const out = await call(() => this.raw.applyBatch(JSON.stringify(batch)));
     return (JSON.parse(out) as { results: BatchOpResult[] }).results;
   }
@@ -87,9 +86,12 @@ export class NativeIndex {
     return JSON.parse(this.raw.settings()) as Record<string, unknown>;
   }
 
-  /** Merges every segment of the inverted index into one. */
-  async compact(): Promise<void> {
-    await call(() => this.raw.compact());
+  /**
+   * Merges every segment of the inverted index into one; with `onlyIfWorthwhile`, only when
+   * enough of the index lies outside its largest segment (after a batch, nothing else queued).
+   */
+  async compact(onlyIfWorthwhile = false): Promise<void> {
+    await call(() => this.raw.compact(onlyIfWorthwhile));
   }
 
   /** A consistent copy of the index's files in the new directory `dir` (snapshots). */

@@ -5,11 +5,7 @@
 /**
  * A batch, as `applyBatch` takes it: its ops, applied in order and committed once.
  */
-export type BatchInput = { ops: Array<BatchOp>, 
-/**
- * No further task waits for this index: a good moment to compact the inverted index.
- */
-idle?: boolean, };
+export type BatchInput = { ops: Array<BatchOp>, };
 
 /**
  * One operation of a batch, as the task queue sends it.

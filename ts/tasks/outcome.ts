@@ -26,6 +26,8 @@ export interface Effects {
   queue: QueueWrites;
   /** Cache updates and file removals once everything is committed. */
   after: Array<() => void>;
+  /** Steps timed apart in the batch's `progressTrace` (name → duration). */
+  trace?: Record<string, string>;
 }
 
 /** Dumps and snapshots, written by `dumps/create.ts`. */

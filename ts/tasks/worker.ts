@@ -114,9 +114,10 @@ export class Worker {
     );
     if (!next) return false;
 
-    // Nothing else waits for this batch's index: the engine may compact it after the batch.
+    // Whether anything else waits for this batch's index once the batch has committed: if
+    // nothing does, the engine may compact the index before the tasks are reported done.
     const inBatch = new Set(next.tasks.map((t) => t.uid));
-    const idle = !enqueued.some((t) => t.indexUid === next.indexUid && !inBatch.has(t.uid));
+    const idle = () => !this.queue.enqueued().some((t) => t.indexUid === next.indexUid && !inBatch.has(t.uid));
     let handle: NativeIndex | null = null;
     const { batch, processing } = await this.queue.startBatch(next, () => (handle ? handle.progress() : null));
     for (const t of processing) this.logger.info('task processing', { taskUid: t.uid, batchUid: batch.uid, type: t.type, indexUid: t.indexUid });
@@ -133,8 +134,9 @@ export class Worker {
       effects.ops = [];
       effects.queue = noQueueWrites();
       effects.after = [];
+      effects.trace = undefined;
     }
-    batch.stats.progressTrace = { 'processing tasks': `${(performance.now() - t0).toFixed(2)}ms` };
+    batch.stats.progressTrace = { 'processing tasks': `${(performance.now() - t0).toFixed(2)}ms`, ...effects.trace };
     await this.finish(processing, batch, outcomes, effects);
     return true;
   }
@@ -172,7 +174,7 @@ export class Worker {
     }
   }
 
-  private async execute(tasks: TaskRecord[], batch: BatchRecord, fx: Effects, idle: boolean, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
+  private async execute(tasks: TaskRecord[], batch: BatchRecord, fx: Effects, idle: () => boolean, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
     const first = tasks[0];
     switch (first.payload.kind) {
       case 'taskCancelation':

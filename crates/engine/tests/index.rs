@@ -441,7 +441,7 @@ fn documents_with_every_word_come_before_those_with_some() {
 }
 
 #[test]
-fn an_idle_batch_compacts_the_inverted_index_into_one_segment() {
+fn compacting_after_a_batch_merges_the_inverted_index_into_one_segment() {
     let tmp = tempfile::tempdir().unwrap();
     let index = Index::open(tmp.path().join("idx")).unwrap();
     for b in 0..4u64 {
@@ -454,19 +454,22 @@ fn an_idle_batch_compacts_the_inverted_index_into_one_segment() {
             &serde_json::to_string(&docs).unwrap(),
         );
         index
-            .apply_batch_then(vec![add(b + 1, file, Method::Replace, None)], false)
+            .apply_batch(vec![add(b + 1, file, Method::Replace, None)])
             .unwrap();
     }
     assert!(index.segment_count().unwrap() > 1);
     let before = search(&index, Some("common word3"));
-    // A fifth of the index arrives in an idle batch: worth one merge.
+    // A fifth of the index arrives in the last batch: worth one merge.
     let docs: Vec<Value> = (0..50)
         .map(|i| json!({"id": 1000 + i, "t": "common"}))
         .collect();
     let file = stage(tmp.path(), "last", &serde_json::to_string(&docs).unwrap());
     index
-        .apply_batch_then(vec![add(9, file, Method::Replace, None)], true)
+        .apply_batch(vec![add(9, file, Method::Replace, None)])
         .unwrap();
+    // Nothing merges until asked.
+    assert!(index.segment_count().unwrap() > 1);
+    index.compact_if_worthwhile().unwrap();
     assert_eq!(index.segment_count().unwrap(), 1);
     // The merged-away segments' files are gone from disk.
     let postings = std::fs::read_dir(tmp.path().join("idx/tantivy"))
@@ -486,8 +489,9 @@ fn an_idle_batch_compacts_the_inverted_index_into_one_segment() {
     // A single new document is not worth rewriting the index: it stays in its own segment.
     let file = stage(tmp.path(), "one", r#"{"id": 9999, "t": "common"}"#);
     index
-        .apply_batch_then(vec![add(10, file, Method::Replace, None)], true)
+        .apply_batch(vec![add(10, file, Method::Replace, None)])
         .unwrap();
+    index.compact_if_worthwhile().unwrap();
     assert_eq!(index.segment_count().unwrap(), 2);
     // Reopening after the merge finds every document and no repair to do.
     drop(index);

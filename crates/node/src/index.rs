@@ -24,7 +24,9 @@ pub enum IndexJob {
     MergeFacetHits(String),
     Elsewhere(String),
     Fields(String),
-    Compact,
+    Compact {
+        always: bool,
+    },
     CopyTo(String),
     /// The query and when its request arrived.
     Similar(String, std::time::Instant),
@@ -67,8 +69,11 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
             JobOutput::Bytes(Some(index.facet_search(&q)?))
         }
         IndexJob::MergeFacetHits(q) => JobOutput::Bytes(Some(index.merge_facet_hits(&q)?)),
-        IndexJob::Compact => {
-            index.compact()?;
+        IndexJob::Compact { always } => {
+            match always {
+                true => index.compact()?,
+                false => index.compact_if_worthwhile()?,
+            }
             JobOutput::Bytes(None)
         }
         IndexJob::CopyTo(dir) => {
@@ -134,14 +139,13 @@ impl NativeIndex {
     }
 
     /// Applies a batch on a Rust-owned thread (never the JS thread or the libuv pool).
-    /// `batchJson` is a `BatchInput` (`{"ops":[BatchOp...],"idle"}`), applied in order with ONE
+    /// `batchJson` is a `BatchInput` (`{"ops":[BatchOp...]}`), applied in order with ONE
     /// durable commit at the end; the answer is `{"results":[BatchOpResult...]}` in op order.
     /// A `deleteByFilter` filter is checked against `filterableAttributes` as the batch sees
     /// them (a bad one fails the op with `invalid_document_filter`). A per-op failure fails
     /// only that op; a whole-batch failure rejects the promise. Replaying a batch already
     /// committed (a crash between the engine commit and the task-store commit) returns the
-    /// stored results without applying anything twice. With `idle`, nothing else waits for the
-    /// index and the engine may compact it afterwards.
+    /// stored results without applying anything twice.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn apply_batch(&self, batch_json: String) -> Result<AsyncTask<IndexTask>> {
         self.task(IndexJob::Apply(batch_json))
@@ -201,10 +205,13 @@ impl NativeIndex {
         self.task(IndexJob::FacetSearch(query_json))
     }
 
-    /// Merges every segment of the inverted index into one (`POST /indexes/{uid}/compact`).
+    /// Merges every segment of the inverted index into one: always (`POST
+    /// /indexes/{uid}/compact`), or with `onlyIfWorthwhile` when enough of the index lies
+    /// outside its largest segment (the worker, after a batch, when nothing else waits).
     #[napi(ts_return_type = "Promise<Buffer | null>")]
-    pub fn compact(&self) -> Result<AsyncTask<IndexTask>> {
-        self.task(IndexJob::Compact)
+    pub fn compact(&self, only_if_worthwhile: Option<bool>) -> Result<AsyncTask<IndexTask>> {
+        let always = !only_if_worthwhile.unwrap_or(false);
+        self.task(IndexJob::Compact { always })
     }
 
     /// Writes a consistent copy of the index into the new directory `dir` (snapshots).

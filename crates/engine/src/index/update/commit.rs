@@ -70,12 +70,12 @@
 //! tantivy writes one segment per commit and its merge policy keeps merging small ones, but a
 //! bulk load still ends with about ten segments, and every query computes its own top hits in
 //! each: on the PyPI catalogue a common word costs 0.97 ms of server CPU on 11 segments and
-//! 0.43 ms on one. So when a batch leaves nothing else queued for its index (`idle`, set by
-//! the worker), [`Index::compact_if_worthwhile`] may merge every segment into one before the
-//! batch's tasks are reported `succeeded`. The merge keeps tantivy's commit payload, so the
-//! recovery rules above are unchanged; searches use the old segments until the merged one is
-//! published, and a crash during the merge leaves the old segments (the batch itself is
-//! committed already).
+//! 0.43 ms on one. So when nothing else is queued for the index once a batch has committed
+//! (the worker looks then, not when the batch starts), [`Index::compact_if_worthwhile`] may
+//! merge every segment into one before the batch's tasks are reported `succeeded`. The merge
+//! keeps tantivy's commit payload, so the recovery rules above are unchanged; searches use the
+//! old segments until the merged one is published, and a crash during the merge leaves the old
+//! segments (the batch itself is committed already).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -257,8 +257,10 @@ impl Index {
     /// own top hits. Merging everything costs about 4 µs per document (3.5 s for the 886k
     /// PyPI rows), so it runs only when the documents outside the largest segment are at
     /// least an eighth of the index: a bulk load pays it once at the end, and a trickle of
-    /// small updates pays it at most once per eighth of growth.
-    pub(super) fn compact_if_worthwhile(&self) -> Result<()> {
+    /// small updates pays it at most once per eighth of growth. The task worker calls it after
+    /// a batch when nothing else is queued for the index by then (a bulk load sent in several
+    /// requests merges once, after its last batch, not after its first).
+    pub fn compact_if_worthwhile(&self) -> Result<()> {
         self.merge_segments(false)
     }
 

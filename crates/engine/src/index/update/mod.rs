@@ -150,10 +150,6 @@ pub enum Method {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BatchInput {
     pub ops: Vec<BatchOp>,
-    /// No further task waits for this index: a good moment to compact the inverted index.
-    #[serde(default)]
-    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
-    pub idle: bool,
 }
 
 /// What one op of a batch came to (`applyBatch`'s `results`, in op order).
@@ -236,26 +232,12 @@ impl Index {
     pub fn apply_batch_json(&self, input: &str) -> Result<String> {
         let input: BatchInput =
             serde_json::from_str(input).map_err(|e| Error::internal(format!("bad batch: {e}")))?;
-        let results = self.apply_batch_then(input.ops, input.idle)?;
+        let results = self.apply_batch(input.ops)?;
         Ok(json!({ "results": results }).to_string())
     }
 
     /// Applies the ops in order and commits once. Per-op failures are reported in the results.
     pub fn apply_batch(&self, ops: Vec<BatchOp>) -> Result<Vec<Value>> {
-        self.apply_batch_then(ops, false)
-    }
-
-    /// [`Index::apply_batch`], then, when `idle` (nothing else queued for the index), merges
-    /// the inverted index into one segment if enough of it lies outside the largest one.
-    pub fn apply_batch_then(&self, ops: Vec<BatchOp>, idle: bool) -> Result<Vec<Value>> {
-        let results = self.apply_batch_inner(ops)?;
-        if idle {
-            self.compact_if_worthwhile()?;
-        }
-        Ok(results)
-    }
-
-    fn apply_batch_inner(&self, ops: Vec<BatchOp>) -> Result<Vec<Value>> {
         let _batch = self.batch_lock.lock().unwrap();
         if let Some(stored) = self.replayed_results(&ops)? {
             return Ok(stored);
