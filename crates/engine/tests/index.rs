@@ -995,3 +995,152 @@ fn documents_are_stored_compressed_once_the_index_has_enough_to_train_on() {
     assert!(dictionary);
     assert_eq!(formats.iter().filter(|f| **f == 2).count(), 5_000 - 4_096);
 }
+
+/// Every search of `queries` answers on `live` as on an index built afresh in `dir` from
+/// `docs` (same settings), `processingTimeMs` aside.
+fn answers_as_fresh(live: &Index, dir: &Path, docs: &[Value], settings: &Value, queries: &[Value]) {
+    let fresh = Index::open(dir).unwrap();
+    let file = stage(
+        dir.parent().unwrap(),
+        "fresh-docs",
+        &Value::from(docs.to_vec()).to_string(),
+    );
+    fresh
+        .apply_batch(vec![
+            add(1, file, Method::Replace, None),
+            BatchOp::UpdateSettings {
+                task_uid: 2,
+                patch: settings.clone(),
+            },
+        ])
+        .unwrap();
+    for q in queries {
+        let run = |index: &Index| {
+            let q: SearchQuery = serde_json::from_value(q.clone()).unwrap();
+            let mut r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
+            r.as_object_mut().unwrap().remove("processingTimeMs");
+            r
+        };
+        assert_eq!(run(live), run(&fresh), "{q}");
+    }
+}
+
+#[test]
+fn value_columns_follow_every_batch_as_a_fresh_build_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let settings = json!({"filterableAttributes": ["kind", "n", "tags", "_geo"],
+        "sortableAttributes": ["n", "kind", "id", "_geo"]});
+    let queries = [
+        json!({"q": "", "facets": ["kind", "n", "tags"], "filter": "n > 10",
+            "sort": ["n:desc", "kind:asc", "id:asc"], "limit": 1000}),
+        json!({"q": "", "filter": "tags = t3 OR kind IN [k1, k9]", "sort": ["kind:desc", "id:asc"],
+            "facets": ["tags"], "limit": 1000}),
+        json!({"q": "", "facets": ["kind"], "sort": ["n:asc", "id:asc"], "limit": 1000}),
+        json!({"q": "", "filter": "NOT kind = k1", "limit": 0}),
+        json!({"q": "", "filter": "_geoRadius(45.0, 5.0, 200000)",
+            "sort": ["_geoPoint(45.0, 5.0):asc", "id:asc"], "limit": 50}),
+    ];
+    let seed = std::cell::Cell::new(7u64);
+    let rand = |m: u64| {
+        seed.set(
+            seed.get()
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407),
+        );
+        (seed.get() >> 33) % m
+    };
+    let doc = |id: u64, kinds: u64| {
+        let tags: Vec<String> = (0..rand(3)).map(|_| format!("t{}", rand(6))).collect();
+        let mut d =
+            json!({"id": id, "kind": format!("k{}", rand(kinds)), "n": rand(40), "tags": tags});
+        if rand(3) > 0 {
+            d["_geo"] =
+                json!({"lat": 44.0 + rand(20) as f64 / 10.0, "lng": 4.0 + rand(20) as f64 / 10.0});
+        }
+        d
+    };
+    let mut docs: std::collections::BTreeMap<u64, Value> =
+        (0..400).map(|id| (id, doc(id, 5))).collect();
+    let live = Index::open(tmp.path().join("live")).unwrap();
+    let file = stage(
+        tmp.path(),
+        "first",
+        &Value::from(docs.values().cloned().collect::<Vec<_>>()).to_string(),
+    );
+    live.apply_batch(vec![
+        add(1, file, Method::Replace, None),
+        BatchOp::UpdateSettings {
+            task_uid: 2,
+            patch: settings.clone(),
+        },
+    ])
+    .unwrap();
+    let mut next_id = 400;
+    for step in 0..10u64 {
+        // The columns of the generation before this batch are built (and cached).
+        answers_as_fresh(
+            &live,
+            &tmp.path().join(format!("fresh-{step}")),
+            &docs.values().cloned().collect::<Vec<_>>(),
+            &settings,
+            &queries,
+        );
+        let mut ops = Vec::new();
+        // New documents, some with a kind never seen before.
+        let added: Vec<Value> = (0..1 + rand(20))
+            .map(|_| {
+                next_id += 1;
+                doc(next_id, 5 + step)
+            })
+            .collect();
+        // Replaced documents, and partial updates changing one value.
+        let keys: Vec<u64> = docs.keys().copied().collect();
+        let replaced: Vec<Value> = (0..rand(15))
+            .map(|_| doc(keys[rand(keys.len() as u64) as usize], 12))
+            .collect();
+        let updated: Vec<Value> = (0..rand(10))
+            .map(|_| json!({"id": keys[rand(keys.len() as u64) as usize], "n": 100 + rand(5)}))
+            .collect();
+        let deleted: Vec<u64> = (0..rand(15))
+            .map(|_| keys[rand(keys.len() as u64) as usize])
+            .collect();
+        for (name, list, method) in [
+            ("added", &added, Method::Replace),
+            ("replaced", &replaced, Method::Replace),
+        ] {
+            let file = stage(
+                tmp.path(),
+                &format!("{name}-{step}"),
+                &Value::from(list.clone()).to_string(),
+            );
+            ops.push(add(10 * step + ops.len() as u64 + 10, file, method, None));
+        }
+        for d in added.iter().chain(&replaced) {
+            docs.insert(d["id"].as_u64().unwrap(), d.clone());
+        }
+        let file = stage(
+            tmp.path(),
+            &format!("updated-{step}"),
+            &Value::from(updated.clone()).to_string(),
+        );
+        ops.push(add(10 * step + 12, file, Method::Update, None));
+        for u in &updated {
+            docs.get_mut(&u["id"].as_u64().unwrap()).unwrap()["n"] = u["n"].clone();
+        }
+        ops.push(BatchOp::DeleteDocuments {
+            task_uid: 10 * step + 13,
+            ids: deleted.iter().map(|i| i.to_string()).collect(),
+        });
+        for id in &deleted {
+            docs.remove(id);
+        }
+        live.apply_batch(ops).unwrap();
+    }
+    answers_as_fresh(
+        &live,
+        &tmp.path().join("fresh-last"),
+        &docs.values().cloned().collect::<Vec<_>>(),
+        &settings,
+        &queries,
+    );
+}

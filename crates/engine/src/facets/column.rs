@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
+use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 
 use super::{SortKey, ValueIndex};
@@ -18,7 +19,7 @@ pub enum Item {
     Str(u32),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct StrEntry {
     pub normalized: Box<str>,
     pub original: Box<str>,
@@ -61,16 +62,93 @@ impl ColumnBuilder {
         }
     }
 
-    pub fn push(&mut self, iid: u32, doc: &Map<String, Value>) {
+    /// A builder for `base`'s attribute that starts from `base`'s strings (same ids), so its
+    /// documents can be copied over by [`ColumnBuilder::copy`].
+    pub fn from_column(path: &str, base: &Column) -> ColumnBuilder {
+        ColumnBuilder {
+            path: path.to_string(),
+            column: Column {
+                offsets: vec![0],
+                items: Vec::with_capacity(base.items.len()),
+                strings: base.strings.clone(),
+                ids: base.ids.clone(),
+                ..Column::default()
+            },
+            geo: path == "_geo",
+        }
+    }
+
+    /// `base` (the column of `path`) with the values of the documents in `changed` (by
+    /// increasing internal id; `None` for a deleted one) instead of those it holds.
+    pub fn updated(
+        path: &str,
+        base: &Column,
+        changed: &[(u32, Option<Map<String, Value>>)],
+    ) -> Column {
+        let mut b = ColumnBuilder::from_column(path, base);
+        let mut next = 0;
+        for (iid, doc) in changed {
+            b.copy(base, next..*iid);
+            match doc {
+                Some(doc) => b.push(*iid, doc),
+                None => b.push_none(*iid),
+            }
+            next = iid + 1;
+        }
+        b.copy(base, next..u32::MAX);
+        let column = b.finish();
+        // An index the base had built is updated rather than built again.
+        if let Some(index) = base.index.get() {
+            let ids = RoaringBitmap::from_sorted_iter(changed.iter().map(|(iid, _)| *iid))
+                .expect("increasing ids");
+            let _ = column.index.set(index.updated(base, &column, &ids));
+        }
+        column
+    }
+
+    /// Covers every id below `iid` (those not pushed hold nothing).
+    fn reach(&mut self, iid: u32) {
         let col = &mut self.column;
         while (col.offsets.len() as u64) <= iid as u64 {
             let end = *col.offsets.last().unwrap();
             col.offsets.push(end);
         }
+    }
+
+    /// Copies the values `base` (the column this builder started from) holds for the
+    /// documents `ids`, given in increasing order after those already pushed.
+    pub fn copy(&mut self, base: &Column, ids: std::ops::Range<u32>) {
+        let end = (ids.end as usize).min(base.id_count());
+        let start = ids.start as usize;
+        if start >= end {
+            return;
+        }
+        self.reach(ids.start);
+        let col = &mut self.column;
+        let from = base.offsets[start] as usize;
+        let shift = col.items.len() as i64 - from as i64;
+        col.items
+            .extend_from_slice(&base.items[from..base.offsets[end] as usize]);
+        col.offsets.extend(
+            base.offsets[start + 1..=end]
+                .iter()
+                .map(|o| (*o as i64 + shift) as u32),
+        );
+    }
+
+    /// Document `iid` holds nothing (a deleted document).
+    pub fn push_none(&mut self, iid: u32) {
+        self.reach(iid);
+        let end = *self.column.offsets.last().unwrap();
+        self.column.offsets.push(end);
+    }
+
+    pub fn push(&mut self, iid: u32, doc: &Map<String, Value>) {
+        self.reach(iid);
         if self.geo {
             if let Some((lat, lng)) = value::geo::geo_of(doc) {
-                col.items.push(Item::Num(lat));
-                col.items.push(Item::Num(lng));
+                self.column.items.push(Item::Num(lat));
+                self.column.items.push(Item::Num(lng));
             }
         } else {
             let found = value::values_at(doc, &self.path);

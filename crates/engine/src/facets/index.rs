@@ -39,7 +39,7 @@ impl Column {
                     }
                 }
             }
-            numbers.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            numbers.sort_unstable_by(by_number);
             ValueIndex {
                 numbers,
                 strings,
@@ -47,6 +47,65 @@ impl Column {
             }
         })
     }
+}
+
+impl ValueIndex {
+    /// The index of `column`, derived from this one, the index of `base`: `column` is `base`
+    /// with the values of the documents `changed` replaced (same string ids, new strings
+    /// after `base`'s). Costs a pass over the numbers, not a sort of them.
+    pub fn updated(&self, base: &Column, column: &Column, changed: &RoaringBitmap) -> ValueIndex {
+        let mut strings = self.strings.clone();
+        strings.resize(column.strings.len(), RoaringBitmap::new());
+        let mut valued = &self.valued - changed;
+        let mut added: Vec<(f64, u32)> = Vec::new();
+        for iid in changed {
+            for item in base.values(iid) {
+                if let Item::Str(id) = *item {
+                    strings[id as usize].remove(iid);
+                }
+            }
+            let values = column.values(iid);
+            if !values.is_empty() {
+                valued.insert(iid);
+            }
+            for item in values {
+                match *item {
+                    Item::Num(n) => added.push((n, iid)),
+                    Item::Str(id) => {
+                        strings[id as usize].insert(iid);
+                    }
+                }
+            }
+        }
+        added.sort_unstable_by(by_number);
+        let gone = DenseSet::from_bitmap(changed, base.id_count().max(column.id_count()));
+        let mut kept = self
+            .numbers
+            .iter()
+            .filter(|(_, iid)| !gone.contains(*iid))
+            .peekable();
+        let mut added = added.into_iter().peekable();
+        let mut numbers = Vec::with_capacity(self.numbers.len() + added.len());
+        loop {
+            let next = match (kept.peek(), added.peek()) {
+                (Some(k), Some(a)) if by_number(k, a).is_le() => *kept.next().unwrap(),
+                (_, Some(_)) => added.next().unwrap(),
+                (Some(_), None) => *kept.next().unwrap(),
+                (None, None) => break,
+            };
+            numbers.push(next);
+        }
+        ValueIndex {
+            numbers,
+            strings,
+            valued,
+        }
+    }
+}
+
+/// The order of [`ValueIndex::numbers`]: by number, then document.
+fn by_number(a: &(f64, u32), b: &(f64, u32)) -> std::cmp::Ordering {
+    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
 }
 
 /// The documents of a run of (number, document) pairs, as a bitmap. `id_count` bounds the

@@ -10,7 +10,7 @@
 //! - [`VectorTables`]: the vector graphs' tables, built on a thread of their own and dropped at
 //!   commit rather than left stale.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use roaring::RoaringBitmap;
@@ -94,48 +94,93 @@ impl FilterCache {
     }
 }
 
-/// What [`super::Index`] keeps of one generation for sorting, distinct and facets. A newer
-/// generation replaces it; a reader at an older one builds its own, uncached.
+/// What [`super::Index`] keeps for sorting, distinct and facets: the set of all ids of the
+/// newest generation, each attribute's newest column with the generation it was built at, and
+/// the internal ids each recent commit changed. A reader at an older generation builds its own
+/// columns, uncached; one at a newer generation derives its columns from the older ones and the
+/// documents changed since, when the changes are known (see [`ColumnCache::changed_since`]).
 #[derive(Default)]
 pub(super) struct ColumnCache {
     generation: u64,
     all: Option<Arc<RoaringBitmap>>,
-    columns: HashMap<String, Arc<Column>>,
+    columns: HashMap<String, (u64, Arc<Column>)>,
+    /// `(generation, ids its commit changed)`, oldest first, at most [`CHANGES_KEPT`].
+    changes: VecDeque<(u64, RoaringBitmap)>,
 }
+
+/// How many commits' changed ids [`ColumnCache`] remembers.
+const CHANGES_KEPT: usize = 32;
 
 impl ColumnCache {
     pub(super) fn all_at(&self, generation: u64) -> Option<Arc<RoaringBitmap>> {
         (self.generation == generation).then(|| self.all.clone())?
     }
 
-    pub(super) fn get(&self, generation: u64, path: &str) -> Option<Arc<Column>> {
-        (self.generation == generation).then(|| self.columns.get(path).cloned())?
-    }
-
-    /// Moves to `generation` if it is newer; whether it is now the cached one.
-    fn advance(&mut self, generation: u64) -> bool {
-        if generation > self.generation {
-            *self = ColumnCache {
-                generation,
-                ..ColumnCache::default()
-            };
-        }
-        generation == self.generation
+    /// The set of all ids of a generation older than `generation`, if one is held.
+    pub(super) fn older_all(&self, generation: u64) -> Option<(u64, Arc<RoaringBitmap>)> {
+        let all = self.all.as_ref().filter(|_| self.generation < generation)?;
+        Some((self.generation, all.clone()))
     }
 
     pub(super) fn put_all(&mut self, generation: u64, all: Arc<RoaringBitmap>) {
-        if self.advance(generation) {
+        if generation > self.generation {
+            self.generation = generation;
+            self.all = None;
+        }
+        if generation == self.generation {
             self.all = Some(all);
         }
     }
 
-    pub(super) fn put(&mut self, generation: u64, path: &str, column: Arc<Column>) {
-        if self.advance(generation) {
-            if self.columns.len() >= COLUMN_CACHE_SIZE {
-                self.columns.clear();
-            }
-            self.columns.insert(path.to_string(), column);
+    pub(super) fn get(&self, generation: u64, path: &str) -> Option<Arc<Column>> {
+        match self.columns.get(path) {
+            Some((g, column)) if *g == generation => Some(column.clone()),
+            _ => None,
         }
+    }
+
+    /// The column of `path` built at a generation older than `generation`, if one is held.
+    pub(super) fn older(&self, generation: u64, path: &str) -> Option<(u64, Arc<Column>)> {
+        match self.columns.get(path) {
+            Some((g, column)) if *g < generation => Some((*g, column.clone())),
+            _ => None,
+        }
+    }
+
+    /// Keeps `column` unless a newer generation's is held.
+    pub(super) fn put(&mut self, generation: u64, path: &str, column: Arc<Column>) {
+        if self.columns.get(path).is_some_and(|(g, _)| *g > generation) {
+            return;
+        }
+        if self.columns.len() >= COLUMN_CACHE_SIZE && !self.columns.contains_key(path) {
+            self.columns.clear();
+        }
+        self.columns.insert(path.to_string(), (generation, column));
+    }
+
+    /// Records the internal ids the commit of `generation` added, changed or deleted (called
+    /// before the commit, so that a reader seeing the generation finds them; a commit that
+    /// fails and is retried under the same number adds its ids to the same entry).
+    pub(super) fn record_changes(&mut self, generation: u64, ids: &RoaringBitmap) {
+        if let Some((_, known)) = self.changes.iter_mut().find(|(g, _)| *g == generation) {
+            *known |= ids;
+            return;
+        }
+        if self.changes.len() >= CHANGES_KEPT {
+            self.changes.pop_front();
+        }
+        self.changes.push_back((generation, ids.clone()));
+    }
+
+    /// Every internal id changed by the commits after `from` up to `to`, or `None` when one
+    /// of those commits is not remembered (the columns are then built afresh).
+    pub(super) fn changed_since(&self, from: u64, to: u64) -> Option<RoaringBitmap> {
+        let mut out = RoaringBitmap::new();
+        for generation in from + 1..=to {
+            let (_, ids) = self.changes.iter().find(|(g, _)| *g == generation)?;
+            out |= ids;
+        }
+        Some(out)
     }
 }
 

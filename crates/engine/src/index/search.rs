@@ -30,6 +30,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use api_types::Result;
+use roaring::RoaringBitmap;
 
 use super::{cores, Index};
 use crate::facets::{self, Column};
@@ -75,6 +76,10 @@ pub use wire::{FacetSearchQuery, SearchQuery};
 /// How many documents a column build hands a core to decode at a time.
 const COLUMN_CHUNK: usize = 16_384;
 
+/// A column is derived from an older one when fewer than one document in this many changed
+/// since; past that, decoding every document in one pass on every core is about as fast.
+const DERIVE_BELOW: u64 = 4;
+
 /// The columns sort keys read.
 fn key_paths(specs: &[SortKey]) -> Vec<String> {
     specs
@@ -87,21 +92,72 @@ fn key_paths(specs: &[SortKey]) -> Vec<String> {
 }
 
 impl Index {
-    /// The value columns of `paths` at `rtxn`'s generation, built in one pass for those not
-    /// cached yet.
+    /// The value columns of `paths` at `rtxn`'s generation. Those not cached are derived from
+    /// an older generation's column when the documents changed since are known and few
+    /// (decoding only those), else built in one pass over every document.
     pub(super) fn columns(&self, rtxn: &heed::RoTxn, paths: &[String]) -> Result<Vec<Arc<Column>>> {
         let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
-        let mut found: Vec<Option<Arc<Column>>> = {
+        let (mut found, older) = {
             let cache = self.columns.lock().unwrap();
-            paths.iter().map(|p| cache.get(generation, p)).collect()
+            let found: Vec<Option<Arc<Column>>> =
+                paths.iter().map(|p| cache.get(generation, p)).collect();
+            let older: Vec<Option<(Arc<Column>, RoaringBitmap)>> = paths
+                .iter()
+                .zip(&found)
+                .map(|(p, f)| {
+                    let (g, column) = cache.older(generation, p).filter(|_| f.is_none())?;
+                    Some((column, cache.changed_since(g, generation)?))
+                })
+                .collect();
+            (found, older)
         };
-        let missing: Vec<usize> = (0..paths.len()).filter(|i| found[*i].is_none()).collect();
+        if found.iter().all(Option::is_some) {
+            return Ok(found.into_iter().flatten().collect());
+        }
+        let fields = self.fields_map.read().unwrap().clone();
+        let count = self.store.docs.len(rtxn).map_err(heed_error)?;
+        let mut built: Vec<(usize, Column)> = Vec::new();
+        // Derived: few documents changed since an older column was built.
+        let mut derivable: Vec<usize> = (0..paths.len())
+            .filter(|i| {
+                older[*i]
+                    .as_ref()
+                    .is_some_and(|(_, ids)| ids.len().saturating_mul(DERIVE_BELOW) <= count)
+            })
+            .collect();
+        while let Some(&first) = derivable.first() {
+            // The paths whose columns are as old as `first`'s share one decoding.
+            let ids = &older[first].as_ref().unwrap().1;
+            let (same, rest): (Vec<usize>, Vec<usize>) = derivable
+                .iter()
+                .partition(|i| &older[**i].as_ref().unwrap().1 == ids);
+            let keep = |name: &str| same.iter().any(|i| crate::value::within(&paths[*i], name));
+            let mut changed = Vec::with_capacity(ids.len() as usize);
+            for iid in ids {
+                let doc = match self.store.docs.get(rtxn, &iid).map_err(heed_error)? {
+                    Some(bytes) => Some(crate::codec::decode_fields(bytes, &fields, keep)?),
+                    None => None,
+                };
+                changed.push((iid, doc));
+            }
+            for i in &same {
+                let base = &older[*i].as_ref().unwrap().0;
+                built.push((
+                    *i,
+                    facets::ColumnBuilder::updated(&paths[*i], base, &changed),
+                ));
+            }
+            derivable = rest;
+        }
+        // Built afresh, in one pass over every document.
+        let missing: Vec<usize> = (0..paths.len())
+            .filter(|i| found[*i].is_none() && !built.iter().any(|(b, _)| b == i))
+            .collect();
         if !missing.is_empty() {
             let mut builders: Vec<facets::ColumnBuilder> = missing
                 .iter()
                 .map(|i| facets::ColumnBuilder::new(&paths[*i]))
                 .collect();
-            let fields = self.fields_map.read().unwrap().clone();
             // Documents are decoded (decompressed, most of the pass's time) on every core, a
             // chunk at a time, while this thread hands them to the builders in internal-id
             // order.
@@ -136,12 +192,17 @@ impl Index {
                     Ok(())
                 },
             )?;
-            let mut cache = self.columns.lock().unwrap();
-            for (i, b) in missing.into_iter().zip(builders) {
-                let column = Arc::new(b.finish());
-                cache.put(generation, &paths[i], column.clone());
-                found[i] = Some(column);
-            }
+            built.extend(
+                missing
+                    .into_iter()
+                    .zip(builders.into_iter().map(|b| b.finish())),
+            );
+        }
+        let mut cache = self.columns.lock().unwrap();
+        for (i, column) in built {
+            let column = Arc::new(column);
+            cache.put(generation, &paths[i], column.clone());
+            found[i] = Some(column);
         }
         Ok(found.into_iter().map(|c| c.expect("built above")).collect())
     }

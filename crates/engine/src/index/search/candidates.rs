@@ -100,16 +100,44 @@ impl Index {
         }
     }
 
-    /// Every internal id, cached per generation.
+    /// Every internal id, cached per generation (derived from an older generation's when the
+    /// ids changed since are known and few).
     pub(crate) fn all_ids(&self, rtxn: &heed::RoTxn) -> Result<Arc<RoaringBitmap>> {
         let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
-        if let Some(all) = self.columns.lock().unwrap().all_at(generation) {
-            return Ok(all);
-        }
-        let mut all = RoaringBitmap::new();
-        for item in self.store.docs.iter(rtxn).map_err(heed_error)? {
-            all.insert(item.map_err(heed_error)?.0);
-        }
+        let older = {
+            let cache = self.columns.lock().unwrap();
+            if let Some(all) = cache.all_at(generation) {
+                return Ok(all);
+            }
+            cache
+                .older_all(generation)
+                .and_then(|(g, all)| Some((all, cache.changed_since(g, generation)?)))
+        };
+        let all = match older {
+            // An older generation's set, with the ids changed since looked up one by one.
+            Some((older, changed)) if changed.len() * 4 <= older.len() => {
+                let mut all = &*older - &changed;
+                for iid in &changed {
+                    if self
+                        .store
+                        .docs
+                        .get(rtxn, &iid)
+                        .map_err(heed_error)?
+                        .is_some()
+                    {
+                        all.insert(iid);
+                    }
+                }
+                all
+            }
+            _ => {
+                let mut all = RoaringBitmap::new();
+                for item in self.store.docs.iter(rtxn).map_err(heed_error)? {
+                    all.insert(item.map_err(heed_error)?.0);
+                }
+                all
+            }
+        };
         let all = Arc::new(all);
         self.columns
             .lock()

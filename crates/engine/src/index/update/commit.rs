@@ -119,8 +119,10 @@ impl Index {
             keys::LAST_BATCH,
             &serde_json::to_vec(results).map_err(Error::internal)?,
         )?;
-        // Readers must know every field id before they can see a document that uses it.
+        // Readers must know every field id before they can see a document that uses it, and
+        // the ids this commit changed, from which their value columns are updated.
         *self.fields_map.write().unwrap() = Arc::new(state.fields.clone());
+        (self.columns.lock().unwrap()).record_changes(generation, &state.dirty);
         wtxn.commit().map_err(heed_error)?;
         self.vector_tables.lock().unwrap().commit(generation);
         if let Some(settings) = &state.settings {
