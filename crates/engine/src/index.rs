@@ -80,6 +80,9 @@ pub struct Index {
     reader: IndexReader,
     fields: Fields,
     writer: Mutex<Option<IndexWriter>>,
+    /// How many documents the inverted index held when this process last merged it into one
+    /// segment (0 for an index opened empty; `None`: its largest segment stands for them).
+    merged_at: Mutex<Option<u64>>,
     batch_lock: Mutex<()>,
     progress: Mutex<Option<Progress>>,
     /// The committed fields map (or a superset), for decoding documents on the read paths.

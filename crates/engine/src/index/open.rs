@@ -88,6 +88,7 @@ impl Index {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(tv)?;
+        let empty = reader.searcher().num_docs() == 0;
         let index = Index {
             dir,
             store,
@@ -100,6 +101,7 @@ impl Index {
                 field_words,
             },
             writer: Mutex::new(None),
+            merged_at: Mutex::new(empty.then_some(0)),
             batch_lock: Mutex::new(()),
             progress: Mutex::new(None),
             fields_map: RwLock::new(Arc::new(FieldsMap::default())),

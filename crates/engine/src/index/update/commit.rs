@@ -308,25 +308,41 @@ impl Index {
 
     fn merge_segments(&self, always: bool) -> Result<()> {
         let _batch = self.batch_lock.lock().unwrap();
+        let mut guard = self.writer.lock().unwrap();
+        // tantivy's merge policy may be merging some of these segments in the background (it
+        // looks for merges after every commit), and a merge overlapping one that ends first
+        // is thrown away when it ends: on PyPI, 8.5 s of work for nothing, leaving 6 segments.
+        // So the background merges finish first (this releases the writer; the next use opens
+        // another), and the segments are listed after them.
+        if let Some(writer) = guard.take() {
+            writer.wait_merging_threads().map_err(tv)?;
+        }
         let metas = self.tantivy.searchable_segment_metas().map_err(tv)?;
+        let total: u64 = metas.iter().map(|m| m.num_docs() as u64).sum();
+        let mut merged_at = self.merged_at.lock().unwrap();
         if metas.len() < 2 {
+            *merged_at = Some(total);
             return Ok(());
         }
-        let total: u64 = metas.iter().map(|m| m.num_docs() as u64).sum();
         let largest = metas.iter().map(|m| m.num_docs() as u64).max().unwrap_or(0);
-        if !always && (total - largest) * 8 < total {
+        // The documents written since the last merge: those outside the largest segment, or,
+        // when the background merges have gathered them into a large segment of their own,
+        // all those added since this process last merged the index (a bulk load into an
+        // empty index is merged whole at its end).
+        let new = (total - largest).max(total.saturating_sub(merged_at.unwrap_or(largest)));
+        if !always && new * 8 < total {
             return Ok(());
         }
         let ids: Vec<tantivy::index::SegmentId> = metas.iter().map(|m| m.id()).collect();
         // A live SegmentMeta keeps its files from the garbage collector.
         drop(metas);
-        let mut guard = self.writer.lock().unwrap();
         let writer = self.writer_mut(&mut guard)?;
         // The merge keeps tantivy's commit payload (the generation), so recovery is unchanged;
         // searches use the old segments until the merged one is published. It is an
-        // optimisation only: the batch is committed already, so a merge that cannot run (the
-        // merge policy is merging some of these segments right now) is skipped, not an error.
+        // optimisation only: the batch is committed already, so a merge that fails is skipped,
+        // not an error.
         if writer.merge(&ids).wait().is_ok() {
+            *merged_at = Some(total);
             self.reader.reload().map_err(tv)?;
             // Delete the merged-away segment files now rather than at the next commit (files
             // a running search still reads are kept by tantivy until it lets go of them).
