@@ -78,11 +78,13 @@ impl ColumnBuilder {
         }
     }
 
-    /// `base` (the column of `path`) with the values of the documents in `changed` (by
-    /// increasing internal id; `None` for a deleted one) instead of those it holds.
+    /// `base` (the column of `path`) with the values of the documents `ids` instead of those
+    /// it holds: `changed` gives each of them, by increasing internal id, with its document
+    /// (`None` for a deleted one).
     pub fn updated(
         path: &str,
         base: &Column,
+        ids: &RoaringBitmap,
         changed: &[(u32, Option<Map<String, Value>>)],
     ) -> Column {
         let mut b = ColumnBuilder::from_column(path, base);
@@ -99,9 +101,7 @@ impl ColumnBuilder {
         let column = b.finish();
         // An index the base had built is updated rather than built again.
         if let Some(index) = base.index.get() {
-            let ids = RoaringBitmap::from_sorted_iter(changed.iter().map(|(iid, _)| *iid))
-                .expect("increasing ids");
-            let _ = column.index.set(index.updated(base, &column, &ids));
+            let _ = column.index.set(index.updated(base, &column, ids));
         }
         column
     }

@@ -111,6 +111,13 @@ pub(super) struct ColumnCache {
 /// How many commits' changed ids [`ColumnCache`] remembers.
 const CHANGES_KEPT: usize = 32;
 
+/// Whether something cached at an older generation (a column, the set of all ids) is worth
+/// updating with the `changed` ids rather than computing afresh over the `count` documents:
+/// past a quarter changed, one pass over every document is about as fast.
+pub(super) fn worth_updating(changed: &RoaringBitmap, count: u64) -> bool {
+    changed.len().saturating_mul(4) <= count
+}
+
 impl ColumnCache {
     pub(super) fn all_at(&self, generation: u64) -> Option<Arc<RoaringBitmap>> {
         (self.generation == generation).then(|| self.all.clone())?

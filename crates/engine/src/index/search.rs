@@ -32,6 +32,7 @@ use std::time::Instant;
 use api_types::Result;
 use roaring::RoaringBitmap;
 
+use super::cache::worth_updating;
 use super::{cores, Index};
 use crate::facets::{self, Column};
 use crate::sort::SortKey;
@@ -76,10 +77,6 @@ pub use wire::{FacetSearchQuery, SearchQuery};
 /// How many documents a column build hands a core to decode at a time.
 const COLUMN_CHUNK: usize = 16_384;
 
-/// A column is derived from an older one when fewer than one document in this many changed
-/// since; past that, decoding every document in one pass on every core is about as fast.
-const DERIVE_BELOW: u64 = 4;
-
 /// The columns sort keys read.
 fn key_paths(specs: &[SortKey]) -> Vec<String> {
     specs
@@ -101,12 +98,13 @@ impl Index {
             let cache = self.columns.lock().unwrap();
             let found: Vec<Option<Arc<Column>>> =
                 paths.iter().map(|p| cache.get(generation, p)).collect();
-            let older: Vec<Option<(Arc<Column>, RoaringBitmap)>> = paths
+            // (the generation it was built at, the column, the ids changed since)
+            let older: Vec<Option<(u64, Arc<Column>, RoaringBitmap)>> = paths
                 .iter()
                 .zip(&found)
                 .map(|(p, f)| {
                     let (g, column) = cache.older(generation, p).filter(|_| f.is_none())?;
-                    Some((column, cache.changed_since(g, generation)?))
+                    Some((g, column, cache.changed_since(g, generation)?))
                 })
                 .collect();
             (found, older)
@@ -122,15 +120,15 @@ impl Index {
             .filter(|i| {
                 older[*i]
                     .as_ref()
-                    .is_some_and(|(_, ids)| ids.len().saturating_mul(DERIVE_BELOW) <= count)
+                    .is_some_and(|(_, _, ids)| worth_updating(ids, count))
             })
             .collect();
         while let Some(&first) = derivable.first() {
             // The paths whose columns are as old as `first`'s share one decoding.
-            let ids = &older[first].as_ref().unwrap().1;
+            let (g, _, ids) = older[first].as_ref().unwrap();
             let (same, rest): (Vec<usize>, Vec<usize>) = derivable
                 .iter()
-                .partition(|i| &older[**i].as_ref().unwrap().1 == ids);
+                .partition(|i| older[**i].as_ref().unwrap().0 == *g);
             let keep = |name: &str| same.iter().any(|i| crate::value::within(&paths[*i], name));
             let mut changed = Vec::with_capacity(ids.len() as usize);
             for iid in ids {
@@ -141,10 +139,10 @@ impl Index {
                 changed.push((iid, doc));
             }
             for i in &same {
-                let base = &older[*i].as_ref().unwrap().0;
+                let base = &older[*i].as_ref().unwrap().1;
                 built.push((
                     *i,
-                    facets::ColumnBuilder::updated(&paths[*i], base, &changed),
+                    facets::ColumnBuilder::updated(&paths[*i], base, ids, &changed),
                 ));
             }
             derivable = rest;

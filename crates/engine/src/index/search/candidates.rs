@@ -13,6 +13,7 @@ use tantivy::{DocSet, TERMINATED};
 use super::query::{groups_query, Reach, Terms};
 use super::ranking::{kept, Allowed};
 use crate::filter::eval::within;
+use crate::index::cache::worth_updating;
 use crate::index::{tv, Index};
 use crate::settings::Settings;
 use crate::store::{heed_error, keys};
@@ -115,7 +116,7 @@ impl Index {
         };
         let all = match older {
             // An older generation's set, with the ids changed since looked up one by one.
-            Some((older, changed)) if changed.len() * 4 <= older.len() => {
+            Some((older, changed)) if worth_updating(&changed, older.len()) => {
                 let mut all = &*older - &changed;
                 for iid in &changed {
                     if self

@@ -122,7 +122,10 @@ impl Index {
         // Readers must know every field id before they can see a document that uses it, and
         // the ids this commit changed, from which their value columns are updated.
         *self.fields_map.write().unwrap() = Arc::new(state.fields.clone());
-        (self.columns.lock().unwrap()).record_changes(generation, &state.dirty);
+        self.columns
+            .lock()
+            .unwrap()
+            .record_changes(generation, &state.dirty);
         wtxn.commit().map_err(heed_error)?;
         self.vector_tables.lock().unwrap().commit(generation);
         if let Some(settings) = &state.settings {
@@ -309,6 +312,14 @@ impl Index {
     fn merge_segments(&self, always: bool) -> Result<()> {
         let _batch = self.batch_lock.lock().unwrap();
         let mut guard = self.writer.lock().unwrap();
+        let mut merged_at = self.merged_at.lock().unwrap();
+        // Background merges only gather segments (fewer of them, a larger largest one), so a
+        // merge not worth it now is not worth it after them either: the writer is kept.
+        let metas = self.tantivy.searchable_segment_metas().map_err(tv)?;
+        if !worth_merging(&metas, &mut merged_at, always) {
+            return Ok(());
+        }
+        drop(metas);
         // tantivy's merge policy may be merging some of these segments in the background (it
         // looks for merges after every commit), and a merge overlapping one that ends first
         // is thrown away when it ends: on PyPI, 8.5 s of work for nothing, leaving 6 segments.
@@ -318,21 +329,10 @@ impl Index {
             writer.wait_merging_threads().map_err(tv)?;
         }
         let metas = self.tantivy.searchable_segment_metas().map_err(tv)?;
+        if !worth_merging(&metas, &mut merged_at, always) {
+            return Ok(());
+        }
         let total: u64 = metas.iter().map(|m| m.num_docs() as u64).sum();
-        let mut merged_at = self.merged_at.lock().unwrap();
-        if metas.len() < 2 {
-            *merged_at = Some(total);
-            return Ok(());
-        }
-        let largest = metas.iter().map(|m| m.num_docs() as u64).max().unwrap_or(0);
-        // The documents written since the last merge: those outside the largest segment, or,
-        // when the background merges have gathered them into a large segment of their own,
-        // all those added since this process last merged the index (a bulk load into an
-        // empty index is merged whole at its end).
-        let new = (total - largest).max(total.saturating_sub(merged_at.unwrap_or(largest)));
-        if !always && new * 8 < total {
-            return Ok(());
-        }
         let ids: Vec<tantivy::index::SegmentId> = metas.iter().map(|m| m.id()).collect();
         // A live SegmentMeta keeps its files from the garbage collector.
         drop(metas);
@@ -355,4 +355,25 @@ impl Index {
     pub fn segment_count(&self) -> Result<usize> {
         Ok(self.tantivy.searchable_segment_metas().map_err(tv)?.len())
     }
+}
+
+/// Whether the segments `metas` are worth merging into one (`always`: whenever there are two
+/// or more). One segment records its documents as merged in `merged_at`.
+fn worth_merging(
+    metas: &[tantivy::index::SegmentMeta],
+    merged_at: &mut Option<u64>,
+    always: bool,
+) -> bool {
+    let total: u64 = metas.iter().map(|m| m.num_docs() as u64).sum();
+    if metas.len() < 2 {
+        *merged_at = Some(total);
+        return false;
+    }
+    let largest = metas.iter().map(|m| m.num_docs() as u64).max().unwrap_or(0);
+    // The documents written since the last merge: those outside the largest segment, or,
+    // when the background merges have gathered them into a large segment of their own, all
+    // those added since this process last merged the index (a bulk load into an empty index
+    // is merged whole at its end).
+    let new = (total - largest).max(total.saturating_sub(merged_at.unwrap_or(largest)));
+    always || new * 8 >= total
 }
