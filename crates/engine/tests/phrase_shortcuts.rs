@@ -428,3 +428,40 @@ fn phrase_pages_past_the_shortcuts_equal_the_whole_ranking() {
         assert_eq!(r["estimatedTotalHits"], json!(holding), "{settings}");
     }
 }
+
+/// A phrase repeating a word matches only the word twice in a row in one field: not twice
+/// apart (a comma between counts as apart, as in Meilisearch), nor once in each of two
+/// fields, nor once.
+#[test]
+fn a_phrase_repeating_a_word_matches_it_in_a_row_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = vec![
+        json!({"id": 1, "name": "fast fast parser", "summary": "x"}),
+        json!({"id": 2, "name": "fast parser", "summary": "fast lexer"}),
+        json!({"id": 3, "name": "parser fast", "summary": "fast lexer"}),
+        json!({"id": 4, "name": "fast tool fast", "summary": "x"}),
+        json!({"id": 5, "name": "fast", "summary": "x"}),
+        json!({"id": 6, "name": "tool", "summary": "so fast fast fast"}),
+        json!({"id": 7, "name": "tool", "summary": "fast, fast!"}),
+    ];
+    let index = index_with(
+        &tmp,
+        json!({"searchableAttributes": ["name", "summary"]}),
+        docs,
+    );
+    let found = |q: &str| -> Vec<u64> {
+        let r = search(&index, json!({"q": q, "matchingStrategy": "all"}));
+        let mut ids: Vec<u64> = r["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_u64().unwrap())
+            .collect();
+        ids.sort_unstable();
+        ids
+    };
+    assert_eq!(found("\"fast fast\""), vec![1, 6]);
+    assert_eq!(found("\"fast fast fast\""), vec![6]);
+    assert_eq!(found("\"fast fast\" parser"), vec![1]);
+    pages_match_the_whole_ranking(&index, "\"fast fast\"");
+}

@@ -14,6 +14,7 @@
 mod completions;
 mod parse;
 mod pins;
+mod repeated;
 mod synonyms;
 mod term_set;
 mod terms;

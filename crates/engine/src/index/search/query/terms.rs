@@ -8,6 +8,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::Term;
 
 use super::parse::parse_query;
+use super::repeated::AtLeast;
 use super::synonyms::add_synonyms;
 use super::term_set::TermSet;
 use crate::index::search::format;
@@ -267,8 +268,27 @@ pub(crate) fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
             ))
         }
         Group::Phrase(g) if g.len() == 1 => term(&g[0].1),
-        Group::Phrase(g) => Box::new(tantivy::query::PhraseQuery::new_with_offset(g.clone())),
+        Group::Phrase(g) => phrase_query(g),
     }
+}
+
+/// A quoted phrase of several words; one repeating a word also asks for that word as many
+/// times (see [`AtLeast`]), so only the documents holding it often enough are checked.
+fn phrase_query(words: &[(usize, Term)]) -> Box<dyn Query> {
+    let phrase = Box::new(tantivy::query::PhraseQuery::new_with_offset(words.to_vec()));
+    let mut parts: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for (i, (_, t)) in words.iter().enumerate() {
+        let times = words.iter().filter(|(_, u)| u == t).count();
+        let first = words.iter().position(|(_, u)| u == t) == Some(i);
+        if times > 1 && first {
+            parts.push((Occur::Must, Box::new(AtLeast::new(t.clone(), times as u32))));
+        }
+    }
+    if parts.is_empty() {
+        return phrase;
+    }
+    parts.push((Occur::Must, phrase));
+    Box::new(BooleanQuery::new(parts))
 }
 
 /// Documents holding any part (`Should`) or every part (`Must`), words reaching as far as
