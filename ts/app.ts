@@ -9,7 +9,7 @@ import { errorMiddleware } from './errors/middleware';
 import { allowAnyOrigin } from './http/cors';
 import { observeRequests, type RequestObserver } from './http/observe';
 import { repairPath } from './http/path';
-import { loggablePath } from './logging';
+import { infoLine, loggablePath } from './logging';
 import { archiveRoutes } from './routes/archives';
 import { documentRoutes } from './routes/documents';
 import { indexRoutes } from './routes/indexes';
@@ -37,7 +37,7 @@ export function requestObservers(deps: Deps): RequestObserver[] {
     wants: () => deps.logger.isInfoEnabled(),
     done: (req, res, ms, finished) => {
       if (!finished) return;
-      deps.logger.info('request', { target: 'quarry::http', method: req.method, path: loggablePath(req.path), status: res.statusCode, ms: Math.round(ms * 1000) / 1000 });
+      infoLine(deps.logger, 'request', { target: 'quarry::http', method: req.method, path: loggablePath(req.path), status: res.statusCode, ms: Math.round(ms * 1000) / 1000 });
     },
   };
   const observers = [requestLog, deps.metrics.http.observer(() => deps.features.enabled('metrics'))];

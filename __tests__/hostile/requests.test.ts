@@ -150,6 +150,15 @@ describe('numbers out of range', () => {
     const r = await s.api('POST', `/indexes/${v}/search`, { body: { vector: [1e300, 1], hybrid: { embedder: 'e', semanticRatio: 1 } } });
     expect(r.status).toBe(200);
     expect(r.body.hits.map((h: any) => h.id)).toEqual([1]);
+    // Past f64 inside the vector is refused where it stands; a small exponent is a number.
+    const body = (x: string) => `{"vector":[${x},1],"hybrid":{"embedder":"e","semanticRatio":1}}`;
+    const refused = await s.api('POST', `/indexes/${v}/search`, { raw: body('1e400') });
+    expectError(refused, 400, 'malformed_payload');
+    expect(refused.body.message).toContain('number out of range at line 1 column 16');
+    expectError(await s.api('POST', `/indexes/${v}/search`, { raw: body(`-1${'0'.repeat(309)}`) }), 400, 'malformed_payload');
+    const small = await s.api('POST', `/indexes/${v}/search`, { raw: body('1e-7') });
+    expect(small.status).toBe(200);
+    expect(small.body.hits.map((h: any) => h.id)).toEqual([1]);
   });
 });
 

@@ -43,9 +43,32 @@ export function parseJsonBody(body: Buffer, type: string | null, optional = fals
   } catch (err) {
     throw malformed((err as Error).message);
   }
-  const refused = jsonRefusal(text);
+  const refused = plainlyParsed(text, value) ? null : jsonRefusal(text);
   if (refused) throw malformed(refused);
   return value;
+}
+
+/**
+ * True when `value`, parsed from `text`, shows none of what {@link jsonRefusal} looks for: no
+ * `\u` escape in the text, no number JSON.parse turned into an infinity, no nesting deeper
+ * than the depth allowed. A walk of the parsed value costs a query vector's hundreds of
+ * numbers far less than the scan of its thousands of characters; anything the walk cannot
+ * clear is scanned, which finds the place to name.
+ */
+function plainlyParsed(text: string, value: unknown): boolean {
+  return !text.includes('\\u') && plainValue(value, 0);
+}
+
+function plainValue(value: unknown, depth: number): boolean {
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (value === null || typeof value !== 'object') return true;
+  if (depth >= MAX_JSON_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (!plainValue(item, depth + 1)) return false;
+    return true;
+  }
+  for (const key in value) if (!plainValue((value as Record<string, unknown>)[key], depth + 1)) return false;
+  return true;
 }
 
 function malformed(reason: string): ApiError {

@@ -23,7 +23,7 @@ export function remoteTarget(deps: Deps, name: string): Target {
 
 /** Whether a search asks the whole network: `useNetwork`, by default on once there are shards. */
 export function usesNetwork(deps: Deps, useNetwork: unknown): boolean {
-  if (!deps.features.get().network) return false;
+  if (!deps.features.enabled('network')) return false;
   const state = deps.network.get();
   if (typeof useNetwork === 'boolean') return useNetwork && (state.self !== null || Object.keys(state.remotes).length > 0);
   return state.self !== null && Object.keys(state.shards).length > 0;

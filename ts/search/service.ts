@@ -61,14 +61,15 @@ export class SearchService {
    */
   private scopedQuery(auth: AuthContext, uid: string, query: SearchBody): SearchQuery {
     const filter = scopedFilter(auth, uid, query.filter);
-    const eq = engineQuery({ ...query, filter: filter as SearchBody['filter'] });
-    if (filter !== null && auth.tenantToken && (eq.filter === undefined || eq.filter === null)) {
+    const out: SearchQuery = engineQuery(query);
+    out.filter = filter ?? null;
+    if (filter !== null && auth.tenantToken && (out.filter === undefined || out.filter === null)) {
       throw new ApiError('invalid_search_filter', `This tenant token restricts \`${uid}\` with a filter, and the search could not carry it.`);
     }
-    const features = this.deps.features.get();
-    const out: SearchQuery = { ...eq, containsFilter: features.containsFilter };
+    const features = this.deps.features;
+    out.containsFilter = features.enabled('containsFilter');
     // Documents the dynamic search rules pin for this query.
-    if (features.dynamicSearchRules) {
+    if (features.enabled('dynamicSearchRules')) {
       const pins = this.deps.searchRules.pinsFor(uid, typeof query.q === 'string' ? query.q : '');
       if (pins.length) out.pinnedDocuments = pins;
     }
@@ -103,7 +104,7 @@ export class SearchService {
     const body = parseFacetSearch(raw);
     const index = this.deps.registry.handle(uid);
     const filter = scopedFilter(auth, uid, body.filter);
-    const query = facetEngineQuery({ ...body, filter: filter as FacetSearchBody['filter'] }, this.deps.features.get().containsFilter);
+    const query = facetEngineQuery({ ...body, filter: filter as FacetSearchBody['filter'] }, this.deps.features.enabled('containsFilter'));
     const useNetwork = (raw as Record<string, unknown> | undefined)?.useNetwork;
     if (!usesNetwork(this.deps, useNetwork)) return this.limited(() => index.facetSearch(query));
     // The caller's tenant-token rule travels with the request.
@@ -116,7 +117,7 @@ export class SearchService {
     const uid = checkIndexUid(indexUid);
     const query = parseSimilar(body);
     const index = this.deps.registry.handle(uid);
-    const engineQ = similarEngineQuery(query, scopedFilter(auth, uid, query.filter), this.deps.features.get().containsFilter);
+    const engineQ = similarEngineQuery(query, scopedFilter(auth, uid, query.filter), this.deps.features.enabled('containsFilter'));
     return this.limited(() => index.similar(engineQ, receivedAt));
   }
 
