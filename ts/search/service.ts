@@ -61,8 +61,7 @@ export class SearchService {
    */
   private scopedQuery(auth: AuthContext, uid: string, query: SearchBody): SearchQuery {
     const filter = scopedFilter(auth, uid, query.filter);
-    const out: SearchQuery = engineQuery(query);
-    out.filter = filter ?? null;
+    const out: SearchQuery = engineQuery({ ...query, filter: filter as SearchBody['filter'] });
     if (filter !== null && auth.tenantToken && (out.filter === undefined || out.filter === null)) {
       throw new ApiError('invalid_search_filter', `This tenant token restricts \`${uid}\` with a filter, and the search could not carry it.`);
     }
