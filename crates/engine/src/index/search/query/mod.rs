@@ -24,3 +24,23 @@ pub(crate) use completions::prefix_search;
 pub use pins::{Pins, QueryCandidates};
 pub(crate) use term_set::TermSet;
 pub(crate) use terms::{group_query, groups_query, Counted, Group, Reach, Terms};
+
+use tantivy::query::{Explanation, Weight};
+use tantivy::{DocId, DocSet, SegmentReader};
+
+/// `Weight::explain` for the engine's own queries, which score every document alike: named
+/// `name` when `doc` matches, the error `missing` says otherwise.
+fn explain_match(
+    weight: &dyn Weight,
+    reader: &SegmentReader,
+    doc: DocId,
+    name: &'static str,
+    missing: impl FnOnce() -> String,
+) -> tantivy::Result<Explanation> {
+    let mut scorer = weight.scorer(reader, 1.0)?;
+    if scorer.seek(doc) == doc {
+        Ok(Explanation::new(name, 1.0))
+    } else {
+        Err(tantivy::TantivyError::InvalidArgument(missing()))
+    }
+}

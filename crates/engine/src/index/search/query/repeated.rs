@@ -49,15 +49,12 @@ impl Weight for AtLeast {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) == doc {
-            Ok(Explanation::new("AtLeast", 1.0))
-        } else {
-            Err(tantivy::TantivyError::InvalidArgument(format!(
+        super::explain_match(self, reader, doc, "AtLeast", || {
+            format!(
                 "document {doc} holds the term fewer than {} times",
                 self.times
-            )))
-        }
+            )
+        })
     }
 }
 

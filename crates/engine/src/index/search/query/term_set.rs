@@ -204,14 +204,9 @@ impl Weight for TermSet {
     }
 
     fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
-        let mut scorer = self.scorer(reader, 1.0)?;
-        if scorer.seek(doc) == doc {
-            Ok(Explanation::new("TermSet", 1.0))
-        } else {
-            Err(tantivy::TantivyError::InvalidArgument(format!(
-                "document {doc} is not in the term set"
-            )))
-        }
+        super::explain_match(self, reader, doc, "TermSet", || {
+            format!("document {doc} is not in the term set")
+        })
     }
 }
 
