@@ -59,8 +59,7 @@ async function loadRows(ds, limit) {
 }
 
 /** Starts Quarry (`extraArgs` appended to its command line) on a fresh temporary data dir. */
-async function startQuarry(extraArgs = []) {
-  const dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-'));
+async function startQuarry(extraArgs = [], dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-'))) {
   const key = 'bench-master-key-0123456789';
   const bin = path.join(__dirname, '../bin/quarry.js');
   const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), bin, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', key, '--no-analytics', '--log-level', 'error', ...extraArgs], {
