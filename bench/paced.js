@@ -19,7 +19,7 @@
 'use strict';
 
 const fs = require('node:fs');
-const { client, loadIndex, loadRows, startQuarry } = require('./server');
+const { client, loadIndex, loadRows, startQuarry, stopQuarry } = require('./server');
 const { mulberry32, percentile, queryMix } = require('./lib');
 
 function parseArgs(argv) {
@@ -51,8 +51,7 @@ async function main() {
     const { docs } = await loadRows(o.dataset, o.rows);
     await loadIndex(api, uid, docs, o.dataset);
     if (started) {
-      started.child.kill();
-      await new Promise((r) => started.child.once('exit', r));
+      await stopQuarry(started);
       started = await startQuarry([], started.dbPath);
       api = client(started.url, started.key);
     }
@@ -87,8 +86,7 @@ async function main() {
   } finally {
     if (o.url) await api('DELETE', `/indexes/${uid}`).catch(() => {});
     if (started) {
-      started.child.kill();
-      await new Promise((r) => started.child.once('exit', r));
+      await stopQuarry(started);
       fs.rmSync(started.dbPath, { recursive: true, force: true });
     }
   }

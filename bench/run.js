@@ -23,7 +23,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { filterMix, percentile, queryMix, mulberry32 } = require('./lib');
-const { DATASETS, client, cpuMsOf, dataDir, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask } = require('./server');
+const { DATASETS, client, cpuMsOf, dataDir, duBytes, loadIndex, loadRows, rssOf, startQuarry, stopQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
   const o = { dataset: 'pypi', rows: 0, batch: 50000, queries: 300, warmup: 100, concurrency: 8, qpsSeconds: 10, quick: false, runs: 1 };
@@ -172,8 +172,7 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
   } finally {
     if (!started) await waitTask(api, (await api('DELETE', `/indexes/${index}`)).taskUid).catch(() => undefined);
     if (started) {
-      started.child.kill('SIGTERM');
-      await new Promise((r) => started.child.once('exit', r));
+      await stopQuarry(started);
       fs.rmSync(started.dbPath, { recursive: true, force: true });
     }
   }

@@ -58,7 +58,10 @@ async function loadRows(ds, limit) {
   return { docs, rawBytes };
 }
 
-/** Starts Quarry (`extraArgs` appended to its command line) on a fresh temporary data dir. */
+/**
+ * Starts Quarry (`extraArgs` appended to its command line) on `dbPath`, by default a fresh
+ * temporary data dir; `stopQuarry` stops it.
+ */
 async function startQuarry(extraArgs = [], dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-'))) {
   const key = 'bench-master-key-0123456789';
   const bin = path.join(__dirname, '../bin/quarry.js');
@@ -75,6 +78,14 @@ async function startQuarry(extraArgs = [], dbPath = fs.mkdtempSync(path.join(os.
     child.once('exit', (c) => reject(new Error(`quarry exited with ${c}`)));
   });
   return { url, key, pid: child.pid, dbPath, child };
+}
+
+/** Stops a server `startQuarry` started (SIGTERM) and waits until it has exited. */
+async function stopQuarry(started) {
+  if (started.child.exitCode !== null || started.child.signalCode !== null) return;
+  const exited = new Promise((r) => started.child.once('exit', r));
+  started.child.kill('SIGTERM');
+  await exited;
 }
 
 /** A keep-alive HTTP client (node:http), so the figures measure the server, not fetch(). */
@@ -173,4 +184,4 @@ function duBytes(dir) {
 }
 
 
-module.exports = { DATASETS, client, cpuMsOf, dataDir, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask };
+module.exports = { DATASETS, client, cpuMsOf, dataDir, duBytes, loadIndex, loadRows, rssOf, startQuarry, stopQuarry, waitTask };

@@ -36,7 +36,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// arena has not used yet: with huge pages each touch zeroes a whole 2 MiB page first. On a
 /// restarted server with a 100k-document index, one-word searches a fifth of a second apart took
 /// 11–13 ms in the engine instead of 0.9 ms (`bench/paced.js` compares). An operator who sets
-/// `MIMALLOC_ALLOW_THP` (mimalloc's own switch) decides instead.
+/// `MIMALLOC_ALLOW_THP` (mimalloc's own switch) decides instead: the flag is then left as the
+/// process inherited it.
 #[cfg(target_os = "linux")]
 #[napi_derive::module_init]
 fn no_transparent_huge_pages() {
