@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+/**
+ * The slowest queries of one shape of the bench's mix: each of its seeded queries (the same
+ * `run.js` times, seed 42) is sent `--sends` times, and the medians of three times are kept:
+ * the client's, the server's (`showPerformanceDetails`' whole `search`, from the request's
+ * arrival) and its ranking's (`keyword search and ranking`). The `--top` slowest by server
+ * time are printed with their hit counts, then the shape's percentiles. A shape's p99 over a
+ * few hundred queries is its third or fourth slowest query: this says which ones, and whether
+ * the ranking, the rest of the server or the path outside it is where their time goes.
+ *
+ *   node bench/slowest.js --dataset pypi --shape phrase          # starts Quarry, loads the rows
+ *   node bench/slowest.js --url URL --key KEY --index pypi --shape twoWords   # an existing index
+ *   node bench/slowest.js [--rows N] [--queries 300] [--sends 5] [--top 15]
+ */
+'use strict';
+
+const { DATASETS, client, loadIndex, loadRows, startQuarry, stopQuarry } = require('./server');
+const { filterMix, mulberry32, percentile, queryMix } = require('./lib');
+
+function parseArgs(argv) {
+  const o = { dataset: 'pypi', rows: 0, shape: 'phrase', queries: 300, sends: 5, top: 15 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const v = () => argv[++i];
+    if (a === '--dataset') o.dataset = v();
+    else if (a === '--shape') o.shape = v();
+    else if (a === '--url') o.url = v();
+    else if (a === '--key') o.key = v();
+    else if (a === '--index') o.index = v();
+    else if (['--rows', '--queries', '--sends', '--top'].includes(a)) o[a.slice(2)] = Number(v());
+    else throw new Error(`unknown option ${a}`);
+  }
+  if (!DATASETS[o.dataset]) throw new Error(`unknown dataset ${o.dataset}`);
+  if (o.url && !o.index) throw new Error('--url needs --index (an index holding the dataset)');
+  return o;
+}
+
+/** A duration as `performanceDetails` prints it ("512.3µs", "1.20ms", "2.1s"), in µs. */
+function micros(text) {
+  const n = parseFloat(text);
+  if (text.endsWith('µs')) return n;
+  if (text.endsWith('ms')) return n * 1000;
+  return n * 1e6;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const { docs } = await loadRows(o.dataset, o.rows);
+  // The same draws as run.js: the query mix, then the filter mix, from one generator.
+  const rand = mulberry32(42);
+  const mixes = { ...queryMix(docs, rand, o.queries), ...filterMix(docs, rand, o.queries, DATASETS[o.dataset].filterFields) };
+  const queries = mixes[o.shape];
+  if (!queries) throw new Error(`unknown shape ${o.shape}: one of ${Object.keys(mixes).join(', ')}`);
+
+  const started = o.url ? null : await startQuarry();
+  try {
+    const api = client(o.url ?? started.url, o.key ?? started.key);
+    const index = o.index ?? `slowest_${o.dataset}`;
+    if (started) await loadIndex(api, index, docs, o.dataset, { batch: 50000, progress: true });
+    const rows = [];
+    for (const q of queries) {
+      const server = [];
+      const ranking = [];
+      const total = [];
+      let hits = 0;
+      for (let k = 0; k < o.sends; k++) {
+        const t0 = process.hrtime.bigint();
+        const r = await api('POST', `/indexes/${index}/search`, JSON.stringify({ ...q.body, showPerformanceDetails: true }));
+        total.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        server.push(micros(r.performanceDetails.search) / 1000);
+        ranking.push(micros(r.performanceDetails['search > keyword search and ranking']) / 1000);
+        hits = r.estimatedTotalHits ?? r.totalHits ?? 0;
+      }
+      rows.push({ body: q.body, server: median(server), ranking: median(ranking), total: median(total), hits });
+    }
+    rows.sort((a, b) => b.server - a.server);
+    const f = (n) => n.toFixed(2).padStart(8);
+    console.log(`${o.shape} on ${o.dataset}: ${rows.length} queries, median of ${o.sends} sends each (ms)`);
+    console.log(`${'client'.padStart(8)}${'server'.padStart(8)}${'ranking'.padStart(8)}${'hits'.padStart(8)}  query`);
+    for (const r of rows.slice(0, o.top)) console.log(`${f(r.total)}${f(r.server)}${f(r.ranking)}${String(r.hits).padStart(8)}  ${JSON.stringify(r.body)}`);
+    const p = (key) => {
+      const xs = rows.map((r) => r[key]);
+      return `p50 ${f(percentile(xs, 50))} p99 ${f(percentile(xs, 99))}`;
+    };
+    console.log(`client ${p('total')}   server ${p('server')}   ranking ${p('ranking')}`);
+  } finally {
+    if (started) await stopQuarry(started);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
