@@ -22,7 +22,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { filterMix, percentile, queryMix, mulberry32 } = require('./lib');
+const { filterMix, percentile, queryMix, mulberry32, seededMixes } = require('./lib');
 const { DATASETS, client, cpuMsOf, dataDir, duBytes, loadIndex, loadRows, rssOf, startQuarry, stopQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
@@ -145,11 +145,9 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
       results.firstQueries = { perShape: o.warmup, n: lat.length, p50: percentile(lat, 50), p99: percentile(lat, 99) };
     }
     // Search: seeded mix per shape at concurrency 1, then QPS at concurrency N.
-    const rand = mulberry32(42);
-    const mix = queryMix(docs, rand, o.queries);
+    const { search: mix, filters: fmix } = seededMixes(docs, o.queries, DATASETS[o.dataset].filterFields);
     results.search = await timeShapes(api, index, mix);
     // Filters, facets and sort.
-    const fmix = filterMix(docs, rand, o.queries, DATASETS[o.dataset].filterFields);
     results.filters = await timeShapes(api, index, fmix);
     const all = Object.values(mix).flat();
     process.stderr.write(`  measuring QPS at concurrency ${o.concurrency}...\n`);

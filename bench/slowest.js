@@ -14,8 +14,9 @@
  */
 'use strict';
 
+const fs = require('node:fs');
 const { DATASETS, client, loadIndex, loadRows, startQuarry, stopQuarry } = require('./server');
-const { filterMix, mulberry32, percentile, queryMix } = require('./lib');
+const { percentile, seededMixes } = require('./lib');
 
 function parseArgs(argv) {
   const o = { dataset: 'pypi', rows: 0, shape: 'phrase', queries: 300, sends: 5, top: 15 };
@@ -43,14 +44,11 @@ function micros(text) {
   return n * 1e6;
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const { docs } = await loadRows(o.dataset, o.rows);
-  // The same draws as run.js: the query mix, then the filter mix, from one generator.
-  const rand = mulberry32(42);
-  const mixes = { ...queryMix(docs, rand, o.queries), ...filterMix(docs, rand, o.queries, DATASETS[o.dataset].filterFields) };
+  const { search, filters } = seededMixes(docs, o.queries, DATASETS[o.dataset].filterFields);
+  const mixes = { ...search, ...filters };
   const queries = mixes[o.shape];
   if (!queries) throw new Error(`unknown shape ${o.shape}: one of ${Object.keys(mixes).join(', ')}`);
 
@@ -73,7 +71,7 @@ async function main() {
         ranking.push(micros(r.performanceDetails['search > keyword search and ranking']) / 1000);
         hits = r.estimatedTotalHits ?? r.totalHits ?? 0;
       }
-      rows.push({ body: q.body, server: median(server), ranking: median(ranking), total: median(total), hits });
+      rows.push({ body: q.body, server: percentile(server, 50), ranking: percentile(ranking, 50), total: percentile(total, 50), hits });
     }
     rows.sort((a, b) => b.server - a.server);
     const f = (n) => n.toFixed(2).padStart(8);
@@ -86,7 +84,10 @@ async function main() {
     };
     console.log(`client ${p('total')}   server ${p('server')}   ranking ${p('ranking')}`);
   } finally {
-    if (started) await stopQuarry(started);
+    if (started) {
+      await stopQuarry(started);
+      fs.rmSync(started.dbPath, { recursive: true, force: true });
+    }
   }
 }
 
