@@ -369,7 +369,9 @@ fn phrase_pages_past_the_shortcuts_equal_the_whole_ranking() {
         1 => format!("Definitions for tool {i}"),
         2 => format!("the typescript definitions for {i}"),
         3 => format!("many words then definitions for {i}"),
-        // The phrase's words, not as the phrase.
+        // The phrase's words, not as the phrase: its first word opening the summary (6)
+        // puts the document in the set by weight, read without the phrase's positions; the
+        // ranking leaves it out.
         4 => format!("for definitions {i}"),
         6 => format!("definitions and more for {i}"),
         // Added late (larger internal ids), yet better than the others on `wordPosition`.

@@ -1,4 +1,5 @@
-//! The documents holding any, or every one, of several terms, unscored.
+//! The documents holding any, or every one, of several terms, unscored; or, of several groups
+//! of terms, one term of each.
 //!
 //! Any: a word's alternatives (its typo derivations and completions) and the shortcuts'
 //! marker terms are unions of up to thousands of terms. As a tantivy `BooleanQuery` of
@@ -14,19 +15,23 @@
 //! other term, when it is not much more frequent than what is left, is read whole into a
 //! second one and the two are and-ed; a far more frequent one is seeked, only for the
 //! documents left.
+//!
+//! Groups: the same, a group counting as often as its terms' documents; read whole, its
+//! terms go into the one bitset; seeked, a document stays when one of them holds it. A query
+//! of one phrase has its shortcut set by weight read so (its first word opening a field, one
+//! of several marker terms, and each other word), without the phrase's positions.
 
 use std::sync::Arc;
 
-use tantivy::postings::TermInfo;
+use tantivy::postings::{SegmentPostings, TermInfo};
 use tantivy::query::{ConstScorer, EmptyScorer, EnableScoring, Explanation, Query, Scorer, Weight};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocId, DocSet, Score, SegmentReader, Term, TERMINATED};
 
-/// Documents holding any of `terms`, or (`every`) each of them; all of one field.
+/// Documents holding, for each of its groups, one of the group's terms; all of one field.
 #[derive(Clone, Debug)]
 pub(crate) struct TermSet {
-    terms: Arc<[Term]>,
-    every: bool,
+    groups: Arc<[Vec<Term>]>,
 }
 
 /// A term at most this many times as frequent as the documents left is read whole, not
@@ -36,19 +41,24 @@ const READ_WHOLE: u64 = 16;
 impl TermSet {
     /// Documents holding any of `terms`, which must be of one field (the first one's).
     pub(crate) fn any(terms: Vec<Term>) -> TermSet {
-        debug_assert!(terms.windows(2).all(|w| w[0].field() == w[1].field()));
-        TermSet {
-            terms: terms.into(),
-            every: false,
-        }
+        TermSet::all_of(vec![terms])
     }
 
     /// Documents holding every one of `terms` (at least one), of one field.
     pub(crate) fn every(terms: Vec<Term>) -> TermSet {
         debug_assert!(!terms.is_empty());
+        TermSet::all_of(terms.into_iter().map(|t| vec![t]).collect())
+    }
+
+    /// Documents holding one term of each group (at least one group), all of one field.
+    pub(crate) fn all_of(groups: Vec<Vec<Term>>) -> TermSet {
+        debug_assert!({
+            let mut all = groups.iter().flatten();
+            let field = all.next().map(Term::field);
+            all.all(|t| Some(t.field()) == field)
+        });
         TermSet {
-            every: true,
-            ..TermSet::any(terms)
+            groups: groups.into(),
         }
     }
 }
@@ -56,26 +66,21 @@ impl TermSet {
 /// Above this many terms, they are looked up in one walk of the dictionary.
 const LOOKED_UP_ONE_BY_ONE: usize = 8;
 
-/// The dictionary entries of the `terms` found in `inverted` (`None` when `every` asks for all
-/// of them and one is missing). A word's alternatives and their marker terms share long
-/// prefixes (`\u{1}0\u{1}manag`, `\u{1}0\u{1}managemnt`, …): one walk of the dictionary
-/// restricted to them follows each shared prefix once, where a lookup per term starts again
-/// from the root (on PyPI, 840 lookups were a fifth of the engine's time for `managx`).
+/// The dictionary entries of the `terms` found in `inverted`. A word's alternatives and
+/// their marker terms share long prefixes (`\u{1}0\u{1}manag`, `\u{1}0\u{1}managemnt`, …):
+/// one walk of the dictionary restricted to them follows each shared prefix once, where a
+/// lookup per term starts again from the root (on PyPI, 840 lookups were a fifth of the
+/// engine's time for `managx`).
 fn term_infos(
     inverted: &tantivy::InvertedIndexReader,
     terms: &[Term],
-    every: bool,
-) -> tantivy::Result<Option<Vec<TermInfo>>> {
+) -> tantivy::Result<Vec<TermInfo>> {
     let mut infos = Vec::with_capacity(terms.len());
     if terms.len() <= LOOKED_UP_ONE_BY_ONE {
         for t in terms {
-            match inverted.get_term_info(t)? {
-                Some(info) => infos.push(info),
-                None if every => return Ok(None),
-                None => {}
-            }
+            infos.extend(inverted.get_term_info(t)?);
         }
-        return Ok(Some(infos));
+        return Ok(infos);
     }
     let mut keys: Vec<&[u8]> = terms.iter().map(|t| t.serialized_value_bytes()).collect();
     keys.sort_unstable();
@@ -84,7 +89,7 @@ fn term_infos(
     while stream.advance() {
         infos.push(stream.value().clone());
     }
-    Ok((!every || infos.len() == keys.len()).then_some(infos))
+    Ok(infos)
 }
 
 /// An automaton accepting exactly the sorted, distinct `keys`. Its state is the range of keys
@@ -123,7 +128,7 @@ impl Query for TermSet {
     }
 
     fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
-        for t in self.terms.iter() {
+        for t in self.groups.iter().flatten() {
             visitor(t, false);
         }
     }
@@ -131,13 +136,19 @@ impl Query for TermSet {
 
 impl Weight for TermSet {
     fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
-        let Some(field) = self.terms.first().map(Term::field) else {
+        let Some(field) = self.groups.iter().flatten().next().map(Term::field) else {
             return Ok(Box::new(EmptyScorer));
         };
         let inverted = reader.inverted_index(field)?;
-        let Some(mut infos) = term_infos(&inverted, &self.terms, self.every)? else {
-            return Ok(Box::new(EmptyScorer));
-        };
+        // Each group's entries; a group none of whose terms is here: no document.
+        let mut groups: Vec<Vec<TermInfo>> = Vec::with_capacity(self.groups.len());
+        for terms in self.groups.iter() {
+            let infos = term_infos(&inverted, terms)?;
+            if infos.is_empty() {
+                return Ok(Box::new(EmptyScorer));
+            }
+            groups.push(infos);
+        }
         // A term's documents into a bitset, a block at a time.
         let read = |info: &TermInfo, bits: &mut Bits| -> tantivy::Result<()> {
             let mut block =
@@ -151,47 +162,51 @@ impl Weight for TermSet {
                 block.advance();
             }
         };
-        if let [one] = infos.as_slice() {
+        if groups.len() == 1 && groups[0].len() == 1 {
+            let one = &groups[0][0];
             let postings = inverted.read_postings_from_terminfo(one, IndexRecordOption::Basic)?;
             return Ok(Box::new(ConstScorer::new(postings, boost)));
         }
-        if infos.is_empty() {
-            return Ok(Box::new(EmptyScorer));
-        }
+        // The rarest group first (how many documents its terms have at most).
+        let freq = |g: &[TermInfo]| g.iter().map(|i| i.doc_freq as u64).sum::<u64>();
+        groups.sort_unstable_by_key(|g| (freq(g), g[0].postings_range.start));
+        groups.dedup();
         let mut bits = Bits::new(reader.max_doc());
-        if !self.every {
-            for info in &infos {
-                read(info, &mut bits)?;
-            }
-            bits.start();
-            return Ok(Box::new(ConstScorer::new(bits, boost)));
+        for info in &groups[0] {
+            read(info, &mut bits)?;
         }
-        infos.sort_unstable_by_key(|i| (i.doc_freq, i.postings_range.start));
-        infos.dedup();
-        read(&infos[0], &mut bits)?;
-        let mut left = infos[0].doc_freq as u64;
+        let mut left = freq(&groups[0]);
         let mut other: Option<Bits> = None;
-        for info in &infos[1..] {
+        for group in &groups[1..] {
             if left == 0 {
                 break;
             }
-            if (info.doc_freq as u64) <= left.saturating_mul(READ_WHOLE) {
+            if freq(group) <= left.saturating_mul(READ_WHOLE) {
                 let other = other.get_or_insert_with(|| Bits::new(reader.max_doc()));
                 other.words.fill(0);
-                read(info, other)?;
+                for info in group {
+                    read(info, other)?;
+                }
                 for (w, o) in bits.words.iter_mut().zip(&other.words) {
                     *w &= o;
                 }
             } else {
-                let mut postings =
-                    inverted.read_postings_from_terminfo(info, IndexRecordOption::Basic)?;
+                let mut postings = group
+                    .iter()
+                    .map(|i| inverted.read_postings_from_terminfo(i, IndexRecordOption::Basic))
+                    .collect::<std::io::Result<Vec<_>>>()?;
                 for (i, w) in bits.words.iter_mut().enumerate() {
                     let mut rest = *w;
                     while rest != 0 {
                         let bit = rest.trailing_zeros();
                         rest &= rest - 1;
                         let doc = (i * 64) as DocId + bit;
-                        if postings.seek(doc) != doc {
+                        // Postings only move forward: one already past `doc` lacks it.
+                        let holds = |p: &mut SegmentPostings| match p.doc() {
+                            d if d < doc => p.seek(doc) == doc,
+                            d => d == doc,
+                        };
+                        if !postings.iter_mut().any(holds) {
                             *w &= !(1u64 << bit);
                         }
                     }
@@ -392,6 +407,42 @@ mod tests {
             let expected = !words.contains(&"absent") && words != ["w1", "w2"];
             assert_eq!(found, expected, "{words:?}");
         }
+        // Groups: one term of each. The rarest group read, the others read whole or seeked
+        // (`rare` is 32 times rarer than `even`, 4 times rarer than a `w`); a group none of
+        // whose terms is there matches nothing.
+        let groups = |groups: &[&[&str]]| {
+            let set = TermSet::all_of(
+                groups
+                    .iter()
+                    .map(|g| g.iter().map(|w| term(w)).collect())
+                    .collect(),
+            );
+            let ours = searcher.search(&set, &DocSetCollector).unwrap();
+            let tantivy = BooleanQuery::new(
+                groups
+                    .iter()
+                    .map(|g| -> (Occur, Box<dyn Query>) {
+                        let any = g
+                            .iter()
+                            .map(|w| -> (Occur, Box<dyn Query>) {
+                                let q = TermQuery::new(term(w), IndexRecordOption::Basic);
+                                (Occur::Should, Box::new(q))
+                            })
+                            .collect();
+                        (Occur::Must, Box::new(BooleanQuery::new(any)))
+                    })
+                    .collect(),
+            );
+            let theirs = searcher.search(&tantivy, &DocSetCollector).unwrap();
+            assert_eq!(ours, theirs, "{groups:?}");
+            ours.len()
+        };
+        assert!(groups(&[&["rare"], &["w1", "w2", "w3"]]) > 0);
+        assert!(groups(&[&["rare", "w1"], &["even", "absent"]]) > 0);
+        assert!(groups(&[&["w1", "w2"], &["even"], &["rare", "w4"]]) > 0);
+        assert!(groups(&[&["rare"], &["w1"], &["rare", "absent"]]) > 0);
+        assert_eq!(groups(&[&["rare", "w1"], &["absent"]]), 0);
+        assert_eq!(groups(&[&["w1"], &["w2"], &["even"]]), 0);
         // Intersected with another query, the union is seeked.
         let both = BooleanQuery::new(vec![
             (
@@ -444,8 +495,7 @@ mod tests {
         ];
         let terms: Vec<Term> = asked.iter().map(|w| term(w)).collect();
         assert!(terms.len() > LOOKED_UP_ONE_BY_ONE);
-        let mut found: Vec<u64> = term_infos(&inverted, &terms, false)
-            .unwrap()
+        let mut found: Vec<u64> = term_infos(&inverted, &terms)
             .unwrap()
             .iter()
             .map(|i| i.postings_range.start as u64)
@@ -460,16 +510,8 @@ mod tests {
         expected.dedup();
         assert_eq!(expected.len(), 8);
         assert_eq!(found, expected);
-        // Every one: all present, or none at all.
-        assert!(term_infos(&inverted, &terms, true).unwrap().is_none());
         let present: Vec<Term> = words.iter().map(|w| term(w)).collect();
         assert!(present.len() > LOOKED_UP_ONE_BY_ONE);
-        assert_eq!(
-            term_infos(&inverted, &present, true)
-                .unwrap()
-                .unwrap()
-                .len(),
-            10
-        );
+        assert_eq!(term_infos(&inverted, &present).unwrap().len(), 10);
     }
 }

@@ -413,8 +413,21 @@ impl<'a> Lookup<'a> {
         })
     }
 
-    /// Documents holding one of `words` as a marker term (`term` of a field id and a word)
-    /// of one of the fields `fids`.
+    /// The marker terms (`term` of a field id and a word) of `words` in the fields `fids`.
+    fn marker_terms(
+        &self,
+        fids: &[u32],
+        words: &[String],
+        field: Field,
+        term: fn(u32, &str) -> String,
+    ) -> Vec<Term> {
+        fids.iter()
+            .flat_map(|f| words.iter().map(move |w| term(*f, w)))
+            .map(|m| Term::from_field_text(field, &m))
+            .collect()
+    }
+
+    /// Documents holding one of `words` as a marker term of one of the fields `fids`.
     fn markers(
         &self,
         fids: &[u32],
@@ -422,22 +435,18 @@ impl<'a> Lookup<'a> {
         field: Field,
         term: fn(u32, &str) -> String,
     ) -> Box<dyn Query> {
-        Box::new(TermSet::any(
-            fids.iter()
-                .flat_map(|f| words.iter().map(move |w| term(*f, w)))
-                .map(|m| Term::from_field_text(field, &m))
-                .collect(),
-        ))
+        Box::new(TermSet::any(self.marker_terms(fids, words, field, term)))
+    }
+
+    /// The marker terms of the first word (one of `words`) opening a field, any field.
+    fn opening_terms(&self) -> Vec<Term> {
+        let words = self.index.fields.words;
+        self.marker_terms(&self.all_fids, &self.words, words, text::first_word_marker)
     }
 
     /// Documents where the first word (one of `words`) opens a field, any field.
     fn opening_markers(&self) -> Box<dyn Query> {
-        self.markers(
-            &self.all_fids,
-            &self.words,
-            self.index.fields.words,
-            text::first_word_marker,
-        )
+        Box::new(TermSet::any(self.opening_terms()))
     }
 
     /// Several words must follow each other in the query.

@@ -2,6 +2,8 @@
 
 use tantivy::query::{BooleanQuery, Occur, Query};
 
+use crate::index::search::{Group, TermSet};
+
 use super::{Lookup, Shortcut, ShortcutSet};
 
 impl Lookup<'_> {
@@ -73,18 +75,11 @@ impl Lookup<'_> {
             let Some(lighter) = self.in_fields(&fids(false), false) else {
                 return;
             };
-            let either: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
-                (Occur::Should, lighter.box_clone()),
-                (Occur::Should, self.opening_markers()),
-            ]));
             // The set's documents in a lighter field are ranked first; the others it accepts
             // hold the phrase as typed at the start of a field of weight `w`, so they tie up to
-            // `zero_to`. (Only the markers: the set's own documents already passed the phrase.)
+            // `zero_to`.
             out.push(ShortcutSet {
-                query: Box::new(BooleanQuery::new(vec![
-                    (Occur::Must, within.box_clone()),
-                    (Occur::Must, either),
-                ])),
+                query: self.lighter_or_opening(within, lighter.box_clone()),
                 zero_to,
                 typos: self.typo,
                 at_most: Some((w as u128) << (16 * (zero_to - 1 - attribute))),
@@ -108,6 +103,34 @@ impl Lookup<'_> {
                 as_typed: false,
                 ahead: None,
             });
+        }
+    }
+
+    /// The documents of the level `within` where its group sits in a lighter field
+    /// (`lighter`: only markers, the level's documents already hold the phrase) or whose
+    /// first word opens a field. When the query is that one phrase, its positions are not
+    /// read: the set is those of `lighter` and those where its first word opens a field
+    /// holding its other words, and ranking leaves out a document without the phrase (no
+    /// other term can be kept). A frequent phrase ("python bindings") would have every
+    /// document holding both words checked; the ranking in internal-id order (see `Past`)
+    /// checks a few hundred.
+    fn lighter_or_opening(&self, within: &dyn Query, lighter: Box<dyn Query>) -> Box<dyn Query> {
+        let either = |opening: Box<dyn Query>| -> Box<dyn Query> {
+            Box::new(BooleanQuery::new(vec![
+                (Occur::Should, lighter),
+                (Occur::Should, opening),
+            ]))
+        };
+        match &self.terms.groups[self.kept[0]] {
+            Group::Phrase(words) if self.terms.groups.len() == 1 => {
+                let mut groups = vec![self.opening_terms()];
+                groups.extend(words[1..].iter().map(|(_, t)| vec![t.clone()]));
+                either(Box::new(TermSet::all_of(groups)))
+            }
+            _ => Box::new(BooleanQuery::new(vec![
+                (Occur::Must, within.box_clone()),
+                (Occur::Must, either(self.opening_markers())),
+            ])),
         }
     }
 }
