@@ -18,8 +18,7 @@
  */
 'use strict';
 
-const fs = require('node:fs');
-const { client, loadIndex, loadRows, startQuarry, stopQuarry } = require('./server');
+const { client, discardQuarry, loadIndex, loadRows, startQuarry, stopQuarry } = require('./server');
 const { mulberry32, percentile, queryMix } = require('./lib');
 
 function parseArgs(argv) {
@@ -86,8 +85,7 @@ async function main() {
   } finally {
     if (o.url) await api('DELETE', `/indexes/${uid}`).catch(() => {});
     if (started) {
-      await stopQuarry(started);
-      fs.rmSync(started.dbPath, { recursive: true, force: true });
+      await discardQuarry(started);
     }
   }
 }

@@ -23,7 +23,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { filterMix, percentile, queryMix, mulberry32, seededMixes } = require('./lib');
-const { DATASETS, client, cpuMsOf, dataDir, duBytes, loadIndex, loadRows, rssOf, startQuarry, stopQuarry, waitTask } = require('./server');
+const { DATASETS, client, cpuMsOf, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
   const o = { dataset: 'pypi', rows: 0, batch: 50000, queries: 300, warmup: 100, concurrency: 8, qpsSeconds: 10, quick: false, runs: 1 };
@@ -170,8 +170,7 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
   } finally {
     if (!started) await waitTask(api, (await api('DELETE', `/indexes/${index}`)).taskUid).catch(() => undefined);
     if (started) {
-      await stopQuarry(started);
-      fs.rmSync(started.dbPath, { recursive: true, force: true });
+      await discardQuarry(started);
     }
   }
 }

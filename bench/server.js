@@ -60,7 +60,7 @@ async function loadRows(ds, limit) {
 
 /**
  * Starts Quarry (`extraArgs` appended to its command line) on `dbPath`, by default a fresh
- * temporary data dir; `stopQuarry` stops it.
+ * temporary data dir; `stopQuarry` stops it, `discardQuarry` stops it and removes its data.
  */
 async function startQuarry(extraArgs = [], dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-'))) {
   const key = 'bench-master-key-0123456789';
@@ -86,6 +86,12 @@ async function stopQuarry(started) {
   const exited = new Promise((r) => started.child.once('exit', r));
   started.child.kill('SIGTERM');
   await exited;
+}
+
+/** Stops a server `startQuarry` started and removes its data dir. */
+async function discardQuarry(started) {
+  await stopQuarry(started);
+  fs.rmSync(started.dbPath, { recursive: true, force: true });
 }
 
 /** A keep-alive HTTP client (node:http), so the figures measure the server, not fetch(). */
@@ -184,4 +190,4 @@ function duBytes(dir) {
 }
 
 
-module.exports = { DATASETS, client, cpuMsOf, dataDir, duBytes, loadIndex, loadRows, rssOf, startQuarry, stopQuarry, waitTask };
+module.exports = { DATASETS, client, cpuMsOf, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startQuarry, stopQuarry, waitTask };

@@ -15,8 +15,7 @@
  */
 'use strict';
 
-const fs = require('node:fs');
-const { DATASETS, client, loadIndex, loadRows, startQuarry, stopQuarry } = require('./server');
+const { DATASETS, client, discardQuarry, loadIndex, loadRows, startQuarry } = require('./server');
 const { percentile, seededMixes } = require('./lib');
 
 function parseArgs(argv) {
@@ -91,8 +90,7 @@ async function main() {
     console.log(`client ${p('total')}   server ${p('server')}   ranking ${p('ranking')}`);
   } finally {
     if (started) {
-      await stopQuarry(started);
-      fs.rmSync(started.dbPath, { recursive: true, force: true });
+      await discardQuarry(started);
     }
   }
 }

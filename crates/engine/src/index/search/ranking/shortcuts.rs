@@ -152,6 +152,19 @@ struct Lookup<'a> {
     typo: u8,
 }
 
+/// The marker terms (`term` of a field id and a word) of `words` in the fields `fids`.
+fn marker_terms(
+    fids: &[u32],
+    words: &[String],
+    field: Field,
+    term: fn(u32, &str) -> String,
+) -> Vec<Term> {
+    fids.iter()
+        .flat_map(|f| words.iter().map(move |w| term(*f, w)))
+        .map(|m| Term::from_field_text(field, &m))
+        .collect()
+}
+
 fn text_of(t: &Term) -> Option<String> {
     t.value().as_str().map(str::to_string)
 }
@@ -413,20 +426,6 @@ impl<'a> Lookup<'a> {
         })
     }
 
-    /// The marker terms (`term` of a field id and a word) of `words` in the fields `fids`.
-    fn marker_terms(
-        &self,
-        fids: &[u32],
-        words: &[String],
-        field: Field,
-        term: fn(u32, &str) -> String,
-    ) -> Vec<Term> {
-        fids.iter()
-            .flat_map(|f| words.iter().map(move |w| term(*f, w)))
-            .map(|m| Term::from_field_text(field, &m))
-            .collect()
-    }
-
     /// Documents holding one of `words` as a marker term of one of the fields `fids`.
     fn markers(
         &self,
@@ -435,13 +434,13 @@ impl<'a> Lookup<'a> {
         field: Field,
         term: fn(u32, &str) -> String,
     ) -> Box<dyn Query> {
-        Box::new(TermSet::any(self.marker_terms(fids, words, field, term)))
+        Box::new(TermSet::any(marker_terms(fids, words, field, term)))
     }
 
     /// The marker terms of the first word (one of `words`) opening a field, any field.
     fn opening_terms(&self) -> Vec<Term> {
         let words = self.index.fields.words;
-        self.marker_terms(&self.all_fids, &self.words, words, text::first_word_marker)
+        marker_terms(&self.all_fids, &self.words, words, text::first_word_marker)
     }
 
     /// Documents where the first word (one of `words`) opens a field, any field.
