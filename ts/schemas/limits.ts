@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
+import { THRESHOLD_RANGE } from './query';
 
 /** Entries of a list parameter: `facets`, `sort`, `attributesToRetrieve`, `fields`... */
 export const MAX_LIST_ENTRIES = 1000;
@@ -44,4 +45,7 @@ export function checkPrimaryKeyParam(pk: string | null): string | null {
 }
 
 /** The `filter` parameter: a string, or an array of strings and arrays of strings. */
+/** `rankingScoreThreshold`: a float in [0, 1], with Meilisearch's message when out of range. */
+export const scoreThreshold = z.number().min(0, THRESHOLD_RANGE).max(1, THRESHOLD_RANGE);
+
 export const filterShape = z.union([z.string(), boundedList(z.union([z.string(), boundedList(z.string())]))]);

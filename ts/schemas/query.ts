@@ -3,6 +3,9 @@ import { ApiError } from '../errors/api-error';
 
 export type Query = Record<string, unknown>;
 
+/** Meilisearch's words for a `rankingScoreThreshold` outside [0, 1], in a body or a parameter. */
+export const THRESHOLD_RANGE = 'the value of `rankingScoreThreshold` is invalid, expected a float between `0.0` and `1.0`.';
+
 /** Rejects unknown parameters with `bad_request`, as deserr does. */
 export function rejectUnknownParams(query: Query, allowed: readonly string[]): void {
   for (const key of Object.keys(query)) {
@@ -59,12 +62,18 @@ export function bodyFromParams(query: Record<string, unknown>, kinds: ParamKinds
   for (const [k, v] of Object.entries(query)) {
     if (typeof v !== 'string') {
       out[k] = v;
-    } else if (kinds.numbers.has(k)) {
-      const n = Number(v);
-      if (v.trim() === '' || Number.isNaN(n)) {
-        throw new ApiError(kinds.codes[k], `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a positive integer`);
+    } else if (k === 'rankingScoreThreshold' && kinds.numbers.has(k)) {
+      const n = v.trim() === '' ? Number.NaN : Number(v);
+      if (!(n >= 0 && n <= 1)) {
+        throw new ApiError(kinds.codes[k], `Invalid value in parameter \`${k}\`: ${THRESHOLD_RANGE}`);
       }
       out[k] = n;
+    } else if (kinds.numbers.has(k)) {
+      // Every other number parameter is a count, parsed as Rust parses a `usize` (`+5` is 5).
+      if (!/^\+?\d+$/.test(v)) {
+        throw new ApiError(kinds.codes[k], `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a positive integer`);
+      }
+      out[k] = Number(v);
     } else if (kinds.bools.has(k)) {
       out[k] = boolParam(query, k, kinds.codes[k], false);
     } else if (kinds.lists.has(k)) {

@@ -5,15 +5,17 @@
  */
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
-import { parseWith } from '../errors/from-zod';
+import { found, parseWith } from '../errors/from-zod';
 import { bodyFromParams, type ParamKinds } from './query';
-import { boundedList, filterShape } from './limits';
+import { boundedList, filterShape, scoreThreshold } from './limits';
 import type { FacetSearchQuery, Hybrid, SearchQuery } from '../native';
 import { LOCALES } from '../settings/vocabulary';
 
 const strList = boundedList(z.string()).nullable();
 /** `locales` (search and facet search): the codes Meilisearch accepts, checked as it does. */
 const localesShape = z.array(z.enum(LOCALES as [string, ...string[]])).nullable().optional();
+
+const SEMANTIC_RATIO_RANGE = 'the value of `semanticRatio` is invalid, expected a float between `0.0` and `1.0`.';
 
 export const SearchSchema = z.strictObject({
   q: z.string().nullable().optional(),
@@ -41,7 +43,7 @@ export const SearchSchema = z.strictObject({
   cropMarker: z.string().optional(),
   matchingStrategy: z.enum(['last', 'all', 'frequency']).optional(),
   attributesToSearchOn: strList.optional(),
-  rankingScoreThreshold: z.number().min(0).max(1).nullable().optional(),
+  rankingScoreThreshold: scoreThreshold.nullable().optional(),
   locales: localesShape,
   hybrid: z.unknown().optional(),
   personalize: z.unknown().optional(),
@@ -58,17 +60,33 @@ SEARCH_CODES.hybrid = 'invalid_search_hybrid_query';
 const SEARCH_PARAMS: ParamKinds = {
   numbers: new Set(['offset', 'limit', 'page', 'hitsPerPage', 'cropLength', 'rankingScoreThreshold']),
   bools: new Set(['retrieveVectors', 'showMatchesPosition', 'showRankingScore', 'showRankingScoreDetails', 'showPerformanceDetails', 'useNetwork']),
-  lists: new Set(['attributesToRetrieve', 'attributesToCrop', 'attributesToHighlight', 'sort', 'facets', 'attributesToSearchOn', 'locales']),
+  lists: new Set(['attributesToRetrieve', 'attributesToCrop', 'attributesToHighlight', 'sort', 'facets', 'attributesToSearchOn']),
   codes: SEARCH_CODES,
   special: (k, v, out) => {
     if (k === 'vector') {
-      out[k] = v.split(',').map(Number);
+      // Empty entries are skipped, as Meilisearch does (`1,,0` is two numbers).
+      const parts = v.split(',').filter((p) => p.trim() !== '');
+      if (parts.some((p) => Number.isNaN(Number(p)))) throw new ApiError('invalid_search_vector', 'Invalid value in parameter `vector`: invalid float literal');
+      out[k] = parts.map(Number);
     } else if (k === 'hybridEmbedder' || k === 'hybridSemanticRatio') {
       // The GET form of `hybrid`: two flat parameters.
       const h = (out.hybrid ?? {}) as Record<string, unknown>;
       if (k === 'hybridEmbedder') h.embedder = v;
-      else h.semanticRatio = v.trim() === '' ? Number.NaN : Number(v);
+      else {
+        const r = v.trim() === '' ? Number.NaN : Number(v);
+        if (!(r >= 0 && r <= 1)) throw new ApiError('invalid_search_semantic_ratio', `Invalid value in parameter \`hybridSemanticRatio\`: ${SEMANTIC_RATIO_RANGE}`);
+        h.semanticRatio = r;
+      }
       out.hybrid = h;
+    } else if (k === 'locales') {
+      const codes = v.split(',').map((c) => c.trim());
+      const unknown = codes.find((c) => !LOCALES.includes(c));
+      if (unknown !== undefined) {
+        // Meilisearch lists the two-letter codes, then the three-letter ones, each alphabetically.
+        const sorted = [...LOCALES].sort((a, b) => a.length - b.length || a.localeCompare(b));
+        throw new ApiError('invalid_search_locales', `Invalid value in parameter \`locales\`: Unsupported locale \`${unknown}\`, expected one of ${sorted.join(', ')}`);
+      }
+      out[k] = codes;
     } else {
       return false;
     }
@@ -82,9 +100,23 @@ export function searchQueryFromParams(query: Record<string, unknown>): unknown {
 }
 
 export function parseSearch(body: unknown): SearchBody {
-  const b = parseWith(SearchSchema, body ?? {}, SEARCH_CODES);
+  const raw = body ?? {};
+  // A query vector of finite numbers passes the schema unchanged, so it is checked by this one
+  // loop and handed on as it is: zod would copy it element by element, with a result object
+  // per number (hundreds per semantic search, most of the garbage such a request leaves). Any
+  // other `vector` is left to the schema, for the same error as ever.
+  const vector = (raw as { vector?: unknown }).vector;
+  const fast = isVector(vector) && typeof raw === 'object' && !Array.isArray(raw);
+  const b = parseWith(SearchSchema, fast ? { ...raw, vector: undefined } : raw, SEARCH_CODES);
+  if (fast) b.vector = vector;
   checkHybrid(b.hybrid);
   return b;
+}
+
+function isVector(v: unknown): v is number[] {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (typeof v[i] !== 'number' || !Number.isFinite(v[i])) return false;
+  return true;
 }
 
 /** The shape of `hybrid` (`{embedder, semanticRatio?}`), with Meilisearch's codes and messages. */
@@ -92,7 +124,7 @@ export function checkHybrid(hybrid: unknown): void {
   if (hybrid === undefined || hybrid === null) return;
   const code = 'invalid_search_hybrid_query';
   if (typeof hybrid !== 'object' || Array.isArray(hybrid)) {
-    throw new ApiError(code, `Invalid value type at \`.hybrid\`: expected an object, but found ${describe(hybrid)}`);
+    throw new ApiError(code, `Invalid value type at \`.hybrid\`: expected an object, but found ${found(hybrid)}`);
   }
   const h = hybrid as Record<string, unknown>;
   for (const k of Object.keys(h)) {
@@ -102,22 +134,15 @@ export function checkHybrid(hybrid: unknown): void {
   }
   if (h.semanticRatio !== undefined) {
     const r = h.semanticRatio;
-    if (typeof r !== 'number' || !(r >= 0 && r <= 1)) {
-      throw new ApiError('invalid_search_semantic_ratio', 'Invalid value at `.hybrid.semanticRatio`: the value of `semanticRatio` is invalid, expected a float between `0.0` and `1.0`.');
+    if (typeof r !== 'number') {
+      throw new ApiError('invalid_search_semantic_ratio', `Invalid value type at \`.hybrid.semanticRatio\`: expected a number, but found ${found(r)}`);
     }
+    if (!(r >= 0 && r <= 1)) throw new ApiError('invalid_search_semantic_ratio', `Invalid value at \`.hybrid.semanticRatio\`: ${SEMANTIC_RATIO_RANGE}`);
   }
   if (h.embedder === undefined) throw new ApiError(code, 'Missing field `embedder` inside `.hybrid`');
   if (typeof h.embedder !== 'string') {
-    throw new ApiError('invalid_search_embedder', `Invalid value type at \`.hybrid.embedder\`: expected a string, but found ${describe(h.embedder)}`);
+    throw new ApiError('invalid_search_embedder', `Invalid value type at \`.hybrid.embedder\`: expected a string, but found ${found(h.embedder)}`);
   }
-}
-
-function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return `an array: \`${JSON.stringify(v)}\``;
-  if (typeof v === 'object') return `an object: \`${JSON.stringify(v)}\``;
-  if (typeof v === 'string') return `a string: \`"${v}"\``;
-  return `a ${typeof v}: \`${String(v)}\``;
 }
 
 /** The normalized query handed to the engine (see docs/native-contract.md). */

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
-import { boundedList, filterShape } from './limits';
+import { boundedList, filterShape, scoreThreshold } from './limits';
 import type { SimilarQuery } from '../native';
 import { bodyFromParams, type ParamKinds } from './query';
 
@@ -20,7 +20,7 @@ export const SimilarSchema = z.strictObject({
   showRankingScore: z.boolean().optional(),
   showRankingScoreDetails: z.boolean().optional(),
   showPerformanceDetails: z.boolean().optional(),
-  rankingScoreThreshold: z.number().min(0).max(1).nullable().optional(),
+  rankingScoreThreshold: scoreThreshold.nullable().optional(),
 });
 
 export type SimilarBody = z.infer<typeof SimilarSchema>;

@@ -1,0 +1,98 @@
+/**
+ * The words of a refused search, over HTTP, through both the fast search path and the GET form.
+ * Every expectation is Meilisearch 1.50's answer to the same request (code and message, read
+ * from the reference binary): deserr names the kind of value it found ("a negative integer",
+ * "null" without a value), names counts "a positive integer", reports the first bad field in
+ * the order the body lists them, and has its own words for filters, thresholds, ratios and
+ * GET parameters.
+ */
+import { startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
+
+let s: TestServer;
+let uid: string;
+beforeAll(async () => {
+  s = await startTestServer();
+  uid = uniqueIndex('msg');
+  const r = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { man: { source: 'userProvided', dimensions: 3 } } } });
+  expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+});
+afterAll(async () => {
+  await s.close();
+});
+
+const THRESHOLD = 'the value of `rankingScoreThreshold` is invalid, expected a float between `0.0` and `1.0`.';
+const RATIO = 'the value of `semanticRatio` is invalid, expected a float between `0.0` and `1.0`.';
+
+describe('a refused POST search', () => {
+  it.each([
+    [{ offset: -1 }, 'invalid_search_offset', 'Invalid value type at `.offset`: expected a positive integer, but found a negative integer: `-1`'],
+    [{ limit: -5 }, 'invalid_search_limit', 'Invalid value type at `.limit`: expected a positive integer, but found a negative integer: `-5`'],
+    [{ offset: 1.5 }, 'invalid_search_offset', 'Invalid value type at `.offset`: expected a positive integer, but found a number: `1.5`'],
+    [{ limit: 'x' }, 'invalid_search_limit', 'Invalid value type at `.limit`: expected a positive integer, but found a string: `"x"`'],
+    [{ offset: null }, 'invalid_search_offset', 'Invalid value type at `.offset`: expected a positive integer, but found null'],
+    [{ page: -1 }, 'invalid_search_page', 'Invalid value type at `.page`: expected a positive integer, but found a negative integer: `-1`'],
+    [{ hitsPerPage: -1 }, 'invalid_search_hits_per_page', 'Invalid value type at `.hitsPerPage`: expected a positive integer, but found a negative integer: `-1`'],
+    [{ cropLength: -1 }, 'invalid_search_crop_length', 'Invalid value type at `.cropLength`: expected a positive integer, but found a negative integer: `-1`'],
+    [{ q: 5 }, 'invalid_search_q', 'Invalid value type at `.q`: expected a string, but found a positive integer: `5`'],
+    [{ filter: 5 }, 'invalid_search_filter', 'Invalid syntax for the filter parameter: `expected String, Array, found: 5`.'],
+    [{ filter: [5] }, 'invalid_search_filter', 'Invalid syntax for the filter parameter: `expected String, [String], found: 5`.'],
+    [{ matchingStrategy: 5 }, 'invalid_search_matching_strategy', 'Invalid value type at `.matchingStrategy`: expected a string, but found a positive integer: `5`'],
+    [{ rankingScoreThreshold: 2 }, 'invalid_search_ranking_score_threshold', `Invalid value at \`.rankingScoreThreshold\`: ${THRESHOLD}`],
+    [{ hybrid: 5 }, 'invalid_search_hybrid_query', 'Invalid value type at `.hybrid`: expected an object, but found a positive integer: `5`'],
+    [{ hybrid: { embedder: 5 } }, 'invalid_search_embedder', 'Invalid value type at `.hybrid.embedder`: expected a string, but found a positive integer: `5`'],
+    [{ hybrid: { embedder: 'man', semanticRatio: 'x' } }, 'invalid_search_semantic_ratio', 'Invalid value type at `.hybrid.semanticRatio`: expected a number, but found a string: `"x"`'],
+    [{ vector: [1, null, 0], hybrid: { embedder: 'man' } }, 'invalid_search_vector', 'Invalid value type at `.vector[1]`: expected a number, but found null'],
+    [{ vector: [1, 'a', 0], hybrid: { embedder: 'man' } }, 'invalid_search_vector', 'Invalid value type at `.vector[1]`: expected a number, but found a string: `"a"`'],
+    [{ vector: 'x', hybrid: { embedder: 'man' } }, 'invalid_search_vector', 'Invalid value type at `.vector`: expected an array, but found a string: `"x"`'],
+    // The first bad field in the body's order, whatever the schema's.
+    [{ limit: -1, offset: -1 }, 'invalid_search_limit', 'Invalid value type at `.limit`: expected a positive integer, but found a negative integer: `-1`'],
+    [{ offset: -1, q: 5 }, 'invalid_search_offset', 'Invalid value type at `.offset`: expected a positive integer, but found a negative integer: `-1`'],
+    [{ vector: [1, 'a', 0], offset: -1, hybrid: { embedder: 'man' } }, 'invalid_search_vector', 'Invalid value type at `.vector[1]`: expected a number, but found a string: `"a"`'],
+    [{ offset: -1, vector: [1, 'a', 0], hybrid: { embedder: 'man' } }, 'invalid_search_offset', 'Invalid value type at `.offset`: expected a positive integer, but found a negative integer: `-1`'],
+  ])('when the body is %j, then it answers %s', async (body, code, message) => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code, message });
+  });
+
+  it('when the vector is well formed, then it reaches the engine whole', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 1, _vectors: { man: [0.25, -1.5, 3] } }, { id: 2, _vectors: { man: [1, 0, 0] } }] });
+    expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+    const hit = await s.api('POST', `/indexes/${uid}/search`, { body: { vector: [0.25, -1.5, 3], hybrid: { embedder: 'man', semanticRatio: 1 }, showRankingScore: true } });
+    expect(hit.body.hits.map((h: { id: number; _rankingScore: number }) => [h.id, h._rankingScore])).toEqual([
+      [1, 1],
+      [2, expect.any(Number)],
+    ]);
+  });
+});
+
+describe('a refused GET search', () => {
+  it.each([
+    ['limit=-1', 'invalid_search_limit', 'Invalid value in parameter `limit`: could not parse `-1` as a positive integer'],
+    ['offset=1.5', 'invalid_search_offset', 'Invalid value in parameter `offset`: could not parse `1.5` as a positive integer'],
+    ['cropLength=-3', 'invalid_search_crop_length', 'Invalid value in parameter `cropLength`: could not parse `-3` as a positive integer'],
+    ['rankingScoreThreshold=x', 'invalid_search_ranking_score_threshold', `Invalid value in parameter \`rankingScoreThreshold\`: ${THRESHOLD}`],
+    ['vector=1,x,0&hybridEmbedder=man', 'invalid_search_vector', 'Invalid value in parameter `vector`: invalid float literal'],
+    ['hybridSemanticRatio=2&hybridEmbedder=man&q=a', 'invalid_search_semantic_ratio', `Invalid value in parameter \`hybridSemanticRatio\`: ${RATIO}`],
+    ['hybridSemanticRatio=x&hybridEmbedder=man&q=a', 'invalid_search_semantic_ratio', `Invalid value in parameter \`hybridSemanticRatio\`: ${RATIO}`],
+    // Empty entries of the list are skipped: two numbers, not three.
+    ['vector=1,,0&hybridEmbedder=man', 'invalid_vector_dimensions', 'Invalid vector dimensions: expected: `3`, found: `2`.'],
+  ])('when the query string is %s, then it answers %s', async (query, code, message) => {
+    const r = await s.api('GET', `/indexes/${uid}/search?${query}`);
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code, message });
+  });
+
+  it('when a count has a plus sign, then it is read as Rust reads it', async () => {
+    const r = await s.api('GET', `/indexes/${uid}/search?limit=%2B5`);
+    expect(r.status).toBe(200);
+    expect(r.body.limit).toBe(5);
+  });
+
+  it('when a locale is unknown, then the accepted ones are listed two-letter codes first, each alphabetically', async () => {
+    const r = await s.api('GET', `/indexes/${uid}/search?locales=xx`);
+    expect(r.body.code).toBe('invalid_search_locales');
+    expect(r.body.message).toMatch(/^Invalid value in parameter `locales`: Unsupported locale `xx`, expected one of af, ak, am, ar, az, be, bg, bn, ca, cs, /);
+    expect(r.body.message).toMatch(/, zh, zu, afr, aka, amh, .*, ces, cmn, dan, .*, zho, zul$/);
+  });
+});
