@@ -5,21 +5,22 @@ import type { Durable } from './store/durable';
 import { jsonValue } from './store/durable';
 
 export const FEATURE_FLAGS = [
+  // Meilisearch's order: of its answers, and of its error for an unknown field.
   'metrics',
   'logsRoute',
   'editDocumentsByFunction',
   'containsFilter',
+  'dynamicSearchRules',
   'network',
   'getTaskDocumentsRoute',
+  'taskQueueCompactionRoute',
   'compositeEmbedders',
   'chatCompletions',
   'multimodal',
-  'legacySearch',
   'foreignKeys',
-  'dynamicSearchRules',
-  'renderRoute',
-  'taskQueueCompactionRoute',
   'disableDocumentsFetchQueue',
+  'legacySearch',
+  'renderRoute',
 ] as const;
 
 export type Features = Record<(typeof FEATURE_FLAGS)[number], boolean>;

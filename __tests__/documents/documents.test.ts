@@ -178,9 +178,9 @@ describe('deleting documents', () => {
     expect((await s.api('GET', `/indexes/${uid}/documents`)).body.total).toBe(0);
   });
 
-  it('when deleting by filter, then an empty body is bad_request and an empty filter is refused', async () => {
+  it('when deleting by filter, then an empty body is missing_document_filter and an empty filter is refused', async () => {
     const uid = uniqueIndex();
-    expect((await s.api('POST', `/indexes/${uid}/documents/delete`, { body: {} })).body.code).toBe('bad_request');
+    expect((await s.api('POST', `/indexes/${uid}/documents/delete`, { body: {} })).body).toMatchObject({ code: 'missing_document_filter', message: 'Missing field `filter`' });
     const empty = await s.api('POST', `/indexes/${uid}/documents/delete`, { body: { filter: '' } });
     expect(empty.body).toMatchObject({ code: 'invalid_document_filter', message: 'Sending an empty filter is forbidden.' });
     expect((await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { body: { ids: [1] } })).body.code).toBe('bad_request');

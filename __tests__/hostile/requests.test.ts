@@ -178,7 +178,7 @@ describe('echoed values in error messages', () => {
 
   it('short messages are sent whole', async () => {
     const r = await s.api('POST', '/indexes', { body: { uid: 'bad uid' } });
-    expect(r.body.message).toBe('`bad uid` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.');
+    expect(r.body.message).toBe('Invalid value at `.uid`: `bad uid` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.');
   });
 });
 

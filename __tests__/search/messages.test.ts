@@ -1,5 +1,6 @@
 /**
- * The words of a refused search, over HTTP, through both the fast search path and the GET form.
+ * The words of a refused request, over HTTP: searches through both the fast search path and the
+ * GET form, then multi-search, federation, index, swap, task and key requests.
  * Every expectation is Meilisearch 1.50's answer to the same request (code and message, read
  * from the reference binary): deserr names the kind of value it found ("a negative integer",
  * "null" without a value), names counts "a positive integer", reports the first bad field in
@@ -94,5 +95,63 @@ describe('a refused GET search', () => {
     expect(r.body.code).toBe('invalid_search_locales');
     expect(r.body.message).toMatch(/^Invalid value in parameter `locales`: Unsupported locale `xx`, expected one of af, ak, am, ar, az, be, bg, bn, ca, cs, /);
     expect(r.body.message).toMatch(/, zh, zu, afr, aka, amh, .*, ces, cmn, dan, .*, zho, zul$/);
+  });
+});
+
+describe('a refused request elsewhere', () => {
+  // Meilisearch's answers to the same requests, on an index named `m` (here the test's own).
+  const on = (text: string) => text.replace(/\bm\b(?=["/]|$)/g, uid);
+  it.each([
+    ["POST", "/indexes/m/documents/delete", {}, "missing_document_filter", "Missing field `filter`"],
+    ["POST", "/multi-search", {"queries": [{"indexUid": "m", "limit": -1}]}, "invalid_search_limit", "Invalid value type at `.queries[0].limit`: expected a positive integer, but found a negative integer: `-1`"],
+    ["POST", "/multi-search", {"queries": [{"indexUid": 5}]}, "invalid_index_uid", "Invalid value type at `.queries[0].indexUid`: expected a string, but found a positive integer: `5`"],
+    ["POST", "/multi-search", {"queries": 5}, "bad_request", "Invalid value type at `.queries`: expected an array, but found a positive integer: `5`"],
+    ["POST", "/multi-search", {"federation": {"limit": -1}, "queries": []}, "invalid_search_limit", "Invalid value type at `.federation.limit`: expected a positive integer, but found a negative integer: `-1`"],
+    ["POST", "/multi-search", {"federation": {"offset": "x"}, "queries": []}, "invalid_search_offset", "Invalid value type at `.federation.offset`: expected a positive integer, but found a string: `\"x\"`"],
+    ["POST", "/multi-search", {"queries": [{"indexUid": "m", "federationOptions": {"weight": -1}}], "federation": {}}, "invalid_multi_search_weight", "Invalid value at `.queries[0].federationOptions.weight`: the value of `weight` is invalid, expected a positive float (>= 0.0)."],
+    ["GET", "/tasks?statuses=nope", undefined, "invalid_task_statuses", "Invalid value in parameter `statuses`: `nope` is not a valid task status. Available statuses are `enqueued`, `processing`, `succeeded`, `failed`, `canceled`."],
+    ["POST", "/indexes", {"uid": 5}, "invalid_index_uid", "Invalid value type at `.uid`: expected a string, but found a positive integer: `5`"],
+    ["POST", "/indexes", {"uid": "bad uid"}, "invalid_index_uid", "Invalid value at `.uid`: `bad uid` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes."],
+    ["POST", "/swap-indexes", [{"indexes": "x"}], "invalid_swap_indexes", "Invalid value type at `[0].indexes`: expected an array, but found a string: `\"x\"`"],
+    ["POST", "/swap-indexes", [{"indexes": ["a"]}], "invalid_swap_indexes", "Two indexes must be given for each swap. The list `[\"a\"]` contains 1 indexes."],
+    ["POST", "/swap-indexes", 5, "bad_request", "Invalid value type: expected an array, but found a positive integer: `5`"],
+    ["PATCH", "/indexes/m", {"uid": 5}, "invalid_index_uid", "Invalid value type at `.uid`: expected a string, but found a positive integer: `5`"],
+    ["POST", "/multi-search", {"federation": {"page": -1}, "queries": []}, "invalid_search_page", "Invalid value type at `.federation.page`: expected a positive integer, but found a negative integer: `-1`"],
+    ["POST", "/multi-search", {"federation": {"hitsPerPage": "x"}, "queries": []}, "invalid_search_hits_per_page", "Invalid value type at `.federation.hitsPerPage`: expected a positive integer, but found a string: `\"x\"`"],
+    ["POST", "/multi-search", {"queries": [{"indexUid": "bad uid"}]}, "invalid_index_uid", "Invalid value at `.queries[0].indexUid`: `bad uid` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes."],
+    ["POST", "/multi-search", {"queries": [{"limit": -1, "indexUid": 5}]}, "invalid_search_limit", "Invalid value type at `.queries[0].limit`: expected a positive integer, but found a negative integer: `-1`"],
+    ["POST", "/multi-search", {"queries": [{"indexUid": "m", "matchingStrategy": "any"}]}, "invalid_search_matching_strategy", "Unknown value `any` at `.queries[0].matchingStrategy`: expected one of `last`, `all`, `frequency`"],
+    ["POST", "/multi-search", {}, "bad_request", "Missing field `queries`"],
+    ["POST", "/multi-search", {"queries": [{"indexUid": "m", "hybrid": {"semanticRatio": 0.5}}]}, "invalid_search_hybrid_query", "Missing field `embedder` inside `.queries[0].hybrid`"],
+    ["POST", "/multi-search", {"federation": {"mergeFacets": {"maxValuesPerFacet": -1}}, "queries": []}, "invalid_multi_search_max_values_per_facet", "Invalid value type at `.federation.mergeFacets.maxValuesPerFacet`: expected a positive integer, but found a negative integer: `-1`"],
+    ["POST", "/multi-search", {"federation": {}, "queries": [{"indexUid": "m", "limit": 5}]}, "invalid_multi_search_query_pagination", "Inside `.queries[0]`: Using pagination options is not allowed in federated queries.\n - Hint: remove `limit` from the query or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search"],
+    ["POST", "/multi-search", {"federation": {}, "queries": [{"indexUid": "m", "offset": -1}]}, "invalid_search_offset", "Invalid value type at `.queries[0].offset`: expected a positive integer, but found a negative integer: `-1`"],
+    ["POST", "/multi-search", {"queries": [{"limit": 5}]}, "missing_index_uid", "Missing field `indexUid` inside `.queries[0]`"],
+    ["POST", "/multi-search", {"queries": [{"indexUid": "m", "hybrid": 5}]}, "invalid_search_hybrid_query", "Invalid value type at `.queries[0].hybrid`: expected an object, but found a positive integer: `5`"],
+    ["POST", "/multi-search", {"queries": [{"indexUid": "nope", "limit": -1}]}, "invalid_search_limit", "Invalid value type at `.queries[0].limit`: expected a positive integer, but found a negative integer: `-1`"],
+    ["POST", "/multi-search", {"queries": [{"indexUid": "m", "filter": 5}]}, "invalid_search_filter", "Inside `.queries[0]`: Invalid syntax for the filter parameter: `expected String, Array, found: 5`."],
+    ["POST", "/multi-search", {"queries": [{"indexUid": "m", "vector": [1, "a"], "hybrid": {"embedder": "x"}}]}, "invalid_search_vector", "Invalid value type at `.queries[0].vector[1]`: expected a number, but found a string: `\"a\"`"],
+    ["POST", "/multi-search", {"queries": [{"indexUid": "m", "hybrid": {"embedder": "x", "semanticRatio": 3}}]}, "invalid_search_semantic_ratio", "Invalid value at `.queries[0].hybrid.semanticRatio`: the value of `semanticRatio` is invalid, expected a float between `0.0` and `1.0`."],
+    ["POST", "/multi-search", {"federation": {"nope": 1}, "queries": []}, "bad_request", "Unknown field `nope` inside `.federation`: expected one of `limit`, `offset`, `page`, `hitsPerPage`, `facetsByIndex`, `mergeFacets`, `distinct`, `showPerformanceDetails`, `personalize`"],
+    ["POST", "/multi-search", {"federation": 5, "queries": []}, "bad_request", "Invalid value type at `.federation`: expected an object, but found a positive integer: `5`"],
+    ["POST", "/multi-search", {"queries": [5]}, "bad_request", "Invalid value type at `.queries[0]`: expected an object, but found a positive integer: `5`"],
+    ["POST", "/swap-indexes", [{"indexes": ["a", "b c"]}], "invalid_swap_indexes", "Invalid value at `[0].indexes[1]`: `b c` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes."],
+    ["PATCH", "/indexes/m", {"uid": "bad uid"}, "invalid_index_uid", "`bad uid` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes."],
+    ["POST", "/indexes", {"uid": "m2", "primaryKey": 5}, "invalid_index_primary_key", "Invalid value type at `.primaryKey`: expected a string, but found a positive integer: `5`"],
+  ] as Array<[string, string, unknown, string, string]>)('when %s %s sends %j, then it answers %s', async (method, path, body, code, message) => {
+    const r = await s.api(method, on(path), body === undefined ? {} : { body: JSON.parse(on(JSON.stringify(body))) });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code, message });
+  });
+
+  it('when a feature or an action is unknown, then the accepted ones are listed in the order Meilisearch lists them', async () => {
+    const f = await s.api('PATCH', '/experimental-features', { body: { nope: true } });
+    expect(f.body.message).toBe(
+      'Unknown field `nope`: expected one of `metrics`, `logsRoute`, `editDocumentsByFunction`, `containsFilter`, `dynamicSearchRules`, `network`, `getTaskDocumentsRoute`, `taskQueueCompactionRoute`, `compositeEmbedders`, `chatCompletions`, `multimodal`, `foreignKeys`, `disableDocumentsFetchQueue`, `legacySearch`, `renderRoute`',
+    );
+    expect(Object.keys((await s.api('GET', '/experimental-features')).body)).toEqual(['metrics', 'logsRoute', 'editDocumentsByFunction', 'containsFilter', 'dynamicSearchRules', 'network', 'getTaskDocumentsRoute', 'taskQueueCompactionRoute', 'compositeEmbedders', 'chatCompletions', 'multimodal', 'foreignKeys', 'disableDocumentsFetchQueue', 'legacySearch', 'renderRoute']);
+    const k = await s.api('POST', '/keys', { body: { actions: ['nope'], indexes: ['*'], expiresAt: null } });
+    expect(k.body.code).toBe('invalid_api_key_actions');
+    expect(k.body.message).toMatch(/^Unknown value `nope` at `\.actions\[0\]`: expected one of `\*`, `search`, `documents\.\*`, .*, `tasks\.\*`, `tasks\.cancel`, `tasks\.delete`, `tasks\.get`, .*, `chatsSettings\.update`, `\*\.get`, `webhooks\.get`, .*, `dynamicSearchRules\.\*`$/);
   });
 });

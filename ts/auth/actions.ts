@@ -1,7 +1,7 @@
 /** API key actions (Meilisearch's names) and what wildcards grant. */
 export const ACTIONS = [
+  // Meilisearch's order, which its error for an unknown action lists.
   '*',
-  '*.get',
   'search',
   'documents.*',
   'documents.add',
@@ -13,12 +13,10 @@ export const ACTIONS = [
   'indexes.update',
   'indexes.delete',
   'indexes.swap',
-  'indexes.compact',
   'tasks.*',
-  'tasks.get',
   'tasks.cancel',
   'tasks.delete',
-  'tasks.compact',
+  'tasks.get',
   'settings.*',
   'settings.get',
   'settings.update',
@@ -47,17 +45,20 @@ export const ACTIONS = [
   'chatsSettings.*',
   'chatsSettings.get',
   'chatsSettings.update',
-  'webhooks.*',
+  '*.get',
   'webhooks.get',
-  'webhooks.create',
   'webhooks.update',
   'webhooks.delete',
+  'webhooks.create',
+  'webhooks.*',
+  'indexes.compact',
   'fields.post',
-  'dynamicSearchRules.*',
+  'tasks.compact',
   'dynamicSearchRules.get',
   'dynamicSearchRules.create',
   'dynamicSearchRules.update',
   'dynamicSearchRules.delete',
+  'dynamicSearchRules.*',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];

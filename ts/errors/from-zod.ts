@@ -17,7 +17,8 @@ function describe(value: unknown): string {
     case 'string':
       return 'a string';
     case 'number':
-      if (!Number.isInteger(value)) return 'a number';
+      // Past 2^64 an integer is a float to serde, as any other number.
+      if (!Number.isInteger(value) || Math.abs(value) >= 2 ** 64) return 'a number';
       return value < 0 ? 'a negative integer' : 'a positive integer';
     case 'boolean':
       return 'a boolean';
@@ -30,7 +31,9 @@ function describe(value: unknown): string {
 
 /** What deserr says it found: the kind and the value, or only `null`. */
 export function found(value: unknown): string {
-  return value === null ? 'null' : `${describe(value)}: \`${JSON.stringify(value)}\``;
+  if (value === null) return 'null';
+  const text = typeof value === 'number' && Math.abs(value) >= 2 ** 64 ? value.toExponential() : JSON.stringify(value);
+  return `${describe(value)}: \`${text}\``;
 }
 
 function valueAt(body: unknown, path: PropertyKey[]): unknown {
@@ -42,16 +45,29 @@ function valueAt(body: unknown, path: PropertyKey[]): unknown {
   return cur;
 }
 
-function pathText(path: PropertyKey[]): string {
+export function pathText(path: PropertyKey[]): string {
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
 }
 
-/** Whether the field `field` of `schema` is a count (a non-negative integer, deserr's `usize`). */
-function isCount(schema: z.ZodType, field: PropertyKey | undefined): boolean {
-  const shape = (schema as unknown as { shape?: Record<string, z.ZodType> }).shape;
-  let s = typeof field === 'string' ? shape?.[field] : undefined;
-  while (s && (s._zod.def.type === 'optional' || s._zod.def.type === 'nullable')) s = (s._zod.def as unknown as { innerType: z.ZodType }).innerType;
-  const n = s as unknown as { _zod: { def: { type: string } }; isInt?: boolean; minValue?: number | null } | undefined;
+type Unwrappable = { _zod: { def: { type: string; innerType?: z.ZodType; element?: z.ZodType } }; shape?: Record<string, z.ZodType> };
+
+/** The schema of the value at `path` inside `schema` (through optional and nullable), if known. */
+function schemaAt(schema: z.ZodType, path: PropertyKey[]): Unwrappable | undefined {
+  const unwrap = (s: Unwrappable | undefined) => {
+    while (s && (s._zod.def.type === 'optional' || s._zod.def.type === 'nullable')) s = s._zod.def.innerType as unknown as Unwrappable;
+    return s;
+  };
+  let s = unwrap(schema as unknown as Unwrappable);
+  for (const p of path) {
+    s = unwrap((typeof p === 'number' ? s?._zod.def.element : s?.shape?.[String(p)]) as unknown as Unwrappable | undefined);
+    if (!s) return undefined;
+  }
+  return s;
+}
+
+/** Whether the value at `path` of `schema` is a count (a non-negative integer, deserr's `usize`). */
+function isCount(schema: z.ZodType, path: PropertyKey[]): boolean {
+  const n = schemaAt(schema, path) as (Unwrappable & { isInt?: boolean; minValue?: number | null }) | undefined;
   return n?._zod.def.type === 'number' && n.isInt === true && (n.minValue ?? -1) >= 0;
 }
 
@@ -67,7 +83,17 @@ export function filterShapeMessage(filter: unknown): string | null {
   return bad === undefined ? null : `Invalid syntax for the filter parameter: \`expected String, [String], found: ${JSON.stringify(bad)}\`.`;
 }
 
-export function parseWith<T>(schema: z.ZodType<T>, body: unknown, codes: FieldCodes, fallbackCode = 'bad_request'): T {
+/**
+ * Where a body sits in a larger request, for the paths of its errors: `at` (`['queries', 0]`
+ * for `.queries[0]`), and the fields an unknown one is told of when not the schema's own.
+ */
+export interface Within {
+  at: PropertyKey[];
+  fields?: readonly string[];
+}
+
+export function parseWith<T>(schema: z.ZodType<T>, body: unknown, codes: FieldCodes, fallbackCode = 'bad_request', within: Within = { at: [] }): T {
+  const outer = pathText(within.at);
   const res = schema.safeParse(body);
   if (res.success) return res.data;
   // deserr stops at the first bad field in the order the body lists them.
@@ -81,32 +107,40 @@ export function parseWith<T>(schema: z.ZodType<T>, body: unknown, codes: FieldCo
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0];
     const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
-    const expected = shape ? Object.keys(shape).map((k) => `\`${k}\``).join(', ') : '';
-    const where = issue.path.length ? ` inside \`${pathText(issue.path)}\`` : '';
+    const expected = (within.fields ?? (shape ? Object.keys(shape) : [])).map((k) => `\`${k}\``).join(', ');
+    const inside = outer + pathText(issue.path);
+    const where = inside ? ` inside \`${inside}\`` : '';
     throw new ApiError('bad_request', `Unknown field \`${key}\`${where}: expected one of ${expected}`);
   }
   const field = issue.path[0];
-  const code = typeof field === 'string' && codes[field] ? codes[field] : fallbackCode;
+  // A nested field may have a code of its own (`mergeFacets.maxValuesPerFacet`).
+  const own = (k: string) => (Object.hasOwn(codes, k) ? codes[k] : undefined);
+  const code = own(issue.path.join('.')) ?? (typeof field === 'string' ? own(field) : undefined) ?? fallbackCode;
   const value = valueAt(body, issue.path);
+  const at = outer + pathText(issue.path);
   let message: string;
-  if (issue.path.length === 0 && (body === null || typeof body !== 'object' || Array.isArray(body))) {
-    message = `Invalid value type: expected an object, but found ${found(body)}`;
+  if (issue.path.length === 0 && issue.code === 'invalid_type') {
+    // The body itself is of the wrong type: deserr's root error, always `bad_request`.
+    const expected = issue.expected === 'array' ? 'an array' : 'an object';
+    throw new ApiError('bad_request', `Invalid value type${outer ? ` at \`${outer}\`` : ''}: expected ${expected}, but found ${found(body)}`);
   } else if (value === undefined) {
-    message = `Missing field \`${String(field)}\``;
+    message = `Missing field \`${String(field)}\`${outer ? ` inside \`${outer}\`` : ''}`;
   } else if (field === 'filter' && code.endsWith('_filter') && filterShapeMessage(valueAt(body, ['filter'])) !== null) {
-    message = filterShapeMessage(valueAt(body, ['filter']))!;
-  } else if (issue.path.length === 1 && isCount(schema, field)) {
-    message = `Invalid value type at \`${pathText(issue.path)}\`: expected a positive integer, but found ${found(value)}`;
+    // Meilisearch checks a filter after the query is read, so it names the query as its other
+    // late errors do.
+    message = `${outer ? `Inside \`${outer}\`: ` : ''}${filterShapeMessage(valueAt(body, ['filter']))!}`;
+  } else if (isCount(schema, issue.path)) {
+    message = `Invalid value type at \`${at}\`: expected a positive integer, but found ${found(value)}`;
   } else if (issue.code === 'invalid_value' && typeof value === 'string') {
     // An enum: deserr's "Unknown value" message, with its suggestion.
     const accepted = (issue.values ?? []).map(String);
-    message = unknownValue(value, accepted, issue.path.map((p) => (typeof p === 'number' ? p : String(p)))).message;
+    message = unknownValue(value, accepted, [...within.at, ...issue.path].map((p) => (typeof p === 'number' ? p : String(p)))).message;
   } else if (issue.code === 'invalid_value') {
-    message = `Invalid value type at \`${pathText(issue.path)}\`: expected a string, but found ${found(value)}`;
+    message = `Invalid value type at \`${at}\`: expected a string, but found ${found(value)}`;
   } else if (issue.code === 'invalid_type') {
-    message = `Invalid value type at \`${pathText(issue.path)}\`: expected ${issue.expected === 'array' ? 'an array' : issue.expected === 'object' ? 'an object' : `a ${issue.expected}`}, but found ${found(value)}`;
+    message = `Invalid value type at \`${at}\`: expected ${issue.expected === 'array' ? 'an array' : issue.expected === 'object' ? 'an object' : `a ${issue.expected}`}, but found ${found(value)}`;
   } else {
-    message = `Invalid value at \`${pathText(issue.path)}\`: ${issue.message}`;
+    message = `Invalid value at \`${at}\`: ${issue.message}`;
   }
   throw new ApiError(code, message);
 }

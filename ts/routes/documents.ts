@@ -162,7 +162,7 @@ export function documentRoutes(deps: Deps): Router {
   r.post('/indexes/:indexUid/documents/delete', guard('documents.delete', 'param'), async (req, res) => {
     const raw = readJson(req);
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw) && !('filter' in raw)) {
-      throw new ApiError('bad_request', 'Missing field `filter`');
+      throw new ApiError('missing_document_filter', 'Missing field `filter`');
     }
     const body = parseWith(DeleteByFilterSchema, raw, { filter: 'invalid_document_filter' });
     await enqueueDeletion(req, res, { filter: body.filter });

@@ -7,7 +7,7 @@ import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { readJson } from '../http/body';
 import { indexView, notFound } from '../indexes/registry';
-import { checkIndexUid, checkSwaps } from '../schemas/indexes';
+import { checkBodyIndexUid, checkIndexUid, checkSwaps } from '../schemas/indexes';
 import { primaryKeyName } from '../schemas/limits';
 import { rejectUnknownParams, uintParam } from '../schemas/query';
 import { summaryView } from '../tasks/queue';
@@ -36,7 +36,7 @@ export function indexRoutes(deps: Deps): Router {
       throw new ApiError('missing_index_uid', 'Missing field `uid`');
     }
     const parsed = parseWith(CreateSchema, body, { uid: 'invalid_index_uid', primaryKey: 'invalid_index_primary_key' });
-    const uid = checkIndexUid(parsed.uid);
+    const uid = checkBodyIndexUid(parsed.uid, '.uid', true);
     requireIndexAccess(req, uid);
     const primaryKey = parsed.primaryKey ?? null;
     res.status(202).json(summaryView(await createIndex(deps, uid, primaryKey)));
@@ -52,7 +52,7 @@ export function indexRoutes(deps: Deps): Router {
   r.patch('/indexes/:indexUid', guard('indexes.update', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
     const parsed = parseWith(UpdateSchema, readJson(req), { primaryKey: 'invalid_index_primary_key', uid: 'invalid_index_uid' });
-    const newUid = parsed.uid === undefined || parsed.uid === null ? null : checkIndexUid(parsed.uid);
+    const newUid = parsed.uid === undefined || parsed.uid === null ? null : checkBodyIndexUid(parsed.uid, '.uid', false);
     const primaryKey = parsed.primaryKey ?? null;
     if (newUid !== null && newUid !== uid) requireIndexAccess(req, newUid);
     res.status(202).json(summaryView(await updateIndex(deps, uid, primaryKey, newUid)));

@@ -23,12 +23,13 @@ export const FederationSchema = z.strictObject({
 /** From another Quarry instance (with the runs header): also the derivations of each query. */
 const InternalFederationSchema = FederationSchema.extend({ quarryPins: z.array(z.unknown()).optional() });
 const FEDERATION_CODES = {
-  offset: 'invalid_multi_search_federated',
-  limit: 'invalid_multi_search_federated',
-  page: 'invalid_multi_search_federated',
-  hitsPerPage: 'invalid_multi_search_federated',
+  offset: 'invalid_search_offset',
+  limit: 'invalid_search_limit',
+  page: 'invalid_search_page',
+  hitsPerPage: 'invalid_search_hits_per_page',
   facetsByIndex: 'invalid_multi_search_facets_by_index',
   mergeFacets: 'invalid_multi_search_merge_facets',
+  'mergeFacets.maxValuesPerFacet': 'invalid_multi_search_max_values_per_facet',
   distinct: 'invalid_multi_search_distinct',
 };
 
@@ -36,16 +37,8 @@ export type Federation = z.infer<typeof InternalFederationSchema>;
 
 /** `internal`: the request comes from another Quarry instance (it may pin derivations). */
 export function parseFederation(raw: unknown, internal = false): Federation {
-  let f: Federation;
-  try {
-    f = parseWith(internal ? InternalFederationSchema : FederationSchema, raw, FEDERATION_CODES);
-  } catch (err) {
-    // deserr names the object: "Unknown field `x` inside `.federation`".
-    if (err instanceof ApiError && err.code === 'bad_request') {
-      throw new ApiError('bad_request', err.message.replace(/^Unknown field `([^`]*)`:/, 'Unknown field `$1` inside `.federation`:'));
-    }
-    throw err;
-  }
+  // deserr names the object: "Unknown field `x` inside `.federation`", "at `.federation.limit`".
+  const f = parseWith(internal ? InternalFederationSchema : FederationSchema, raw, FEDERATION_CODES, 'bad_request', { at: ['federation'] });
   // Not built yet: refused rather than silently ignored.
   if (f.personalize !== undefined && f.personalize !== null) {
     throw new ApiError('invalid_multi_search_query_personalization', '`federation.personalize` is not available yet in this version of Quarry.');

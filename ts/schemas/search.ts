@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
-import { found, parseWith } from '../errors/from-zod';
+import { found, parseWith, pathText, type Within } from '../errors/from-zod';
+import { invalidIndexUidMessage, isValidIndexUid } from './indexes';
 import { bodyFromParams, type ParamKinds } from './query';
 import { boundedList, filterShape, scoreThreshold } from './limits';
 import type { FacetSearchQuery, Hybrid, SearchQuery } from '../native';
@@ -18,39 +19,43 @@ const localesShape = z.array(z.enum(LOCALES as [string, ...string[]])).nullable(
 const SEMANTIC_RATIO_RANGE = 'the value of `semanticRatio` is invalid, expected a float between `0.0` and `1.0`.';
 
 export const SearchSchema = z.strictObject({
+  // Meilisearch's order, which its error for an unknown field lists.
   q: z.string().nullable().optional(),
-  vector: z.array(z.number()).nullable().optional(),
-  media: z.unknown().optional(),
   offset: z.number().int().nonnegative().optional(),
   limit: z.number().int().nonnegative().optional(),
   page: z.number().int().nonnegative().optional(),
   hitsPerPage: z.number().int().nonnegative().optional(),
   attributesToRetrieve: strList.optional(),
-  retrieveVectors: z.boolean().optional(),
   attributesToCrop: strList.optional(),
   cropLength: z.number().int().nonnegative().optional(),
+  cropMarker: z.string().optional(),
   attributesToHighlight: strList.optional(),
+  highlightPreTag: z.string().optional(),
+  highlightPostTag: z.string().optional(),
   showMatchesPosition: z.boolean().optional(),
-  showRankingScore: z.boolean().optional(),
-  showRankingScoreDetails: z.boolean().optional(),
-  showPerformanceDetails: z.boolean().optional(),
   filter: filterShape.nullable().optional(),
   sort: strList.optional(),
   distinct: z.string().nullable().optional(),
   facets: strList.optional(),
-  highlightPreTag: z.string().optional(),
-  highlightPostTag: z.string().optional(),
-  cropMarker: z.string().optional(),
   matchingStrategy: z.enum(['last', 'all', 'frequency']).optional(),
   attributesToSearchOn: strList.optional(),
   rankingScoreThreshold: scoreThreshold.nullable().optional(),
   locales: localesShape,
   hybrid: z.unknown().optional(),
+  vector: z.array(z.number()).nullable().optional(),
+  retrieveVectors: z.boolean().optional(),
+  media: z.unknown().optional(),
   personalize: z.unknown().optional(),
   useNetwork: z.boolean().optional(),
+  showRankingScore: z.boolean().optional(),
+  showRankingScoreDetails: z.boolean().optional(),
+  showPerformanceDetails: z.boolean().optional(),
 });
 
 export type SearchBody = z.infer<typeof SearchSchema>;
+
+/** The fields of one query of a multi-search, in Meilisearch's order. */
+export const QUERY_FIELDS = ['indexUid', ...Object.keys(SearchSchema.shape), 'federationOptions'];
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 export const SEARCH_CODES: Record<string, string> = Object.fromEntries(Object.keys(SearchSchema.shape).map((k) => [k, `invalid_search_${snake(k)}`]));
@@ -99,7 +104,31 @@ export function searchQueryFromParams(query: Record<string, unknown>): unknown {
   return bodyFromParams(query, SEARCH_PARAMS);
 }
 
-export function parseSearch(body: unknown): SearchBody {
+/** A search body; `within`: where it sits in a multi-search (`.queries[0]`), for its errors' paths. */
+export function parseSearch(body: unknown, within?: Within): SearchBody {
+  return parseBody(SearchSchema, SEARCH_CODES, body, within);
+}
+
+/** The index of a multi-search query: a string, and a valid uid. */
+const queryIndexUid = z.string().superRefine((uid, ctx) => {
+  if (!isValidIndexUid(uid)) ctx.addIssue({ code: 'custom', message: invalidIndexUidMessage(uid) });
+});
+const QuerySchema = SearchSchema.extend({ indexUid: queryIndexUid.optional(), federationOptions: z.unknown().optional() });
+const QUERY_CODES: Record<string, string> = { ...SEARCH_CODES, indexUid: 'invalid_index_uid' };
+
+/**
+ * Query `i` of a multi-search, its shape checked as Meilisearch reads it: the first bad field
+ * in the query's order, at its whole path (`.queries[0].limit`), a missing `indexUid` last. What
+ * is found wrong later (the index, the filter, the rules of a federation) says "Inside" it.
+ * Returns the query's search parameters (without `indexUid` and `federationOptions`).
+ */
+export function parseQuery(raw: unknown, i: number): SearchBody {
+  const { indexUid, federationOptions: _options, ...search } = parseBody(QuerySchema, QUERY_CODES, raw, { at: ['queries', i], fields: QUERY_FIELDS });
+  if (indexUid === undefined) throw new ApiError('missing_index_uid', `Missing field \`indexUid\` inside \`.queries[${i}]\``);
+  return search;
+}
+
+function parseBody<T extends { vector?: number[] | null; hybrid?: unknown }>(schema: z.ZodType<T>, codes: Record<string, string>, body: unknown, within?: Within): T {
   const raw = body ?? {};
   // A query vector of finite numbers passes the schema unchanged, so it is checked by this one
   // loop and handed on as it is: zod would copy it element by element, with a result object
@@ -107,9 +136,9 @@ export function parseSearch(body: unknown): SearchBody {
   // other `vector` is left to the schema, for the same error as ever.
   const vector = (raw as { vector?: unknown }).vector;
   const fast = isVector(vector) && typeof raw === 'object' && !Array.isArray(raw);
-  const b = parseWith(SearchSchema, fast ? { ...raw, vector: undefined } : raw, SEARCH_CODES);
+  const b = parseWith(schema, fast ? { ...raw, vector: undefined } : raw, codes, 'bad_request', within);
   if (fast) b.vector = vector;
-  checkHybrid(b.hybrid);
+  checkHybrid(b.hybrid, within ? pathText(within.at) : '');
   return b;
 }
 
@@ -120,28 +149,29 @@ function isVector(v: unknown): v is number[] {
 }
 
 /** The shape of `hybrid` (`{embedder, semanticRatio?}`), with Meilisearch's codes and messages. */
-export function checkHybrid(hybrid: unknown): void {
+export function checkHybrid(hybrid: unknown, outer = ''): void {
+  const at = `${outer}.hybrid`;
   if (hybrid === undefined || hybrid === null) return;
   const code = 'invalid_search_hybrid_query';
   if (typeof hybrid !== 'object' || Array.isArray(hybrid)) {
-    throw new ApiError(code, `Invalid value type at \`.hybrid\`: expected an object, but found ${found(hybrid)}`);
+    throw new ApiError(code, `Invalid value type at \`${at}\`: expected an object, but found ${found(hybrid)}`);
   }
   const h = hybrid as Record<string, unknown>;
   for (const k of Object.keys(h)) {
     if (k !== 'embedder' && k !== 'semanticRatio') {
-      throw new ApiError(code, `Unknown field \`${k}\` inside \`.hybrid\`: expected one of \`semanticRatio\`, \`embedder\``);
+      throw new ApiError(code, `Unknown field \`${k}\` inside \`${at}\`: expected one of \`semanticRatio\`, \`embedder\``);
     }
   }
   if (h.semanticRatio !== undefined) {
     const r = h.semanticRatio;
     if (typeof r !== 'number') {
-      throw new ApiError('invalid_search_semantic_ratio', `Invalid value type at \`.hybrid.semanticRatio\`: expected a number, but found ${found(r)}`);
+      throw new ApiError('invalid_search_semantic_ratio', `Invalid value type at \`${at}.semanticRatio\`: expected a number, but found ${found(r)}`);
     }
-    if (!(r >= 0 && r <= 1)) throw new ApiError('invalid_search_semantic_ratio', `Invalid value at \`.hybrid.semanticRatio\`: ${SEMANTIC_RATIO_RANGE}`);
+    if (!(r >= 0 && r <= 1)) throw new ApiError('invalid_search_semantic_ratio', `Invalid value at \`${at}.semanticRatio\`: ${SEMANTIC_RATIO_RANGE}`);
   }
-  if (h.embedder === undefined) throw new ApiError(code, 'Missing field `embedder` inside `.hybrid`');
+  if (h.embedder === undefined) throw new ApiError(code, `Missing field \`embedder\` inside \`${at}\``);
   if (typeof h.embedder !== 'string') {
-    throw new ApiError('invalid_search_embedder', `Invalid value type at \`.hybrid.embedder\`: expected a string, but found ${found(h.embedder)}`);
+    throw new ApiError('invalid_search_embedder', `Invalid value type at \`${at}.embedder\`: expected a string, but found ${found(h.embedder)}`);
   }
 }
 

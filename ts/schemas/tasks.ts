@@ -46,7 +46,7 @@ function enumSet(query: Query, name: string, code: string, valid: readonly strin
     if (!hit) {
       throw new ApiError(
         code,
-        `Invalid value in parameter \`${name}\`: \`${v}\` is not a valid ${what}. Available ${what}s are ${valid.map((x) => `\`${x}\``).join(', ')}.`,
+        `Invalid value in parameter \`${name}\`: \`${v}\` is not a valid ${what}. Available ${name} are ${valid.map((x) => `\`${x}\``).join(', ')}.`,
       );
     }
     out.add(hit);

@@ -8,6 +8,7 @@ import type { AuthContext } from '../auth/guard';
 import { mergeFilters } from '../auth/tenant-token';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
+import { found } from '../errors/from-zod';
 import { NativeIndex, type SearchQuery } from '../native';
 import { facetSearchOverNetwork } from '../network/facets';
 import { networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
@@ -15,7 +16,7 @@ import { checkIndexUid } from '../schemas/indexes';
 import { parseFederation, splitQuery } from '../schemas/federation';
 import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
 import { parseSimilar, similarEngineQuery } from '../schemas/similar';
-import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseSearch, type SearchBody } from '../schemas/search';
+import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseQuery, parseSearch, type SearchBody } from '../schemas/search';
 
 /** What another instance asks of this one during a search over the network. */
 export interface Internal {
@@ -137,17 +138,18 @@ export class SearchService {
         throw new ApiError('bad_request', `Unknown field \`${k}\`: expected one of \`queries\`, \`federation\``);
       }
     }
-    if (!Array.isArray(body.queries)) throw new ApiError('bad_request', 'Missing field `queries`');
+    if (body.queries === undefined) throw new ApiError('bad_request', 'Missing field `queries`');
+    if (!Array.isArray(body.queries)) throw new ApiError('bad_request', `Invalid value type at \`.queries\`: expected an array, but found ${found(body.queries)}`);
     if (body.queries.length > MAX_MULTI_SEARCH_QUERIES) {
       throw new ApiError('bad_request', `Invalid value at \`.queries\`: at most ${MAX_MULTI_SEARCH_QUERIES} queries are accepted in one request`);
     }
     if (body.federation !== undefined && body.federation !== null) return this.federated(auth, body.queries, body.federation, internal, receivedAt);
     const parts: Buffer[] = [];
     for (const [i, rawQuery] of body.queries.entries()) {
+      const parsed = parseQuery(rawQuery, i);
       const { indexUid, search } = splitQuery(rawQuery, i, false);
       try {
         const uid = this.queryIndex(auth, indexUid);
-        const parsed = parseSearch(search);
         let bytes: Buffer;
         if (usesNetwork(this.deps, parsed.useNetwork)) {
           bytes = await this.limited(() => this.overNetwork(auth, uid, search, receivedAt));
@@ -248,6 +250,7 @@ export class SearchService {
     const items: Item[] = [];
     let overNetwork = false;
     for (const [i, rawQuery] of queries.entries()) {
+      parseQuery(rawQuery, i);
       const { indexUid, weight, remote, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
       try {
         const uid = this.queryIndex(auth, indexUid);
