@@ -1,12 +1,13 @@
 /**
  * `buildApp(deps)` returns the Express app without listening. Middleware order lives
  * here: request observers (log, metrics, telemetry) → CORS → raw body (payload limit) →
- * routes → 404 → error handler.
+ * routes → 405 (a known path, another method) or 404 → error handler.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Deps } from './deps';
 import { errorMiddleware } from './errors/middleware';
 import { allowAnyOrigin } from './http/cors';
+import { allowedMethods } from './http/methods';
 import { observeRequests, type RequestObserver } from './http/observe';
 import { repairPath } from './http/path';
 import { infoLine, loggablePath } from './logging';
@@ -87,7 +88,13 @@ export function buildApp(deps: Deps, observers = requestObservers(deps), search 
   app.use(previewRoutes(deps));
   app.use(openapiRoutes(deps));
 
-  app.use((_req: Request, res: Response) => {
+  app.use((req: Request, res: Response) => {
+    const allowed = allowedMethods(req.path);
+    if (allowed.length > 0) {
+      res.setHeader('Allow', allowed.join(', '));
+      res.status(405).end();
+      return;
+    }
     res.status(404).end();
   });
   app.use(errorMiddleware(deps.logger, deps.config.payloadSizeLimit));

@@ -7,7 +7,7 @@
  * the order the body lists them, and has its own words for filters, thresholds, ratios and
  * GET parameters.
  */
-import { startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
+import { MASTER_KEY, startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
 
 let s: TestServer;
 let uid: string;
@@ -138,6 +138,20 @@ describe('a refused request elsewhere', () => {
     ["POST", "/swap-indexes", [{"indexes": ["a", "b c"]}], "invalid_swap_indexes", "Invalid value at `[0].indexes[1]`: `b c` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes."],
     ["PATCH", "/indexes/m", {"uid": "bad uid"}, "invalid_index_uid", "`bad uid` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes."],
     ["POST", "/indexes", {"uid": "m2", "primaryKey": 5}, "invalid_index_primary_key", "Invalid value type at `.primaryKey`: expected a string, but found a positive integer: `5`"],
+    ["POST", "/indexes/m/documents/fetch", {"nope": 1}, "bad_request", "Unknown field `nope`: expected one of `offset`, `limit`, `fields`, `retrieveVectors`, `ids`, `filter`, `sort`, `useNetwork`"],
+    ["POST", "/keys", {"actions": ["search"], "indexes": ["m"], "expiresAt": null, "nope": 1}, "bad_request", "Unknown field `nope`: expected one of `description`, `name`, `uid`, `actions`, `indexes`, `expiresAt`"],
+    ["PATCH", "/keys/1", {"actions": ["search"]}, "immutable_api_key_actions", "Immutable field `actions`: expected one of `description`, `name`"],
+    ["GET", "/tasks?nope=1", undefined, "bad_request", "Unknown parameter `nope`: expected one of `limit`, `from`, `reverse`, `batchUids`, `uids`, `canceledBy`, `types`, `statuses`, `indexUids`, `afterEnqueuedAt`, `beforeEnqueuedAt`, `afterStartedAt`, `beforeStartedAt`, `afterFinishedAt`, `beforeFinishedAt`"],
+    ["POST", "/indexes/m/similar", {"id": 1, "embedder": "man", "nope": 1}, "bad_request", "Unknown field `nope`: expected one of `id`, `offset`, `limit`, `filter`, `embedder`, `attributesToRetrieve`, `retrieveVectors`, `showRankingScore`, `showRankingScoreDetails`, `showPerformanceDetails`, `rankingScoreThreshold`"],
+    ["POST", "/indexes/m/similar", {"id": {}, "embedder": "man"}, "invalid_similar_id", "Invalid value at `.id`: Document identifier `{}` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes."],
+    ["POST", "/indexes/m/similar", {"id": "a b", "embedder": "man"}, "invalid_similar_id", "Invalid value at `.id`: Document identifier `\"a b\"` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes."],
+    ["POST", "/indexes/m/similar", {"id": 1.5, "embedder": "man"}, "invalid_similar_id", "Invalid value at `.id`: Document identifier `1.5` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes."],
+    ["POST", "/indexes/m/similar", {"id": {}, "embedder": "man"}, "invalid_similar_id", "Invalid value at `.id`: Document identifier `{}` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes."],
+    ["POST", "/indexes/m/similar", {"id": [], "embedder": "man"}, "invalid_similar_id", "Invalid value at `.id`: Document identifier `[]` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes."],
+    ["POST", "/indexes/m/similar", {"id": true, "embedder": "man"}, "invalid_similar_id", "Invalid value at `.id`: Document identifier `true` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes."],
+    ["POST", "/indexes/m/similar", {"id": null, "embedder": "man"}, "invalid_similar_id", "Invalid value at `.id`: Document identifier `null` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes."],
+    ["GET", "/indexes/m/similar?id=a%20b&embedder=man", undefined, "invalid_similar_id", "Invalid value at `.id`: Document identifier `\"a b\"` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes."],
+    ["PATCH", "/keys/nope", {"nope": 1, "actions": []}, "bad_request", "Unknown field `nope`: expected one of `description`, `name`"],
   ] as Array<[string, string, unknown, string, string]>)('when %s %s sends %j, then it answers %s', async (method, path, body, code, message) => {
     const r = await s.api(method, on(path), body === undefined ? {} : { body: JSON.parse(on(JSON.stringify(body))) });
     expect(r.status).toBe(400);
@@ -153,5 +167,27 @@ describe('a refused request elsewhere', () => {
     const k = await s.api('POST', '/keys', { body: { actions: ['nope'], indexes: ['*'], expiresAt: null } });
     expect(k.body.code).toBe('invalid_api_key_actions');
     expect(k.body.message).toMatch(/^Unknown value `nope` at `\.actions\[0\]`: expected one of `\*`, `search`, `documents\.\*`, .*, `tasks\.\*`, `tasks\.cancel`, `tasks\.delete`, `tasks\.get`, .*, `chatsSettings\.update`, `\*\.get`, `webhooks\.get`, .*, `dynamicSearchRules\.\*`$/);
+  });
+});
+
+describe('a known path asked with another method', () => {
+  it.each([
+    ['PUT', '/indexes/m/settings/typo-tolerance', 'GET, PATCH, DELETE'],
+    ['POST', '/indexes/m/settings/typo-tolerance', 'GET, PATCH, DELETE'],
+    ['PUT', '/health', 'GET'],
+    ['PUT', '/indexes/m/search', 'GET, POST'],
+    ['PATCH', '/tasks', 'GET, DELETE'],
+  ])('when %s %s, then it is 405 with Allow: %s and no body', async (method, path, allow) => {
+    const r = await fetch(`${s.url}${path.replace('/m/', `/${uid}/`)}`, { method, headers: { Authorization: `Bearer ${MASTER_KEY}` } });
+    expect(r.status).toBe(405);
+    expect(r.headers.get('allow')).toBe(allow);
+    expect(await r.text()).toBe('');
+  });
+
+  it('when the path is no route, then it stays a 404', async () => {
+    for (const path of ['/nope', `/indexes/${uid}/documents/1/x`]) {
+      const r = await fetch(`${s.url}${path}`, { method: 'DELETE', headers: { Authorization: `Bearer ${MASTER_KEY}` } });
+      expect(r.status).toBe(404);
+    }
   });
 });

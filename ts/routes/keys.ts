@@ -16,9 +16,9 @@ import { rejectUnknownParams, uintParam } from '../schemas/query';
 import { nowIso } from '../util/time';
 
 export const CreateSchema = z.strictObject({
-  uid: z.string().uuid().optional(),
-  name: boundedString(MAX_KEY_NAME).nullable().optional(),
   description: boundedString(MAX_KEY_DESCRIPTION).nullable().optional(),
+  name: boundedString(MAX_KEY_NAME).nullable().optional(),
+  uid: z.string().uuid().optional(),
   actions: boundedList(z.enum(ACTIONS), MAX_KEY_ACTIONS),
   indexes: boundedList(z.string().refine(isIndexPattern, 'not a valid index uid pattern'), MAX_KEY_INDEXES),
   expiresAt: z.string().nullable(),
@@ -32,8 +32,8 @@ const CREATE_CODES = {
   expiresAt: 'invalid_api_key_expires_at',
 };
 export const UpdateSchema = z.strictObject({
-  name: boundedString(MAX_KEY_NAME).nullable().optional(),
   description: boundedString(MAX_KEY_DESCRIPTION).nullable().optional(),
+  name: boundedString(MAX_KEY_NAME).nullable().optional(),
 });
 const IMMUTABLE = ['uid', 'actions', 'indexes', 'expiresAt', 'createdAt', 'updatedAt'];
 
@@ -110,14 +110,16 @@ export function keyRoutes(deps: Deps): Router {
   });
 
   r.patch('/keys/:key', guard('keys.update'), async (req, res) => {
-    const k = find(String(req.params.key));
+    // The body is read first, as Meilisearch reads it: its first bad field in order, then the key.
     const raw = readJson(req);
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
-      for (const f of IMMUTABLE) {
-        if (f in raw) throw new ApiError(`immutable_api_key_${f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`, `Immutable field \`${f}\`: expected one of \`description\`, \`name\``);
+      for (const f of Object.keys(raw)) {
+        if (IMMUTABLE.includes(f)) throw new ApiError(`immutable_api_key_${f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`, `Immutable field \`${f}\`: expected one of \`description\`, \`name\``);
+        if (!(f in UpdateSchema.shape)) break;
       }
     }
     const body = parseWith(UpdateSchema, raw, { name: 'invalid_api_key_name', description: 'invalid_api_key_description' });
+    const k = find(String(req.params.key));
     const updated = { ...k, updatedAt: nowIso() };
     if (body.name !== undefined) updated.name = body.name;
     if (body.description !== undefined) updated.description = body.description;

@@ -30,9 +30,9 @@ export const FetchSchema = z.strictObject({
   offset: z.number().int().nonnegative().optional(),
   limit: z.number().int().nonnegative().optional(),
   fields: boundedList(z.string()).nullable().optional(),
-  filter: filterShape.nullable().optional(),
   retrieveVectors: z.boolean().optional(),
   ids: z.array(z.union([z.string(), z.number()])).nullable().optional(),
+  filter: filterShape.nullable().optional(),
   sort: boundedList(z.string()).nullable().optional(),
   useNetwork: z.boolean().optional(),
 });

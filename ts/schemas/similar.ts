@@ -10,11 +10,12 @@ import type { SimilarQuery } from '../native';
 import { bodyFromParams, type ParamKinds } from './query';
 
 export const SimilarSchema = z.strictObject({
-  id: z.union([z.string(), z.number().int()]),
-  embedder: z.string(),
-  filter: filterShape.nullable().optional(),
+  // Checked after the body is read (see `parseSimilar`), for Meilisearch's message.
+  id: z.union([z.string(), z.number().int()]).or(z.unknown()),
   offset: z.number().int().nonnegative().optional(),
   limit: z.number().int().nonnegative().optional(),
+  filter: filterShape.nullable().optional(),
+  embedder: z.string(),
   attributesToRetrieve: boundedList(z.string()).nullable().optional(),
   retrieveVectors: z.boolean().optional(),
   showRankingScore: z.boolean().optional(),
@@ -49,10 +50,14 @@ export function parseSimilar(body: unknown): SimilarBody {
     }
   }
   const b = parseWith(SimilarSchema, body ?? {}, CODES);
-  if (!ID_RULE.test(String(b.id))) {
-    throw new ApiError('invalid_similar_id', `Invalid value at \`.id\`: the value of \`id\` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes.`);
+  const id = b.id as unknown;
+  if (!(Number.isInteger(id) || (typeof id === 'string' && ID_RULE.test(id)))) {
+    throw new ApiError(
+      'invalid_similar_id',
+      `Invalid value at \`.id\`: Document identifier \`${JSON.stringify(id)}\` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes.`,
+    );
   }
-  return b;
+  return b as SimilarBody & { id: string | number };
 }
 
 /** The normalized query handed to the engine. */

@@ -6,9 +6,10 @@ import { parseDateFilter } from '../util/time';
 import { isValidIndexUid, invalidIndexUidMessage } from './indexes';
 import { boolParam, listParam, rejectUnknownParams, type Query, uintParam } from './query';
 
+// Meilisearch's order, which its error for an unknown parameter lists.
 const FILTER_PARAMS = [
-  'uids',
   'batchUids',
+  'uids',
   'canceledBy',
   'types',
   'statuses',
