@@ -170,6 +170,18 @@ describe('a refused request elsewhere', () => {
   });
 });
 
+describe('a malformed payload of documents', () => {
+  it.each([
+    ['{"id":', 'EOF while parsing a value at line 1 column 6'],
+    ['[{"id":1},', 'EOF while parsing a value at line 1 column 10'],
+    ['nope', 'expected ident at line 1 column 2'],
+  ])('when the body is %s, then its error opens as Meilisearch\'s does', async (raw, detail) => {
+    const r = await s.api('POST', `/indexes/${uid}/documents`, { raw, contentType: 'application/json' });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 'malformed_payload', message: `The \`json\` payload provided is malformed. \`Couldn't serialize document value: ${detail}\`.` });
+  });
+});
+
 describe('a known path asked with another method', () => {
   it.each([
     ['PUT', '/indexes/m/settings/typo-tolerance', 'GET, PATCH, DELETE'],

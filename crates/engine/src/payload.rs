@@ -150,8 +150,16 @@ fn truncate_middle(s: &str, max: usize) -> String {
     format!("{head}...{tail}")
 }
 
-const NOT_DOCUMENTS: &str =
-    "Couldn't serialize document value: data are neither an object nor a list of objects";
+/// Meilisearch's opening of every error of a JSON payload of documents.
+macro_rules! serialize {
+    () => {
+        "Couldn't serialize document value"
+    };
+}
+const NOT_DOCUMENTS: &str = concat!(
+    serialize!(),
+    ": data are neither an object nor a list of objects"
+);
 
 fn write_doc(out: &mut impl Write, doc: &Map<String, Value>) -> Result<()> {
     serde_json::to_writer(&mut *out, doc).map_err(|e| Error::internal(e.to_string()))?;
@@ -192,11 +200,13 @@ fn write_json(payload: &[u8], out: &mut impl Write) -> Result<u64> {
     Ok(count)
 }
 
+/// A JSON payload that is not documents, or not JSON: Meilisearch's words for both start with
+/// "Couldn't serialize document value".
 fn json_error(e: serde_json::Error) -> Error {
     if e.classify() == serde_json::error::Category::Data {
         malformed(Format::Json, NOT_DOCUMENTS)
     } else {
-        malformed(Format::Json, e)
+        malformed(Format::Json, format!(concat!(serialize!(), ": {}"), e))
     }
 }
 
