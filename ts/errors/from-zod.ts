@@ -1,7 +1,8 @@
 /**
- * zod → Meilisearch errors. Only the first issue is reported (deserr stops at the first
- * error); an unknown field is `bad_request`; any other issue takes the code mapped to the
- * offending top-level field.
+ * zod → Meilisearch errors, in deserr's words. Only one issue is reported: the first bad field
+ * in the order the body lists them (deserr stops there), a missing one last. An unknown field
+ * is `bad_request`; any other issue takes the code mapped to its path (`mergeFacets.x`) or to
+ * its top-level field.
  */
 import type { z } from 'zod';
 import { ApiError } from './api-error';
@@ -123,12 +124,15 @@ export function parseWith<T>(schema: z.ZodType<T>, body: unknown, codes: FieldCo
     // The body itself is of the wrong type: deserr's root error, always `bad_request`.
     const expected = issue.expected === 'array' ? 'an array' : 'an object';
     throw new ApiError('bad_request', `Invalid value type${outer ? ` at \`${outer}\`` : ''}: expected ${expected}, but found ${found(body)}`);
-  } else if (value === undefined) {
-    message = `Missing field \`${String(field)}\`${outer ? ` inside \`${outer}\`` : ''}`;
-  } else if (field === 'filter' && code.endsWith('_filter') && filterShapeMessage(valueAt(body, ['filter'])) !== null) {
+  }
+  const filterMessage = field === 'filter' && code.endsWith('_filter') ? filterShapeMessage(valueAt(body, ['filter'])) : null;
+  if (value === undefined) {
+    const parent = outer + pathText(issue.path.slice(0, -1));
+    message = `Missing field \`${String(issue.path[issue.path.length - 1])}\`${parent ? ` inside \`${parent}\`` : ''}`;
+  } else if (filterMessage !== null) {
     // Meilisearch checks a filter after the query is read, so it names the query as its other
     // late errors do.
-    message = `${outer ? `Inside \`${outer}\`: ` : ''}${filterShapeMessage(valueAt(body, ['filter']))!}`;
+    message = `${outer ? `Inside \`${outer}\`: ` : ''}${filterMessage}`;
   } else if (isCount(schema, issue.path)) {
     message = `Invalid value type at \`${at}\`: expected a positive integer, but found ${found(value)}`;
   } else if (issue.code === 'invalid_value' && typeof value === 'string') {
