@@ -115,7 +115,7 @@ export function keyRoutes(deps: Deps): Router {
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
       for (const f of Object.keys(raw)) {
         if (IMMUTABLE.includes(f)) throw new ApiError(`immutable_api_key_${f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`, `Immutable field \`${f}\`: expected one of \`description\`, \`name\``);
-        if (!(f in UpdateSchema.shape)) break;
+        if (!Object.hasOwn(UpdateSchema.shape, f)) break;
       }
     }
     const body = parseWith(UpdateSchema, raw, { name: 'invalid_api_key_name', description: 'invalid_api_key_description' });

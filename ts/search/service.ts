@@ -49,6 +49,8 @@ interface Item {
   uid: string;
   weight: number;
   search: Record<string, unknown>;
+  /** `search` as checked (once, where the request is read). */
+  parsed: SearchBody;
   target: Target;
 }
 
@@ -187,7 +189,7 @@ export class SearchService {
     const remotes = new Map<string, { name: string; url: string; apiKey: string | null; queries: Array<Record<string, unknown>> }>();
     for (const item of items) {
       try {
-        const parsed = parseSearch(item.search);
+        const { parsed } = item;
         if (item.target.local) {
           const query = this.scopedQuery(auth, item.uid, parsed);
           handles.push(this.deps.registry.handle(item.uid));
@@ -222,7 +224,8 @@ export class SearchService {
   /** A search over the network: the same query on every instance it asks, merged, read as one search. */
   private overNetwork(auth: AuthContext, uid: string, body: Record<string, unknown>, receivedAt?: bigint): Promise<Buffer> {
     const { limit, offset, page, hitsPerPage, facets, showPerformanceDetails, useNetwork: _useNetwork, ...search } = body;
-    const items: Item[] = networkTargets(this.deps).map((target) => ({ position: 0, uid, weight: 1, search, target }));
+    const parsed = parseSearch(search);
+    const items: Item[] = networkTargets(this.deps).map((target) => ({ position: 0, uid, weight: 1, search, parsed, target }));
     const faceted = Array.isArray(facets) && facets.length > 0;
     return this.federate(
       auth,
@@ -250,18 +253,18 @@ export class SearchService {
     const items: Item[] = [];
     let overNetwork = false;
     for (const [i, rawQuery] of queries.entries()) {
-      parseQuery(rawQuery, i);
+      const parsed = parseQuery(rawQuery, i);
       const { indexUid, weight, remote, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
       try {
         const uid = this.queryIndex(auth, indexUid);
         if (remote !== null) {
-          items.push({ position: i, uid, weight, search, target: remoteTarget(this.deps, remote) });
+          items.push({ position: i, uid, weight, search, parsed, target: remoteTarget(this.deps, remote) });
         } else if (usesNetwork(this.deps, search.useNetwork)) {
           const { useNetwork: _useNetwork, ...rest } = search;
           overNetwork = true;
-          for (const target of networkTargets(this.deps)) items.push({ position: i, uid, weight, search: rest, target });
+          for (const target of networkTargets(this.deps)) items.push({ position: i, uid, weight, search: rest, parsed, target });
         } else {
-          items.push({ position: i, uid, weight, search, target: { local: true, name: null } });
+          items.push({ position: i, uid, weight, search, parsed, target: { local: true, name: null } });
         }
       } catch (err) {
         if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
