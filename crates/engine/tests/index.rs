@@ -866,6 +866,60 @@ fn a_sorted_word_ranks_as_the_whole_level_would_whatever_the_page() {
     }
 }
 
+#[test]
+fn three_frequent_words_rank_as_the_whole_level_would_whatever_the_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 2,500 documents hold the three words, more than a page's read-first cap, so the level
+    // is ranked through its set by weight (a word in `name`). Most of the set's documents
+    // have the words far apart; those outside it (`tool`) have them in a row, and rank
+    // before all but the few of the set that do too. 40 hold the words with a typo.
+    let names = ["python-lib", "lib", "python-library", "tool"];
+    let apart = [
+        "a library of tools in python made for you",
+        "for the many users of python this library",
+        "library that python developers reach for",
+    ];
+    let mut docs = Vec::new();
+    for i in 0..2500 {
+        let name = format!("{}-{i}", names[i % 4]);
+        let summary = match i {
+            _ if i % 4 == 3 || i % 100 == 0 => "python library for data",
+            _ => apart[(i / 4) % 3],
+        };
+        docs.push(json!({"id": i, "name": name, "summary": summary, "n": i % 3}));
+    }
+    for i in 2500..2540 {
+        docs.push(json!({"id": i, "name": "pythn", "summary": "librari for"}));
+    }
+    let index = with_docs(tmp.path(), docs, json!({"filterableAttributes": ["n"]}));
+    let pages = [
+        (0, 1),
+        (0, 5),
+        (0, 20),
+        (0, 40),
+        (35, 30),
+        (1200, 100),
+        (2480, 40),
+    ];
+    let queries = [
+        "python library for",
+        "python library fo",
+        "library for python",
+        "python users library",
+        "pythn librari for",
+    ];
+    for q in queries {
+        for filter in [Value::Null, json!("n < 2")] {
+            let body = json!({"q": q, "filter": filter});
+            pages_as_without_shortcuts(&index, body, &pages);
+        }
+    }
+    // The set's documents with the words in a row first, then the others with them so.
+    let top = hit_ids(&index, json!({"q": "python library for", "limit": 40}));
+    assert!(top[..25].iter().all(|id| id % 100 == 0), "{top:?}");
+    assert!(top[25..].iter().all(|id| id % 4 == 3), "{top:?}");
+}
+
 /// The first byte of every stored document (1: encoded, 2: compressed), and whether the
 /// store holds a dictionary.
 fn stored_formats(dir: &Path) -> (Vec<u8>, bool) {

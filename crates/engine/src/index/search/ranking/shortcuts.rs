@@ -581,7 +581,9 @@ impl<'a> Lookup<'a> {
     }
 
     /// A phrase first: the sets by field weight (see [`Lookup::weight_sets`]). Two words: the
-    /// set by weight inside the level, then in a row (see [`Lookup::in_a_row`]). The set by
+    /// set by weight inside the level, then in a row (see [`Lookup::in_a_row`]); three or
+    /// more, with `proximity` right after `typo`, the set by weight (PyPI: `python library
+    /// for` ranked 20,040 documents in 9 ms, its set by weight 1,223 in 2). The set by
     /// weight holds the level's documents with a word in a field of the best weight, not
     /// only those with the words in a row: ranking checks the row (`proximity`, before
     /// `attributeRank`), while reading the row would check the phrase of every completion of
@@ -590,7 +592,8 @@ impl<'a> Lookup<'a> {
     fn row_sets(&self, cut: &Shortcut, weights: &[u32], out: &mut Vec<ShortcutSet>) -> Option<()> {
         let phrase = matches!(self.terms.groups[self.kept[0]], Group::Phrase(_));
         let row = if phrase { None } else { self.in_a_row(cut) };
-        if phrase || row.is_some() {
+        let many = !phrase && self.kept.len() > 2 && cut.in_a_row.is_some() && self.adjacent();
+        if phrase || row.is_some() || many {
             let level = self.terms.kept_query(self.kept, self.reach);
             self.weight_sets(cut, weights, level.as_ref(), out);
         }
