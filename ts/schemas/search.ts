@@ -104,9 +104,9 @@ export function searchQueryFromParams(query: Record<string, unknown>): unknown {
   return bodyFromParams(query, SEARCH_PARAMS);
 }
 
-/** A search body; `within`: where it sits in a multi-search (`.queries[0]`), for its errors' paths. */
-export function parseSearch(body: unknown, within?: Within): SearchBody {
-  return parseBody(SearchSchema, SEARCH_CODES, body, within);
+/** A search body (a multi-search's query: `parseQuery`). */
+export function parseSearch(body: unknown): SearchBody {
+  return parseBody(SearchSchema, SEARCH_CODES, body);
 }
 
 /** The index of a multi-search query: a string, and a valid uid. */

@@ -90,7 +90,7 @@ export class SearchService {
   async search(auth: AuthContext, indexUid: unknown, body: unknown, receivedAt?: bigint): Promise<Buffer> {
     const uid = checkIndexUid(indexUid);
     const query = parseSearch(body);
-    if (usesNetwork(this.deps, query.useNetwork)) return this.limited(() => this.overNetwork(auth, uid, (body ?? {}) as Record<string, unknown>, receivedAt));
+    if (usesNetwork(this.deps, query.useNetwork)) return this.limited(() => this.overNetwork(auth, uid, (body ?? {}) as Record<string, unknown>, query, receivedAt));
     const index = this.deps.registry.handle(uid);
     const engineQ = this.scopedQuery(auth, uid, query);
     return this.limited(() => index.search(engineQ, receivedAt));
@@ -154,7 +154,7 @@ export class SearchService {
         const uid = this.queryIndex(auth, indexUid);
         let bytes: Buffer;
         if (usesNetwork(this.deps, parsed.useNetwork)) {
-          bytes = await this.limited(() => this.overNetwork(auth, uid, search, receivedAt));
+          bytes = await this.limited(() => this.overNetwork(auth, uid, search, parsed, receivedAt));
         } else {
           const engineQ = this.scopedQuery(auth, uid, parsed);
           const handle = this.deps.registry.handle(uid);
@@ -221,10 +221,13 @@ export class SearchService {
     return NativeIndex.federatedSearch(handles, request, receivedAt);
   }
 
-  /** A search over the network: the same query on every instance it asks, merged, read as one search. */
-  private overNetwork(auth: AuthContext, uid: string, body: Record<string, unknown>, receivedAt?: bigint): Promise<Buffer> {
+  /**
+   * A search over the network: the same query on every instance it asks, merged, read as one
+   * search. `body` as sent, `query` as checked; the page, facets and details go to the merge.
+   */
+  private overNetwork(auth: AuthContext, uid: string, body: Record<string, unknown>, query: SearchBody, receivedAt?: bigint): Promise<Buffer> {
     const { limit, offset, page, hitsPerPage, facets, showPerformanceDetails, useNetwork: _useNetwork, ...search } = body;
-    const parsed = parseSearch(search);
+    const { limit: _l, offset: _o, page: _p, hitsPerPage: _h, facets: _f, showPerformanceDetails: _d, useNetwork: _u, ...parsed } = query;
     const items: Item[] = networkTargets(this.deps).map((target) => ({ position: 0, uid, weight: 1, search, parsed, target }));
     const faceted = Array.isArray(facets) && facets.length > 0;
     return this.federate(
