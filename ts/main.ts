@@ -2,6 +2,7 @@
 import { ConfigError, helpText, loadConfig } from './config';
 import { createLogger } from './logging';
 import { startServer } from './server';
+import { favourRequestThreads } from './startup/threads';
 
 export async function main(argv: string[]): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -12,6 +13,7 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`quarry ${(require('../package.json') as { version: string }).version}\n`);
     return;
   }
+  favourRequestThreads();
   let config;
   try {
     config = loadConfig(argv, process.env);

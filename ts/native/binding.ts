@@ -68,12 +68,12 @@ export function configureOutbound(allowedNetworks: string[]): void {
   binding.configureOutbound(allowedNetworks);
 }
 
-/** Where local models are, and the ONNX Runtime library they run on (null: not configured). */
 /** See the binding: a remote embedder's request time-out and retry duration, in seconds. */
 export function configureRemoteEmbedders(timeoutSeconds: number | null, maxRetryDurationSeconds: number | null): void {
   binding.configureRemoteEmbedders(timeoutSeconds, maxRetryDurationSeconds);
 }
 
+/** Where local models are, and the ONNX Runtime library they run on (null: not configured). */
 export function configureModels(modelsDir: string | null, onnxRuntimePath: string | null): void {
   binding.configureModels(modelsDir, onnxRuntimePath);
 }
@@ -94,6 +94,11 @@ export function checkEmbedder(name: string, patch: unknown): void {
   } catch (err) {
     translate(err);
   }
+}
+
+/** A short scheduler slice for the calling thread (Linux 6.12+): whether the kernel took it. */
+export function shortenSlice(): boolean {
+  return binding.shortenSlice();
 }
 
 export function engineVersion(): string {
