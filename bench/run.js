@@ -22,7 +22,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { filterMix, percentile, queryMix, mulberry32, seededMixes } = require('./lib');
+const { filterMix, percentile, queryMix, mulberry32, quietClient, seededMixes } = require('./lib');
 const { DATASETS, client, cpuMsOf, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
@@ -196,6 +196,7 @@ function medianOf(runs) {
 }
 
 async function main() {
+  quietClient();
   const o = parseArgs(process.argv.slice(2));
   process.stderr.write(`loading ${o.dataset}${o.rows ? ` (${o.rows} rows)` : ''}...\n`);
   const { docs, rawBytes } = await loadRows(o.dataset, o.rows);
