@@ -125,22 +125,13 @@ async function timed(fn) {
  * compiler threads compile for milliseconds at a time while it is young, and a scheduler trace
  * showed the client's JavaScript thread, handed a finished answer, waiting behind one of them
  * for up to 4 ms while the other core was idle. That time lands in whichever server's latency
- * is being timed. Their nice value goes 10 higher, as the Quarry server does for its own
- * (`ts/startup/threads.ts`); the client's JavaScript thread and its pool keep their priority.
- * Both servers are timed by the same client, so this takes a shared noise away from both.
+ * is being timed. Their nice value goes higher, as the Quarry server's own do
+ * (`lowerOtherThreads`, `ts/util/threads.ts`, read from `dist/`); the client's JavaScript
+ * thread and its pool keep their priority. Both servers are timed by the same client, so this takes a shared noise away from both.
  */
 function quietClient() {
-  if (process.platform !== 'linux' || process.env.BENCH_LOUD_CLIENT) return;
-  const fs = require('node:fs');
-  const os = require('node:os');
-  for (const tid of fs.readdirSync('/proc/self/task').map(Number)) {
-    if (tid === process.pid) continue;
-    try {
-      os.setPriority(tid, Math.min(19, os.getPriority(tid) + 10));
-    } catch {
-      // The thread ended meanwhile: nothing to do.
-    }
-  }
+  if (process.env.BENCH_LOUD_CLIENT) return;
+  require('../dist/util/threads.js').lowerOtherThreads();
 }
 
 module.exports = { filterMix, mulberry32, percentile, queryMix, quietClient, seededMixes, timed, typo, words };

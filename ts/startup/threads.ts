@@ -9,36 +9,19 @@
  * on its core while the other core sat idle: the answer was ready and not written. So, once,
  * before anything else starts a thread:
  * - the threads the process already has (V8's platform threads; the libuv pool, which runs the
- *   searches and batches, starts later) get a nice value 10 higher, so that they run in the time
- *   the request path leaves;
+ *   searches and batches, starts later) get a nice value 10 higher (`lowerOtherThreads`), so that
+ *   they run in the time the request path leaves;
  * - the JavaScript thread gets a short scheduler slice (`shortenSlice`), so that it preempts
  *   such a thread as soon as it wakes.
  *
  * `__tests__/system/threads.test.ts` checks both on a running server. Only the server's process
  * entry calls this: a Node application embedding the engine keeps its threads as they are.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import { shortenSlice } from '../native';
-
-/** How much lower the background threads' priority goes (nice values, capped at 19). */
-const BACKGROUND_NICE = 10;
+import { lowerOtherThreads } from '../util/threads';
 
 export function favourRequestThreads(): void {
   if (process.platform !== 'linux') return;
-  let tids: number[];
-  try {
-    tids = fs.readdirSync('/proc/self/task').map(Number);
-  } catch {
-    return;
-  }
-  for (const tid of tids) {
-    if (tid === process.pid || !Number.isInteger(tid)) continue;
-    try {
-      os.setPriority(tid, Math.min(19, os.getPriority(tid) + BACKGROUND_NICE));
-    } catch {
-      // The thread ended meanwhile, or the system refuses: it keeps its priority.
-    }
-  }
+  lowerOtherThreads();
   shortenSlice();
 }
