@@ -411,6 +411,37 @@ fn keyword_totals_are_exact_below_max_total_hits_and_capped_above() {
 }
 
 #[test]
+fn a_filtered_total_counts_typo_matches_unless_those_without_pass_max_total_hits() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 120 documents hold `contents`, 4 of them with n = 1; 2 hold `contentz` (one typo away)
+    // and 78 neither, all with n = 1. The filters below pass enough documents for the total
+    // to count the matches without typos first.
+    let docs: Vec<Value> = (0..200)
+        .map(|i| {
+            let (name, n) = match i {
+                0..120 => ("contents", i64::from(i < 4)),
+                120..122 => ("contentz", 1),
+                _ => ("other", 1),
+            };
+            json!({"id": i, "name": name, "summary": "x", "n": n})
+        })
+        .collect();
+    let settings = json!({"filterableAttributes": ["n"], "pagination": {"maxTotalHits": 8}});
+    let index = with_docs(tmp.path(), docs, settings);
+    // `limit: 2`: the page is full without the typo level, so only the total may need it.
+    let total = |filter: &str| {
+        let q = json!({"q": "contents", "filter": filter, "limit": 2});
+        let q: SearchQuery = serde_json::from_value(q).unwrap();
+        let r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
+        r["estimatedTotalHits"].clone()
+    };
+    // 120 pass without typos: the cap.
+    assert_eq!(total("n >= 0"), json!(8));
+    // 4 pass without typos, under the cap: the typo matches are counted too (4 + 2).
+    assert_eq!(total("n = 1"), json!(6));
+}
+
+#[test]
 fn documents_with_every_word_come_before_those_with_some() {
     let tmp = tempfile::tempdir().unwrap();
     let index = Index::open(tmp.path().join("idx")).unwrap();

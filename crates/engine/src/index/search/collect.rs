@@ -250,6 +250,22 @@ impl Index {
         if terms.lower_bound >= o.max_total_hits as u64 && o.allowed.is_none() {
             return Ok(o.max_total_hits);
         }
+        // Under a filter that likely leaves `maxTotalHits` of the matches without typos, those
+        // are counted first: when they reach it, the typo derivations are never looked up
+        // (PyPI, `python` under `rank >= 0`: ranking 2.9 -> 1.9 ms without that walk of the
+        // dictionary). The matches with typos hold these, so the figure is the same.
+        let max = o.max_total_hits as u64;
+        if let Some(allowed) = o.allowed.as_deref().filter(|_| !terms.derived) {
+            let docs = o.searcher.num_docs().max(1);
+            if terms.lower_bound.saturating_mul(allowed.len()) / docs >= 2 * max {
+                let exact = terms.universe_query(Reach::Completions);
+                let n =
+                    self.count_up_to(o.searcher, exact.as_ref(), Some(allowed), o.max_total_hits)?;
+                if n >= o.max_total_hits {
+                    return Ok(o.max_total_hits);
+                }
+            }
+        }
         self.derive_typos(o.searcher, terms)?;
         // Ranking read every candidate already (without typo derivations, the same query).
         if let Some((reach, n)) = terms.counted {
