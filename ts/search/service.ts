@@ -54,6 +54,16 @@ interface Item {
   target: Target;
 }
 
+/** What a search over the network leaves to the merge: its page, facets and details. */
+const MERGED = ['limit', 'offset', 'page', 'hitsPerPage', 'facets', 'showPerformanceDetails', 'useNetwork'] as const;
+
+/** `o` without the keys of `MERGED`, as each instance of the network is asked. */
+function withoutMerged<T extends object>(o: T): Omit<T, (typeof MERGED)[number]> {
+  const rest = { ...o } as Record<string, unknown>;
+  for (const k of MERGED) delete rest[k];
+  return rest as Omit<T, (typeof MERGED)[number]>;
+}
+
 export class SearchService {
   constructor(private readonly deps: Deps) {}
 
@@ -226,8 +236,9 @@ export class SearchService {
    * search. `body` as sent, `query` as checked; the page, facets and details go to the merge.
    */
   private overNetwork(auth: AuthContext, uid: string, body: Record<string, unknown>, query: SearchBody, receivedAt?: bigint): Promise<Buffer> {
-    const { limit, offset, page, hitsPerPage, facets, showPerformanceDetails, useNetwork: _useNetwork, ...search } = body;
-    const { limit: _l, offset: _o, page: _p, hitsPerPage: _h, facets: _f, showPerformanceDetails: _d, useNetwork: _u, ...parsed } = query;
+    const { limit, offset, page, hitsPerPage, facets, showPerformanceDetails } = body;
+    const search = withoutMerged(body);
+    const parsed = withoutMerged(query);
     const items: Item[] = networkTargets(this.deps).map((target) => ({ position: 0, uid, weight: 1, search, parsed, target }));
     const faceted = Array.isArray(facets) && facets.length > 0;
     return this.federate(

@@ -21,7 +21,6 @@ import { shortenSlice } from '../native';
 import { lowerOtherThreads } from '../util/threads';
 
 export function favourRequestThreads(): void {
-  if (process.platform !== 'linux') return;
   lowerOtherThreads();
   shortenSlice();
 }

@@ -10,9 +10,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 
 /** How much lower V8's background threads run (nice values, capped at 19). */
-export const BACKGROUND_NICE = 10;
+const BACKGROUND_NICE = 10;
 
-export function lowerOtherThreads(by = BACKGROUND_NICE): void {
+export function lowerOtherThreads(): void {
   if (process.platform !== 'linux') return;
   let tids: number[];
   try {
@@ -23,7 +23,7 @@ export function lowerOtherThreads(by = BACKGROUND_NICE): void {
   for (const tid of tids) {
     if (tid === process.pid || !Number.isInteger(tid)) continue;
     try {
-      os.setPriority(tid, Math.min(19, os.getPriority(tid) + by));
+      os.setPriority(tid, Math.min(19, os.getPriority(tid) + BACKGROUND_NICE));
     } catch {
       // The thread ended meanwhile, or the system refuses: it keeps its priority.
     }
