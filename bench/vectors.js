@@ -19,7 +19,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { mulberry32, percentile } = require('./lib');
+const { mulberry32, percentile, quietClient } = require('./lib');
 const { client, duBytes, loadRows, rssOf, startQuarry, waitTask } = require('./server');
 
 const DIMS = 384;
@@ -136,6 +136,7 @@ async function qps(api, index, bodies, concurrency, seconds) {
 }
 
 async function main() {
+  quietClient();
   const o = parseArgs(process.argv.slice(2));
   const { docs } = await loadRows('npm', o.rows);
   const { vectors, throughput } = await embeddings(docs);
