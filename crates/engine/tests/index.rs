@@ -442,6 +442,46 @@ fn a_filtered_total_counts_typo_matches_unless_those_without_pass_max_total_hits
 }
 
 #[test]
+fn a_one_letter_prefix_completes_to_its_fifty_most_frequent_words_ties_in_byte_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 60 words `qaa`, `qab`, … starting with `q`; word i is in 1 + i % 3 documents: 20 words
+    // in 3, 20 in 2 and 20 in 1. `q` (one byte, no prefix term of its own) completes to the
+    // 50 most frequent: those in 3 and 2 documents, and the first 10 of those in 1 by byte
+    // order (i = 0, 3, …, 27), so the documents of i = 30, 33, …, 57 are not found.
+    let word = |i: usize| {
+        format!(
+            "q{}{}",
+            (b'a' + (i / 26) as u8) as char,
+            (b'a' + (i % 26) as u8) as char
+        )
+    };
+    let mut docs: Vec<Value> = Vec::new();
+    for i in 0..60 {
+        for _ in 0..=(i % 3) {
+            docs.push(json!({"id": docs.len(), "name": word(i), "summary": "x", "w": i}));
+        }
+    }
+    let index = with_docs(tmp.path(), docs.clone(), json!({}));
+    let q: SearchQuery = serde_json::from_value(json!({"q": "q", "limit": 200})).unwrap();
+    let r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
+    let mut found: Vec<i64> = r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_i64().unwrap())
+        .collect();
+    found.sort_unstable();
+    let left_out = |i: i64| i % 3 == 0 && i >= 30;
+    let expected: Vec<i64> = docs
+        .iter()
+        .filter(|d| !left_out(d["w"].as_i64().unwrap()))
+        .map(|d| d["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(found, expected);
+    assert_eq!(r["estimatedTotalHits"], json!(110));
+}
+
+#[test]
 fn documents_with_every_word_come_before_those_with_some() {
     let tmp = tempfile::tempdir().unwrap();
     let index = Index::open(tmp.path().join("idx")).unwrap();

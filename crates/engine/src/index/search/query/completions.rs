@@ -6,6 +6,9 @@
 //! typed more often than not, where a union of every word it starts (Meilisearch takes the
 //! first 1,000 in byte order) would make the commonest one-word queries slow.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use api_types::{Error, Result};
 use tantivy::Term;
 
@@ -45,42 +48,105 @@ impl Index {
             return Ok(vec![Term::from_field_text(self.fields.words, &marker)]);
         }
         Ok(self
-            .completion_candidates(searcher, prefix)?
+            .completion_candidates(searcher, prefix, PREFIX_EXPANSIONS)?
             .into_iter()
-            .take(PREFIX_EXPANSIONS)
             .map(|(w, _)| Term::from_field_text(self.fields.words, &w))
             .collect())
     }
 
-    /// Every indexed word starting with `prefix` (the word itself aside) with its document
-    /// frequency, most frequent first (then in byte order).
+    /// The `keep` indexed words starting with `prefix` (the word itself aside) that come
+    /// first by [`sort_completions`], with their document frequencies, in that order.
     pub(crate) fn completion_candidates(
         &self,
         searcher: &tantivy::Searcher,
         prefix: &str,
+        keep: usize,
     ) -> Result<Vec<(String, u64)>> {
-        let mut freq: std::collections::HashMap<Vec<u8>, u64> = Default::default();
-        for segment in searcher.segment_readers() {
-            let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
-            let mut stream = words_from(&inverted, prefix.as_bytes())?;
-            let mut read = 0;
-            while read < PREFIX_SCAN && stream.advance() {
-                let key = stream.key();
-                if !key.starts_with(prefix.as_bytes()) {
-                    break;
-                }
-                if key.len() > prefix.len() {
-                    *freq.entry(key.to_vec()).or_default() += stream.value().doc_freq as u64;
-                }
-                read += 1;
+        let segments = searcher.segment_readers();
+        let mut found: Vec<(Vec<u8>, u64)> = match segments {
+            // One segment lists each word once: only the best `keep` so far are kept, so a
+            // short prefix starting tens of thousands of words costs no map and no sort of
+            // them all.
+            [segment] => {
+                let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
+                let mut best = Best::new(keep);
+                each_completion(&inverted, prefix, |word, n| best.offer(word, n))?;
+                best.0.into_iter().map(|(n, word)| (word, n.0)).collect()
             }
+            // Several segments may list one word each: its frequencies are added first.
+            _ => {
+                let mut freq: std::collections::HashMap<Vec<u8>, u64> = Default::default();
+                for segment in segments {
+                    let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
+                    each_completion(&inverted, prefix, |word, n| {
+                        *freq.entry(word.to_vec()).or_default() += n
+                    })?;
+                }
+                freq.into_iter().collect()
+            }
+        };
+        if found.len() > keep {
+            found.select_nth_unstable_by(keep, completion_order);
+            found.truncate(keep);
         }
-        let mut found: Vec<(String, u64)> = freq
+        let mut found: Vec<(String, u64)> = found
             .into_iter()
             .filter_map(|(k, n)| Some((String::from_utf8(k).ok()?, n)))
             .collect();
         sort_completions(&mut found);
         Ok(found)
+    }
+}
+
+/// The order of [`sort_completions`], on the words' bytes.
+fn completion_order(a: &(Vec<u8>, u64), b: &(Vec<u8>, u64)) -> std::cmp::Ordering {
+    b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
+}
+
+/// Calls `f` with each word of a segment that `prefix` starts (the word itself aside) and
+/// its document frequency, in byte order, reading at most [`PREFIX_SCAN`] entries.
+fn each_completion(
+    inverted: &tantivy::InvertedIndexReader,
+    prefix: &str,
+    mut f: impl FnMut(&[u8], u64),
+) -> Result<()> {
+    let mut stream = words_from(inverted, prefix.as_bytes())?;
+    let mut read = 0;
+    while read < PREFIX_SCAN && stream.advance() {
+        let key = stream.key();
+        if !key.starts_with(prefix.as_bytes()) {
+            break;
+        }
+        if key.len() > prefix.len() {
+            f(key, stream.value().doc_freq as u64);
+        }
+        read += 1;
+    }
+    Ok(())
+}
+
+/// The best `keep` words offered, by [`sort_completions`]' order: a heap whose top is the
+/// worst kept (the least frequent, then the last in byte order).
+struct Best(BinaryHeap<(Reverse<u64>, Vec<u8>)>, usize);
+
+impl Best {
+    fn new(keep: usize) -> Best {
+        Best(BinaryHeap::new(), keep)
+    }
+
+    fn offer(&mut self, word: &[u8], n: u64) {
+        if self.0.len() < self.1 {
+            self.0.push((Reverse(n), word.to_vec()));
+            return;
+        }
+        let Some(mut worst) = self.0.peek_mut() else {
+            return;
+        };
+        if n > worst.0 .0 || (n == worst.0 .0 && word < worst.1.as_slice()) {
+            worst.0 = Reverse(n);
+            worst.1.clear();
+            worst.1.extend_from_slice(word);
+        }
     }
 }
 

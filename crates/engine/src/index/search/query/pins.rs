@@ -147,8 +147,8 @@ impl Index {
             let qw = &terms.words[*word];
             // A marked prefix is one term on every instance: nothing to choose.
             if qw.prefix && !is_marked(&qw.word) {
-                let mut found = self.completion_candidates(&searcher, &qw.word)?;
-                found.truncate(COMPLETION_CANDIDATES);
+                let found =
+                    self.completion_candidates(&searcher, &qw.word, COMPLETION_CANDIDATES)?;
                 out.completions = Some((qw.word.clone(), found));
             }
             out.words.push(WordCandidates {
