@@ -6,7 +6,7 @@
 //! typed more often than not, where a union of every word it starts (Meilisearch takes the
 //! first 1,000 in byte order) would make the commonest one-word queries slow.
 
-use std::cmp::Reverse;
+use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use api_types::{Error, Result};
@@ -26,9 +26,14 @@ pub(crate) fn is_marked(prefix: &str) -> bool {
     MARKED_PREFIX_BYTES.contains(&prefix.len())
 }
 
-/// Completions in the order they are taken: most frequent first, then in byte order.
+/// The order completions are taken in: most frequent first, then in byte order.
+fn completion_order(a: (&[u8], u64), b: (&[u8], u64)) -> Ordering {
+    b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0))
+}
+
+/// Sorts completions in the order they are taken ([`completion_order`]).
 fn sort_completions(found: &mut [(String, u64)]) {
-    found.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    found.sort_unstable_by(|a, b| completion_order((a.0.as_bytes(), a.1), (b.0.as_bytes(), b.1)));
 }
 
 /// Whether the index searches the query's last word as a prefix (`prefixSearch`).
@@ -55,7 +60,7 @@ impl Index {
     }
 
     /// The `keep` indexed words starting with `prefix` (the word itself aside) that come
-    /// first by [`sort_completions`], with their document frequencies, in that order.
+    /// first by [`completion_order`], with their document frequencies, in that order.
     pub(crate) fn completion_candidates(
         &self,
         searcher: &tantivy::Searcher,
@@ -71,7 +76,7 @@ impl Index {
                 let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
                 let mut best = Best::new(keep);
                 each_completion(&inverted, prefix, |word, n| best.offer(word, n))?;
-                best.0.into_iter().map(|(n, word)| (word, n.0)).collect()
+                best.0.into_iter().map(|t| (t.0, t.1)).collect()
             }
             // Several segments may list one word each: its frequencies are added first.
             _ => {
@@ -86,7 +91,7 @@ impl Index {
             }
         };
         if found.len() > keep {
-            found.select_nth_unstable_by(keep, completion_order);
+            found.select_nth_unstable_by(keep, |a, b| completion_order((&a.0, a.1), (&b.0, b.1)));
             found.truncate(keep);
         }
         let mut found: Vec<(String, u64)> = found
@@ -96,11 +101,6 @@ impl Index {
         sort_completions(&mut found);
         Ok(found)
     }
-}
-
-/// The order of [`sort_completions`], on the words' bytes.
-fn completion_order(a: &(Vec<u8>, u64), b: &(Vec<u8>, u64)) -> std::cmp::Ordering {
-    b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
 }
 
 /// Calls `f` with each word of a segment that `prefix` starts (the word itself aside) and
@@ -125,9 +125,25 @@ fn each_completion(
     Ok(())
 }
 
-/// The best `keep` words offered, by [`sort_completions`]' order: a heap whose top is the
-/// worst kept (the least frequent, then the last in byte order).
-struct Best(BinaryHeap<(Reverse<u64>, Vec<u8>)>, usize);
+/// A word and its frequency, ordered as [`completion_order`] takes them: the greatest is
+/// the one taken last.
+#[derive(PartialEq, Eq)]
+struct Taken(Vec<u8>, u64);
+
+impl Ord for Taken {
+    fn cmp(&self, other: &Self) -> Ordering {
+        completion_order((&self.0, self.1), (&other.0, other.1))
+    }
+}
+
+impl PartialOrd for Taken {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The best `keep` words offered: a heap whose top is the one of them taken last.
+struct Best(BinaryHeap<Taken>, usize);
 
 impl Best {
     fn new(keep: usize) -> Best {
@@ -136,16 +152,16 @@ impl Best {
 
     fn offer(&mut self, word: &[u8], n: u64) {
         if self.0.len() < self.1 {
-            self.0.push((Reverse(n), word.to_vec()));
+            self.0.push(Taken(word.to_vec(), n));
             return;
         }
-        let Some(mut worst) = self.0.peek_mut() else {
+        let Some(mut last) = self.0.peek_mut() else {
             return;
         };
-        if n > worst.0 .0 || (n == worst.0 .0 && word < worst.1.as_slice()) {
-            worst.0 = Reverse(n);
-            worst.1.clear();
-            worst.1.extend_from_slice(word);
+        if completion_order((word, n), (&last.0, last.1)).is_lt() {
+            last.0.clear();
+            last.0.extend_from_slice(word);
+            last.1 = n;
         }
     }
 }
