@@ -196,3 +196,32 @@ pub(super) fn words_from<'a>(
         .into_stream()
         .map_err(|e| Error::internal(e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_heap_keeps_the_completions_taken_first_ties_in_byte_order() {
+        // Offered in byte order, as a segment lists them; 4 kept of 6.
+        let mut best = Best::new(4);
+        for (w, n) in [
+            ("qa", 1),
+            ("qb", 2),
+            ("qc", 1),
+            ("qd", 3),
+            ("qe", 2),
+            ("qf", 1),
+        ] {
+            best.offer(w.as_bytes(), n);
+        }
+        let mut kept: Vec<(String, u64)> = best
+            .0
+            .into_iter()
+            .map(|t| (String::from_utf8(t.0).unwrap(), t.1))
+            .collect();
+        sort_completions(&mut kept);
+        let expected = [("qd", 3), ("qb", 2), ("qe", 2), ("qa", 1)];
+        assert_eq!(kept, expected.map(|(w, n)| (w.to_string(), n)));
+    }
+}
