@@ -68,7 +68,7 @@ impl Index {
         keep: usize,
     ) -> Result<Vec<(String, u64)>> {
         let segments = searcher.segment_readers();
-        let mut found: Vec<(Vec<u8>, u64)> = match segments {
+        let mut found: Vec<Taken> = match segments {
             // One segment lists each word once: only the best `keep` so far are kept, so a
             // short prefix starting tens of thousands of words costs no map and no sort of
             // them all.
@@ -76,7 +76,7 @@ impl Index {
                 let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
                 let mut best = Best::new(keep);
                 each_completion(&inverted, prefix, |word, n| best.offer(word, n))?;
-                best.0.into_iter().map(|t| (t.0, t.1)).collect()
+                best.0.into_vec()
             }
             // Several segments may list one word each: its frequencies are added first.
             _ => {
@@ -87,19 +87,18 @@ impl Index {
                         *freq.entry(word.to_vec()).or_default() += n
                     })?;
                 }
-                freq.into_iter().collect()
+                freq.into_iter().map(|(w, n)| Taken(w, n)).collect()
             }
         };
         if found.len() > keep {
-            found.select_nth_unstable_by(keep, |a, b| completion_order((&a.0, a.1), (&b.0, b.1)));
+            found.select_nth_unstable(keep);
             found.truncate(keep);
         }
-        let mut found: Vec<(String, u64)> = found
+        found.sort_unstable();
+        Ok(found
             .into_iter()
-            .filter_map(|(k, n)| Some((String::from_utf8(k).ok()?, n)))
-            .collect();
-        sort_completions(&mut found);
-        Ok(found)
+            .filter_map(|Taken(k, n)| Some((String::from_utf8(k).ok()?, n)))
+            .collect())
     }
 }
 
