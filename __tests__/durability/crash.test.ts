@@ -47,6 +47,13 @@ describe('crash safety', () => {
       expect(total0 + total1).toBe(perTask * tasks);
       const last = (await call(url, 'GET', `/indexes/crash1/documents/${tasks * perTask - 1}`)).body;
       expect(last.id).toBe(tasks * perTask - 1);
+      // The first batch of each index took it past 10,000 documents, so it chose the index's
+      // pair words (`document` and the task numbers among them) before writing any: a phrase
+      // of two of them and a number too short for typos find the one document holding both.
+      for (const [index, t, i] of [['crash0', 0, 17], ['crash0', 2, 9999], ['crash1', 1, 5], ['crash1', 5, 1234]] as const) {
+        const r = await call(url, 'POST', `/indexes/${index}/search`, { q: `"document ${t}" ${i} `, matchingStrategy: 'all' });
+        expect(r.body.hits.map((h: any) => h.id)).toEqual([t * perTask + i]);
+      }
     } finally {
       child.kill('SIGTERM');
       await new Promise((res) => child.once('exit', res));

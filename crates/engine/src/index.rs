@@ -69,7 +69,8 @@ struct Fields {
     words: Field,
     /// Word counts of short fields (see [`text`]).
     lens: Field,
-    /// Words by field, documents only (see [`text::field_word`]).
+    /// Words by field, and pairs of pair words, documents only (see [`text::field_word`]
+    /// and [`text::pair_term`]).
     field_words: Field,
 }
 
@@ -98,11 +99,39 @@ pub struct Index {
     settings_cache: Mutex<SettingsCache>,
     /// The vector graphs' tables of the newest generation searched.
     vector_tables: Arc<Mutex<VectorTables>>,
+    /// The pair words searches read pair terms of (see [`Index::searcher`]): empty until the
+    /// commit that indexed the documents with them is published.
+    pair_words: RwLock<Arc<text::PairWords>>,
 }
 
 impl Index {
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The pair words, then the searcher. Pair words are chosen once and published only after
+    /// the commit indexing every document with them, so read in this order, a search never
+    /// looks for a pair term in segments indexed without it.
+    pub(crate) fn searcher(&self) -> (tantivy::Searcher, Arc<text::PairWords>) {
+        let pairs = self.pair_words.read().unwrap().clone();
+        (self.reader.searcher(), pairs)
+    }
+
+    /// Publishes the stored pair words, once chosen (they never change after).
+    fn publish_pair_words(&self) -> Result<()> {
+        if !self.pair_words.read().unwrap().is_empty() {
+            return Ok(());
+        }
+        let rtxn = self.store.read()?;
+        if let Some(words) = self.stored_pair_words(&rtxn)? {
+            *self.pair_words.write().unwrap() = Arc::new(words);
+        }
+        Ok(())
+    }
+
+    /// The index's pair words, sorted (empty until chosen).
+    pub fn pair_words(&self) -> Vec<String> {
+        self.pair_words.read().unwrap().words()
     }
 
     /// The typed settings `rtxn` sees, parsed once per generation: a settings update only

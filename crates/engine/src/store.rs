@@ -40,6 +40,8 @@ pub(crate) mod keys {
     pub const DICTIONARY: &str = "docsDictionary";
     /// The layout of the terms tantivy holds (see `Index::open`).
     pub const TEXT_LAYOUT: &str = "textLayout";
+    /// The index's pair words (see `text::PairWords`), written once they are chosen.
+    pub const PAIR_WORDS: &str = "pairWords";
 }
 
 pub(crate) struct Store {

@@ -22,9 +22,9 @@ pub(super) const IID_FIELD: &str = "iid";
 
 /// The layout of the terms tantivy holds, raised when what a document is indexed as changes
 /// (2: prefix markers, see [`super::text::prefix_marker`]; 3: the words fields read by
-/// [`text::Listed`]). An index of another layout has its tantivy directory rebuilt from LMDB
-/// when it opens.
-pub const TEXT_LAYOUT: u64 = 3;
+/// [`text::Listed`]; 4: pair terms, see [`text::PairWords`]). An index of another layout has
+/// its tantivy directory rebuilt from LMDB when it opens (choosing its pair words).
+pub const TEXT_LAYOUT: u64 = 4;
 
 impl Index {
     /// Opens (or creates) the index stored in `dir`, repairing tantivy from LMDB if a crash
@@ -110,6 +110,7 @@ impl Index {
             segment_columns: Mutex::new(SegmentColumns::default()),
             vector_tables: Arc::new(Mutex::new(VectorTables::default())),
             settings_cache: Mutex::new(SettingsCache::default()),
+            pair_words: RwLock::new(Arc::default()),
         };
         {
             let rtxn = index.store.read()?;
@@ -130,6 +131,7 @@ impl Index {
                 .put_meta(&mut wtxn, keys::TEXT_LAYOUT, &layout)?;
             wtxn.commit().map_err(heed_error)?;
         }
+        index.publish_pair_words()?;
         Ok(index)
     }
 }

@@ -254,14 +254,14 @@ impl Index {
         )?;
         // Candidates: the query's words, and the allowed set without the negated words (a
         // semantic search has no words: every allowed document is a candidate).
-        let searcher = self.reader.searcher();
+        let (searcher, pairs) = self.searcher();
         let keyword_text = match &mode {
             Mode::Semantic(_) => "",
             _ => query_text.as_str(),
         };
         let (mut terms, allowed) = self.keyword_candidates(
             rtxn,
-            &searcher,
+            (&searcher, &pairs),
             settings,
             keyword_text,
             (q.matching_strategy.as_deref(), q.locales.as_deref()),

@@ -9,6 +9,8 @@
 //! Stop words take a position but are not indexed; words over 250 bytes and positions past
 //! 65,535 are dropped. The first word of each field is also indexed with a marker (see
 //! [`first_word_marker`]), and every word with its short prefixes (see [`prefix_marker`]).
+//! Two adjacent words of the index's [`PairWords`] are also indexed as one term, documents
+//! only (see [`pair_term`]), so a quoted phrase of two frequent words reads one posting list.
 //!
 //! [`Index::tantivy_doc`] puts it together with the document's internal id. The words go to
 //! tantivy as one string listing each token with its position ([`TokenList`]), which the
@@ -20,6 +22,7 @@ use serde_json::{Map, Value};
 use tantivy::tokenizer::Token;
 use tantivy::TantivyDocument;
 
+use super::cores::on_cores;
 use super::Index;
 use crate::codec::FieldsMap;
 use crate::filter::eval::within;
@@ -107,6 +110,109 @@ fn write_field_word(out: &mut String, fid: &str, word: &str) {
     out.push_str(fid);
     out.push('\u{1}');
     out.push_str(word);
+}
+
+/// The frequent words of an index, chosen once (see [`PairWords::choose`]): wherever two of
+/// them are adjacent in a field, the pair is also indexed as a term of its own in the
+/// field-words field ([`pair_term`]). Every document of an index is indexed with the same
+/// set, so the pair term holds exactly the documents where the phrase of the two words is
+/// found; which words are in the set only decides which phrases read it.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PairWords(std::collections::HashSet<String>);
+
+/// The index's documents when its [`PairWords`] are chosen: a batch that would take it to
+/// this many chooses them before it writes a document (an index smaller than this has none).
+pub const PAIR_WORDS_AT: u64 = 10_000;
+
+/// How many documents the choice reads: stored ones, and as many drawn evenly from the
+/// payload of the batch choosing.
+pub const PAIR_WORDS_SAMPLE: usize = 20_000;
+
+/// A pair word is in at least this share of the documents read (in thousandths)...
+const PAIR_WORD_PER_MILLE: usize = 3;
+
+/// ... and there are at most this many (the most frequent).
+const MAX_PAIR_WORDS: usize = 1_000;
+
+impl PairWords {
+    pub fn from_words(words: Vec<String>) -> PairWords {
+        PairWords(words.into_iter().collect())
+    }
+
+    /// The words, sorted.
+    pub fn words(&self) -> Vec<String> {
+        let mut words: Vec<String> = self.0.iter().cloned().collect();
+        words.sort();
+        words
+    }
+
+    pub fn contains(&self, word: &str) -> bool {
+        self.0.contains(word)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The words in at least [`PAIR_WORD_PER_MILLE`] thousandths of `docs` (at least two
+    /// documents), the [`MAX_PAIR_WORDS`] most frequent of them, cut as the index cuts them
+    /// (on every core).
+    pub fn choose(
+        docs: &[Map<String, Value>],
+        searchable: Option<&[String]>,
+        analyzer: &tokens::Analyzer,
+        locales: &Locales,
+    ) -> PairWords {
+        let counted = on_cores(docs, 256, |chunk| {
+            analyzer.with(|tokenizer| {
+                let mut freq: std::collections::HashMap<String, usize> = Default::default();
+                let mut seen: std::collections::HashSet<String> = Default::default();
+                for doc in chunk {
+                    searchable_leaves(doc, searchable, |p, leaf| {
+                        let text = leaf_text(leaf);
+                        let languages = locales.of_field(p);
+                        tokens::walk_in(tokenizer, &text, languages, 0, |piece| {
+                            let Piece::Word(w) = piece else { return };
+                            if !w.stop && w.text.len() <= MAX_WORD_BYTES {
+                                seen.insert(w.text);
+                            }
+                        });
+                    });
+                    for w in seen.drain() {
+                        *freq.entry(w).or_default() += 1;
+                    }
+                }
+                freq
+            })
+        });
+        let mut freq = std::collections::HashMap::<String, usize>::new();
+        for part in counted {
+            for (w, n) in part {
+                *freq.entry(w).or_default() += n;
+            }
+        }
+        let least = (docs.len() * PAIR_WORD_PER_MILLE).div_ceil(1000).max(2);
+        let mut frequent: Vec<(String, usize)> =
+            freq.into_iter().filter(|(_, n)| *n >= least).collect();
+        frequent.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        frequent.truncate(MAX_PAIR_WORDS);
+        PairWords(frequent.into_iter().map(|(w, _)| w).collect())
+    }
+}
+
+/// The term of two adjacent [`PairWords`] `a` then `b`, in the field-words field. It sorts
+/// before every word and never matches a query word.
+pub fn pair_term(a: &str, b: &str) -> String {
+    let mut out = String::new();
+    write_pair_term(&mut out, a, b);
+    out
+}
+
+fn write_pair_term(out: &mut String, a: &str, b: &str) {
+    out.push('\u{3}');
+    out.push_str(a);
+    out.push('\u{3}');
+    out.push_str(b);
 }
 
 /// The name the words fields' tokenizer ([`Listed`]) is registered under.
@@ -211,11 +317,13 @@ impl tantivy::tokenizer::TokenStream for ListedStream<'_> {
     }
 }
 
-/// How documents are cut into words: the index's tokenizer, and each field's languages.
+/// How documents are cut into words: the index's tokenizer, each field's languages, and the
+/// index's [`PairWords`].
 #[derive(Clone, Copy)]
 pub struct Cutter<'a, 't> {
     pub tokenizer: &'a Tokenizer<'t>,
     pub locales: &'a Locales,
+    pub pairs: &'a PairWords,
 }
 
 /// The text of one document, ready for tantivy.
@@ -244,6 +352,14 @@ fn leaves<'a>(path: &mut String, value: &'a Value, f: &mut impl FnMut(&str, &'a 
         Value::Array(items) => items.iter().for_each(|v| leaves(path, v, f)),
         Value::Null => {}
         leaf => f(path, leaf),
+    }
+}
+
+/// The text of a leaf value: a string as it is, a number or boolean as JSON writes it.
+fn leaf_text(leaf: &Value) -> std::borrow::Cow<'_, str> {
+    match leaf {
+        Value::String(s) => std::borrow::Cow::Borrowed(s.as_str()),
+        other => std::borrow::Cow::Owned(other.to_string()),
     }
 }
 
@@ -307,6 +423,8 @@ pub fn doc_text(
     let mut tokens = TokenList::default();
     let mut field_words = TokenList::default();
     let mut marker = String::new();
+    // The last pair word read (at `pair_at`, in the same field value).
+    let mut pair_word = String::new();
     searchable_leaves(doc, searchable, |p, leaf| {
         let Some(fid) = fields.id(p) else { return };
         if fid > u16::MAX as u32 {
@@ -319,15 +437,13 @@ pub fn doc_text(
                 state.len() - 1
             }
         };
-        let text = match leaf {
-            Value::String(s) => std::borrow::Cow::Borrowed(s.as_str()),
-            other => std::borrow::Cow::Owned(other.to_string()),
-        };
+        let text = leaf_text(leaf);
         let fid_text = fid.to_string();
         let first = state[slot].1;
         let mut count = 0;
         let mut any = false;
         let languages = cut.locales.of_field(p);
+        let mut pair_at: Option<u32> = None;
         let last = tokens::walk_in(cut.tokenizer, &text, languages, first, |piece| {
             let Piece::Word(w) = piece else { return };
             any = true;
@@ -336,6 +452,15 @@ pub fn doc_text(
             }
             count += 1;
             let position = (fid << 16) | w.position;
+            if cut.pairs.contains(&w.text) {
+                if pair_at.is_some_and(|at| at + 1 == w.position) {
+                    let n = field_words.tokens.len() as u32;
+                    field_words.push(n, |out| write_pair_term(out, &pair_word, &w.text));
+                }
+                pair_at = Some(w.position);
+                pair_word.clear();
+                pair_word.push_str(&w.text);
+            }
             // The word and the markers of its short prefixes, each as a word of its own:
             // with its positions, by field, and as a field's first word.
             let mut add = |word: &str| {

@@ -53,10 +53,10 @@ impl Index {
             Mode::Keyword { .. } => text,
             Mode::Semantic(_) | Mode::Hybrid(..) => "",
         };
-        let searcher = self.reader.searcher();
+        let (searcher, pairs) = self.searcher();
         let (mut terms, allowed) = self.keyword_candidates(
             &rtxn,
-            &searcher,
+            (&searcher, &pairs),
             settings,
             text,
             (q.matching_strategy.as_deref(), q.locales.as_deref()),

@@ -17,6 +17,7 @@ use super::distinct::distinct_field;
 use super::page::Window;
 use super::{prefix_search, SearchQuery, Terms};
 use crate::filter::rules;
+use crate::index::text::PairWords;
 use crate::index::Index;
 use crate::settings::Settings;
 use crate::sort::{self, SortKey};
@@ -70,7 +71,7 @@ impl Index {
     pub(super) fn keyword_candidates(
         &self,
         rtxn: &heed::RoTxn,
-        searcher: &tantivy::Searcher,
+        (searcher, pairs): (&tantivy::Searcher, &PairWords),
         settings: &Settings,
         text: &str,
         (matching_strategy, locales): (Option<&str>, Option<&[String]>),
@@ -85,6 +86,7 @@ impl Index {
             matching_strategy,
             locales,
             pins,
+            pairs,
         )?;
         let allowed = self.without_negated(rtxn, searcher, &terms, allowed)?;
         Ok((terms, allowed))

@@ -76,6 +76,9 @@ impl Index {
         let mut missing_others = 0u64;
         // Attribute names the payload would add to the index's field map.
         let mut new_fields: HashSet<String> = HashSet::new();
+        // Until the index has pair words: documents drawn evenly from the payload to choose
+        // them from, should this batch take the index to enough documents.
+        let mut sample = state.pairs.is_none().then(Sample::default);
         payload::read_staged(file, |doc| {
             if first_error.is_some() {
                 return Ok(());
@@ -132,6 +135,9 @@ impl Index {
                     Err(e) => first_error = Some(e),
                 }
             }
+            if let Some(sample) = sample.as_mut() {
+                sample.offer(&doc);
+            }
             total += 1;
             Ok(())
         })?;
@@ -148,6 +154,14 @@ impl Index {
         }
         let Some(pk) = pk else { return Ok(0) };
         state.primary_key = Some(pk.clone());
+        // The batch taking the index to enough documents chooses its pair words before
+        // writing any, and gives tantivy every document stored before again, with them.
+        if let Some(sample) = sample.filter(|_| total > 0) {
+            if self.pair_words_due(txn, state, total)? {
+                self.choose_pair_words(txn, state, &settings, sample.docs)?;
+                self.reindex_text(txn, writer, state, &settings)?;
+            }
+        }
         self.set_progress(|p| {
             p.step = "indexing documents";
             p.total = total;
@@ -161,7 +175,8 @@ impl Index {
         let mut samples = state.fields.dictionary().is_none().then(Vec::new);
         let analyzer = tokens::Analyzer::from_settings(&settings);
         let locales = Locales::from_settings(&settings);
-        let cut = (&analyzer, &locales);
+        let pairs = state.pairs.clone().unwrap_or_default();
+        let cut = (&analyzer, &locales, pairs.as_ref());
         // Documents written to LMDB whose text is not yet in tantivy: tokenized a chunk at a
         // time on every core.
         let mut pending = PendingText::default();
@@ -280,14 +295,18 @@ impl Index {
         pending: &mut PendingText,
         searchable: Option<&[String]>,
         fields: &FieldsMap,
-        (analyzer, locales): (&tokens::Analyzer, &Locales),
+        (analyzer, locales, pairs): (&tokens::Analyzer, &Locales, &text::PairWords),
     ) -> Result<()> {
         if pending.docs.is_empty() {
             return Ok(());
         }
         let docs = on_cores(&pending.docs, 2, |chunk| {
             analyzer.with(|tokenizer| {
-                let cut = text::Cutter { tokenizer, locales };
+                let cut = text::Cutter {
+                    tokenizer,
+                    locales,
+                    pairs,
+                };
                 chunk
                     .iter()
                     .map(|(iid, doc)| self.tantivy_doc(*iid, doc, searchable, fields, cut))
@@ -300,6 +319,42 @@ impl Index {
         pending.docs.clear();
         pending.ids.clear();
         Ok(())
+    }
+}
+
+/// Documents drawn evenly from a payload as it is read (reservoir sampling, with a fixed
+/// seed so a batch run again draws the same).
+struct Sample {
+    docs: Vec<Map<String, Value>>,
+    seen: u64,
+    state: u64,
+}
+
+impl Default for Sample {
+    fn default() -> Sample {
+        Sample {
+            docs: Vec::new(),
+            seen: 0,
+            state: 0x9e37_79b9_7f4a_7c15,
+        }
+    }
+}
+
+impl Sample {
+    fn offer(&mut self, doc: &Map<String, Value>) {
+        self.seen += 1;
+        if self.docs.len() < text::PAIR_WORDS_SAMPLE {
+            self.docs.push(doc.clone());
+            return;
+        }
+        // xorshift64*: a slot among the documents seen; kept when it is one of the sample's.
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        let slot = self.state.wrapping_mul(0x2545_f491_4f6c_dd1d) % self.seen;
+        if let Some(kept) = self.docs.get_mut(slot as usize) {
+            *kept = doc.clone();
+        }
     }
 }
 

@@ -245,10 +245,12 @@ impl Index {
         let mut fields = (*self.fields_map.read().unwrap().clone()).clone();
         let analyzer = tokens::Analyzer::from_settings(&settings);
         let locales = Locales::from_settings(&settings);
+        let pairs = self.stored_pair_words(&rtxn)?.unwrap_or_default();
         analyzer.with(|tokenizer| {
             let cut = text::Cutter {
                 tokenizer,
                 locales: &locales,
+                pairs: &pairs,
             };
             for iid in dirty {
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
@@ -266,7 +268,7 @@ impl Index {
         prepared.set_payload(&generation.to_string());
         prepared.commit().map_err(tv)?;
         self.reader.reload().map_err(tv)?;
-        Ok(())
+        self.publish_pair_words()
     }
 
     /// One segment answers a query several times faster than ten: each segment computes its

@@ -225,6 +225,8 @@ struct BatchState {
     settings: Option<Arc<Settings>>,
     fields: FieldsMap,
     vectors: vectors::VectorState,
+    /// The index's pair words; `None` until they are chosen (see [`Index::choose_pair_words`]).
+    pairs: Option<Arc<text::PairWords>>,
 }
 
 impl Index {
@@ -330,6 +332,7 @@ impl Index {
             settings: None,
             fields: self.store.fields_map(txn)?,
             vectors: vectors::VectorState::load(&self.store, txn)?,
+            pairs: self.stored_pair_words(txn)?.map(Arc::new),
         })
     }
 
@@ -343,6 +346,10 @@ impl Index {
         let fd = serde_json::to_vec(&state.field_distribution).map_err(Error::internal)?;
         self.store.put_meta(txn, keys::FIELD_DISTRIBUTION, &fd)?;
         self.store.put_fields_map(txn, &state.fields)?;
+        if let Some(pairs) = &state.pairs {
+            let words = serde_json::to_vec(&pairs.words()).map_err(Error::internal)?;
+            self.store.put_meta(txn, keys::PAIR_WORDS, &words)?;
+        }
         if let Some(settings) = &state.settings {
             self.store.put_meta(
                 txn,
@@ -350,6 +357,47 @@ impl Index {
                 &serde_json::to_vec(settings.as_ref()).map_err(Error::internal)?,
             )?;
         }
+        Ok(())
+    }
+
+    /// The index's pair words as stored; `None` until they are chosen.
+    pub(in crate::index) fn stored_pair_words(
+        &self,
+        txn: &heed::RoTxn,
+    ) -> Result<Option<text::PairWords>> {
+        let Some(bytes) = self.store.get_meta(txn, keys::PAIR_WORDS)? else {
+            return Ok(None);
+        };
+        let words: Vec<String> = serde_json::from_slice(bytes).map_err(Error::internal)?;
+        Ok(Some(text::PairWords::from_words(words)))
+    }
+
+    /// Whether the index's pair words are due once `adding` more documents are stored: not
+    /// chosen yet, and the store would hold [`text::PAIR_WORDS_AT`] documents or more.
+    fn pair_words_due(&self, txn: &RwTxn, state: &BatchState, adding: u64) -> Result<bool> {
+        Ok(state.pairs.is_none()
+            && self.store.docs.len(txn).map_err(heed_error)? + adding >= text::PAIR_WORDS_AT)
+    }
+
+    /// Chooses the index's pair words from [`text::PAIR_WORDS_SAMPLE`] stored documents drawn
+    /// evenly and `more` (documents a batch is adding).
+    fn choose_pair_words(
+        &self,
+        txn: &RwTxn,
+        state: &mut BatchState,
+        settings: &Settings,
+        mut more: Vec<Map<String, Value>>,
+    ) -> Result<()> {
+        let stored = self.store.docs.len(txn).map_err(heed_error)? as usize;
+        let step = stored.div_ceil(text::PAIR_WORDS_SAMPLE).max(1);
+        for item in self.store.docs.iter(txn).map_err(heed_error)?.step_by(step) {
+            let (_, bytes) = item.map_err(heed_error)?;
+            more.push(crate::codec::decode(bytes, &state.fields)?);
+        }
+        let analyzer = crate::tokens::Analyzer::from_settings(settings);
+        let locales = crate::languages::Locales::from_settings(settings);
+        let pairs = text::PairWords::choose(&more, settings.searchable(), &analyzer, &locales);
+        state.pairs = Some(Arc::new(pairs));
         Ok(())
     }
 

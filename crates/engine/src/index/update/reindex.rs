@@ -63,8 +63,9 @@ impl Index {
         Ok(())
     }
 
-    /// Re-feeds every document to tantivy with the new searchable attributes (part of the
-    /// settings task: searches see the old text until the batch commits).
+    /// Re-feeds every stored document to tantivy with the new searchable attributes (part of
+    /// the settings task: searches see the old text until the batch commits), choosing the
+    /// index's pair words first when they are due.
     pub(super) fn reindex_text(
         &self,
         txn: &mut RwTxn,
@@ -76,10 +77,15 @@ impl Index {
         let searchable = settings.searchable();
         let analyzer = tokens::Analyzer::from_settings(settings);
         let locales = Locales::from_settings(settings);
+        if self.pair_words_due(txn, state, 0)? {
+            self.choose_pair_words(txn, state, settings, Vec::new())?;
+        }
+        let pairs = state.pairs.clone().unwrap_or_default();
         analyzer.with(|tokenizer| {
             let cut = text::Cutter {
                 tokenizer,
                 locales: &locales,
+                pairs: &pairs,
             };
             for item in self.store.docs.iter(txn).map_err(heed_error)? {
                 let (iid, bytes) = item.map_err(heed_error)?;

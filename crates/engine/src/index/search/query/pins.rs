@@ -129,7 +129,7 @@ impl Index {
         let rtxn = self.store.read()?;
         let settings = self.settings(&rtxn)?;
         let settings = settings.as_ref();
-        let searcher = self.reader.searcher();
+        let (searcher, pairs) = self.searcher();
         let terms = self.terms(
             &searcher,
             settings,
@@ -138,6 +138,7 @@ impl Index {
             matching_strategy,
             locales,
             None,
+            &pairs,
         )?;
         let mut out = QueryCandidates::default();
         for g in &terms.groups {

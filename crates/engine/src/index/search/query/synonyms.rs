@@ -35,7 +35,7 @@ pub(super) fn add_synonyms(
         });
         let word_of = |g: &Group| match g {
             Group::Word { word, .. } => Some(*word),
-            Group::Phrase(_) => None,
+            Group::Phrase(..) => None,
         };
         for start in 0..groups.len() {
             for len in 1..=3 {

@@ -4,7 +4,7 @@
 
 use api_types::Result;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
-use tantivy::schema::IndexRecordOption;
+use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::Term;
 
 use super::parse::parse_query;
@@ -13,6 +13,7 @@ use super::synonyms::add_synonyms;
 use super::term_set::TermSet;
 use crate::index::search::format;
 use crate::index::search::rank;
+use crate::index::text::{self, PairWords};
 use crate::index::{tv, Index};
 use crate::languages::{self, Locales};
 use crate::settings::Settings;
@@ -37,8 +38,9 @@ pub(crate) enum Group {
         word: usize,
         budget: u8,
     },
-    /// Words at offsets from the first (stop words leave holes).
-    Phrase(Vec<(usize, Term)>),
+    /// Words at offsets from the first (stop words leave holes), and the pair term standing
+    /// for them when they are two adjacent pair words (see [`text::PairWords`]).
+    Phrase(Vec<(usize, Term)>, Option<Term>),
 }
 
 /// The query as tantivy terms, with a lower bound of how many live documents are candidates.
@@ -101,7 +103,7 @@ impl Terms {
     /// Whether some group of `kept` is a quoted phrase of several words.
     pub(crate) fn has_phrase(&self, kept: &[usize]) -> bool {
         kept.iter()
-            .any(|&i| matches!(&self.groups[i], Group::Phrase(words) if words.len() > 1))
+            .any(|&i| matches!(&self.groups[i], Group::Phrase(words, _) if words.len() > 1))
     }
 
     /// Documents holding every group of `kept`, words reaching as far as `reach`.
@@ -171,7 +173,7 @@ impl Terms {
                         }
                         (d, 1)
                     }
-                    Group::Phrase(words) => (
+                    Group::Phrase(words, _) => (
                         vec![rank::Derivation {
                             words: words.iter().map(|(o, t)| (*o as u32, t.clone())).collect(),
                             typos: 0,
@@ -205,7 +207,7 @@ impl Terms {
                     .chain([*budget, 1])
                     .max()
                     .unwrap_or(1),
-                Group::Phrase(_) => 0,
+                Group::Phrase(..) => 0,
             })
             .collect()
     }
@@ -267,9 +269,24 @@ pub(crate) fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
                     .collect(),
             ))
         }
-        Group::Phrase(g) if g.len() == 1 => term(&g[0].1),
-        Group::Phrase(g) => phrase_query(g),
+        Group::Phrase(g, _) if g.len() == 1 => term(&g[0].1),
+        Group::Phrase(_, Some(pair)) => {
+            Box::new(TermQuery::new(pair.clone(), IndexRecordOption::Basic))
+        }
+        Group::Phrase(g, None) => phrase_query(g),
     }
+}
+
+/// The term standing for the phrase `words` when it is two adjacent pair words: it holds
+/// the same documents as the phrase, in one posting list.
+fn pair_of(field_words: Field, pairs: &PairWords, words: &[(usize, Term)]) -> Option<Term> {
+    let [(0, a), (1, b)] = words else {
+        return None;
+    };
+    let (a, b) = (a.value(), b.value());
+    let (a, b) = (a.as_str()?, b.as_str()?);
+    (pairs.contains(a) && pairs.contains(b))
+        .then(|| Term::from_field_text(field_words, &text::pair_term(a, b)))
 }
 
 /// A quoted phrase of several words; one repeating a word also asks for that word as many
@@ -318,6 +335,7 @@ impl Index {
         strategy: Option<&str>,
         locales: Option<&[String]>,
         pins: Option<&super::Pins>,
+        pairs: &PairWords,
     ) -> Result<Terms> {
         let languages = match locales {
             Some(codes) => languages::languages(codes),
@@ -327,6 +345,7 @@ impl Index {
         let analyzer = tokens::Analyzer::from_settings(settings).in_languages(languages);
         let parsed = analyzer.with(|tk| parse_query(tk, text));
         let term = |w: &str| Term::from_field_text(self.fields.words, w);
+        let pair = |kept: &[(usize, Term)]| pair_of(self.fields.field_words, pairs, kept);
         let mut groups: Vec<Group> = Vec::new();
         let mut positions: Vec<u32> = Vec::new();
         let mut spans: Vec<u32> = Vec::new();
@@ -352,7 +371,8 @@ impl Index {
                     })
                     .collect();
                 if !kept.is_empty() {
-                    negatives.push(Group::Phrase(kept));
+                    let pair = pair(&kept);
+                    negatives.push(Group::Phrase(kept, pair));
                 }
                 continue;
             }
@@ -384,7 +404,8 @@ impl Index {
                 let last = part.words.last().map_or(first, |w| w.position);
                 positions.push(first);
                 spans.push(last - first + 1);
-                groups.push(Group::Phrase(kept));
+                let pair = pair(&kept);
+                groups.push(Group::Phrase(kept, pair));
                 continue;
             }
             let w = &part.words[0];
@@ -459,11 +480,11 @@ impl Index {
                     best
                 }
                 // A phrase is rarer than its rarest word; 0 keeps the bound safe.
-                Group::Phrase(_) => 0,
+                Group::Phrase(..) => 0,
             };
             frequency.push(f);
         }
-        let has_phrase = groups.iter().any(|g| matches!(g, Group::Phrase(_)));
+        let has_phrase = groups.iter().any(|g| matches!(g, Group::Phrase(..)));
         let droppable: Vec<usize> = (0..groups.len())
             .filter(|i| matches!(groups[*i], Group::Word { .. }))
             .collect();

@@ -341,7 +341,7 @@ impl<'a> Lookup<'a> {
                 ..
             } => (exact, synonyms, typos, split),
             // A phrase: its first word opens a field, the phrase itself is looked up too.
-            Group::Phrase(words) if reach == Reach::Completions && words[0].0 == 0 => {
+            Group::Phrase(words, _) if reach == Reach::Completions && words[0].0 == 0 => {
                 return Lookup::with_words(
                     index,
                     terms,
@@ -352,7 +352,7 @@ impl<'a> Lookup<'a> {
                     0,
                 );
             }
-            Group::Phrase(_) => return None,
+            Group::Phrase(..) => return None,
         };
         if synonyms.iter().any(|s| s.len() != 1) {
             return None;
@@ -468,7 +468,7 @@ impl<'a> Lookup<'a> {
             self.index.fields.words,
             text::first_word_marker,
         );
-        let phrase = matches!(self.terms.groups[self.kept[0]], Group::Phrase(_));
+        let phrase = matches!(self.terms.groups[self.kept[0]], Group::Phrase(..));
         if self.kept.len() == 1 && !self.weighted && !phrase {
             return first;
         }
@@ -491,7 +491,7 @@ impl<'a> Lookup<'a> {
     fn term_markers(&self, n: usize, fids: &[u32]) -> Option<Box<dyn Query>> {
         let field_words = self.index.fields.field_words;
         let alts: Vec<String> = match &self.terms.groups[self.kept[n]] {
-            Group::Phrase(words) => {
+            Group::Phrase(words, _) => {
                 let each: Vec<(Occur, Box<dyn Query>)> = words
                     .iter()
                     .filter_map(|(_, t)| text_of(t))
@@ -569,7 +569,7 @@ impl<'a> Lookup<'a> {
         for n in 0..self.kept.len() {
             parts.push((Occur::Must, self.term_markers(n, fids)?));
             let group = &self.terms.groups[self.kept[n]];
-            if phrases && matches!(group, Group::Phrase(_)) {
+            if phrases && matches!(group, Group::Phrase(..)) {
                 parts.push((Occur::Must, group_query(group, self.reach)));
             }
         }
@@ -590,7 +590,7 @@ impl<'a> Lookup<'a> {
     /// the second word. Two frequent words ("library for") are in a row in tens of thousands
     /// of documents, but in a name in a few thousand.
     fn row_sets(&self, cut: &Shortcut, weights: &[u32], out: &mut Vec<ShortcutSet>) -> Option<()> {
-        let phrase = matches!(self.terms.groups[self.kept[0]], Group::Phrase(_));
+        let phrase = matches!(self.terms.groups[self.kept[0]], Group::Phrase(..));
         let row = if phrase { None } else { self.in_a_row(cut) };
         let many = !phrase && self.kept.len() > 2 && cut.in_a_row.is_some() && self.adjacent();
         if phrase || row.is_some() || many {

@@ -122,7 +122,7 @@ impl Lookup<'_> {
             ]))
         };
         match &self.terms.groups[self.kept[0]] {
-            Group::Phrase(words) if self.terms.groups.len() == 1 => {
+            Group::Phrase(words, _) if self.terms.groups.len() == 1 => {
                 let mut groups = vec![self.opening_terms()];
                 groups.extend(words[1..].iter().map(|(_, t)| vec![t.clone()]));
                 either(Box::new(TermSet::all_of(groups)))

@@ -1,0 +1,209 @@
+//! Pairs of frequent words indexed as terms: a quoted phrase of two of them finds exactly the
+//! documents holding the phrase, before the index chooses its pair words, across the batch
+//! that chooses them (which gives tantivy every earlier document again), after updates,
+//! deletions, a re-indexing settings change, and a reopen.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use engine::{stage_documents, BatchOp, Format, Index, Method, SearchQuery};
+use serde_json::{json, Value};
+
+/// Words most documents hold, then words few do.
+const FREQUENT: [&str; 6] = ["the", "data", "fast", "tool", "for", "python"];
+
+/// A deterministic stream of numbers (a linear congruential generator).
+struct Numbers(u64);
+
+impl Numbers {
+    fn next(&mut self, below: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % below
+    }
+
+    fn words(&mut self, n: u64) -> String {
+        let count = 2 + self.next(n);
+        (0..count)
+            .map(|_| match self.next(10) {
+                0..=5 => FREQUENT[self.next(FREQUENT.len() as u64) as usize].to_string(),
+                _ => format!("rare{}", self.next(5000)),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Documents `ids` with a name, a summary and two tags, drawn from `seed`.
+fn docs(ids: std::ops::Range<u64>, seed: u64) -> Vec<Value> {
+    let mut n = Numbers(seed);
+    ids.map(|id| {
+        json!({
+            "id": id,
+            "name": n.words(3),
+            "summary": n.words(10),
+            "tags": [n.words(2), n.words(2)],
+        })
+    })
+    .collect()
+}
+
+fn stage(dir: &Path, name: &str, docs: &[Value]) -> PathBuf {
+    let path = dir.join(name);
+    let body = Value::Array(docs.to_vec()).to_string();
+    stage_documents(body.as_bytes(), Format::Json, None, &path).unwrap();
+    path
+}
+
+fn add(task_uid: u64, file: PathBuf) -> BatchOp {
+    BatchOp::AddDocuments {
+        task_uid,
+        file,
+        method: Method::Replace,
+        primary_key: Some("id".into()),
+        skip_creation: false,
+        shards: None,
+    }
+}
+
+/// Whether `text` holds `a` immediately followed by `b`.
+fn holds(text: &str, a: &str, b: &str) -> bool {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words.windows(2).any(|w| w == [a, b])
+}
+
+/// The ids of the documents holding the phrase `a b` in one value of one of `fields`.
+fn expected(docs: &[Value], fields: &[&str], a: &str, b: &str) -> BTreeSet<u64> {
+    docs.iter()
+        .filter(|d| {
+            fields.iter().any(|f| match &d[*f] {
+                Value::String(s) => holds(s, a, b),
+                Value::Array(values) => values.iter().any(|v| holds(v.as_str().unwrap(), a, b)),
+                _ => false,
+            })
+        })
+        .map(|d| d["id"].as_u64().unwrap())
+        .collect()
+}
+
+/// The ids of every hit of `q`.
+fn found(index: &Index, q: &str) -> BTreeSet<u64> {
+    let query: SearchQuery = serde_json::from_value(json!({
+        "q": q, "limit": 20000, "attributesToRetrieve": ["id"]
+    }))
+    .unwrap();
+    let r: Value = serde_json::from_slice(&index.search(&query).unwrap()).unwrap();
+    let ids: BTreeSet<u64> = r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(r["estimatedTotalHits"], json!(ids.len()), "{q}");
+    ids
+}
+
+/// Every phrase of two frequent words (and one negated) finds the documents holding it.
+fn check_phrases(index: &Index, docs: &[Value], fields: &[&str]) {
+    for (a, b) in [
+        ("the", "data"),
+        ("data", "the"),
+        ("fast", "tool"),
+        ("tool", "tool"),
+        ("for", "python"),
+        ("python", "fast"),
+    ] {
+        let want = expected(docs, fields, a, b);
+        assert!(!want.is_empty(), "{a} {b}");
+        assert_eq!(found(index, &format!("\"{a} {b}\"")), want, "\"{a} {b}\"");
+    }
+    // A negated phrase leaves out exactly its documents.
+    let with_word: BTreeSet<u64> = found(index, "python");
+    let negated = found(index, "python -\"the data\"");
+    let gone = expected(docs, fields, "the", "data");
+    assert_eq!(negated, &with_word - &gone);
+}
+
+#[test]
+fn phrases_of_pair_words_find_the_documents_holding_them_before_across_and_after_the_choice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    let all_fields = ["name", "summary", "tags"];
+    let mut all = docs(0..6000, 1);
+    let index = Index::open(&dir).unwrap();
+    index
+        .apply_batch(vec![
+            add(1, stage(tmp.path(), "a", &all)),
+            BatchOp::UpdateSettings {
+                task_uid: 2,
+                patch: json!({ "pagination": { "maxTotalHits": 100000 } }),
+            },
+        ])
+        .unwrap();
+    // Below 10,000 documents: no pair words, phrases are checked position by position.
+    assert!(index.pair_words().is_empty());
+    check_phrases(&index, &all, &all_fields);
+
+    // The batch passing 10,000 chooses them, and gives the first 6,000 to tantivy again.
+    let more = docs(6000..12000, 2);
+    index
+        .apply_batch(vec![add(3, stage(tmp.path(), "b", &more))])
+        .unwrap();
+    all.extend(more);
+    let chosen = index.pair_words();
+    for w in FREQUENT {
+        assert!(chosen.contains(&w.to_string()), "{w} in {chosen:?}");
+    }
+    assert!(!chosen.iter().any(|w| w.starts_with("rare")), "{chosen:?}");
+    check_phrases(&index, &all, &all_fields);
+
+    // Updates and deletions: the pair terms follow the documents.
+    let replaced = docs(0..500, 3);
+    let file = stage(tmp.path(), "c", &replaced);
+    let deleted: Vec<String> = (500..1000).map(|i| i.to_string()).collect();
+    index
+        .apply_batch(vec![
+            add(4, file),
+            BatchOp::DeleteDocuments {
+                task_uid: 5,
+                ids: deleted,
+            },
+        ])
+        .unwrap();
+    all.splice(0..1000, replaced);
+    check_phrases(&index, &all, &all_fields);
+
+    // A settings change that re-indexes keeps the chosen words; so does a reopen.
+    index
+        .apply_batch(vec![BatchOp::UpdateSettings {
+            task_uid: 6,
+            patch: json!({ "searchableAttributes": ["name", "summary"] }),
+        }])
+        .unwrap();
+    assert_eq!(index.pair_words(), chosen);
+    check_phrases(&index, &all, &["name", "summary"]);
+    drop(index);
+    let index = Index::open(&dir).unwrap();
+    assert_eq!(index.pair_words(), chosen);
+    check_phrases(&index, &all, &["name", "summary"]);
+}
+
+#[test]
+fn one_batch_of_many_documents_chooses_the_pair_words_from_its_own_documents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all = docs(0..15000, 4);
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    index
+        .apply_batch(vec![
+            BatchOp::UpdateSettings {
+                task_uid: 1,
+                patch: json!({ "pagination": { "maxTotalHits": 100000 } }),
+            },
+            add(2, stage(tmp.path(), "a", &all)),
+        ])
+        .unwrap();
+    assert!(index.pair_words().contains(&"the".to_string()));
+    check_phrases(&index, &all, &["name", "summary", "tags"]);
+}
