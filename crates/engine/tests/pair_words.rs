@@ -105,6 +105,20 @@ fn found(index: &Index, q: &str) -> BTreeSet<u64> {
     ids
 }
 
+/// The ids and ranking scores of the hits of the search `body`.
+fn ranked(index: &Index, body: Value) -> Vec<(u64, String)> {
+    let mut body = body;
+    body["showRankingScore"] = json!(true);
+    let query: SearchQuery = serde_json::from_value(body).unwrap();
+    let r: Value = serde_json::from_slice(&index.search(&query).unwrap()).unwrap();
+    r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["id"].as_u64().unwrap(), h["_rankingScore"].to_string()))
+        .collect()
+}
+
 /// Every phrase of two frequent words (and one negated) finds the documents holding it.
 fn check_phrases(index: &Index, docs: &[Value], fields: &[&str]) {
     for (a, b) in [
@@ -117,7 +131,15 @@ fn check_phrases(index: &Index, docs: &[Value], fields: &[&str]) {
     ] {
         let want = expected(docs, fields, a, b);
         assert!(!want.is_empty(), "{a} {b}");
-        assert_eq!(found(index, &format!("\"{a} {b}\"")), want, "\"{a} {b}\"");
+        let q = format!("\"{a} {b}\"");
+        assert_eq!(found(index, &q), want, "{q}");
+        // Its pages rank as without the shortcuts (which read the pair terms by field).
+        for (offset, limit) in [(0, 5), (5, 10), (40, 20)] {
+            let page = json!({ "q": q, "offset": offset, "limit": limit });
+            let mut plain = page.clone();
+            plain["attributesToSearchOn"] = json!(fields);
+            assert_eq!(ranked(index, page), ranked(index, plain), "{q} {offset}");
+        }
     }
     // A negated phrase leaves out exactly its documents.
     let with_word: BTreeSet<u64> = found(index, "python");
