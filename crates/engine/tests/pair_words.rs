@@ -6,6 +6,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+mod common;
+
+use common::{ids, search};
 use engine::{stage_documents, BatchOp, Format, Index, Method, SearchQuery};
 use serde_json::{json, Value};
 
@@ -106,17 +109,9 @@ fn found(index: &Index, q: &str) -> BTreeSet<u64> {
 }
 
 /// The ids and ranking scores of the hits of the search `body`.
-fn ranked(index: &Index, body: Value) -> Vec<(u64, String)> {
-    let mut body = body;
+fn ranked(index: &Index, mut body: Value) -> Vec<(u64, String)> {
     body["showRankingScore"] = json!(true);
-    let query: SearchQuery = serde_json::from_value(body).unwrap();
-    let r: Value = serde_json::from_slice(&index.search(&query).unwrap()).unwrap();
-    r["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| (h["id"].as_u64().unwrap(), h["_rankingScore"].to_string()))
-        .collect()
+    ids(&search(index, body))
 }
 
 /// Every phrase of two frequent words (and one negated) finds the documents holding it.

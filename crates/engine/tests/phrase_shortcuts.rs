@@ -2,22 +2,11 @@
 //! weight are the pages the whole ranking gives, and totals past ranking count exactly up
 //! to `maxTotalHits`.
 
-use engine::{stage_documents, BatchOp, Format, Index, Method, SearchQuery};
+mod common;
+
+use common::{ids, search};
+use engine::{stage_documents, BatchOp, Format, Index, Method};
 use serde_json::{json, Value};
-
-fn search(index: &Index, body: Value) -> Value {
-    let q: SearchQuery = serde_json::from_value(body).unwrap();
-    serde_json::from_slice(&index.search(&q).unwrap()).unwrap()
-}
-
-fn ids(r: &Value) -> Vec<(u64, String)> {
-    r["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| (h["id"].as_u64().unwrap(), h["_rankingScore"].to_string()))
-        .collect()
-}
 
 /// Names and summaries placing "fast parser" (and its words apart) in every way the rules
 /// tell apart: opening or inside the name or the summary, split, exact, and absent.
