@@ -225,7 +225,8 @@ struct BatchState {
     settings: Option<Arc<Settings>>,
     fields: FieldsMap,
     vectors: vectors::VectorState,
-    /// The index's pair words; `None` until they are chosen (see [`Index::choose_pair_words`]).
+    /// The index's pair words; `None` until they are chosen (see [`Index::choose_pair_words`],
+    /// which writes them).
     pairs: Option<Arc<text::PairWords>>,
 }
 
@@ -346,10 +347,6 @@ impl Index {
         let fd = serde_json::to_vec(&state.field_distribution).map_err(Error::internal)?;
         self.store.put_meta(txn, keys::FIELD_DISTRIBUTION, &fd)?;
         self.store.put_fields_map(txn, &state.fields)?;
-        if let Some(pairs) = &state.pairs {
-            let words = serde_json::to_vec(&pairs.words()).map_err(Error::internal)?;
-            self.store.put_meta(txn, keys::PAIR_WORDS, &words)?;
-        }
         if let Some(settings) = &state.settings {
             self.store.put_meta(
                 txn,
@@ -380,10 +377,11 @@ impl Index {
     }
 
     /// Chooses the index's pair words from [`text::PAIR_WORDS_SAMPLE`] stored documents drawn
-    /// evenly and `more` (documents a batch is adding).
+    /// evenly and `more` (documents a batch is adding), and writes them with the batch (once:
+    /// they never change after).
     fn choose_pair_words(
         &self,
-        txn: &RwTxn,
+        txn: &mut RwTxn,
         state: &mut BatchState,
         settings: &Settings,
         mut more: Vec<Map<String, Value>>,
@@ -397,6 +395,8 @@ impl Index {
         let analyzer = crate::tokens::Analyzer::from_settings(settings);
         let locales = crate::languages::Locales::from_settings(settings);
         let pairs = text::PairWords::choose(&more, settings.searchable(), &analyzer, &locales);
+        let words = serde_json::to_vec(&pairs.words()).map_err(Error::internal)?;
+        self.store.put_meta(txn, keys::PAIR_WORDS, &words)?;
         state.pairs = Some(Arc::new(pairs));
         Ok(())
     }
