@@ -282,6 +282,35 @@ fn an_index_of_another_text_layout_is_rebuilt_whole_once_when_it_opens() {
 }
 
 #[test]
+fn a_rebuilt_index_is_searched_as_one_segment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    {
+        let index = Index::open(&dir).unwrap();
+        let words = [
+            "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
+        ];
+        let docs: Vec<Value> = (0..6000)
+            .map(|i| json!({"id": i, "t": format!("{} common", words[i % 7])}))
+            .collect();
+        let file = stage(tmp.path(), "a", &serde_json::to_string(&docs).unwrap());
+        index
+            .apply_batch(vec![add(1, file, Method::Replace, None)])
+            .unwrap();
+    }
+    // The rebuild re-feeds the documents through the writer's threads, one segment each at
+    // least; a search then visits every one until the next write merges them.
+    write_behind_tantivy(&dir, 6000, br#"{"id":6000,"t":"omega"}"#, None);
+    let index = Index::open(&dir).unwrap();
+    assert_eq!(index.segment_count().unwrap(), 1);
+    assert_eq!(
+        search(&index, Some("delta"))["estimatedTotalHits"],
+        json!((0..6000).filter(|i| i % 7 == 3).count())
+    );
+    assert_eq!(search(&index, Some("omega"))["hits"][0]["id"], json!(6000));
+}
+
+#[test]
 fn clear_then_add_in_one_batch() {
     let tmp = tempfile::tempdir().unwrap();
     let index = Index::open(tmp.path().join("idx")).unwrap();
