@@ -56,7 +56,7 @@ pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 
 // Shared with the submodules (the search modules reach `project` and `retrieve` through
 // `super::`, as before they moved).
-use cache::{ColumnCache, FilterCache, SegmentColumns, SettingsCache, VectorTables};
+use cache::{ColumnCache, FilterCache, SegmentColumns, SettingsCache, VectorTables, WordCache};
 use documents::{project, retrieve};
 use update::Progress;
 
@@ -102,6 +102,8 @@ pub struct Index {
     /// The pair words searches read pair terms of (see [`Index::searcher`]): empty until the
     /// commit that indexed the documents with them is published.
     pair_words: RwLock<Arc<text::PairWords>>,
+    /// Typo walks and splits of recent query words, for one searcher generation.
+    word_cache: Mutex<WordCache>,
 }
 
 impl Index {

@@ -311,6 +311,47 @@ fn a_rebuilt_index_is_searched_as_one_segment() {
 }
 
 #[test]
+fn typo_walks_and_splits_of_a_word_follow_each_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let ids = |q: &str| -> Vec<u64> {
+        let mut ids: Vec<u64> = search(&index, Some(q))["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_u64().unwrap())
+            .collect();
+        ids.sort_unstable();
+        ids
+    };
+    let a = stage(
+        tmp.path(),
+        "a",
+        r#"[{"id":1,"t":"graphic"},{"id":2,"t":"sunflower"}]"#,
+    );
+    index
+        .apply_batch(vec![add(1, a, Method::Replace, None)])
+        .unwrap();
+    // Asked twice, so the second answer comes from what the first one looked up.
+    for _ in 0..2 {
+        assert_eq!(ids("graphix"), vec![1]);
+        assert_eq!(ids("sunflower"), vec![2]);
+    }
+    // A new near word, and the first document holding the word's halves side by side: the
+    // same words now find them.
+    let b = stage(
+        tmp.path(),
+        "b",
+        r#"[{"id":3,"t":"graphiq"},{"id":4,"t":"sun flower"}]"#,
+    );
+    index
+        .apply_batch(vec![add(2, b, Method::Replace, None)])
+        .unwrap();
+    assert_eq!(ids("graphix"), vec![1, 3]);
+    assert_eq!(ids("sunflower"), vec![2, 4]);
+}
+
+#[test]
 fn clear_then_add_in_one_batch() {
     let tmp = tempfile::tempdir().unwrap();
     let index = Index::open(tmp.path().join("idx")).unwrap();

@@ -8,15 +8,19 @@
 //! - [`SegmentColumns`]: tantivy's fast-field columns and the decoded internal ids, per segment
 //!   rather than generation;
 //! - [`VectorTables`]: the vector graphs' tables, built on a thread of their own and dropped at
-//!   commit rather than left stale.
+//!   commit rather than left stale;
+//! - [`WordCache`]: the typo walks and splits of recent query words, per searcher generation
+//!   (the dictionary they read) rather than per commit.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
 use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 use tantivy::index::SegmentId;
 use tantivy::SegmentReader;
 
+use super::search::TypoCandidates;
 use crate::facets::Column;
 use crate::settings::Settings;
 use crate::vectors::table::GraphTables;
@@ -29,6 +33,9 @@ const COLUMN_CACHE_SIZE: usize = 64;
 
 /// How many segment columns [`SegmentColumns`] holds before it starts over.
 const SEGMENT_COLUMNS_SIZE: usize = 64;
+
+/// How many query words [`Recent`] takes in before it starts a new lot (keeping the last one).
+const RECENT_WORDS: usize = 512;
 
 /// One value computed at one generation: a reader at that generation shares it, one at an
 /// older generation computes its own.
@@ -288,6 +295,78 @@ impl VectorTables {
     }
 }
 
+/// What recent query words cost to look up in the dictionary, for one searcher generation:
+/// - the typo walk of a word for a budget, as a prefix or not (on PyPI, a 2-typo walk is a
+///   fifth of the engine's time for two words);
+/// - the split of a word into two that the most documents hold side by side (a phrase count
+///   per split point).
+///
+/// Search-as-you-type sends every word but the last again with each keystroke, and common
+/// words recur across users. Both depend on the dictionary alone, so they are kept for as
+/// long as the searcher generation (a commit or a merge starts another).
+#[derive(Default)]
+pub(super) struct WordCache {
+    pub(super) walks: Recent<(Box<str>, u8, bool), Arc<TypoCandidates>>,
+    pub(super) splits: Recent<Box<str>, Option<usize>>,
+}
+
+/// Values of one generation, at most twice [`RECENT_WORDS`]: when the newer lot is full it
+/// becomes the older one and the oldest lot is dropped, so a key used in either lot stays.
+pub(super) struct Recent<K, V> {
+    generation: u64,
+    newer: HashMap<K, V>,
+    older: HashMap<K, V>,
+}
+
+impl<K, V> Default for Recent<K, V> {
+    fn default() -> Self {
+        Recent {
+            generation: 0,
+            newer: HashMap::new(),
+            older: HashMap::new(),
+        }
+    }
+}
+
+impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
+    pub(super) fn get<Q>(&mut self, generation: u64, key: &Q) -> Option<V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Eq + Hash + ?Sized,
+    {
+        if generation != self.generation {
+            return None;
+        }
+        if let Some(v) = self.newer.get(key) {
+            return Some(v.clone());
+        }
+        let (k, v) = self.older.remove_entry(key)?;
+        self.insert(k, v.clone());
+        Some(v)
+    }
+
+    /// Keeps `value` unless a newer generation is held (an older reader computes its own).
+    pub(super) fn put(&mut self, generation: u64, key: K, value: V) {
+        if generation < self.generation {
+            return;
+        }
+        if generation > self.generation {
+            *self = Recent {
+                generation,
+                ..Recent::default()
+            };
+        }
+        self.insert(key, value);
+    }
+
+    fn insert(&mut self, key: K, value: V) {
+        if self.newer.len() >= RECENT_WORDS {
+            self.older = std::mem::take(&mut self.newer);
+        }
+        self.newer.insert(key, value);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,5 +415,32 @@ mod tests {
         g.put(4, Arc::new("four"));
         assert_eq!(g.get(4).as_deref(), Some(&"four"));
         assert_eq!(g.get(3), None);
+    }
+
+    #[test]
+    fn recent_keeps_two_lots_of_one_generation() {
+        let mut r: Recent<u32, u32> = Recent::default();
+        r.put(3, 0, 100);
+        assert_eq!(r.get(3, &0), Some(100));
+        // Another generation's reader neither sees nor replaces it.
+        assert_eq!(r.get(2, &0), None);
+        r.put(2, 0, 7);
+        assert_eq!(r.get(3, &0), Some(100));
+        // A full lot becomes the older one; a key used from it moves to the newer lot, and
+        // the lot before is dropped.
+        for k in 1..RECENT_WORDS as u32 {
+            r.put(3, k, k);
+        }
+        r.put(3, 9999, 9999);
+        assert_eq!(r.get(3, &0), Some(100));
+        for k in 10_000..10_000 + RECENT_WORDS as u32 {
+            r.put(3, k, k);
+        }
+        assert_eq!(r.get(3, &0), Some(100));
+        assert_eq!(r.get(3, &1), None);
+        // A newer generation starts afresh.
+        r.put(4, 5, 5);
+        assert_eq!(r.get(4, &0), None);
+        assert_eq!(r.get(4, &5), Some(5));
     }
 }

@@ -12,6 +12,7 @@ use tantivy::ReloadPolicy;
 
 use super::{
     text, tv, ColumnCache, Fields, FilterCache, Index, SegmentColumns, SettingsCache, VectorTables,
+    WordCache,
 };
 use crate::codec::FieldsMap;
 use crate::payload;
@@ -111,6 +112,7 @@ impl Index {
             vector_tables: Arc::new(Mutex::new(VectorTables::default())),
             settings_cache: Mutex::new(SettingsCache::default()),
             pair_words: RwLock::new(Arc::default()),
+            word_cache: Mutex::new(WordCache::default()),
         };
         {
             let rtxn = index.store.read()?;

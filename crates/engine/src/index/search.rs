@@ -65,6 +65,7 @@ pub use federated::{
 };
 use page::Window;
 use printer::{Printer, SearchResult, Timings};
+pub(super) use query::TypoCandidates;
 use query::{group_query, prefix_search, Counted, Group, Reach, TermSet, Terms};
 use ranking::{
     self as rank, compare_ranked, rule_list, score_details, semantic_rule_list, steps, Ranked,

@@ -24,6 +24,7 @@ pub(crate) use completions::prefix_search;
 pub use pins::{Pins, QueryCandidates};
 pub(crate) use term_set::TermSet;
 pub(crate) use terms::{group_query, groups_query, Counted, Group, Reach, Terms};
+pub(crate) use typos::TypoCandidates;
 
 use tantivy::query::{Explanation, Weight};
 use tantivy::{DocId, DocSet, SegmentReader};

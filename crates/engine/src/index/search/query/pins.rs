@@ -156,7 +156,7 @@ impl Index {
                 word: qw.word.clone(),
                 budget: *budget,
                 prefix: qw.prefix,
-                typos: self.typo_candidates(&searcher, &qw.word, *budget, qw.prefix)?,
+                typos: (*self.typo_candidates(&searcher, &qw.word, *budget, qw.prefix)?).clone(),
                 splits: self.split_candidates(&searcher, &qw.word)?,
             });
         }

@@ -2,6 +2,8 @@
 //! Levenshtein walk of tantivy's term dictionary, and the derivations added once a search
 //! needs them (typos, two or three query words written as one, one word written as two).
 
+use std::sync::Arc;
+
 use api_types::{Error, Result};
 use tantivy::Term;
 
@@ -191,12 +193,26 @@ impl Index {
 
     /// The split [`best_split`] takes from [`Self::split_candidates`], counting side-by-side
     /// halves only while a split could still beat the best count so far (its rarer half
-    /// bounds it).
+    /// bounds it). Recent words' splits are kept for the searcher's generation.
     pub(super) fn best_split_of(
         &self,
         searcher: &tantivy::Searcher,
         word: &str,
     ) -> Result<Option<usize>> {
+        let generation = searcher.generation().generation_id();
+        if let Some(split) = self.word_cache.lock().unwrap().splits.get(generation, word) {
+            return Ok(split);
+        }
+        let split = self.count_best_split(searcher, word)?;
+        self.word_cache
+            .lock()
+            .unwrap()
+            .splits
+            .put(generation, word.into(), split);
+        Ok(split)
+    }
+
+    fn count_best_split(&self, searcher: &tantivy::Searcher, word: &str) -> Result<Option<usize>> {
         let mut bounds = self.split_bounds(searcher, word)?;
         // Most promising first (a stable sort: equal bounds stay in word order).
         bounds.sort_by_key(|b| std::cmp::Reverse(b.1));
@@ -238,8 +254,33 @@ impl Index {
 
     /// What [`select_typos`] chooses from, the same whatever the segments: each list in byte
     /// order, as if the dictionary were one (and the union of several instances' lists is the
-    /// list of one holding all their words).
+    /// list of one holding all their words). Recent words' walks are kept for the searcher's
+    /// generation.
     pub(super) fn typo_candidates(
+        &self,
+        searcher: &tantivy::Searcher,
+        word: &str,
+        budget: u8,
+        prefix: bool,
+    ) -> Result<Arc<TypoCandidates>> {
+        if budget == 0 {
+            return Ok(Arc::default());
+        }
+        let generation = searcher.generation().generation_id();
+        let key = (Box::<str>::from(word), budget, prefix);
+        if let Some(found) = self.word_cache.lock().unwrap().walks.get(generation, &key) {
+            return Ok(found);
+        }
+        let found = Arc::new(self.walk_typos(searcher, word, budget, prefix)?);
+        self.word_cache
+            .lock()
+            .unwrap()
+            .walks
+            .put(generation, key, found.clone());
+        Ok(found)
+    }
+
+    fn walk_typos(
         &self,
         searcher: &tantivy::Searcher,
         word: &str,
@@ -247,9 +288,6 @@ impl Index {
         prefix: bool,
     ) -> Result<TypoCandidates> {
         let mut out = TypoCandidates::default();
-        if budget == 0 {
-            return Ok(out);
-        }
         let builder = lev_builder(budget);
         let check = if prefix {
             builder.build_prefix_dfa(word)
