@@ -456,3 +456,72 @@ fn a_phrase_repeating_a_word_matches_it_in_a_row_only() {
     assert_eq!(found("\"fast fast\" parser"), vec![1]);
     pages_match_the_whole_ranking(&index, "\"fast fast\"");
 }
+
+/// A short prefix most names open with a completion of (`rea`: `react`, `ready`, `realm`):
+/// the set of names opening so is ranked by internal id past those holding the word as
+/// typed (`rea` itself, anywhere), which match better on `exactness` wherever their ids fall.
+/// Some hold it in the name, some only in the summary, some nowhere; the best ones come
+/// last, and a third are updated after the others. Every page equals the whole ranking's.
+#[test]
+fn prefix_pages_past_the_completions_equal_the_whole_ranking() {
+    let names = [
+        "react hooks",
+        "ready set go",
+        "realm db",
+        "reactive streams",
+        "tool react",
+    ];
+    let mut docs = Vec::new();
+    for i in 0..600usize {
+        // Names open with a completion, but for a few late ones holding the word as typed.
+        let name = match i {
+            598.. => "rea",
+            590.. => "my rea kit",
+            _ => names[i % names.len()],
+        };
+        // The word as typed in summaries of the second half only.
+        let summary = match i {
+            301.. if i % 7 == 0 => "the rea helper",
+            301.. if i % 13 == 0 => "rea",
+            _ => ["", "hooks for react", "reading list", "nothing here"][i % 4],
+        };
+        docs.push(json!({"id": i, "name": name, "summary": summary}));
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let index = index_with(
+        &tmp,
+        json!({"searchableAttributes": ["name", "summary"]}),
+        docs.clone(),
+    );
+    let again: Vec<Value> = docs
+        .into_iter()
+        .filter(|d| d["id"].as_u64().unwrap() % 3 == 0)
+        .collect();
+    add_documents(&index, &tmp, 3, &again);
+    for q in ["rea", "reac", "re", "real", "hooks rea", "rea tool"] {
+        pages_match_the_whole_ranking(&index, q);
+    }
+    // The typed word in a summary only ranks before completions alone, ids aside.
+    let r = search(&index, json!({"q": "rea", "limit": 400}));
+    let hits = r["hits"].as_array().unwrap();
+    let typed_in_summary = hits
+        .iter()
+        .position(|h| {
+            !h["name"].as_str().unwrap().contains("rea ")
+                && h["name"].as_str().unwrap() != "rea"
+                && matches!(h["summary"].as_str().unwrap(), "the rea helper" | "rea")
+        })
+        .unwrap();
+    let completion_only = hits
+        .iter()
+        .position(|h| {
+            !h["name"].as_str().unwrap().split(' ').any(|w| w == "rea")
+                && !h["summary"]
+                    .as_str()
+                    .unwrap()
+                    .split(' ')
+                    .any(|w| w == "rea")
+        })
+        .unwrap();
+    assert!(typed_in_summary < completion_only, "{hits:?}");
+}

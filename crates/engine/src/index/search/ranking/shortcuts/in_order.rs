@@ -7,7 +7,9 @@
 use std::time::Instant;
 
 use api_types::Result;
-use tantivy::DocId;
+use tantivy::postings::SegmentPostings;
+use tantivy::schema::IndexRecordOption;
+use tantivy::{DocId, DocSet, Term};
 
 use super::super::collector::SegmentDocs;
 use super::super::document::Context;
@@ -34,11 +36,15 @@ pub(super) enum Past {
     /// `floor`: the best exactness cost (the two digits packed) of any other document;
     /// `weighing`: the least weight of a field where the terms may all be (an exact match
     /// needs such a field).
+    /// `typed`: with a set of one word's completions or synonyms (no term as typed), the
+    /// word's terms as typed: a document holding none of them costs `floor` exactly, so
+    /// those holding one are ranked first.
     Exactness {
         digit: usize,
         words: Option<u32>,
         floor: u128,
         weighing: u32,
+        typed: Option<Vec<Term>>,
     },
 }
 
@@ -75,6 +81,31 @@ impl Past {
                     words: typed.then(|| kept.iter().map(|t| qt[*t].word_count).sum()),
                     floor: exactness::floor_without_exact_match(typed, kept.len() as u32),
                     weighing: set.ahead.as_ref().map_or(0, |(_, w)| *w),
+                    typed: None,
+                })
+            }
+            // A set of one word's completions (a short prefix's are thousands of documents
+            // on npm: `rea`) or synonyms: its documents without the word as typed anywhere
+            // match neither exactly nor at the start with it, all at one cost.
+            [Step::Digits(0, to)]
+                if rules.last() == Some(&Rule::Exactness)
+                    && *to == set.zero_to + 2
+                    && set.typos == 0
+                    && set.at_most.is_none()
+                    && kept.len() == 1 =>
+            {
+                let typed = qt[kept[0]]
+                    .derivations
+                    .iter()
+                    .filter(|d| d.exact)
+                    .flat_map(|d| d.words.iter().map(|(_, t)| t.clone()))
+                    .collect();
+                Some(Past::Exactness {
+                    digit: set.zero_to,
+                    words: None,
+                    floor: exactness::floor_without_exact_match(false, 1),
+                    weighing: 0,
+                    typed: Some(typed),
                 })
             }
             _ => None,
@@ -155,13 +186,20 @@ impl Index {
                 words,
                 floor,
                 weighing,
+                typed,
             } => {
-                // Only a document with a field of `words` words can beat `floor`: those are
-                // ranked first, wherever their internal ids fall.
+                // Only a document with a field of `words` words, or holding a term as
+                // `typed`, can beat `floor`: those are ranked first, wherever their internal
+                // ids fall.
                 let mut rest = candidates;
+                let mut first = Vec::new();
                 if let Some(words) = words {
-                    let first;
                     (first, rest) = self.split_by_field_of(run, ctx, rest, words, weighing)?;
+                }
+                if let Some(typed) = typed {
+                    (first, rest) = self.split_by_terms(run, rest, &typed)?;
+                }
+                if !first.is_empty() {
                     let (ranked, n) =
                         self.rank_part(run, ctx, qt, first, seen, accept, want, false)?;
                     out.extend(ranked);
@@ -331,6 +369,47 @@ impl Index {
                 }
             };
             match lens.values_for_doc(c.1).any(counts) {
+                true => with.push(c),
+                false => without.push(c),
+            }
+        }
+        Ok((with, without))
+    }
+
+    /// The candidates holding one of `terms`, and the others (both in the order given,
+    /// document order within a segment).
+    fn split_by_terms(
+        &self,
+        run: &Run,
+        candidates: Vec<Candidate>,
+        terms: &[Term],
+    ) -> Result<(Vec<Candidate>, Vec<Candidate>)> {
+        let (mut with, mut without) = (Vec::new(), Vec::with_capacity(candidates.len()));
+        let mut open: Option<(u32, Vec<SegmentPostings>)> = None;
+        for c in candidates {
+            if open.as_ref().is_none_or(|(s, _)| *s != c.0) {
+                let reader = run.searcher.segment_reader(c.0);
+                let mut postings = Vec::new();
+                for t in terms {
+                    let inverted = reader.inverted_index(t.field()).map_err(tv)?;
+                    postings.extend(
+                        inverted
+                            .read_postings(t, IndexRecordOption::Basic)
+                            .map_err(api_types::io_error)?,
+                    );
+                }
+                open = Some((c.0, postings));
+            }
+            let Some((_, postings)) = open.as_mut() else {
+                continue;
+            };
+            let holds = postings.iter_mut().any(|p| {
+                if p.doc() < c.1 {
+                    p.seek(c.1);
+                }
+                p.doc() == c.1
+            });
+            match holds {
                 true => with.push(c),
                 false => without.push(c),
             }
