@@ -135,6 +135,24 @@ fn check_phrases(index: &Index, docs: &[Value], fields: &[&str]) {
             plain["attributesToSearchOn"] = json!(fields);
             assert_eq!(ranked(index, page), ranked(index, plain), "{q} {offset}");
         }
+        // Unquoted too. Before a word `words` drops (one nothing holds, or a rare one), the
+        // second word is no prefix and the shortcut set of the words in a row reads their
+        // pair term; with a frequent third word, the shortcut sets of the three hold most of
+        // their level.
+        for q in [
+            format!("{a} {b}"),
+            format!("{a} {b} nowhere"),
+            format!("{a} {b} rare7"),
+            format!("{a} {b} fast"),
+            format!("{a} {b} the data"),
+        ] {
+            for (offset, limit) in [(0, 5), (5, 10), (40, 20)] {
+                let page = json!({ "q": q, "offset": offset, "limit": limit });
+                let mut plain = page.clone();
+                plain["attributesToSearchOn"] = json!(fields);
+                assert_eq!(ranked(index, page), ranked(index, plain), "{q} {offset}");
+            }
+        }
     }
     // A negated phrase leaves out exactly its documents.
     let with_word: BTreeSet<u64> = found(index, "python");
@@ -223,4 +241,53 @@ fn one_batch_of_many_documents_chooses_the_pair_words_from_its_own_documents() {
         .unwrap();
     assert!(index.pair_words().contains(&"the".to_string()));
     check_phrases(&index, &all, &["name", "summary", "tags"]);
+}
+
+/// Two pair words in a row, before a word `words` drops: the second is no prefix, and the
+/// shortcut set of the words in a row reads their pair term. The documents holding them in a
+/// row at the second place of the summary rank first; those holding them only reversed (or
+/// reversed and again in a row further on) must not take their place.
+#[test]
+fn words_in_a_row_before_a_dropped_word_rank_as_without_the_shortcuts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let all: Vec<Value> = (0..10_500u64)
+        .map(|i| {
+            let summary = match i % 5 {
+                0 => format!("x{i} alpha beta y{i}"),
+                1 => format!("beta alpha x{i}"),
+                2 => format!("alpha x{i} beta"),
+                3 => format!("x{i} y{i} z{i} alpha beta"),
+                _ => format!("x{i} y{i} beta alpha beta"),
+            };
+            json!({ "id": i, "name": format!("n{i}"), "summary": summary })
+        })
+        .collect();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    index
+        .apply_batch(vec![
+            BatchOp::UpdateSettings {
+                task_uid: 1,
+                patch: json!({ "searchableAttributes": ["name", "summary"] }),
+            },
+            add(2, stage(tmp.path(), "a", &all)),
+        ])
+        .unwrap();
+    let pairs = index.pair_words();
+    assert!(pairs.contains(&"alpha".to_string()) && pairs.contains(&"beta".to_string()));
+    for q in ["alpha beta nowhere", "alpha beta x7", "beta alpha nowhere"] {
+        for (offset, limit) in [(0, 5), (5, 10), (40, 20)] {
+            let page = json!({ "q": q, "offset": offset, "limit": limit });
+            let mut plain = page.clone();
+            plain["attributesToSearchOn"] = json!(["name", "summary"]);
+            let got = ranked(&index, page);
+            assert_eq!(got, ranked(&index, plain), "{q} {offset}");
+            if q == "alpha beta nowhere" {
+                // The words in a row at the second place (ids 0, 5, 10...) come first.
+                assert!(
+                    got.iter().all(|(id, _)| id % 5 == 0),
+                    "{q} {offset}: {got:?}"
+                );
+            }
+        }
+    }
 }

@@ -71,7 +71,7 @@ impl Index {
     pub(super) fn keyword_candidates(
         &self,
         rtxn: &heed::RoTxn,
-        (searcher, pairs): (&tantivy::Searcher, &PairWords),
+        (searcher, pairs): (&tantivy::Searcher, &Arc<PairWords>),
         settings: &Settings,
         text: &str,
         (matching_strategy, locales): (Option<&str>, Option<&[String]>),

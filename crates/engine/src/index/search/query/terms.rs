@@ -2,6 +2,8 @@
 //! `MAX_QUERY_WORDS`), the order `matchingStrategy` drops them in, and the tantivy queries
 //! built from them at a [`Reach`].
 
+use std::sync::Arc;
+
 use api_types::Result;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
@@ -63,6 +65,8 @@ pub(crate) struct Terms {
     /// How many allowed documents the candidates' query matched at a reach, when ranking
     /// read them (so the total needs no second count).
     pub(crate) counted: Option<(Reach, Counted)>,
+    /// The index's pair words, read with the searcher (see [`Terms::pair_of`]).
+    pub(crate) pairs: Arc<PairWords>,
 }
 
 /// A count ranking made of the candidates: all of them, or a bound it stopped at.
@@ -98,6 +102,11 @@ impl Terms {
     /// How many groups `words` may drop.
     pub(crate) fn droppable(&self) -> usize {
         self.drop_order.as_ref().map_or(0, Vec::len)
+    }
+
+    /// The pair term standing for the phrase `words` (see [`pair_of`]), when there is one.
+    pub(crate) fn pair_of(&self, field_words: Field, words: &[(usize, Term)]) -> Option<Term> {
+        pair_of(field_words, &self.pairs, words)
     }
 
     /// Whether some group of `kept` is a quoted phrase of several words.
@@ -335,7 +344,7 @@ impl Index {
         strategy: Option<&str>,
         locales: Option<&[String]>,
         pins: Option<&super::Pins>,
-        pairs: &PairWords,
+        pairs: &Arc<PairWords>,
     ) -> Result<Terms> {
         let languages = match locales {
             Some(codes) => languages::languages(codes),
@@ -530,6 +539,7 @@ impl Index {
             derived: false,
             pins: pins.cloned(),
             counted: None,
+            pairs: pairs.clone(),
         })
     }
 }

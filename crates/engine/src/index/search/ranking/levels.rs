@@ -150,7 +150,7 @@ fn levels(rules: &[Rule], terms: &Terms) -> (Vec<(usize, Reach)>, bool) {
 /// At most how many documents a level (`kept` groups, words reaching as far as `reach`)
 /// matches: per group the sum of the document frequencies of its derivations within reach
 /// (a sequence counts its first word), the least of the groups.
-fn level_bound(
+pub(super) fn level_bound(
     searcher: &tantivy::Searcher,
     qt: &[QueryTerm],
     kept: &[usize],
