@@ -114,6 +114,26 @@ fn ranked(index: &Index, mut body: Value) -> Vec<(u64, String)> {
     ids(&search(index, body))
 }
 
+/// Three pages of `q`, each ranked as without the shortcuts (`attributesToSearchOn` naming
+/// every field of `fields`), with their offsets.
+fn pages_as_without_shortcuts(
+    index: &Index,
+    q: &str,
+    fields: &[&str],
+) -> Vec<(usize, Vec<(u64, String)>)> {
+    [(0, 5), (5, 10), (40, 20)]
+        .into_iter()
+        .map(|(offset, limit)| {
+            let page = json!({ "q": q, "offset": offset, "limit": limit });
+            let mut plain = page.clone();
+            plain["attributesToSearchOn"] = json!(fields);
+            let got = ranked(index, page);
+            assert_eq!(got, ranked(index, plain), "{q} {offset}");
+            (offset, got)
+        })
+        .collect()
+}
+
 /// Every phrase of two frequent words (and one negated) finds the documents holding it.
 fn check_phrases(index: &Index, docs: &[Value], fields: &[&str]) {
     for (a, b) in [
@@ -129,12 +149,7 @@ fn check_phrases(index: &Index, docs: &[Value], fields: &[&str]) {
         let q = format!("\"{a} {b}\"");
         assert_eq!(found(index, &q), want, "{q}");
         // Its pages rank as without the shortcuts (which read the pair terms by field).
-        for (offset, limit) in [(0, 5), (5, 10), (40, 20)] {
-            let page = json!({ "q": q, "offset": offset, "limit": limit });
-            let mut plain = page.clone();
-            plain["attributesToSearchOn"] = json!(fields);
-            assert_eq!(ranked(index, page), ranked(index, plain), "{q} {offset}");
-        }
+        pages_as_without_shortcuts(index, &q, fields);
         // Unquoted too. Before a word `words` drops (one nothing holds, or a rare one), the
         // second word is no prefix and the shortcut set of the words in a row reads their
         // pair term; with a frequent third word, the shortcut sets of the three hold most of
@@ -146,12 +161,7 @@ fn check_phrases(index: &Index, docs: &[Value], fields: &[&str]) {
             format!("{a} {b} fast"),
             format!("{a} {b} the data"),
         ] {
-            for (offset, limit) in [(0, 5), (5, 10), (40, 20)] {
-                let page = json!({ "q": q, "offset": offset, "limit": limit });
-                let mut plain = page.clone();
-                plain["attributesToSearchOn"] = json!(fields);
-                assert_eq!(ranked(index, page), ranked(index, plain), "{q} {offset}");
-            }
+            pages_as_without_shortcuts(index, &q, fields);
         }
     }
     // A negated phrase leaves out exactly its documents.
@@ -275,12 +285,7 @@ fn words_in_a_row_before_a_dropped_word_rank_as_without_the_shortcuts() {
     let pairs = index.pair_words();
     assert!(pairs.contains(&"alpha".to_string()) && pairs.contains(&"beta".to_string()));
     for q in ["alpha beta nowhere", "alpha beta x7", "beta alpha nowhere"] {
-        for (offset, limit) in [(0, 5), (5, 10), (40, 20)] {
-            let page = json!({ "q": q, "offset": offset, "limit": limit });
-            let mut plain = page.clone();
-            plain["attributesToSearchOn"] = json!(["name", "summary"]);
-            let got = ranked(&index, page);
-            assert_eq!(got, ranked(&index, plain), "{q} {offset}");
+        for (offset, got) in pages_as_without_shortcuts(&index, q, &["name", "summary"]) {
             if q == "alpha beta nowhere" {
                 // The words in a row at the second place (ids 0, 5, 10...) come first.
                 assert!(

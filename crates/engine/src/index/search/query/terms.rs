@@ -104,9 +104,10 @@ impl Terms {
         self.drop_order.as_ref().map_or(0, Vec::len)
     }
 
-    /// The pair term standing for the phrase `words` (see [`pair_of`]), when there is one.
-    pub(crate) fn pair_of(&self, field_words: Field, words: &[(usize, Term)]) -> Option<Term> {
-        pair_of(field_words, &self.pairs, words)
+    /// The documents holding `words` in a row (offsets from the first): through their pair
+    /// term when they are two adjacent pair words (see [`pair_of`]).
+    pub(crate) fn phrase(&self, field_words: Field, words: &[(usize, Term)]) -> Box<dyn Query> {
+        pair_or_phrase(pair_of(field_words, &self.pairs, words).as_ref(), words)
     }
 
     /// Whether some group of `kept` is a quoted phrase of several words.
@@ -279,10 +280,16 @@ pub(crate) fn group_query(group: &Group, reach: Reach) -> Box<dyn Query> {
             ))
         }
         Group::Phrase(g, _) if g.len() == 1 => term(&g[0].1),
-        Group::Phrase(_, Some(pair)) => {
-            Box::new(TermQuery::new(pair.clone(), IndexRecordOption::Basic))
-        }
-        Group::Phrase(g, None) => phrase_query(g),
+        Group::Phrase(g, pair) => pair_or_phrase(pair.as_ref(), g),
+    }
+}
+
+/// The documents holding the phrase `words`: its `pair` term's (see [`pair_of`]), else the
+/// phrase checked position by position.
+fn pair_or_phrase(pair: Option<&Term>, words: &[(usize, Term)]) -> Box<dyn Query> {
+    match pair {
+        Some(pair) => Box::new(TermQuery::new(pair.clone(), IndexRecordOption::Basic)),
+        None => phrase_query(words),
     }
 }
 

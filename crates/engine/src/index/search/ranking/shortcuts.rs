@@ -10,8 +10,8 @@
 //! best weight, or opens a lesser field, never ranks the others.
 
 use api_types::Result;
-use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, TermQuery};
-use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::query::{BooleanQuery, Occur, Query};
+use tantivy::schema::Field;
 use tantivy::Term;
 
 use super::document::{self, Context};
@@ -195,7 +195,7 @@ impl Index {
             ctx.search_on.is_some(),
         );
         // The level's size bound, read once a set must be weighed against it.
-        let mut bound: Option<u64> = None;
+        let mut level_size: Option<u64> = None;
         for set in sets {
             let docs = self
                 .level_docs(run.searcher, set.query.as_ref(), run.allowed)
@@ -213,12 +213,12 @@ impl Index {
             // its opening set 7,261 and its set by weight 7,406, neither settling the page):
             // such a set saves at most what it costs, so the level is ranked instead.
             if past.is_none() {
-                let bound = match bound {
-                    Some(b) => b,
-                    None => *bound.insert(level_bound(run.searcher, qt, kept, reach)?),
+                let size = match level_size {
+                    Some(n) => n,
+                    None => *level_size.insert(level_bound(run.searcher, qt, kept, reach)?),
                 };
                 let held: usize = docs.iter().map(|(_, list)| list.len()).sum();
-                if (held as u64).saturating_mul(2) > bound {
+                if (held as u64).saturating_mul(2) > size {
                     continue;
                 }
             }
@@ -659,13 +659,7 @@ impl<'a> Lookup<'a> {
             .map(|t| -> (Occur, Box<dyn Query>) {
                 let mut words = fixed.clone();
                 words.push((offset, t));
-                match terms.pair_of(field_words, &words) {
-                    Some(pair) => (
-                        Occur::Should,
-                        Box::new(TermQuery::new(pair, IndexRecordOption::Basic)),
-                    ),
-                    None => (Occur::Should, Box::new(PhraseQuery::new_with_offset(words))),
-                }
+                (Occur::Should, terms.phrase(field_words, &words))
             })
             .collect();
         Some((Box::new(BooleanQuery::new(phrases)), zero_to))
