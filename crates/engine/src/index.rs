@@ -56,7 +56,10 @@ pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 
 // Shared with the submodules (the search modules reach `project` and `retrieve` through
 // `super::`, as before they moved).
-use cache::{ColumnCache, FilterCache, SegmentColumns, SettingsCache, VectorTables, WordCache};
+use cache::{
+    ColumnCache, FilterCache, SegmentColumns, SegmentLengths, SettingsCache, VectorTables,
+    WordCache,
+};
 use documents::{project, retrieve};
 use update::Progress;
 
@@ -169,6 +172,23 @@ impl Index {
             .unwrap()
             .put(reader, field, column.clone());
         Ok(column)
+    }
+
+    /// One segment's documents by field length ([`SegmentLengths`]), decoded once per segment.
+    fn segment_lengths(
+        &self,
+        reader: &tantivy::SegmentReader,
+    ) -> tantivy::Result<Arc<SegmentLengths>> {
+        if let Some(lengths) = self.segment_columns.lock().unwrap().lengths(reader) {
+            return Ok(lengths);
+        }
+        let column = self.segment_column(reader, text::LENGTHS_FIELD)?;
+        let lengths = Arc::new(SegmentLengths::decode(&column, reader.max_doc()));
+        self.segment_columns
+            .lock()
+            .unwrap()
+            .put_lengths(reader, lengths.clone());
+        Ok(lengths)
     }
 
     /// The internal id of each document of one segment ([`NO_IID`] for none), decoded from its

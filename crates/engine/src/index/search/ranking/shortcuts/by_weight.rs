@@ -110,10 +110,10 @@ impl Lookup<'_> {
     /// (`lighter`: only markers, the level's documents already hold the phrase) or whose
     /// first word opens a field. When the query is that one phrase, its positions are not
     /// read: the set is those of `lighter` and those where its first word opens a field
-    /// holding its other words, and ranking leaves out a document without the phrase (no
-    /// other term can be kept). A frequent phrase ("python bindings") would have every
-    /// document holding both words checked; the ranking in internal-id order (see `Past`)
-    /// checks a few hundred.
+    /// holding its other words (two pair words: the level's, their pair term's), and ranking
+    /// leaves out a document without the phrase (no other term can be kept). A frequent
+    /// phrase ("python bindings") would have every document holding both words checked; the
+    /// ranking in internal-id order (see `Past`) checks a few hundred.
     fn lighter_or_opening(&self, within: &dyn Query, lighter: Box<dyn Query>) -> Box<dyn Query> {
         let either = |opening: Box<dyn Query>| -> Box<dyn Query> {
             Box::new(BooleanQuery::new(vec![
@@ -122,7 +122,16 @@ impl Lookup<'_> {
             ]))
         };
         match &self.terms.groups[self.kept[0]] {
-            Group::Phrase(words, _) if self.terms.groups.len() == 1 => {
+            // Two pair words: the level is their pair term's documents, far fewer than its
+            // second word's (PyPI, `"library for"`: reading `for` was half of the phrase's
+            // ranking).
+            Group::Phrase(_, Some(_)) if self.terms.groups.len() == 1 => {
+                either(Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, within.box_clone()),
+                    (Occur::Must, self.opening_markers()),
+                ])))
+            }
+            Group::Phrase(words, None) if self.terms.groups.len() == 1 => {
                 let mut groups = vec![self.opening_terms()];
                 groups.extend(words[1..].iter().map(|(_, t)| vec![t.clone()]));
                 either(Box::new(TermSet::all_of(groups)))

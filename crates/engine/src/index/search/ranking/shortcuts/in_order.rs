@@ -21,7 +21,7 @@ use super::super::rule::Rule;
 use super::super::verdict::Verdict;
 use super::{Floor, ShortcutSet};
 use crate::facets::compare_keys;
-use crate::index::{text, tv, Index};
+use crate::index::{tv, Index};
 
 /// How many documents [`Index::rank_in_order`] ranks first, at least.
 const STEP: usize = 64;
@@ -347,28 +347,24 @@ impl Index {
         words: u32,
         weighing: u32,
     ) -> Result<(Vec<Candidate>, Vec<Candidate>)> {
-        let counts = |l: u64| {
-            let (field, len) = text::field_and_length(l);
-            len == words
-                && ctx
-                    .weights
-                    .get(field as usize)
-                    .is_none_or(|w| *w >= weighing)
-        };
         let (mut with, mut without) = (Vec::new(), Vec::with_capacity(candidates.len()));
-        let mut column = None;
+        // Per segment, its lengths and the fields that count.
+        let mut segment: Option<(u32, _, Vec<u32>)> = None;
         for c in candidates {
-            let lens = match &column {
-                Some((s, lens)) if *s == c.0 => lens,
+            let (lengths, fields) = match &segment {
+                Some((s, lengths, fields)) if *s == c.0 => (lengths, fields),
                 _ => {
                     let reader = run.searcher.segment_reader(c.0);
-                    let lens = self
-                        .segment_column(reader, text::LENGTHS_FIELD)
-                        .map_err(tv)?;
-                    &column.insert((c.0, lens)).1
+                    let lengths = self.segment_lengths(reader).map_err(tv)?;
+                    let fields = lengths
+                        .fields()
+                        .filter(|f| ctx.weights.get(*f as usize).is_none_or(|w| *w >= weighing))
+                        .collect();
+                    let (_, lengths, fields) = segment.insert((c.0, lengths, fields));
+                    (&*lengths, &*fields)
                 }
             };
-            match lens.values_for_doc(c.1).any(counts) {
+            match fields.iter().any(|f| lengths.has(c.1, *f, words)) {
                 true => with.push(c),
                 false => without.push(c),
             }
