@@ -132,19 +132,6 @@ async function timed(fn) {
 function quietClient() {
   if (process.env.BENCH_LOUD_CLIENT) return;
   require('../dist/util/threads.js').lowerOtherThreads();
-  // The client's own garbage collections pause whichever answer it is waiting for: holding the
-  // catalogue's rows (227k objects for npm), its young-generation collections took 4-7 ms, a
-  // few in every shape's 300 queries, which is a shape's p99 by itself. A young generation
-  // large enough for a shape's answers, and a full collection before each shape (`settle`),
-  // keep them out of the timed windows, for both servers alike.
-  require('node:v8').setFlagsFromString('--expose-gc --min-semi-space-size=64 --max-semi-space-size=64');
 }
 
-/** Runs a full garbage collection of the client (see `quietClient`) before a timed window. */
-function settle() {
-  if (process.env.BENCH_LOUD_CLIENT) return;
-  const gc = globalThis.gc ?? require('node:vm').runInNewContext('gc');
-  gc();
-}
-
-module.exports = { filterMix, mulberry32, percentile, queryMix, quietClient, seededMixes, settle, timed, typo, words };
+module.exports = { filterMix, mulberry32, percentile, queryMix, quietClient, seededMixes, timed, typo, words };

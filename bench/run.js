@@ -22,7 +22,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { filterMix, percentile, queryMix, mulberry32, quietClient, seededMixes, settle } = require('./lib');
+const { filterMix, percentile, queryMix, mulberry32, quietClient, seededMixes } = require('./lib');
 const { DATASETS, client, cpuMsOf, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
@@ -82,7 +82,6 @@ async function timeShapes(api, index, mix) {
   const out = {};
   for (const [shape, qs] of Object.entries(mix)) {
     process.stderr.write(`  querying ${shape}...          \r`);
-    settle();
     const { lat, proc } = await timeQueries(api, index, qs, 1);
     out[shape] = {
       n: lat.length,
