@@ -18,6 +18,7 @@
 //! - [`update`]: batches of operations (add, delete, settings) and their commit;
 //! - [`filtering`]: filters to sets of internal ids, cached per generation;
 //! - [`cache`]: the per-generation caches (typed settings, filter results, value columns);
+//! - [`segments`]: what is decoded from each tantivy segment, kept while it lives;
 //! - [`documents`]: fetching documents, their projection, and the index's statistics;
 //! - [`search`] (with `rank`): search and facet search;
 //! - [`text`]: what tantivy holds of a document's text.
@@ -41,6 +42,7 @@ mod fields;
 mod filtering;
 mod open;
 mod search;
+mod segments;
 mod text;
 mod update;
 
@@ -56,15 +58,11 @@ pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 
 // Shared with the submodules (the search modules reach `project` and `retrieve` through
 // `super::`, as before they moved).
-use cache::{
-    ColumnCache, FilterCache, SegmentColumns, SegmentLengths, SettingsCache, VectorTables,
-    WordCache,
-};
+use cache::{ColumnCache, FilterCache, SettingsCache, VectorTables, WordCache};
 use documents::{project, retrieve};
 use update::Progress;
 
-/// In [`Index::segment_iids`], a document without an internal id.
-const NO_IID: u32 = u32::MAX;
+use segments::{SegmentLengths, Segments, NO_IID};
 
 /// The tantivy fields of a document (see [`open`] for the schema).
 struct Fields {
@@ -96,8 +94,8 @@ pub struct Index {
     filter_cache: Mutex<FilterCache>,
     /// Value columns (sort, distinct, facets) and the set of all ids, for one generation.
     columns: Mutex<ColumnCache>,
-    /// Opened fast-field columns of the live segments.
-    segment_columns: Mutex<SegmentColumns>,
+    /// What is decoded from the live segments' columns (see [`segments`]).
+    segments: Segments,
     /// The typed settings of the newest generation read.
     settings_cache: Mutex<SettingsCache>,
     /// The vector graphs' tables of the newest generation searched.
@@ -156,66 +154,45 @@ impl Index {
         Ok(settings)
     }
 
-    /// The fast-field column `field` ([`text::LENGTHS_FIELD`]) of one segment, opened once per
-    /// segment (see [`SegmentColumns`]).
-    fn segment_column(
+    /// The lengths column of one segment ([`text::LENGTHS_FIELD`]), opened once.
+    fn segment_lens(
         &self,
         reader: &tantivy::SegmentReader,
-        field: &'static str,
     ) -> tantivy::Result<tantivy::columnar::Column<u64>> {
-        if let Some(column) = self.segment_columns.lock().unwrap().get(reader, field) {
-            return Ok(column);
-        }
-        let column = reader.fast_fields().u64(field)?;
-        self.segment_columns
-            .lock()
-            .unwrap()
-            .put(reader, field, column.clone());
-        Ok(column)
+        self.segments.lens(reader)
     }
 
-    /// One segment's documents by field length ([`SegmentLengths`]), decoded once per segment.
+    /// One segment's documents by field length ([`SegmentLengths`]), decoded once.
     fn segment_lengths(
         &self,
         reader: &tantivy::SegmentReader,
     ) -> tantivy::Result<Arc<SegmentLengths>> {
-        if let Some(lengths) = self.segment_columns.lock().unwrap().lengths(reader) {
-            return Ok(lengths);
-        }
-        let column = self.segment_column(reader, text::LENGTHS_FIELD)?;
-        let lengths = Arc::new(SegmentLengths::decode(&column, reader.max_doc()));
-        self.segment_columns
-            .lock()
-            .unwrap()
-            .put_lengths(reader, lengths.clone());
-        Ok(lengths)
+        self.segments.lengths(reader)
     }
 
-    /// The internal id of each document of one segment ([`NO_IID`] for none), decoded from its
-    /// column once per segment: a pass over postings reads one for every document it meets,
-    /// and the column's decoding was most of a filtered pass's time.
+    /// The internal id of each document of one segment ([`NO_IID`] for none), decoded once.
     fn segment_iids(&self, reader: &tantivy::SegmentReader) -> tantivy::Result<Arc<[u32]>> {
-        if let Some(iids) = self.segment_columns.lock().unwrap().iids(reader) {
-            return Ok(iids);
-        }
-        // Opened here only to be decoded: the ids are what is kept.
-        let column = reader.fast_fields().u64(open::IID_FIELD)?;
-        let docs = reader.max_doc();
-        let iids: Arc<[u32]> = match column.index {
-            tantivy::columnar::ColumnIndex::Full => {
-                let mut all = vec![0u64; docs as usize];
-                column.values.get_range(0, &mut all);
-                all.into_iter().map(|v| v as u32).collect()
+        self.segments.iids(reader)
+    }
+
+    /// Publishes tantivy's last commit to searches, the columns of its new segments decoded
+    /// first (see [`segments`]), so that no search pays for them.
+    fn publish_segments(&self) -> Result<()> {
+        for segment in self.tantivy.searchable_segments().map_err(tv)? {
+            if !self.segments.holds(segment.id()) {
+                self.segments
+                    .warm(&tantivy::SegmentReader::open(&segment).map_err(tv)?);
             }
-            _ => (0..docs)
-                .map(|doc| column.first(doc).map_or(NO_IID, |v| v as u32))
-                .collect(),
-        };
-        self.segment_columns
-            .lock()
-            .unwrap()
-            .put_iids(reader, iids.clone());
-        Ok(iids)
+        }
+        self.reader.reload().map_err(tv)?;
+        self.segments.published(
+            self.reader
+                .searcher()
+                .segment_readers()
+                .iter()
+                .map(|r| r.segment_id()),
+        );
+        Ok(())
     }
 
     /// The settings stored in `txn`, parsed (defaults when never written).

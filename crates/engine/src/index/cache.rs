@@ -5,8 +5,6 @@
 //! - [`SettingsCache`]: the typed settings, so a search parses no stored JSON;
 //! - [`FilterCache`]: recent filter results (tenant tokens repeat one filter on every search);
 //! - [`ColumnCache`]: value columns (sort, distinct, facets) and the set of all ids;
-//! - [`SegmentColumns`]: tantivy's fast-field columns, the decoded internal ids and the
-//!   documents by field length, per segment rather than generation;
 //! - [`VectorTables`]: the vector graphs' tables, built on a thread of their own and dropped at
 //!   commit rather than left stale;
 //! - [`WordCache`]: the typo walks and splits of recent query words, per searcher generation
@@ -17,8 +15,6 @@ use std::hash::Hash;
 use std::sync::Arc;
 
 use roaring::RoaringBitmap;
-use tantivy::index::SegmentId;
-use tantivy::SegmentReader;
 
 use super::search::TypoCandidates;
 use crate::facets::Column;
@@ -30,9 +26,6 @@ const FILTER_CACHE_SIZE: usize = 16;
 
 /// How many columns [`ColumnCache`] holds before it starts over.
 const COLUMN_CACHE_SIZE: usize = 64;
-
-/// How many segment columns [`SegmentColumns`] holds before it starts over.
-const SEGMENT_COLUMNS_SIZE: usize = 64;
 
 /// How many query words [`Recent`] takes in before it starts a new lot (keeping the last one).
 const RECENT_WORDS: usize = 512;
@@ -198,132 +191,6 @@ impl ColumnCache {
     }
 }
 
-/// Opened fast-field columns (internal ids, field lengths) by segment, and what is decoded
-/// from them. A segment's columns
-/// never change once written (deletions only mark documents dead), so an entry is right for
-/// as long as the segment lives, across commits. Opening a column decodes its whole block
-/// index: on the 886k PyPI rows that is about a millisecond per search, paid once per level
-/// before this cache.
-#[derive(Default)]
-pub(super) struct SegmentColumns {
-    entries: HashMap<(SegmentId, &'static str), tantivy::columnar::Column<u64>>,
-    /// The internal ids by document, decoded: the passes over postings read one per document.
-    iids: HashMap<SegmentId, Arc<[u32]>>,
-    lengths: HashMap<SegmentId, Arc<SegmentLengths>>,
-}
-
-/// One segment's documents by short field and word count (`text::LENGTHS_FIELD`), decoded
-/// once: the ranking in order asks, of a few thousand candidates, which have a field of as
-/// many words as the query (only those can be exact matches). Read through the column, one
-/// document at a time, that was a third of a frequent phrase's ranking on PyPI (`"library
-/// for"`: 0.46 ms for 2,629 candidates, the column's pages mostly out of the CPU's caches).
-pub(super) struct SegmentLengths {
-    /// Per field id, its place in `docs` (`u32::MAX`: no document has it short).
-    slots: Vec<u32>,
-    /// Per slot and word count (`slot * LENGTH_SLOTS + words`), the documents.
-    docs: Vec<RoaringBitmap>,
-}
-
-/// Word counts a field of [`SegmentLengths`] has room for: every count stored (at most
-/// `text::COUNTED_FIELD_WORDS`).
-const LENGTH_SLOTS: usize = 32;
-
-impl SegmentLengths {
-    /// Decodes `column`, the lengths of documents `0..max_doc`.
-    pub(super) fn decode(column: &tantivy::columnar::Column<u64>, max_doc: u32) -> Self {
-        let mut values = vec![0u64; column.values.num_vals() as usize];
-        column.values.get_range(0, &mut values);
-        let mut slots: Vec<u32> = Vec::new();
-        let mut lists: Vec<Vec<u32>> = Vec::new();
-        for doc in 0..max_doc {
-            for row in column.index.value_row_ids(doc) {
-                let (fid, words) = super::text::field_and_length(values[row as usize]);
-                let (fid, words) = (fid as usize, words as usize);
-                if words >= LENGTH_SLOTS {
-                    continue;
-                }
-                if fid >= slots.len() {
-                    slots.resize(fid + 1, u32::MAX);
-                }
-                if slots[fid] == u32::MAX {
-                    slots[fid] = (lists.len() / LENGTH_SLOTS) as u32;
-                    lists.resize_with(lists.len() + LENGTH_SLOTS, Vec::new);
-                }
-                let list = &mut lists[slots[fid] as usize * LENGTH_SLOTS + words];
-                // A document's values may repeat a field's count (an array's values).
-                if list.last() != Some(&doc) {
-                    list.push(doc);
-                }
-            }
-        }
-        let docs = lists
-            .into_iter()
-            .map(|l| RoaringBitmap::from_sorted_iter(l).unwrap_or_default())
-            .collect();
-        SegmentLengths { slots, docs }
-    }
-
-    /// Whether document `doc` has field `fid` of `words` words.
-    pub(super) fn has(&self, doc: tantivy::DocId, fid: u32, words: u32) -> bool {
-        let Some(&slot) = self.slots.get(fid as usize) else {
-            return false;
-        };
-        slot != u32::MAX
-            && (words as usize) < LENGTH_SLOTS
-            && self.docs[slot as usize * LENGTH_SLOTS + words as usize].contains(doc)
-    }
-
-    /// The field ids some document of the segment has short.
-    pub(super) fn fields(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.slots.len() as u32).filter(|f| self.slots[*f as usize] != u32::MAX)
-    }
-}
-
-impl SegmentColumns {
-    pub(super) fn get(
-        &self,
-        reader: &SegmentReader,
-        field: &'static str,
-    ) -> Option<tantivy::columnar::Column<u64>> {
-        self.entries.get(&(reader.segment_id(), field)).cloned()
-    }
-
-    pub(super) fn put(
-        &mut self,
-        reader: &SegmentReader,
-        field: &'static str,
-        column: tantivy::columnar::Column<u64>,
-    ) {
-        // Merged-away segments leave entries behind: starting over bounds them.
-        if self.entries.len() >= SEGMENT_COLUMNS_SIZE {
-            self.entries.clear();
-        }
-        self.entries.insert((reader.segment_id(), field), column);
-    }
-
-    pub(super) fn iids(&self, reader: &SegmentReader) -> Option<Arc<[u32]>> {
-        self.iids.get(&reader.segment_id()).cloned()
-    }
-
-    pub(super) fn put_iids(&mut self, reader: &SegmentReader, iids: Arc<[u32]>) {
-        if self.iids.len() >= SEGMENT_COLUMNS_SIZE {
-            self.iids.clear();
-        }
-        self.iids.insert(reader.segment_id(), iids);
-    }
-
-    pub(super) fn lengths(&self, reader: &SegmentReader) -> Option<Arc<SegmentLengths>> {
-        self.lengths.get(&reader.segment_id()).cloned()
-    }
-
-    pub(super) fn put_lengths(&mut self, reader: &SegmentReader, lengths: Arc<SegmentLengths>) {
-        if self.lengths.len() >= SEGMENT_COLUMNS_SIZE {
-            self.lengths.clear();
-        }
-        self.lengths.insert(reader.segment_id(), lengths);
-    }
-}
-
 /// The vector graphs' tables ([`crate::vectors::table`]), built off the request path, one
 /// build at a time. Unlike the other caches it is emptied when a batch commits: a table holds
 /// a read transaction, which must not keep the pages of an old generation from being reused.
@@ -483,59 +350,6 @@ mod tests {
         assert!(is_build(t.lookup(7)));
         t.finish(7, None);
         assert!(matches!(t.lookup(7), TableLookup::Ready(_)));
-    }
-
-    /// The decoded lengths answer as the column read document by document: documents
-    /// without a value (every field too long to count) among those with one or several, a
-    /// count repeated, and a field id far past the others.
-    #[test]
-    fn segment_lengths_hold_each_documents_field_lengths() -> tantivy::Result<()> {
-        use tantivy::schema::{Schema, FAST};
-        let mut schema = Schema::builder();
-        let lens = schema.add_u64_field("lens", FAST);
-        let index = tantivy::Index::create_in_ram(schema.build());
-        let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
-        let value = |fid: u64, words: u64| fid << 16 | words;
-        let per_doc = |d: u64| -> Vec<u64> {
-            match d % 5 {
-                0 => vec![],
-                1 => vec![value(3, d % 31)],
-                2 => vec![value(1, 2), value(1, 2), value(900, 30)],
-                _ => vec![value(1, d % 7), value(2, 7), value(d % 4, 2)],
-            }
-        };
-        for d in 0..3000u64 {
-            let mut doc = tantivy::TantivyDocument::new();
-            for v in per_doc(d) {
-                doc.add_u64(lens, v);
-            }
-            writer.add_document(doc)?;
-        }
-        writer.commit()?;
-        let searcher = index.reader()?.searcher();
-        let reader = searcher.segment_reader(0);
-        let column = reader.fast_fields().u64("lens")?;
-        let lengths = SegmentLengths::decode(&column, reader.max_doc());
-        assert_eq!(lengths.fields().collect::<Vec<_>>(), vec![0, 1, 2, 3, 900]);
-        let mut held = 0;
-        for doc in 0..reader.max_doc() {
-            let stored: Vec<u64> = column.values_for_doc(doc).collect();
-            assert_eq!(stored.is_empty(), per_doc(doc as u64).is_empty());
-            for fid in [0, 1, 2, 3, 4, 899, 900, 70_000] {
-                for words in 0..40 {
-                    let expected = stored.contains(&value(fid as u64, words as u64));
-                    assert_eq!(
-                        lengths.has(doc, fid, words),
-                        expected,
-                        "{doc} {fid} {words}"
-                    );
-                    held += expected as usize;
-                }
-            }
-        }
-        assert!(held > 5000, "{held}");
-        assert!(!lengths.has(reader.max_doc(), 1, 2));
-        Ok(())
     }
 
     #[test]

@@ -11,7 +11,7 @@ use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 use tantivy::ReloadPolicy;
 
 use super::{
-    text, tv, ColumnCache, Fields, FilterCache, Index, SegmentColumns, SettingsCache, VectorTables,
+    text, tv, ColumnCache, Fields, FilterCache, Index, Segments, SettingsCache, VectorTables,
     WordCache,
 };
 use crate::codec::FieldsMap;
@@ -108,7 +108,7 @@ impl Index {
             fields_map: RwLock::new(Arc::new(FieldsMap::default())),
             filter_cache: Mutex::new(FilterCache::default()),
             columns: Mutex::new(ColumnCache::default()),
-            segment_columns: Mutex::new(SegmentColumns::default()),
+            segments: Segments::default(),
             vector_tables: Arc::new(Mutex::new(VectorTables::default())),
             settings_cache: Mutex::new(SettingsCache::default()),
             pair_words: RwLock::new(Arc::default()),
@@ -133,6 +133,8 @@ impl Index {
                 .put_meta(&mut wtxn, keys::TEXT_LAYOUT, &layout)?;
             wtxn.commit().map_err(heed_error)?;
         }
+        // The segments found on disk are decoded before the first search.
+        index.publish_segments()?;
         index.publish_pair_words()?;
         Ok(index)
     }

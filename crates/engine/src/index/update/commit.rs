@@ -275,7 +275,7 @@ impl Index {
         let mut prepared = writer.prepare_commit().map_err(tv)?;
         prepared.set_payload(&generation.to_string());
         prepared.commit().map_err(tv)?;
-        self.reader.reload().map_err(tv)?;
+        self.publish_segments()?;
         self.publish_pair_words()
     }
 
@@ -364,7 +364,7 @@ impl Index {
         // not an error.
         if writer.merge(&ids).wait().is_ok() {
             *merged_at = Some(total);
-            self.reader.reload().map_err(tv)?;
+            self.publish_segments()?;
             // Delete the merged-away segment files now rather than at the next commit (files
             // a running search still reads are kept by tantivy until it lets go of them).
             let _ = writer.garbage_collect_files().wait();

@@ -25,7 +25,7 @@ use super::shortcuts::{Floor, Shortcut};
 use super::verdict::Verdict;
 use crate::filter::eval::within;
 use crate::index::search::{Counted, Reach, Terms};
-use crate::index::{text, tv, Index};
+use crate::index::{tv, Index};
 use crate::settings::{ProximityPrecision, Settings};
 use crate::sort::SortKey;
 
@@ -467,9 +467,7 @@ impl Index {
                 .map(|t| TermReader::open(&inverted, t))
                 .collect::<tantivy::Result<Vec<_>>>()
                 .map_err(tv)?;
-            let lens = self
-                .segment_column(reader, text::LENGTHS_FIELD)
-                .map_err(tv)?;
+            let lens = self.segment_lens(reader).map_err(tv)?;
             // Allocated only when this level marks documents: a fresh bitset costs the
             // kernel zeroed pages on every search.
             if mark && seen.is_empty() {
