@@ -28,7 +28,14 @@ const FILTER_CACHE_SIZE: usize = 16;
 const COLUMN_CACHE_SIZE: usize = 64;
 
 /// How many query words [`Recent`] takes in before it starts a new lot (keeping the last one).
-const RECENT_WORDS: usize = 512;
+/// The bench's mixes walk about 1,300 words (PyPI and npm): at 512, a server cycling through
+/// them found none of its walks again, and they were a fifth to a third of its engine time.
+const RECENT_WORDS: usize = 2048;
+
+/// How many bytes of keys and values [`Recent`] takes in before it starts a new lot: a word's
+/// walk holds 1 KB (npm) to 1.8 KB (PyPI) on average, but a long prefix's, with its first
+/// letter's variants completed, up to some tens of KB.
+const RECENT_BYTES: usize = 4 << 20;
 
 /// One value computed at one generation: a reader at that generation shares it, one at an
 /// older generation computes its own.
@@ -257,12 +264,53 @@ pub(super) struct WordCache {
     pub(super) splits: Recent<Box<str>, Option<usize>>,
 }
 
-/// Values of one generation, at most twice [`RECENT_WORDS`]: when the newer lot is full it
-/// becomes the older one and the oldest lot is dropped, so a key used in either lot stays.
+/// Values of one generation, in two lots of at most [`RECENT_WORDS`] keys and
+/// [`RECENT_BYTES`] each: when the newer lot is full it becomes the older one and the oldest
+/// lot is dropped, so a key used in either lot stays.
 pub(super) struct Recent<K, V> {
     generation: u64,
     newer: HashMap<K, V>,
+    /// What the newer lot's keys and values hold (see [`Weigh`]).
+    newer_bytes: usize,
     older: HashMap<K, V>,
+}
+
+/// About how many bytes a key or value of [`Recent`] holds, its heap included.
+pub(super) trait Weigh {
+    fn bytes(&self) -> usize;
+}
+
+impl Weigh for Box<str> {
+    fn bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.len()
+    }
+}
+
+impl Weigh for (Box<str>, u8, bool) {
+    fn bytes(&self) -> usize {
+        self.0.bytes() + 8
+    }
+}
+
+impl Weigh for Option<usize> {
+    fn bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
+impl Weigh for Arc<TypoCandidates> {
+    fn bytes(&self) -> usize {
+        let list = |l: &[String]| -> usize {
+            std::mem::size_of::<Vec<String>>()
+                + l.iter()
+                    .map(|w| std::mem::size_of::<String>() + w.capacity())
+                    .sum::<usize>()
+        };
+        std::mem::size_of::<TypoCandidates>()
+            + list(&self.one)
+            + list(&self.two)
+            + self.variants.iter().map(|v| list(v)).sum::<usize>()
+    }
 }
 
 impl<K, V> Default for Recent<K, V> {
@@ -270,12 +318,13 @@ impl<K, V> Default for Recent<K, V> {
         Recent {
             generation: 0,
             newer: HashMap::new(),
+            newer_bytes: 0,
             older: HashMap::new(),
         }
     }
 }
 
-impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
+impl<K: Eq + Hash + Clone + Weigh, V: Clone + Weigh> Recent<K, V> {
     pub(super) fn get<Q>(&mut self, generation: u64, key: &Q) -> Option<V>
     where
         K: std::borrow::Borrow<Q>,
@@ -307,9 +356,11 @@ impl<K: Eq + Hash + Clone, V: Clone> Recent<K, V> {
     }
 
     fn insert(&mut self, key: K, value: V) {
-        if self.newer.len() >= RECENT_WORDS {
+        if self.newer.len() >= RECENT_WORDS || self.newer_bytes >= RECENT_BYTES {
             self.older = std::mem::take(&mut self.newer);
+            self.newer_bytes = 0;
         }
+        self.newer_bytes += key.bytes() + value.bytes();
         self.newer.insert(key, value);
     }
 }
@@ -362,6 +413,39 @@ mod tests {
         g.put(4, Arc::new("four"));
         assert_eq!(g.get(4).as_deref(), Some(&"four"));
         assert_eq!(g.get(3), None);
+    }
+
+    impl Weigh for u32 {
+        fn bytes(&self) -> usize {
+            4
+        }
+    }
+
+    impl Weigh for Vec<u8> {
+        fn bytes(&self) -> usize {
+            self.len()
+        }
+    }
+
+    /// A lot holding [`RECENT_BYTES`] starts another, however few its keys.
+    #[test]
+    fn recent_lots_are_bounded_by_bytes() {
+        let mut r: Recent<u32, Vec<u8>> = Recent::default();
+        let big = vec![0u8; RECENT_BYTES / 4];
+        for k in 0..4 {
+            r.put(1, k, big.clone());
+        }
+        assert_eq!(r.newer.len(), 4);
+        r.put(1, 4, big.clone());
+        assert_eq!((r.newer.len(), r.older.len()), (1, 4));
+        r.put(1, 5, vec![1]);
+        for k in 6..10 {
+            r.put(1, k, big.clone());
+        }
+        // The lot before last is dropped; keys 0-3 are gone.
+        assert_eq!(r.get(1, &0), None);
+        assert_eq!(r.get(1, &5), Some(vec![1]));
+        assert_eq!(r.older.len() + r.newer.len(), 6);
     }
 
     #[test]

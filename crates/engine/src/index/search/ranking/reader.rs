@@ -69,10 +69,13 @@ impl TermReader {
         inverted: &tantivy::InvertedIndexReader,
         term: &QueryTerm,
     ) -> tantivy::Result<TermReader> {
-        let mut singles = Vec::new();
+        let single = |d: &Derivation| d.words.len() == 1 && d.words[0].0 == 0;
+        // Postings are large (their decoded blocks inline): a vector growing one by one
+        // copied them over and over (a few percent of a mistyped word's search).
+        let mut singles = Vec::with_capacity(term.derivations.iter().filter(|d| single(d)).count());
         let mut sequences = Vec::new();
         for d in &term.derivations {
-            if d.words.len() == 1 && d.words[0].0 == 0 {
+            if single(d) {
                 if let Some(p) = inverted
                     .read_postings(&d.words[0].1, IndexRecordOption::WithFreqsAndPositions)?
                 {
