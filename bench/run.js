@@ -19,11 +19,12 @@
  * No timing assertions: it reports, it does not judge.
  */
 'use strict';
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { filterMix, percentile, queryMix, mulberry32, quietClient, seededMixes } = require('./lib');
-const { DATASETS, client, cpuMsOf, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask } = require('./server');
+const { filterMix, queryMix, mulberry32, quietClient, seededMixes } = require('./lib');
+const { DATASETS, client, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
   const o = { dataset: 'pypi', rows: 0, batch: 50000, queries: 300, warmup: 100, concurrency: 8, qpsSeconds: 10, quick: false, runs: 1 };
@@ -60,54 +61,16 @@ function parseArgs(argv) {
   return o;
 }
 
-async function timeQueries(api, index, queries, concurrency) {
-  const lat = [];
-  const proc = [];
-  let next = 0;
-  async function workerLoop() {
-    while (next < queries.length) {
-      const q = queries[next++];
-      const t0 = process.hrtime.bigint();
-      const r = await api('POST', `/indexes/${index}/search`, JSON.stringify(q.body));
-      lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
-      proc.push(r.processingTimeMs);
-    }
-  }
-  await Promise.all(Array.from({ length: concurrency }, workerLoop));
-  return { lat, proc };
-}
-
-/** Latency figures per query shape of `mix`, at concurrency 1. */
-async function timeShapes(api, index, mix) {
-  const out = {};
-  for (const [shape, qs] of Object.entries(mix)) {
-    process.stderr.write(`  querying ${shape}...          \r`);
-    const { lat, proc } = await timeQueries(api, index, qs, 1);
-    out[shape] = {
-      n: lat.length,
-      p50: percentile(lat, 50),
-      p95: percentile(lat, 95),
-      p99: percentile(lat, 99),
-      serverMsAvg: proc.reduce((a, b) => a + b, 0) / Math.max(proc.length, 1),
-    };
-  }
-  return out;
-}
-
-async function measureQps(api, index, queries, concurrency, seconds) {
-  const end = Date.now() + seconds * 1000;
-  let done = 0;
-  let i = 0;
-  async function loop() {
-    while (Date.now() < end) {
-      const q = queries[i++ % queries.length];
-      await api('POST', `/indexes/${index}/search`, JSON.stringify(q.body));
-      done++;
-    }
-  }
-  const t0 = Date.now();
-  await Promise.all(Array.from({ length: concurrency }, loop));
-  return done / ((Date.now() - t0) / 1000);
+/** Runs the timing half of a run (`bench/timer.js`) in a process that does not hold the rows. */
+function runTimer(plan) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(__dirname, 'timer.js')], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const out = [];
+    child.stdout.on('data', (c) => out.push(c));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(Buffer.concat(out).toString())) : reject(new Error(`bench/timer.js exited with ${code}`))));
+    child.stdin.end(JSON.stringify(plan));
+  });
 }
 
 const fmt = (n, d = 2) => (n === null || n === undefined || Number.isNaN(n) ? '-' : Number(n).toFixed(d));
@@ -136,35 +99,30 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
     const c0 = process.hrtime.bigint();
     await api('POST', `/indexes/${index}/search`, JSON.stringify({ q: '', facets: Object.values(DATASETS[o.dataset].filterFields), limit: 0 }));
     results.columnsColdMs = Number(process.hrtime.bigint() - c0) / 1e6;
-    // The first queries: another seed's mix, every shape, timed together and apart from the rest.
-    if (o.warmup > 0) {
-      const wrand = mulberry32(7);
-      const warm = [...Object.values(queryMix(docs, wrand, o.warmup)), ...Object.values(filterMix(docs, wrand, o.warmup, DATASETS[o.dataset].filterFields))].flat();
-      process.stderr.write(`  ${warm.length} first queries...          \r`);
-      const { lat } = await timeQueries(api, index, warm, 1);
-      results.firstQueries = { perShape: o.warmup, n: lat.length, p50: percentile(lat, 50), p99: percentile(lat, 99) };
-    }
-    // Search: seeded mix per shape at concurrency 1, then QPS at concurrency N.
+    // The first queries (another seed's mix, every shape, timed together and apart from the
+    // rest), then the seeded mix per shape at concurrency 1, then QPS at concurrency N, timed
+    // by a process that does not hold the rows (`bench/timer.js` says why).
+    const wrand = mulberry32(7);
+    const warm = o.warmup > 0 ? [...Object.values(queryMix(docs, wrand, o.warmup)), ...Object.values(filterMix(docs, wrand, o.warmup, DATASETS[o.dataset].filterFields))].flat() : [];
     const { search: mix, filters: fmix } = seededMixes(docs, o.queries, DATASETS[o.dataset].filterFields);
-    results.search = await timeShapes(api, index, mix);
-    // Filters, facets and sort.
-    results.filters = await timeShapes(api, index, fmix);
-    const all = Object.values(mix).flat();
-    process.stderr.write(`  measuring QPS at concurrency ${o.concurrency}...\n`);
-    // CPU spent per query by the server and by this client: on a small machine both share
-    // the cores, so this says how much of the QPS figure the server itself leaves on the table.
-    const serverCpu0 = pid ? cpuMsOf(pid) : null;
-    const clientCpu0 = process.cpuUsage();
-    const qpsT0 = Date.now();
-    const qps = await measureQps(api, index, all, o.concurrency, o.qpsSeconds);
-    const served = qps * ((Date.now() - qpsT0) / 1000);
-    const clientCpu = process.cpuUsage(clientCpu0);
-    results.qps = {
+    const body = (q) => q.body;
+    const bodies = (m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, v.map(body)]));
+    const timed = await runTimer({
+      url,
+      key,
+      index,
+      warm: warm.map(body),
+      shapes: bodies(mix),
+      filters: bodies(fmix),
+      qps: Object.values(mix).flat().map(body),
       concurrency: o.concurrency,
-      value: qps,
-      serverCpuMsPerQuery: serverCpu0 === null ? null : (cpuMsOf(pid) - serverCpu0) / served,
-      clientCpuMsPerQuery: (clientCpu.user + clientCpu.system) / 1000 / served,
-    };
+      qpsSeconds: o.qpsSeconds,
+      pid,
+    });
+    if (timed.firstQueries) results.firstQueries = { perShape: o.warmup, ...timed.firstQueries };
+    results.search = timed.search;
+    results.filters = timed.filters;
+    results.qps = timed.qps;
     results.memory.afterSearch = pid ? rssOf(pid) : null;
     return results;
   } finally {
