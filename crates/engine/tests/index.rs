@@ -352,6 +352,36 @@ fn typo_walks_and_splits_of_a_word_follow_each_commit() {
 }
 
 #[test]
+fn a_prefix_word_with_thousands_of_completions_still_finds_its_typos() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    // 10,400 words start with `tokens`; `tokenz` (one typo away) comes after all of them in
+    // the dictionary, past the number of words a typo walk reads (in each segment).
+    let letters = |i: usize| -> String {
+        [i / 676, i / 26 % 26, i % 26]
+            .iter()
+            .map(|&c| (b'a' + c as u8) as char)
+            .collect()
+    };
+    let mut docs: Vec<Value> = (0..100)
+        .map(|d| {
+            let words: Vec<String> = (0..104)
+                .map(|w| format!("tokens{}", letters(d * 104 + w)))
+                .collect();
+            json!({ "id": d, "t": words.join(" ") })
+        })
+        .collect();
+    docs.push(json!({ "id": 1000, "t": "tokenz" }));
+    let a = stage(tmp.path(), "a", &Value::Array(docs).to_string());
+    index
+        .apply_batch(vec![add(1, a, Method::Replace, None)])
+        .unwrap();
+    let found = search(&index, Some("tokens"));
+    let hits = found["hits"].as_array().unwrap();
+    assert!(hits.iter().any(|h| h["id"] == json!(1000)), "{found}");
+}
+
+#[test]
 fn clear_then_add_in_one_batch() {
     let tmp = tempfile::tempdir().unwrap();
     let index = Index::open(tmp.path().join("idx")).unwrap();

@@ -19,29 +19,39 @@ const TWO_TYPO_CAP: usize = 50;
 /// automaton accepts every continuation of every near prefix (`asynchronou…` has thousands).
 const TYPO_SCAN: usize = 4_000;
 
-/// A Levenshtein automaton for tantivy's term dictionary.
-struct Lev<'a>(&'a levenshtein_automata::DFA);
+/// A Levenshtein automaton for tantivy's term dictionary; `prefix`: a prefix automaton, whose
+/// walk leaves out the words starting with the query word as typed.
+struct Lev<'a> {
+    dfa: &'a levenshtein_automata::DFA,
+    prefix: bool,
+}
 
 impl tantivy_fst::Automaton for Lev<'_> {
     type State = u32;
 
     fn start(&self) -> u32 {
-        self.0.initial_state()
+        self.dfa.initial_state()
     }
 
     fn is_match(&self, state: &u32) -> bool {
         matches!(
-            self.0.distance(*state),
+            self.dfa.distance(*state),
             levenshtein_automata::Distance::Exact(_)
         )
     }
 
+    /// A prefix automaton's distance is that of the target's closest prefix, so once a path
+    /// spells the query word, every word below it is at distance 0: the word's completions,
+    /// which are no typo derivation. The walk does not go down there (on PyPI, `package`
+    /// has hundreds of them, read one by one and dropped).
     fn can_match(&self, state: &u32) -> bool {
         *state != levenshtein_automata::SINK_STATE
+            && !(self.prefix
+                && self.dfa.distance(*state) == levenshtein_automata::Distance::Exact(0))
     }
 
     fn accept(&self, state: &u32, byte: u8) -> u32 {
-        self.0.transition(*state, byte)
+        self.dfa.transition(*state, byte)
     }
 }
 
@@ -323,7 +333,11 @@ impl Index {
         let high = char::from_u32(first as u32 + 1).map(|c| c.to_string());
         for segment in searcher.segment_readers() {
             let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
-            let mut builder = inverted.terms().search(Lev(&check)).ge(low.as_bytes());
+            let lev = Lev {
+                dfa: &check,
+                prefix,
+            };
+            let mut builder = inverted.terms().search(lev).ge(low.as_bytes());
             if let Some(high) = &high {
                 builder = builder.lt(high.as_bytes());
             }
