@@ -170,6 +170,11 @@ impl Index {
         self.segments.lengths(reader)
     }
 
+    /// One segment's dictionary of words, opened once.
+    fn segment_words(&self, reader: &tantivy::SegmentReader) -> Result<Arc<segments::Words>> {
+        self.segments.words(&self.tantivy, reader).map_err(tv)
+    }
+
     /// The internal id of each document of one segment ([`NO_IID`] for none), decoded once.
     fn segment_iids(&self, reader: &tantivy::SegmentReader) -> tantivy::Result<Arc<[u32]>> {
         self.segments.iids(reader)
@@ -180,8 +185,10 @@ impl Index {
     fn publish_segments(&self) -> Result<()> {
         for segment in self.tantivy.searchable_segments().map_err(tv)? {
             if !self.segments.holds(segment.id()) {
-                self.segments
-                    .warm(&tantivy::SegmentReader::open(&segment).map_err(tv)?);
+                self.segments.warm(
+                    &segment,
+                    &tantivy::SegmentReader::open(&segment).map_err(tv)?,
+                );
             }
         }
         self.reader.reload().map_err(tv)?;

@@ -20,6 +20,8 @@ use crate::store::{heed_error, keys, Store};
 
 /// The fast field holding each document's internal id.
 pub(super) const IID_FIELD: &str = "iid";
+/// The field of every indexed word (see [`super::text`]).
+pub(super) const WORDS_FIELD: &str = "words";
 
 /// The layout of the terms tantivy holds, raised when what a document is indexed as changes
 /// (2: prefix markers, see [`super::text::prefix_marker`]; 3: the words fields read by
@@ -47,7 +49,7 @@ impl Index {
         let mut builder = Schema::builder();
         let iid = builder.add_u64_field(IID_FIELD, INDEXED | FAST);
         let words = builder.add_text_field(
-            "words",
+            WORDS_FIELD,
             TextOptions::default().set_indexing_options(
                 TextFieldIndexing::default()
                     .set_tokenizer(text::LISTED_TOKENIZER)

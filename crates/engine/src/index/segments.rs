@@ -1,6 +1,6 @@
 //! What is decoded from one tantivy segment's fast-field columns and kept for as long as the
-//! segment lives: its internal ids, its lengths column opened, and its documents by field
-//! length ([`SegmentLengths`]).
+//! segment lives: its internal ids, its lengths column opened, its documents by field length
+//! ([`SegmentLengths`]), and its dictionary of words opened as an FST ([`Words`]).
 //!
 //! A segment's columns never change once written (a deletion only marks a document dead), so
 //! an entry is right across commits until the segment is merged away. Decoding is not cheap
@@ -21,8 +21,9 @@ use std::sync::{Arc, Mutex};
 
 use roaring::RoaringBitmap;
 use tantivy::columnar::{Column, ColumnIndex};
-use tantivy::index::SegmentId;
-use tantivy::SegmentReader;
+use tantivy::directory::{CompositeFile, OwnedBytes};
+use tantivy::index::{Segment, SegmentComponent, SegmentId};
+use tantivy::{HasLen, SegmentReader};
 
 use super::{open, text};
 
@@ -44,6 +45,7 @@ struct State {
     /// for every document it meets.
     iids: HashMap<SegmentId, Arc<[u32]>>,
     lengths: HashMap<SegmentId, Arc<SegmentLengths>>,
+    words: HashMap<SegmentId, Arc<Words>>,
     /// The segments of the last publication.
     published: HashSet<SegmentId>,
 }
@@ -55,6 +57,7 @@ impl State {
         self.lens.retain(|id, _| keep(id));
         self.iids.retain(|id, _| keep(id));
         self.lengths.retain(|id, _| keep(id));
+        self.words.retain(|id, _| keep(id));
         self.published = live;
     }
 }
@@ -118,17 +121,40 @@ impl Segments {
         )
     }
 
+    /// The dictionary of words of `reader` (a segment of `index`), opened once.
+    pub(super) fn words(
+        &self,
+        index: &tantivy::Index,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<Arc<Words>> {
+        self.cached(
+            reader,
+            |s| &mut s.words,
+            || {
+                let meta = index.new_segment_meta(reader.segment_id(), reader.max_doc());
+                open_words(&index.segment(meta)).map(Arc::new)
+            },
+        )
+    }
+
     /// Whether `segment`'s columns are decoded.
     pub(super) fn holds(&self, segment: SegmentId) -> bool {
         let state = self.state.lock().unwrap();
-        state.iids.contains_key(&segment) && state.lengths.contains_key(&segment)
+        state.iids.contains_key(&segment)
+            && state.lengths.contains_key(&segment)
+            && state.words.contains_key(&segment)
     }
 
-    /// Decodes what a search reads of `reader`. A failure is left for the search to meet (and
-    /// report) when it decodes the segment itself.
-    pub(super) fn warm(&self, reader: &SegmentReader) {
+    /// Decodes what a search reads of `reader`, the reader of `segment`. A failure is left
+    /// for the search to meet (and report) when it decodes the segment itself.
+    pub(super) fn warm(&self, segment: &Segment, reader: &SegmentReader) {
         let _ = self.iids(reader);
         let _ = self.lengths(reader);
+        let _ = self.cached(
+            reader,
+            |s| &mut s.words,
+            || open_words(segment).map(Arc::new),
+        );
     }
 
     /// Records that the segments `live` are published: the entries of segments in neither this
@@ -144,8 +170,51 @@ impl Segments {
         let mut held: HashSet<SegmentId> = state.lens.keys().copied().collect();
         held.extend(state.iids.keys());
         held.extend(state.lengths.keys());
+        held.extend(state.words.keys());
         held
     }
+}
+
+/// One segment's dictionary of indexed words (the `words` field's terms) as the FST tantivy
+/// stores it, for the typo walks to go down themselves (`query::typos`): tantivy's automaton
+/// stream decodes every child node before it asks the automaton whether the child can
+/// match, and in a Levenshtein walk of PyPI's dictionary most children cannot.
+pub(crate) type Words = tantivy_fst::raw::Fst<OwnedBytes>;
+
+/// Opens the FST of `segment`'s dictionary of words: the field's part of the terms file is
+/// the FST, then the term infos, then the term infos' length (8 bytes) and a version (4),
+/// then the dictionary's kind (4), as tantivy's own `TermDictionary::open` reads it. A
+/// segment without any word has no part: its dictionary is empty.
+fn open_words(segment: &Segment) -> tantivy::Result<Words> {
+    let invalid =
+        |what: String| tantivy::TantivyError::InternalError(format!("terms file: {what}"));
+    let terms = segment.open_read(SegmentComponent::Terms)?;
+    let field = segment.schema().get_field(open::WORDS_FIELD)?;
+    let Some(file) = CompositeFile::open(&terms)?.open_read(field) else {
+        return Words::new(OwnedBytes::new(empty_fst())).map_err(|e| invalid(e.to_string()));
+    };
+    if file.len() < 16 {
+        return Err(invalid("a dictionary too short".into()));
+    }
+    let (file, _kind) = file.split_from_end(4);
+    let (main, footer) = file.split_from_end(12);
+    let footer = footer.read_bytes()?;
+    let infos = footer.as_slice()[..8]
+        .try_into()
+        .map(u64::from_le_bytes)
+        .ok()
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|n| *n <= main.len())
+        .ok_or_else(|| invalid("a bad term infos length".into()))?;
+    let (fst, _infos) = main.split_from_end(infos);
+    Words::new(fst.read_bytes()?).map_err(|e| invalid(e.to_string()))
+}
+
+/// An FST without keys.
+fn empty_fst() -> Vec<u8> {
+    tantivy_fst::raw::Builder::memory()
+        .into_inner()
+        .unwrap_or_default()
 }
 
 /// One segment's documents by short field and word count (`text::LENGTHS_FIELD`), decoded
