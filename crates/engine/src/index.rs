@@ -175,6 +175,14 @@ impl Index {
         self.segments.words(&self.tantivy, reader).map_err(tv)
     }
 
+    /// The document of each internal id in one segment, once.
+    fn segment_docs(
+        &self,
+        reader: &tantivy::SegmentReader,
+    ) -> tantivy::Result<Arc<segments::DocsByIid>> {
+        self.segments.docs(reader)
+    }
+
     /// The internal id of each document of one segment ([`NO_IID`] for none), decoded once.
     fn segment_iids(&self, reader: &tantivy::SegmentReader) -> tantivy::Result<Arc<[u32]>> {
         self.segments.iids(reader)

@@ -8,10 +8,9 @@ use std::sync::Arc;
 use api_types::{Error, Result};
 use roaring::RoaringBitmap;
 use tantivy::query::{EnableScoring, Occur, Query};
-use tantivy::{DocSet, TERMINATED};
 
 use super::query::{groups_query, Reach, Terms};
-use super::ranking::{kept, Allowed};
+use super::ranking::Allowed;
 use crate::filter::eval::within;
 use crate::index::cache::worth_updating;
 use crate::index::{tv, Index};
@@ -51,18 +50,15 @@ impl Index {
             .weight(EnableScoring::disabled_from_searcher(searcher))
             .map_err(tv)?;
         for reader in searcher.segment_readers() {
-            let alive = reader.alive_bitset();
-            let iids = self.segment_iids(reader).map_err(tv)?;
             let mut scorer = weight.scorer(reader, 1.0).map_err(tv)?;
-            let mut doc = scorer.doc();
-            while doc != TERMINATED {
-                if kept(alive, &iids, allowed.as_ref(), doc).is_some() {
+            let whole = self
+                .each_kept(reader, scorer.as_mut(), allowed.as_ref(), |_, _| {
                     n += 1;
-                    if n >= cap {
-                        return Ok(cap);
-                    }
-                }
-                doc = scorer.advance();
+                    n < cap
+                })
+                .map_err(tv)?;
+            if !whole {
+                return Ok(cap);
             }
         }
         Ok(n)

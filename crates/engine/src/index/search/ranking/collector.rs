@@ -5,8 +5,8 @@
 
 use roaring::RoaringBitmap;
 use tantivy::fastfield::AliveBitSet;
-use tantivy::query::{EnableScoring, Query};
-use tantivy::{DocId, DocSet, TERMINATED};
+use tantivy::query::{EnableScoring, Query, Scorer};
+use tantivy::{DocId, SegmentReader, TERMINATED};
 
 use crate::facets::DenseSet;
 use crate::index::{Index, NO_IID};
@@ -53,6 +53,14 @@ pub(crate) fn kept(
     (iid != NO_IID && allowed.is_none_or(|a| a.contains(iid))).then_some(iid)
 }
 
+/// A pass over a query's documents seeks to those of a filter instead when the query's
+/// scorer would go through more than this many documents per filtered one. A seek into a
+/// union within its window steps through it anyway, and the filter's documents are found and
+/// sorted first: at 8, the ranking of PyPI's filter-and-word mix was no faster (p50 0.33
+/// against 0.31 ms); at 64 it is unchanged, while a filter passing a handful of documents
+/// under a frequent word takes 0.6 ms of ranking instead of 1.5.
+const SEEK_RATIO: u64 = 64;
+
 /// Per segment (its ordinal), the matching documents and their internal ids, in document order.
 pub(crate) type SegmentDocs = Vec<(u32, Vec<(DocId, u32)>)>;
 
@@ -96,24 +104,73 @@ impl Index {
         let mut out = Vec::with_capacity(searcher.segment_readers().len());
         let mut n = 0usize;
         for (ord, reader) in searcher.segment_readers().iter().enumerate() {
-            let iids = self.segment_iids(reader)?;
-            let alive = reader.alive_bitset();
             let mut list: Vec<(DocId, u32)> = Vec::new();
             let mut scorer = weight.scorer(reader, 1.0)?;
-            let mut doc = scorer.doc();
-            while doc != TERMINATED {
-                if let Some(iid) = kept(alive, &iids, allowed, doc) {
-                    if n == cap {
-                        return Ok(None);
-                    }
-                    n += 1;
-                    list.push((doc, iid));
+            let whole = self.each_kept(reader, scorer.as_mut(), allowed, |doc, iid| {
+                if n == cap {
+                    return false;
                 }
-                doc = scorer.advance();
+                n += 1;
+                list.push((doc, iid));
+                true
+            })?;
+            if !whole {
+                return Ok(None);
             }
             out.push((ord as u32, list));
         }
         Ok(Some(out))
+    }
+
+    /// Hands each live document `scorer` matches in `reader` that `allowed` lets through, with
+    /// its internal id, to `each`, in document order, until `each` answers false; whether it
+    /// never did. Under a filter letting through far fewer of the segment's documents than
+    /// the scorer holds ([`SEEK_RATIO`]), the scorer is sought to each of them rather than
+    /// read through (PyPI, `package` under `rank >= 5000`: 620 documents kept of the
+    /// hundreds of thousands the word's alternatives hold).
+    pub(crate) fn each_kept(
+        &self,
+        reader: &SegmentReader,
+        scorer: &mut dyn Scorer,
+        allowed: Option<&Allowed>,
+        mut each: impl FnMut(DocId, u32) -> bool,
+    ) -> tantivy::Result<bool> {
+        let iids = self.segment_iids(reader)?;
+        let alive = reader.alive_bitset();
+        let narrow = allowed
+            .filter(|a| a.set.len().saturating_mul(SEEK_RATIO) < u64::from(scorer.size_hint()));
+        if let Some(allowed) = narrow {
+            let by_iid = self.segment_docs(reader)?;
+            let mut docs: Vec<DocId> = allowed.set.iter().filter_map(|i| by_iid.doc(i)).collect();
+            docs.sort_unstable();
+            for doc in docs {
+                let at = match scorer.doc() {
+                    d if d < doc => scorer.seek(doc),
+                    d => d,
+                };
+                if at == TERMINATED {
+                    break;
+                }
+                if at == doc {
+                    if let Some(iid) = kept(alive, &iids, None, doc) {
+                        if !each(doc, iid) {
+                            return Ok(false);
+                        }
+                    }
+                }
+            }
+            return Ok(true);
+        }
+        let mut doc = scorer.doc();
+        while doc != TERMINATED {
+            if let Some(iid) = kept(alive, &iids, allowed, doc) {
+                if !each(doc, iid) {
+                    return Ok(false);
+                }
+            }
+            doc = scorer.advance();
+        }
+        Ok(true)
     }
 }
 

@@ -66,7 +66,7 @@ mod verdict;
 mod word_position;
 mod words;
 
-pub(super) use collector::{kept, Allowed};
+pub(super) use collector::Allowed;
 pub(super) use order::{compare_ranked, steps, Ranked, Step};
 pub(super) use reader::{Derivation, QueryTerm};
 pub(super) use rule::Rule;
