@@ -1420,13 +1420,14 @@ fn a_narrow_filter_under_a_broad_word_finds_exactly_its_documents() {
         let mut expected: Vec<i64> = (0..3000).filter(|&i| holds(i) && passes(n_of(i))).collect();
         expected.sort_unstable();
         for q in ["common", "comon"] {
-            let body = json!({"q": q, "filter": filter, "limit": 3000});
-            let r: Value = serde_json::from_slice(
-                &index
+            let found = |limit: usize| -> Value {
+                let body = json!({"q": q, "filter": filter, "limit": limit});
+                let body = index
                     .search(&serde_json::from_value(body).unwrap())
-                    .unwrap(),
-            )
-            .unwrap();
+                    .unwrap();
+                serde_json::from_slice(&body).unwrap()
+            };
+            let r = found(3000);
             let mut ids: Vec<i64> = r["hits"]
                 .as_array()
                 .unwrap()
@@ -1444,22 +1445,12 @@ fn a_narrow_filter_under_a_broad_word_finds_exactly_its_documents() {
                     "{q} {filter}"
                 );
             }
+            // With a page of two, the total is counted, not read off the ranked documents.
+            let total = json!(expected.len().min(1000));
+            assert_eq!(r["estimatedTotalHits"], total, "{q} {filter}");
             assert_eq!(
-                r["estimatedTotalHits"],
-                json!(expected.len().min(1000)),
-                "{q} {filter}"
-            );
-            // A page of two: the total is counted, not read off the ranked documents.
-            let body = json!({"q": q, "filter": filter, "limit": 2});
-            let r: Value = serde_json::from_slice(
-                &index
-                    .search(&serde_json::from_value(body).unwrap())
-                    .unwrap(),
-            )
-            .unwrap();
-            assert_eq!(
-                r["estimatedTotalHits"],
-                json!(expected.len().min(1000)),
+                found(2)["estimatedTotalHits"],
+                total,
                 "{q} {filter} limit 2"
             );
         }

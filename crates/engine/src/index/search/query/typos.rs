@@ -116,6 +116,12 @@ fn walk_words<S: Copy>(
     }
 }
 
+/// Walks every word of `words` starting with the bytes `start`, in byte order, handing each
+/// to `visit` until it answers false.
+fn words_below(words: &Words, start: &[u8], visit: impl FnMut(&[u8]) -> bool) {
+    walk_words(words, start, (), |_, _| Some(()), |_| true, |_| true, visit);
+}
+
 /// Builders are costly (the 2-typo one especially): built once.
 fn lev_builder(typos: u8) -> &'static levenshtein_automata::LevenshteinAutomatonBuilder {
     use std::sync::OnceLock;
@@ -421,21 +427,13 @@ impl Index {
             for (v, found) in variants.iter().zip(out.variants.iter_mut()) {
                 if prefix {
                     let mut taken = 0;
-                    walk_words(
-                        &words,
-                        v.as_bytes(),
-                        (),
-                        |_, _| Some(()),
-                        |_| true,
-                        |_| true,
-                        |key| {
-                            if let Ok(text) = std::str::from_utf8(key) {
-                                found.push(text.to_string());
-                            }
-                            taken += 1;
-                            taken < VARIANT_COMPLETIONS
-                        },
-                    );
+                    words_below(&words, v.as_bytes(), |key| {
+                        if let Ok(text) = std::str::from_utf8(key) {
+                            found.push(text.to_string());
+                        }
+                        taken += 1;
+                        taken < VARIANT_COMPLETIONS
+                    });
                 } else if words.get(v.as_bytes()).is_some() {
                     found.push(v.clone());
                 }
@@ -595,18 +593,10 @@ mod tests {
             all.push(stream.key().to_vec());
         }
         let mut walked = Vec::new();
-        walk_words(
-            &words,
-            b"",
-            (),
-            |_, _| Some(()),
-            |_| true,
-            |_| true,
-            |k| {
-                walked.push(k.to_vec());
-                true
-            },
-        );
+        words_below(&words, b"", |k| {
+            walked.push(k.to_vec());
+            true
+        });
         assert!(all.len() > 150, "{}", all.len());
         assert_eq!(walked, all);
 
@@ -650,18 +640,10 @@ mod tests {
                 assert_eq!(taken, expected[..expected.len().min(3)], "{word}");
             }
             let mut below = Vec::new();
-            walk_words(
-                &words,
-                word.as_bytes(),
-                (),
-                |_, _| Some(()),
-                |_| true,
-                |_| true,
-                |k| {
-                    below.push(k.to_vec());
-                    true
-                },
-            );
+            words_below(&words, word.as_bytes(), |k| {
+                below.push(k.to_vec());
+                true
+            });
             let expected: Vec<Vec<u8>> = all
                 .iter()
                 .filter(|k| k.starts_with(word.as_bytes()))
@@ -689,18 +671,10 @@ mod tests {
         let searcher = index.reader()?.searcher();
         let words = Segments::default().words(&index, searcher.segment_reader(0))?;
         let mut walked = 0;
-        walk_words(
-            &words,
-            b"",
-            (),
-            |_, _| Some(()),
-            |_| true,
-            |_| true,
-            |_| {
-                walked += 1;
-                true
-            },
-        );
+        words_below(&words, b"", |_| {
+            walked += 1;
+            true
+        });
         assert_eq!(walked, 0);
         Ok(())
     }
