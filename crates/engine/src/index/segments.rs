@@ -325,14 +325,17 @@ impl SegmentLengths {
         SegmentLengths { slots, docs }
     }
 
+    /// The documents having field `fid` of `words` words (`None`: none has).
+    pub(super) fn docs_of(&self, fid: u32, words: u32) -> Option<&RoaringBitmap> {
+        let slot = *self.slots.get(fid as usize)?;
+        (slot != u32::MAX && (words as usize) < LENGTH_SLOTS)
+            .then(|| &self.docs[slot as usize * LENGTH_SLOTS + words as usize])
+    }
+
     /// Whether document `doc` has field `fid` of `words` words.
-    pub(super) fn has(&self, doc: tantivy::DocId, fid: u32, words: u32) -> bool {
-        let Some(&slot) = self.slots.get(fid as usize) else {
-            return false;
-        };
-        slot != u32::MAX
-            && (words as usize) < LENGTH_SLOTS
-            && self.docs[slot as usize * LENGTH_SLOTS + words as usize].contains(doc)
+    #[cfg(test)]
+    fn has(&self, doc: tantivy::DocId, fid: u32, words: u32) -> bool {
+        self.docs_of(fid, words).is_some_and(|d| d.contains(doc))
     }
 
     /// The field ids some document of the segment has short.

@@ -10,8 +10,8 @@
 //! best weight, or opens a lesser field, never ranks the others.
 
 use api_types::Result;
-use tantivy::query::{BooleanQuery, Occur, Query};
-use tantivy::schema::Field;
+use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::Term;
 
 use super::document::{self, Context};
@@ -125,9 +125,10 @@ impl Shortcut {
 /// `attributeRank` (or `attribute`) counts the heaviest weight, `wordPosition` a distance of
 /// one, and `exactness` finds no match at the start. The others can then be ranked by
 /// internal id until enough come before that (see [`Index::rank_above_floor`]). The level is
-/// then read as `around`, the documents holding every word of the phrase anywhere: ranking a
-/// document checks the phrase (one without it is left out), so only the documents ranked
-/// have their positions read, not all the level's.
+/// then read as `around`: the documents of the phrase's pair term when it is two pair words,
+/// else those holding every word of the phrase anywhere. Ranking a document checks the phrase
+/// (one without it is left out), so only the documents ranked have their positions read, not
+/// all the level's.
 pub(super) struct Floor {
     pub inside: Box<dyn Query>,
     pub around: Box<dyn Query>,
@@ -289,8 +290,18 @@ impl Index {
         }
         // Only the markers: the level's documents, which `inside` splits, hold the phrase.
         let inside: Box<dyn Query> = Box::new(BooleanQuery::new(either));
-        let words = phrase.words.iter().map(|(_, t)| t.clone()).collect();
-        let around: Box<dyn Query> = Box::new(TermSet::every(words));
+        let around: Box<dyn Query> = match &terms.groups[kept[0]] {
+            // Two pair words: their pair term's documents are exactly the phrase's, far
+            // fewer than those holding both words (npm, `"for the"`: reading both was a
+            // third of the phrase's ranking, and most documents ranked had no phrase).
+            Group::Phrase(_, Some(pair)) => {
+                Box::new(TermQuery::new(pair.clone(), IndexRecordOption::Basic))
+            }
+            _ => {
+                let words = phrase.words.iter().map(|(_, t)| t.clone()).collect();
+                Box::new(TermSet::every(words))
+            }
+        };
         let span = phrase.words.iter().map(|(o, _)| o + 1).max().unwrap_or(1);
         let mut occ = vec![vec![Occ {
             pos: (fid << 16) | 1,
