@@ -24,7 +24,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { filterMix, queryMix, mulberry32, quietClient, seededMixes } = require('./lib');
-const { DATASETS, client, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask } = require('./server');
+const { DATASETS, batchesOf, client, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
   const o = { dataset: 'pypi', rows: 0, batch: 50000, queries: 300, warmup: 100, concurrency: 8, qpsSeconds: 10, quick: false, runs: 1 };
@@ -89,7 +89,7 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
     results.rows = docs.length;
     // Indexing: first POST to last task succeeded.
     const secs = await loadIndex(api, index, docs, o.dataset, { batch: o.batch, progress: true });
-    results.indexing = { seconds: secs, docsPerSecond: docs.length / secs };
+    results.indexing = { seconds: secs, docsPerSecond: docs.length / secs, batches: await batchesOf(api, index) };
     results.memory = pid ? rssOf(pid) : { peak: null, now: null };
     const dbDir = started ? started.dbPath : o.dataDir;
     results.disk = dbDir ? { bytes: duBytes(dbDir), rawTsvBytes: rawTsv, rawGzipTsvBytes: rawGzip } : null;
@@ -168,6 +168,16 @@ async function main() {
 
   console.log(`\nQuarry bench — ${o.dataset}, ${docs.length} documents, ${results.url}${o.runs > 1 ? `, median of ${o.runs} runs` : ''}`);
   console.log(`indexing     ${fmt(results.indexing.docsPerSecond, 0)} docs/s (${fmt(results.indexing.seconds, 1)} s)`);
+  const b = results.indexing.batches;
+  if (b?.seconds) {
+    // The three longest steps inside the batches, as the server names them.
+    const longest = Object.entries(b.steps)
+      .filter(([name]) => name.includes(' > '))
+      .sort((x, y) => y[1] - x[1])
+      .slice(0, 3)
+      .map(([name, s]) => `${name.slice(name.lastIndexOf(' > ') + 3)} ${fmt(s, 1)} s`);
+    console.log(`             the server's ${fmt(b.count, 0)} batches: ${fmt(b.seconds, 1)} s${longest.length ? `; longest steps: ${longest.join(', ')}` : ''}`);
+  }
   console.log(`peak RSS     ${results.memory.peak ? mib(results.memory.peak) : '- (pass --pid)'}`);
   if (results.disk) {
     const ratio = results.disk.bytes / results.disk.rawTsvBytes;

@@ -280,8 +280,8 @@ impl Index {
     }
 
     /// One segment answers a query several times faster than ten: each segment computes its
-    /// own top hits. Merging everything costs about 4 µs per document (3.5 s for the 886k
-    /// PyPI rows), so it runs only when the documents outside the largest segment are at
+    /// own top hits. Merging everything costs about 6 µs per document (4.2–6.7 s for the
+    /// 886k PyPI rows), so it runs only when the documents outside the largest segment are at
     /// least an eighth of the index: a bulk load pays it once at the end, and a trickle of
     /// small updates pays it at most once per eighth of growth. The task worker calls it after
     /// a batch when nothing else is queued for the index by then (a bulk load sent in several
