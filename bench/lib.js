@@ -1,5 +1,5 @@
 'use strict';
-/** Pure helpers of the bench: seeded randomness, query mix, percentiles. */
+/** Pure helpers of the bench: seeded randomness, query mix, percentiles, step durations. */
 
 function mulberry32(seed) {
   let a = seed >>> 0;
@@ -10,6 +10,17 @@ function mulberry32(seed) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+const UNIT_SECONDS = { ns: 1e-9, µs: 1e-6, us: 1e-6, ms: 1e-3, s: 1 };
+
+/**
+ * A step's duration as both servers print it in `performanceDetails` and `progressTrace`
+ * ("512.3µs", "1.20ms", "2.1s"), in seconds; null for anything else.
+ */
+function stepSeconds(text) {
+  const m = /^(\d+(?:\.\d+)?)\s*(ns|µs|us|ms|s)$/.exec(String(text).trim());
+  return m ? Number(m[1]) * UNIT_SECONDS[m[2]] : null;
 }
 
 function percentile(values, p) {
@@ -134,4 +145,4 @@ function quietClient() {
   require('../dist/util/threads.js').lowerOtherThreads();
 }
 
-module.exports = { filterMix, mulberry32, percentile, queryMix, quietClient, seededMixes, timed, typo, words };
+module.exports = { filterMix, mulberry32, percentile, queryMix, quietClient, seededMixes, stepSeconds, timed, typo, words };

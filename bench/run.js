@@ -175,7 +175,7 @@ async function main() {
       .filter(([name]) => name.includes(' > '))
       .sort((x, y) => y[1] - x[1])
       .slice(0, 3)
-      .map(([name, s]) => `${name.slice(name.lastIndexOf(' > ') + 3)} ${fmt(s, 1)} s`);
+      .map(([name, s]) => `${name.slice(name.indexOf(' > ') + 3)} ${fmt(s, 1)} s`);
     console.log(`             the server's ${fmt(b.count, 0)} batches: ${fmt(b.seconds, 1)} s${longest.length ? `; longest steps: ${longest.join(', ')}` : ''}`);
   }
   console.log(`peak RSS     ${results.memory.peak ? mib(results.memory.peak) : '- (pass --pid)'}`);

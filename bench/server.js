@@ -11,6 +11,7 @@ const os = require('node:os');
 const path = require('node:path');
 const zlib = require('node:zlib');
 const readline = require('node:readline');
+const { stepSeconds } = require('./lib');
 
 const DATASETS = {
   pypi: {
@@ -149,20 +150,6 @@ async function loadIndex(api, index, docs, dataset, { batch = 50000, progress = 
   return (Date.now() - t0) / 1000;
 }
 
-const UNIT_SECONDS = { ns: 1e-9, µs: 1e-6, us: 1e-6, ms: 1e-3, s: 1 };
-
-/** `PT1M2.5S` (a batch's `duration`) in seconds. */
-function isoSeconds(d) {
-  const m = /^PT(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?$/.exec(d ?? '');
-  return m ? Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0) : null;
-}
-
-/** `6667.92ms`, `2.05µs`, `1.2s` (a step of a batch's `progressTrace`) in seconds. */
-function traceSeconds(t) {
-  const m = /^(\d+(?:\.\d+)?)\s*(ns|µs|us|ms|s)$/.exec(String(t).trim());
-  return m ? Number(m[1]) * UNIT_SECONDS[m[2]] : null;
-}
-
 /**
  * Where the server says an index's indexing went: its batches' durations summed, and each
  * step of their `progressTrace` summed by name (both servers report them, each with its own
@@ -173,9 +160,9 @@ async function batchesOf(api, index) {
   const steps = {};
   let seconds = 0;
   for (const b of page.results) {
-    seconds += isoSeconds(b.duration) ?? 0;
+    if (b.finishedAt) seconds += (Date.parse(b.finishedAt) - Date.parse(b.startedAt)) / 1000;
     for (const [name, t] of Object.entries(b.stats?.progressTrace ?? {})) {
-      const s = traceSeconds(t);
+      const s = stepSeconds(t);
       if (s !== null) steps[name] = (steps[name] ?? 0) + s;
     }
   }

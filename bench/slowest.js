@@ -16,7 +16,7 @@
 'use strict';
 
 const { DATASETS, client, discardQuarry, loadIndex, loadRows, startQuarry } = require('./server');
-const { percentile, seededMixes } = require('./lib');
+const { percentile, seededMixes, stepSeconds } = require('./lib');
 
 function parseArgs(argv) {
   const o = { dataset: 'pypi', rows: 0, shape: 'phrase', queries: 300, sends: 5, top: 15 };
@@ -34,14 +34,6 @@ function parseArgs(argv) {
   if (!DATASETS[o.dataset]) throw new Error(`unknown dataset ${o.dataset}`);
   if (o.url && !o.index) throw new Error('--url needs --index (an index holding the dataset)');
   return o;
-}
-
-/** A duration as `performanceDetails` prints it ("512.3µs", "1.20ms", "2.1s"), in µs. */
-function micros(text) {
-  const n = parseFloat(text);
-  if (text.endsWith('µs')) return n;
-  if (text.endsWith('ms')) return n * 1000;
-  return n * 1e6;
 }
 
 /** The ranking step of `performanceDetails`: Quarry's, or Meilisearch's keyword ranking. */
@@ -72,8 +64,8 @@ async function main() {
         const t0 = process.hrtime.bigint();
         const r = await api('POST', `/indexes/${index}/search`, JSON.stringify({ ...q.body, showPerformanceDetails: true }));
         total.push(Number(process.hrtime.bigint() - t0) / 1e6);
-        server.push(micros(r.performanceDetails.search) / 1000);
-        ranking.push(micros(rankingStep(r.performanceDetails)) / 1000);
+        server.push(stepSeconds(r.performanceDetails.search) * 1000);
+        ranking.push(stepSeconds(rankingStep(r.performanceDetails)) * 1000);
         hits = r.estimatedTotalHits ?? r.totalHits ?? 0;
       }
       rows.push({ body: q.body, server: percentile(server, 50), ranking: percentile(ranking, 50), total: percentile(total, 50), hits });
