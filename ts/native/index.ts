@@ -88,7 +88,8 @@ export class NativeIndex {
 
   /**
    * Merges every segment of the inverted index into one; with `onlyIfWorthwhile`, only when
-   * enough of the index lies outside its largest segment (after a batch, nothing else queued).
+   * enough of the index lies outside the segments the last merge left, and into two for a
+   * large index (after a batch, nothing else queued).
    */
   async compact(onlyIfWorthwhile = false): Promise<void> {
     await call(() => this.raw.compact(onlyIfWorthwhile));

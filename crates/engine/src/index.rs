@@ -82,9 +82,12 @@ pub struct Index {
     reader: IndexReader,
     fields: Fields,
     writer: Mutex<Option<IndexWriter>>,
-    /// How many documents the inverted index held when this process last merged it into one
-    /// segment (0 for an index opened empty; `None`: its largest segment stands for them).
+    /// How many documents the inverted index held when this process last compacted it (0 for
+    /// an index opened empty; `None`: the largest segments stand for them).
     merged_at: Mutex<Option<u64>>,
+    /// The documents an index needs per part to be compacted into two segments at once
+    /// (`update::commit::COMPACTION_PART_DOCS`; tests lower it).
+    compaction_part_docs: u64,
     batch_lock: Mutex<()>,
     progress: Mutex<Option<Progress>>,
     /// The committed fields map (or a superset), for decoding documents on the read paths.

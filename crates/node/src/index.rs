@@ -205,9 +205,10 @@ impl NativeIndex {
         self.task(IndexJob::FacetSearch(query_json))
     }
 
-    /// Merges every segment of the inverted index into one: always (`POST
+    /// Merges the segments of the inverted index: always into one (`POST
     /// /indexes/{uid}/compact`), or with `onlyIfWorthwhile` when enough of the index lies
-    /// outside its largest segment (the worker, after a batch, when nothing else waits).
+    /// outside the segments the last merge left, into one or, for a large index, two (the
+    /// worker, after a batch, when nothing else waits).
     #[napi(ts_return_type = "Promise<Buffer | null>")]
     pub fn compact(&self, only_if_worthwhile: Option<bool>) -> Result<AsyncTask<IndexTask>> {
         let always = !only_if_worthwhile.unwrap_or(false);
