@@ -287,13 +287,13 @@ impl Index {
     }
 
     /// One segment answers a query several times faster than ten: each segment computes its
-    /// own top hits. Merging costs about 5 µs per document on one thread (4.4 s for the 886k
+    /// own top hits. Merging costs about 5 µs per document on one thread (4.3 s for the 886k
     /// PyPI rows), so it runs only when the documents outside the segments the last merge left
     /// are at least an eighth of the index: a bulk load pays it once at the end, and a trickle
     /// of small updates pays it at most once per eighth of growth. An index of at least
     /// 2 × [`COMPACTION_PART_DOCS`] is merged into two segments of about half its documents
-    /// each, at once: PyPI's merge takes 2.5 s instead of 4.4, and its searches are 2–12%
-    /// slower at the median than on one segment. The task worker calls it after a batch when
+    /// each, at once: PyPI's merge takes 2.3 s instead of 4.3, and its keyword searches are up
+    /// to 12% slower at the median than on one segment. The task worker calls it after a batch when
     /// nothing else is queued for the index by then (a bulk load sent in several requests
     /// merges once, after its last batch, not after its first).
     pub fn compact_if_worthwhile(&self) -> Result<()> {
@@ -347,7 +347,7 @@ impl Index {
         // Background merges only gather segments (fewer of them, a larger largest one), so a
         // merge not worth it now is not worth it after them either: the writer is kept.
         let metas = self.tantivy.searchable_segment_metas().map_err(tv)?;
-        if !worth_merging(&metas, &mut merged_at, always, self.compaction_part_docs) {
+        if merge_parts(&metas, &mut merged_at, always, self.compaction_part_docs).is_none() {
             return Ok(());
         }
         drop(metas);
@@ -360,15 +360,12 @@ impl Index {
             writer.wait_merging_threads().map_err(tv)?;
         }
         let metas = self.tantivy.searchable_segment_metas().map_err(tv)?;
-        if !worth_merging(&metas, &mut merged_at, always, self.compaction_part_docs) {
+        let Some(parts) = merge_parts(&metas, &mut merged_at, always, self.compaction_part_docs)
+        else {
             return Ok(());
-        }
-        let total: u64 = metas.iter().map(|m| m.num_docs() as u64).sum();
-        let sizes: Vec<u64> = metas.iter().map(|m| m.num_docs() as u64).collect();
-        let parts = match always {
-            true => 1,
-            false => compaction_parts(total, self.compaction_part_docs),
         };
+        let sizes: Vec<u64> = metas.iter().map(|m| m.num_docs() as u64).collect();
+        let total: u64 = sizes.iter().sum();
         let groups: Vec<Vec<tantivy::index::SegmentId>> = partition(&sizes, parts)
             .into_iter()
             .filter(|group| group.len() > 1)
@@ -430,15 +427,15 @@ fn partition(sizes: &[u64], parts: usize) -> Vec<Vec<usize>> {
     groups.into_iter().map(|(_, group)| group).collect()
 }
 
-/// Whether the segments `metas` are worth merging (`always`: into one, whenever there are two
-/// or more). Segments no more numerous than the compaction's parts record their documents as
-/// merged in `merged_at`.
-fn worth_merging(
+/// Into how many segments the segments `metas` are worth merging, if they are (`always`: into
+/// one, whenever there are two or more). Segments no more numerous than the compaction's parts
+/// record their documents as merged in `merged_at`.
+fn merge_parts(
     metas: &[tantivy::index::SegmentMeta],
     merged_at: &mut Option<u64>,
     always: bool,
     part_docs: u64,
-) -> bool {
+) -> Option<usize> {
     let total: u64 = metas.iter().map(|m| m.num_docs() as u64).sum();
     let parts = if always {
         1
@@ -447,7 +444,7 @@ fn worth_merging(
     };
     if metas.len() <= parts {
         *merged_at = Some(total);
-        return false;
+        return None;
     }
     // The documents a compaction left in place: those of the largest segments, as many as it
     // leaves.
@@ -459,7 +456,7 @@ fn worth_merging(
     // those added since this process last merged the index (a bulk load into an empty index
     // is merged whole at its end).
     let new = (total - settled).max(total.saturating_sub(merged_at.unwrap_or(settled)));
-    always || new * 8 >= total
+    (always || new * 8 >= total).then_some(parts)
 }
 
 #[cfg(test)]
@@ -515,69 +512,26 @@ mod tests {
         assert_eq!(partition(&sizes, 1), vec![vec![1, 3, 4, 0, 5, 2, 6]]);
     }
 
+    /// Whether segments of `sizes` are worth merging, for an index that has not merged them.
+    fn worth(sizes: &[u32], always: bool) -> bool {
+        merge_parts(&metas(sizes), &mut None, always, COMPACTION_PART_DOCS).is_some()
+    }
+
     #[test]
     fn the_segments_a_compaction_left_are_not_merged_again_for_a_few_documents() {
         let half = COMPACTION_PART_DOCS as u32 + 1_000;
         let two = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
         // A bulk load's segments are worth merging.
-        let mut merged_at = None;
-        assert!(worth_merging(
-            &metas(&[97_000; 10]),
-            &mut merged_at,
-            false,
-            COMPACTION_PART_DOCS
-        ));
+        assert!(worth(&[97_000; 10], false));
         // The two parts of a large index are settled, and a few documents beside them too.
-        let mut merged_at = None;
-        assert_eq!(
-            worth_merging(
-                &metas(&[half, half]),
-                &mut merged_at,
-                false,
-                COMPACTION_PART_DOCS
-            ),
-            !two
-        );
-        let mut merged_at = None;
-        assert_eq!(
-            worth_merging(
-                &metas(&[half, half, 5_000]),
-                &mut merged_at,
-                false,
-                COMPACTION_PART_DOCS
-            ),
-            !two
-        );
+        assert_eq!(worth(&[half, half], false), !two);
+        assert_eq!(worth(&[half, half, 5_000], false), !two);
         // An eighth of the index beside them is worth a merge; asked, they merge into one.
-        let mut merged_at = None;
-        assert!(worth_merging(
-            &metas(&[half, half, half / 3]),
-            &mut merged_at,
-            false,
-            COMPACTION_PART_DOCS
-        ));
-        let mut merged_at = None;
-        assert!(worth_merging(
-            &metas(&[half, half]),
-            &mut merged_at,
-            true,
-            COMPACTION_PART_DOCS
-        ));
+        assert!(worth(&[half, half, half / 3], false));
+        assert!(worth(&[half, half], true));
         // A small index keeps to one segment.
-        let mut merged_at = None;
-        assert!(worth_merging(
-            &metas(&[40_000, 40_000]),
-            &mut merged_at,
-            false,
-            COMPACTION_PART_DOCS
-        ));
-        let mut merged_at = None;
-        assert!(!worth_merging(
-            &metas(&[400_000, 1_000]),
-            &mut merged_at,
-            false,
-            COMPACTION_PART_DOCS
-        ));
+        assert!(worth(&[40_000, 40_000], false));
+        assert!(!worth(&[400_000, 1_000], false));
     }
 
     /// Adds documents `ids` (each with the word `common`) in one batch.
