@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { type ConfigFileKey, configFileToRead, readConfigFile, TOML_KINDS } from './startup/config-file';
 import { ACCEPTED_WITHOUT_EFFECT, REFUSED, meiliEnvOf, refusalMessage, tomlKeyOf } from './startup/meili-options';
+import type { ReplicationConfig } from './replication/replica';
+import { REPLICATION_OPTIONS, replicationFrom, ReplicationOptionError, type ReplicationRaw } from './startup/replication-options';
 import { type TlsConfig, tlsConfigFrom, TlsOptionError, type TlsRaw } from './startup/tls';
 
 export interface Config {
@@ -74,6 +76,8 @@ export interface Config {
   analyticsIntervalMs: number;
   /** Whether `GET /` serves the search preview page: off with `--no-dashboard`, and in production (as Meilisearch's dashboard). */
   dashboard: boolean;
+  /** The replicated task log (`--replication-nats`); null: this instance's own queue. */
+  replication: ReplicationConfig | null;
 }
 
 export class ConfigError extends Error {}
@@ -90,7 +94,7 @@ interface OptionSpec {
 }
 
 /** The raw text of each option (the TLS ones are `TlsRaw`'s). */
-type RawOptions = TlsRaw & {
+type RawOptions = TlsRaw & ReplicationRaw & {
   httpAddr?: string;
   dbPath?: string;
   masterKey?: string;
@@ -189,6 +193,7 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'analyticsUrl', flag: '--experimental-analytics-url', env: 'QUARRY_ANALYTICS_URL', meili: 'QUARRY_ANALYTICS_URL', help: 'where anonymous usage telemetry batches are POSTed (JSON); none: nothing is sent' },
   { name: 'analyticsIntervalMs', flag: '--experimental-analytics-interval-ms', env: 'QUARRY_ANALYTICS_INTERVAL_MS', meili: 'QUARRY_ANALYTICS_INTERVAL_MS', help: 'milliseconds between telemetry batches (default 3600000; shorter values are for tests)' },
   { name: 'noDashboard', flag: '--no-dashboard', env: 'QUARRY_NO_DASHBOARD', meili: 'QUARRY_NO_DASHBOARD', boolean: true, help: 'do not serve the search preview page at / (it is never served with --env production)' },
+  ...REPLICATION_OPTIONS,
 ];
 
 export const LOOPBACK_NETWORKS = ['127.0.0.0/8', '::1/128'];
@@ -349,6 +354,16 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
     }
   }
   if (raw.taskWebhookAuthorization !== undefined && raw.taskWebhookUrl === undefined) throw new ConfigError('--task-webhook-authorization-header requires --task-webhook-url');
+  let replication: ReplicationConfig | null;
+  try {
+    replication = replicationFrom(raw, httpAddr);
+  } catch (err) {
+    if (err instanceof ReplicationOptionError) throw new ConfigError(err.message);
+    throw err;
+  }
+  if (replication && (importDump !== null || importSnapshot !== null)) {
+    throw new ConfigError(`${importDump !== null ? '--import-dump' : '--import-snapshot'} cannot be used with --replication-nats: a replicated instance starts from the group's log and snapshots; import into a single instance and send its documents and settings to the group`);
+  }
 
   return {
     taskWebhookUrl: raw.taskWebhookUrl ?? null,
@@ -395,6 +410,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
     analyticsUrl: analyticsUrl(raw.analyticsUrl),
     analyticsIntervalMs: count('--experimental-analytics-interval-ms', raw.analyticsIntervalMs, 3_600_000, 1),
     dashboard: !flag('--no-dashboard', raw.noDashboard) && envName !== 'production',
+    replication,
   };
 }
 

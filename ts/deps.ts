@@ -14,6 +14,7 @@ import type { TaskQueue } from './tasks/queue';
 import type { WebhookStore } from './webhooks/store';
 import type { Analytics } from './telemetry/analytics';
 import type { TaskDbCompaction } from './tasks/compaction';
+import type { Replica } from './replication/replica';
 
 export interface Deps {
   config: Config;
@@ -42,4 +43,6 @@ export interface Deps {
   analytics: Analytics | null;
   /** Compaction of the task database (`POST /tasks/compact`), and whether `/health` asks for a restart. */
   compaction: TaskDbCompaction;
+  /** This instance's place in a replicated group (`--replication-nats`), else null. */
+  replica: Replica | null;
 }

@@ -1,8 +1,7 @@
 /** Runtime experimental features: stored flags, all returned on every read. */
 import { z } from 'zod';
 import { parseWith } from './errors/from-zod';
-import type { Durable } from './store/durable';
-import { jsonValue } from './store/durable';
+import { jsonValue, type Records } from './store/durable';
 
 export const FEATURE_FLAGS = [
   // Meilisearch's order: of its answers, and of its error for an unknown field.
@@ -30,10 +29,13 @@ export const PatchSchema = z.strictObject(Object.fromEntries(FEATURE_FLAGS.map((
 export class FeatureStore {
   private flags: Features;
 
-  constructor(private readonly durable: Durable) {
-    const stored = durable.kv.get('meta', 'features');
+  constructor(private readonly records: Records) {
+    const stored = records.kv.get('meta', 'features');
     const base = Object.fromEntries(FEATURE_FLAGS.map((f) => [f, false])) as Features;
     this.flags = stored ? { ...base, ...(JSON.parse(stored.toString()) as Partial<Features>) } : base;
+    records.watch('meta', (op) => {
+      if (op.key === 'features' && op.value) this.flags = { ...base, ...(JSON.parse(op.value.toString()) as Partial<Features>) };
+    });
   }
 
   get(): Features {
@@ -57,8 +59,7 @@ export class FeatureStore {
     const patch = parseWith(PatchSchema, body, {}, 'bad_request');
     const next = { ...this.flags };
     for (const [k, v] of Object.entries(patch)) if (typeof v === 'boolean') next[k as keyof Features] = v;
-    await this.durable.commit([{ db: 'meta', key: 'features', value: jsonValue(next) }]);
-    this.flags = next;
+    await this.records.commit([{ db: 'meta', key: 'features', value: jsonValue(next) }]);
     return this.get();
   }
 

@@ -10,7 +10,7 @@ import { makeGuard } from './auth/guard';
 import { KeyStore } from './auth/keys';
 import type { Config } from './config';
 import type { Deps } from './deps';
-import { archives } from './dumps/create';
+import { archives, writeSnapshot } from './dumps/create';
 import { importAtStartup } from './dumps/import';
 import { FeatureStore } from './features';
 import { IndexRegistry } from './indexes/registry';
@@ -20,6 +20,8 @@ import { configureModels, configureOutbound, configureRemoteEmbedders, KvStore }
 import { networkedQueue } from './network/forward';
 import { rebalancer } from './network/rebalance';
 import { NetworkStore } from './network/state';
+import { Replica } from './replication/replica';
+import { enqueueOnce } from './replication/writes';
 import { SearchLimiter } from './search/limiter';
 import { SearchRules } from './search/rules';
 import { lockDataDir, prepareDataDir } from './startup/data-dir';
@@ -50,32 +52,42 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
   await importAtStartup(config, dbPath, logger);
   const lock = lockDataDir(dbPath);
   let kv: KvStore | null = null;
+  let replica: Replica | null = null;
   try {
+    // A replicated instance may start from the group's snapshot, before anything is opened.
+    if (config.replication) replica = await Replica.join(config.replication, dbPath, logger.child({ target: 'quarry::replication' }));
     prepareDataDir(dbPath, config.upgradeDb, logger);
     kv = KvStore.open(path.join(dbPath, 'tasks'), META_MAP_SIZE);
-    return await openStores(config, logger, dbPath, kv, () => lock.release());
+    return await openStores(config, logger, dbPath, kv, () => lock.release(), replica);
   } catch (err) {
+    await replica?.close();
     kv?.close();
     lock.release();
     throw err;
   }
 }
 
-async function openStores(config: Config, logger: Logger, dbPath: string, kv: KvStore, unlock: () => void): Promise<Runtime> {
+async function openStores(config: Config, logger: Logger, dbPath: string, kv: KvStore, unlock: () => void, replica: Replica | null): Promise<Runtime> {
   const durable = new Durable(kv);
+  const updateFiles = path.join(dbPath, 'update_files');
+  const queue = openQueue(durable);
+  // Replicated, the instance-wide records change through the log, and the log orders batches.
+  let worker: Worker | null = null;
+  await replica?.adopt(durable);
+  const wired = replica?.attach(queue, durable, updateFiles, () => worker?.wake());
+  const records = wired?.records ?? durable;
   const registry = new IndexRegistry(durable, path.join(dbPath, 'indexes'));
-  const keys = new KeyStore(durable, config.masterKey);
-  await keys.ensureDefaults();
-  const features = new FeatureStore(durable);
+  const keys = new KeyStore(records, config.masterKey);
+  if (!replica) await keys.ensureDefaults();
+  const features = new FeatureStore(records);
   features.enableAtStartup({ metrics: config.enableMetrics, logsRoute: config.enableLogsRoute });
   features.enableAtStart({ containsFilter: config.containsFilterAtStart, legacySearch: config.legacySearchAtStart });
-  const network = new NetworkStore(durable);
-  const queue = openQueue(durable);
+  const network = new NetworkStore(records);
   const searchRules = new SearchRules(durable);
-  const webhooks = new WebhookStore(durable, config.taskWebhookUrl ? { url: config.taskWebhookUrl, authorization: config.taskWebhookAuthorization } : null);
-  const updateFiles = path.join(dbPath, 'update_files');
+  const webhooks = new WebhookStore(records, config.taskWebhookUrl ? { url: config.taskWebhookUrl, authorization: config.taskWebhookAuthorization } : null);
   const dirs = { dumpDir: path.resolve(config.dumpDir), snapshotDir: path.resolve(config.snapshotDir) };
-  const worker = new Worker(
+  const sources = { kv, queue, registry, keys, features, network, searchRules, webhooks, dbPath, updateFiles };
+  worker = new Worker(
     queue,
     registry,
     updateFiles,
@@ -83,22 +95,28 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
     config.maxBatchedTasks,
     () => features.get().getTaskDocumentsRoute,
     rebalancer(network, registry, config.remoteTimeoutMs),
-    archives({ kv, queue, registry, keys, features, network, searchRules, webhooks, dbPath, updateFiles }, dirs),
+    archives(sources, dirs),
     searchRules,
+    wired?.planner,
   );
   await worker.recover();
   const dispatcher = new WebhookDispatcher(webhooks, logger.child({ target: 'quarry::webhooks' }));
-  worker.onBatchFinished((tasks) => dispatcher.batchFinished(tasks));
+  worker.onBatchFinished((tasks, announce) => {
+    if (announce) dispatcher.batchFinished(tasks);
+  });
 
   const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
   // Writes are enqueued through the network: a leader forwards index writes (see network/forward.ts).
-  const routedQueue = networkedQueue(queue, network, features, config.remoteTimeoutMs);
+  const taskQueue = replica ? replica.queue(queue) : queue;
+  const routedQueue = networkedQueue(taskQueue, network, features, config.remoteTimeoutMs);
   const analytics = createAnalytics(config, dbPath, registry, features, logger);
   const metrics = new Metrics({ kv, registry, tasks: () => queue.allTasks(), batches: () => queue.allBatches(), searchLimiter, taskQueueMaxSize: META_MAP_SIZE });
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, analytics, compaction: new TaskDbCompaction(kv) };
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, analytics, compaction: new TaskDbCompaction(kv), replica };
 
   worker.start();
-  const snapshots = config.scheduleSnapshotSeconds === null ? null : setInterval(() => enqueueSnapshot(queue, logger), config.scheduleSnapshotSeconds * 1000);
+  if (replica) await replica.start(keys, () => writeSnapshot(sources, path.join(dirs.snapshotDir, '.replication'), []));
+  const scheduled = config.scheduleSnapshotSeconds;
+  const snapshots = scheduled === null ? null : setInterval(() => enqueueSnapshot(taskQueue, logger, scheduled), scheduled * 1000);
   snapshots?.unref();
   analytics?.start();
   let closed: Promise<void> | null = null;
@@ -109,7 +127,8 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
       closed ??= (async () => {
         if (snapshots) clearInterval(snapshots);
         analytics?.stop();
-        await worker.stop();
+        await replica?.close();
+        await worker!.stop();
         registry.closeAll();
         kv.close();
         unlock();
@@ -119,9 +138,13 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
   };
 }
 
-/** A scheduled snapshot: a task like `POST /snapshots`'s, enqueued by the clock. */
-function enqueueSnapshot(queue: TaskQueue, logger: Logger): void {
-  queue.enqueue({ indexUid: null, type: 'snapshotCreation', details: null, payload: { kind: 'snapshotCreation' } }).catch((err) => {
+/**
+ * A scheduled snapshot: a task like `POST /snapshots`'s, enqueued by the clock. In a
+ * replicated group each instance's clock asks; one task per period is enqueued.
+ */
+function enqueueSnapshot(queue: TaskQueue, logger: Logger, periodSeconds: number): void {
+  const period = Math.floor(Date.now() / 1000 / periodSeconds);
+  enqueueOnce(queue, { indexUid: null, type: 'snapshotCreation', details: null, payload: { kind: 'snapshotCreation' } }, `scheduled-snapshot-${period}`).catch((err) => {
     logger.error('scheduled snapshot not enqueued', { error: String(err) });
   });
 }

@@ -4,8 +4,8 @@
  * Presented tokens are matched against every key in constant time.
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Durable } from '../store/durable';
-import { jsonValue } from '../store/durable';
+import type { KvOp } from '../native';
+import { jsonValue, type Records } from '../store/durable';
 import { isoToMicros, nowIso } from '../util/time';
 
 export interface KeyRecord {
@@ -42,35 +42,35 @@ export class KeyStore {
   private readonly values = new Map<string, Buffer>();
 
   constructor(
-    private readonly durable: Durable,
+    private readonly records: Records,
     private readonly masterKey: string | null,
   ) {
-    for (const { value } of durable.kv.scan(DB)) {
+    for (const { value } of records.kv.scan(DB)) {
       const k = JSON.parse(value.toString()) as KeyRecord;
       this.keys.set(k.uid, k);
     }
+    records.watch(DB, (op) => {
+      if (!op.value) {
+        this.keys.delete(op.key);
+        this.values.delete(op.key);
+      } else {
+        this.keys.set(op.key, JSON.parse(op.value.toString()) as KeyRecord);
+      }
+    });
   }
 
   /** Creates the default keys when the store is empty (first start, or all deleted). */
   async ensureDefaults(): Promise<void> {
     if (this.keys.size > 0) return;
-    const created: KeyRecord[] = [];
-    for (const d of DEFAULT_KEYS) {
-      const now = nowIso();
-      created.push({ uid: randomUUID(), ...d, indexes: ['*'], expiresAt: null, createdAt: now, updatedAt: now });
-    }
-    await this.put(created);
+    await this.put(defaultKeys());
   }
 
   async put(keys: KeyRecord[]): Promise<void> {
-    await this.durable.commit(keys.map((k) => ({ db: DB, key: k.uid, value: jsonValue(k) })));
-    for (const k of keys) this.keys.set(k.uid, k);
+    await this.records.commit(keys.map(keyOp));
   }
 
   async delete(uid: string): Promise<void> {
-    await this.durable.commit([{ db: DB, key: uid, value: null }]);
-    this.keys.delete(uid);
-    this.values.delete(uid);
+    await this.records.commit([{ db: DB, key: uid, value: null }]);
   }
 
   /** Newest first (timestamps compared as instants: their fractions have varying lengths). */
@@ -125,6 +125,18 @@ export class KeyStore {
       updatedAt: k.updatedAt,
     };
   }
+}
+
+/** The default keys, new uids and dates. */
+export function defaultKeys(): KeyRecord[] {
+  return DEFAULT_KEYS.map((d) => {
+    const now = nowIso();
+    return { uid: randomUUID(), ...d, indexes: ['*'], expiresAt: null, createdAt: now, updatedAt: now };
+  });
+}
+
+export function keyOp(k: KeyRecord): KvOp {
+  return { db: DB, key: k.uid, value: jsonValue(k) };
 }
 
 export function isMasterKey(masterKey: string, token: string): boolean {

@@ -6,8 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../errors/api-error';
-import type { Durable } from '../store/durable';
-import { jsonValue } from '../store/durable';
+import { jsonValue, type Records } from '../store/durable';
 
 export interface RemoteConfig {
   url: string;
@@ -33,9 +32,12 @@ const SHARD_FIELDS = ['remotes', 'addRemotes', 'removeRemotes'];
 export class NetworkStore {
   #state: NetworkState;
 
-  constructor(private readonly durable: Durable) {
-    const stored = durable.kv.get('meta', 'network');
+  constructor(private readonly records: Records) {
+    const stored = records.kv.get('meta', 'network');
     this.#state = stored ? (JSON.parse(stored.toString()) as NetworkState) : { self: null, remotes: {}, shards: {}, leader: null, version: NO_VERSION };
+    records.watch('meta', (op) => {
+      if (op.key === 'network' && op.value) this.#state = JSON.parse(op.value.toString()) as NetworkState;
+    });
   }
 
   get(): NetworkState {
@@ -49,8 +51,7 @@ export class NetworkStore {
   }
 
   async save(next: NetworkState): Promise<void> {
-    await this.durable.commit([{ db: 'meta', key: 'network', value: jsonValue(next) }]);
-    this.#state = next;
+    await this.records.commit([{ db: 'meta', key: 'network', value: jsonValue(next) }]);
   }
 
   /**

@@ -16,7 +16,9 @@ export function systemRoutes(deps: Deps): Router {
       res.status(500).json({ status: 'mustRestart' });
       return;
     }
-    res.json({ status: 'available' });
+    // A replicated instance that cannot reach its log still answers reads: degraded, with why.
+    const reason = deps.replica?.health() ?? null;
+    res.json(reason === null ? { status: 'available' } : { status: 'degraded', reason });
   });
 
   r.get('/version', guard('version'), (_req, res) => {

@@ -92,8 +92,13 @@ export interface WorkerQueue {
    * unfinished batches are dropped. Resolves with the requeued uids.
    */
   requeueInterrupted(): Promise<number[]>;
-  /** Commits `next`'s tasks as `processing` in a new batch, which becomes the running one. */
-  startBatch(next: NextBatch, progress: () => unknown): Promise<{ batch: BatchRecord; processing: TaskRecord[] }>;
+  /**
+   * Commits `next`'s tasks as `processing` in a new batch, which becomes the running one. Its
+   * uid is the next one, or `uid` when the batch was numbered elsewhere (the replicated log).
+   */
+  startBatch(next: NextBatch, progress: () => unknown, uid?: number): Promise<{ batch: BatchRecord; processing: TaskRecord[] }>;
+  /** Undoes `startBatch`: its tasks back to `enqueued`, its record gone; nothing runs any more. */
+  abandonBatch(batch: BatchRecord): Promise<void>;
   /**
    * Commits the batch's finished tasks and record, the queue writes and `ops` (other stores'
    * writes) in ONE transaction, then updates the cache; nothing runs any more.
@@ -101,12 +106,27 @@ export interface WorkerQueue {
   finishBatch(done: TaskRecord[], finished: BatchRecord, writes: QueueWrites, ops: KvOp[]): Promise<void>;
 }
 
+/**
+ * What the replicated log's receiver needs besides: tasks numbered by the log are added as they
+ * arrive, and cancelations and deletions are described here but enqueued there.
+ */
+export interface ReceivingQueue {
+  /** Adds a task numbered elsewhere, committing `extra` in the same transaction. */
+  receive(task: TaskRecord, extra: KvOp[]): Promise<void>;
+  /** Commits `ops` (the receiver's cursor) alone, in order with the receptions. */
+  commitOps(ops: KvOp[]): Promise<void>;
+  cancelation(filter: TaskFilter, visible: Visible, originalFilter: string): EnqueueInit;
+  deletion(filter: TaskFilter, visible: Visible, originalFilter: string): EnqueueInit;
+}
+
+export type LocalQueue = TaskQueue & WorkerQueue & ReceivingQueue;
+
 /** Opens the queue over the durable store, loading its records. */
-export function openQueue(durable: Durable): TaskQueue & WorkerQueue {
+export function openQueue(durable: Durable): LocalQueue {
   return new Queue(durable);
 }
 
-class Queue implements TaskQueue, WorkerQueue {
+class Queue implements TaskQueue, WorkerQueue, ReceivingQueue {
   readonly #tasks = new Map<number, TaskRecord>();
   readonly #batches = new Map<number, BatchRecord>();
   readonly #events = new EventEmitter();
@@ -164,6 +184,17 @@ class Queue implements TaskQueue, WorkerQueue {
     return task;
   }
 
+  async receive(task: TaskRecord, extra: KvOp[]): Promise<void> {
+    this.#nextUid = Math.max(this.#nextUid, task.uid + 1);
+    await this.#durable.commit([taskOp(task), ...extra]);
+    this.#tasks.set(task.uid, task);
+    this.#events.emit('enqueued', task);
+  }
+
+  commitOps(ops: KvOp[]): Promise<void> {
+    return this.#durable.commit(ops);
+  }
+
   onEnqueued(listener: (t: TaskRecord) => void): void {
     this.#events.on('enqueued', listener);
   }
@@ -178,23 +209,21 @@ class Queue implements TaskQueue, WorkerQueue {
   }
 
   cancel(filter: TaskFilter, visible: Visible, originalFilter: string): Promise<TaskRecord> {
-    const matched = this.#matching(filter, visible);
-    return this.enqueue({
-      indexUid: null,
-      type: 'taskCancelation',
-      details: { matchedTasks: matched.length, canceledTasks: null, originalFilter },
-      payload: { kind: 'taskCancelation', matched },
-    });
+    return this.enqueue(this.cancelation(filter, visible, originalFilter));
   }
 
   delete(filter: TaskFilter, visible: Visible, originalFilter: string): Promise<TaskRecord> {
+    return this.enqueue(this.deletion(filter, visible, originalFilter));
+  }
+
+  cancelation(filter: TaskFilter, visible: Visible, originalFilter: string): EnqueueInit {
     const matched = this.#matching(filter, visible);
-    return this.enqueue({
-      indexUid: null,
-      type: 'taskDeletion',
-      details: { matchedTasks: matched.length, deletedTasks: null, originalFilter },
-      payload: { kind: 'taskDeletion', matched },
-    });
+    return { indexUid: null, type: 'taskCancelation', details: { matchedTasks: matched.length, canceledTasks: null, originalFilter }, payload: { kind: 'taskCancelation', matched } };
+  }
+
+  deletion(filter: TaskFilter, visible: Visible, originalFilter: string): EnqueueInit {
+    const matched = this.#matching(filter, visible);
+    return { indexUid: null, type: 'taskDeletion', details: { matchedTasks: matched.length, deletedTasks: null, originalFilter }, payload: { kind: 'taskDeletion', matched } };
   }
 
   get(uid: number): TaskRecord | undefined {
@@ -290,10 +319,12 @@ class Queue implements TaskQueue, WorkerQueue {
     return touched.map((t) => t.uid);
   }
 
-  async startBatch(next: NextBatch, progress: () => unknown): Promise<{ batch: BatchRecord; processing: TaskRecord[] }> {
+  async startBatch(next: NextBatch, progress: () => unknown, uid?: number): Promise<{ batch: BatchRecord; processing: TaskRecord[] }> {
     const startedAt = nowIso();
+    const batchUid = uid ?? this.#nextBatchUid;
+    this.#nextBatchUid = Math.max(this.#nextBatchUid, batchUid + 1);
     const batch: BatchRecord = {
-      uid: this.#nextBatchUid++,
+      uid: batchUid,
       taskUids: next.tasks.map((t) => t.uid),
       details: {},
       stats: { totalNbTasks: next.tasks.length, status: { processing: next.tasks.length }, types: {}, indexUids: {}, progressTrace: {} },
@@ -307,6 +338,14 @@ class Queue implements TaskQueue, WorkerQueue {
     this.#batches.set(batch.uid, batch);
     this.#current = { batch, indexUid: next.indexUid, progress };
     return { batch, processing };
+  }
+
+  async abandonBatch(batch: BatchRecord): Promise<void> {
+    const back = batch.taskUids.map((u) => this.#tasks.get(u)).filter((t): t is TaskRecord => t !== undefined).map((t) => ({ ...t, status: 'enqueued' as const, batchUid: null, startedAt: null }));
+    await this.#durable.commit([...back.map(taskOp), deleteBatchOp(batch.uid)]);
+    for (const t of back) this.#tasks.set(t.uid, t);
+    this.#batches.delete(batch.uid);
+    this.#current = null;
   }
 
   async finishBatch(done: TaskRecord[], finished: BatchRecord, writes: QueueWrites, ops: KvOp[]): Promise<void> {

@@ -17,8 +17,8 @@ import type { Logger } from '../logging';
 import type { NativeIndex } from '../native';
 import type { SearchRules } from '../search/rules';
 import { nowIso } from '../util/time';
-import { nextBatch } from './autobatch';
 import { type Archives, type Effects, one, type Outcome, type RunContext, toErrorBody, ZEROED } from './outcome';
+import { localPlanner, type BatchPlan, type BatchPlanner } from './planner';
 import { noQueueWrites, removePayload, type WorkerQueue } from './queue';
 import { indexBatch } from './run/documents';
 import { cancel, deleteTasks } from './run/history';
@@ -28,7 +28,9 @@ import type { BatchRecord, TaskRecord } from './types';
 
 export class Worker {
   private wakeUp: (() => void) | null = null;
-  private readonly finishedListeners: Array<(tasks: TaskRecord[]) => void> = [];
+  /** Set by `wake()`; a tick that found nothing sleeps only if nothing woke it meanwhile. */
+  private woken = false;
+  private readonly finishedListeners: Array<(tasks: TaskRecord[], announce: boolean) => void> = [];
   private stopped = false;
   private loop: Promise<void> | null = null;
   /** What the task families' runners (`run/`) read and change. */
@@ -48,6 +50,8 @@ export class Worker {
     archives: Archives | null = null,
     /** The dynamic search rules `dsrUpdate` and `dsrClear` tasks change. */
     searchRules: SearchRules | null = null,
+    /** Decides the next batch (see `planner.ts`). */
+    private readonly planner: BatchPlanner = localPlanner,
   ) {
     queue.onEnqueued(() => this.wake());
     this.ctx = { queue, registry, updateFiles, logger, keepPayloads, archives, searchRules };
@@ -67,8 +71,11 @@ export class Worker {
     this.registry.removeOrphans();
   }
 
-  /** Called with each batch's tasks (and those it canceled) once committed (webhooks). */
-  onBatchFinished(listener: (tasks: TaskRecord[]) => void): void {
+  /**
+   * Called with each batch's tasks (and those it canceled) once committed; `announce` says
+   * whether this instance announces it (webhooks: one instance of a replicated group does).
+   */
+  onBatchFinished(listener: (tasks: TaskRecord[], announce: boolean) => void): void {
     this.finishedListeners.push(listener);
   }
 
@@ -83,6 +90,7 @@ export class Worker {
   }
 
   wake(): void {
+    this.woken = true;
     const w = this.wakeUp;
     this.wakeUp = null;
     w?.();
@@ -91,35 +99,36 @@ export class Worker {
   private async run(): Promise<void> {
     while (!this.stopped) {
       let worked = false;
+      this.woken = false;
       try {
         worked = await this.tick();
       } catch (err) {
         this.logger.error('worker tick failed', { error: err instanceof Error ? err.stack : String(err) });
         await new Promise((r) => setTimeout(r, 200));
       }
-      if (!worked && !this.stopped) await new Promise<void>((r) => (this.wakeUp = r));
+      if (!worked && !this.stopped && !this.woken) await new Promise<void>((r) => (this.wakeUp = r));
     }
   }
 
-  /** Runs one batch; false when nothing is enqueued. */
+  /** Runs one batch; false when there is none to run now. */
   async tick(): Promise<boolean> {
-    const enqueued = this.queue.enqueued();
-    const next = nextBatch(
-      enqueued,
+    const plan = await this.planner.plan(
+      this.queue.enqueued(),
       (uid) => {
         const e = this.registry.get(uid);
         return { exists: !!e, primaryKey: e?.primaryKey ?? null };
       },
       this.maxBatchedTasks,
     );
-    if (!next) return false;
+    if (!plan) return false;
+    const { next } = plan;
 
     // Whether anything else waits for this batch's index once the batch has committed: if
     // nothing does, the engine may compact the index before the tasks are reported done.
     const inBatch = new Set(next.tasks.map((t) => t.uid));
     const idle = () => !this.queue.enqueued().some((t) => t.indexUid === next.indexUid && !inBatch.has(t.uid));
     let handle: NativeIndex | null = null;
-    const { batch, processing } = await this.queue.startBatch(next, () => (handle ? handle.progress() : null));
+    const { batch, processing } = await this.queue.startBatch(next, () => (handle ? handle.progress() : null), plan.uid);
     for (const t of processing) this.logger.info('task processing', { taskUid: t.uid, batchUid: batch.uid, type: t.type, indexUid: t.indexUid });
 
     const effects: Effects = { ops: [], queue: noQueueWrites(), after: [] };
@@ -128,6 +137,11 @@ export class Worker {
     try {
       outcomes = await this.execute(processing, batch, effects, idle, (h) => (handle = h));
     } catch (err) {
+      if (plan.failed) {
+        await this.queue.abandonBatch(batch);
+        plan.failed(err);
+        return true;
+      }
       const error = toErrorBody(err);
       this.logger.error('batch failed', { batchUid: batch.uid, error });
       outcomes = new Map(processing.map((t) => [t.uid, { error }]));
@@ -137,11 +151,11 @@ export class Worker {
       effects.trace = undefined;
     }
     batch.stats.progressTrace = { 'processing tasks': `${(performance.now() - t0).toFixed(2)}ms`, ...effects.trace };
-    await this.finish(processing, batch, outcomes, effects);
+    await this.finish(processing, batch, outcomes, effects, plan);
     return true;
   }
 
-  private async finish(tasks: TaskRecord[], batch: BatchRecord, outcomes: Map<number, Outcome>, effects: Effects): Promise<void> {
+  private async finish(tasks: TaskRecord[], batch: BatchRecord, outcomes: Map<number, Outcome>, effects: Effects, plan: BatchPlan): Promise<void> {
     const finishedAt = nowIso();
     const done: TaskRecord[] = tasks.map((t) => {
       const o = outcomes.get(t.uid) ?? {};
@@ -162,11 +176,12 @@ export class Worker {
       }
     }
     const finished: BatchRecord = { ...batch, finishedAt, details, stats: { totalNbTasks: done.length, status, types, indexUids, progressTrace: batch.stats.progressTrace ?? {} } };
-    await this.queue.finishBatch(done, finished, effects.queue, effects.ops);
+    await this.queue.finishBatch(done, finished, effects.queue, [...effects.ops, ...plan.ops]);
+    plan.committed?.();
     for (const f of effects.after) f();
     // Webhooks hear of the tasks a cancelation ended too.
     const ended = [...done, ...effects.queue.tasks.filter((t) => t.status === 'canceled')].sort((a, b) => a.uid - b.uid);
-    for (const listener of this.finishedListeners) listener(ended);
+    for (const listener of this.finishedListeners) listener(ended, plan.announce);
     const keep = this.keepPayloads();
     for (const t of done) {
       if (!keep) removePayload(this.updateFiles, t);
@@ -209,15 +224,4 @@ export class Worker {
         return indexBatch(this.ctx, tasks, fx, idle, onHandle);
     }
   }
-
-
-
-
-
-
-
-
-
-
-
 }

@@ -8,8 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '../errors/api-error';
 import { hideSecret } from '../native';
 import { describeValue, incorrectType, isObject } from '../settings/deserr';
-import type { Durable } from '../store/durable';
-import { jsonValue } from '../store/durable';
+import { jsonValue, type Records } from '../store/durable';
 
 export const CLI_WEBHOOK_UUID = '00000000-0000-0000-0000-000000000000';
 const DB = 'webhooks';
@@ -58,14 +57,18 @@ export class WebhookStore {
   readonly #cli: Webhook | null;
 
   constructor(
-    private readonly durable: Durable,
+    private readonly records: Records,
     cli: { url: string; authorization: string | null } | null,
   ) {
     this.#cli = cli ? { uuid: CLI_WEBHOOK_UUID, url: cli.url, headers: cli.authorization ? { Authorization: cli.authorization } : {} } : null;
-    for (const { value } of durable.kv.scan(DB)) {
+    for (const { value } of records.kv.scan(DB)) {
       const w = JSON.parse(value.toString()) as Webhook;
       this.#hooks.set(w.uuid, w);
     }
+    records.watch(DB, (op) => {
+      if (!op.value) this.#hooks.delete(op.key);
+      else this.#hooks.set(op.key, JSON.parse(op.value.toString()) as Webhook);
+    });
   }
 
   /** Every webhook, the command line's first. */
@@ -115,15 +118,14 @@ export class WebhookStore {
   async delete(uuid: string): Promise<void> {
     this.refuseCli(uuid);
     this.get(uuid);
-    await this.durable.commit([{ db: DB, key: uuid, value: null }]);
-    this.#hooks.delete(uuid);
+    await this.records.commit([{ db: DB, key: uuid, value: null }]);
   }
 
   /** Replaces the API's webhooks (a dump's). */
   async replaceAll(hooks: Webhook[]): Promise<void> {
-    await this.durable.commit([...[...this.#hooks.keys()].map((k) => ({ db: DB, key: k, value: null })), ...hooks.map((w) => ({ db: DB, key: w.uuid, value: jsonValue(w) }))]);
-    this.#hooks.clear();
-    for (const w of hooks) this.#hooks.set(w.uuid, w);
+    const keep = new Set(hooks.map((w) => w.uuid));
+    const gone = [...this.#hooks.keys()].filter((k) => !keep.has(k));
+    await this.records.commit([...gone.map((k) => ({ db: DB, key: k, value: null })), ...hooks.map((w) => ({ db: DB, key: w.uuid, value: jsonValue(w) }))]);
   }
 
   private refuseCli(uuid: string): void {
@@ -139,8 +141,7 @@ export class WebhookStore {
         `Too many headers for the webhook \`${w.uuid}\`. Please limit the number of headers to ${MAX_HEADERS}. Hint: To remove an already defined header set its value to \`null\``,
       );
     }
-    await this.durable.commit([{ db: DB, key: w.uuid, value: jsonValue(w) }]);
-    this.#hooks.set(w.uuid, w);
+    await this.records.commit([{ db: DB, key: w.uuid, value: jsonValue(w) }]);
     return w;
   }
 }

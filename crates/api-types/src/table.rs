@@ -52,6 +52,8 @@ pub(crate) const TABLE: &[(&str, ErrorType, u16)] = &[
     ("remote_remote_error", ErrorType::System, 502),
     ("remote_timeout", ErrorType::System, 502),
     ("too_many_search_requests", ErrorType::System, 503),
+    // Quarry's own: the replicated task log (NATS JetStream) could not take a write.
+    ("replication_unavailable", ErrorType::System, 503),
     ("task_not_found", ErrorType::InvalidRequest, 404),
     ("task_file_not_found", ErrorType::InvalidRequest, 404),
     ("batch_not_found", ErrorType::InvalidRequest, 404),

@@ -1,0 +1,227 @@
+/**
+ * The receiver: applies the log to this instance, each entry once, in the log's order.
+ *
+ * A task entry becomes an `enqueued` task whose uid is its sequence minus one (its payload
+ * written to this instance's `update_files` first, fsynced); a change of records is committed
+ * as it is. Either way the sequence received is written in the SAME transaction
+ * (`meta/replication.received`), so a restart resumes at the next entry: none is applied twice
+ * and none is skipped. Batches are not the receiver's: the worker runs them as the batches
+ * stream orders (`batches.ts`).
+ *
+ * An entry that cannot be read (it is not ours, or is damaged) is skipped on every instance
+ * alike, its sequence recorded; a sequence missing (the log was purged past this instance)
+ * stops the receiver: only a restart, which starts from a snapshot, can catch up.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Logger } from '../logging';
+import type { KvOp } from '../native';
+import { type Durable, jsonValue } from '../store/durable';
+import type { LocalQueue } from '../tasks/queue';
+import type { TaskRecord } from '../tasks/types';
+import { BadEntry, decodeEntry, recordsOps, type TaskEntry } from './entries';
+import { describe, type NatsLog } from './nats';
+
+export const RECEIVED_KEY = 'replication.received';
+
+export interface Cursor {
+  seq: number;
+  /** When the log stored entry `seq`. */
+  time: string | null;
+}
+
+export function readCursor(kv: { get(db: string, key: string): Buffer | null }, key: string): Cursor {
+  const raw = kv.get('meta', key);
+  return raw ? (JSON.parse(raw.toString()) as Cursor) : { seq: 0, time: null };
+}
+
+export function cursorOp(key: string, c: Cursor): KvOp {
+  return { db: 'meta', key, value: jsonValue(c) };
+}
+
+export class Receiver {
+  #cursor: Cursor;
+  #waiters: Array<{ seq: number; resolve: (ok: boolean) => void }> = [];
+  #stop: (() => void) | null = null;
+  #stopped = false;
+  #loop: Promise<void> | null = null;
+  /** Why the receiver stopped for good (this instance fell behind the log), else null. */
+  stuck: string | null = null;
+
+  constructor(
+    private readonly log: NatsLog,
+    private readonly queue: LocalQueue,
+    private readonly durable: Durable,
+    private readonly updateFiles: string,
+    private readonly node: string,
+    private readonly logger: Logger,
+    start: Cursor,
+  ) {
+    this.#cursor = start;
+  }
+
+  /** The last sequence applied here. */
+  received(): Cursor {
+    return this.#cursor;
+  }
+
+  /** Resolves true once entry `seq` is applied here, or false after `ms`. */
+  waitFor(seq: number, ms: number): Promise<boolean> {
+    if (this.#cursor.seq >= seq) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const w = { seq, resolve };
+      this.#waiters.push(w);
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((x) => x !== w);
+        resolve(false);
+      }, ms);
+      timer.unref?.();
+      w.resolve = (ok) => {
+        clearTimeout(timer);
+        resolve(ok);
+      };
+    });
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#stop?.();
+    await this.#loop;
+  }
+
+  async #run(): Promise<void> {
+    let backoff = 100;
+    while (!this.#stopped && this.stuck === null) {
+      try {
+        const { messages, stop } = await this.log.read('log', this.#cursor.seq + 1);
+        this.#stop = stop;
+        if (this.#stopped) stop();
+        for await (const m of messages) {
+          if (this.#stopped) break;
+          if (m.seq <= this.#cursor.seq) continue;
+          if (m.seq !== this.#cursor.seq + 1) {
+            this.#fail(`the log no longer holds entries ${this.#cursor.seq + 1} to ${m.seq - 1}: this instance fell behind its retention; restart it to start from the latest snapshot`);
+            break;
+          }
+          await this.#apply(m.seq, m.data, m.time);
+          backoff = 100;
+        }
+      } catch (err) {
+        if (this.#stopped || this.stuck !== null) break;
+        this.logger.warn('replication: reading the log failed, retrying', { error: describe(err), next: this.#cursor.seq + 1 });
+        await new Promise((r) => setTimeout(r, backoff));
+        backoff = Math.min(backoff * 2, 2000);
+      } finally {
+        this.#stop?.();
+        this.#stop = null;
+      }
+    }
+  }
+
+  #fail(reason: string): void {
+    this.stuck = reason;
+    this.logger.error(`replication: ${reason}`);
+  }
+
+  async #apply(seq: number, data: Uint8Array, time: string): Promise<void> {
+    const cursor = cursorOp(RECEIVED_KEY, { seq, time });
+    try {
+      const { entry, inline } = decodeEntry(data);
+      if (entry.kind === 'records') {
+        await this.durable.commit([...recordsOps(entry), cursor]);
+      } else {
+        const task = await this.#task(seq - 1, entry, inline);
+        await this.queue.receive(task, [cursor]);
+      }
+    } catch (err) {
+      if (!(err instanceof BadEntry)) throw err;
+      this.logger.error('replication: skipped an entry that cannot be applied', { seq, reason: err.message });
+      await this.queue.commitOps([cursor]);
+    }
+    this.#cursor = { seq, time };
+    const ready = this.#waiters.filter((w) => w.seq <= seq);
+    if (ready.length) {
+      this.#waiters = this.#waiters.filter((w) => w.seq > seq);
+      for (const w of ready) w.resolve(true);
+    }
+  }
+
+  async #task(uid: number, e: TaskEntry, inline: Buffer): Promise<TaskRecord> {
+    let payload = e.payload;
+    if (payload.kind === 'documentAddition') {
+      const file = path.join(this.updateFiles, `${uid}.ndjson`);
+      await this.#writePayload(file, e, inline);
+      payload = { ...payload, file };
+    }
+    const task: TaskRecord = {
+      uid,
+      batchUid: null,
+      indexUid: e.indexUid,
+      status: 'enqueued',
+      type: e.type,
+      canceledBy: null,
+      details: e.details,
+      error: null,
+      enqueuedAt: e.enqueuedAt,
+      startedAt: null,
+      finishedAt: null,
+      payload,
+    };
+    if (e.customMetadata !== undefined) task.customMetadata = e.customMetadata;
+    if (e.network !== undefined) task.network = e.network;
+    return task;
+  }
+
+  /**
+   * Writes a document addition's payload to `file`, durably: the accepting instance links the
+   * file it staged; the others write the entry's bytes or the object's.
+   */
+  async #writePayload(file: string, e: TaskEntry, inline: Buffer): Promise<void> {
+    fs.mkdirSync(this.updateFiles, { recursive: true });
+    const tmp = `${file}.part`;
+    fs.rmSync(tmp, { force: true });
+    let linked = false;
+    if (e.node === this.node && e.staged) {
+      try {
+        fs.linkSync(path.join(this.updateFiles, path.basename(e.staged)), tmp);
+        linked = true;
+      } catch {
+        // gone already (answered, or a restart removed it): written from the log below
+      }
+    }
+    if (!linked) {
+      const docs = e.documents;
+      if (!docs) throw new BadEntry('a document addition without its documents');
+      if ('inline' in docs) {
+        fs.writeFileSync(tmp, inline);
+      } else {
+        const obj = await this.log.getObject('payloads', docs.object);
+        if (!obj) {
+          this.#fail(`the payload of task ${path.basename(file, '.ndjson')} is no longer in the payloads bucket: this instance fell behind the log's retention; restart it to start from the latest snapshot`);
+          throw new Error('payload missing');
+        }
+        await pipeline(Readable.fromWeb(obj.data as import('node:stream/web').ReadableStream<Uint8Array>), fs.createWriteStream(tmp));
+        const failed = await obj.error;
+        if (failed) throw failed;
+      }
+    }
+    syncFile(tmp);
+    fs.renameSync(tmp, file);
+    syncFile(this.updateFiles);
+  }
+}
+
+function syncFile(p: string): void {
+  const fd = fs.openSync(p, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
