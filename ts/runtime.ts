@@ -111,7 +111,7 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
   const routedQueue = networkedQueue(taskQueue, network, features, config.remoteTimeoutMs);
   const analytics = createAnalytics(config, dbPath, registry, features, logger);
   const metrics = new Metrics({ kv, registry, tasks: () => queue.allTasks(), batches: () => queue.allBatches(), searchLimiter, taskQueueMaxSize: META_MAP_SIZE });
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, analytics, compaction: new TaskDbCompaction(kv), replica };
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey, replica ? () => replica.catchUp() : null), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, analytics, compaction: new TaskDbCompaction(kv), replica };
 
   worker.start();
   if (replica) await replica.start(keys, () => writeSnapshot(sources, path.join(dirs.snapshotDir, '.replication'), []));

@@ -137,13 +137,47 @@ function contextOf(key: KeyRecord | undefined, rules: SearchRules | null, action
   return ctx;
 }
 
+/**
+ * Waits until this instance applied what the replicated log held when asked; resolves true if
+ * it had anything left to apply (null on a single instance).
+ */
+export type CatchUp = (() => Promise<boolean>) | null;
+
+/**
+ * `authenticate`, asked again once when a key is refused and `catchUp` brought something new:
+ * in a replicated group a key created through another instance may not have arrived here yet,
+ * and its first use must not fail for that.
+ */
+export function authenticateLatest(req: Pick<Request, 'headers'>, keys: KeyStore, masterKey: string | null, action: string, indexUid: string | null, catchUp: CatchUp): AuthContext | Promise<AuthContext> {
+  const again = (err: unknown): Promise<AuthContext> => {
+    if (!catchUp || !(err instanceof ApiError) || err.code !== 'invalid_api_key') throw err;
+    return catchUp().then((newer) => {
+      if (!newer) throw err;
+      return authenticate(req, keys, masterKey, action, indexUid);
+    });
+  };
+  try {
+    const auth = authenticate(req, keys, masterKey, action, indexUid);
+    return auth instanceof Promise ? auth.catch(again) : auth;
+  } catch (err) {
+    if (!catchUp) throw err;
+    return again(err);
+  }
+}
+
 export type Guard = (action: string, index?: 'param' | 'none') => (req: Request, res: Response, next: NextFunction) => void;
 
-export function makeGuard(keys: KeyStore, masterKey: string | null): Guard {
+export function makeGuard(keys: KeyStore, masterKey: string | null, catchUp: CatchUp = null): Guard {
   return (action, index = 'none') =>
     (req, _res, next) => {
       const uid = index === 'param' ? String(req.params.indexUid) : null;
-      const auth = authenticate(req, keys, masterKey, action, uid);
+      let auth: AuthContext | Promise<AuthContext>;
+      try {
+        auth = authenticateLatest(req, keys, masterKey, action, uid, catchUp);
+      } catch (err) {
+        next(err);
+        return;
+      }
       if (auth instanceof Promise) {
         auth.then((ctx) => {
           req.auth = ctx;

@@ -13,7 +13,7 @@
  * `__tests__/search/fast-path.test.ts` checks that both paths answer the same bytes and headers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { authenticate } from '../auth/guard';
+import { authenticateLatest } from '../auth/guard';
 import type { Deps } from '../deps';
 import { errorOf, sendError } from '../errors/middleware';
 import { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER } from '../native';
@@ -58,7 +58,7 @@ export function fastSearch(deps: Deps, service: SearchService, observers: readon
 }
 
 async function answer(deps: Deps, service: SearchService, req: IncomingMessage, res: ServerResponse, uid: string, body: Buffer, type: string): Promise<void> {
-  const auth = await authenticate(req, deps.keys, deps.config.masterKey, 'search', uid);
+  const auth = await authenticateLatest(req, deps.keys, deps.config.masterKey, 'search', uid, deps.replica ? () => deps.replica!.catchUp() : null);
   const bytes = await service.search(auth, uid, parseJsonBody(body, type, true), arrivalOf(req));
   allowAnyOrigin(res).writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bytes.length }).end(bytes);
 }

@@ -42,6 +42,7 @@ export class ReplicatedBatches implements BatchPlanner {
   #timer: NodeJS.Timeout | null = null;
   /** Why this instance cannot run its next batch, else null. */
   blocked: string | null = null;
+  #progress = Date.now();
   /** Runs before a batch is planned, while the worker is idle (the snapshots). */
   beforePlan: (() => Promise<void>) | null = null;
 
@@ -63,6 +64,18 @@ export class ReplicatedBatches implements BatchPlanner {
 
   start(): void {
     this.#loop ??= this.#run();
+  }
+
+  /** As the receiver's: a reader that has not moved for 3 s while the stream holds more starts again. */
+  nudge(lastSeq: number): void {
+    const seen = Math.max(this.#decided, ...this.#known.keys());
+    if (lastSeq <= seen) {
+      this.#progress = Date.now();
+    } else if (Date.now() - this.#progress > 3000) {
+      this.#progress = Date.now();
+      this.logger.warn('replication: reading the batches again', { from: this.#decided + 1, last: lastSeq });
+      this.#stop?.();
+    }
   }
 
   async stop(): Promise<void> {
@@ -89,6 +102,7 @@ export class ReplicatedBatches implements BatchPlanner {
             this.logger.error('replication: a batch that cannot be read is run as empty', { seq: m.seq, reason: describe(err) });
             this.#known.set(m.seq, { tasks: [], indexUid: null, strategy: 'unreadable', node: '' });
           }
+          this.#progress = Date.now();
           backoff = 100;
           this.wake();
         }

@@ -49,6 +49,7 @@ export class Receiver {
   #loop: Promise<void> | null = null;
   /** Why the receiver stopped for good (this instance fell behind the log), else null. */
   stuck: string | null = null;
+  #progress = Date.now();
 
   constructor(
     private readonly log: NatsLog,
@@ -89,6 +90,21 @@ export class Receiver {
     this.#loop ??= this.#run();
   }
 
+  /**
+   * Told the log's last sequence (the health probe, every second): a reader that has not moved
+   * for 3 s while the log holds more is started again from the cursor. A consumer can be left
+   * waiting on a stream that lost and regained its leader.
+   */
+  nudge(lastSeq: number): void {
+    if (lastSeq <= this.#cursor.seq) {
+      this.#progress = Date.now();
+    } else if (Date.now() - this.#progress > 3000) {
+      this.#progress = Date.now();
+      this.logger.warn('replication: reading the log again', { from: this.#cursor.seq + 1, last: lastSeq });
+      this.#stop?.();
+    }
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#stop?.();
@@ -110,6 +126,7 @@ export class Receiver {
             break;
           }
           await this.#apply(m.seq, m.data, m.time);
+          this.#progress = Date.now();
           backoff = 100;
         }
       } catch (err) {

@@ -152,8 +152,10 @@ export class Replica {
 
   async #runProbe(): Promise<void> {
     try {
-      await this.log.state('log', true);
+      const [log, batches] = await Promise.all([this.log.state('log', true), this.log.state('batches', true)]);
       this.#probe = { ok: true, error: null };
+      this.#receiver?.nudge(log.lastSeq);
+      this.#batches?.nudge(batches.lastSeq);
     } catch (err) {
       this.#probe = { ok: false, error: describe(err) };
     }
@@ -168,6 +170,28 @@ export class Replica {
     if (!this.#lastWrite.ok) return `the last write was not acknowledged by the replicated log: ${this.#lastWrite.error}`;
     if (this.#batches?.blocked) return this.#batches.blocked;
     return null;
+  }
+
+  #catchingUp: Promise<boolean> | null = null;
+
+  /**
+   * Waits (up to the write timeout) until this instance applied every entry the log holds
+   * now; true if there was any left. Concurrent callers share one question to the log.
+   */
+  catchUp(): Promise<boolean> {
+    this.#catchingUp ??= (async () => {
+      try {
+        const { lastSeq } = await this.log.state('log', true);
+        const receiver = this.#receiver;
+        if (!receiver || receiver.received().seq >= lastSeq) return false;
+        return await receiver.waitFor(lastSeq, this.config.timeoutMs);
+      } catch {
+        return false;
+      } finally {
+        this.#catchingUp = null;
+      }
+    })();
+    return this.#catchingUp;
   }
 
   /** Where this instance is in the log (for `/health` details and tests). */

@@ -3,6 +3,7 @@
  * log, the stream's name and copies, this instance's name, how often snapshots are published
  * and how long a write waits for the log. Without `--replication-nats` there is no replication.
  */
+import { randomUUID } from 'node:crypto';
 import type { ReplicationConfig } from '../replication/replica';
 
 export class ReplicationOptionError extends Error {}
@@ -53,7 +54,8 @@ export function replicationFrom(raw: ReplicationRaw, httpAddr: string): Replicat
     servers,
     stream,
     replicas: int('--replication-replicas', raw.replicationReplicas, 3, 1, 5),
-    node: raw.replicationNode ?? httpAddr,
+    // A port chosen by the system (`:0`) names no one instance: a random suffix does.
+    node: raw.replicationNode ?? (/:0$/.test(httpAddr) ? `${httpAddr}-${randomUUID().slice(0, 8)}` : httpAddr),
     snapshotIntervalSeconds: int('--replication-snapshot-interval', raw.replicationSnapshotInterval, 3600, 0, 365 * 86_400),
     timeoutMs: int('--replication-timeout-ms', raw.replicationTimeout, 5000, 100, 600_000),
   };
