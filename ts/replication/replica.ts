@@ -154,6 +154,8 @@ export class Replica {
     try {
       const [log, batches] = await Promise.all([this.log.state('log', true), this.log.state('batches', true)]);
       this.#probe = { ok: true, error: null };
+      // The log answers again: an earlier refused write no longer says anything of now.
+      this.#lastWrite = { ok: true, error: null };
       this.#receiver?.nudge(log.lastSeq);
       this.#batches?.nudge(batches.lastSeq);
     } catch (err) {
