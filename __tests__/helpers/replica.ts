@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePort, killAndWait } from './nats';
+import { freePort, killAndWait } from '../../scripts/nats-cluster';
 import { tempDir } from './server';
 
 const BIN = path.join(__dirname, '../../bin/quarry.js');

@@ -5,7 +5,7 @@
  * instance that starts empty, or comes back after the log dropped what it had not read,
  * starts from the group's latest snapshot and ends with the same state as the others.
  */
-import { NATS_SKIP_REASON, NatsCluster, natsServerBinary } from '../helpers/nats';
+import { NatsCluster, natsServerBinary, SKIP_REASON as NATS_SKIP_REASON } from '../../scripts/nats-cluster';
 import { eventually, QuarryNode } from '../helpers/replica';
 
 const nats = natsServerBinary();
@@ -111,7 +111,7 @@ suite('when the log dropped what an instance has not read', () => {
         expect(r.status).toBe(202);
         await a.waitTask(r.body.taskUid);
         await new Promise((res) => setTimeout(res, 1100));
-        const state = await cluster.streamState('quarry');
+        const state = await cluster.stream('quarry');
         return state.first_seq > w0.body.taskUid + 2 && last >= 3 ? state : undefined;
       },
       90_000,

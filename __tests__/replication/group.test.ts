@@ -5,7 +5,7 @@
  * instance hold on the others; a killed instance resumes where it stopped, applying nothing
  * twice and skipping nothing.
  */
-import { NATS_SKIP_REASON, NatsCluster, natsServerBinary } from '../helpers/nats';
+import { NatsCluster, natsServerBinary, SKIP_REASON as NATS_SKIP_REASON } from '../../scripts/nats-cluster';
 import { eventually, QuarryNode } from '../helpers/replica';
 
 const nats = natsServerBinary();

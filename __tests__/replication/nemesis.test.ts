@@ -4,7 +4,7 @@
  * 100 [--seed N]` runs it at length and prints the report.
  */
 import fs from 'node:fs';
-import { NATS_SKIP_REASON, natsServerBinary } from '../helpers/nats';
+import { natsServerBinary, SKIP_REASON as NATS_SKIP_REASON } from '../../scripts/nats-cluster';
 import { runNemesis } from './nemesis';
 
 const nats = natsServerBinary();

@@ -13,7 +13,7 @@
  * `nemesis.test.ts` runs a short form in `npm test`; `npm run nemesis -- --kills 100` a long one.
  */
 import { Rng } from '../hostile/fuzz';
-import { NatsCluster } from '../helpers/nats';
+import { NatsCluster } from '../../scripts/nats-cluster';
 import { eventually, QuarryNode } from '../helpers/replica';
 
 export interface NemesisOptions {
