@@ -18,6 +18,7 @@ import type { Deps } from '../deps';
 import { errorOf, sendError } from '../errors/middleware';
 import { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER } from '../native';
 import { ORIGIN_HEADER } from '../network/forward';
+import { METADATA_HEADER, wantsMetadata } from '../search/metadata';
 import type { SearchService } from '../search/service';
 import { mediaTypeOf, parseJsonBody } from './body';
 import { allowAnyOrigin } from './cors';
@@ -59,6 +60,7 @@ export function fastSearch(deps: Deps, service: SearchService, observers: readon
 
 async function answer(deps: Deps, service: SearchService, req: IncomingMessage, res: ServerResponse, uid: string, body: Buffer, type: string): Promise<void> {
   const auth = authenticate(req, deps.keys, deps.config.masterKey, 'search', uid);
-  const bytes = await service.search(auth, uid, parseJsonBody(body, type, true), arrivalOf(req));
+  const metadata = wantsMetadata(req.headers[METADATA_HEADER.toLowerCase()] as string | undefined);
+  const bytes = await service.search(auth, uid, parseJsonBody(body, type, true), arrivalOf(req), metadata);
   allowAnyOrigin(res).writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bytes.length }).end(bytes);
 }
