@@ -233,6 +233,7 @@ describe('r68: tokens Meilisearch accepts, and the reason it gives for the other
 
   it.each([
     ['"exp": null (the Python client, no expiry)', () => `{"apiKeyUid":"${uid()}","searchRules":["*"],"exp":null}`],
+    ['"exp": null, written with blanks', () => `{"searchRules": ["*"], "apiKeyUid": "${uid()}", "exp": null}`],
     ['no exp', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}"}`],
     ['exp the i64 maximum', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":9223372036854775807}`],
     ['nbf in the future, iat a string, aud a number', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","nbf":${now() + 3600},"iat":"x","aud":5}`],
