@@ -192,8 +192,10 @@ describe('refused tokens', () => {
     await expect403(sign({ apiKeyUid: parent.uid, ...claims }, parent.key));
   });
 
-  it('when the token names an unknown key uid, then 403 "The provided API key is invalid."', async () => {
-    expect(await expect403(sign({ searchRules: ['*'], apiKeyUid: '00000000-0000-4000-8000-000000000000' }, parent.key))).toBe('The provided API key is invalid.');
+  // A key's value derives from its uid, so a token naming a uid no key has cannot carry its
+  // signature: Meilisearch answers InvalidSignature, and "invalid API key" once the key is gone.
+  it('when the token names an unknown key uid, then 403 "Could not decode tenant token, InvalidSignature."', async () => {
+    expect(await expect403(sign({ searchRules: ['*'], apiKeyUid: '00000000-0000-4000-8000-000000000000' }, parent.key))).toBe('Could not decode tenant token, InvalidSignature.');
   });
 
   it.each([
@@ -207,6 +209,105 @@ describe('refused tokens', () => {
     const token = sign({ searchRules: ['*'], apiKeyUid: admin.uid }, admin.key);
     const r = await s.api(method, path(), { key: token });
     expect([r.status, r.body.code]).toEqual([403, 'invalid_api_key']);
+  });
+});
+
+/** A token whose claims are `claims` as written (not re-serialized). */
+function signText(claims: string, secret: string, header: unknown = { alg: 'HS256', typ: 'JWT' }): string {
+  const head = b64url(Buffer.from(JSON.stringify(header)));
+  const body = b64url(Buffer.from(claims));
+  return `${head}.${body}.${b64url(createHmac('sha256', secret).update(`${head}.${body}`).digest())}`;
+}
+
+// r68: what Meilisearch 1.50 answered to the same tokens (its column numbers count the bytes of
+// the claims as signed here: a key uid is always 36 characters).
+describe('r68: tokens Meilisearch accepts, and the reason it gives for the others', () => {
+  const refusal = (reason: string) => ({
+    message: `Could not decode tenant token, ${reason}.`,
+    code: 'invalid_api_key',
+    type: 'auth',
+    link: 'https://docs.meilisearch.com/errors#invalid_api_key',
+  });
+  const uid = () => parent.uid;
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it.each([
+    ['"exp": null (the Python client, no expiry)', () => `{"apiKeyUid":"${uid()}","searchRules":["*"],"exp":null}`],
+    ['"exp": null, written with blanks', () => `{"searchRules": ["*"], "apiKeyUid": "${uid()}", "exp": null}`],
+    ['no exp', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}"}`],
+    ['exp the i64 maximum', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":9223372036854775807}`],
+    ['nbf in the future, iat a string, aud a number', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","nbf":${now() + 3600},"iat":"x","aud":5}`],
+    ['apiKeyUid in capitals, without hyphens', () => `{"searchRules":["*"],"apiKeyUid":"${uid().replace(/-/g, '').toUpperCase()}"}`],
+    ['apiKeyUid braced', () => `{"searchRules":["*"],"apiKeyUid":"{${uid()}}"}`],
+    ['a rule with other fields than filter', () => `{"searchRules":{"*":{"foo":5}},"apiKeyUid":"${uid()}"}`],
+  ])('when the claims hold %s, then the search answers 200', async (_name, claims) => {
+    const r = await search(movies, signText(claims(), parent.key));
+    expect([r.status, r.body.hits?.length]).toEqual([200, 4]);
+  });
+
+  it('when the header names an unknown crit extension or a typ of null, then accepted', async () => {
+    for (const header of [{ alg: 'HS256', crit: ['exp'] }, { alg: 'HS256', typ: null, kid: 'k' }]) {
+      expect((await search(movies, signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key, header))).status).toBe(200);
+    }
+  });
+
+  it('when exp is past, then the expiry is the reason, with both instants', async () => {
+    const r = await search(movies, signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":-5}`, parent.key));
+    expect([r.status, r.body.message]).toEqual([403, expect.stringMatching(/^Tenant token expired\. Was valid up to `-5` and we're now `\d+`\.$/)]);
+  });
+
+  it.each([
+    ['exp a string', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":"soon"}`, 'JSON error: invalid type: string "soon", expected i64 at line 1 column 84'],
+    ['exp a float', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":1700000000.0}`, 'JSON error: invalid type: floating point `1700000000.0`, expected i64 at line 1 column 90'],
+    ['exp a boolean', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":true}`, 'JSON error: invalid type: boolean `true`, expected i64 at line 1 column 82'],
+    ['exp an object', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":{}}`, 'JSON error: invalid type: map, expected i64 at line 1 column 78'],
+    ['exp over the i64 range', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":10000000000000000000}`, 'JSON error: invalid value: integer `10000000000000000000`, expected i64 at line 1 column 98'],
+    ['exp a string on the second line', () => `{ "searchRules" : ["*"],\n "apiKeyUid" : "${uid()}", "exp" : "x" }`, 'JSON error: invalid type: string "x", expected i64 at line 2 column 66'],
+    ['no searchRules', () => `{"apiKeyUid":"${uid()}"}`, 'JSON error: missing field `searchRules` at line 1 column 52'],
+    ['no claim at all', () => '{"foo":1}', 'JSON error: missing field `searchRules` at line 1 column 9'],
+    ['no apiKeyUid', () => '{"searchRules":["*"]}', 'JSON error: missing field `apiKeyUid` at line 1 column 21'],
+    ['searchRules null', () => `{"searchRules":null,"apiKeyUid":"${uid()}"}`, 'JSON error: data did not match any variant of untagged enum SearchRules at line 1 column 19'],
+    ['searchRules last and a number', () => `{"apiKeyUid":"${uid()}","searchRules":5 }`, 'JSON error: data did not match any variant of untagged enum SearchRules at line 1 column 69'],
+    ['a rule that is a string', () => `{"searchRules":{"*":"id = 1"},"apiKeyUid":"${uid()}"}`, 'JSON error: data did not match any variant of untagged enum SearchRules at line 1 column 29'],
+    ['searchRules twice', () => `{"searchRules":["*"],"searchRules":["*"],"apiKeyUid":"${uid()}"}`, 'JSON error: duplicate field `searchRules` at line 1 column 34'],
+    ['apiKeyUid too short', () => '{"searchRules":["*"],"apiKeyUid":"abc"}', 'JSON error: UUID parsing failed: invalid length: found 3 at line 1 column 38'],
+    ['apiKeyUid with a bad character', () => `{"searchRules":["*"],"apiKeyUid":"z${uid().slice(1)}"}`, 'JSON error: UUID parsing failed: invalid character: found `z` at 0 at line 1 column 71'],
+    ['apiKeyUid with a short last group', () => `{"searchRules":["*"],"apiKeyUid":"${uid().slice(0, -1)}"}`, 'JSON error: UUID parsing failed: invalid group length in group 4: expected 12, found 11 at line 1 column 70'],
+    ['apiKeyUid a number', () => '{"searchRules":["*"],"apiKeyUid":5}', 'JSON error: invalid type: integer `5`, expected a formatted UUID string at line 1 column 34'],
+    ['claims that are not JSON', () => 'notjson', 'JSON error: expected ident at line 1 column 2'],
+    ['claims with a trailing comma', () => '{"searchRules":["*"],}', 'JSON error: trailing comma at line 1 column 22'],
+    ['claims cut short', () => '{"searchRules":["*"]', 'JSON error: EOF while parsing an object at line 1 column 20'],
+    ['claims null', () => 'null', 'JSON error: invalid type: null, expected struct Claims at line 1 column 4'],
+    ['an audience', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","aud":"x"}`, 'InvalidAudience'],
+  ])('when the claims hold %s, then 403 with Meilisearch\'s reason', async (_name, claims, reason) => {
+    const r = await search(movies, signText(claims(), parent.key));
+    expect([r.status, r.body]).toEqual([403, refusal(reason)]);
+  });
+
+  it.each([
+    ['the signature of another key', () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":null}`, 'another secret'), 'InvalidSignature'],
+    ['an expired token with a bad signature', () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":1}`, 'another secret'), 'InvalidSignature'],
+    ['a bad exp and a bad signature', () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":"soon"}`, 'x'), 'JSON error: invalid type: string "soon", expected i64 at line 1 column 84'],
+    ['alg none', () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key, { alg: 'none', typ: 'JWT' }), 'JSON error: unknown variant `none`, expected one of `HS256`, `HS384`, `HS512`, `ES256`, `ES384`, `RS256`, `RS384`, `RS512`, `PS256`, `PS384`, `PS512`, `EdDSA` at line 1 column 13'],
+    ['alg RS256', () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key, { alg: 'RS256', typ: 'JWT' }), 'InvalidAlgorithm'],
+    ['no alg', () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key, { typ: 'JWT' }), 'JSON error: missing field `alg` at line 1 column 13'],
+    ['a header field that is not a string', () => signText('{}', parent.key, { x: 5, alg: 'HS256' }), 'JSON error: invalid type: integer `5`, expected a string at line 1 column 21'],
+    ['three parts that are not base64 JSON', () => 'abc.def.ghi', 'JSON error: expected value at line 1 column 1'],
+    ['a signature that is not base64', () => `${signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key).replace(/\.[^.]*$/, '.!')}`, 'Base64 error: Invalid symbol 33, offset 0.'],
+    ['padded base64', () => `${signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key)}=`, 'Base64 error: Invalid padding'],
+    ['four parts', () => `${signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key)}.x`, 'Base64 error: Invalid symbol 46, offset 36.'],
+    ['empty parts', () => '..', 'JSON error: EOF while parsing a value at line 1 column 0'],
+  ])('when the token has %s, then 403 with Meilisearch\'s reason', async (_name, token, reason) => {
+    const r = await search(movies, token());
+    expect([r.status, r.body]).toEqual([403, refusal(reason)]);
+  });
+
+  it('when the parent key was deleted, then a token it signed is an invalid API key, whatever its exp', async () => {
+    const k = await createKey(['search'], ['*']);
+    const token = signText(`{"searchRules":["*"],"apiKeyUid":"${k.uid}","exp":null}`, k.key);
+    expect((await search(movies, token)).status).toBe(200);
+    expect((await s.api('DELETE', `/keys/${k.uid}`)).status).toBe(204);
+    expect((await search(movies, token)).body.message).toBe('The provided API key is invalid.');
   });
 });
 

@@ -16,11 +16,20 @@ export interface ApiResponse<T = any> {
   headers: Headers;
 }
 
+export interface ApiOptions {
+  body?: unknown;
+  raw?: string | Buffer;
+  contentType?: string | null;
+  key?: string | null;
+  /** More request headers. */
+  headers?: Record<string, string>;
+}
+
 export interface TestServer {
   url: string;
   dbPath: string;
   server: RunningServer;
-  api<T = any>(method: string, p: string, opts?: { body?: unknown; raw?: string | Buffer; contentType?: string | null; key?: string | null }): Promise<ApiResponse<T>>;
+  api<T = any>(method: string, p: string, opts?: ApiOptions): Promise<ApiResponse<T>>;
   waitTask(uid: number, timeoutMs?: number): Promise<any>;
   close(): Promise<void>;
 }
@@ -46,8 +55,8 @@ export async function startTestServer(opts: { masterKey?: string | null; args?: 
   const server = await startServer(config, createLogger(config.logLevel));
   const url = server.url;
 
-  async function api(method: string, p: string, o: { body?: unknown; raw?: string | Buffer; contentType?: string | null; key?: string | null } = {}): Promise<ApiResponse> {
-    const headers: Record<string, string> = {};
+  async function api(method: string, p: string, o: ApiOptions = {}): Promise<ApiResponse> {
+    const headers: Record<string, string> = { ...o.headers };
     const key = o.key === undefined ? masterKey : o.key;
     if (key !== null && key !== undefined) headers.Authorization = `Bearer ${key}`;
     let body: string | Buffer | undefined;

@@ -199,7 +199,7 @@ describe('a network with a leader', () => {
     const s = await a.api('POST', '/indexes/fruit/search', { body: { q: 'red' } });
     expect(s.body.hits).toEqual([{ id: 1, t: 'red apple', g: 'x', _federation: { indexUid: 'fruit', queriesPosition: 0, weightedRankingScore: expect.any(Number), remote: 'a' } }]);
     expect(s.body).toMatchObject({ query: 'red', limit: 20, offset: 0, estimatedTotalHits: 1, remoteErrors: {} });
-    expect(Object.keys(s.body)).toEqual(['hits', 'query', 'processingTimeMs', 'limit', 'offset', 'estimatedTotalHits', 'remoteErrors']);
+    expect(Object.keys(s.body)).toEqual(['hits', 'query', 'processingTimeMs', 'limit', 'offset', 'estimatedTotalHits', 'requestUid', 'remoteErrors']);
     const local = await a.api('POST', '/indexes/fruit/search', { body: { q: 'red', useNetwork: false } });
     expect(local.body.hits[0]._federation).toBeUndefined();
     const multi = await a.api('POST', '/multi-search', { body: { queries: [{ indexUid: 'fruit', q: 'red', facets: ['g'] }] } });

@@ -58,7 +58,7 @@ describe('the merge order', () => {
     expect(r.body.hits[0]._federation).toEqual({ indexUid: b, queriesPosition: 1, weightedRankingScore: 1 });
     expect(r.body.hits[1]._federation.weightedRankingScore).toBeCloseTo(0.9242424242424242, 12);
     expect(r.body).toMatchObject({ limit: 20, offset: 0, estimatedTotalHits: 3 });
-    expect(Object.keys(r.body)).toEqual(['hits', 'processingTimeMs', 'limit', 'offset', 'estimatedTotalHits']);
+    expect(Object.keys(r.body)).toEqual(['hits', 'processingTimeMs', 'limit', 'offset', 'estimatedTotalHits', 'requestUid']);
   });
 
   it('a weight below one flips that order, and _rankingScore stays unweighted after _federation', async () => {

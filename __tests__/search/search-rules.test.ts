@@ -152,13 +152,38 @@ describe('with the feature', () => {
     expect(await list({ nope: 1 })).toMatchObject({ code: 'bad_request', message: 'Unknown field `nope`: expected one of `offset`, `limit`, `filter`' });
   });
 
+  // r68: Meilisearch keeps a write's `customMetadata` on its task, here as on every write route.
+  test('when a write carries customMetadata, then its task keeps it; other parameters are refused', async () => {
+    const writes: Array<[string, string, unknown]> = [
+      ['PATCH', '/dynamic-search-rules/meta?customMetadata=patched', { actions: [{ selector: { id: '1' }, action: { type: 'pin', position: 0 } }] }],
+      ['DELETE', '/dynamic-search-rules/meta?customMetadata=deleted', undefined],
+      ['DELETE', '/dynamic-search-rules/meta?customMetadata=', undefined],
+    ];
+    for (const [method, p, body] of writes) {
+      const r = await s.api(method, p, { body });
+      const expected = new URL(p, 'http://x').searchParams.get('customMetadata');
+      expect([r.status, r.body.customMetadata]).toEqual([202, expected]);
+      const task = await s.waitTask(r.body.taskUid);
+      expect([task.status, task.customMetadata]).toEqual(['succeeded', expected]);
+    }
+    for (const [method, p] of [['PATCH', '/dynamic-search-rules/meta?foo=1'], ['DELETE', '/dynamic-search-rules/meta?foo=1'], ['DELETE', '/dynamic-search-rules?foo=1']] as const) {
+      const r = await s.api(method, p, method === 'PATCH' ? { body: {} } : {});
+      expect([r.status, r.body]).toEqual([
+        400,
+        { message: 'Unknown parameter `foo`: expected one of `customMetadata`', code: 'bad_request', type: 'invalid_request', link: 'https://docs.meilisearch.com/errors#bad_request' },
+      ]);
+    }
+  });
+
   test('deleting a rule, even a missing one, and clearing them all are tasks', async () => {
     const one = await s.waitTask((await s.api('DELETE', '/dynamic-search-rules/r2')).body.taskUid);
     expect(one).toMatchObject({ type: 'dsrUpdate', status: 'succeeded', details: { updatedRules: 1 } });
     expect((await ids({ q: 'invoice three' })).ids).toEqual([5, 1, 3, 2, 4]);
     expect((await s.waitTask((await s.api('DELETE', '/dynamic-search-rules/missing')).body.taskUid)).status).toBe('succeeded');
-    const clear = await s.waitTask((await s.api('DELETE', '/dynamic-search-rules')).body.taskUid);
-    expect(clear).toMatchObject({ type: 'dsrClear', status: 'succeeded', details: { deletedDocuments: 5 } });
+    const cleared = await s.api('DELETE', '/dynamic-search-rules?customMetadata=cleared');
+    expect(cleared.body.customMetadata).toBe('cleared');
+    const clear = await s.waitTask(cleared.body.taskUid);
+    expect(clear).toMatchObject({ type: 'dsrClear', status: 'succeeded', details: { deletedDocuments: 5 }, customMetadata: 'cleared' });
     expect((await s.api('POST', '/dynamic-search-rules', { body: {} })).body.results).toEqual([]);
     expect((await ids({ q: 'invoice' })).ids).toEqual([2, 3, 4]);
   });

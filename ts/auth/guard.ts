@@ -80,10 +80,10 @@ function isExpired(key: KeyRecord, now: number): boolean {
 }
 
 /**
- * Who is asking, for `action` on `indexUid`. API keys and the master key are answered at once;
- * a tenant token (JWT-shaped, on the routes that read them) is verified asynchronously.
+ * Who is asking, for `action` on `indexUid`: the master key, an API key, or a tenant token
+ * (JWT-shaped, on the routes that read them). Throws the refusal.
  */
-export function authenticate(req: Pick<Request, 'headers'>, keys: KeyStore, masterKey: string | null, action: string, indexUid: string | null): AuthContext | Promise<AuthContext> {
+export function authenticate(req: Pick<Request, 'headers'>, keys: KeyStore, masterKey: string | null, action: string, indexUid: string | null): AuthContext {
   const token = bearer(req);
   if (masterKey === null) {
     if (action.startsWith('keys.')) throw missingMasterKey();
@@ -92,9 +92,8 @@ export function authenticate(req: Pick<Request, 'headers'>, keys: KeyStore, mast
   if (token === null) throw missingHeader();
   if (isMasterKey(masterKey, token)) return FULL_ACCESS;
   if (TOKEN_ACTIONS.has(action) && isJwtShaped(token)) {
-    return readTenantToken(token, keys).then((outcome) =>
-      outcome.kind === 'valid' ? contextOf(outcome.key, outcome.rules, action, indexUid) : contextOf(keys.findByValue(token), null, action, indexUid),
-    );
+    const outcome = readTenantToken(token, keys);
+    return outcome.kind === 'valid' ? contextOf(outcome.key, outcome.rules, action, indexUid) : contextOf(keys.findByValue(token), null, action, indexUid);
   }
   return contextOf(keys.findByValue(token), null, action, indexUid);
 }
@@ -149,19 +148,14 @@ export type CatchUp = (() => Promise<boolean>) | null;
  * and its first use must not fail for that.
  */
 export function authenticateLatest(req: Pick<Request, 'headers'>, keys: KeyStore, masterKey: string | null, action: string, indexUid: string | null, catchUp: CatchUp): AuthContext | Promise<AuthContext> {
-  const again = (err: unknown): Promise<AuthContext> => {
+  try {
+    return authenticate(req, keys, masterKey, action, indexUid);
+  } catch (err) {
     if (!catchUp || !(err instanceof ApiError) || err.code !== 'invalid_api_key') throw err;
     return catchUp().then((newer) => {
       if (!newer) throw err;
       return authenticate(req, keys, masterKey, action, indexUid);
     });
-  };
-  try {
-    const auth = authenticate(req, keys, masterKey, action, indexUid);
-    return auth instanceof Promise ? auth.catch(again) : auth;
-  } catch (err) {
-    if (!catchUp) throw err;
-    return again(err);
   }
 }
 

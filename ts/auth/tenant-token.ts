@@ -3,33 +3,42 @@
  * narrower search permission to an end user. Only routes guarded by `search` (and
  * `chatCompletions`) read them; anywhere else the string is just an unknown API key.
  *
- * A token is `header.claims.signature`, each part base64 (the official JS client uses the
- * standard alphabet for the first two parts and base64url for the signature, so both are
- * read). The signature, the algorithm and the expiry are checked by a kept JWT library
- * (`jose`), pinned to HS256, HS384 and HS512 (`none` and every asymmetric algorithm are
- * refused); the secret is the parent key's 64-hex `key` text. Claims:
- * `apiKeyUid` (the parent key's uid), `searchRules` (an array of index patterns, or an object
- * from pattern to `null` or `{filter}`), and an optional `exp` in Unix seconds.
+ * A token is `header.claims.signature` (split at its last two dots), each part base64url
+ * without padding; the standard alphabet's `+` and `/` are read too (older official JS clients
+ * wrote header and claims with it). The steps, and the reason a refused token gets (all 403
+ * `invalid_api_key`), follow Meilisearch's order:
  *
- * Design choice: the claims are checked for shape before the signature, like Meilisearch does,
- * so a token that is not even well formed is answered "Could not decode tenant token"
- * whatever key it names; a token naming an unknown key falls back to being read as an API key,
- * which fails with the generic "The provided API key is invalid." and so reveals nothing about
- * which key uids exist.
+ * 1. header, then claims: base64 ("Base64 error: ..."), then JSON of their shapes
+ *    ("JSON error: ... at line L column C", see `token-claims.ts`);
+ * 2. the algorithm must be HS256, HS384 or HS512 ("InvalidAlgorithm");
+ * 3. the HMAC of `header.claims` under the parent key's value must be the signature
+ *    ("InvalidSignature"). A key's value derives from its uid and the master key
+ *    (`keys.ts`), so a token naming a uid that no key has is refused here too;
+ * 4. a token with an audience is refused ("InvalidAudience");
+ * 5. `exp`, when not null, must not be past ("Tenant token expired. ...");
+ * 6. the parent key must exist: else the token is read as an API key, which fails with the
+ *    generic "The provided API key is invalid." (a key deleted since the token was signed).
+ *
+ * Design choice: the signature is checked with `node:crypto` rather than a JOSE library,
+ * because such a library applies rules of its own to the claims and the header (it refuses
+ * `"exp": null`, which the official Python client signs for a token without expiry, and
+ * checks `nbf`, `iat` and `crit`, which Meilisearch ignores), and would give its own reason
+ * for a refusal. The HMAC is compared in constant time.
  */
-import { errors, jwtVerify } from 'jose';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../errors/api-error';
-import { isIndexPattern, patternMatches } from './actions';
+import { patternMatches } from './actions';
 import type { KeyRecord, KeyStore } from './keys';
+import { JsonError, type Json, readClaims, readHeader, type RuleMap } from './token-claims';
 
-const ALGORITHMS = ['HS256', 'HS384', 'HS512'];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+/** HMAC hash of each algorithm a token may be signed with. */
+const HASHES: Record<string, string> = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' };
+const PAD = 0x3d;
 
 /** The search rules of a token: which indexes it opens, and the filter forced on each. */
 export class SearchRules {
   /** `filter` is `undefined` when the pattern carries no filter. */
-  constructor(private readonly rules: ReadonlyMap<string, { filter: unknown }>) {}
+  constructor(private readonly rules: RuleMap) {}
 
   /** Patterns in byte order, for error messages. */
   patterns(): string[] {
@@ -70,82 +79,96 @@ export type TokenOutcome = { kind: 'notToken' } | { kind: 'unknownKey' } | { kin
 
 const undecodable = (reason: string) => new ApiError('invalid_api_key', `Could not decode tenant token, ${reason}.`);
 
-function decodeSegment(text: string): Buffer | null {
-  if (!BASE64.test(text)) return null;
-  return Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
-}
-
-function decodeJson(text: string): unknown {
-  const bytes = decodeSegment(text);
-  if (bytes === null) return undefined;
-  try {
-    return JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function parseRules(raw: unknown): SearchRules {
-  const rules = new Map<string, { filter: unknown }>();
-  if (Array.isArray(raw)) {
-    for (const p of raw) {
-      if (typeof p !== 'string' || !isIndexPattern(p)) throw undecodable(`\`searchRules\` holds an invalid index pattern \`${JSON.stringify(p)}\``);
-      rules.set(p, { filter: undefined });
-    }
-    return new SearchRules(rules);
-  }
-  if (!isObject(raw)) throw undecodable('`searchRules` must be an array of index patterns or an object');
-  for (const [p, rule] of Object.entries(raw)) {
-    if (!isIndexPattern(p)) throw undecodable(`\`searchRules\` holds an invalid index pattern \`${JSON.stringify(p)}\``);
-    if (rule === null) rules.set(p, { filter: undefined });
-    else if (isObject(rule)) rules.set(p, { filter: rule.filter === null ? undefined : rule.filter });
-    else throw undecodable(`the search rule of \`${p}\` must be null or an object`);
-  }
-  return new SearchRules(rules);
-}
-
-/** Whether `token` has a JWT's shape (three dot-separated parts), so it is read as one. */
-export function isJwtShaped(token: string): boolean {
-  const first = token.indexOf('.');
-  return first >= 0 && token.indexOf('.', first + 1) > first && token.split('.').length === 3;
+/** The value of one base64url symbol (`+` and `/` too), or -1. */
+function symbolValue(c: number): number {
+  if (c >= 0x41 && c <= 0x5a) return c - 0x41;
+  if (c >= 0x61 && c <= 0x7a) return c - 0x61 + 26;
+  if (c >= 0x30 && c <= 0x39) return c - 0x30 + 52;
+  if (c === 0x2d || c === 0x2b) return 62;
+  if (c === 0x5f || c === 0x2f) return 63;
+  return -1;
 }
 
 /**
- * Reads a JWT-shaped `token` as a tenant token. Resolves `unknownKey` when its parent key does
- * not exist (the caller then reads it as an API key), and rejects with 403 `invalid_api_key`
- * for a malformed, forged or expired token.
+ * The bytes of one part, or why not, worded as the base64 crate Meilisearch uses words it: a
+ * bad symbol (a `=` too, but in the last group, where padding is "Invalid padding") by its
+ * code and offset, then a lone symbol left over.
  */
-export async function readTenantToken(token: string, keys: KeyStore, now = Date.now()): Promise<TokenOutcome> {
-  const parts = token.split('.');
-  if (parts.length !== 3) return { kind: 'notToken' };
-  const header = decodeJson(parts[0]);
-  if (!isObject(header)) throw undecodable('the header is not base64-encoded JSON');
-  const claims = decodeJson(parts[1]);
-  if (!isObject(claims)) throw undecodable('the claims are not base64-encoded JSON');
-  if (typeof claims.apiKeyUid !== 'string' || !UUID.test(claims.apiKeyUid)) throw undecodable('`apiKeyUid` is missing or is not a UUID');
-  if (!('searchRules' in claims)) throw undecodable('`searchRules` is missing');
-  const rules = parseRules(claims.searchRules);
-  const exp = claims.exp;
-  if (exp !== undefined && exp !== null && !(typeof exp === 'number' && Number.isInteger(exp))) throw undecodable('`exp` must be an integer');
-
-  const key = keys.get(claims.apiKeyUid.toLowerCase());
-  if (!key) return { kind: 'unknownKey' };
-
-  if (typeof header.alg !== 'string' || !ALGORITHMS.includes(header.alg)) throw undecodable('InvalidAlgorithm');
-  try {
-    await jwtVerify(token, new TextEncoder().encode(keys.keyValue(key.uid)), { algorithms: ALGORITHMS, currentDate: new Date(now) });
-  } catch (err) {
-    if (err instanceof errors.JWTExpired) {
-      throw new ApiError('invalid_api_key', `Tenant token expired. Was valid up to \`${exp}\` and we're now \`${Math.floor(now / 1000)}\`.`);
+export function decodePart(text: string): Buffer {
+  const fail = (detail: string) => undecodable(`Base64 error: ${detail}`);
+  const invalid = (at: number) => fail(`Invalid symbol ${text.charCodeAt(at)}, offset ${at}.`);
+  const rem = text.length % 4;
+  if (rem === 1 && text.charCodeAt(text.length - 1) !== PAD && symbolValue(text.charCodeAt(text.length - 1)) < 0) throw invalid(text.length - 1);
+  const last = Math.max(0, text.length - rem - (rem === 0 ? 4 : 0));
+  for (let i = 0; i < last; i++) if (symbolValue(text.charCodeAt(i)) < 0) throw invalid(i);
+  let symbols = 0;
+  let firstPad = -1;
+  for (let i = last; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === PAD) {
+      if (i - last < 2) throw invalid(i);
+      if (firstPad < 0) firstPad = i;
+      continue;
     }
-    if (err instanceof errors.JOSEAlgNotAllowed) throw undecodable('InvalidAlgorithm');
-    throw undecodable('InvalidSignature');
+    if (firstPad >= 0) throw invalid(firstPad);
+    if (symbolValue(c) < 0) throw invalid(i);
+    symbols++;
   }
-  return { kind: 'valid', key, rules };
+  if (text.length > 0 && symbols < 2) throw fail(`Invalid input length: ${last + symbols}`);
+  if (firstPad >= 0) throw fail('Invalid padding');
+  return Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+}
+
+/** Reads one JSON part; its shape errors become refusals. */
+function readPart<T>(read: (bytes: Buffer) => T, bytes: Buffer): T {
+  try {
+    return read(bytes);
+  } catch (err) {
+    if (err instanceof JsonError) throw undecodable(`JSON error: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Whether the token names an audience (a string, or a list of strings), which Meilisearch refuses. */
+function hasAudience(aud: Json | undefined): boolean {
+  if (aud === undefined) return false;
+  return aud.kind === 'string' || (aud.kind === 'seq' && aud.items.every((a) => a.kind === 'string'));
+}
+
+function signatureMatches(alg: string, signed: string, signature: Buffer, secret: string): boolean {
+  const expected = createHmac(HASHES[alg]!, secret).update(signed).digest();
+  return expected.length === signature.length && timingSafeEqual(expected, signature);
+}
+
+/** Whether `token` has a JWT's shape (at least two dots), so it is read as one. */
+export function isJwtShaped(token: string): boolean {
+  const last = token.lastIndexOf('.');
+  return last > 0 && token.lastIndexOf('.', last - 1) >= 0;
+}
+
+/**
+ * Reads a JWT-shaped `token` as a tenant token (the steps in the module doc). Returns
+ * `unknownKey` when its parent key does not exist (the caller then reads it as an API key),
+ * and throws 403 `invalid_api_key` with the reason for a malformed, forged or expired token.
+ */
+export function readTenantToken(token: string, keys: KeyStore, now = Date.now()): TokenOutcome {
+  const last = token.lastIndexOf('.');
+  const middle = token.lastIndexOf('.', last - 1);
+  if (last < 0 || middle < 0) return { kind: 'notToken' };
+  const signed = token.slice(0, last);
+  const header = readPart(readHeader, decodePart(token.slice(0, middle)));
+  const claims = readPart(readClaims, decodePart(token.slice(middle + 1, last)));
+  if (HASHES[header.alg] === undefined) throw undecodable('InvalidAlgorithm');
+  const signature = decodePart(token.slice(last + 1));
+  if (!signatureMatches(header.alg, signed, signature, keys.keyValue(claims.apiKeyUid))) throw undecodable('InvalidSignature');
+  if (hasAudience(claims.aud)) throw undecodable('InvalidAudience');
+  const nowSeconds = BigInt(Math.floor(now / 1000));
+  if (claims.exp !== null && nowSeconds > claims.exp) {
+    throw new ApiError('invalid_api_key', `Tenant token expired. Was valid up to \`${claims.exp}\` and we're now \`${nowSeconds}\`.`);
+  }
+  const key = keys.get(claims.apiKeyUid);
+  if (!key) return { kind: 'unknownKey' };
+  return { kind: 'valid', key, rules: new SearchRules(claims.searchRules) };
 }
 
 /**

@@ -2,7 +2,7 @@
  * The hot request without Express: `POST /indexes/{uid}/search` with a JSON body, the request
  * a search box sends on every keystroke. Express costs it more than the engine does on most
  * queries (routing through every router, the raw-body stream, middleware frames), so the
- * server hands it here first: the same guard (`authenticate`), the same body rules
+ * server hands it here first: the same guard (`authenticateLatest`), the same body rules
  * (`parseJsonBody`), the same search service, the same observers and the same error objects,
  * written straight to the socket.
  *
@@ -18,6 +18,7 @@ import type { Deps } from '../deps';
 import { errorOf, sendError } from '../errors/middleware';
 import { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER } from '../native';
 import { ORIGIN_HEADER } from '../network/forward';
+import { METADATA_HEADER, wantsMetadata } from '../search/metadata';
 import type { SearchService } from '../search/service';
 import { mediaTypeOf, parseJsonBody } from './body';
 import { allowAnyOrigin } from './cors';
@@ -59,6 +60,7 @@ export function fastSearch(deps: Deps, service: SearchService, observers: readon
 
 async function answer(deps: Deps, service: SearchService, req: IncomingMessage, res: ServerResponse, uid: string, body: Buffer, type: string): Promise<void> {
   const auth = await authenticateLatest(req, deps.keys, deps.config.masterKey, 'search', uid, deps.replica ? () => deps.replica!.catchUp() : null);
-  const bytes = await service.search(auth, uid, parseJsonBody(body, type, true), arrivalOf(req));
+  const metadata = wantsMetadata(req.headers[METADATA_HEADER.toLowerCase()] as string | undefined);
+  const bytes = await service.search(auth, uid, parseJsonBody(body, type, true), arrivalOf(req), metadata);
   allowAnyOrigin(res).writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bytes.length }).end(bytes);
 }

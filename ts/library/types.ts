@@ -37,6 +37,8 @@ export interface SearchResponse<T = Document> {
   facetDistribution?: Record<string, Record<string, number>>;
   facetStats?: Record<string, { min: number; max: number }>;
   semanticHitCount?: number;
+  /** The search's own uid (a UUID v7), as in an HTTP answer. */
+  requestUid?: string;
   [key: string]: unknown;
 }
 

@@ -1,11 +1,14 @@
 /**
  * `/dynamic-search-rules` (the `dynamicSearchRules` experimental feature): list and read the
- * rules; patch, delete and clear them as tasks (see `search/rules.ts`).
+ * rules; patch, delete and clear them as tasks (see `search/rules.ts`). The writes take one
+ * query parameter, `customMetadata`, kept on their task like on every other write; it is
+ * checked before anything else, as Meilisearch reads the query string first.
  */
-import { Router } from 'express';
+import { type Request, Router } from 'express';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
+import { rejectUnknownParams, stringParam } from '../schemas/query';
 import { checkRuleUid, parseRuleList, parseRulePatch, RULES_INDEX, ruleView } from '../search/rules';
 import { summaryView } from '../tasks/queue';
 
@@ -37,27 +40,37 @@ export function searchRuleRoutes(deps: Deps): Router {
     res.json(ruleView(rule));
   });
 
-  async function enqueue(type: 'dsrUpdate' | 'dsrClear', details: Record<string, unknown>, payload: Parameters<typeof queue.enqueue>[0]['payload']) {
-    return summaryView(await queue.enqueue({ indexUid: RULES_INDEX, type, details, payload }));
+  /** The `customMetadata` of a write's query string, the only parameter the writes take. */
+  function customMetadataOf(req: Request): string | undefined {
+    const q = req.query as Record<string, unknown>;
+    rejectUnknownParams(q, ['customMetadata']);
+    return stringParam(q, 'customMetadata', 'invalid_index_custom_metadata');
+  }
+
+  async function enqueue(type: 'dsrUpdate' | 'dsrClear', details: Record<string, unknown>, payload: Parameters<typeof queue.enqueue>[0]['payload'], customMetadata: string | undefined) {
+    return summaryView(await queue.enqueue({ indexUid: RULES_INDEX, type, details, payload, customMetadata }));
   }
 
   r.patch('/dynamic-search-rules/:ruleUid', guard('dynamicSearchRules.update'), async (req, res) => {
+    const customMetadata = customMetadataOf(req);
     const body = readJson(req);
     requireFeature(null);
     const uid = checkRuleUid(req.params.ruleUid);
     const patch = parseRulePatch(body);
-    res.status(202).json(await enqueue('dsrUpdate', { rule: body, updatedRules: 1 }, { kind: 'dsrUpdate', uid, patch: patch as Record<string, unknown> }));
+    res.status(202).json(await enqueue('dsrUpdate', { rule: body, updatedRules: 1 }, { kind: 'dsrUpdate', uid, patch: patch as Record<string, unknown> }, customMetadata));
   });
 
   r.delete('/dynamic-search-rules/:ruleUid', guard('dynamicSearchRules.delete'), async (req, res) => {
+    const customMetadata = customMetadataOf(req);
     requireFeature(null);
     const uid = checkRuleUid(req.params.ruleUid);
-    res.status(202).json(await enqueue('dsrUpdate', { updatedRules: 1 }, { kind: 'dsrUpdate', uid, patch: null }));
+    res.status(202).json(await enqueue('dsrUpdate', { updatedRules: 1 }, { kind: 'dsrUpdate', uid, patch: null }, customMetadata));
   });
 
   r.delete('/dynamic-search-rules', guard('dynamicSearchRules.delete'), async (req, res) => {
+    const customMetadata = customMetadataOf(req);
     requireFeature(null);
-    res.status(202).json(await enqueue('dsrClear', { deletedDocuments: null }, { kind: 'dsrClear' }));
+    res.status(202).json(await enqueue('dsrClear', { deletedDocuments: null }, { kind: 'dsrClear' }, customMetadata));
   });
 
   return r;

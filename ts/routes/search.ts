@@ -7,6 +7,7 @@ import { arrivalOf } from '../http/observe';
 import { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER } from '../native';
 import { searchQueryFromParams } from '../schemas/search';
 import { similarQueryFromParams } from '../schemas/similar';
+import { METADATA_HEADER, wantsMetadata } from '../search/metadata';
 import { SearchService } from '../search/service';
 
 /** Sends a search's bytes; a refusal of the search limiter carries `Retry-After: 10`. */
@@ -23,14 +24,18 @@ export function searchRoutes(deps: Deps, service = new SearchService(deps)): Rou
   const r = Router();
   const { guard } = deps;
   const params = (req: Request) => req.query as Record<string, unknown>;
+  const metadata = (req: Request) => wantsMetadata(req.get(METADATA_HEADER));
 
-  r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, service.search(req.auth!, req.params.indexUid, readJson(req, true), arrivalOf(req))));
-  r.get('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, service.search(req.auth!, req.params.indexUid, searchQueryFromParams(params(req)), arrivalOf(req))));
+  r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, service.search(req.auth!, req.params.indexUid, readJson(req, true), arrivalOf(req), metadata(req))));
+  r.get('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, service.search(req.auth!, req.params.indexUid, searchQueryFromParams(params(req)), arrivalOf(req), metadata(req))));
   r.post('/indexes/:indexUid/facet-search', guard('search', 'param'), (req, res) => send(res, service.facetSearch(req.auth!, req.params.indexUid, readJson(req, true))));
   r.post('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => send(res, service.similar(req.auth!, req.params.indexUid, readJson(req, true), arrivalOf(req))));
   r.get('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => send(res, service.similar(req.auth!, req.params.indexUid, similarQueryFromParams(params(req)), arrivalOf(req))));
   r.post('/multi-search', guard('search', 'none'), (req, res) =>
-    send(res, service.multiSearch(req.auth!, readJson(req), { runs: req.get(FEDERATION_RUNS_HEADER) === 'true', derivations: req.get(DERIVATION_CANDIDATES_HEADER) === 'true' }, arrivalOf(req))),
+    send(
+      res,
+      service.multiSearch(req.auth!, readJson(req), { runs: req.get(FEDERATION_RUNS_HEADER) === 'true', derivations: req.get(DERIVATION_CANDIDATES_HEADER) === 'true' }, arrivalOf(req), metadata(req)),
+    ),
   );
 
   return r;

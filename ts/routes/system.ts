@@ -5,7 +5,7 @@ import { readJson } from '../http/body';
 import { engineVersion, type IndexStats } from '../native';
 import { databaseSizes } from '../store/sizes';
 import { rejectUnknownParams } from '../schemas/query';
-import { parseStatsQuery, statsOf } from '../indexes/stats';
+import { parseStatsQuery, sizeOf, statsOf } from '../indexes/stats';
 
 export function systemRoutes(deps: Deps): Router {
   const r = Router();
@@ -38,7 +38,7 @@ export function systemRoutes(deps: Deps): Router {
       indexes[e.uid] = s.view;
     }
     const sizes = databaseSizes(deps.kv, raws);
-    res.json({ databaseSize: sizes.size, usedDatabaseSize: sizes.used, lastUpdate, indexes });
+    res.json({ databaseSize: sizeOf(q, sizes.size), usedDatabaseSize: sizeOf(q, sizes.used), lastUpdate, indexes });
   });
 
   r.get('/experimental-features', guard('experimental.get'), (req, res) => {

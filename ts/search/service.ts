@@ -17,6 +17,7 @@ import { parseFederation, splitQuery } from '../schemas/federation';
 import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
 import { parseSimilar, similarEngineQuery } from '../schemas/similar';
 import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseQuery, parseSearch, type SearchBody } from '../schemas/search';
+import { FEDERATED_TAIL, queryMetadata, type QueryMetadata, SEARCH_TAIL, uuidV7, withMetadata } from './metadata';
 
 /** What another instance asks of this one during a search over the network. */
 export interface Internal {
@@ -95,15 +96,28 @@ export class SearchService {
 
   /**
    * A single-index search (`POST /indexes/{uid}/search`'s body); `receivedAt`: when its request
-   * arrived (`http/observe.ts` `arrivalOf`), which `processingTimeMs` counts from.
+   * arrived (`http/observe.ts` `arrivalOf`), which `processingTimeMs` counts from; `metadata`:
+   * whether the answer carries the query's metadata (`search/metadata.ts`).
    */
-  async search(auth: AuthContext, indexUid: unknown, body: unknown, receivedAt?: bigint): Promise<Buffer> {
+  async search(auth: AuthContext, indexUid: unknown, body: unknown, receivedAt?: bigint, metadata = false): Promise<Buffer> {
+    const requestUid = uuidV7();
     const uid = checkIndexUid(indexUid);
     const query = parseSearch(body);
-    if (usesNetwork(this.deps, query.useNetwork)) return this.limited(() => this.overNetwork(auth, uid, (body ?? {}) as Record<string, unknown>, query, receivedAt));
+    const network = usesNetwork(this.deps, query.useNetwork);
+    const meta = metadata ? this.metadataOf(query.q, uid, network ? this.deps.network.get().self : null) : undefined;
+    if (network) return withMetadata(await this.limited(() => this.overNetwork(auth, uid, (body ?? {}) as Record<string, unknown>, query, receivedAt)), { requestUid, metadata: meta }, SEARCH_TAIL);
     const index = this.deps.registry.handle(uid);
     const engineQ = this.scopedQuery(auth, uid, query);
-    return this.limited(() => index.search(engineQ, receivedAt));
+    return withMetadata(await this.limited(() => index.search(engineQ, receivedAt)), { requestUid, metadata: meta }, SEARCH_TAIL);
+  }
+
+  /**
+   * The metadata of a query `q` on `uid`; `remote`: the instance it is labelled with. A query
+   * that names its instance (`named`) is asked of it as of a remote, even of this one, and
+   * Meilisearch then gives no primary key.
+   */
+  private metadataOf(q: unknown, uid: string, remote: string | null = null, named = false): QueryMetadata {
+    return queryMetadata(q, uid, named ? null : this.deps.registry.get(uid)?.primaryKey, remote);
   }
 
   /**
@@ -138,9 +152,11 @@ export class SearchService {
    * response gets `indexUid` first; the first failing query fails the request, its message
    * prefixed with its position. With `federation`, one merged answer. `receivedAt`: when the
    * request arrived; each `processingTimeMs` counts from it (so a query's figure includes the
-   * queries answered before it).
+   * queries answered before it). `metadata` as for `search`; the request uid is the same in
+   * every result.
    */
-  async multiSearch(auth: AuthContext, raw: unknown, internal: Internal = NOT_INTERNAL, receivedAt?: bigint): Promise<Buffer> {
+  async multiSearch(auth: AuthContext, raw: unknown, internal: Internal = NOT_INTERNAL, receivedAt?: bigint, metadata = false): Promise<Buffer> {
+    const requestUid = uuidV7();
     const body = raw as { queries?: unknown; federation?: unknown } | null;
     if (!body || typeof body !== 'object' || Array.isArray(body)) {
       throw new ApiError('bad_request', 'Invalid value type: expected an object');
@@ -155,21 +171,28 @@ export class SearchService {
     if (body.queries.length > MAX_MULTI_SEARCH_QUERIES) {
       throw new ApiError('bad_request', `Invalid value at \`.queries\`: at most ${MAX_MULTI_SEARCH_QUERIES} queries are accepted in one request`);
     }
-    if (body.federation !== undefined && body.federation !== null) return this.federated(auth, body.queries, body.federation, internal, receivedAt);
+    if (body.federation !== undefined && body.federation !== null) {
+      const [answer, metas] = await this.federated(auth, body.queries, body.federation, internal, receivedAt, metadata);
+      // What another instance asks of this one is not a search answer.
+      return internal.runs || internal.derivations ? answer : withMetadata(answer, { requestUid, metadata: metas }, FEDERATED_TAIL);
+    }
     const parts: Buffer[] = [];
     for (const [i, rawQuery] of body.queries.entries()) {
       const parsed = parseQuery(rawQuery, i);
       const { indexUid, search } = splitQuery(rawQuery, i, false);
       try {
         const uid = this.queryIndex(auth, indexUid);
+        const network = usesNetwork(this.deps, parsed.useNetwork);
+        const meta = metadata ? this.metadataOf(parsed.q, uid, network ? this.deps.network.get().self : null) : undefined;
         let bytes: Buffer;
-        if (usesNetwork(this.deps, parsed.useNetwork)) {
+        if (network) {
           bytes = await this.limited(() => this.overNetwork(auth, uid, search, parsed, receivedAt));
         } else {
           const engineQ = this.scopedQuery(auth, uid, parsed);
           const handle = this.deps.registry.handle(uid);
           bytes = await this.limited(() => handle.search(engineQ, receivedAt));
         }
+        bytes = withMetadata(bytes, { requestUid, metadata: meta }, SEARCH_TAIL);
         parts.push(Buffer.from(`{"indexUid":${JSON.stringify(uid)},`), bytes.subarray(1));
       } catch (err) {
         if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
@@ -260,12 +283,24 @@ export class SearchService {
     );
   }
 
-  /** `federation`: every query is checked, then the engine runs and merges them in one call. */
-  private async federated(auth: AuthContext, queries: unknown[], raw: unknown, internal: Internal, receivedAt: bigint | undefined): Promise<Buffer> {
+  /**
+   * `federation`: every query is checked, then the engine runs and merges them in one call.
+   * Also the queries' metadata, in query order, when `metadata` asks for it.
+   */
+  private async federated(
+    auth: AuthContext,
+    queries: unknown[],
+    raw: unknown,
+    internal: Internal,
+    receivedAt: bigint | undefined,
+    metadata: boolean,
+  ): Promise<[Buffer, QueryMetadata[] | undefined]> {
     const federation = parseFederation(raw, internal.runs || internal.derivations);
     const facetsByIndex = federation.facetsByIndex ?? null;
     const items: Item[] = [];
+    const metas: QueryMetadata[] = [];
     let overNetwork = false;
+    let remoteNamed = false;
     for (const [i, rawQuery] of queries.entries()) {
       const parsed = parseQuery(rawQuery, i);
       const { indexUid, weight, remote, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
@@ -273,6 +308,7 @@ export class SearchService {
         const uid = this.queryIndex(auth, indexUid);
         if (remote !== null) {
           items.push({ position: i, uid, weight, search, parsed, target: remoteTarget(this.deps, remote) });
+          remoteNamed = true;
         } else if (usesNetwork(this.deps, search.useNetwork)) {
           const { useNetwork: _useNetwork, ...rest } = search;
           overNetwork = true;
@@ -280,6 +316,7 @@ export class SearchService {
         } else {
           items.push({ position: i, uid, weight, search, parsed, target: { local: true, name: null } });
         }
+        if (metadata) metas.push(this.metadataOf(parsed.q, uid, remote, remote !== null));
       } catch (err) {
         if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
         throw err;
@@ -295,7 +332,10 @@ export class SearchService {
         throw err;
       }
     }
-    return this.limited(() =>
+    // A federation that asks other instances labels the queries it runs here with this one.
+    const self = this.deps.network.get().self;
+    if ((overNetwork || remoteNamed) && self !== null) for (const m of metas) m.remote ??= self;
+    const answer = await this.limited(() =>
       this.federate(
         auth,
         items,
@@ -315,5 +355,6 @@ export class SearchService {
         federation.quarryPins,
       ),
     );
+    return [answer, metadata ? metas : undefined];
   }
 }
