@@ -39,6 +39,23 @@ function freePort() {
   });
 }
 
+/** Resolves once something accepts connections on `port` (or rejects at `deadline`). */
+async function listening(port, deadline) {
+  for (;;) {
+    const ok = await new Promise((resolve) => {
+      const sock = net.connect(port, '127.0.0.1');
+      sock.once('connect', () => {
+        sock.destroy();
+        resolve(true);
+      });
+      sock.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on 127.0.0.1:${port}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** SIGKILLs a child (a paused one too) and resolves once it is gone. */
 function killAndWait(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -78,6 +95,8 @@ class NatsCluster {
     const { connect } = require('@nats-io/transport-node');
     const { jetstreamManager } = require('@nats-io/jetstream');
     const deadline = Date.now() + timeoutMs;
+    // Every running server listens first (the client is not asked to dial a closed port).
+    for (const s of this.servers) if (s.child && !s.paused) await listening(s.port, deadline);
     let last = null;
     while (Date.now() < deadline) {
       try {

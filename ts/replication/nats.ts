@@ -172,7 +172,7 @@ export class NatsLog {
     let last: unknown = null;
     while (Date.now() < deadline) {
       try {
-        const ack = await this.js.publish(this.#subject('log'), data, { msgID: msgId, timeout: Math.max(100, Math.min(1500, deadline - Date.now())), retries: 0 });
+        const ack = await this.js.publish(this.#subject('log'), data, { msgID: msgId, timeout: Math.max(100, Math.min(1000, deadline - Date.now())), retries: 0 });
         return ack.seq;
       } catch (err) {
         last = err;
@@ -214,7 +214,8 @@ export class NatsLog {
    */
   async read(which: LogName, from: number): Promise<{ messages: AsyncIterable<StoredMessage>; stop(): void }> {
     const consumer = await this.js.consumers.get(this.streamName(which), { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(1, from) });
-    const iter = await consumer.consume({ max_messages: 256 });
+    // Heartbeats every second: a consumer on a server that died is noticed and made again.
+    const iter = await consumer.consume({ max_messages: 256, expires: 5000, idle_heartbeat: 1000 });
     async function* messages(): AsyncGenerator<StoredMessage> {
       for await (const m of iter) yield { seq: m.seq, data: m.data, time: m.time.toISOString() };
     }

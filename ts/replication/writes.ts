@@ -2,11 +2,11 @@
  * Writes through the replicated log: the task queue routes are given, and the records the
  * key, feature, network and webhook stores write through.
  *
- * A write is validated here as on one instance, appended to the log (a 202 or 200 only once
- * JetStream acknowledged it, i.e. a quorum of its servers stored it), and then waited for until
- * this instance's receiver applied it, so the answer and the reads after it on this instance
- * see the write. The wait is bounded: an instance far behind answers with the task as
- * accepted (`enqueued`) and applies it when it gets there.
+ * A write is validated here as on one instance and appended to the log: a 202 or 200 only once
+ * JetStream acknowledged it, i.e. a quorum of its servers stored it. A change of records then
+ * waits (up to the write timeout) until this instance applied it, so the answer and the reads
+ * after it here see it; a task waits a moment only (`GET /tasks/:uid` here finds it either
+ * way: the queue keeps the tasks it appended until they arrive).
  *
  * When the log cannot be reached or does not acknowledge in time, the write is refused with
  * `replication_unavailable` (503); nothing was applied anywhere, unless the log stored the
@@ -27,6 +27,9 @@ import { nowIso } from '../util/time';
 import { encodeEntry, INLINE_PAYLOAD_MAX, recordsEntry, type TaskEntry } from './entries';
 import { LogUnavailable, type NatsLog } from './nats';
 import type { Receiver } from './receiver';
+
+/** How long a 202 waits for this instance to have received its task (else it answers from what it appended). */
+const TASK_WAIT_MS = 250;
 
 export function unavailable(err: unknown): ApiError {
   const why = err instanceof Error ? err.message : String(err);
@@ -92,7 +95,9 @@ export function replicatedQueue(local: LocalQueue, ctx: WriteContext): TaskQueue
       if (entry.network !== undefined) record.network = entry.network;
       pending.set(uid, record);
       void ctx.receiver.waitFor(seq, 24 * 3600_000).then(() => pending.delete(uid));
-      await ctx.receiver.waitFor(seq, ctx.applyWaitMs);
+      // The task is the log's now; a moment's wait lets this instance's task list show it too
+      // (a receiver held up by a lost NATS server must not hold the answer up).
+      await ctx.receiver.waitFor(seq, TASK_WAIT_MS);
       return local.get(uid) ?? record;
     } finally {
       // The receiver linked its own copy, or will write it from the log.
