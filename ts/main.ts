@@ -32,11 +32,30 @@ export async function main(argv: string[]): Promise<void> {
   }
   if (config.configFile) logger.info('configuration file read', { file: config.configFile });
   for (const line of config.acceptedWithoutEffect) logger.warn(line);
-  const server = await startServer(config, logger);
+  let server = await startServer(config, logger);
   process.stdout.write(`Quarry listening on ${server.url} (data in ${server.deps.dbPath})\n`);
+  // A replicated instance that fell behind the log's retention closes and starts again: the
+  // start replaces its data with the group's latest snapshot and reads the log from there.
+  let closing = false;
+  const restartWhenNeeded = (s: typeof server) =>
+    s.onRestartNeeded((reason) => {
+      if (closing) return;
+      logger.warn('restarting from the replicated group\'s latest snapshot', { reason });
+      s.close()
+        .then(() => startServer(config, logger))
+        .then((next) => {
+          server = next;
+          restartWhenNeeded(next);
+          logger.info('restarted', { url: next.url });
+        })
+        .catch((err: unknown) => {
+          logger.error('restart failed', { error: err instanceof Error ? err.message : String(err) });
+          process.exit(1);
+        });
+    });
+  restartWhenNeeded(server);
   const analytics = server.deps.analytics;
   process.stdout.write(analytics ? `Anonymous telemetry: enabled${config.analyticsUrl ? '' : ' (counters only: no --experimental-analytics-url, nothing is sent)'}\nInstance UID: ${analytics.instanceUid}\n` : 'Anonymous telemetry: disabled\n');
-  let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;

@@ -36,6 +36,11 @@ import { WebhookStore } from './webhooks/store';
 export interface Runtime {
   deps: Deps;
   worker: Worker;
+  /**
+   * Called when the runtime must be closed and opened again: a replicated instance that fell
+   * behind the log's retention starts again from the group's latest snapshot.
+   */
+  onRestartNeeded(listener: (reason: string) => void): void;
   /** Stops the clocks and the worker (the running batch finishes), closes the stores, unlocks. */
   close(): Promise<void>;
 }
@@ -120,9 +125,12 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
   snapshots?.unref();
   analytics?.start();
   let closed: Promise<void> | null = null;
+  const restartListeners: Array<(reason: string) => void> = [];
+  if (replica) replica.onBehind = (reason) => restartListeners.forEach((l) => l(reason));
   return {
     deps,
     worker,
+    onRestartNeeded: (listener) => void restartListeners.push(listener),
     close() {
       closed ??= (async () => {
         if (snapshots) clearInterval(snapshots);

@@ -22,6 +22,8 @@ export interface RunningServer {
   port: number;
   deps: Deps;
   close(): Promise<void>;
+  /** Called when the server must be closed and started again (see `Runtime.onRestartNeeded`). */
+  onRestartNeeded(listener: (reason: string) => void): void;
 }
 
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
@@ -60,6 +62,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     url,
     port,
     deps,
+    onRestartNeeded: (listener) => runtime.onRestartNeeded(listener),
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -93,15 +93,22 @@ suite('when the log dropped what an instance has not read', () => {
     await cluster?.stop();
   });
 
-  test('then a new instance and one that was down start from the latest snapshot and end like the others', async () => {
+  test('then a new instance, one that was down and one that was paused start from the latest snapshot and end like the others', async () => {
     cluster = await NatsCluster.start(3);
-    const a = await QuarryNode.create('a', cluster.urls(), ['--replication-snapshot-interval', '1']);
-    const late = await QuarryNode.create('late', cluster.urls());
-    nodes.push(a, late);
-    await Promise.all([a.start(), late.start()]);
+    // A lagging instance holds the log back for a second only: the log soon drops past them.
+    const grace = ['--replication-lagging-grace', '1'];
+    const a = await QuarryNode.create('a', cluster.urls(), ['--replication-snapshot-interval', '1', ...grace]);
+    const late = await QuarryNode.create('late', cluster.urls(), grace);
+    const paused = await QuarryNode.create('paused', cluster.urls(), grace);
+    nodes.push(a, late, paused);
+    await Promise.all([a.start(), late.start(), paused.start()]);
     const w0 = await a.api('POST', '/indexes/books/documents', [{ id: 0, title: 'first' }]);
     await late.waitTask(w0.body.taskUid);
+    await paused.waitTask(w0.body.taskUid);
     await late.kill();
+    paused.pause();
+    // Its reader's last pull expires (5 s): entries appended from now on wait on the server.
+    await new Promise((res) => setTimeout(res, 6000));
 
     // Writes a second apart: the snapshots they let through make the log drop its head.
     let last = 0;
@@ -115,30 +122,34 @@ suite('when the log dropped what an instance has not read', () => {
         return state.first_seq > w0.body.taskUid + 2 && last >= 3 ? state : undefined;
       },
       90_000,
-      'the log purged past the late instance',
+      'the log purged past the late instances',
     );
     const settings = await a.api('PATCH', '/indexes/books/settings', { filterableAttributes: ['title'] });
     await a.waitTask(settings.body.taskUid);
     expect((await cluster.objects('quarry-snapshots')).length).toBeGreaterThanOrEqual(1);
 
     // A new instance: no data, and the log alone cannot rebuild it any more.
-    const fresh = await QuarryNode.create('fresh', cluster.urls());
+    const fresh = await QuarryNode.create('fresh', cluster.urls(), grace);
     nodes.push(fresh);
     await fresh.start();
     await late.start();
-    for (const n of [fresh, late]) await n.waitTask(settings.body.taskUid);
+    // The paused one finds the log gone past it and starts again, in the same process.
+    paused.resume();
+    for (const n of [fresh, late, paused]) await n.waitTask(settings.body.taskUid);
     const expected = await documents(a, 'books');
     expect(expected).toHaveLength(last + 1);
-    for (const n of [fresh, late]) {
+    for (const n of [fresh, late, paused]) {
       expect(await documents(n, 'books')).toEqual(expected);
       expect(await tasks(n)).toEqual(await tasks(a));
       expect((await n.api('GET', '/indexes/books/settings')).body.filterableAttributes).toEqual(['title']);
       expect((await n.api('POST', '/indexes/books/search', { q: 'book', filter: `title = "book ${last}"` })).body.hits).toEqual([{ id: last, title: `book ${last}` }]);
     }
+    expect(paused.log.join('')).toMatch(/restarting from the replicated group's latest snapshot/);
     // And they go on with the group.
     const after = await fresh.api('POST', '/indexes/books/documents', [{ id: 1000, title: 'after' }]);
     expect(after.status).toBe(202);
-    for (const n of [a, late]) await n.waitTask(after.body.taskUid);
+    for (const n of [a, late, paused]) await n.waitTask(after.body.taskUid);
     expect(await documents(late, 'books')).toEqual(await documents(a, 'books'));
+    expect(await documents(paused, 'books')).toEqual(await documents(a, 'books'));
   });
 });

@@ -10,6 +10,8 @@
  *   instance's proposal becomes batch N; a batch's uid is its sequence minus one.
  * - `<stream>-payloads`: document payloads too large to travel in their message.
  * - `<stream>-snapshots`: data directories a new or lagging instance starts from.
+ * - `<stream>-positions` (a key-value bucket): where each instance is in the log, so that the
+ *   log keeps what a live instance has yet to read.
  *
  * Only the servers named are dialed (`ignoreClusterUpdates`: the addresses a cluster gossips
  * are not followed). Reconnection never gives up; a server that stops answering is left after
@@ -18,6 +20,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, type JetStreamClient, type JetStreamManager, JetStreamApiError, jetstreamManager, StorageType } from '@nats-io/jetstream';
+import { type KV, Kvm } from '@nats-io/kv';
 import { type ObjectStore, Objm } from '@nats-io/obj';
 
 /** JetStream's "wrong last sequence": another instance's batch was appended first. */
@@ -37,6 +40,14 @@ export interface StreamState {
   created: string;
   firstSeq: number;
   lastSeq: number;
+}
+
+/** Where an instance is: the last entry it received and the last batch it ran, and when it said so. */
+export interface Position {
+  node: string;
+  received: number;
+  decided: number;
+  at: string;
 }
 
 export interface ObjectEntry {
@@ -61,6 +72,7 @@ export interface LogOptions {
 export class NatsLog {
   #status: { connected: boolean; since: number; lastError: string | null } = { connected: false, since: Date.now(), lastError: null };
   #buckets = new Map<string, ObjectStore>();
+  #positions: KV | null = null;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -152,6 +164,30 @@ export class NatsLog {
     const objm = new Objm(this.js);
     for (const kind of ['payloads', 'snapshots']) {
       this.#buckets.set(kind, await objm.create(`${this.opts.stream}-${kind}`, { replicas: this.opts.replicas, storage: StorageType.File }));
+    }
+    this.#positions = await new Kvm(this.js).create(`${this.opts.stream}-positions`, { replicas: this.opts.replicas, history: 1 });
+    return out;
+  }
+
+  /** Records where this instance is. */
+  async putPosition(p: Position): Promise<void> {
+    if (!this.#positions) return;
+    await this.#positions.put(positionKey(p.node), JSON.stringify(p));
+  }
+
+  /** Every instance's last recorded position. */
+  async positions(): Promise<Position[]> {
+    const kv = this.#positions;
+    if (!kv) return [];
+    const out: Position[] = [];
+    for await (const key of await kv.keys()) {
+      const e = await kv.get(key);
+      if (!e || e.operation !== 'PUT') continue;
+      try {
+        out.push(JSON.parse(e.string()) as Position);
+      } catch {
+        // not ours
+      }
     }
     return out;
   }
@@ -264,6 +300,11 @@ export class NatsLog {
 function retryable(err: unknown): boolean {
   if (err instanceof JetStreamApiError) return err.status >= 500 || err.status === 408;
   return true;
+}
+
+/** A key-value key for an instance's name (keys take letters, digits and `-_=/.`). */
+function positionKey(node: string): string {
+  return Buffer.from(node).toString('base64url');
 }
 
 export function describe(err: unknown): string {

@@ -10,7 +10,7 @@
  *
  * An entry that cannot be read (it is not ours, or is damaged) is skipped on every instance
  * alike, its sequence recorded; a sequence missing (the log was purged past this instance)
- * stops the receiver: only a restart, which starts from a snapshot, can catch up.
+ * stops the receiver and asks for a restart, which starts from a snapshot (`behind`).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -59,6 +59,8 @@ export class Receiver {
     private readonly node: string,
     private readonly logger: Logger,
     start: Cursor,
+    /** Told when this instance fell behind the log's retention (it must start again from a snapshot). */
+    private readonly behind: (reason: string) => void = () => undefined,
   ) {
     this.#cursor = start;
   }
@@ -122,7 +124,7 @@ export class Receiver {
           if (this.#stopped) break;
           if (m.seq <= this.#cursor.seq) continue;
           if (m.seq !== this.#cursor.seq + 1) {
-            this.#fail(`the log no longer holds entries ${this.#cursor.seq + 1} to ${m.seq - 1}: this instance fell behind its retention; restart it to start from the latest snapshot`);
+            this.#fail(`the log no longer holds entries ${this.#cursor.seq + 1} to ${m.seq - 1}: this instance fell behind its retention and starts again from the latest snapshot`);
             break;
           }
           await this.#apply(m.seq, m.data, m.time);
@@ -144,6 +146,7 @@ export class Receiver {
   #fail(reason: string): void {
     this.stuck = reason;
     this.logger.error(`replication: ${reason}`);
+    this.behind(reason);
   }
 
   async #apply(seq: number, data: Uint8Array, time: string): Promise<void> {
@@ -220,7 +223,7 @@ export class Receiver {
       } else {
         const obj = await this.log.getObject('payloads', docs.object);
         if (!obj) {
-          this.#fail(`the payload of task ${path.basename(file, '.ndjson')} is no longer in the payloads bucket: this instance fell behind the log's retention; restart it to start from the latest snapshot`);
+          this.#fail(`the payload of task ${path.basename(file, '.ndjson')} is no longer in the payloads bucket: this instance fell behind the log's retention and starts again from the latest snapshot`);
           throw new Error('payload missing');
         }
         await pipeline(Readable.fromWeb(obj.data as import('node:stream/web').ReadableStream<Uint8Array>), fs.createWriteStream(tmp));

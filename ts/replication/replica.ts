@@ -32,6 +32,8 @@ export interface ReplicationConfig {
   snapshotIntervalSeconds: number;
   /** How long a write waits for the log before `replication_unavailable`. */
   timeoutMs: number;
+  /** How long an instance that stopped reporting its position still holds back the log's retention. */
+  laggingGraceSeconds: number;
 }
 
 /** How long start-up waits for the log before refusing to start (an instance with data starts degraded instead). */
@@ -45,6 +47,8 @@ export class Replica {
   #probe: { ok: boolean; error: string | null } = { ok: true, error: null };
   #probeTimer: NodeJS.Timeout | null = null;
   #ctx: WriteContext | null = null;
+  /** Told when this instance fell behind the log's retention and must start again (`runtime.ts`). */
+  onBehind: (reason: string) => void = () => undefined;
 
   private constructor(
     readonly log: NatsLog,
@@ -94,7 +98,7 @@ export class Replica {
   /** Wires the receiver and the batches to this instance's queue; returns the worker's planner. */
   attach(queue: LocalQueue, durable: Durable, updateFiles: string, wake: () => void): { planner: BatchPlanner; records: Records } {
     const kv: KvStore = durable.kv;
-    this.#receiver = new Receiver(this.log, queue, durable, path.resolve(updateFiles), this.config.node, this.logger, readCursor(kv, RECEIVED_KEY));
+    this.#receiver = new Receiver(this.log, queue, durable, path.resolve(updateFiles), this.config.node, this.logger, readCursor(kv, RECEIVED_KEY), (reason) => this.onBehind(reason));
     this.#batches = new ReplicatedBatches(this.log, queue, this.config.node, wake, this.logger, readCursor(kv, DECIDED_KEY));
     this.#ctx = {
       log: this.log,
@@ -119,7 +123,7 @@ export class Replica {
     const receiver = this.#receiver!;
     const batches = this.#batches!;
     if (this.identity && this.config.snapshotIntervalSeconds > 0) {
-      this.#snapshots = new Snapshots(this.log, this.identity, this.config.snapshotIntervalSeconds * 1000, this.config.node, this.logger, writeSnapshot, () => ({
+      this.#snapshots = new Snapshots(this.log, this.identity, this.config.snapshotIntervalSeconds * 1000, this.config.laggingGraceSeconds * 1000, this.config.node, this.logger, writeSnapshot, () => ({
         received: receiver.received(),
         decided: batches.decided(),
       }));
@@ -158,9 +162,21 @@ export class Replica {
       this.#lastWrite = { ok: true, error: null };
       this.#receiver?.nudge(log.lastSeq);
       this.#batches?.nudge(batches.lastSeq);
+      await this.#sayPosition();
     } catch (err) {
       this.#probe = { ok: false, error: describe(err) };
     }
+  }
+
+  #said: { received: number; decided: number; at: number } | null = null;
+
+  /** Records where this instance is when it moved, and every 30 s anyway (the log's retention reads it). */
+  async #sayPosition(): Promise<void> {
+    const { received, decided } = this.position();
+    const said = this.#said;
+    if (said && said.received === received && said.decided === decided && Date.now() - said.at < 30_000) return;
+    await this.log.putPosition({ node: this.config.node, received, decided, at: new Date().toISOString() });
+    this.#said = { received, decided, at: Date.now() };
   }
 
   /** Why this instance is degraded (it answers reads, but writes may fail), or null. */

@@ -6,9 +6,12 @@
  * included, so it carries the log cursors of the moment it was taken) into the
  * `<stream>-snapshots` bucket, unless another instance's newest snapshot already covers the
  * batches this one ran. Two snapshots are kept; once there are two, the log drops what the
- * older one covers (entries and batches up to its cursors, and payload objects stored well
- * before its last entry), so the log does not grow for ever and an instance that starts from
- * the older snapshot still finds every entry after it.
+ * older one covers and every live instance has read (entries and batches up to those cursors,
+ * and payload objects stored well before the last entry dropped), so the log does not grow for
+ * ever, an instance that starts from the older snapshot still finds every entry after it, and
+ * an instance that is only slow (or paused for a while) is not left behind. Live: its
+ * position (`<stream>-positions`) is younger than `--replication-lagging-grace`; an instance
+ * down longer starts from a snapshot when it comes back.
  *
  * At start-up, an instance with no data, or whose cursors are behind what the log still
  * holds, replaces its data directory with the newest snapshot of the same stream, then reads
@@ -31,7 +34,7 @@ import { RECEIVED_KEY, readCursor } from './receiver';
 /** Which incarnation of the streams a data directory replicates (`meta/replication.stream`). */
 export const STREAM_KEY = 'replication.stream';
 
-/** Payload objects stored this long before the older kept snapshot's last entry are dropped. */
+/** Payload objects stored this long before the last entry dropped are dropped too. */
 const PAYLOAD_MARGIN_MS = 10 * 60_000;
 
 export interface StreamIdentity {
@@ -78,6 +81,8 @@ export class Snapshots {
     private readonly log: NatsLog,
     private readonly identity: StreamIdentity,
     private readonly intervalMs: number,
+    /** An instance whose position is older than this no longer holds the log back. */
+    private readonly graceMs: number,
     private readonly node: string,
     private readonly logger: Logger,
     /** Writes a snapshot of this instance's data directory; resolves with its file. */
@@ -119,16 +124,27 @@ export class Snapshots {
     return true;
   }
 
-  /** Keeps the two newest snapshots and drops from the log what the older of them covers. */
+  /** Keeps the two newest snapshots and drops from the log what the older of them covers and live instances read. */
   async retain(): Promise<void> {
     const kept = await snapshotsOf(this.log, this.identity);
     for (const old of kept.slice(2)) await this.log.deleteObject('snapshots', old.name);
     if (kept.length < 2) return;
     const older = kept[1];
-    await this.log.purgeBefore('log', older.received + 1);
-    await this.log.purgeBefore('batches', older.decided + 1);
-    if (older.receivedTime) {
-      const before = Date.parse(older.receivedTime) - PAYLOAD_MARGIN_MS;
+    let received = older.received;
+    let decided = older.decided;
+    const now = Date.now();
+    for (const p of await this.log.positions()) {
+      if (now - Date.parse(p.at) > this.graceMs) continue;
+      received = Math.min(received, p.received);
+      decided = Math.min(decided, p.decided);
+    }
+    if (received > 0) await this.log.purgeBefore('log', received + 1);
+    if (decided > 0) await this.log.purgeBefore('batches', decided + 1);
+    // Payload objects are put before their entry is appended: those stored well before the
+    // last entry dropped belong to dropped entries (or to writes that were never appended).
+    const time = received === older.received ? older.receivedTime : null;
+    if (time) {
+      const before = Date.parse(time) - PAYLOAD_MARGIN_MS;
       for (const o of await this.log.listObjects('payloads')) {
         if (Date.parse(o.mtime) < before) await this.log.deleteObject('payloads', o.name);
       }

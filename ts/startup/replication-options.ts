@@ -15,6 +15,7 @@ export interface ReplicationRaw {
   replicationNode?: string;
   replicationSnapshotInterval?: string;
   replicationTimeout?: string;
+  replicationLaggingGrace?: string;
 }
 
 export const REPLICATION_OPTIONS: Array<{ name: keyof ReplicationRaw; flag: string; env: string; meili: string; help: string }> = [
@@ -23,6 +24,7 @@ export const REPLICATION_OPTIONS: Array<{ name: keyof ReplicationRaw; flag: stri
   { name: 'replicationReplicas', flag: '--replication-replicas', env: 'QUARRY_REPLICATION_REPLICAS', meili: 'QUARRY_REPLICATION_REPLICAS', help: 'copies of the log JetStream keeps when it creates the stream (default 3; 1 for a single NATS server)' },
   { name: 'replicationNode', flag: '--replication-node', env: 'QUARRY_REPLICATION_NODE', meili: 'QUARRY_REPLICATION_NODE', help: "this instance's name in the group (default its --http-addr)" },
   { name: 'replicationSnapshotInterval', flag: '--replication-snapshot-interval', env: 'QUARRY_REPLICATION_SNAPSHOT_INTERVAL', meili: 'QUARRY_REPLICATION_SNAPSHOT_INTERVAL', help: 'seconds between snapshots new instances start from; the log then drops what they cover (default 3600; 0: never)' },
+  { name: 'replicationLaggingGrace', flag: '--replication-lagging-grace', env: 'QUARRY_REPLICATION_LAGGING_GRACE', meili: 'QUARRY_REPLICATION_LAGGING_GRACE', help: 'seconds the log keeps, past the snapshots, what an instance that stopped reporting has not read; it then starts from a snapshot when it returns (default 300)' },
   { name: 'replicationTimeout', flag: '--replication-timeout-ms', env: 'QUARRY_REPLICATION_TIMEOUT_MS', meili: 'QUARRY_REPLICATION_TIMEOUT_MS', help: 'milliseconds a write waits for the log before 503 replication_unavailable (default 5000)' },
 ];
 
@@ -58,5 +60,6 @@ export function replicationFrom(raw: ReplicationRaw, httpAddr: string): Replicat
     node: raw.replicationNode ?? (/:0$/.test(httpAddr) ? `${httpAddr}-${randomUUID().slice(0, 8)}` : httpAddr),
     snapshotIntervalSeconds: int('--replication-snapshot-interval', raw.replicationSnapshotInterval, 3600, 0, 365 * 86_400),
     timeoutMs: int('--replication-timeout-ms', raw.replicationTimeout, 5000, 100, 600_000),
+    laggingGraceSeconds: int('--replication-lagging-grace', raw.replicationLaggingGrace, 300, 0, 30 * 86_400),
   };
 }
