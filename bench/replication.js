@@ -4,16 +4,18 @@
  * machine is lost. Three NATS servers (JetStream, three copies of the log) and Quarry
  * instances on this machine's loopback.
  *
- *   node bench/replication.js [--dataset pypi|npm] [--rows N] [--batch 50000] [--lag-rows 100000]
+ *   node bench/replication.js [--dataset pypi|npm] [--rows N] [--batch 50000] [--runs 3] [--lag-rows 100000]
  *                             [--lag-batches 60] [--phases indexing,lag,failover] [--out file.json]
  *
  * 1. indexing: the catalogue loaded into one instance without replication, then into one
- *    instance of a replicated group (the log on three NATS servers), in the same sitting:
- *    documents per second from the first POST to the last task succeeded on that instance.
+ *    instance of a replicated group (the log on three NATS servers), in the same sitting,
+ *    --runs times each, alternating which goes first (medians): documents per second from the
+ *    first POST to the last task succeeded on that instance.
  * 2. lag: a group of three instances holds --lag-rows rows; a batch of 1,000 documents (new
  *    and changed) is sent every second, through each instance in turn, while four clients
  *    search the three instances; for each batch, the time from its 202 to `succeeded` on
- *    every instance, and the searches' latency meanwhile.
+ *    every instance, and the searches' latency meanwhile. The same on one instance without
+ *    replication first: what the engine alone takes (its merges of segments included).
  * 3. failover: one small write every 20 ms, sent to the instances in turn (a client that
  *    moves on when an instance does not answer); the stream leader's NATS server is killed,
  *    later one Quarry instance: the longest time between two acknowledged writes around each.
@@ -26,10 +28,10 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { NatsCluster, natsServerBinary, SKIP_REASON } = require('../scripts/nats-cluster');
-const { client, discardQuarry, loadIndex, loadRows, startQuarry, waitTask } = require('./server');
+const { client, cpuMsOf, discardQuarry, loadIndex, loadRows, startQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
-  const o = { dataset: 'pypi', rows: 0, batch: 50000, lagRows: 100000, lagBatches: 60, phases: ['indexing', 'lag', 'failover'] };
+  const o = { dataset: 'pypi', rows: 0, batch: 50000, lagRows: 100000, lagBatches: 60, runs: 3, phases: ['indexing', 'lag', 'failover'] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -39,6 +41,7 @@ function parseArgs(argv) {
     else if (a === '--lag-rows') o.lagRows = Number(v());
     else if (a === '--lag-batches') o.lagBatches = Number(v());
     else if (a === '--phases') o.phases = v().split(',');
+    else if (a === '--runs') o.runs = Number(v());
     else if (a === '--out') o.out = v();
     else throw new Error(`unknown option ${a}`);
   }
@@ -52,6 +55,12 @@ const pct = (xs, p) => {
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** Stops and removes an instance this bench started. */
+async function discard(n) {
+  n.stopping = true;
+  await discardQuarry(n).catch(() => undefined);
+}
+
 /** Starts a replicated instance named `name` on the cluster's log (an instance that dies unasked is reported). */
 async function replicated(cluster, name, extra = []) {
   const q = await startQuarry(['--replication-nats', cluster.urls(), '--replication-node', name, '--replication-snapshot-interval', '0', ...extra]);
@@ -61,28 +70,64 @@ async function replicated(cluster, name, extra = []) {
   return q;
 }
 
-async function indexing(o, docs) {
+/** One load of `docs` into one instance without replication; seconds and the instance's CPU. */
+async function loadSingle(o, docs) {
   const single = await startQuarry();
-  const singleSeconds = await loadIndex(client(single.url, single.key), 'bench', docs, o.dataset, { batch: o.batch });
+  const seconds = await loadIndex(client(single.url, single.key), 'bench', docs, o.dataset, { batch: o.batch });
+  const cpu = cpuMsOf(single.pid);
   await discard(single);
+  return { seconds, quarryCpuSeconds: Number((cpu / 1000).toFixed(1)) };
+}
+
+/** One load into one instance of a replicated group (the log on three NATS servers). */
+async function loadReplicated(o, docs) {
   const cluster = await NatsCluster.start(3);
+  const natsCpu0 = cluster.servers.reduce((sum, s) => sum + cpuMsOf(s.child.pid), 0);
   const one = await replicated(cluster, 'r1');
-  const api = client(one.url, one.key);
-  const replicatedSeconds = await loadIndex(api, 'bench', docs, o.dataset, { batch: o.batch });
+  const seconds = await loadIndex(client(one.url, one.key), 'bench', docs, o.dataset, { batch: o.batch });
+  const cpu = cpuMsOf(one.pid);
+  const natsCpu = cluster.servers.reduce((sum, s) => sum + cpuMsOf(s.child.pid), 0) - natsCpu0;
   await discard(one);
   await cluster.stop();
+  return { seconds, quarryCpuSeconds: Number((cpu / 1000).toFixed(1)), natsCpuSeconds: Number((natsCpu / 1000).toFixed(1)) };
+}
+
+/** `--runs` loads of each, alternating which goes first; medians and every run. */
+async function indexing(o, docs) {
+  const single = [];
+  const repl = [];
+  for (let r = 0; r < o.runs; r++) {
+    if (r % 2 === 0) {
+      single.push(await loadSingle(o, docs));
+      repl.push(await loadReplicated(o, docs));
+    } else {
+      repl.push(await loadReplicated(o, docs));
+      single.push(await loadSingle(o, docs));
+    }
+  }
+  const median = (xs) => pct(xs, 50);
+  const s = median(single.map((x) => x.seconds));
+  const rep = median(repl.map((x) => x.seconds));
   return {
     rows: docs.length,
-    single: { seconds: singleSeconds, docsPerSecond: Math.round(docs.length / singleSeconds) },
-    replicated: { seconds: replicatedSeconds, docsPerSecond: Math.round(docs.length / replicatedSeconds) },
-    ratio: Number((singleSeconds / replicatedSeconds).toFixed(2)),
+    single: { seconds: s, docsPerSecond: Math.round(docs.length / s), runs: single },
+    replicated: { seconds: rep, docsPerSecond: Math.round(docs.length / rep), runs: repl },
+    ratio: Number((s / rep).toFixed(2)),
   };
 }
 
 async function group(cluster) {
   const nodes = [];
   for (const name of ['g1', 'g2', 'g3']) nodes.push(await replicated(cluster, name));
-  return nodes.map((n) => ({ ...n, api: client(n.url, n.key) }));
+  return nodes.map((n) => ({ ...n, api: reconnecting(client(n.url, n.key)) }));
+}
+
+/**
+ * A request on a keep-alive socket the server closed while it sat idle (the instance closes
+ * them after 30 s) fails at once with ECONNRESET: it is sent once more, on a new socket.
+ */
+function reconnecting(api) {
+  return (...args) => api(...args).catch((err) => (err && (err.code === 'ECONNRESET' || err.code === 'EPIPE') ? api(...args) : Promise.reject(err)));
 }
 
 /** Waits until task `uid` succeeded on every instance; the time it did on the last one. */
@@ -97,65 +142,82 @@ async function succeededEverywhere(nodes, uid) {
   return last;
 }
 
+/**
+ * The lag workload on `nodes`: `--lag-rows` rows loaded, then a 1,000-document batch every
+ * second through each instance in turn while four clients search them; per batch, the time
+ * from its 202 to `succeeded` on every instance.
+ */
+async function lagOn(o, docs, nodes) {
+  const base = docs.slice(0, Math.min(o.lagRows, docs.length));
+  await loadIndex(nodes[0].api, 'bench', base, o.dataset, { batch: o.batch });
+  for (const n of nodes) await waitTask(n.api, (await nodes[0].api('GET', '/tasks?limit=1')).results[0].uid);
+  // Four searching clients on the instances, timing each answer.
+  const words = base.slice(0, 2000).flatMap((d) => String(d.name).split(/[-_. ]/).filter((w) => w.length > 2));
+  const searches = [];
+  let searching = true;
+  let searchErrors = 0;
+  const searchers = Array.from({ length: 4 }, async (_, c) => {
+    let k = c;
+    while (searching) {
+      const n = nodes[k++ % nodes.length];
+      const t0 = performance.now();
+      try {
+        await n.api('POST', '/indexes/bench/search', JSON.stringify({ q: words[(k * 7919) % words.length] }));
+        searches.push(performance.now() - t0);
+      } catch {
+        searchErrors++;
+      }
+    }
+  });
+  const lags = [];
+  let next = docs.length + 1;
+  for (let b = 0; b < o.lagBatches; b++) {
+    const started = performance.now();
+    // Half new documents, half changed ones.
+    const batch = [];
+    for (let i = 0; i < 500; i++) batch.push({ ...docs[(b * 500 + i) % base.length], id: next++ });
+    for (let i = 0; i < 500; i++) batch.push({ ...base[(b * 977 + i * 13) % base.length], summary: `changed ${b}` });
+    const body = batch.map((d) => JSON.stringify(d)).join('\n');
+    const via = nodes[b % nodes.length];
+    const t0 = performance.now();
+    const { taskUid } = await via.api('POST', '/indexes/bench/documents', body, 'application/x-ndjson');
+    const acked = performance.now();
+    const done = await succeededEverywhere(nodes, taskUid);
+    lags.push({ ack: acked - t0, lag: done - acked });
+    const wait = 1000 - (performance.now() - started);
+    if (wait > 0) await sleep(wait);
+  }
+  searching = false;
+  await Promise.all(searchers);
+  const l = lags.map((x) => x.lag);
+  const a = lags.map((x) => x.ack);
+  return {
+    instances: nodes.length,
+    baseRows: base.length,
+    batches: lags.length,
+    lagMs: { p50: Math.round(pct(l, 50)), p90: Math.round(pct(l, 90)), p99: Math.round(pct(l, 99)), max: Math.round(Math.max(...l)) },
+    ackMs: { p50: Number(pct(a, 50).toFixed(1)), p99: Number(pct(a, 99).toFixed(1)) },
+    searchMs: { count: searches.length, errors: searchErrors, p50: Number(pct(searches, 50).toFixed(2)), p99: Number(pct(searches, 99).toFixed(2)) },
+  };
+}
+
+/** The lag workload on one instance without replication, then on a group of three. */
 async function lag(o, docs) {
+  const single = await startQuarry();
+  let alone;
+  try {
+    alone = await lagOn(o, docs, [{ ...single, name: 'single', api: reconnecting(client(single.url, single.key)) }]);
+  } finally {
+    await discard(single);
+  }
   const cluster = await NatsCluster.start(3);
   const nodes = await group(cluster);
   try {
-    const base = docs.slice(0, Math.min(o.lagRows, docs.length));
-    await loadIndex(nodes[0].api, 'bench', base, o.dataset, { batch: o.batch });
-    for (const n of nodes) await waitTask(n.api, (await n.api('GET', '/tasks?limit=1')).results[0].uid);
-    // Four searching clients on the three instances, timing each answer.
-    const words = base.slice(0, 2000).flatMap((d) => String(d.name).split(/[-_. ]/).filter((w) => w.length > 2));
-    const searches = [];
-    let searching = true;
-    const searchers = Array.from({ length: 4 }, async (_, c) => {
-      let k = c;
-      while (searching) {
-        const n = nodes[k++ % nodes.length];
-        const t0 = performance.now();
-        await n.api('POST', '/indexes/bench/search', JSON.stringify({ q: words[(k * 7919) % words.length] }));
-        searches.push(performance.now() - t0);
-      }
-    });
-    const lags = [];
-    let next = docs.length + 1;
-    for (let b = 0; b < o.lagBatches; b++) {
-      const started = performance.now();
-      // Half new documents, half changed ones.
-      const batch = [];
-      for (let i = 0; i < 500; i++) batch.push({ ...docs[(b * 500 + i) % base.length], id: next++ });
-      for (let i = 0; i < 500; i++) batch.push({ ...base[(b * 977 + i * 13) % base.length], summary: `changed ${b}` });
-      const body = batch.map((d) => JSON.stringify(d)).join('\n');
-      const via = nodes[b % nodes.length];
-      const t0 = performance.now();
-      const { taskUid } = await via.api('POST', '/indexes/bench/documents', body, 'application/x-ndjson');
-      const acked = performance.now();
-      const done = await succeededEverywhere(nodes, taskUid);
-      lags.push({ ack: acked - t0, lag: done - acked });
-      const wait = 1000 - (performance.now() - started);
-      if (wait > 0) await sleep(wait);
-    }
-    searching = false;
-    await Promise.all(searchers);
-    const l = lags.map((x) => x.lag);
-    const a = lags.map((x) => x.ack);
-    return {
-      baseRows: base.length,
-      batches: lags.length,
-      lagMs: { p50: Math.round(pct(l, 50)), p99: Math.round(pct(l, 99)), max: Math.round(Math.max(...l)) },
-      ackMs: { p50: Number(pct(a, 50).toFixed(1)), p99: Number(pct(a, 99).toFixed(1)) },
-      searchMs: { count: searches.length, p50: Number(pct(searches, 50).toFixed(2)), p99: Number(pct(searches, 99).toFixed(2)) },
-    };
+    return { singleInstance: alone, group: await lagOn(o, docs, nodes) };
   } finally {
     for (const n of nodes) await discard(n);
     await cluster.stop();
   }
-}
-
-/** Stops and removes an instance this bench started. */
-async function discard(n) {
-  n.stopping = true;
-  await discardQuarry(n).catch(() => undefined);
 }
 
 /** Writes one small document every 20 ms through the instances in turn; records each ack's time. */

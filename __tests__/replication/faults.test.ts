@@ -153,3 +153,27 @@ suite('when the log dropped what an instance has not read', () => {
     expect(await documents(paused, 'books')).toEqual(await documents(a, 'books'));
   });
 });
+
+suite('with a single NATS server', () => {
+  let single: NatsCluster;
+  const nodes: QuarryNode[] = [];
+
+  afterAll(async () => {
+    await Promise.all(nodes.map((n) => n.kill()));
+    await single?.stop();
+  });
+
+  test('then three copies of the log are refused at start with the way out, and one copy serves', async () => {
+    single = await NatsCluster.start(1);
+    const refused = await QuarryNode.create('solo', single.urls());
+    nodes.push(refused);
+    await expect(refused.start()).rejects.toThrow(/with a single NATS server, start with --replication-replicas 1/);
+    const solo = await QuarryNode.create('solo', single.urls(), ['--replication-replicas', '1']);
+    nodes.push(solo);
+    await solo.start();
+    const r = await solo.api('POST', '/indexes/books/documents', [{ id: 1, title: 'Dune' }]);
+    expect(r.status).toBe(202);
+    expect((await solo.waitTask(r.body.taskUid)).status).toBe('succeeded');
+    expect((await solo.api('POST', '/indexes/books/search', { q: 'dune' })).body.hits).toEqual([{ id: 1, title: 'Dune' }]);
+  });
+});

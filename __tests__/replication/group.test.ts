@@ -53,6 +53,8 @@ suite('a replicated group of three instances', () => {
       { id: 2, title: 'Wonder Woman', year: 2017 },
     ]);
     expect(r1.status).toBe(202);
+    // Asked of another instance at once: it waits to have received what the log holds.
+    expect((await c.api('GET', `/tasks/${r1.body.taskUid}`)).status).toBe(200);
     const r2 = await b.api('PATCH', '/indexes/movies/settings', { filterableAttributes: ['year'], sortableAttributes: ['year'] });
     expect(r2.status).toBe(202);
     const r3 = await c.api('PUT', '/indexes/movies/documents', [{ id: 1, subtitle: 'a love story' }, { id: 3, title: 'Caroline', year: 2009 }]);

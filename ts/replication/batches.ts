@@ -28,6 +28,7 @@ import type { LocalQueue } from '../tasks/queue';
 import type { TaskRecord } from '../tasks/types';
 import { type BatchDecision, decodeDecision, encodeDecision } from './entries';
 import { describe, LogUnavailable, type NatsLog } from './nats';
+import { StreamReader } from './reader';
 import { type Cursor, cursorOp } from './receiver';
 
 export const DECIDED_KEY = 'replication.decided';
@@ -35,14 +36,11 @@ export const DECIDED_KEY = 'replication.decided';
 export class ReplicatedBatches implements BatchPlanner {
   #decided: number;
   readonly #known = new Map<number, BatchDecision>();
-  #stop: (() => void) | null = null;
-  #stopped = false;
-  #loop: Promise<void> | null = null;
+  readonly #reader: StreamReader;
   #retry: { seq: number; at: number; attempts: number } | null = null;
   #timer: NodeJS.Timeout | null = null;
   /** Why this instance cannot run its next batch, else null. */
   blocked: string | null = null;
-  #progress = Date.now();
   /** Runs before a batch is planned, while the worker is idle (the snapshots). */
   beforePlan: (() => Promise<void>) | null = null;
 
@@ -55,6 +53,24 @@ export class ReplicatedBatches implements BatchPlanner {
     start: Cursor,
   ) {
     this.#decided = start.seq;
+    // Reads the batches stream, remembering the batches this instance has not run yet.
+    this.#reader = new StreamReader({
+      log,
+      which: 'batches',
+      logger,
+      next: () => this.#decided + 1,
+      seen: () => Math.max(this.#decided, ...this.#known.keys()),
+      handle: async (m) => {
+        try {
+          this.#known.set(m.seq, decodeDecision(m.data));
+        } catch (err) {
+          this.logger.error('replication: a batch that cannot be read is run as empty', { seq: m.seq, reason: describe(err) });
+          this.#known.set(m.seq, { tasks: [], indexUid: null, strategy: 'unreadable', node: '' });
+        }
+        this.wake();
+        return true;
+      },
+    });
   }
 
   /** The last batch run here. */
@@ -63,59 +79,17 @@ export class ReplicatedBatches implements BatchPlanner {
   }
 
   start(): void {
-    this.#loop ??= this.#run();
-  }
-
-  /** As the receiver's: a reader that has not moved for 3 s while the stream holds more starts again. */
-  nudge(lastSeq: number): void {
-    const seen = Math.max(this.#decided, ...this.#known.keys());
-    if (lastSeq <= seen) {
-      this.#progress = Date.now();
-    } else if (Date.now() - this.#progress > 3000) {
-      this.#progress = Date.now();
-      this.logger.warn('replication: reading the batches again', { from: this.#decided + 1, last: lastSeq });
-      this.#stop?.();
-    }
+    this.#reader.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#stop?.();
     if (this.#timer) clearTimeout(this.#timer);
-    await this.#loop;
+    await this.#reader.stop();
   }
 
-  /** Reads the batches stream, remembering the batches this instance has not run yet. */
-  async #run(): Promise<void> {
-    let backoff = 100;
-    while (!this.#stopped) {
-      try {
-        const { messages, stop } = await this.log.read('batches', this.#decided + 1);
-        this.#stop = stop;
-        if (this.#stopped) stop();
-        for await (const m of messages) {
-          if (this.#stopped) break;
-          if (m.seq <= this.#decided) continue;
-          try {
-            this.#known.set(m.seq, decodeDecision(m.data));
-          } catch (err) {
-            this.logger.error('replication: a batch that cannot be read is run as empty', { seq: m.seq, reason: describe(err) });
-            this.#known.set(m.seq, { tasks: [], indexUid: null, strategy: 'unreadable', node: '' });
-          }
-          this.#progress = Date.now();
-          backoff = 100;
-          this.wake();
-        }
-      } catch (err) {
-        if (this.#stopped) break;
-        this.logger.warn('replication: reading the batches failed, retrying', { error: describe(err) });
-        await new Promise((r) => setTimeout(r, backoff));
-        backoff = Math.min(backoff * 2, 2000);
-      } finally {
-        this.#stop?.();
-        this.#stop = null;
-      }
-    }
+  /** Told the batches stream's last sequence (the health probe); see `StreamReader.nudge`. */
+  nudge(lastSeq: number): void {
+    this.#reader.nudge(lastSeq);
   }
 
   #wakeIn(ms: number): void {

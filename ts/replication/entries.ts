@@ -11,7 +11,7 @@
  * A batch is JSON: the uids of its tasks, its index and why it stopped where it did.
  */
 import type { KvOp } from '../native';
-import type { TaskPayload, TaskType } from '../tasks/types';
+import type { EnqueueInit } from '../tasks/queue';
 
 /** A payload up to this size travels in its entry (NATS' default message limit is 1 MiB). */
 export const INLINE_PAYLOAD_MAX = 512 * 1024;
@@ -20,18 +20,11 @@ export const INLINE_PAYLOAD_MAX = 512 * 1024;
 const RECORD_DBS = new Set(['keys', 'webhooks']);
 const RECORD_META_KEYS = new Set(['features', 'network']);
 
-export interface TaskEntry {
+export interface TaskEntry extends EnqueueInit {
   kind: 'task';
   node: string;
   enqueuedAt: string;
-  indexUid: string | null;
-  type: TaskType;
-  details: Record<string, unknown> | null;
-  /** A document addition's `file` is left out: each instance writes the payload where it keeps its own. */
-  payload: TaskPayload;
-  customMetadata?: string;
-  network?: Record<string, unknown>;
-  /** Where a document addition's payload is: after the JSON, or in the payloads bucket. */
+  /** Where a document addition's payload is: after the JSON, or in the payloads bucket (its `file` is left out). */
   documents?: { inline: number } | { object: string; size: number };
   /** The file the accepting instance staged the payload in (it links it instead of copying). */
   staged?: string;

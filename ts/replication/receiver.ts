@@ -22,7 +22,8 @@ import { type Durable, jsonValue } from '../store/durable';
 import type { LocalQueue } from '../tasks/queue';
 import type { TaskRecord } from '../tasks/types';
 import { BadEntry, decodeEntry, recordsOps, type TaskEntry } from './entries';
-import { describe, type NatsLog } from './nats';
+import type { NatsLog, StoredMessage } from './nats';
+import { StreamReader } from './reader';
 
 export const RECEIVED_KEY = 'replication.received';
 
@@ -44,12 +45,11 @@ export function cursorOp(key: string, c: Cursor): KvOp {
 export class Receiver {
   #cursor: Cursor;
   #waiters: Array<{ seq: number; resolve: (ok: boolean) => void }> = [];
-  #stop: (() => void) | null = null;
-  #stopped = false;
-  #loop: Promise<void> | null = null;
+  readonly #reader: StreamReader;
   /** Why the receiver stopped for good (this instance fell behind the log), else null. */
   stuck: string | null = null;
-  #progress = Date.now();
+  /** The last sequence the log is known to hold (from what it sent and from the probe). */
+  #known = 0;
 
   constructor(
     private readonly log: NatsLog,
@@ -63,11 +63,24 @@ export class Receiver {
     private readonly behind: (reason: string) => void = () => undefined,
   ) {
     this.#cursor = start;
+    this.#reader = new StreamReader({
+      log,
+      which: 'log',
+      logger,
+      next: () => this.#cursor.seq + 1,
+      seen: () => this.#cursor.seq,
+      handle: (m) => this.#handle(m),
+    });
   }
 
   /** The last sequence applied here. */
   received(): Cursor {
     return this.#cursor;
+  }
+
+  /** The last sequence the log is known to hold. */
+  knownLast(): number {
+    return Math.max(this.#known, this.#cursor.seq);
   }
 
   /** Resolves true once entry `seq` is applied here, or false after `ms`. */
@@ -89,58 +102,32 @@ export class Receiver {
   }
 
   start(): void {
-    this.#loop ??= this.#run();
+    this.#reader.start();
   }
 
-  /**
-   * Told the log's last sequence (the health probe, every second): a reader that has not moved
-   * for 3 s while the log holds more is started again from the cursor. A consumer can be left
-   * waiting on a stream that lost and regained its leader.
-   */
+  stop(): Promise<void> {
+    return this.#reader.stop();
+  }
+
+  /** Told the log's last sequence (the health probe); see `StreamReader.nudge`. */
   nudge(lastSeq: number): void {
-    if (lastSeq <= this.#cursor.seq) {
-      this.#progress = Date.now();
-    } else if (Date.now() - this.#progress > 3000) {
-      this.#progress = Date.now();
-      this.logger.warn('replication: reading the log again', { from: this.#cursor.seq + 1, last: lastSeq });
-      this.#stop?.();
-    }
+    this.#known = Math.max(this.#known, lastSeq);
+    this.#reader.nudge(lastSeq);
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#stop?.();
-    await this.#loop;
-  }
-
-  async #run(): Promise<void> {
-    let backoff = 100;
-    while (!this.#stopped && this.stuck === null) {
-      try {
-        const { messages, stop } = await this.log.read('log', this.#cursor.seq + 1);
-        this.#stop = stop;
-        if (this.#stopped) stop();
-        for await (const m of messages) {
-          if (this.#stopped) break;
-          if (m.seq <= this.#cursor.seq) continue;
-          if (m.seq !== this.#cursor.seq + 1) {
-            this.#fail(`the log no longer holds entries ${this.#cursor.seq + 1} to ${m.seq - 1}: this instance fell behind its retention and starts again from the latest snapshot`);
-            break;
-          }
-          await this.#apply(m.seq, m.data, m.time);
-          this.#progress = Date.now();
-          backoff = 100;
-        }
-      } catch (err) {
-        if (this.#stopped || this.stuck !== null) break;
-        this.logger.warn('replication: reading the log failed, retrying', { error: describe(err), next: this.#cursor.seq + 1 });
-        await new Promise((r) => setTimeout(r, backoff));
-        backoff = Math.min(backoff * 2, 2000);
-      } finally {
-        this.#stop?.();
-        this.#stop = null;
-      }
+  async #handle(m: StoredMessage): Promise<boolean> {
+    if (m.seq !== this.#cursor.seq + 1) {
+      this.#fail(`the log no longer holds entries ${this.#cursor.seq + 1} to ${m.seq - 1}: this instance fell behind its retention and starts again from the latest snapshot`);
+      return false;
     }
+    this.#known = Math.max(this.#known, m.seq + m.pending);
+    try {
+      await this.#apply(m.seq, m.data, m.time);
+    } catch (err) {
+      if (this.stuck !== null) return false;
+      throw err;
+    }
+    return true;
   }
 
   #fail(reason: string): void {

@@ -19,7 +19,7 @@ import type { BatchPlanner } from '../tasks/planner';
 import type { LocalQueue, TaskQueue } from '../tasks/queue';
 import { DECIDED_KEY, ReplicatedBatches } from './batches';
 import { encodeEntry, recordsEntry } from './entries';
-import { describe, NatsLog } from './nats';
+import { describe, LogRefused, NatsLog } from './nats';
 import { readCursor, RECEIVED_KEY, Receiver } from './receiver';
 import { joinLog, localState, ReplicationStartError, Snapshots, STREAM_KEY, type StreamIdentity } from './snapshots';
 import { replicatedQueue, ReplicatedRecords, type WriteContext } from './writes';
@@ -72,6 +72,7 @@ export class Replica {
           return new Replica(log, config, identity, logger);
         } catch (err) {
           if (err instanceof ReplicationStartError) throw err;
+          if (err instanceof LogRefused) throw new ReplicationStartError(err.message);
           // Streams just created elect their leaders; a lost quorum may come back.
           last = err;
           await new Promise((r) => setTimeout(r, 500));
@@ -194,22 +195,46 @@ export class Replica {
 
   /**
    * Waits (up to the write timeout) until this instance applied every entry the log holds
-   * now; true if there was any left. Concurrent callers share one question to the log.
+   * now; true if there was any left. Concurrent callers share one question to the log; when
+   * the log does not answer, what it last said is the target.
    */
   catchUp(): Promise<boolean> {
     this.#catchingUp ??= (async () => {
       try {
-        const { lastSeq } = await this.log.state('log', true);
         const receiver = this.#receiver;
-        if (!receiver || receiver.received().seq >= lastSeq) return false;
-        return await receiver.waitFor(lastSeq, this.config.timeoutMs);
-      } catch {
-        return false;
+        if (!receiver) return false;
+        let last = receiver.knownLast();
+        try {
+          last = Math.max(last, (await this.log.state('log', true)).lastSeq);
+        } catch {
+          // the log is slow or away: what it said last
+        }
+        if (receiver.received().seq >= last) return false;
+        return await receiver.waitFor(last, this.config.timeoutMs);
       } finally {
         this.#catchingUp = null;
       }
     })();
     return this.#catchingUp;
+  }
+
+  /**
+   * Waits (up to the write timeout) until task `uid` is here, when the log holds it but this
+   * instance has not received it yet: a client that wrote through one instance and asks
+   * another finds its task. False when there is nothing to wait for.
+   */
+  async awaitTask(uid: number): Promise<boolean> {
+    const receiver = this.#receiver;
+    const seq = uid + 1;
+    if (!receiver || !Number.isSafeInteger(seq) || receiver.received().seq >= seq) return false;
+    if (seq > receiver.knownLast()) {
+      try {
+        if (!(await this.log.holds('log', seq))) return false;
+      } catch {
+        return false;
+      }
+    }
+    return receiver.waitFor(seq, this.config.timeoutMs);
   }
 
   /** Where this instance is in the log (for `/health` details and tests). */

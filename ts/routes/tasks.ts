@@ -64,9 +64,11 @@ export function taskRoutes(deps: Deps): Router {
     res.json({ results: page.results.map(taskView), total: page.total, limit: page.limit, from: page.from, next: page.next });
   });
 
-  r.get('/tasks/:taskUid', guard('tasks.get'), (req, res) => {
+  r.get('/tasks/:taskUid', guard('tasks.get'), async (req, res) => {
     const uid = parseUidParam(String(req.params.taskUid), 'invalid_task_uids', 'Task');
-    const t = queue.get(uid);
+    let t = queue.get(uid);
+    // In a replicated group a task accepted through another instance may not be here yet.
+    if (!t && deps.replica && (await deps.replica.awaitTask(uid))) t = queue.get(uid);
     if (!t || !visibility(req)(t)) throw taskNotFound(uid);
     res.json(taskView(t));
   });
