@@ -4,6 +4,7 @@
  * front of it; the embedded library (`library/`) calls it directly. Both get the same engine,
  * the same task queue and the same crash guarantees, because both open it here.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { makeGuard } from './auth/guard';
@@ -119,7 +120,12 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
   const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey, replica ? () => replica.catchUp() : null), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, analytics, compaction: new TaskDbCompaction(kv), replica };
 
   worker.start();
-  if (replica) await replica.start(keys, () => writeSnapshot(sources, path.join(dirs.snapshotDir, '.replication'), []));
+  // The group's snapshots are built in a directory of their own each, removed once published.
+  const replicaSnapshot = async () => {
+    fs.mkdirSync(dirs.snapshotDir, { recursive: true });
+    return writeSnapshot(sources, fs.mkdtempSync(path.join(dirs.snapshotDir, '.replication-')), []);
+  };
+  if (replica) await replica.start(keys, replicaSnapshot);
   const scheduled = config.scheduleSnapshotSeconds;
   const snapshots = scheduled === null ? null : setInterval(() => enqueueSnapshot(taskQueue, logger, scheduled), scheduled * 1000);
   snapshots?.unref();

@@ -189,7 +189,8 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
       const refused = ${JSON.stringify(refusedVars)};
       // A value each option takes alone (its flag's companions, when it needs one, come along).
       require('fs').writeFileSync('quarry.toml', 'log_level = "DEBUG"\\n');
-      const VALUES = ['true', '2', '127.0.0.1:7701', 'debug', 'production', '2 GiB', '10.0.0.0/8', 'JSON', 'http://127.0.0.1:9/', 'Bearer x', 'x', 'quarry.toml'];
+      const VALUES = ['true', '2', '127.0.0.1:7701', 'debug', 'production', '2 GiB', '10.0.0.0/8', 'JSON', 'http://127.0.0.1:9/', 'Bearer x', 'x', 'quarry.toml', '1500'];
+      const nats = { QUARRY_REPLICATION_NATS: 'nats://127.0.0.1:4222' };
       const ssl = { QUARRY_SSL_CERT_PATH: 'c.pem', QUARRY_SSL_KEY_PATH: 'k.pem' };
       const companions = {
         '--env': { QUARRY_MASTER_KEY: 'a-master-key-of-16-bytes' },
@@ -199,6 +200,8 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
         '--ignore-missing-dump': { QUARRY_IMPORT_DUMP: 'd.dump' }, '--ignore-dump-if-db-exists': { QUARRY_IMPORT_DUMP: 'd.dump' },
         '--ignore-missing-snapshot': { QUARRY_IMPORT_SNAPSHOT: 's.snapshot' }, '--ignore-snapshot-if-db-exists': { QUARRY_IMPORT_SNAPSHOT: 's.snapshot' },
         '--task-webhook-authorization-header': { QUARRY_TASK_WEBHOOK_URL: 'http://127.0.0.1:9/' },
+        '--replication-stream': nats, '--replication-replicas': nats, '--replication-node': nats,
+        '--replication-snapshot-interval': nats, '--replication-lagging-grace': nats, '--replication-timeout-ms': nats,
       };
       const load = (vars) => { try { return JSON.stringify(loadConfig([], vars, { cwd: process.cwd() })); } catch (e) { return 'error: ' + e.message; } };
       const out = { unread: [], aliasDiffers: [], aliases: {}, notRefused: [] };

@@ -75,7 +75,7 @@ suite('when the log loses its quorum', () => {
       const r = await a.api('POST', '/indexes/books/documents', [{ id: 3, title: 'Ulysses' }]);
       return r.status === 202 ? r : undefined;
     }, 60_000, 'a write accepted again');
-    await b.waitTask(back.body.taskUid);
+    for (const n of [a, b]) await n.waitTask(back.body.taskUid);
     expect((await b.api('POST', '/indexes/books/search', { q: 'ulysses' })).body.hits).toEqual([{ id: 3, title: 'Ulysses' }]);
     await eventually(async () => ((await a.api('GET', '/health')).body.status === 'available' ? true : undefined), 20_000, 'a available');
     // The refused write was applied nowhere, or everywhere (an acknowledgement lost on the way).

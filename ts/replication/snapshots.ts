@@ -85,7 +85,7 @@ export class Snapshots {
     private readonly graceMs: number,
     private readonly node: string,
     private readonly logger: Logger,
-    /** Writes a snapshot of this instance's data directory; resolves with its file. */
+    /** Writes a snapshot of this instance's data directory, alone in a new directory; resolves with its file (both removed once published). */
     private readonly write: () => Promise<string>,
     private readonly cursors: () => { received: { seq: number; time: string | null }; decided: number },
   ) {}
@@ -118,7 +118,7 @@ export class Snapshots {
       await this.log.putObject('snapshots', name, Readable.toWeb(fs.createReadStream(file)) as ReadableStream<Uint8Array>, metadata);
       this.logger.info('replication: snapshot published', { name, bytes: fs.statSync(file).size, ms: Math.round(performance.now() - t0) });
     } finally {
-      fs.rmSync(file, { force: true });
+      fs.rmSync(path.dirname(file), { recursive: true, force: true });
     }
     await this.retain();
     return true;
