@@ -18,6 +18,7 @@ import { networkContext } from './network/forward';
 import { openapiRoutes } from './routes/openapi';
 import { previewRoutes } from './routes/preview';
 import { keyRoutes } from './routes/keys';
+import { mcpRoutes } from './routes/mcp';
 import { networkRoutes } from './routes/network';
 import { observabilityRoutes } from './routes/observability';
 import { renderRoutes } from './routes/render';
@@ -87,6 +88,7 @@ export function buildApp(deps: Deps, observers = requestObservers(deps), search 
   app.use(observabilityRoutes(deps));
   app.use(previewRoutes(deps));
   app.use(openapiRoutes(deps));
+  app.use(mcpRoutes(deps, search));
 
   app.use((req: Request, res: Response) => {
     const allowed = allowedMethods(req.path);

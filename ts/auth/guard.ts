@@ -54,7 +54,7 @@ export const FULL_ACCESS: AuthContext = {
   searchFilter: () => null,
 };
 
-/** Actions whose routes accept tenant tokens. */
+/** Actions whose routes accept tenant tokens; a token grants no other action. */
 const TOKEN_ACTIONS = new Set(['search', 'chatCompletions']);
 
 const invalidKey = () => new ApiError('invalid_api_key', 'The provided API key is invalid.');
@@ -81,24 +81,26 @@ function isExpired(key: KeyRecord, now: number): boolean {
 
 /**
  * Who is asking, for `action` on `indexUid`: the master key, an API key, or a tenant token
- * (JWT-shaped, on the routes that read them). Throws the refusal.
+ * (JWT-shaped, on the routes that read them). Throws the refusal. A null `action` is a route
+ * that checks an action for each thing it does (`/mcp`, with `authorize`): any key that has
+ * not expired is let in, and tenant tokens are read.
  */
-export function authenticate(req: Pick<Request, 'headers'>, keys: KeyStore, masterKey: string | null, action: string, indexUid: string | null): AuthContext {
+export function authenticate(req: Pick<Request, 'headers'>, keys: KeyStore, masterKey: string | null, action: string | null, indexUid: string | null): AuthContext {
   const token = bearer(req);
   if (masterKey === null) {
-    if (action.startsWith('keys.')) throw missingMasterKey();
+    if (action?.startsWith('keys.')) throw missingMasterKey();
     return FULL_ACCESS;
   }
   if (token === null) throw missingHeader();
   if (isMasterKey(masterKey, token)) return FULL_ACCESS;
-  if (TOKEN_ACTIONS.has(action) && isJwtShaped(token)) {
+  if ((action === null || TOKEN_ACTIONS.has(action)) && isJwtShaped(token)) {
     const outcome = readTenantToken(token, keys);
     return outcome.kind === 'valid' ? contextOf(outcome.key, outcome.rules, action, indexUid) : contextOf(keys.findByValue(token), null, action, indexUid);
   }
   return contextOf(keys.findByValue(token), null, action, indexUid);
 }
 
-function contextOf(key: KeyRecord | undefined, rules: SearchRules | null, action: string, indexUid: string | null): AuthContext {
+function contextOf(key: KeyRecord | undefined, rules: SearchRules | null, action: string | null, indexUid: string | null): AuthContext {
   if (!key) throw invalidKey();
   const k = key;
 
@@ -111,6 +113,7 @@ function contextOf(key: KeyRecord | undefined, rules: SearchRules | null, action
     canSeeIndex: (uid) => indexAllowed(k.indexes, uid) && (rules === null || rules.allows(uid)),
     can(a, uid) {
       if (isExpired(k, Date.now()) || !grants(k.actions, a)) return false;
+      if (rules !== null && !TOKEN_ACTIONS.has(a)) return false;
       if (uid !== null) return ctx.canSeeIndex(uid);
       return keyAllIndexes || (routeChecksIndex(a) && k.indexes.length > 0);
     },
@@ -131,9 +134,22 @@ function contextOf(key: KeyRecord | undefined, rules: SearchRules | null, action
     searchFilter: (uid) => (rules === null ? null : rules.filterFor(uid)),
   };
 
-  if (indexUid !== null) ctx.assertIndex(indexUid);
-  if (!ctx.can(action, indexUid)) throw invalidKey();
+  if (action === null) {
+    if (isExpired(k, Date.now())) throw invalidKey();
+    return ctx;
+  }
+  authorize(ctx, action, indexUid);
   return ctx;
+}
+
+/**
+ * Throws the guard's refusal unless `auth` may perform `action` on `uid` (null: the action
+ * without an index): the index first (the message says whether the token or the key refused
+ * it), then the action (`The provided API key is invalid.`, as Meilisearch says it).
+ */
+export function authorize(auth: AuthContext, action: string, uid: string | null): void {
+  if (uid !== null) auth.assertIndex(uid);
+  if (!auth.can(action, uid)) throw invalidKey();
 }
 
 /**
@@ -147,7 +163,7 @@ export type CatchUp = (() => Promise<boolean>) | null;
  * in a replicated group a key created through another instance may not have arrived here yet,
  * and its first use must not fail for that.
  */
-export function authenticateLatest(req: Pick<Request, 'headers'>, keys: KeyStore, masterKey: string | null, action: string, indexUid: string | null, catchUp: CatchUp): AuthContext | Promise<AuthContext> {
+export function authenticateLatest(req: Pick<Request, 'headers'>, keys: KeyStore, masterKey: string | null, action: string | null, indexUid: string | null, catchUp: CatchUp): AuthContext | Promise<AuthContext> {
   try {
     return authenticate(req, keys, masterKey, action, indexUid);
   } catch (err) {
@@ -159,7 +175,8 @@ export function authenticateLatest(req: Pick<Request, 'headers'>, keys: KeyStore
   }
 }
 
-export type Guard = (action: string, index?: 'param' | 'none') => (req: Request, res: Response, next: NextFunction) => void;
+/** A route's guard for `action` (null: any key; the route checks each action with `authorize`). */
+export type Guard = (action: string | null, index?: 'param' | 'none') => (req: Request, res: Response, next: NextFunction) => void;
 
 export function makeGuard(keys: KeyStore, masterKey: string | null, catchUp: CatchUp = null): Guard {
   return (action, index = 'none') =>

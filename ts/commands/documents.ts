@@ -1,7 +1,8 @@
 /**
  * Document writes as tasks, for the routes and the embedded library alike: the payload is
  * parsed and staged on disk (fsynced) before the task is enqueued, so a task acknowledged is a
- * task whose documents are on disk.
+ * task whose documents are on disk. The documents fetch is here too, shared by the route, the
+ * library and the MCP endpoint.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -9,6 +10,7 @@ import path from 'node:path';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { checkDocumentFilter, type PayloadFormat, stageDocuments } from '../native';
+import { documentIds, type FetchBody } from '../schemas/documents';
 import type { TaskRecord } from '../tasks/types';
 
 export interface AddDocumentsOptions {
@@ -84,5 +86,19 @@ export function deleteDocuments(deps: Deps, uid: string, selection: DocumentSele
     details: { providedIds: 0, deletedDocuments: null, originalFilter: JSON.stringify(selection.filter) },
     payload: { kind: 'documentDeletionByFilter', filter: selection.filter },
     customMetadata,
+  });
+}
+
+/** A page of documents of `uid` (`POST /documents/fetch`'s body, already checked), as JSON bytes. */
+export function fetchDocuments(deps: Deps, uid: string, body: FetchBody): Promise<Buffer> {
+  return deps.registry.handle(uid).fetchDocuments({
+    offset: body.offset ?? 0,
+    limit: body.limit ?? 20,
+    fields: body.fields ?? null,
+    ids: body.ids ? documentIds(body.ids) : null,
+    retrieveVectors: body.retrieveVectors ?? false,
+    sort: body.sort ?? null,
+    filter: body.filter ?? null,
+    containsFilter: deps.features.enabled('containsFilter'),
   });
 }

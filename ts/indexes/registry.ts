@@ -133,6 +133,12 @@ export function indexView(e: IndexEntry): { uid: string; createdAt: string; upda
   return { uid: e.uid, createdAt: e.createdAt, updatedAt: e.updatedAt, primaryKey: e.primaryKey };
 }
 
+/** A page of the indexes `canSee` lets through, as `GET /indexes` answers it. */
+export function indexPage(registry: IndexRegistry, canSee: (uid: string) => boolean, offset: number, limit: number) {
+  const visible = registry.list().filter((e) => canSee(e.uid));
+  return { results: visible.slice(offset, offset + limit).map(indexView), offset, limit, total: visible.length };
+}
+
 export function notFound(uid: string): ApiError {
   return new ApiError('index_not_found', `Index \`${uid}\` not found.`);
 }

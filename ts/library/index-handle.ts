@@ -1,6 +1,6 @@
 /** One index of an embedded Quarry: documents, search, settings and stats (see `quarry.ts`). */
 import { FULL_ACCESS } from '../auth/guard';
-import { addDocuments, deleteDocuments, type DocumentSelection } from '../commands/documents';
+import { addDocuments, deleteDocuments, type DocumentSelection, fetchDocuments } from '../commands/documents';
 import { deleteIndex, updateIndex, updateSettings } from '../commands/indexes';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
@@ -8,7 +8,6 @@ import { parseWith } from '../errors/from-zod';
 import { notFound } from '../indexes/registry';
 import { FETCH_CODES, FetchSchema } from '../schemas/documents';
 import { statsOf } from '../indexes/stats';
-import { documentIds } from '../schemas/documents';
 import { checkIndexUid } from '../schemas/indexes';
 import { parseSettingsBody, resetPatch } from '../settings';
 import { settingsView } from '../settings/view';
@@ -79,16 +78,7 @@ export class QuarryIndex<T extends Record<string, unknown> = Record<string, unkn
   async getDocuments(query: DocumentsQuery = {}): Promise<DocumentsPage<T>> {
     return guarded(async () => {
       const body = parseWith(FetchSchema, query, FETCH_CODES);
-      const bytes = await this.handle().fetchDocuments({
-        offset: body.offset ?? 0,
-        limit: body.limit ?? 20,
-        fields: body.fields ?? null,
-        ids: body.ids ? documentIds(body.ids) : null,
-        retrieveVectors: body.retrieveVectors ?? false,
-        sort: body.sort ?? null,
-        filter: body.filter ?? null,
-        containsFilter: this.deps.features.get().containsFilter,
-      });
+      const bytes = await fetchDocuments(this.deps, checkIndexUid(this.uid), body);
       return JSON.parse(bytes.toString()) as DocumentsPage<T>;
     });
   }

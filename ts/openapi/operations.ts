@@ -27,8 +27,11 @@ export interface Operation {
   path: string;
   tag: string;
   summary: string;
-  /** The API key action the route's guard checks; null: public (no key needed). */
-  action: string | null;
+  /**
+   * The API key action the route's guard checks; null: public (no key needed); a list: any
+   * key gets in and each thing the route does checks one of these (`/mcp`'s tools).
+   */
+  action: string | readonly string[] | null;
   query?: Record<string, JsonSchema>;
   /** Request bodies by content type. */
   body?: Record<string, JsonSchema>;
@@ -176,6 +179,15 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'patch', path: '/keys/:key', tag: 'Keys', action: 'keys.update', summary: 'Rename or describe an API key', body: json(fromZod(KeyUpdateSchema)), ok: ok('The key.', ref('Key')) },
   { method: 'delete', path: '/keys/:key', tag: 'Keys', action: 'keys.delete', summary: 'Delete an API key', ok: { status: 204, description: 'Deleted.' } },
   // Experimental and instance-wide operations.
+  {
+    method: 'post',
+    path: '/mcp',
+    tag: 'Experimental',
+    action: ['indexes.get', 'search', 'documents.get', 'settings.get'],
+    summary: 'Model Context Protocol endpoint, streamable HTTP (experimental `mcp`)',
+    body: json({ type: 'object', description: 'One JSON-RPC 2.0 message.' }),
+    ok: ok('The JSON-RPC response (202 with no body for a notification).'),
+  },
   { method: 'post', path: '/render-template', tag: 'Experimental', action: 'settings.get', summary: 'Render a document template (experimental)', body: json({ type: 'object', required: ['template'], properties: { template: {}, input: {} } }), ok: ok('The template and its rendering.') },
   { method: 'get', path: '/network', tag: 'Experimental', action: 'network.get', summary: 'The network of instances (experimental)', ok: ok('The network.') },
   { method: 'patch', path: '/network', tag: 'Experimental', action: 'network.update', summary: 'Change the network (experimental)', body: json(object), ok: ok('The network, or a task when the change is forwarded.') },

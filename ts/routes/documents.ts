@@ -7,7 +7,7 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { mediaType, rawBody, readJson } from '../http/body';
-import { addDocuments, deleteDocuments, type DocumentSelection, emptyFilterRefused, isEmptyFilter } from '../commands/documents';
+import { addDocuments, deleteDocuments, fetchDocuments, type DocumentSelection, emptyFilterRefused, isEmptyFilter } from '../commands/documents';
 import { checkDocumentFilter, checkEditFunction, type PayloadFormat } from '../native';
 import { checkEditContext, parseEditBody } from '../schemas/edit';
 import { documentIds, FETCH_CODES, FetchSchema } from '../schemas/documents';
@@ -110,20 +110,7 @@ export function documentRoutes(deps: Deps): Router {
       sendJsonBytes(res, await fetchOverNetwork(deps, uid, query));
       return;
     }
-    const index = registry.handle(uid);
-    sendJsonBytes(
-      res,
-      await index.fetchDocuments({
-        offset: body.offset ?? 0,
-        limit: body.limit ?? 20,
-        fields: body.fields ?? null,
-        ids,
-        retrieveVectors: body.retrieveVectors ?? false,
-        sort: body.sort ?? null,
-        filter: body.filter ?? null,
-        containsFilter: deps.features.get().containsFilter,
-      }),
-    );
+    sendJsonBytes(res, await fetchDocuments(deps, uid, body));
   });
 
   r.get('/indexes/:indexUid/documents/:documentId', guard('documents.get', 'param'), async (req, res) => {

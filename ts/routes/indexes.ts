@@ -6,7 +6,7 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { readJson } from '../http/body';
-import { indexView, notFound } from '../indexes/registry';
+import { indexPage, indexView, notFound } from '../indexes/registry';
 import { checkBodyIndexUid, checkIndexUid, checkSwaps } from '../schemas/indexes';
 import { primaryKeyName } from '../schemas/limits';
 import { rejectUnknownParams, uintParam } from '../schemas/query';
@@ -26,8 +26,7 @@ export function indexRoutes(deps: Deps): Router {
     rejectUnknownParams(q, ['offset', 'limit']);
     const offset = uintParam(q, 'offset', 'invalid_index_offset', 0);
     const limit = uintParam(q, 'limit', 'invalid_index_limit', 20);
-    const visible = registry.list().filter((e) => req.auth!.canSeeIndex(e.uid));
-    res.json({ results: visible.slice(offset, offset + limit).map(indexView), offset, limit, total: visible.length });
+    res.json(indexPage(registry, req.auth!.canSeeIndex, offset, limit));
   });
 
   r.post('/indexes', guard('indexes.create'), async (req, res) => {

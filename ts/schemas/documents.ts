@@ -36,6 +36,7 @@ export const FetchSchema = z.strictObject({
   sort: boundedList(z.string()).nullable().optional(),
   useNetwork: z.boolean().optional(),
 });
+export type FetchBody = z.infer<typeof FetchSchema>;
 export const FETCH_CODES = {
   offset: 'invalid_document_offset',
   limit: 'invalid_document_limit',

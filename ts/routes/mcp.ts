@@ -1,0 +1,66 @@
+/**
+ * `POST /mcp` (the `mcp` experimental feature, Quarry's own): the Model Context Protocol over
+ * streamable HTTP, answered with `application/json` (no server-sent events: no tool streams,
+ * and the server never asks the client anything). GET and DELETE answer 405, as the transport
+ * allows a server without a stream of its own or sessions to end.
+ *
+ * HTTP failures come before the protocol: the key (any valid key gets in, each tool checks
+ * its own action), then the feature, answer Quarry's error object like every route. Past
+ * them, what goes wrong is JSON-RPC: a body that is not JSON or not a message answers 400 with
+ * a JSON-RPC error, a request answers 200 with its result or error (`mcp/server.ts`), and a
+ * notification 202 with no body.
+ */
+import { type Request, type Response, Router } from 'express';
+import type { Deps } from '../deps';
+import { ApiError } from '../errors/api-error';
+import { readJson } from '../http/body';
+import { classify, errorOf, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, resultOf, RpcError } from '../mcp/jsonrpc';
+import { answer, PROTOCOL_VERSIONS } from '../mcp/server';
+import type { SearchService } from '../search/service';
+
+const send = (res: Response, status: number, body: unknown) => res.status(status).type('application/json').send(JSON.stringify(body));
+
+export function mcpRoutes(deps: Deps, search: SearchService): Router {
+  const r = Router();
+
+  r.post('/mcp', deps.guard(null), async (req: Request, res: Response) => {
+    if (!deps.features.enabled('mcp')) {
+      throw new ApiError('feature_not_enabled', 'Using the /mcp route requires enabling the `mcp` experimental feature.');
+    }
+    // Sent by the client after `initialize`; an unknown revision is refused, as the transport asks.
+    const version = req.get('mcp-protocol-version');
+    if (version !== undefined && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
+      send(res, 400, errorOf(null, new RpcError(INVALID_REQUEST, `Bad Request: unsupported MCP-Protocol-Version \`${version}\` (supported: ${PROTOCOL_VERSIONS.join(', ')})`)));
+      return;
+    }
+    let body: unknown;
+    try {
+      body = readJson(req);
+    } catch (err) {
+      if (err instanceof ApiError && (err.code === 'malformed_payload' || err.code === 'missing_payload')) {
+        send(res, 400, errorOf(null, new RpcError(PARSE_ERROR, `Parse error: ${err.message}`)));
+        return;
+      }
+      throw err;
+    }
+    const message = classify(body);
+    if (message.kind === 'invalid') {
+      send(res, 400, errorOf(message.id, message.error));
+      return;
+    }
+    if (message.kind !== 'request') {
+      res.status(202).end();
+      return;
+    }
+    try {
+      send(res, 200, resultOf(message.id, await answer({ deps, search, auth: req.auth! }, message.method, message.params)));
+    } catch (err) {
+      if (!(err instanceof RpcError)) {
+        deps.logger.error('mcp request failed', { method: message.method, error: err instanceof Error ? err.stack : String(err) });
+      }
+      send(res, 200, errorOf(message.id, err instanceof RpcError ? err : new RpcError(INTERNAL_ERROR, 'Internal error')));
+    }
+  });
+
+  return r;
+}
