@@ -10,6 +10,8 @@ import path from 'node:path';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { checkDocumentFilter, type PayloadFormat, stageDocuments } from '../native';
+import { fetchOverNetwork } from '../network/documents';
+import { usesNetwork } from '../network/search';
 import { documentIds, type FetchBody } from '../schemas/documents';
 import type { TaskRecord } from '../tasks/types';
 
@@ -89,9 +91,12 @@ export function deleteDocuments(deps: Deps, uid: string, selection: DocumentSele
   });
 }
 
-/** A page of documents of `uid` (`POST /documents/fetch`'s body, already checked), as JSON bytes. */
+/**
+ * A page of documents of `uid` (`POST /documents/fetch`'s body, already checked), as JSON
+ * bytes: from every shard once the network has some (unless `useNetwork: false`), else local.
+ */
 export function fetchDocuments(deps: Deps, uid: string, body: FetchBody): Promise<Buffer> {
-  return deps.registry.handle(uid).fetchDocuments({
+  const query = {
     offset: body.offset ?? 0,
     limit: body.limit ?? 20,
     fields: body.fields ?? null,
@@ -99,6 +104,7 @@ export function fetchDocuments(deps: Deps, uid: string, body: FetchBody): Promis
     retrieveVectors: body.retrieveVectors ?? false,
     sort: body.sort ?? null,
     filter: body.filter ?? null,
-    containsFilter: deps.features.enabled('containsFilter'),
-  });
+  };
+  if (usesNetwork(deps, body.useNetwork)) return fetchOverNetwork(deps, uid, query);
+  return deps.registry.handle(uid).fetchDocuments({ ...query, containsFilter: deps.features.enabled('containsFilter') });
 }

@@ -103,14 +103,7 @@ export function documentRoutes(deps: Deps): Router {
 
   r.post('/indexes/:indexUid/documents/fetch', guard('documents.get', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
-    const body = parseWith(FetchSchema, readJson(req), FETCH_CODES);
-    const ids = body.ids ? documentIds(body.ids) : null;
-    if (usesNetwork(deps, body.useNetwork)) {
-      const query = { offset: body.offset ?? 0, limit: body.limit ?? 20, fields: body.fields ?? null, ids, retrieveVectors: body.retrieveVectors ?? false, sort: body.sort ?? null, filter: body.filter ?? null };
-      sendJsonBytes(res, await fetchOverNetwork(deps, uid, query));
-      return;
-    }
-    sendJsonBytes(res, await fetchDocuments(deps, uid, body));
+    sendJsonBytes(res, await fetchDocuments(deps, uid, parseWith(FetchSchema, readJson(req), FETCH_CODES)));
   });
 
   r.get('/indexes/:indexUid/documents/:documentId', guard('documents.get', 'param'), async (req, res) => {
