@@ -336,6 +336,42 @@ describe('with the mcp feature on', () => {
     });
   });
 
+  it('when tool arguments and messages are hostile (seeded), then nothing answers 5xx or an internal error, and the server still searches', async () => {
+    let seed = 0x69;
+    const rand = () => {
+      // mulberry32: a fixed stream, so a failure replays.
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
+    const deep = (n: number): unknown => (n === 0 ? 'genre = drama' : [deep(n - 1)]);
+    const values = (): unknown =>
+      pick([null, true, 0, -1, 1.5, 2 ** 60, '', 'genre = drama', '\u0000\ud800', 'x'.repeat(5000), movies, books, ['genre'], ['year:desc'], [null], [1, 'a b'], {}, { embedder: 'plots' }, { embedder: 'plots', semanticRatio: 7 }, { embedder: 5 }, deep(20), deep(200), '*', ['*']]);
+    const tools = (await (await connect()).listTools()).tools;
+    const failures: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      let message: Record<string, unknown>;
+      if (rand() < 0.85) {
+        const tool = pick(tools);
+        const args: Record<string, unknown> = {};
+        for (const p of Object.keys(tool.inputSchema.properties ?? {})) if (rand() < 0.6) args[p] = p === 'indexUid' && rand() < 0.7 ? movies : values();
+        if (rand() < 0.1) args[pick(['vector', 'useNetwork', '__proto__', 'constructor'])] = values();
+        message = { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: tool.name, arguments: rand() < 0.95 ? args : values() } };
+      } else {
+        message = { jsonrpc: pick(['2.0', '1.0', 2, null]), id: pick([i, 'x', null, 1.5, {}]), method: pick(['initialize', 'tools/list', 'ping', 'tools/call', 'resources/read', '', 7]), params: values() };
+      }
+      const r = await mcpPost(message);
+      const text = r.body?.result?.content?.[0]?.text;
+      const failed = r.body?.result?.isError ? JSON.parse(text) : null;
+      if (r.status >= 500 || (failed && (failed.code === 'internal' || Object.keys(failed).join() !== 'message,code,type,link'))) failures.push(`${JSON.stringify(message).slice(0, 300)} -> ${r.status} ${r.text.slice(0, 300)}`);
+      if (r.status === 200 && r.body.result === undefined && r.body.error === undefined) failures.push(`${JSON.stringify(message).slice(0, 300)} -> neither result nor error`);
+    }
+    expect(failures).toEqual([]);
+    expect((await s.api('POST', `/indexes/${movies}/search`, { body: { q: 'moana' } })).body.hits.map((h: any) => h.id)).toEqual([5]);
+  });
+
   describe('the transport, with plain HTTP', () => {
     const init = (protocolVersion: unknown) => ({ jsonrpc: '2.0', id: 'a', method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'curl', version: '1' } } });
 
