@@ -47,6 +47,10 @@ const NOT_CODES = new Set([
   'foreign_keys',
   'render_route',
   'update_files',
+  // TS: names of the MCP endpoint's tools (ts/mcp/tools.ts).
+  'list_indexes',
+  'get_documents',
+  'get_settings',
   // TS: route parameter and metric label names of `GET /metrics` (ts/metrics/).
   'index_uid',
   'document_id',
