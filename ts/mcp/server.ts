@@ -9,7 +9,6 @@
  * failed (bad argument, index not found, key refused) is a result with `isError: true` whose
  * text is the error object the REST route would answer, `{message, code, type, link}`.
  */
-import type { Deps } from '../deps';
 import { errorBody } from '../errors/catalog';
 import { errorOf as apiErrorOf } from '../errors/middleware';
 import { engineVersion } from '../native';
