@@ -88,10 +88,11 @@ export function buildApp(deps: Deps, observers = requestObservers(deps), search 
   app.use(observabilityRoutes(deps));
   app.use(previewRoutes(deps));
   app.use(openapiRoutes(deps));
-  app.use(mcpRoutes(deps, search));
+  // Quarry's own, behind a start-up option: without it `/mcp` is no route, as in Meilisearch.
+  if (deps.config.experimentalMcp) app.use(mcpRoutes(deps, search));
 
   app.use((req: Request, res: Response) => {
-    const allowed = allowedMethods(req.path);
+    const allowed = allowedMethods(req.path, deps.config);
     if (allowed.length > 0) {
       res.setHeader('Allow', allowed.join(', '));
       res.status(405).end();

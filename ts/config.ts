@@ -78,6 +78,8 @@ export interface Config {
   dashboard: boolean;
   /** The replicated task log (`--replication-nats`); null: this instance's own queue. */
   replication: ReplicationConfig | null;
+  /** `--experimental-mcp`: `POST /mcp` is served; without it `/mcp` is no route (Quarry's own option, not a runtime feature). */
+  experimentalMcp: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -139,6 +141,7 @@ type RawOptions = TlsRaw & ReplicationRaw & {
   analyticsUrl?: string;
   analyticsIntervalMs?: string;
   noDashboard?: string;
+  experimentalMcp?: string;
 };
 
 export const OPTIONS: OptionSpec[] = [
@@ -193,6 +196,7 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'analyticsUrl', flag: '--experimental-analytics-url', env: 'QUARRY_ANALYTICS_URL', meili: 'QUARRY_ANALYTICS_URL', help: 'where anonymous usage telemetry batches are POSTed (JSON); none: nothing is sent' },
   { name: 'analyticsIntervalMs', flag: '--experimental-analytics-interval-ms', env: 'QUARRY_ANALYTICS_INTERVAL_MS', meili: 'QUARRY_ANALYTICS_INTERVAL_MS', help: 'milliseconds between telemetry batches (default 3600000; shorter values are for tests)' },
   { name: 'noDashboard', flag: '--no-dashboard', env: 'QUARRY_NO_DASHBOARD', meili: 'QUARRY_NO_DASHBOARD', boolean: true, help: 'do not serve the search preview page at / (it is never served with --env production)' },
+  { name: 'experimentalMcp', flag: '--experimental-mcp', env: 'QUARRY_EXPERIMENTAL_MCP', meili: 'QUARRY_EXPERIMENTAL_MCP', boolean: true, help: 'serve POST /mcp, a Model Context Protocol endpoint for agents (without it /mcp is no route, as in Meilisearch)' },
   ...REPLICATION_OPTIONS,
 ];
 
@@ -411,6 +415,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
     analyticsIntervalMs: count('--experimental-analytics-interval-ms', raw.analyticsIntervalMs, 3_600_000, 1),
     dashboard: !flag('--no-dashboard', raw.noDashboard) && envName !== 'production',
     replication,
+    experimentalMcp: flag('--experimental-mcp', raw.experimentalMcp),
   };
 }
 

@@ -20,8 +20,6 @@ export const FEATURE_FLAGS = [
   'disableDocumentsFetchQueue',
   'legacySearch',
   'renderRoute',
-  // Quarry's own: Meilisearch 1.50 has no MCP endpoint (`POST /mcp`, `ts/mcp/`).
-  'mcp',
 ] as const;
 
 export type Features = Record<(typeof FEATURE_FLAGS)[number], boolean>;

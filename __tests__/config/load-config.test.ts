@@ -74,6 +74,16 @@ describe('Meilisearch start-up options', () => {
     expect([d.containsFilterAtStart, d.legacySearchAtStart]).toEqual([false, false]);
   });
 
+  it('when --experimental-mcp, QUARRY_EXPERIMENTAL_MCP or experimental_mcp in the file is set, then /mcp is served (Quarry\'s own option, off by default)', () => {
+    expect(loadConfig([], {}, { cwd: dir() }).experimentalMcp).toBe(false);
+    expect(loadConfig(['--experimental-mcp'], {}, { cwd: dir() }).experimentalMcp).toBe(true);
+    expect(loadConfig([], { QUARRY_EXPERIMENTAL_MCP: 'true' }, { cwd: dir() }).experimentalMcp).toBe(true);
+    expect(loadConfig([], {}, { cwd: withFile('experimental_mcp = true\n') }).experimentalMcp).toBe(true);
+    expect(failure(() => loadConfig([], { QUARRY_EXPERIMENTAL_MCP: 'sure' }, { cwd: dir() }))).toContain('--experimental-mcp');
+    expect(MEILISEARCH_FLAGS).not.toContain('--experimental-mcp');
+    expect(helpText()).toMatch(/^ {2}--experimental-mcp +QUARRY_EXPERIMENTAL_MCP +serve POST \/mcp/m);
+  });
+
   it('when asking for --help, then every option and every refused Meilisearch option is listed', () => {
     const help = helpText();
     for (const o of OPTIONS) expect(help).toContain(o.flag);

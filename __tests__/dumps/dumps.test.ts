@@ -186,8 +186,7 @@ describe('a Quarry dump', () => {
     try {
       await a.api('POST', '/indexes/books/documents', { body: [{ id: 1, title: 'Le Petit Prince' }, { id: 2, title: 'Dune' }] });
       await a.api('PUT', '/indexes/books/settings/filterable-attributes', { body: ['title'] });
-      // `mcp` is Quarry's own flag: Meilisearch reads the dump's features and ignores it.
-      await a.api('PATCH', '/experimental-features', { body: { dynamicSearchRules: true, mcp: true } });
+      await a.api('PATCH', '/experimental-features', { body: { dynamicSearchRules: true } });
       await a.api('PATCH', '/dynamic-search-rules/prince', { body: { conditions: { query: { words: 'dune' } }, actions: [{ selector: { id: '1' }, action: { type: 'pin', position: 0 } }] } });
       await waitIdle(a);
       const done = await a.waitTask((await a.api('POST', '/dumps')).body.taskUid);

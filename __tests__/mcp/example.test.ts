@@ -10,9 +10,8 @@ const run = promisify(execFile);
 let s: TestServer;
 let uid: string;
 beforeAll(async () => {
-  s = await startTestServer();
+  s = await startTestServer({ args: ['--experimental-mcp'] });
   uid = uniqueIndex('mcp_example');
-  await s.api('PATCH', '/experimental-features', { body: { mcp: true } });
   await s.waitTask((await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['year'] } })).body.taskUid);
   const added = await s.waitTask((await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 1, title: 'Dune', year: 1965 }, { id: 2, title: 'Dune Messiah', year: 1969 }] })).body.taskUid);
   expect(added.status).toBe('succeeded');
@@ -29,10 +28,13 @@ it('given an index, when the example agent runs, then it lists the tools and ind
   expect(lines.slice(4)).toEqual(['search "dune": 1 hits', '  {"id":2,"title":"Dune Messiah","year":1969}']);
 });
 
-it('when the flag is off, then the example stops with the server\'s error', async () => {
-  await s.api('PATCH', '/experimental-features', { body: { mcp: false } });
-  const err: any = await run(process.execPath, [CLIENT, '--url', s.url, '--key', MASTER_KEY]).catch((e) => e);
-  await s.api('PATCH', '/experimental-features', { body: { mcp: true } });
-  expect(err.code).toBe(1);
-  expect(err.stderr).toContain('feature_not_enabled');
+it('when the server was started without --experimental-mcp, then the example stops and names the option', async () => {
+  const off = await startTestServer();
+  try {
+    const err: any = await run(process.execPath, [CLIENT, '--url', off.url, '--key', MASTER_KEY]).catch((e) => e);
+    expect(err.code).toBe(1);
+    expect(err.stderr).toContain('POST /mcp answered 404: start Quarry with --experimental-mcp');
+  } finally {
+    await off.close();
+  }
 });

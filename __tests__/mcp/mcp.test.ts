@@ -1,7 +1,7 @@
 /**
  * `POST /mcp` with the official MCP TypeScript SDK as the client (`Client` over
  * `StreamableHTTPClientTransport`) against a real Quarry on loopback: the handshake, each
- * tool against the REST route it stands for, key and tenant-token scopes, the feature flag,
+ * tool against the REST route it stands for, key and tenant-token scopes, the start-up option,
  * bad arguments; then the transport's edges with plain HTTP (what the SDK never sends).
  */
 import { createHmac } from 'node:crypto';
@@ -55,10 +55,10 @@ function tenantToken(claims: Record<string, unknown>, secret: string): string {
 }
 
 /** An SDK client connected to Quarry's `/mcp` with `key` as its bearer token. */
-async function connect(key: string | null = MASTER_KEY): Promise<Client> {
+async function connect(key: string | null = MASTER_KEY, url = s.url): Promise<Client> {
   const client = new Client({ name: 'quarry-test', version: '1.0.0' });
   const headers: Record<string, string> = key === null ? {} : { Authorization: `Bearer ${key}` };
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
   open.push(client);
   return client;
 }
@@ -91,7 +91,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((r) => embedder.listen(0, '127.0.0.1', r));
-  s = await startTestServer();
+  s = await startTestServer({ args: ['--experimental-mcp'] });
   movies = uniqueIndex('mcp_movies');
   books = uniqueIndex('mcp_books');
   const url = `http://127.0.0.1:${(embedder.address() as AddressInfo).port}/embed`;
@@ -115,28 +115,43 @@ afterAll(async () => {
   await new Promise((r) => embedder?.close(r));
 });
 
-describe('when the mcp feature is off', () => {
-  it('then POST /mcp answers feature_not_enabled, and the SDK client fails to connect with it', async () => {
-    expect((await s.api('GET', '/experimental-features')).body.mcp).toBe(false);
-    const raw = await mcpPost({ jsonrpc: '2.0', id: 1, method: 'ping' });
-    expect(raw.status).toBe(400);
-    expect(raw.body).toEqual({
-      message: 'Using the /mcp route requires enabling the `mcp` experimental feature.',
-      code: 'feature_not_enabled',
-      type: 'invalid_request',
-      link: 'https://docs.meilisearch.com/errors#feature_not_enabled',
-    });
-    await expect(connect()).rejects.toThrow(/feature_not_enabled/);
+describe('without --experimental-mcp', () => {
+  let off: TestServer;
+  beforeAll(async () => {
+    off = await startTestServer();
+  });
+  afterAll(() => off?.close());
+
+  it('then /mcp is no route: 404 with no body for every method, with or without a key, as Meilisearch answers an unknown route', async () => {
+    const seen = [];
+    for (const method of ['POST', 'GET', 'DELETE']) {
+      for (const key of [MASTER_KEY, null, 'not-a-key']) {
+        const r = await off.api(method, '/mcp', { key, body: method === 'POST' ? { jsonrpc: '2.0', id: 1, method: 'ping' } : undefined });
+        seen.push({ method, key, status: r.status, text: r.text, allow: r.headers.get('allow') });
+      }
+    }
+    expect(seen).toEqual(seen.map(({ method, key }) => ({ method, key, status: 404, text: '', allow: null })));
+    await expect(connect(MASTER_KEY, off.url)).rejects.toMatchObject({ code: 404 });
   });
 
-  it('then the key is checked before the feature', async () => {
-    expect((await mcpPost({ jsonrpc: '2.0', id: 1, method: 'ping' }, { key: 'not-a-key' })).body.code).toBe('invalid_api_key');
+  it('then /experimental-features is Meilisearch\'s: no `mcp` flag to read or to set', async () => {
+    expect(Object.keys((await off.api('GET', '/experimental-features')).body)).not.toContain('mcp');
+    const r = await off.api('PATCH', '/experimental-features', { body: { mcp: true } });
+    expect([r.status, r.body.code]).toEqual([400, 'bad_request']);
+    expect(r.body.message).toMatch(/^Unknown field `mcp`: expected one of `metrics`, .*, `renderRoute`$/);
+    // With the option, the flags are the same: the option is no feature.
+    expect((await s.api('GET', '/experimental-features')).body).toEqual((await off.api('GET', '/experimental-features')).body);
+  });
+
+  it('then /openapi.json does not describe /mcp; with the option it does', async () => {
+    expect((await off.api('GET', '/openapi.json', { key: null })).body.paths['/mcp']).toBeUndefined();
+    expect(Object.keys((await s.api('GET', '/openapi.json', { key: null })).body.paths['/mcp'])).toEqual(['post']);
   });
 });
 
-describe('with the mcp feature on', () => {
-  beforeAll(async () => {
-    expect((await s.api('PATCH', '/experimental-features', { body: { mcp: true } })).body.mcp).toBe(true);
+describe('with --experimental-mcp', () => {
+  it('when the key is not a key, then invalid_api_key before any JSON-RPC', async () => {
+    expect((await mcpPost({ jsonrpc: '2.0', id: 1, method: 'ping' }, { key: 'not-a-key' })).body.code).toBe('invalid_api_key');
   });
 
   it('when the SDK connects, then the server names itself, offers tools and a version the client speaks', async () => {

@@ -158,12 +158,12 @@ describe('a refused request elsewhere', () => {
     expect(r.body).toMatchObject({ code, message });
   });
 
-  it('when a feature or an action is unknown, then the accepted ones are listed in the order Meilisearch lists them (Quarry\'s own `mcp` last)', async () => {
+  it('when a feature or an action is unknown, then the accepted ones are listed in the order Meilisearch lists them', async () => {
     const f = await s.api('PATCH', '/experimental-features', { body: { nope: true } });
     expect(f.body.message).toBe(
-      'Unknown field `nope`: expected one of `metrics`, `logsRoute`, `editDocumentsByFunction`, `containsFilter`, `dynamicSearchRules`, `network`, `getTaskDocumentsRoute`, `taskQueueCompactionRoute`, `compositeEmbedders`, `chatCompletions`, `multimodal`, `foreignKeys`, `disableDocumentsFetchQueue`, `legacySearch`, `renderRoute`, `mcp`',
+      'Unknown field `nope`: expected one of `metrics`, `logsRoute`, `editDocumentsByFunction`, `containsFilter`, `dynamicSearchRules`, `network`, `getTaskDocumentsRoute`, `taskQueueCompactionRoute`, `compositeEmbedders`, `chatCompletions`, `multimodal`, `foreignKeys`, `disableDocumentsFetchQueue`, `legacySearch`, `renderRoute`',
     );
-    expect(Object.keys((await s.api('GET', '/experimental-features')).body)).toEqual(['metrics', 'logsRoute', 'editDocumentsByFunction', 'containsFilter', 'dynamicSearchRules', 'network', 'getTaskDocumentsRoute', 'taskQueueCompactionRoute', 'compositeEmbedders', 'chatCompletions', 'multimodal', 'foreignKeys', 'disableDocumentsFetchQueue', 'legacySearch', 'renderRoute', 'mcp']);
+    expect(Object.keys((await s.api('GET', '/experimental-features')).body)).toEqual(['metrics', 'logsRoute', 'editDocumentsByFunction', 'containsFilter', 'dynamicSearchRules', 'network', 'getTaskDocumentsRoute', 'taskQueueCompactionRoute', 'compositeEmbedders', 'chatCompletions', 'multimodal', 'foreignKeys', 'disableDocumentsFetchQueue', 'legacySearch', 'renderRoute']);
     const k = await s.api('POST', '/keys', { body: { actions: ['nope'], indexes: ['*'], expiresAt: null } });
     expect(k.body.code).toBe('invalid_api_key_actions');
     expect(k.body.message).toMatch(/^Unknown value `nope` at `\.actions\[0\]`: expected one of `\*`, `search`, `documents\.\*`, .*, `tasks\.\*`, `tasks\.cancel`, `tasks\.delete`, `tasks\.get`, .*, `chatsSettings\.update`, `\*\.get`, `webhooks\.get`, .*, `dynamicSearchRules\.\*`$/);

@@ -8,9 +8,8 @@
  *   node examples/mcp-agent/client.js --url http://127.0.0.1:7700 --key MASTER_OR_API_KEY \
  *     [--index movies] [--q "space opera"] [--filter "year > 2000"] [--embedder NAME]
  *
- * The server needs the experimental flag on once:
- *   curl -X PATCH http://127.0.0.1:7700/experimental-features \
- *     -H 'Authorization: Bearer MASTER_KEY' -H 'Content-Type: application/json' -d '{"mcp": true}'
+ * The server must be started with `--experimental-mcp` (or `QUARRY_EXPERIMENTAL_MCP=true`);
+ * without it `/mcp` is no route and answers 404.
  *
  * `@modelcontextprotocol/sdk` is a development dependency of Quarry; in your own project,
  * `npm install @modelcontextprotocol/sdk`.
@@ -69,6 +68,8 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(err.message);
+  // The SDK's transport error carries the HTTP status; a 404 is a server started without the option.
+  if (err.code === 404) console.error(`${err.message}\nPOST /mcp answered 404: start Quarry with --experimental-mcp`);
+  else console.error(err.message);
   process.exit(1);
 });

@@ -2,18 +2,18 @@
  * The methods a path is served with, from the one table of routes (`openapi/operations.ts`):
  * a request whose path exists but not for its method is answered `405 Method Not Allowed` with
  * an `Allow` header and no body, as Meilisearch answers it; a path that exists for no method
- * is a 404.
+ * is a 404, and so is a route served behind a start-up option that is off (`servedWith`).
  */
-import { type Method, OPERATIONS } from '../openapi/operations';
+import { type Method, type Operation, OPERATIONS, type RouteOptions, served } from '../openapi/operations';
 
 const ORDER: readonly Method[] = ['get', 'post', 'put', 'patch', 'delete'];
 
-/** Each route path as a pattern (`:name` is one segment), with its methods. */
-const ROUTES: ReadonlyArray<{ pattern: RegExp; methods: Set<Method> }> = (() => {
-  const byPath = new Map<string, Set<Method>>();
+/** Each route path as a pattern (`:name` is one segment), with its operations. */
+const ROUTES: ReadonlyArray<{ pattern: RegExp; methods: Operation[] }> = (() => {
+  const byPath = new Map<string, Operation[]>();
   for (const op of OPERATIONS) {
-    const methods = byPath.get(op.path) ?? new Set<Method>();
-    methods.add(op.method);
+    const methods = byPath.get(op.path) ?? [];
+    methods.push(op);
     byPath.set(op.path, methods);
   }
   const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -24,8 +24,8 @@ const ROUTES: ReadonlyArray<{ pattern: RegExp; methods: Set<Method> }> = (() => 
 })();
 
 /** The methods `path` is served with, upper-case in a fixed order; empty when it is no route. */
-export function allowedMethods(path: string): string[] {
+export function allowedMethods(path: string, options: RouteOptions): string[] {
   const methods = new Set<Method>();
-  for (const r of ROUTES) if (r.pattern.test(path)) for (const m of r.methods) methods.add(m);
+  for (const r of ROUTES) if (r.pattern.test(path)) for (const op of r.methods) if (served(op, options)) methods.add(op.method);
   return ORDER.filter((m) => methods.has(m)).map((m) => m.toUpperCase());
 }

@@ -1,11 +1,12 @@
 /**
- * The OpenAPI 3.1 document served at `GET /openapi.json`, built once from `OPERATIONS`.
+ * The OpenAPI 3.1 document served at `GET /openapi.json`, built once from `OPERATIONS` (those
+ * the instance serves: a route behind an off start-up option is not described).
  * Every error answers the one error object (`{message, code, type, link}`); every route but
  * the public ones takes `Authorization: Bearer <key>`.
  */
 import { engineVersion } from '../native';
 import type { JsonSchema } from './json-schema';
-import { type Operation, OPERATIONS } from './operations';
+import { type Operation, OPERATIONS, type RouteOptions, served } from './operations';
 
 const str: JsonSchema = { type: 'string' };
 const time: JsonSchema = { type: 'string', format: 'date-time' };
@@ -79,18 +80,22 @@ function operationObject(op: Operation): Record<string, unknown> {
   return out;
 }
 
-let cached: Record<string, unknown> | null = null;
+/** By the start-up options routes are served behind (several instances may share a process). */
+const cached = new Map<string, Record<string, unknown>>();
 
-/** The whole description (built on first use, then shared). */
-export function openApiDocument(): Record<string, unknown> {
-  if (cached) return cached;
+/** The whole description of what an instance started with `options` serves (built on first use, then shared). */
+export function openApiDocument(options: RouteOptions): Record<string, unknown> {
+  const ops = OPERATIONS.filter((op) => served(op, options));
+  const key = OPERATIONS.map((op) => (ops.includes(op) ? '1' : '0')).join('');
+  const hit = cached.get(key);
+  if (hit) return hit;
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of OPERATIONS) {
+  for (const op of ops) {
     const p = (paths[openApiPath(op.path)] ??= {});
     if (p[op.method]) throw new Error(`openapi: ${op.method.toUpperCase()} ${op.path} is described twice`);
     p[op.method] = operationObject(op);
   }
-  cached = {
+  const doc = {
     openapi: '3.1.0',
     info: {
       title: 'Quarry',
@@ -100,12 +105,13 @@ export function openApiDocument(): Record<string, unknown> {
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     security: [{ apiKey: [] }],
-    tags: [...new Set(OPERATIONS.map((o) => o.tag))].map((name) => ({ name })),
+    tags: [...new Set(ops.map((o) => o.tag))].map((name) => ({ name })),
     paths,
     components: {
       schemas: COMPONENT_SCHEMAS,
       securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'The master key, an API key, or a tenant token (search routes).' } },
     },
   };
-  return cached;
+  cached.set(key, doc);
+  return doc;
 }

@@ -17,9 +17,16 @@ import { FacetSearchSchema, SearchSchema } from '../schemas/search';
 import { SimilarSchema } from '../schemas/similar';
 import { LIST_PARAMS } from '../schemas/tasks';
 import { SETTINGS_FIELDS, SETTINGS_SUBROUTES } from '../settings';
+import type { Config } from '../config';
 import { fromZod, type JsonSchema, queryParamSchema } from './json-schema';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** The start-up options a route may be served behind. */
+export type RouteOptions = Pick<Config, 'experimentalMcp'>;
+
+/** Whether `op` is served by an instance started with `options`. */
+export const served = (op: Operation, options: RouteOptions): boolean => op.servedWith === undefined || options[op.servedWith];
 
 export interface Operation {
   method: Method;
@@ -37,6 +44,11 @@ export interface Operation {
   body?: Record<string, JsonSchema>;
   /** The success answer: status, description, schema and its content type. */
   ok: { status: number; description: string; schema?: JsonSchema; contentType?: string };
+  /**
+   * The start-up option the route is served behind (`/mcp`: `--experimental-mcp`); without it
+   * the path is no route at all (404 for every method, not described), as in Meilisearch.
+   */
+  servedWith?: keyof RouteOptions;
 }
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
@@ -184,9 +196,10 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/mcp',
     tag: 'Experimental',
     action: ['indexes.get', 'search', 'documents.get', 'settings.get'],
-    summary: 'Model Context Protocol endpoint, streamable HTTP (experimental `mcp`)',
+    summary: 'Model Context Protocol endpoint, streamable HTTP (served with --experimental-mcp)',
     body: json({ type: 'object', description: 'One JSON-RPC 2.0 message.' }),
     ok: ok('The JSON-RPC response (202 with no body for a notification).'),
+    servedWith: 'experimentalMcp',
   },
   { method: 'post', path: '/render-template', tag: 'Experimental', action: 'settings.get', summary: 'Render a document template (experimental)', body: json({ type: 'object', required: ['template'], properties: { template: {}, input: {} } }), ok: ok('The template and its rendering.') },
   { method: 'get', path: '/network', tag: 'Experimental', action: 'network.get', summary: 'The network of instances (experimental)', ok: ok('The network.') },

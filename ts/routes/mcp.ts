@@ -1,12 +1,13 @@
 /**
- * `POST /mcp` (the `mcp` experimental feature, Quarry's own): the Model Context Protocol over
+ * `POST /mcp` (Quarry's own, mounted only with `--experimental-mcp`: without it `/mcp` is no
+ * route, 404 for every method as in Meilisearch): the Model Context Protocol over
  * streamable HTTP, answered with `application/json` (no server-sent events: no tool streams,
  * and the server never asks the client anything). GET and DELETE answer 405, as the transport
  * allows a server without a stream of its own or sessions to end.
  *
- * HTTP failures come before the protocol: the key (any valid key gets in, each tool checks
- * its own action), then the feature, answer Quarry's error object like every route. Past
- * them, what goes wrong is JSON-RPC: a body that is not JSON or not a message answers 400 with
+ * HTTP failures come before the protocol: a missing or bad key (any valid key gets in, each
+ * tool checks its own action) answers Quarry's error object like every route. Past it, what
+ * goes wrong is JSON-RPC: a body that is not JSON or not a message answers 400 with
  * a JSON-RPC error, a request answers 200 with its result or error (`mcp/server.ts`), and a
  * notification 202 with no body.
  */
@@ -24,9 +25,6 @@ export function mcpRoutes(deps: Deps, search: SearchService): Router {
   const r = Router();
 
   r.post('/mcp', deps.guard(null), async (req: Request, res: Response) => {
-    if (!deps.features.enabled('mcp')) {
-      throw new ApiError('feature_not_enabled', 'Using the /mcp route requires enabling the `mcp` experimental feature.');
-    }
     // Sent by the client after `initialize`; an unknown revision is refused, as the transport asks.
     const version = req.get('mcp-protocol-version');
     if (version !== undefined && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {

@@ -79,6 +79,7 @@ function infos(config: Config): Record<string, unknown> {
     experimental_nb_searches_per_core: config.searchesPerCore,
     experimental_drop_search_after: config.dropSearchAfterSeconds,
     experimental_models_dir: config.modelsDir !== null,
+    experimental_mcp: config.experimentalMcp,
   };
 }
 
