@@ -56,6 +56,16 @@ function endOf(text: string): string {
   return `line ${before.length} column ${before[before.length - 1].length}`;
 }
 
+/** " at line L column C" after the `i`-th message's role in `text`, as serde_json places it (empty when not found). */
+function roleAt(text: string, i: number): string {
+  const matches = [...text.matchAll(/"role"\s*:\s*("(?:[^"\\]|\\.)*"|[^,}\]\s]+)/g)];
+  const m = matches[i];
+  if (!m || m.index === undefined) return '';
+  const end = m.index + m[0].length;
+  const lines = text.slice(0, end).split('\n');
+  return ` at line ${lines.length} column ${lines[lines.length - 1].length}`;
+}
+
 function deserializeError(message: string): ApiError {
   return new ApiError('bad_request', `Json deserialize error: ${message}`);
 }
@@ -74,10 +84,10 @@ export function checkCompletionRequest(body: unknown, text: string): Json {
     if (b.model === undefined) throw deserializeError(`missing field \`model\` at ${endOf(text)}`);
     throw deserializeError(`invalid type: expected a string at \`model\``);
   }
-  for (const m of b.messages) {
+  for (const [i, m] of b.messages.entries()) {
     const role = m !== null && typeof m === 'object' ? (m as Json).role : undefined;
     if (typeof role !== 'string' || !ROLES.includes(role)) {
-      throw deserializeError(`unknown variant \`${String(role)}\`, expected one of ${ROLES.map((r) => `\`${r}\``).join(', ')}`);
+      throw deserializeError(`unknown variant \`${String(role)}\`, expected one of ${ROLES.map((r) => `\`${r}\``).join(', ')}${roleAt(text, i)}`);
     }
   }
   if (b.stream !== undefined && b.stream !== null && typeof b.stream !== 'boolean') throw deserializeError('invalid type: expected a boolean at `stream`');
