@@ -3,8 +3,10 @@
  * the hidden `apiKey`, the feature flag and the key actions, each as Meilisearch 1.50 answers
  * them (probed on the reference with the `chatCompletions` flag on and off).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { DEFAULT_PROMPTS } from '../../ts/chats/settings';
-import { startTestServer, type TestServer } from '../helpers/server';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server';
 
 const settings = (over: Record<string, unknown> = {}) => ({
   source: 'openAi',
@@ -174,5 +176,29 @@ describe('the /chats routes', () => {
     s = await startTestServer({ dbPath });
     const r = await s.api('GET', '/chats/kept/settings');
     expect([r.body.source, r.body.apiKey]).toEqual(['mistral', 'skXXXX...']);
+  });
+
+  it('when a dump is made and imported, then the workspaces travel whole in chat-completions-settings/, as Meilisearch writes them', async () => {
+    const dumpDir = tempDir();
+    const a = await startTestServer({ args: ['--dump-dir', dumpDir] });
+    try {
+      await a.api('PATCH', '/experimental-features', { body: { chatCompletions: true } });
+      await a.api('PATCH', '/chats/travel/settings', { body: { source: 'mistral', apiKey: 'sk-secret-123456789', prompts: { system: 'hi' } } });
+      await a.api('PATCH', '/chats/a%2Fb/settings', { body: {} });
+      const done = await a.waitTask((await a.api('POST', '/dumps')).body.taskUid);
+      expect(done.status).toBe('succeeded');
+      const file = path.join(dumpDir, `${done.details.dumpUid}.dump`);
+      const b = await startTestServer({ args: ['--import-dump', file] });
+      try {
+        expect((await b.api('GET', '/chats')).body.results).toEqual([{ uid: 'a/b' }, { uid: 'travel' }]);
+        const r = await b.api('GET', '/chats/travel/settings');
+        expect(r.body).toEqual(settings({ source: 'mistral', apiKey: 'skXXXX...', prompts: { ...DEFAULT_PROMPTS, system: 'hi' } }));
+      } finally {
+        await b.close();
+      }
+      expect(fs.existsSync(file)).toBe(true);
+    } finally {
+      await a.close();
+    }
   });
 });
