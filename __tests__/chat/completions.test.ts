@@ -124,6 +124,24 @@ describe('chat completions', () => {
     ]);
   });
 
+  it('when an index has no chat template, then the default one renders its searchable fields, within the index chat search parameters and byte limit', async () => {
+    const docs = [
+      { id: 1, title: 'Dune', author: 'Frank Herbert' },
+      { id: 2, title: 'Dune Messiah', author: 'Frank Herbert' },
+    ];
+    await s.waitTask((await s.api('POST', '/indexes/sagas/documents', { body: docs })).body.taskUid);
+    const t = await s.api('PATCH', '/indexes/sagas/settings', { body: { searchableAttributes: ['title', 'author'], sortableAttributes: ['id'], chat: { documentTemplateMaxBytes: 20, searchParameters: { limit: 1, sort: ['id:desc'] } } } });
+    expect((await s.waitTask(t.body.taskUid)).status).toBe('succeeded');
+    provider.next(searchCall({ index_uid: 'sagas', q: 'dune', filter: null }), textAnswer('ok'));
+    await raw(ask('dune?'));
+    // `id` is not searchable; the text is cut at 20 bytes; one hit, the last by id.
+    expect(provider.requests[1].body.messages[3].content).toBe('title: Dune Messiah\n');
+    provider.next(searchCall({ index_uid: 'books', q: 'dune', filter: null }), textAnswer('ok'));
+    await raw(ask('dune?'));
+    expect(provider.requests[3].body.messages[3].content).toBe('id: 1\ntitle: Dune\n');
+    await s.waitTask((await s.api('DELETE', '/indexes/sagas')).body.taskUid);
+  });
+
   it('when the answer streams, then it is server-sent events with X-Accel-Buffering: no and Meilisearch chunk shape, ending with [DONE]', async () => {
     provider.next(textAnswer('Hi'));
     const r = await raw(ask('hi'));
