@@ -142,6 +142,23 @@ describe('chat completions', () => {
     await s.waitTask((await s.api('DELETE', '/indexes/sagas')).body.taskUid);
   });
 
+  it('when the metrics feature is on, then the searches and the tokens providers report are counted in Meilisearch\'s families', async () => {
+    await s.api('PATCH', '/experimental-features', { body: { metrics: true } });
+    const usage = chunk({}, null, { choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+    const answer = textAnswer('ok');
+    provider.next(searchCall({ index_uid: 'movies', q: 'star', filter: null }), { chunks: [...(answer as { chunks: unknown[] }).chunks, usage] as any });
+    await raw(ask('star?', { model: 'counted-model' }));
+    const text = (await s.api('GET', '/metrics')).text;
+    const lines = text.split('\n').filter((l) => l.startsWith('meilisearch_chat_') || l.includes('path="/chats/{workspace_uid}/chat/completions",status'));
+    expect(lines).toEqual([
+      'meilisearch_chat_completion_tokens_total{model="counted-model",workspace="ws"} 5',
+      'meilisearch_chat_prompt_tokens_total{model="counted-model",workspace="ws"} 10',
+      expect.stringMatching(/^meilisearch_chat_searches_total\{type="internal"\} [1-9]\d*$/),
+      'meilisearch_chat_tokens_total{model="counted-model",workspace="ws"} 15',
+      expect.stringMatching(/^meilisearch_http_requests_total\{method="POST",path="\/chats\/\{workspace_uid\}\/chat\/completions",status="200"\} \d+$/),
+    ]);
+  });
+
   it('when the answer streams, then it is server-sent events with X-Accel-Buffering: no and Meilisearch chunk shape, ending with [DONE]', async () => {
     provider.next(textAnswer('Hi'));
     const r = await raw(ask('hi'));

@@ -297,6 +297,7 @@ async function runSearch(deps: Deps, search: SearchService, auth: AuthContext, a
       if (err instanceof ApiError && err.code.startsWith('invalid_search_')) return { ok: true, sources: [], text: err.message };
       throw err;
     }
+    deps.metrics.chat.searched();
     const hits = (answer.hits ?? []) as Json[];
     const handle = deps.registry.handle(uid);
     const primaryKey = handle.primaryKey();
@@ -331,6 +332,8 @@ function searchErrorEvent(err: ApiError): StreamErrorEvent {
 
 export interface Completion {
   deps: Deps;
+  /** The workspace's uid (the metrics' label). */
+  workspace: string;
   search: SearchService;
   auth: AuthContext;
   settings: ChatWorkspaceSettings;
@@ -362,6 +365,7 @@ async function converse(c: Completion, request: Json, reporting: Reporting, send
     let finish: unknown = null;
     for (const raw of chunks) {
       const chunk = raw as Json;
+      if (chunk.usage) c.deps.metrics.chat.used(c.workspace, String(c.body.model), chunk.usage);
       const choice = (chunk.choices as Json[])[0];
       if (!choice) break;
       finish = choice.finish_reason ?? null;

@@ -68,7 +68,7 @@ export function chatRoutes(deps: Deps, search = new SearchService(deps)): Router
     if (body.stream !== true) throw new ApiError('unimplemented_non_streaming_chat_completions', 'Non-streamed chat completions is not implemented');
     const settings = chats.get(workspace(req));
     if (!settings) throw chatNotFound(workspace(req));
-    const run = await prepareCompletion({ deps, search, auth: req.auth!, settings, body });
+    const run = await prepareCompletion({ deps, search, workspace: workspace(req), auth: req.auth!, settings, body });
     startEvents(res);
     await run((data) => writeEvent(res, data));
     res.end();
