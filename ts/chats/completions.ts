@@ -277,8 +277,15 @@ function cutBytes(text: string, max: number): string {
   return bytes.subarray(0, end).toString();
 }
 
-/** The default template renders each searchable field: the document given to it keeps only those. */
-const DEFAULT_TEMPLATE_MARK = 'field.is_searchable';
+/**
+ * Whether a template is rendered with only the document's searchable fields. The binding's
+ * renderer takes every field as searchable, so a template that asks `is_searchable` (the
+ * default one does) and never reads `doc` is given only the searchable fields, which is exact.
+ * One that reads both is rendered whole (ARCHITECTURE.md, "Chats").
+ */
+function rendersSearchableOnly(template: string, searchable: string[]): boolean {
+  return !searchable.includes('*') && template.includes('is_searchable') && !/\bdoc\b/.test(template);
+}
 
 async function runSearch(deps: Deps, search: SearchService, auth: AuthContext, args: { index_uid: string; q: string | null; filter: string | null }): Promise<SearchOutcome> {
   const uid = args.index_uid;
@@ -302,7 +309,7 @@ async function runSearch(deps: Deps, search: SearchService, auth: AuthContext, a
     const handle = deps.registry.handle(uid);
     const primaryKey = handle.primaryKey();
     const isSearchable = searchableIn((settings.searchableAttributes as string[]) ?? ['*']);
-    const narrowFields = chat.documentTemplate.includes(DEFAULT_TEMPLATE_MARK) && !((settings.searchableAttributes as string[]) ?? ['*']).includes('*');
+    const narrowFields = rendersSearchableOnly(chat.documentTemplate, (settings.searchableAttributes as string[]) ?? ['*']);
     const texts: string[] = [];
     for (const hit of hits) {
       // The template sees the stored document, not only its displayed attributes.
