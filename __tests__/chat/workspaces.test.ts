@@ -55,6 +55,11 @@ describe('the /chats routes', () => {
         },
       });
     }
+    // The request is read first: its own errors come before the feature's.
+    expect((await s.api('GET', '/chats?limit=x')).body.code).toBe('invalid_index_limit');
+    expect((await s.api('PATCH', '/chats/ws/settings', { body: { source: 1 } })).body.code).toBe('bad_request');
+    expect((await s.api('PATCH', '/chats/ws/settings', { raw: '{}', contentType: 'text/plain' })).body.code).toBe('invalid_content_type');
+    expect((await s.api('POST', '/chats/ws/chat/completions', { body: { messages: [] } })).body.message).toBe('Json deserialize error: missing field `model` at line 1 column 15');
     await enable(true);
   });
 

@@ -179,9 +179,8 @@ export class ChatStore {
     return s ? { ...s, prompts: { ...s.prompts } } : null;
   }
 
-  /** Applies a patch, creating the workspace if needed; the settings as stored. */
-  async patch(uid: string, body: unknown): Promise<ChatWorkspaceSettings> {
-    const patch = parseChatSettingsPatch(body);
+  /** Applies a patch (`parseChatSettingsPatch`), creating the workspace if needed; the settings as stored. */
+  async patch(uid: string, patch: ChatSettingsPatch): Promise<ChatWorkspaceSettings> {
     const next = applyChatSettingsPatch(this.get(uid) ?? defaultChatSettings(), patch);
     checkSource(next);
     await this.records.commit([{ db: DB, key: uid, value: jsonValue(next) }]);

@@ -4,7 +4,7 @@
  */
 import { type Request, type Response, Router } from 'express';
 import { prepareCompletion, checkCompletionRequest, checkSingleChoice } from '../chats/completions';
-import { chatNotFound, chatSettingsView } from '../chats/settings';
+import { chatNotFound, chatSettingsView, parseChatSettingsPatch } from '../chats/settings';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { rawBody, readJson } from '../http/body';
@@ -22,11 +22,12 @@ export function chatRoutes(deps: Deps, search = new SearchService(deps)): Router
   const workspace = (req: Request) => String(req.params.workspace);
 
   r.get('/chats', guard('chats.get'), (req, res) => {
-    requireFeature('listing the chats');
     const q = req.query as Record<string, unknown>;
     rejectUnknownParams(q, ['offset', 'limit']);
     const offset = uintParam(q, 'offset', 'invalid_index_offset', 0);
     const limit = uintParam(q, 'limit', 'invalid_index_limit', 20);
+    // As in Meilisearch, the request is read before the feature is checked.
+    requireFeature('listing the chats');
     const uids = chats.uids();
     res.json({ results: uids.slice(offset, offset + limit).map((uid) => ({ uid })), offset, limit, total: uids.length });
   });
@@ -53,8 +54,9 @@ export function chatRoutes(deps: Deps, search = new SearchService(deps)): Router
     res.json(chatSettingsView(s));
   });
   r.patch('/chats/:workspace/settings', guard('chatsSettings.update'), async (req, res) => {
+    const patch = parseChatSettingsPatch(readJson(req));
     settingsFeature();
-    res.json(chatSettingsView(await chats.patch(workspace(req), readJson(req))));
+    res.json(chatSettingsView(await chats.patch(workspace(req), patch)));
   });
   r.delete('/chats/:workspace/settings', guard('chatsSettings.update'), async (req, res) => {
     settingsFeature();
