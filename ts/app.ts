@@ -29,6 +29,7 @@ import { settingsRoutes } from './routes/settings';
 import { systemRoutes } from './routes/system';
 import { taskRoutes } from './routes/tasks';
 import { webhookRoutes } from './routes/webhooks';
+import { chatRoutes } from './routes/chats';
 import { analyticsObserver } from './telemetry/middleware';
 import { taskCompactionRoutes } from './routes/tasks-compact';
 
@@ -85,6 +86,7 @@ export function buildApp(deps: Deps, observers = requestObservers(deps), search 
   app.use(archiveRoutes(deps));
   app.use(searchRuleRoutes(deps));
   app.use(webhookRoutes(deps));
+  app.use(chatRoutes(deps, search));
   app.use(observabilityRoutes(deps));
   app.use(previewRoutes(deps));
   app.use(openapiRoutes(deps));

@@ -12,6 +12,7 @@ import type { SearchLimiter } from './search/limiter';
 import type { SearchRules } from './search/rules';
 import type { TaskQueue } from './tasks/queue';
 import type { WebhookStore } from './webhooks/store';
+import type { ChatStore } from './chats/settings';
 import type { Analytics } from './telemetry/analytics';
 import type { TaskDbCompaction } from './tasks/compaction';
 import type { Replica } from './replication/replica';
@@ -35,6 +36,8 @@ export interface Deps {
   searchRules: SearchRules;
   /** Where finished batches are announced (`/webhooks`). */
   webhooks: WebhookStore;
+  /** Chat workspaces and their settings (`/chats`). */
+  chats: ChatStore;
   /** The task store (sizes for `/stats`). */
   kv: KvStore;
   /** What `GET /metrics` shows; request metrics are recorded while the `metrics` feature is on. */

@@ -33,6 +33,7 @@ import { Worker } from './tasks/worker';
 import { createAnalytics } from './telemetry';
 import { WebhookDispatcher } from './webhooks/delivery';
 import { WebhookStore } from './webhooks/store';
+import { ChatStore } from './chats/settings';
 
 export interface Runtime {
   deps: Deps;
@@ -91,8 +92,9 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
   const network = new NetworkStore(records);
   const searchRules = new SearchRules(durable);
   const webhooks = new WebhookStore(records, config.taskWebhookUrl ? { url: config.taskWebhookUrl, authorization: config.taskWebhookAuthorization } : null);
+  const chats = new ChatStore(records);
   const dirs = { dumpDir: path.resolve(config.dumpDir), snapshotDir: path.resolve(config.snapshotDir) };
-  const sources = { kv, queue, registry, keys, features, network, searchRules, webhooks, dbPath, updateFiles };
+  const sources = { kv, queue, registry, keys, features, network, searchRules, webhooks, chats, dbPath, updateFiles };
   worker = new Worker(
     queue,
     registry,
@@ -117,7 +119,7 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
   const routedQueue = networkedQueue(taskQueue, network, features, config.remoteTimeoutMs);
   const analytics = createAnalytics(config, dbPath, registry, features, logger);
   const metrics = new Metrics({ kv, registry, tasks: () => queue.allTasks(), batches: () => queue.allBatches(), searchLimiter, taskQueueMaxSize: META_MAP_SIZE });
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey, replica ? () => replica.catchUp() : null), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, analytics, compaction: new TaskDbCompaction(kv), replica };
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey, replica ? () => replica.catchUp() : null), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, chats, analytics, compaction: new TaskDbCompaction(kv), replica };
 
   worker.start();
   // The group's snapshots are built in a directory of their own each, removed once published.

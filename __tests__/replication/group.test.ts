@@ -1,7 +1,7 @@
 /**
  * A replicated group (issue 67): three NATS servers with JetStream and three Quarry instances
  * on loopback, over HTTP. Writes go through any instance and every instance applies them, the
- * same tasks with the same uids, outcomes and batches; keys, features and webhooks made on one
+ * same tasks with the same uids, outcomes and batches; keys, features, webhooks and chat workspaces made on one
  * instance hold on the others; a killed instance resumes where it stopped, applying nothing
  * twice and skipping nothing.
  */
@@ -95,7 +95,7 @@ suite('a replicated group of three instances', () => {
     expect((await a.api('GET', '/health')).body).toEqual({ status: 'available' });
   });
 
-  test('when a key, a feature and a webhook are made on one instance, then the others honour them at once', async () => {
+  test('when a key, a feature, a webhook and a chat workspace are made on one instance, then the others honour them at once', async () => {
     const [a, b, c] = nodes;
     const key = await a.api('POST', '/keys', { actions: ['search'], indexes: ['movies'], expiresAt: null, name: 'front' });
     expect(key.status).toBe(201);
@@ -121,6 +121,14 @@ suite('a replicated group of three instances', () => {
     const hook = await c.api('POST', '/webhooks', { url: 'http://127.0.0.1:9/hook' });
     expect(hook.status).toBe(201);
     await eventually(async () => ((await a.api('GET', `/webhooks/${hook.body.uuid}`)).status === 200 ? true : undefined), 10_000, 'the webhook on a');
+    // Chat workspaces are records too (issue 69).
+    expect((await a.api('PATCH', '/experimental-features', { chatCompletions: true })).status).toBe(200);
+    await eventually(async () => ((await b.api('GET', '/experimental-features')).body.chatCompletions === true ? true : undefined), 10_000, 'the chat feature on b');
+    const ws = await a.api('PATCH', '/chats/group-chat/settings', { source: 'mistral', apiKey: 'sk-group-0123456789' });
+    expect(ws.status).toBe(200);
+    await eventually(async () => ((await b.api('GET', '/chats/group-chat/settings')).body.apiKey === 'skXXXX...' ? true : undefined), 10_000, 'the chat workspace on b');
+    expect((await c.api('DELETE', '/chats/group-chat')).status).toBe(204);
+    await eventually(async () => ((await a.api('GET', '/chats/group-chat')).status === 404 ? true : undefined), 10_000, 'the chat workspace gone on a');
   });
 
   test('when an instance is killed while writes go on, then on restart it resumes where it stopped: every task once, the same documents', async () => {

@@ -22,6 +22,7 @@ import type { Archives } from '../tasks/outcome';
 import type { NetworkStore } from '../network/state';
 import { RULES_INDEX, ruleView, type SearchRules } from '../search/rules';
 import type { WebhookStore } from '../webhooks/store';
+import type { ChatStore } from '../chats/settings';
 import { batchOp, payloadFile, taskOp, type WorkerQueue } from '../tasks/queue';
 import type { BatchRecord, TaskRecord } from '../tasks/types';
 import { META_MAP_SIZE } from '../store/durable';
@@ -39,6 +40,7 @@ export interface Sources {
   network: NetworkStore;
   searchRules: SearchRules;
   webhooks: WebhookStore;
+  chats: ChatStore;
   dbPath: string;
   updateFiles: string;
 }
@@ -141,6 +143,10 @@ export async function writeDump(src: Sources, dumpDir: string, uid: string, self
     write('network.json', JSON.stringify({ self: network.self, remotes: network.remotes, shards: network.shards, leader: network.leader, version: network.version }));
     // The API's webhooks, keyed by uuid as Meilisearch writes them (the command line's is not).
     write('webhooks.json', JSON.stringify({ webhooks: Object.fromEntries(src.webhooks.stored().map((w) => [w.uuid, { url: w.url, headers: w.headers }])) }));
+    // Chat workspaces, one file each, their settings whole (the API key in clear), as Meilisearch writes them.
+    // A uid that is no plain file name (a `/`, a `%`, `.` or `..`) is percent-encoded, and decoded on import.
+    const fileName = (uid: string) => (/[/\\%]/.test(uid) || uid === '.' || uid === '..' ? encodeURIComponent(uid).replace(/\./g, '%2E') : uid);
+    for (const [uid, settings] of src.chats.all()) write(`chat-completions-settings/${fileName(uid)}.json`, JSON.stringify(settings));
   });
 }
 

@@ -22,6 +22,7 @@ import { parseSettingsBody } from '../settings';
 import { Durable, jsonValue, META_MAP_SIZE } from '../store/durable';
 import { batchOp, taskOp } from '../tasks/queue';
 import { parseWebhookUuid, WebhookStore } from '../webhooks/store';
+import { ChatStore, readRecord } from '../chats/settings';
 import type { TaskRecord } from '../tasks/types';
 import { unpackArchive } from './archive';
 import { batchFromDump, DUMP_VERSION, DumpFormatError, type DumpTask, keyFromDump, taskFromDump } from './v6';
@@ -166,6 +167,16 @@ async function loadDump(dir: string, db: string, logger: Logger): Promise<void> 
       await new WebhookStore(durable, null).replaceAll(list);
     }
 
+    const chatsDir = path.join(dir, 'chat-completions-settings');
+    if (fs.existsSync(chatsDir)) {
+      const workspaces = fs
+        .readdirSync(chatsDir)
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+        .map((f): [string, ReturnType<typeof readRecord>] => [decodeFileName(f.slice(0, -'.json'.length)), readRecord(fs.readFileSync(path.join(chatsDir, f)))]);
+      await new ChatStore(durable).replaceAll(workspaces);
+    }
+
     const keys = [];
     for await (const raw of jsonLines(path.join(dir, 'keys.jsonl'))) keys.push(keyFromDump(raw));
     if (keys.length) await new KeyStore(durable, null).put(keys);
@@ -293,4 +304,13 @@ async function loadTasks(dir: string, durable: Durable, updateFiles: string): Pr
   }
   ops.push({ db: 'meta', key: 'counters', value: jsonValue({ nextUid, nextBatchUid }) });
   for (let i = 0; i < ops.length; i += 10_000) await durable.commit(ops.slice(i, i + 10_000));
+}
+
+/** A workspace uid from its dump file name (percent-encoded when it was no plain file name). */
+function decodeFileName(name: string): string {
+  try {
+    return name.includes('%') ? decodeURIComponent(name) : name;
+  } catch {
+    return name;
+  }
 }

@@ -24,6 +24,7 @@ const PARAM_NAMES: Record<string, string> = {
   taskUid: 'task_id',
   batchUid: 'batch_id',
   key: 'key',
+  workspace: 'workspace_uid',
 };
 
 const snakeCase = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

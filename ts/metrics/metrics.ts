@@ -13,6 +13,7 @@ import type { SearchLimiter } from '../search/limiter';
 import { databaseSizes } from '../store/sizes';
 import { type BatchRecord, TASK_STATUSES, TASK_TYPES, type TaskRecord } from '../tasks/types';
 import { CONTENT_TYPE, Exposition } from './exposition';
+import { ChatMetrics } from './chat';
 import { HttpMetrics } from './http';
 import { processMetrics } from './process';
 
@@ -37,6 +38,7 @@ const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
 export class Metrics {
   readonly http = new HttpMetrics();
+  readonly chat = new ChatMetrics();
 
   constructor(private readonly sources: MetricsSources) {}
 
@@ -44,6 +46,7 @@ export class Metrics {
     const s = this.sources;
     const out = new Exposition();
     this.http.render(out);
+    this.chat.render(out);
 
     const indexes = s.registry.list();
     const stats = indexes.map((e) => s.registry.handleOf(e).stats());

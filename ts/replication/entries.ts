@@ -16,8 +16,8 @@ import type { EnqueueInit } from '../tasks/queue';
 /** A payload up to this size travels in its entry (NATS' default message limit is 1 MiB). */
 export const INLINE_PAYLOAD_MAX = 512 * 1024;
 
-/** The instance-wide records a change may write: the databases and meta keys of keys, features, network and webhooks. */
-const RECORD_DBS = new Set(['keys', 'webhooks']);
+/** The instance-wide records a change may write: the databases and meta keys of keys, features, network, webhooks and chat workspaces. */
+const RECORD_DBS = new Set(['keys', 'webhooks', 'chats']);
 const RECORD_META_KEYS = new Set(['features', 'network']);
 
 export interface TaskEntry extends EnqueueInit {
