@@ -47,41 +47,31 @@ function typo(word, rand, edits) {
   return chars.join('');
 }
 
-/** A fixed mix of query shapes drawn from the documents' own words. */
-function queryMix(docs, rand, perShape) {
-  const pick = () => docs[Math.floor(rand() * docs.length)];
-  const pickWords = (min) => {
-    for (let i = 0; i < 50; i++) {
-      const d = pick();
-      const w = words(`${d.name} ${d.summary}`);
-      if (w.length >= min) return w;
-    }
-    return ['python', 'library', 'client'];
-  };
-  const mix = { oneWord: [], twoWords: [], threeWords: [], prefix: [], typo1: [], typo2: [], phrase: [], placeholder: [] };
-  for (let i = 0; i < perShape; i++) {
-    const w = pickWords(3);
-    const start = Math.floor(rand() * (w.length - 2));
-    mix.oneWord.push({ body: { q: w[start] } });
-    mix.twoWords.push({ body: { q: `${w[start]} ${w[start + 1]}` } });
-    mix.threeWords.push({ body: { q: `${w[start]} ${w[start + 1]} ${w[start + 2]}` } });
-    const long = w.find((x) => x.length >= 5) ?? w[start];
-    mix.prefix.push({ body: { q: long.slice(0, Math.max(2, Math.ceil(long.length / 2))) } });
-    mix.typo1.push({ body: { q: typo(long, rand, 1) } });
-    const longer = w.find((x) => x.length >= 9) ?? long;
-    mix.typo2.push({ body: { q: typo(longer, rand, longer.length >= 9 ? 2 : 1) } });
-    mix.phrase.push({ body: { q: `"${w[start]} ${w[start + 1]}"` } });
-    mix.placeholder.push({ body: { q: '', limit: 20, offset: Math.floor(rand() * 100) } });
-  }
-  return mix;
-}
+/** A random element of `xs`. */
+const anyOf = (xs, rand) => xs[Math.floor(rand() * xs.length)];
 
 /**
- * Filters, facets and sort (issue 4): `eq` is an attribute compared for equality, `num` a
- * numeric one for ranges, IN lists and sorting. Values are drawn from the documents.
+ * One drawer per query shape: each call draws one query body from the documents' own words,
+ * every shape from documents of its own, so no shape starts from another's words (a word's
+ * typo walk cached by one shape must not make the next one look cheap). `attributes` are the
+ * index's filterable attributes (`{ eq, num }` as in `DATASETS[...].filterFields`).
  */
-function filterMix(docs, rand, perShape, { eq, num }) {
+function drawers(docs, rand, { eq, num }) {
   const pick = () => docs[Math.floor(rand() * docs.length)];
+  const int = (n) => Math.floor(rand() * n);
+  // The words of a random document with at least `min` of them (`field`: one field only).
+  const pickWords = (min, field) => {
+    for (let i = 0; i < 50; i++) {
+      const d = pick();
+      const w = words(field ? d[field] : `${d.name} ${d.summary}`);
+      if (w.length >= min) return w;
+    }
+    return ['python', 'library', 'client'].slice(0, Math.max(min, 1));
+  };
+  const long = (w, n) => {
+    const l = w.filter((x) => x.length >= n);
+    return l.length ? anyOf(l, rand) : null;
+  };
   const value = (field) => {
     for (let i = 0; i < 50; i++) {
       const v = pick()[field];
@@ -90,37 +80,157 @@ function filterMix(docs, rand, perShape, { eq, num }) {
     return 0;
   };
   const lit = (v) => (typeof v === 'number' ? String(v) : JSON.stringify(String(v)));
-  const word = () => {
-    for (let i = 0; i < 50; i++) {
-      const w = words(`${pick().name} ${pick().summary}`);
-      if (w.length) return w[0];
-    }
-    return 'python';
+  const word = () => anyOf(pickWords(1), rand);
+  const facets = [...new Set([eq, num])];
+  const run = (n) => {
+    const w = pickWords(n);
+    const s = int(w.length - n + 1);
+    return w.slice(s, s + n);
   };
-  const mix = { filterEq: [], filterRange: [], filterIn100: [], filterAndQuery: [], sortNumeric: [], sortAndQuery: [], facetsAll: [] };
-  for (let i = 0; i < perShape; i++) {
-    mix.filterEq.push({ body: { q: '', filter: `${eq} = ${lit(value(eq))}` } });
-    const [a, b] = [value(num), value(num)].sort((x, y) => x - y);
-    mix.filterRange.push({ body: { q: '', filter: `${num} ${a} TO ${b}` } });
-    const list = Array.from({ length: 100 }, () => lit(value(num)));
-    mix.filterIn100.push({ body: { q: '', filter: `${num} IN [${list.join(', ')}]` } });
-    mix.filterAndQuery.push({ body: { q: word(), filter: `${num} >= ${a}` } });
-    mix.sortNumeric.push({ body: { q: '', sort: [`${num}:${rand() < 0.5 ? 'asc' : 'desc'}`], offset: Math.floor(rand() * 100) } });
-    mix.sortAndQuery.push({ body: { q: word(), sort: [`${num}:desc`] } });
-    mix.facetsAll.push({ body: { q: '', facets: [eq, num], limit: 0 } });
+  return {
+    search: {
+      oneWord: () => ({ q: word() }),
+      twoWords: () => ({ q: run(2).join(' ') }),
+      threeWords: () => ({ q: run(3).join(' ') }),
+      prefix: () => {
+        const w = pickWords(1);
+        const l = long(w, 5) ?? anyOf(w, rand);
+        return { q: l.slice(0, Math.max(2, Math.ceil(l.length / 2))) };
+      },
+      typo1: () => {
+        const w = pickWords(1);
+        return { q: typo(long(w, 5) ?? anyOf(w, rand), rand, 1) };
+      },
+      typo2: () => {
+        const w = pickWords(1);
+        const l = long(w, 9);
+        return { q: l ? typo(l, rand, 2) : typo(long(w, 5) ?? anyOf(w, rand), rand, 1) };
+      },
+      phrase: () => ({ q: `"${run(2).join(' ')}"` }),
+      // The first pages of the whole catalogue: 100 bodies only (see `distinctMix`).
+      placeholder: () => ({ q: '', limit: 20, offset: int(100) }),
+    },
+    box: {
+      // A word and a word it must not have, both from one document, so the negation removes hits.
+      negated: () => {
+        const [a, b] = run(2);
+        return { q: `${a} -${b}` };
+      },
+      // A word of the long text, highlighted in both fields and cropped in the long one.
+      highlightCrop: () => ({ q: anyOf(pickWords(1, 'summary'), rand), attributesToHighlight: ['name', 'summary'], attributesToCrop: ['summary'], cropLength: 12 }),
+      // One of the first three pages of 50 hits.
+      limit50: () => ({ q: word(), limit: 50, offset: 50 * int(3) }),
+    },
+    filters: {
+      filterEq: () => ({ q: '', filter: `${eq} = ${lit(value(eq))}` }),
+      filterRange: () => {
+        const [a, b] = [value(num), value(num)].sort((x, y) => x - y);
+        return { q: '', filter: `${num} ${a} TO ${b}` };
+      },
+      filterIn100: () => ({ q: '', filter: `${num} IN [${Array.from({ length: 100 }, () => lit(value(num))).join(', ')}]` }),
+      filterAndQuery: () => ({ q: word(), filter: `${num} >= ${value(num)}` }),
+      sortNumeric: () => ({ q: '', sort: [`${num}:${rand() < 0.5 ? 'asc' : 'desc'}`], offset: int(100) }),
+      sortAndQuery: () => ({ q: word(), sort: [`${num}:desc`] }),
+      // The facet distribution of every filterable attribute over every document: one body.
+      facetsAll: () => ({ q: '', facets, limit: 0 }),
+      // What a search box with a facet sidebar sends: a word, and counts on each filterable attribute.
+      wordFacets: () => ({ q: word(), facets }),
+    },
+  };
+}
+
+/** Shapes that have one body only: always repeated, left out of the fresh QPS phase. */
+const ONE_BODY = new Set(['facetsAll']);
+
+/**
+ * `perShape` bodies of every shape drawn by `draw` (a group of `drawers`), shape after shape,
+ * none of which is in `seen` nor drawn twice; each body drawn is added to `seen`. A shape
+ * whose bodies run out (an attribute with few values) gets fewer: 20 failed draws in a row
+ * end it. Shapes of `ONE_BODY` are repeated as they are.
+ */
+function distinctMix(draw, perShape, seen) {
+  const mix = {};
+  for (const [shape, next] of Object.entries(draw)) {
+    mix[shape] = [];
+    let misses = 0;
+    while (mix[shape].length < perShape && misses < 20) {
+      const body = next();
+      const text = JSON.stringify(body);
+      if (ONE_BODY.has(shape)) {
+        mix[shape].push({ body });
+        continue;
+      }
+      if (seen.has(text)) {
+        misses++;
+        continue;
+      }
+      misses = 0;
+      seen.add(text);
+      mix[shape].push({ body });
+    }
   }
   return mix;
 }
 
 /**
- * The timed mixes of `run.js`: the query shapes, then the filter shapes, drawn in that order
- * from one generator of seed 42, so every tool that names the bench's queries draws the same.
+ * `count` bodies, none in `seen` and none twice (each added to `seen`), taking the shapes of
+ * `draw` in turn (`ONE_BODY` shapes left out); a shape that runs out of new bodies leaves the
+ * turn. For a phase that must never repeat a query: `run.js`'s headline QPS.
+ */
+function freshQueries(draw, count, seen) {
+  const live = Object.entries(draw).filter(([shape]) => !ONE_BODY.has(shape));
+  const misses = new Map(live.map(([shape]) => [shape, 0]));
+  const out = [];
+  let turn = 0;
+  while (out.length < count && live.length > 0) {
+    const k = turn++ % live.length;
+    const [shape, next] = live[k];
+    const body = next();
+    const text = JSON.stringify(body);
+    if (seen.has(text)) {
+      misses.set(shape, misses.get(shape) + 1);
+      if (misses.get(shape) >= 50) live.splice(k, 1);
+      continue;
+    }
+    misses.set(shape, 0);
+    seen.add(text);
+    out.push(body);
+  }
+  return out;
+}
+
+/** `perShape` bodies of each shape of a group of `drawers`, drawn shape by shape in turn (repeats allowed). */
+function mixOf(draw, perShape) {
+  const mix = Object.fromEntries(Object.keys(draw).map((shape) => [shape, []]));
+  for (let i = 0; i < perShape; i++) for (const [shape, next] of Object.entries(draw)) mix[shape].push({ body: next() });
+  return mix;
+}
+
+/** The keyword shapes (one, two and three words, prefix, typos, phrase, placeholder), drawn from the documents. */
+function queryMix(docs, rand, perShape) {
+  return mixOf(drawers(docs, rand, {}).search, perShape);
+}
+
+/**
+ * Filters, facets and sort (issue 4): `eq` is an attribute compared for equality, `num` a
+ * numeric one for ranges, IN lists and sorting. Values are drawn from the documents.
+ */
+function filterMix(docs, rand, perShape, fields) {
+  return mixOf(drawers(docs, rand, fields).filters, perShape);
+}
+
+/**
+ * The timed mixes of `run.js`: the keyword shapes with those of search boxes (`negated`,
+ * `highlightCrop`, `limit50`), then the filter shapes, drawn from one generator of seed 42,
+ * every body distinct, so every tool that names the bench's queries draws the same. `seen`
+ * holds the text of every body drawn, for the mixes drawn after (`distinctMix`).
  */
 function seededMixes(docs, perShape, filterFields) {
-  const rand = mulberry32(42);
-  const search = queryMix(docs, rand, perShape);
-  const filters = filterMix(docs, rand, perShape, filterFields);
-  return { search, filters };
+  const d = drawers(docs, mulberry32(42), filterFields);
+  const seen = new Set();
+  const search = distinctMix({ ...d.search, ...d.box }, perShape, seen);
+  const filters = distinctMix(d.filters, perShape, seen);
+  return { search, filters, seen };
 }
 
 /** Runs `fn` and gives its result with the milliseconds it took. */
@@ -145,4 +255,4 @@ function quietClient() {
   require('../dist/util/threads.js').lowerOtherThreads();
 }
 
-module.exports = { filterMix, mulberry32, percentile, queryMix, quietClient, seededMixes, stepSeconds, timed, typo, words };
+module.exports = { ONE_BODY, distinctMix, drawers, filterMix, freshQueries, mulberry32, percentile, queryMix, quietClient, seededMixes, stepSeconds, timed, typo, words };

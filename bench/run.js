@@ -2,18 +2,24 @@
 /**
  * End-to-end benchmark: measures a server that speaks the Meilisearch API over HTTP, the
  * way a user feels it. With no --url it starts Quarry itself on a temporary data dir.
+ * With --meili-bin BIN it starts the reference Meilisearch the same way (fresh data dir, log
+ * level WARN, as Quarry gets).
  *
  *   node bench/run.js [--dataset pypi|npm] [--rows N] [--url URL --key KEY [--pid PID] [--data-dir DIR]]
- *                     [--batch 50000] [--queries 300] [--warmup 100] [--concurrency 8] [--runs 1] [--out file.json] [--quick]
+ *                     [--meili-bin BIN] [--batch 50000] [--queries 300] [--warmup 100] [--concurrency 8]
+ *                     [--qps-seconds 10] [--fresh-queries N] [--runs 1] [--out file.json] [--quick]
  *
- * With --runs N (self-started server only) it repeats the whole run on a fresh data dir N
- * times and reports the median of each figure. Against another server (--url) the index it
- * made is deleted at the end, and --data-dir names that server's data for the disk figure.
+ * With --runs N (self-started server only) it repeats the whole run on a fresh server and
+ * data dir N times and reports the median of each figure. Against another server (--url) the
+ * index it made is deleted at the end, and --data-dir names that server's data for the disk figure.
  *
- * Before the timed shapes, --warmup queries per shape (drawn with another seed, so no timed
- * query repeats one already answered) run once, so the figures are a running server's, not
- * its first queries' (Quarry's JavaScript is still being compiled then); their own p50/p99
- * are reported apart as `first queries`.
+ * Every query body is sent to a server once in its lifetime, except in the repeated-mix QPS
+ * (and the one-body shape `facetsAll`): before the timed shapes, --warmup queries per shape
+ * (another seed) run once, so the figures are a running server's, not its first queries'
+ * (Quarry's JavaScript is still being compiled then; their p50/p99 are reported apart as
+ * `first queries`); then the timed shapes (seed 42); then the headline QPS over
+ * --fresh-queries more (a third seed); then the repeated mix, the timed bodies cycled, as a
+ * second, cache-friendly QPS figure.
  *
  * Prints a table and writes the same figures as JSON (bench/results/ by default).
  * No timing assertions: it reports, it does not judge.
@@ -23,8 +29,8 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { filterMix, queryMix, mulberry32, quietClient, seededMixes } = require('./lib');
-const { DATASETS, batchesOf, client, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startQuarry, waitTask } = require('./server');
+const { ONE_BODY, distinctMix, drawers, freshQueries, mulberry32, quietClient, seededMixes } = require('./lib');
+const { DATASETS, batchesOf, client, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startMeilisearch, startQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
   const o = { dataset: 'pypi', rows: 0, batch: 50000, queries: 300, warmup: 100, concurrency: 8, qpsSeconds: 10, quick: false, runs: 1 };
@@ -35,6 +41,8 @@ function parseArgs(argv) {
     else if (a === '--key') o.key = v();
     else if (a === '--pid') o.pid = Number(v());
     else if (a === '--data-dir') o.dataDir = v();
+    else if (a === '--meili-bin') o.meiliBin = v();
+    else if (a === '--fresh-queries') o.freshQueries = Number(v());
     else if (a === '--dataset') o.dataset = v();
     else if (a === '--rows') o.rows = Number(v());
     else if (a === '--batch') o.batch = Number(v());
@@ -58,6 +66,9 @@ function parseArgs(argv) {
   if (!['pypi', 'npm'].includes(o.dataset)) throw new Error(`--dataset must be pypi or npm`);
   if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error('--runs must be a positive integer');
   if (o.url && o.runs > 1) throw new Error('--runs applies to a self-started server only');
+  if (o.url && o.meiliBin) throw new Error('--url and --meili-bin both name the server: give one');
+  // Enough never-sent queries for the whole QPS phase: well above what either server answers.
+  o.freshQueries ??= 6000 * o.qpsSeconds;
   return o;
 }
 
@@ -78,13 +89,13 @@ const mib = (n) => (n === null ? '-' : `${(n / 1024 / 1024).toFixed(1)} MiB`);
 
 /** One full run: settings, indexing, then the query mix. Returns the figures. */
 async function runOnce(o, docs, rawTsv, rawGzip) {
-  const started = o.url ? null : await startQuarry();
+  const started = o.url ? null : o.meiliBin ? await startMeilisearch(o.meiliBin) : await startQuarry();
   const url = o.url ?? started.url;
   const key = o.key ?? started?.key;
   const pid = o.pid ?? started?.pid;
   const api = client(url, key);
   const index = `bench_${o.dataset}_${Date.now()}`;
-  const results = { dataset: o.dataset, url: o.url ? url : 'self-started quarry', date: new Date().toISOString(), machine: { cpus: os.cpus().length, memory: os.totalmem() } };
+  const results = { dataset: o.dataset, url: o.url ? url : o.meiliBin ? 'self-started meilisearch' : 'self-started quarry', date: new Date().toISOString(), machine: { cpus: os.cpus().length, memory: os.totalmem() } };
   try {
     results.rows = docs.length;
     // Indexing: first POST to last task succeeded.
@@ -96,17 +107,26 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
 
     // The first query with a facet after indexing builds the value columns (one pass over
     // the documents): it is timed on its own.
+    const columnsBody = { q: '', facets: [...new Set(Object.values(DATASETS[o.dataset].filterFields))], limit: 0 };
     const c0 = process.hrtime.bigint();
-    await api('POST', `/indexes/${index}/search`, JSON.stringify({ q: '', facets: Object.values(DATASETS[o.dataset].filterFields), limit: 0 }));
+    await api('POST', `/indexes/${index}/search`, JSON.stringify(columnsBody));
     results.columnsColdMs = Number(process.hrtime.bigint() - c0) / 1e6;
-    // The first queries (another seed's mix, every shape, timed together and apart from the
-    // rest), then the seeded mix per shape at concurrency 1, then QPS at concurrency N, timed
-    // by a process that does not hold the rows (`bench/timer.js` says why).
-    const wrand = mulberry32(7);
-    const warm = o.warmup > 0 ? [...Object.values(queryMix(docs, wrand, o.warmup)), ...Object.values(filterMix(docs, wrand, o.warmup, DATASETS[o.dataset].filterFields))].flat() : [];
-    const { search: mix, filters: fmix } = seededMixes(docs, o.queries, DATASETS[o.dataset].filterFields);
+    // Every body below is distinct from every other (`seen`), except the repeated mix: the
+    // timed shapes (seed 42), the first queries (seed 7), the headline QPS's fresh queries
+    // (seed 99), each group drawing its own documents. They are timed by a process that does
+    // not hold the rows (`bench/timer.js` says why).
+    const fields = DATASETS[o.dataset].filterFields;
+    const { search: mix, filters: fmix, seen } = seededMixes(docs, o.queries, fields);
+    seen.add(JSON.stringify(columnsBody));
+    const all = (d) => ({ ...d.search, ...d.box, ...d.filters });
+    const warm = o.warmup > 0 ? Object.values(distinctMix(all(drawers(docs, mulberry32(7), fields)), o.warmup, seen)).flat() : [];
+    const fresh = freshQueries(all(drawers(docs, mulberry32(99), fields)), o.freshQueries, seen);
     const body = (q) => q.body;
     const bodies = (m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, v.map(body)]));
+    // The repeated mix: the timed bodies of the same shapes as the fresh ones, cycled.
+    const repeated = Object.entries({ ...mix, ...fmix })
+      .filter(([shape]) => !ONE_BODY.has(shape))
+      .flatMap(([, v]) => v.map(body));
     const timed = await runTimer({
       url,
       key,
@@ -114,7 +134,8 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
       warm: warm.map(body),
       shapes: bodies(mix),
       filters: bodies(fmix),
-      qps: Object.values(mix).flat().map(body),
+      fresh,
+      repeated,
       concurrency: o.concurrency,
       qpsSeconds: o.qpsSeconds,
       pid,
@@ -122,7 +143,8 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
     if (timed.firstQueries) results.firstQueries = { perShape: o.warmup, ...timed.firstQueries };
     results.search = timed.search;
     results.filters = timed.filters;
-    results.qps = timed.qps;
+    results.qps = { ...timed.qps, fresh: true };
+    results.qpsRepeated = timed.qpsRepeated;
     results.memory.afterSearch = pid ? rssOf(pid) : null;
     return results;
   } finally {
@@ -132,6 +154,12 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
     }
   }
 }
+
+/** How many timed bodies the repeated mix cycles (every timed shape but the one-body ones). */
+const repeatedCount = (results) =>
+  Object.entries({ ...results.search, ...results.filters })
+    .filter(([shape]) => !ONE_BODY.has(shape))
+    .reduce((n, [, r]) => n + r.n, 0);
 
 const median = (xs) => {
   const v = xs.filter((x) => typeof x === 'number' && !Number.isNaN(x)).sort((a, b) => a - b);
@@ -166,7 +194,7 @@ async function main() {
   }
   const results = o.runs > 1 ? { ...medianOf(runs), runs: runs.length, perRun: runs } : runs[0];
 
-  console.log(`\nQuarry bench — ${o.dataset}, ${docs.length} documents, ${results.url}${o.runs > 1 ? `, median of ${o.runs} runs` : ''}`);
+  console.log(`\nbench — ${o.dataset}, ${docs.length} documents, ${results.url}${o.runs > 1 ? `, median of ${o.runs} runs` : ''}`);
   console.log(`indexing     ${fmt(results.indexing.docsPerSecond, 0)} docs/s (${fmt(results.indexing.seconds, 1)} s)`);
   const b = results.indexing.batches;
   if (b?.seconds) {
@@ -187,17 +215,22 @@ async function main() {
     const f = results.firstQueries;
     console.log(`first ${f.n} queries after indexing (${f.perShape} per shape, another seed; not in the shapes below): p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms`);
   }
-  console.log('\nshape            n     p50 ms   p95 ms   p99 ms   server ms');
+  console.log('\nfresh queries, each sent once, concurrency 1');
+  console.log('shape            n     p50 ms   p95 ms   p99 ms   server ms');
   for (const [shape, r] of Object.entries(results.search)) {
     console.log(`${shape.padEnd(14)} ${String(r.n).padStart(4)} ${fmt(r.p50).padStart(9)} ${fmt(r.p95).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.serverMsAvg).padStart(10)}`);
   }
   console.log(`\nfilters, facets, sort (value columns built by the first such query: ${fmt(results.columnsColdMs)} ms)`);
   for (const [shape, r] of Object.entries(results.filters)) {
-    console.log(`${shape.padEnd(14)} ${String(r.n).padStart(4)} ${fmt(r.p50).padStart(9)} ${fmt(r.p95).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.serverMsAvg).padStart(10)}`);
+    const note = ONE_BODY.has(shape) ? '  (one body: repeated)' : '';
+    console.log(`${shape.padEnd(14)} ${String(r.n).padStart(4)} ${fmt(r.p50).padStart(9)} ${fmt(r.p95).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.serverMsAvg).padStart(10)}${note}`);
   }
-  console.log(`\nQPS at concurrency ${o.concurrency}: ${fmt(results.qps.value, 0)}`);
+  const q = results.qps;
+  const r = results.qpsRepeated;
+  console.log(`\nQPS at concurrency ${o.concurrency}, fresh queries (each sent once): ${fmt(q.value, 0)}  (${fmt(q.queries, 0)} queries${q.exhausted ? `; ran out after ${fmt(q.seconds, 1)} s: raise --fresh-queries` : ''})`);
+  console.log(`QPS at concurrency ${o.concurrency}, repeated (cache-friendly): ${fmt(r.value, 0)}  (the ${repeatedCount(results)} timed bodies cycled)`);
   console.log(
-    `CPU per query: server ${fmt(results.qps.serverCpuMsPerQuery, 3)} ms, bench client ${fmt(results.qps.clientCpuMsPerQuery, 3)} ms (${os.cpus().length} cores shared)`,
+    `CPU per query (fresh): server ${fmt(q.serverCpuMsPerQuery, 3)} ms, bench client ${fmt(q.clientCpuMsPerQuery, 3)} ms (${os.cpus().length} cores shared)`,
   );
   const out = o.out ?? path.join(__dirname, 'results', `${o.dataset}-${Date.now()}.json`);
   fs.mkdirSync(path.dirname(out), { recursive: true });

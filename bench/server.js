@@ -1,12 +1,13 @@
 /**
- * What the benchmarks share: the catalogues (read from the TSV files), starting Quarry on a
- * temporary data directory, a keep-alive HTTP client, waiting for tasks, and reading a
+ * What the benchmarks share: the catalogues (read from the TSV files), starting Quarry (or the
+ * reference Meilisearch) on a temporary data directory, a keep-alive HTTP client, waiting for tasks, and reading a
  * process's memory, CPU time and a directory's size from /proc and the file system.
  */
 'use strict';
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
+const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const zlib = require('node:zlib');
@@ -66,7 +67,7 @@ async function loadRows(ds, limit) {
 async function startQuarry(extraArgs = [], dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-'))) {
   const key = 'bench-master-key-0123456789';
   const bin = path.join(__dirname, '../bin/quarry.js');
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), bin, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', key, '--no-analytics', '--log-level', 'error', ...extraArgs], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), bin, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', key, '--no-analytics', '--log-level', 'WARN', ...extraArgs], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise((resolve, reject) => {
@@ -81,6 +82,55 @@ async function startQuarry(extraArgs = [], dbPath = fs.mkdtempSync(path.join(os.
   return { url, key, pid: child.pid, dbPath, child };
 }
 
+/** A TCP port free on loopback now (for a server that cannot be told to take port 0). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts the reference Meilisearch (the binary at `bin`, e.g. `$MEILI_BIN` inside
+ * `../shared/tools/with-meilisearch.sh`) on a fresh temporary directory, at the log level the
+ * bench gives Quarry (WARN), and waits until it answers `/health`. Same shape as
+ * `startQuarry`'s answer (`dbPath` is the `data.ms` directory, for the disk figure; `root` the
+ * temporary directory `discardQuarry` removes), so the benches run both servers alike.
+ */
+async function startMeilisearch(bin, extraArgs = []) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'meili-bench-'));
+  const port = await freePort();
+  const key = 'bench-master-key-0123456789';
+  const dbPath = path.join(root, 'data.ms');
+  const args = ['--http-addr', `127.0.0.1:${port}`, '--db-path', dbPath, '--dump-dir', path.join(root, 'dumps'), '--snapshot-dir', path.join(root, 'snapshots'), '--master-key', key, '--no-analytics', '--log-level', 'WARN', ...extraArgs];
+  const log = fs.openSync(path.join(root, 'meilisearch.log'), 'a');
+  const child = spawn(bin, args, { stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+  const url = `http://127.0.0.1:${port}`;
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  for (let i = 0; i < 300 && !exited; i++) {
+    const up = await new Promise((resolve) => {
+      http
+        .get(`${url}/health`, (res) => {
+          res.resume();
+          resolve(res.statusCode === 200);
+        })
+        .on('error', () => resolve(false));
+    });
+    if (up) return { url, key, pid: child.pid, dbPath, root, child };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  const tail = fs.readFileSync(path.join(root, 'meilisearch.log'), 'utf8').split('\n').slice(-20).join('\n');
+  fs.rmSync(root, { recursive: true, force: true });
+  throw new Error(`meilisearch (${bin}) did not answer on ${url}; its log ends:\n${tail}`);
+}
+
 /** Stops a server `startQuarry` started (SIGTERM) and waits until it has exited. */
 async function stopQuarry(started) {
   if (started.child.exitCode !== null || started.child.signalCode !== null) return;
@@ -89,10 +139,10 @@ async function stopQuarry(started) {
   await exited;
 }
 
-/** Stops a server `startQuarry` started and removes its data dir. */
+/** Stops a server `startQuarry` or `startMeilisearch` started and removes its data dir. */
 async function discardQuarry(started) {
   await stopQuarry(started);
-  fs.rmSync(started.dbPath, { recursive: true, force: true });
+  fs.rmSync(started.root ?? started.dbPath, { recursive: true, force: true });
 }
 
 /** A keep-alive HTTP client (node:http), so the figures measure the server, not fetch(). */
@@ -210,4 +260,4 @@ function duBytes(dir) {
 }
 
 
-module.exports = { DATASETS, batchesOf, client, cpuMsOf, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startQuarry, stopQuarry, waitTask };
+module.exports = { DATASETS, batchesOf, client, cpuMsOf, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startMeilisearch, startQuarry, stopQuarry, waitTask };

@@ -11,7 +11,9 @@
  * millisecond. Both servers are timed by the same client.
  *
  *   echo '{"url":...,"key":...,"index":...,"warm":[...],"shapes":{...},"filters":{...},
- *          "qps":[...],"concurrency":8,"qpsSeconds":10,"pid":123}' | node bench/timer.js
+ *          "fresh":[...],"repeated":[...],"concurrency":8,"qpsSeconds":10,"pid":123}' | node bench/timer.js
+ *
+ * `fresh` are sent once each (the headline QPS), `repeated` cycled (the cache-friendly QPS).
  */
 'use strict';
 const http = require('node:http');
@@ -84,8 +86,12 @@ async function timeShapes(search, shapes) {
   return out;
 }
 
-/** Queries per second at `concurrency` over `bodies` for `seconds`, with the CPU each cost. */
-async function measureQps(search, bodies, concurrency, seconds, pid) {
+/**
+ * Queries per second at `concurrency` for `seconds`, with the CPU each query cost. With
+ * `cycle`, `bodies` are sent over and over (the repeated mix); without, each at most once, and
+ * the phase ends early when they run out (`exhausted`: ask for more with `--fresh-queries`).
+ */
+async function measureQps(search, bodies, concurrency, seconds, pid, cycle) {
   const serverCpu0 = pid ? cpuMsOf(pid) : null;
   const clientCpu0 = process.cpuUsage();
   const t0 = Date.now();
@@ -93,7 +99,7 @@ async function measureQps(search, bodies, concurrency, seconds, pid) {
   let done = 0;
   let i = 0;
   async function loop() {
-    while (Date.now() < end) {
+    while (Date.now() < end && (cycle || i < bodies.length)) {
       await search(bodies[i++ % bodies.length]);
       done++;
     }
@@ -104,6 +110,10 @@ async function measureQps(search, bodies, concurrency, seconds, pid) {
   return {
     concurrency,
     value: done / elapsed,
+    queries: done,
+    distinctBodies: Math.min(done, bodies.length),
+    seconds: elapsed,
+    exhausted: !cycle && i >= bodies.length && elapsed < seconds,
     serverCpuMsPerQuery: serverCpu0 === null ? null : (cpuMsOf(pid) - serverCpu0) / done,
     clientCpuMsPerQuery: (clientCpu.user + clientCpu.system) / 1000 / done,
   };
@@ -122,8 +132,10 @@ async function run(plan) {
   }
   out.search = await timeShapes(search, shapesOf(plan.shapes));
   out.filters = await timeShapes(search, shapesOf(plan.filters));
-  process.stderr.write(`  measuring QPS at concurrency ${plan.concurrency}...\n`);
-  out.qps = await measureQps(search, texts(plan.qps), plan.concurrency, plan.qpsSeconds, plan.pid);
+  process.stderr.write(`  measuring QPS at concurrency ${plan.concurrency}, fresh queries...\n`);
+  out.qps = await measureQps(search, texts(plan.fresh), plan.concurrency, plan.qpsSeconds, plan.pid, false);
+  process.stderr.write(`  measuring QPS at concurrency ${plan.concurrency}, repeated mix...\n`);
+  out.qpsRepeated = await measureQps(search, texts(plan.repeated), plan.concurrency, plan.qpsSeconds, plan.pid, true);
   return out;
 }
 
