@@ -53,8 +53,9 @@ const anyOf = (xs, rand) => xs[Math.floor(rand() * xs.length)];
 /**
  * One drawer per query shape: each call draws one query body from the documents' own words,
  * every shape from documents of its own, so no shape starts from another's words (a word's
- * typo walk cached by one shape must not make the next one look cheap). `attributes` are the
- * index's filterable attributes (`{ eq, num }` as in `DATASETS[...].filterFields`).
+ * typo walk cached by one shape must not make the next one look cheap). `{ eq, num }` name the
+ * filterable attributes as `DATASETS[...].filterFields` does (only the filter shapes use them).
+ * Groups: `search` (the keyword shapes), `box` (what search boxes send besides), `filters`.
  */
 function drawers(docs, rand, { eq, num }) {
   const pick = () => docs[Math.floor(rand() * docs.length)];
