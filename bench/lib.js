@@ -176,9 +176,10 @@ function distinctMix(draw, perShape, seen) {
 /**
  * `count` bodies, none in `seen` and none twice (each added to `seen`), taking the shapes of
  * `draw` in turn (`ONE_BODY` shapes left out); a shape that runs out of new bodies leaves the
- * turn. For a phase that must never repeat a query: `run.js`'s headline QPS.
+ * turn. For a phase that must never repeat a query: `run.js`'s headline QPS. `perShape`, if
+ * given, receives how many bodies each shape gave.
  */
-function freshQueries(draw, count, seen) {
+function freshQueries(draw, count, seen, perShape = {}) {
   const live = Object.entries(draw).filter(([shape]) => !ONE_BODY.has(shape));
   const misses = new Map(live.map(([shape]) => [shape, 0]));
   const out = [];
@@ -196,6 +197,7 @@ function freshQueries(draw, count, seen) {
     misses.set(shape, 0);
     seen.add(text);
     out.push(body);
+    perShape[shape] = (perShape[shape] ?? 0) + 1;
   }
   return out;
 }

@@ -120,7 +120,8 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
     seen.add(JSON.stringify(columnsBody));
     const all = (d) => ({ ...d.search, ...d.box, ...d.filters });
     const warm = o.warmup > 0 ? Object.values(distinctMix(all(drawers(docs, mulberry32(7), fields)), o.warmup, seen)).flat() : [];
-    const fresh = freshQueries(all(drawers(docs, mulberry32(99), fields)), o.freshQueries, seen);
+    const freshShapes = {};
+    const fresh = freshQueries(all(drawers(docs, mulberry32(99), fields)), o.freshQueries, seen, freshShapes);
     const body = (q) => q.body;
     const bodies = (m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, v.map(body)]));
     // The repeated mix: the timed bodies of the same shapes as the fresh ones, cycled.
@@ -143,7 +144,9 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
     if (timed.firstQueries) results.firstQueries = { perShape: o.warmup, ...timed.firstQueries };
     results.search = timed.search;
     results.filters = timed.filters;
-    results.qps = { ...timed.qps, fresh: true };
+    // `freshShapes`: how many bodies of each shape the fresh pool holds (a shape with few
+    // distinct bodies runs out and leaves the turn; sent are the first `queries` of them).
+    results.qps = { ...timed.qps, fresh: true, freshShapes };
     results.qpsRepeated = timed.qpsRepeated;
     results.memory.afterSearch = pid ? rssOf(pid) : null;
     return results;

@@ -87,36 +87,65 @@ async function timeShapes(search, shapes) {
 }
 
 /**
- * Queries per second at `concurrency` for `seconds`, with the CPU each query cost. With
- * `cycle`, `bodies` are sent over and over (the repeated mix); without, each at most once, and
- * the phase ends early when they run out (`exhausted`: ask for more with `--fresh-queries`).
+ * A QPS phase at `concurrency` over `bodies`, run in slices (`slice(seconds)`), with the CPU
+ * each query cost. With `cycle`, `bodies` are sent over and over (the repeated mix); without,
+ * each at most once across the slices, and a slice ends early when they run out (`exhausted`:
+ * ask for more with `--fresh-queries`).
  */
-async function measureQps(search, bodies, concurrency, seconds, pid, cycle) {
-  const serverCpu0 = pid ? cpuMsOf(pid) : null;
-  const clientCpu0 = process.cpuUsage();
-  const t0 = Date.now();
-  const end = t0 + seconds * 1000;
+function qpsPhase(search, bodies, concurrency, pid, cycle) {
   let done = 0;
   let i = 0;
-  async function loop() {
-    while (Date.now() < end && (cycle || i < bodies.length)) {
-      await search(bodies[i++ % bodies.length]);
-      done++;
-    }
-  }
-  await Promise.all(Array.from({ length: concurrency }, loop));
-  const elapsed = (Date.now() - t0) / 1000;
-  const clientCpu = process.cpuUsage(clientCpu0);
+  let elapsed = 0;
+  let serverCpu = 0;
+  let clientCpu = 0;
+  let exhausted = false;
   return {
-    concurrency,
-    value: done / elapsed,
-    queries: done,
-    distinctBodies: Math.min(done, bodies.length),
-    seconds: elapsed,
-    exhausted: !cycle && i >= bodies.length && elapsed < seconds,
-    serverCpuMsPerQuery: serverCpu0 === null ? null : (cpuMsOf(pid) - serverCpu0) / done,
-    clientCpuMsPerQuery: (clientCpu.user + clientCpu.system) / 1000 / done,
+    async slice(seconds) {
+      const serverCpu0 = pid ? cpuMsOf(pid) : null;
+      const clientCpu0 = process.cpuUsage();
+      const t0 = Date.now();
+      const end = t0 + seconds * 1000;
+      async function loop() {
+        while (Date.now() < end && (cycle || i < bodies.length)) {
+          await search(bodies[i++ % bodies.length]);
+          done++;
+        }
+      }
+      await Promise.all(Array.from({ length: concurrency }, loop));
+      elapsed += (Date.now() - t0) / 1000;
+      if (serverCpu0 !== null) serverCpu += cpuMsOf(pid) - serverCpu0;
+      const c = process.cpuUsage(clientCpu0);
+      clientCpu += (c.user + c.system) / 1000;
+      if (!cycle && i >= bodies.length) exhausted = true;
+    },
+    result: () => ({
+      concurrency,
+      value: done / elapsed,
+      queries: done,
+      distinctBodies: Math.min(done, bodies.length),
+      seconds: elapsed,
+      exhausted,
+      serverCpuMsPerQuery: pid ? serverCpu / done : null,
+      clientCpuMsPerQuery: clientCpu / done,
+    }),
   };
+}
+
+/**
+ * The fresh and the repeated QPS, `seconds` each, in alternating slices of about 2 s (fresh
+ * first), so a change of the machine's load during the phase touches both alike.
+ */
+async function measureQps(search, plan, texts) {
+  const fresh = qpsPhase(search, texts(plan.fresh), plan.concurrency, plan.pid, false);
+  const repeated = qpsPhase(search, texts(plan.repeated), plan.concurrency, plan.pid, true);
+  const slices = Math.max(1, Math.round(plan.qpsSeconds / 2));
+  for (let k = 0; k < slices; k++) {
+    process.stderr.write(`  measuring QPS at concurrency ${plan.concurrency}, fresh and repeated, slice ${k + 1}/${slices}...\r`);
+    await fresh.slice(plan.qpsSeconds / slices);
+    await repeated.slice(plan.qpsSeconds / slices);
+  }
+  process.stderr.write('\n');
+  return { fresh: fresh.result(), repeated: repeated.result() };
 }
 
 /** Runs a plan (see the module doc) and returns its figures. */
@@ -132,10 +161,9 @@ async function run(plan) {
   }
   out.search = await timeShapes(search, shapesOf(plan.shapes));
   out.filters = await timeShapes(search, shapesOf(plan.filters));
-  process.stderr.write(`  measuring QPS at concurrency ${plan.concurrency}, fresh queries...\n`);
-  out.qps = await measureQps(search, texts(plan.fresh), plan.concurrency, plan.qpsSeconds, plan.pid, false);
-  process.stderr.write(`  measuring QPS at concurrency ${plan.concurrency}, repeated mix...\n`);
-  out.qpsRepeated = await measureQps(search, texts(plan.repeated), plan.concurrency, plan.qpsSeconds, plan.pid, true);
+  const qps = await measureQps(search, plan, texts);
+  out.qps = qps.fresh;
+  out.qpsRepeated = qps.repeated;
   return out;
 }
 
