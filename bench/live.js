@@ -8,7 +8,7 @@
  * 2. idle: --clients clients search back to back for --idle-seconds (after as many seconds
  *    untimed, so the figures are a running server's), each query body sent once;
  * 3. writes: a batch of --batch-size documents, half new (the rows after the base) and half
- *    changed (base rows with their summary changed), is sent every second, --batches times,
+ *    changed (base rows no other batch changes, with their summary changed), is sent every second, --batches times,
  *    while the same clients keep searching. Every document of a batch carries a token found in
  *    no other batch (twelve random letters); a poller searches for the oldest batch not yet
  *    found (`"token"`, a one-word phrase: no typo and no prefix match) every --poll-ms, until
@@ -17,7 +17,7 @@
  *    applies them in that order), so a found batch's successor is asked for at once.
  *
  * Reported per server: time to search p50/p90/p99/max (and batches not found within
- * --timeout-s of the last POST), the POST's own answer time, and search p50/p99 idle and during
+ * --timeout-s of their POST), the POST's own answer time, and search p50/p99 idle and during
  * writes (from the first POST until the last batch was found) with their ratio; side by side
  * with ratios Quarry / Meilisearch when both ran.
  *
@@ -59,7 +59,7 @@ function parseArgs(argv) {
   if (o.only === 'meilisearch' && !o.meiliBin) throw new Error('--only meilisearch needs --meili-bin');
   // The poll counts a batch's hits with `totalHits`, which stops at the default maxTotalHits (1000).
   if (o.batchSize % 2 !== 0 || o.batchSize > 1000) throw new Error('--batch-size must be even and at most 1000');
-  if (o.batchSize > o.rows) throw new Error('--rows must hold at least --batch-size rows');
+  if ((o.batches * o.batchSize) / 2 > o.rows / 2) throw new Error('--rows must be at least --batches × --batch-size (each batch changes rows no other batch changes)');
   return o;
 }
 
@@ -77,13 +77,15 @@ function tokenOf(rand) {
 /**
  * The write batches, drawn once so both servers get the same: batch b holds `size / 2` new
  * documents (the rows after the base; copies of base rows under new ids past the catalogue's
- * end) and `size / 2` base documents with a changed summary, every one carrying b's token.
+ * end) and `size / 2` base documents with a changed summary (each changed by one batch
+ * only), every one carrying b's token.
  */
 function writeBatches(docs, base, o) {
   const rand = mulberry32(72);
   const half = o.batchSize / 2;
   const out = [];
   let nextNew = base;
+  const changed = new Set();
   for (let b = 0; b < o.batches; b++) {
     const token = tokenOf(rand);
     const batch = [];
@@ -91,10 +93,16 @@ function writeBatches(docs, base, o) {
       const d = nextNew < docs.length ? docs[nextNew] : { ...docs[nextNew % base], id: nextNew };
       batch.push({ ...d, summary: `${d.summary} ${token}` });
     }
-    // Distinct base rows (a row twice in one batch would be one document).
-    const changed = new Set();
-    while (changed.size < half) changed.add(Math.floor(rand() * base));
-    for (const i of changed) batch.push({ ...docs[i], summary: `${docs[i].summary} changed ${token}` });
+    // Base rows no other batch changes: a row twice in one batch would be one document, and a
+    // row a later batch changes again would lose this batch's token, which would then never
+    // count the whole batch.
+    for (let i = 0; i < half; ) {
+      const r = Math.floor(rand() * base);
+      if (changed.has(r)) continue;
+      changed.add(r);
+      batch.push({ ...docs[r], summary: `${docs[r].summary} changed ${token}` });
+      i++;
+    }
     out.push({ token, ndjson: batch.map((d) => JSON.stringify(d)).join('\n') });
   }
   return out;
@@ -152,7 +160,8 @@ async function runOn(name, start, o, docs, batches, bodies) {
     const sent = []; // per batch: { t0, ack, found }
     let pollsSent = 0;
     let sending = true;
-    // The poller: the oldest batch sent and not yet found.
+    // The poller: the oldest batch sent and not yet found; one not found --timeout-s after its
+    // POST is given up (counted as not found) and the next is asked for.
     const poller = (async () => {
       let k = 0;
       while (k < batches.length) {
@@ -161,7 +170,10 @@ async function runOn(name, start, o, docs, batches, bodies) {
           await sleep(o.pollMs);
           continue;
         }
-        if (performance.now() - sent[sent.length - 1].t0 > o.timeoutS * 1000 && !sending) break;
+        if (performance.now() - sent[k].t0 > o.timeoutS * 1000) {
+          k++;
+          continue;
+        }
         const body = JSON.stringify({ q: `"${batches[k].token}"`, hitsPerPage: 1, page: 1, attributesToRetrieve: ['id'] });
         pollsSent++;
         const r = await api('POST', `/indexes/${index}/search`, body);
