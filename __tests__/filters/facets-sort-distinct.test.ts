@@ -237,7 +237,7 @@ describe('sort', () => {
     const r = await search({ sort: ['genres:asc'] });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_search_sort');
-    expect(r.body.message).toBe('Attribute `genres` is not sortable. Available sortable attributes are: `_geo, author, price, title`.');
+    expect(r.body.message).toMatch(/^Index `[^`]+`: Attribute `genres` is not sortable. Available sortable attributes are: `_geo, author, price, title`.$/);
     expect((await search({ sort: ['price'] })).body.code).toBe('invalid_search_sort');
     const u = await books({ sortableAttributes: ['price'], rankingRules: ['words', 'typo'] });
     const noRule = await s.api('POST', `/indexes/${u}/search`, { body: { sort: ['price:asc'] } });
@@ -277,7 +277,7 @@ describe('distinct', () => {
     const r = await s.api('POST', `/indexes/${uid}/search`, { body: { distinct: 'author' } });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_search_distinct');
-    expect(r.body.message).toBe('Attribute `author` is not filterable and thus, cannot be used as distinct attribute. Available filterable attributes patterns are: `genres`.');
+    expect(r.body.message).toBe(`Index \`${uid}\`: Attribute \`author\` is not filterable and thus, cannot be used as distinct attribute. Available filterable attributes patterns are: \`genres\`.`);
   });
 });
 

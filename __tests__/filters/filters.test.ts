@@ -112,8 +112,30 @@ describe('POST /indexes/{uid}/search with filter', () => {
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_search_filter');
     expect(r.body.message).toBe(
-      'Attribute `id` is not filterable. Available filterable attribute patterns are: `_geo`, `director`, `genre`, `meta`, `tags`, `title`, `year`.\n1:3 id = 1',
+      `Index \`${uid}\`: Attribute \`id\` is not filterable. Available filterable attribute patterns are: \`_geo\`, \`director\`, \`genre\`, \`meta\`, \`tags\`, \`title\`, \`year\`.\n2:4 "id" = "1"`,
     );
+  });
+
+  it.each([
+    ['year = 2000 AND id = 1', '25:27 ("year" = "2000") AND ("id" = "1")'],
+    ['genre = a OR (year 1 TO 5 AND NOT id EXISTS)', '52:54 ("genre" = "a") OR (("year" "1" TO "5") AND (NOT ("id" EXISTS)))'],
+    ['id NOT IN [1, "a b"]', '7:9 NOT ("id" IN ["1", "a b"])'],
+    ["id = 'say \"hi\"'", '2:4 "id" = "say \\"hi\\""'],
+    [['year = 1', ['genre = x', 'id IS NOT NULL']], '47:49 ("year" = "1") AND (("genre" = "x") OR (NOT ("id" IS NULL)))'],
+  ])('when %j reads an attribute that is not filterable, then the filter is quoted as written out', async (filter, tail) => {
+    const r = await search({ filter });
+    expect(r.body.code).toBe('invalid_search_filter');
+    expect(r.body.message.split('\n')[1]).toBe(tail);
+  });
+
+  it('when a multi-search query reads an attribute that is not filterable, then the query and the index are named', async () => {
+    const r = await s.api('POST', '/multi-search', { body: { queries: [{ indexUid: uid, filter: 'id = 1' }] } });
+    expect(r.body.message).toBe(
+      `Inside \`.queries[0]\`: Index \`${uid}\`: Attribute \`id\` is not filterable. Available filterable attribute patterns are: \`_geo\`, \`director\`, \`genre\`, \`meta\`, \`tags\`, \`title\`, \`year\`.\n2:4 "id" = "1"`,
+    );
+    // Documents fetch and facet search quote the filter as sent, without the index.
+    const docs = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { filter: 'id = 1' } });
+    expect(docs.body.message).toBe('Attribute `id` is not filterable. Available filterable attribute patterns are: `_geo`, `director`, `genre`, `meta`, `tags`, `title`, `year`.\n1:3 id = 1');
   });
 });
 

@@ -113,6 +113,47 @@ describe('_geoPolygon on _geojson', () => {
     expect(ids(not.body.hits)).toEqual([4, 5]);
   });
 
+  it('when _geojson is filterable, then _geoRadius and _geoBoundingBox match shapes, and _geo points when _geo is too', async () => {
+    const docs = [
+      { id: 1, _geojson: { type: 'Point', coordinates: [2.35, 48.85] } },
+      { id: 2, _geo: { lat: 48.86, lng: 2.34 } },
+      { id: 3, _geo: { lat: 45.0, lng: 5.0 }, _geojson: { type: 'Point', coordinates: [2.36, 48.84] } },
+      { id: 4, _geojson: { type: 'Polygon', coordinates: [[[2.0, 48.0], [3.0, 48.0], [3.0, 49.0], [2.0, 49.0], [2.0, 48.0]]] } },
+      { id: 5, _geojson: { type: 'Point', coordinates: [100, 10] } },
+    ];
+    const radius = '_geoRadius(48.85, 2.35, 5000)';
+    const box = '_geoBoundingBox([48.9, 2.4], [48.8, 2.3])';
+    const found = async (uid: string, filter: string) => {
+      const r = await s.api('POST', `/indexes/${uid}/search`, { body: { filter } });
+      expect(r.status).toBe(200);
+      return ids(r.body.hits).sort();
+    };
+    const shapes = await index({ filterableAttributes: ['_geojson'] }, docs);
+    expect(shapes.task.status).toBe('succeeded');
+    expect(await found(shapes.uid, radius)).toEqual([1, 3, 4]);
+    expect(await found(shapes.uid, box)).toEqual([1, 3, 4]);
+    expect(await found(shapes.uid, `NOT ${radius}`)).toEqual([2, 5]);
+    // A circle of 10 m inside the polygon meets it; its resolution is the circle's vertices.
+    expect(await found(shapes.uid, '_geoRadius(48.5, 2.5, 10, 16)')).toEqual([4]);
+    const both = await index({ filterableAttributes: ['_geo', '_geojson'] }, docs);
+    expect(await found(both.uid, radius)).toEqual([1, 2, 3, 4]);
+    expect(await found(both.uid, `NOT ${box}`)).toEqual([5]);
+    const points = await index({ filterableAttributes: ['_geo'] }, docs);
+    expect(await found(points.uid, radius)).toEqual([2]);
+  });
+
+  it('when a query holds what _geo or _geojson hold, then they are not searched as words', async () => {
+    const { uid } = await index({ filterableAttributes: ['_geo', '_geojson'] }, [
+      { id: 'a', _geo: { lat: 48.86, lng: 2.34 } },
+      { id: 'b', _geojson: { type: 'Point', coordinates: [2.35, 48.85] } },
+      { id: 'c', other: { type: 'Point', lat: 48.86 } },
+    ]);
+    for (const [q, expected] of [['point', ['c']], ['48.86', ['c']], ['lat', []]] as const) {
+      const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q } });
+      expect(r.body.hits.map((h: { id: string }) => h.id)).toEqual(expected);
+    }
+  });
+
   it('when _geojson is not filterable, then the filter names it', async () => {
     const { uid } = await index({ filterableAttributes: ['_geo'] }, [{ id: 1 }]);
     const r = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: '_geoPolygon([1, 1], [1, 2], [2, 2])' } });

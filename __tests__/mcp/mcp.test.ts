@@ -315,8 +315,8 @@ describe('with --experimental-mcp', () => {
       ['search', { indexUid: 'nowhere_mcp' }, 'index_not_found', 'Index `nowhere_mcp` not found.'],
       ['search', { indexUid: '{movies}', vector: [1, 2, 3] }, 'bad_request', 'Unknown field `vector`: expected one of `indexUid`, `q`, `filter`, `facets`, `sort`, `limit`, `offset`, `attributesToRetrieve`, `matchingStrategy`, `hybrid`, `showRankingScore`'],
       ['search', { indexUid: '{movies}', limit: 'ten' }, 'invalid_search_limit', 'Invalid value type at `.limit`: expected a positive integer, but found a string: `"ten"`'],
-      ['search', { indexUid: '{movies}', filter: 'title = Carol' }, 'invalid_search_filter', 'Attribute `title` is not filterable. Available filterable attribute patterns are: `genre`, `year`.\n1:6 title = Carol'],
-      ['search', { indexUid: '{movies}', sort: ['title:asc'] }, 'invalid_search_sort', 'Attribute `title` is not sortable. Available sortable attributes are: `year`.'],
+      ['search', { indexUid: '{movies}', filter: 'title = Carol' }, 'invalid_search_filter', 'Index `{movies}`: Attribute `title` is not filterable. Available filterable attribute patterns are: `genre`, `year`.\n2:7 "title" = "Carol"'],
+      ['search', { indexUid: '{movies}', sort: ['title:asc'] }, 'invalid_search_sort', 'Index `{movies}`: Attribute `title` is not sortable. Available sortable attributes are: `year`.'],
       ['search', { indexUid: '{movies}', q: 'x', hybrid: { embedder: 'nope' } }, 'invalid_search_embedder', 'Cannot find embedder with name `nope`.'],
       ['get_documents', { indexUid: '{movies}', ids: ['a b'] }, 'invalid_document_ids', 'In `.ids[0]`: Document identifier `\\"a b\\"` is invalid.'],
       ['get_documents', { indexUid: '{movies}', limit: -1 }, 'invalid_document_limit', 'Invalid value type at `.limit`: expected a positive integer, but found a negative integer: `-1`'],
@@ -328,7 +328,8 @@ describe('with --experimental-mcp', () => {
       expect(r.isError).toBe(true);
       expect(r.structured).toBeUndefined();
       expect(r.json.code).toBe(code);
-      expect(r.json.message.slice(0, message.length)).toBe(message);
+      const expected = message.replace('{movies}', movies);
+      expect(r.json.message.slice(0, expected.length)).toBe(expected);
       expect(Object.keys(r.json)).toEqual(['message', 'code', 'type', 'link']);
     });
 

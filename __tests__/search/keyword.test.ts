@@ -120,6 +120,55 @@ describe('matching strategy, phrases and negations', () => {
   });
 });
 
+describe('formatting phrases and absent attributes', () => {
+  let uid: string;
+  const DOCS = [
+    { id: 1, title: 'Boxing match', overview: 'While racing to a boxing match, Ariel meets a boxer. The match was racing fast while boxing.' },
+    { id: 2, title: 'Zebra', overview: 'A zebra is racing. While a boxing match starts, to a friend.' },
+  ];
+  beforeAll(async () => {
+    uid = uniqueIndex('fmtp');
+    const r = await s.api('POST', `/indexes/${uid}/documents`, { body: DOCS });
+    expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+  });
+  const search = async (body: unknown) => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body });
+    expect(r.status).toBe(200);
+    return r.body.hits as any[];
+  };
+
+  it('when a phrase matches, then it is wrapped whole and its words nowhere else', async () => {
+    const hits = await search({ q: '"While racing to a boxing match"', attributesToSearchOn: ['overview'], attributesToHighlight: ['*'], showMatchesPosition: true });
+    expect(hits.map((h) => h.id)).toEqual([1]);
+    expect(hits[0]._formatted.overview).toBe('<em>While racing to a boxing match</em>, Ariel meets a boxer. The match was racing fast while boxing.');
+    expect(hits[0]._formatted.title).toBe('Boxing match');
+    expect(hits[0]._matchesPosition).toEqual({ overview: [{ start: 0, length: 30 }] });
+  });
+
+  it('when a phrase comes with a word, then each is highlighted as itself', async () => {
+    const hits = await search({ q: '"boxing match" zebra', attributesToHighlight: ['overview'] });
+    const zebra = hits.find((h) => h.id === 2);
+    expect(zebra._formatted.overview).toBe('A <em>zebra</em> is racing. While a <em>boxing match</em> starts, to a friend.');
+  });
+
+  it('when a crop meets a hard separator, then it grows on the other side', async () => {
+    const hits = await search({ q: '"boxing match"', attributesToCrop: ['overview'], cropLength: 4, attributesToHighlight: ['overview'] });
+    expect(hits.find((h) => h.id === 1)._formatted.overview).toBe('…to a <em>boxing match</em>…');
+    expect(hits.find((h) => h.id === 2)._formatted.overview).toBe('…a <em>boxing match</em> starts…');
+  });
+
+  it('when no attribute asked to highlight or crop exists, then hits have no _formatted', async () => {
+    for (const body of [{ q: 'boxing', attributesToHighlight: ['name'] }, { q: 'boxing', attributesToCrop: ['name'] }, { q: 'boxing', attributesToHighlight: ['title.x'], attributesToRetrieve: ['id'] }]) {
+      const hits = await search(body);
+      expect(hits.length).toBeGreaterThan(0);
+      for (const h of hits) expect(h).not.toHaveProperty('_formatted');
+    }
+    // One existing attribute is enough, whichever document has it.
+    const hits = await search({ q: 'boxing', attributesToHighlight: ['name', 'title'] });
+    expect(hits[0]._formatted.title).toContain('<em>');
+  });
+});
+
 describe('formatting', () => {
   let uid: string;
   const BOOKS = [
@@ -215,9 +264,10 @@ describe('typo tolerance', () => {
     expect(ids((await search('hobbti')).body.hits)).toEqual([2]);
   });
 
-  it('when a typo matches, then the whole typed word is highlighted', async () => {
-    const r = await search('hobit ', { attributesToHighlight: ['title'] });
-    expect(r.body.hits[0]._formatted.title).toBe('The <em>Hobbit</em>');
+  it('when a typo matches, then as many characters as the query word has are highlighted', async () => {
+    const r = await search('hobit ', { attributesToHighlight: ['title'], showMatchesPosition: true });
+    expect(r.body.hits[0]._formatted.title).toBe('The <em>Hobbi</em>t');
+    expect(r.body.hits[0]._matchesPosition.title).toEqual([{ start: 4, length: 5 }]);
   });
 
   it('when typoTolerance restricts typos, then the settings are obeyed', async () => {

@@ -298,7 +298,7 @@ async function runSearch(deps: Deps, search: SearchService, auth: AuthContext, a
     const body: Json = { ...chat.searchParameters, q: args.q, filter: args.filter };
     let answer: Json;
     try {
-      answer = JSON.parse((await search.search(auth, uid, body)).toString()) as Json;
+      answer = JSON.parse((await search.search(auth, uid, body, undefined, false, true)).toString()) as Json;
     } catch (err) {
       // A query the index refuses (its filter, its sort) is the model's to fix: the text says why.
       if (err instanceof ApiError && err.code.startsWith('invalid_search_')) return { ok: true, sources: [], text: err.message };

@@ -180,7 +180,11 @@ hybrid?: Hybrid | null,
 /**
  * Whether the request carried `media` (multimodal search, which needs search fragments).
  */
-media?: boolean, };
+media?: boolean, 
+/**
+ * The index's name, which the errors about its settings begin with (as Meilisearch's).
+ */
+indexUid?: string | null, };
 
 /**
  * The shards of a network (`all`) and those this instance holds (`own`).

@@ -73,9 +73,12 @@ export class SearchService {
    * rule filter that the engine query would not carry refuses the search rather than answering
    * hits the token may not see.
    */
-  private scopedQuery(auth: AuthContext, uid: string, query: SearchBody): SearchQuery {
+  private scopedQuery(auth: AuthContext, uid: string, query: SearchBody, plainErrors = false): SearchQuery {
     const filter = scopedFilter(auth, uid, query.filter);
     const out: SearchQuery = engineQuery({ ...query, filter: filter as SearchBody['filter'] });
+    // Errors about the index's settings name it, and quote the filter as written out, as
+    // Meilisearch's search routes answer (not what its chat tool gives the model).
+    if (!plainErrors) out.indexUid = uid;
     if (filter !== null && auth.tenantToken && (out.filter === undefined || out.filter === null)) {
       throw new ApiError('invalid_search_filter', `This tenant token restricts \`${uid}\` with a filter, and the search could not carry it.`);
     }
@@ -97,9 +100,11 @@ export class SearchService {
   /**
    * A single-index search (`POST /indexes/{uid}/search`'s body); `receivedAt`: when its request
    * arrived (`http/observe.ts` `arrivalOf`), which `processingTimeMs` counts from; `metadata`:
-   * whether the answer carries the query's metadata (`search/metadata.ts`).
+   * whether the answer carries the query's metadata (`search/metadata.ts`); `plainErrors`:
+   * errors about the index's settings as the engine words them, without the index's name and
+   * with the filter as sent (what the chat tool gives the model).
    */
-  async search(auth: AuthContext, indexUid: unknown, body: unknown, receivedAt?: bigint, metadata = false): Promise<Buffer> {
+  async search(auth: AuthContext, indexUid: unknown, body: unknown, receivedAt?: bigint, metadata = false, plainErrors = false): Promise<Buffer> {
     const requestUid = uuidV7();
     const uid = checkIndexUid(indexUid);
     const query = parseSearch(body);
@@ -107,7 +112,7 @@ export class SearchService {
     const meta = metadata ? this.metadataOf(query.q, uid, network ? this.deps.network.get().self : null) : undefined;
     if (network) return withMetadata(await this.limited(() => this.overNetwork(auth, uid, (body ?? {}) as Record<string, unknown>, query, receivedAt)), { requestUid, metadata: meta }, SEARCH_TAIL);
     const index = this.deps.registry.handle(uid);
-    const engineQ = this.scopedQuery(auth, uid, query);
+    const engineQ = this.scopedQuery(auth, uid, query, plainErrors);
     return withMetadata(await this.limited(() => index.search(engineQ, receivedAt)), { requestUid, metadata: meta }, SEARCH_TAIL);
   }
 

@@ -170,6 +170,7 @@ impl Word {
 pub struct Separator {
     pub start: usize,
     pub end: usize,
+    pub hard: bool,
 }
 
 /// One token of a text, as [`walk`] reports it.
@@ -214,6 +215,7 @@ pub fn walk_in(
                 f(Piece::Separator(Separator {
                     start: byte_start,
                     end: byte_end,
+                    hard: kind == SeparatorKind::Hard,
                 }));
             }
             TokenKind::Word | TokenKind::StopWord => {
@@ -236,6 +238,13 @@ pub fn walk_in(
         }
     }
     last.unwrap_or(first)
+}
+
+/// The words and separators of `text`, in order.
+pub fn pieces_in(tokenizer: &Tokenizer, text: &str, languages: Option<&[Language]>) -> Vec<Piece> {
+    let mut out = Vec::new();
+    walk_in(tokenizer, text, languages, 0, |p| out.push(p));
+    out
 }
 
 /// The words of `text` (stop words included, flagged), positions from 0.

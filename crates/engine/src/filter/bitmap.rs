@@ -21,7 +21,8 @@ pub fn supported(node: &Node) -> bool {
         Node::And(v) | Node::Or(v) => v.iter().all(supported),
         Node::Not(n) => supported(n),
         Node::Field { test, .. } => !matches!(test, Test::Exists | Test::Null | Test::Empty),
-        Node::GeoRadius { .. } | Node::GeoBox { .. } | Node::Never => true,
+        Node::GeoRadius { shape, .. } | Node::GeoBox { shape, .. } => shape.is_none(),
+        Node::Never => true,
         // Shapes are read from the documents.
         Node::GeoPolygon(_) => false,
     }

@@ -39,16 +39,25 @@ pub enum Node {
         path: String,
         test: Test,
     },
+    /// `_geoRadius`: a document's `_geo` point within `radius` meters (when `points`), or its
+    /// `_geojson` shape intersecting the circle drawn with `resolution` vertices (when `shape`
+    /// holds them: `_geojson` is filterable; see [`Node::bind_geo`]).
     GeoRadius {
         lat: f64,
         lng: f64,
         radius: f64,
+        resolution: usize,
+        points: bool,
+        shape: Option<Vec<(f64, f64)>>,
     },
+    /// `_geoBoundingBox`, read from the same fields as `_geoRadius`.
     GeoBox {
         top: f64,
         right: f64,
         bottom: f64,
         left: f64,
+        points: bool,
+        shape: Option<Vec<(f64, f64)>>,
     },
     /// `_geoPolygon`: the document's `_geojson` shape intersects these `(lat, lng)` vertices.
     GeoPolygon(Vec<(f64, f64)>),
@@ -157,9 +166,22 @@ pub fn compile(expr: &Expr) -> Node {
             field_node(field, test)
         }
         Expr::GeoRadius {
-            lat, lng, radius, ..
+            lat,
+            lng,
+            radius,
+            resolution,
         } => match (num(lat), num(lng), num(radius)) {
-            (Some(lat), Some(lng), Some(radius)) => Node::GeoRadius { lat, lng, radius },
+            (Some(lat), Some(lng), Some(radius)) => Node::GeoRadius {
+                lat,
+                lng,
+                radius,
+                resolution: resolution
+                    .as_ref()
+                    .and_then(num)
+                    .map_or(DEFAULT_RESOLUTION, |r| r as usize),
+                points: true,
+                shape: None,
+            },
             _ => Node::Never,
         },
         Expr::GeoBoundingBox {
@@ -179,6 +201,8 @@ pub fn compile(expr: &Expr) -> Node {
                     right,
                     bottom,
                     left,
+                    points: true,
+                    shape: None,
                 },
                 _ => Node::Never,
             }
@@ -200,7 +224,55 @@ fn field_node(field: &Token, test: Test) -> Node {
     }
 }
 
+/// How many vertices draw a `_geoRadius` circle against `_geojson` shapes when the filter
+/// does not say (Meilisearch's default).
+const DEFAULT_RESOLUTION: usize = 125;
+
 impl Node {
+    /// Settles which fields the geo conditions read: `_geo` points when `points` (`_geo` is
+    /// filterable), `_geojson` shapes when `shapes` (`_geojson` is); both when both are.
+    pub fn bind_geo(&mut self, points: bool, shapes: bool) {
+        match self {
+            Node::And(v) | Node::Or(v) => v.iter_mut().for_each(|n| n.bind_geo(points, shapes)),
+            Node::Not(n) => n.bind_geo(points, shapes),
+            Node::GeoRadius {
+                lat,
+                lng,
+                radius,
+                resolution,
+                points: p,
+                shape,
+            } => {
+                *p = points;
+                *shape = shapes.then(|| circle(*lat, *lng, *radius, *resolution));
+            }
+            Node::GeoBox {
+                top,
+                right,
+                bottom,
+                left,
+                points: p,
+                shape,
+            } => {
+                *p = points;
+                let (t, r, b, l) = (*top, *right, *bottom, *left);
+                *shape = shapes.then(|| vec![(t, l), (t, r), (b, r), (b, l)]);
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether a geo node reads `_geojson` shapes (then columns cannot answer it).
+    pub fn reads_shapes(&self) -> bool {
+        match self {
+            Node::And(v) | Node::Or(v) => v.iter().any(Node::reads_shapes),
+            Node::Not(n) => n.reads_shapes(),
+            Node::GeoRadius { shape, .. } | Node::GeoBox { shape, .. } => shape.is_some(),
+            Node::GeoPolygon(_) => true,
+            _ => false,
+        }
+    }
+
     /// Whether a point passes a `_geoRadius` or `_geoBoundingBox` node (false for others). A
     /// box whose right edge is west of its left edge crosses the antimeridian.
     pub fn geo_accepts(&self, lat: f64, lng: f64) -> bool {
@@ -209,12 +281,14 @@ impl Node {
                 lat: clat,
                 lng: clng,
                 radius,
+                ..
             } => haversine_m(*clat, *clng, lat, lng) <= radius + f64::EPSILON,
             Node::GeoBox {
                 top,
                 right,
                 bottom,
                 left,
+                ..
             } => {
                 let lng_ok = if right < left {
                     lng >= *left || lng <= *right
@@ -228,6 +302,22 @@ impl Node {
     }
 }
 
+/// The `(lat, lng)` vertices of a circle of `radius` meters around a point, `n` of them.
+fn circle(lat: f64, lng: f64, radius: f64, n: usize) -> Vec<(f64, f64)> {
+    let n = n.max(3);
+    let d = radius / crate::value::geo::EARTH_RADIUS_M;
+    let (phi, lambda) = (lat.to_radians(), lng.to_radians());
+    (0..n)
+        .map(|i| {
+            let bearing = std::f64::consts::TAU * i as f64 / n as f64;
+            let phi2 = (phi.sin() * d.cos() + phi.cos() * d.sin() * bearing.cos()).asin();
+            let lambda2 = lambda
+                + (bearing.sin() * d.sin() * phi.cos()).atan2(d.cos() - phi.sin() * phi2.sin());
+            (phi2.to_degrees(), lambda2.to_degrees())
+        })
+        .collect()
+}
+
 /// See the module doc.
 pub fn matches(node: &Node, doc: &Map<String, Value>) -> bool {
     match node {
@@ -235,8 +325,12 @@ pub fn matches(node: &Node, doc: &Map<String, Value>) -> bool {
         Node::Or(v) => v.iter().any(|n| matches(n, doc)),
         Node::Not(n) => !matches(n, doc),
         Node::Field { path, test } => passes(&values_at(doc, path), test),
-        Node::GeoRadius { .. } | Node::GeoBox { .. } => {
-            geo_of(doc).is_some_and(|(lat, lng)| node.geo_accepts(lat, lng))
+        Node::GeoRadius { points, shape, .. } | Node::GeoBox { points, shape, .. } => {
+            (*points && geo_of(doc).is_some_and(|(lat, lng)| node.geo_accepts(lat, lng)))
+                || shape.as_ref().is_some_and(|vertices| {
+                    doc.get("_geojson")
+                        .is_some_and(|g| crate::geojson::intersects_polygon(g, vertices))
+                })
         }
         Node::GeoPolygon(vertices) => doc
             .get("_geojson")

@@ -109,6 +109,9 @@ pub struct Filter {
     paths: Vec<String>,
     /// The expression compiled for evaluation.
     node: eval::Node,
+    /// Whether errors quote the filter as [`render`] writes it rather than as sent (search
+    /// requests, as Meilisearch does there).
+    rendered: bool,
 }
 
 impl Filter {
@@ -152,6 +155,7 @@ impl Filter {
                 expr,
                 paths,
                 node,
+                rendered: false,
             }
         }))
     }
@@ -164,6 +168,18 @@ impl Filter {
     /// and the geo arguments. The error is the client-facing message.
     pub fn validate(&self, settings: &crate::settings::Settings) -> Result<(), String> {
         rules::validate(self, settings)
+    }
+
+    /// Binds what the filter reads to the settings it was validated against: `_geoRadius` and
+    /// `_geoBoundingBox` read `_geo` points, `_geojson` shapes, or both, as each is filterable.
+    pub fn bind_geo(&mut self, settings: &crate::settings::Settings) {
+        let r = rules::rules_of(settings);
+        let shapes = rules::has_plain_rule(&r, "_geojson");
+        self.node
+            .bind_geo(rules::has_plain_rule(&r, "_geo"), shapes);
+        if shapes && self.node.reads_shapes() && !self.paths.iter().any(|p| p == "_geojson") {
+            self.paths.push("_geojson".to_string());
+        }
     }
 
     /// Refuses `CONTAINS` unless the `containsFilter` experimental feature is on; the error
@@ -260,8 +276,162 @@ impl Filter {
 
     /// `message\nstart:end source` for an error about one token.
     pub fn error_at(&self, token: &Token, message: &str) -> String {
+        if self.rendered {
+            let mut out = Rendered::default();
+            out.expr(&self.expr, token);
+            if let Some((start, end)) = out.at {
+                return format!("{message}\n{}", parser::locate(&out.text, start, end));
+            }
+        }
         let src = &self.sources[token.src];
         format!("{message}\n{}", parser::locate(src, token.start, token.end))
+    }
+
+    /// Makes errors about attributes and values quote the filter in its written-out form
+    /// (`("a" = "1") AND ("x" = "1")`), as Meilisearch's search does.
+    pub fn quote_rendered(&mut self) {
+        self.rendered = true;
+    }
+}
+
+/// A filter written out the way Meilisearch's search quotes it in errors: attributes and
+/// values in double quotes, each operand of `AND`/`OR` and `NOT`'s in parentheses, negated
+/// operators as `NOT (…)`, geo rules with their arguments as sent; `at` is where the token
+/// sought was written.
+#[derive(Default)]
+struct Rendered {
+    text: String,
+    at: Option<(usize, usize)>,
+}
+
+impl Rendered {
+    fn token(&mut self, t: &Token, sought: &Token, quoted: bool) {
+        if quoted {
+            self.text.push('"');
+        }
+        let start = self.text.len();
+        if quoted {
+            self.text
+                .push_str(&t.value.replace('\\', "\\\\").replace('"', "\\\""));
+        } else {
+            self.text.push_str(&t.value);
+        }
+        if self.at.is_none() && t == sought {
+            self.at = Some((start, self.text.len()));
+        }
+        if quoted {
+            self.text.push('"');
+        }
+    }
+
+    fn point(&mut self, p: &[Token; 2], sought: &Token) {
+        self.text.push('[');
+        self.token(&p[0], sought, false);
+        self.text.push_str(", ");
+        self.token(&p[1], sought, false);
+        self.text.push(']');
+    }
+
+    fn expr(&mut self, e: &Expr, sought: &Token) {
+        match e {
+            Expr::And(items) | Expr::Or(items) => {
+                let join = if matches!(e, Expr::And(_)) {
+                    " AND "
+                } else {
+                    " OR "
+                };
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.text.push_str(join);
+                    }
+                    self.text.push('(');
+                    self.expr(item, sought);
+                    self.text.push(')');
+                }
+            }
+            Expr::Not(inner) => {
+                self.text.push_str("NOT (");
+                self.expr(inner, sought);
+                self.text.push(')');
+            }
+            Expr::Cond { field, op } => {
+                self.token(field, sought, true);
+                match op {
+                    Op::Eq(v) | Op::Ne(v) | Op::Gt(v) | Op::Ge(v) | Op::Lt(v) | Op::Le(v) => {
+                        self.text.push(' ');
+                        self.text.push_str(op.name());
+                        self.text.push(' ');
+                        self.token(v, sought, true);
+                    }
+                    Op::Between(low, high) => {
+                        self.text.push(' ');
+                        self.token(low, sought, true);
+                        self.text.push_str(" TO ");
+                        self.token(high, sought, true);
+                    }
+                    Op::Exists | Op::Null | Op::Empty => {
+                        self.text.push(' ');
+                        self.text.push_str(op.name());
+                    }
+                    Op::Contains(v, _) | Op::StartsWith(v) => {
+                        self.text.push(' ');
+                        self.text.push_str(op.name());
+                        self.text.push(' ');
+                        self.token(v, sought, true);
+                    }
+                }
+            }
+            Expr::In { field, values } => {
+                self.token(field, sought, true);
+                self.text.push_str(" IN [");
+                for (i, v) in values.iter().enumerate() {
+                    if i > 0 {
+                        self.text.push_str(", ");
+                    }
+                    self.token(v, sought, true);
+                }
+                self.text.push(']');
+            }
+            Expr::GeoRadius {
+                lat,
+                lng,
+                radius,
+                resolution,
+            } => {
+                self.text.push_str("_geoRadius(");
+                for (i, t) in [Some(lat), Some(lng), Some(radius), resolution.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                {
+                    if i > 0 {
+                        self.text.push_str(", ");
+                    }
+                    self.token(t, sought, false);
+                }
+                self.text.push(')');
+            }
+            Expr::GeoBoundingBox {
+                top_right,
+                bottom_left,
+            } => {
+                self.text.push_str("_geoBoundingBox(");
+                self.point(top_right, sought);
+                self.text.push_str(", ");
+                self.point(bottom_left, sought);
+                self.text.push(')');
+            }
+            Expr::GeoPolygon { points } => {
+                self.text.push_str("_geoPolygon(");
+                for (i, p) in points.iter().enumerate() {
+                    if i > 0 {
+                        self.text.push_str(", ");
+                    }
+                    self.point(p, sought);
+                }
+                self.text.push(')');
+            }
+        }
     }
 }
 

@@ -126,8 +126,9 @@ pub fn has_plain_rule(rules: &[Rule], name: &str) -> bool {
 }
 
 /// Whether `_geo` filters are enabled (a plain `_geo` rule).
+/// Whether `_geoRadius` and `_geoBoundingBox` may be used: `_geo` or `_geojson` is filterable.
 fn geo_enabled(rules: &[Rule]) -> bool {
-    has_plain_rule(rules, "_geo")
+    has_plain_rule(rules, "_geo") || has_plain_rule(rules, "_geojson")
 }
 
 /// Whether `field` may be filtered on (and so used in `facets` and as `distinct`).

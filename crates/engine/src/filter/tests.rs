@@ -583,3 +583,46 @@ fn test_ranges_on_many_documents_agree_with_documents() {
     }
     assert!(total > 10_000, "the ranges select many documents ({total})");
 }
+
+#[test]
+fn geo_radius_and_box_read_geojson_shapes_when_geojson_is_filterable() {
+    let bound = |s: &str, filterable: Value| {
+        let mut f = parse(s);
+        let settings = settings(filterable);
+        f.validate(&settings).unwrap();
+        f.bind_geo(&settings);
+        f
+    };
+    let point = doc(json!({"_geojson": {"type": "Point", "coordinates": [2.35, 48.85]}}));
+    let polygon = doc(
+        json!({"_geojson": {"type": "Polygon", "coordinates": [[[2.0, 48.0], [3.0, 48.0], [3.0, 49.0], [2.0, 49.0], [2.0, 48.0]]]}}),
+    );
+    let far = doc(json!({"_geojson": {"type": "Point", "coordinates": [100.0, 10.0]}}));
+    let geo_far_shape_near = doc(
+        json!({"_geo": {"lat": 45.0, "lng": 5.0}, "_geojson": {"type": "Point", "coordinates": [2.36, 48.84]}}),
+    );
+    let geo_near = doc(json!({"_geo": {"lat": 48.86, "lng": 2.34}}));
+    // Only `_geojson`: shapes, never `_geo` points.
+    let f = bound("_geoRadius(48.85, 2.35, 5000)", json!(["_geojson"]));
+    assert!(f.matches(&point) && f.matches(&polygon) && f.matches(&geo_far_shape_near));
+    assert!(!f.matches(&far) && !f.matches(&geo_near));
+    assert!(!f.columns_can_answer());
+    // A circle of 10 m inside the polygon still meets it.
+    assert!(bound("_geoRadius(48.5, 2.5, 10)", json!(["_geojson"])).matches(&polygon));
+    // Both: either field.
+    let f = bound(
+        "_geoBoundingBox([48.9, 2.4], [48.8, 2.3])",
+        json!(["_geo", "_geojson"]),
+    );
+    assert!(f.matches(&point) && f.matches(&geo_near) && f.matches(&geo_far_shape_near));
+    assert!(!f.matches(&far));
+    let f = bound(
+        "NOT _geoRadius(48.85, 2.35, 5000)",
+        json!(["_geo", "_geojson"]),
+    );
+    assert!(f.matches(&far) && !f.matches(&point) && !f.matches(&geo_near));
+    // Only `_geo`: points, as before, from the columns.
+    let f = bound("_geoRadius(48.85, 2.35, 5000)", json!(["_geo"]));
+    assert!(f.matches(&geo_near) && !f.matches(&point) && !f.matches(&geo_far_shape_near));
+    assert!(f.columns_can_answer());
+}

@@ -28,9 +28,10 @@ impl Index {
         contains_enabled: bool,
     ) -> Result<Option<Filter>> {
         let Some(value) = value else { return Ok(None) };
-        let filter = crate::filter::parse_request(value, code, contains_enabled)?;
-        if let Some(f) = &filter {
+        let mut filter = crate::filter::parse_request(value, code, contains_enabled)?;
+        if let Some(f) = &mut filter {
             f.validate(settings).map_err(|m| Error::new(code, m))?;
+            f.bind_geo(settings);
         }
         Ok(filter)
     }

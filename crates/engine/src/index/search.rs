@@ -225,7 +225,7 @@ impl Index {
     ) -> Result<SearchResult> {
         // Parse the request: the filter first, then the parameters checked against settings
         // (in this order, which decides the error a request with several mistakes gets).
-        let allowed = self.filtered(rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
+        let allowed = self.search_filtered(rtxn, settings, q)?;
         let filtered_at = Instant::now();
         let mut request = self.parse_request(rtxn, settings, q)?;
         // Pinned documents leave the natural order, which is then ranked from the first hit
@@ -281,7 +281,8 @@ impl Index {
             Mode::Keyword { .. } => Vec::new(),
             _ => semantic_rule_list(&request.rules, &request.sort_keys).0,
         };
-        let search_on = search_on(settings, q.attributes_to_search_on.as_deref())?;
+        let search_on = search_on(settings, q.attributes_to_search_on.as_deref())
+            .map_err(|e| request::in_index(q, e))?;
         // Ranking, distinct, facets and the page.
         let base = Order {
             rtxn,
@@ -361,6 +362,7 @@ impl Index {
             facets: ordered.facets,
             query: query_text,
             words: std::mem::take(&mut terms.words),
+            phrases: std::mem::take(&mut terms.phrases),
             rules: rank_rules,
             semantic_rules,
             key_specs,

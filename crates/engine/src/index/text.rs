@@ -371,7 +371,8 @@ fn searchable_leaves<'a>(
 ) {
     let mut path = String::new();
     for (k, v) in doc {
-        if k == "_vectors" {
+        // Vectors and geo positions are never searched as words (as on Meilisearch).
+        if k == "_vectors" || k == "_geo" || k == "_geojson" {
             continue;
         }
         path.clear();

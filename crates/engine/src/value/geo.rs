@@ -13,9 +13,11 @@ pub fn geo_of(doc: &Map<String, Value>) -> Option<(f64, f64)> {
     Some((num(geo.get("lat")?)?, num(geo.get("lng")?)?))
 }
 
+/// The Earth's mean radius in metres.
+pub const EARTH_RADIUS_M: f64 = 6_371_008.8;
+
 /// Great-circle distance in metres.
 pub fn haversine_m(lat1: f64, lng1: f64, lat2: f64, lng2: f64) -> f64 {
-    const EARTH_RADIUS_M: f64 = 6_371_008.8;
     let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
     let dp = (lat2 - lat1).to_radians();
     let dl = (lng2 - lng1).to_radians();

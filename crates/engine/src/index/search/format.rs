@@ -4,8 +4,14 @@
 //! separators and dictionary; stop words are words here, as in Meilisearch's highlighter) and
 //! looks for the query's words among the normalized words: a whole-word match wraps the
 //! token, a match of the last word as a prefix wraps only the original characters the query
-//! word covers (`<em>Pri</em>nce`, `<em>Élé</em>phant` for `ele`). Offsets in
-//! `_matchesPosition` are UTF-8 bytes on the original value.
+//! word covers (`<em>Pri</em>nce`, `<em>Élé</em>phant` for `ele`), and a match with typos
+//! wraps as many characters as the query word has (`<em>Taist</em>o` for `tasto`). A quoted
+//! phrase is wrapped whole where its words follow each other, and its words are highlighted
+//! nowhere else. Offsets in `_matchesPosition` are UTF-8 bytes on the original value.
+//!
+//! Cropping keeps the run of matches that holds the most query words within the crop length
+//! (then the closest, then the most in query order), and widens it a word at a time to each
+//! side, never across a hard separator (`.`, `,`, `;` …) while the other side has a soft one.
 
 use std::collections::BTreeMap;
 
@@ -14,7 +20,7 @@ use serde_json::{Map, Value};
 use charabia::{Language, Tokenizer};
 
 use crate::languages::Locales;
-use crate::tokens;
+use crate::tokens::{self, Piece};
 
 /// One query word.
 #[derive(Debug, Clone)]
@@ -23,6 +29,21 @@ pub struct QueryWord {
     pub prefix: bool,
     /// Indexed words within the typo budget of `word`: matched whole.
     pub typos: Vec<String>,
+}
+
+/// One quoted phrase of the query: its words in order (stop words included), and where it
+/// stands among the query's words (just before `words[at]`).
+#[derive(Debug, Clone)]
+pub struct QueryPhrase {
+    pub words: Vec<String>,
+    pub at: usize,
+}
+
+/// What the query matches in a text: its words and its phrases.
+#[derive(Debug, Clone, Copy)]
+pub struct Matching<'a> {
+    pub words: &'a [QueryWord],
+    pub phrases: &'a [QueryPhrase],
 }
 
 /// The languages each field is cut in: the request's `locales`, or else the field's own
@@ -41,7 +62,7 @@ impl<'a> FieldLanguages<'a> {
 
 /// What to do with the hit.
 pub struct Options<'a, 't> {
-    pub words: &'a [QueryWord],
+    pub matching: Matching<'a>,
     /// How the index cuts text into words (stop words aside).
     pub tokenizer: &'a Tokenizer<'t>,
     pub languages: FieldLanguages<'a>,
@@ -55,55 +76,133 @@ pub struct Options<'a, 't> {
     pub post_tag: &'a str,
 }
 
-/// A match in a string: byte start, byte length, which query word.
+/// A match in a string: byte start, byte length, what of the query it matched, and the
+/// words it covers.
 #[derive(Debug, Clone, Copy)]
 struct Hit {
     start: usize,
     len: usize,
-    word: usize,
-    /// Index of the matched token among the string's words.
+    /// Which query word (`< words.len()`) or phrase (`words.len() + p`).
+    of: usize,
+    /// How many query words it stands for (a phrase: its words).
+    weight: usize,
+    /// Where the matched word or phrase stands in the query, for the order of matches.
+    order: (usize, usize),
+    /// Indices of its first and last words among the string's words.
     token: usize,
+    last: usize,
+}
+
+/// A string cut for formatting: its words and separators, where each word is among them,
+/// and the query's matches.
+struct Cut {
+    /// Byte span of each piece and, for a separator, whether it is hard.
+    pieces: Vec<(usize, usize, Option<bool>)>,
+    /// The piece index of each word.
+    words: Vec<usize>,
+    hits: Vec<Hit>,
+}
+
+/// How many bytes of `word`'s original text its first `chars` normalized characters cover.
+fn original_chars(word: &tokens::Word, chars: usize) -> usize {
+    let bytes = word
+        .text
+        .char_indices()
+        .nth(chars)
+        .map_or(word.text.len(), |(b, _)| b);
+    word.original_bytes(bytes)
 }
 
 fn find_matches(
     tokenizer: &Tokenizer,
     (text, languages): (&str, Option<&[Language]>),
-    words: &[QueryWord],
-) -> (Vec<(usize, usize)>, Vec<Hit>) {
-    let tokens = tokens::words_in(tokenizer, text, languages);
-    let spans = tokens.iter().map(|w| (w.start, w.end)).collect();
-    let mut hits = Vec::new();
-    if words.is_empty() {
-        return (spans, hits);
-    }
-    for (t, token) in tokens.iter().enumerate() {
-        let lemma = token.text.as_str();
-        for (w, q) in words.iter().enumerate() {
-            if lemma == q.word || q.typos.iter().any(|x| x == lemma) {
-                hits.push(Hit {
-                    start: token.start,
-                    len: token.end - token.start,
-                    word: w,
-                    token: t,
-                });
-                break;
+    m: Matching,
+) -> Cut {
+    let mut pieces = Vec::new();
+    let mut tokens: Vec<tokens::Word> = Vec::new();
+    let mut words = Vec::new();
+    for piece in tokens::pieces_in(tokenizer, text, languages) {
+        match piece {
+            Piece::Word(w) => {
+                words.push(pieces.len());
+                pieces.push((w.start, w.end, None));
+                tokens.push(w);
             }
-            if q.prefix && lemma.starts_with(q.word.as_str()) {
+            Piece::Separator(s) => pieces.push((s.start, s.end, Some(s.hard))),
+        }
+    }
+    let mut hits = Vec::new();
+    if m.words.is_empty() && m.phrases.is_empty() {
+        return Cut {
+            pieces,
+            words,
+            hits,
+        };
+    }
+    let mut t = 0;
+    'tokens: while t < tokens.len() {
+        // A phrase wins over its words where it matches whole.
+        for (p, phrase) in m.phrases.iter().enumerate() {
+            let n = phrase.words.len();
+            if n > 0
+                && t + n <= tokens.len()
+                && phrase
+                    .words
+                    .iter()
+                    .zip(&tokens[t..t + n])
+                    .all(|(q, w)| *q == w.text)
+            {
+                let end = tokens[t + n - 1].end;
+                hits.push(Hit {
+                    start: tokens[t].start,
+                    len: end - tokens[t].start,
+                    of: m.words.len() + p,
+                    weight: n,
+                    order: (phrase.at, 0),
+                    token: t,
+                    last: t + n - 1,
+                });
+                t += n;
+                continue 'tokens;
+            }
+        }
+        let token = &tokens[t];
+        let lemma = token.text.as_str();
+        for (w, q) in m.words.iter().enumerate() {
+            let len = if lemma == q.word {
+                Some(token.end - token.start)
+            } else if q.typos.iter().any(|x| x == lemma) {
+                // As many characters as the query word has, at most the whole word.
+                Some(original_chars(token, q.word.chars().count()))
+            } else if q.prefix && lemma.starts_with(q.word.as_str()) {
+                Some(token.original_bytes(q.word.len()))
+            } else {
+                None
+            };
+            if let Some(len) = len {
                 hits.push(Hit {
                     start: token.start,
-                    len: token.original_bytes(q.word.len()),
-                    word: w,
+                    len,
+                    of: w,
+                    weight: 1,
+                    order: (w, 1),
                     token: t,
+                    last: t,
                 });
                 break;
             }
         }
+        t += 1;
     }
-    (spans, hits)
+    Cut {
+        pieces,
+        words,
+        hits,
+    }
 }
 
 /// Whether the dotted `path` is selected by `list` (`*`, the path, or an ancestor of it).
-fn selected(list: Option<&[String]>, path: &str) -> Option<Option<usize>> {
+pub(super) fn selected(list: Option<&[String]>, path: &str) -> Option<Option<usize>> {
     let list = list?;
     let mut found: Option<Option<usize>> = None;
     for item in list {
@@ -132,9 +231,9 @@ fn format_text(
     crop: Option<usize>,
     highlight: bool,
 ) -> String {
-    let (spans, hits) = find_matches(o.tokenizer, (text, o.languages.of(path)), o.words);
+    let cut = find_matches(o.tokenizer, (text, o.languages.of(path)), o.matching);
     let (from, to, cut_left, cut_right) = match crop {
-        Some(length) => crop_window(text, &spans, &hits, length),
+        Some(length) => crop_window(text, &cut, length),
         None => (0, text.len(), false, false),
     };
     let mut out = String::new();
@@ -143,7 +242,8 @@ fn format_text(
     }
     let mut pos = from;
     if highlight {
-        for h in hits
+        for h in cut
+            .hits
             .iter()
             .filter(|h| h.start >= from && h.start + h.len <= to)
         {
@@ -161,56 +261,141 @@ fn format_text(
     out
 }
 
-/// The byte window of a crop to `length` words and whether text was cut on each side. The
-/// interval of matches holding the most distinct query words within `length` words is kept
-/// (earliest on ties), then words are added alternately left and right.
-fn crop_window(
-    text: &str,
-    spans: &[(usize, usize)],
-    hits: &[Hit],
-    length: usize,
-) -> (usize, usize, bool, bool) {
-    if spans.is_empty() || length == 0 {
+/// How good a run of matches is for a crop: the query words it holds, then how close its
+/// matches are (gaps counted up to 7 words), then how many follow the query's order.
+fn run_score(hits: &[Hit]) -> (usize, i64, i64) {
+    let mut seen: Vec<(usize, usize)> = hits.iter().map(|h| (h.of, h.weight)).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    let words = seen.iter().map(|(_, w)| w).sum();
+    let mut distance = 0i64;
+    let mut order = 0i64;
+    for h in hits {
+        // A phrase's words are adjacent and in order.
+        let inner = (h.last - h.token) as i64;
+        distance -= inner;
+        order += inner;
+    }
+    for pair in hits.windows(2) {
+        distance -= (pair[1].token.saturating_sub(pair[0].last)).min(7) as i64;
+        if pair[0].order < pair[1].order {
+            order += 1;
+        }
+    }
+    (words, distance, order)
+}
+
+/// The first and last matches of the best run that fits in `length` words: each longest run
+/// that fits, from left to right, the first best kept.
+fn best_run(hits: &[Hit], length: usize) -> (usize, usize) {
+    let mut best: Option<((usize, i64, i64), usize, usize)> = None;
+    let mut consider = |i: usize, j: usize| {
+        let score = run_score(&hits[i..=j]);
+        if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
+            best = Some((score, i, j));
+        }
+    };
+    let mut first = 0;
+    for (next, hit) in hits.iter().enumerate() {
+        if hit.last + 1 > hits[first].token + length {
+            if next > 0 && first < next {
+                consider(first, next - 1);
+            }
+            // Drop matches from the left until this one fits with room to spare.
+            while first + 1 < hits.len() {
+                first += 1;
+                if hit.last < hits[first].token || hit.last + 1 < hits[first].token + length {
+                    break;
+                }
+            }
+        }
+    }
+    let last = hits.len() - 1;
+    if first < last || (first == last && hits[first].last - hits[first].token + 1 < length) {
+        consider(first, last);
+    }
+    best.map_or((0, 0), |(_, i, j)| (i, j))
+}
+
+/// The byte window of a crop to `length` words and whether text was cut on each side.
+fn crop_window(text: &str, cut: &Cut, length: usize) -> (usize, usize, bool, bool) {
+    let (pieces, words, hits) = (&cut.pieces, &cut.words, &cut.hits);
+    if words.is_empty() || length == 0 {
         return (0, 0, !text.is_empty(), false);
     }
-    if hits.is_empty() {
-        let last = length.min(spans.len()) - 1;
-        return (0, spans[last].1, false, last + 1 < spans.len());
-    }
-    let mut best = (0usize, usize::MAX, 0usize, 0usize); // (distinct words, MAX - gaps, i, j)
-    for i in 0..hits.len() {
-        for j in i..hits.len() {
-            if hits[j].token - hits[i].token + 1 > length {
-                break;
-            }
-            let mut seen: Vec<usize> = hits[i..=j].iter().map(|h| h.word).collect();
-            seen.sort_unstable();
-            seen.dedup();
-            let gaps: usize = hits[i..=j]
-                .windows(2)
-                .map(|w| (w[1].token - w[0].token).saturating_sub(1).min(7))
-                .sum();
-            let score = (seen.len(), usize::MAX - gaps);
-            if score > (best.0, best.1) {
-                best = (score.0, score.1, i, j);
-            }
+    // The pieces kept, first and last: a run of words (and the separators widening crossed).
+    let (lo, hi) = if hits.is_empty() {
+        match words.get(length - 1) {
+            Some(&last) if length < words.len() => (0, last),
+            _ => (0, pieces.len() - 1),
         }
-    }
-    let (mut first, mut last) = (hits[best.2].token, hits[best.3].token);
-    let mut room = length.saturating_sub(last - first + 1);
-    let mut left_turn = true;
-    while room > 0 && (first > 0 || last + 1 < spans.len()) {
-        if (left_turn && first > 0) || last + 1 >= spans.len() {
-            first -= 1;
+    } else {
+        let (i, j) = best_run(hits, length);
+        let (first, last) = (hits[i].token, hits[j].last);
+        if last - first + 1 >= length {
+            (words[first], words[first + length - 1])
         } else {
-            last += 1;
+            widen(pieces, words, (first, last), length)
         }
-        room -= 1;
-        left_turn = !left_turn;
+    };
+    // A crop reaching an end of the text keeps the separators there (`"Hello"`, `Bye!`).
+    let from = if lo == 0 { 0 } else { pieces[lo].0 };
+    let to = if hi + 1 == pieces.len() {
+        text.len()
+    } else {
+        pieces[hi].1
+    };
+    (from, to, lo > 0, hi + 1 < pieces.len())
+}
+
+/// Widens the words `first..=last` to `length` words, returning the first and last pieces
+/// kept: a word on each side in turn (left first); separators are crossed on both sides when
+/// alike, else on the soft side first, so the crop does not reach across a sentence's end
+/// while it can grow the other way.
+fn widen(
+    pieces: &[(usize, usize, Option<bool>)],
+    words: &[usize],
+    (first, last): (usize, usize),
+    length: usize,
+) -> (usize, usize) {
+    let (mut lo, mut hi) = (words[first], words[last]);
+    let mut count = last - first + 1;
+    while count < length {
+        let back = lo.checked_sub(1).map(|i| pieces[i].2);
+        let fwd = pieces.get(hi + 1).map(|p| p.2);
+        match (back, fwd) {
+            (None, None) => break,
+            (Some(Some(b)), Some(Some(f))) => {
+                if b == f {
+                    lo -= 1;
+                    if count + 1 < length {
+                        hi += 1;
+                    }
+                } else if b {
+                    hi += 1;
+                } else {
+                    lo -= 1;
+                }
+            }
+            (Some(None), Some(None)) => {
+                lo -= 1;
+                count += 1;
+                if count < length {
+                    hi += 1;
+                    count += 1;
+                }
+            }
+            (Some(kind), None) | (Some(kind @ None), Some(Some(_))) => {
+                lo -= 1;
+                count += usize::from(kind.is_none());
+            }
+            (None, Some(kind)) | (Some(Some(_)), Some(kind @ None)) => {
+                hi += 1;
+                count += usize::from(kind.is_none());
+            }
+        }
     }
-    let from = spans[first].0;
-    let to = spans[last].1;
-    (from, to, first > 0, last + 1 < spans.len())
+    (lo, hi)
 }
 
 /// The `_formatted` object of a hit: every field of `retrieved`, plus the highlighted and
@@ -276,7 +461,7 @@ fn format_value(v: &Value, path: &str, o: &Options) -> Value {
 /// `_matchesPosition` over every displayed field, on the original values.
 pub fn matches_position(
     displayed: &Map<String, Value>,
-    words: &[QueryWord],
+    words: Matching,
     (tokenizer, languages): (&Tokenizer, FieldLanguages),
 ) -> Value {
     let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
@@ -291,7 +476,7 @@ fn collect_positions(
     v: &Value,
     path: &str,
     indices: &mut Vec<usize>,
-    words: &[QueryWord],
+    words: Matching,
     cut: (&Tokenizer, FieldLanguages),
     out: &mut BTreeMap<String, Vec<Value>>,
 ) {
@@ -314,8 +499,8 @@ fn collect_positions(
         }
         _ => return,
     };
-    let (_, hits) = find_matches(cut.0, (&text, cut.1.of(path)), words);
-    for h in hits {
+    let found = find_matches(cut.0, (&text, cut.1.of(path)), words);
+    for h in found.hits {
         let mut entry = serde_json::json!({"start": h.start, "length": h.len});
         if !indices.is_empty() {
             entry["indices"] = Value::from(indices.clone());
@@ -359,8 +544,15 @@ mod tests {
     });
 
     fn opts<'a>(words: &'a [QueryWord]) -> Options<'a, 'static> {
+        with_phrases(words, &[])
+    }
+
+    fn with_phrases<'a>(
+        words: &'a [QueryWord],
+        phrases: &'a [QueryPhrase],
+    ) -> Options<'a, 'static> {
         Options {
-            words,
+            matching: Matching { words, phrases },
             tokenizer: &TOKENIZER,
             languages: FieldLanguages::default(),
             highlight: None,
@@ -431,12 +623,85 @@ mod tests {
         let doc = json!({"t": "un élan", "g": ["x", "Fantasy"], "n": 5});
         let m = matches_position(
             doc.as_object().unwrap(),
-            &words,
+            Matching {
+                words: &words,
+                phrases: &[],
+            },
             (&TOKENIZER, FieldLanguages::default()),
         );
         assert_eq!(
             m,
             json!({"g": [{"start": 0, "length": 3, "indices": [1]}], "t": [{"start": 3, "length": 5}]})
+        );
+    }
+
+    #[test]
+    fn a_match_with_typos_wraps_as_many_characters_as_the_query_word() {
+        let words = vec![QueryWord {
+            word: "tasto".into(),
+            prefix: false,
+            typos: vec!["taisto".into()],
+        }];
+        let o = opts(&words);
+        assert_eq!(
+            format_text(("Taisto Kasurinen", "t"), &o, None, true),
+            "<em>Taist</em>o Kasurinen"
+        );
+        // A query word longer than the indexed one wraps it whole.
+        let longer = vec![QueryWord {
+            word: "taistoo".into(),
+            prefix: false,
+            typos: vec!["taisto".into()],
+        }];
+        assert_eq!(
+            format_text(("Taisto", "t"), &opts(&longer), None, true),
+            "<em>Taisto</em>"
+        );
+    }
+
+    #[test]
+    fn a_phrase_is_wrapped_whole_and_its_words_nowhere_else() {
+        let words = query_words("zebra", false);
+        let phrases = vec![QueryPhrase {
+            words: vec!["boxing".into(), "match".into()],
+            at: 0,
+        }];
+        let o = with_phrases(&words, &phrases);
+        let text = "A zebra. The match was boxing, a boxing match!";
+        assert_eq!(
+            format_text((text, "t"), &o, None, true),
+            "A <em>zebra</em>. The match was boxing, a <em>boxing match</em>!"
+        );
+        let m = matches_position(
+            json!({"t": text}).as_object().unwrap(),
+            Matching {
+                words: &words,
+                phrases: &phrases,
+            },
+            (&TOKENIZER, FieldLanguages::default()),
+        );
+        assert_eq!(
+            m,
+            json!({"t": [{"start": 2, "length": 5}, {"start": 33, "length": 12}]})
+        );
+    }
+
+    #[test]
+    fn crop_grows_away_from_a_hard_separator() {
+        let phrases = vec![QueryPhrase {
+            words: vec!["boxing".into(), "match".into()],
+            at: 0,
+        }];
+        let o = with_phrases(&[], &phrases);
+        let text = "While racing to a boxing match, Ariel meets a boxer.";
+        assert_eq!(
+            format_text((text, "t"), &o, Some(4), true),
+            "…to a <em>boxing match</em>…"
+        );
+        let soft = "While a boxing match starts to";
+        assert_eq!(
+            format_text((soft, "t"), &o, Some(4), true),
+            "…a <em>boxing match</em> starts…"
         );
     }
 }

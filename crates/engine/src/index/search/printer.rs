@@ -14,7 +14,7 @@ use api_types::{Error, Result};
 use serde_json::{json, Map, Value};
 
 use super::faceting::FacetCounts;
-use super::format::{self, QueryWord};
+use super::format::{self, QueryPhrase, QueryWord};
 use super::page::Pagination;
 use super::{key_paths, rank, score_details, Ranked, SearchQuery};
 use crate::index::{project, retrieve, Index};
@@ -36,6 +36,7 @@ pub(super) struct SearchResult {
     /// The query as typed, and its words as highlighting matches them.
     pub query: String,
     pub words: Vec<QueryWord>,
+    pub phrases: Vec<QueryPhrase>,
     /// The rules that ranked the hits and the sort keys they read (for the score details);
     /// hits of the semantic side were ranked by `semantic_rules`.
     pub rules: Vec<rank::Rule>,
@@ -149,6 +150,20 @@ impl<'a> Printer<'a> {
         Ok(hits)
     }
 
+    /// Whether `attributesToHighlight` or `attributesToCrop` select a displayed field the
+    /// index has: otherwise hits have no `_formatted`, as on Meilisearch.
+    fn formats_a_known_field(&self) -> bool {
+        let q = self.q;
+        let displayed = self.settings.displayed();
+        let fields = self.index.fields_map.read().unwrap();
+        fields.names().iter().any(|name| {
+            let asked = format::selected(q.attributes_to_highlight.as_deref(), name).is_some()
+                || format::selected(q.attributes_to_crop.as_deref(), name).is_some();
+            asked
+                && displayed.is_none_or(|d| d.iter().any(|a| crate::filter::eval::within(name, a)))
+        })
+    }
+
     /// Hands each of the page's hits, as the response shows it, to `f`, in order; a hit whose
     /// document is gone is skipped.
     pub(super) fn each_hit(
@@ -162,8 +177,11 @@ impl<'a> Printer<'a> {
             .attributes_to_retrieve
             .as_deref()
             .filter(|a| !a.iter().any(|f| f == "*"));
-        let formatting = formatting(q);
-        let words = &result.words;
+        let formatting = formatting(q) && self.formats_a_known_field();
+        let matching = format::Matching {
+            words: &result.words,
+            phrases: &result.phrases,
+        };
         let key_columns = if q.show_ranking_score_details && !result.key_specs.is_empty() {
             self.index
                 .columns(self.rtxn, &key_paths(&result.key_specs))?
@@ -188,7 +206,7 @@ impl<'a> Printer<'a> {
         };
         highlighter.with(|tokenizer| -> Result<()> {
             let format_options = format::Options {
-                words,
+                matching,
                 tokenizer,
                 languages: field_languages,
                 highlight: q.attributes_to_highlight.as_deref(),
@@ -233,7 +251,7 @@ impl<'a> Printer<'a> {
                     if q.show_matches_position {
                         hit.insert(
                             "_matchesPosition".into(),
-                            format::matches_position(shown, words, (tokenizer, field_languages)),
+                            format::matches_position(shown, matching, (tokenizer, field_languages)),
                         );
                     }
                 }

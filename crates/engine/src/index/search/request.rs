@@ -65,6 +65,32 @@ impl Index {
         )
     }
 
+    /// A search's `filter`: [`Index::filtered`], with Meilisearch's search errors about the
+    /// index's settings (an attribute that is not filterable, a bad geo value) when the query
+    /// names its index: the filter quoted as written out, the index named.
+    pub(super) fn search_filtered(
+        &self,
+        rtxn: &heed::RoTxn,
+        settings: &Settings,
+        q: &SearchQuery,
+    ) -> Result<Option<Arc<RoaringBitmap>>> {
+        const CODE: &str = "invalid_search_filter";
+        let Some(value) = q.filter.as_ref() else {
+            return Ok(None);
+        };
+        let Some(mut filter) = crate::filter::parse_request(value, CODE, q.contains_filter)? else {
+            return Ok(None);
+        };
+        if q.index_uid.is_some() {
+            filter.quote_rendered();
+        }
+        filter
+            .validate(settings)
+            .map_err(|m| in_index(q, Error::new(CODE, m)))?;
+        filter.bind_geo(settings);
+        Ok(Some(self.filter_ids(rtxn, &filter, value)?))
+    }
+
     /// The words of `text` (derived as `pins` say, when given) and the `allowed` set without
     /// the documents holding a negated word.
     #[allow(clippy::too_many_arguments)]
@@ -103,18 +129,19 @@ impl Index {
         let sort_keys = match q.sort.as_deref() {
             Some(specs) if !specs.is_empty() => {
                 if !rules.iter().any(|r| r == "sort") {
-                    return Err(Error::new(
+                    return Err(in_index(q, Error::new(
                         "invalid_search_sort",
                         "You must specify where `sort` is listed in the rankingRules setting to use the sort parameter at search time.",
-                    ));
+                    )));
                 }
                 let sortable = &settings.sortable_attributes;
-                sort::parse(specs, sortable, "invalid_search_sort")?
+                sort::parse(specs, sortable, "invalid_search_sort").map_err(|e| in_index(q, e))?
             }
             _ => Vec::new(),
         };
         let filter_rules = rules::rules_of(settings);
-        let distinct = distinct_field(q.distinct.as_deref(), settings, &filter_rules)?;
+        let distinct = distinct_field(q.distinct.as_deref(), settings, &filter_rules)
+            .map_err(|e| in_index(q, e))?;
         let facet_names = match &q.facets {
             Some(requested) => Some(self.facet_names(rtxn, requested, &filter_rules)?),
             None => None,
@@ -128,5 +155,14 @@ impl Index {
             max_total_hits,
             window: Window::of(q, max_total_hits),
         })
+    }
+}
+
+/// An error about the index's settings, named after the index as Meilisearch's search names
+/// it (`Index \`movies\`: Attribute \`x\` is not sortable…`).
+pub(super) fn in_index(q: &SearchQuery, e: Error) -> Error {
+    match &q.index_uid {
+        Some(uid) => Error::new(e.code, format!("Index `{uid}`: {}", e.message)),
+        None => e,
     }
 }

@@ -139,6 +139,7 @@ impl Index {
             facets: None,
             query: String::new(),
             words: Vec::new(),
+            phrases: Vec::new(),
             rules: Vec::new(),
             semantic_rules: vec![rank::Rule::Vector],
             key_specs: Vec::new(),

@@ -109,6 +109,9 @@ pub struct SearchQuery {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub media: bool,
+    /// The index's name, which the errors about its settings begin with (as Meilisearch's).
+    #[serde(default)]
+    pub index_uid: Option<String>,
 }
 
 // The request's defaults are defined once, with the settings' (`crate::settings`).

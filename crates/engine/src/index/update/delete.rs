@@ -42,11 +42,12 @@ impl Index {
         filter: &Value,
     ) -> Result<u64> {
         let invalid = |m: String| Error::new("invalid_document_filter", m);
-        let Some(filter) = Filter::from_json(filter).map_err(invalid)? else {
+        let Some(mut filter) = Filter::from_json(filter).map_err(invalid)? else {
             return Ok(0);
         };
         let settings = self.batch_settings(txn, state)?;
         filter.validate(&settings).map_err(invalid)?;
+        filter.bind_geo(&settings);
         let Some(pk) = state.primary_key.clone() else {
             return Ok(0);
         };

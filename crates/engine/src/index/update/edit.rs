@@ -51,13 +51,14 @@ impl Index {
         context: Option<&Value>,
     ) -> Result<Edited> {
         let invalid = |m: String| Error::new("invalid_document_filter", m);
-        let filter = match filter {
+        let mut filter = match filter {
             Some(f) => Filter::from_json(f).map_err(invalid)?,
             None => None,
         };
-        if let Some(filter) = &filter {
+        if let Some(filter) = &mut filter {
             let settings = self.batch_settings(txn, state)?;
             filter.validate(&settings).map_err(invalid)?;
+            filter.bind_geo(&settings);
         }
         let editor = DocumentEditor::new(function, context)?;
         let Some(pk) = state.primary_key.clone() else {

@@ -58,6 +58,9 @@ pub(crate) struct Terms {
     pub(crate) lower_bound: u64,
     /// The positive words for highlighting.
     pub(crate) words: Vec<format::QueryWord>,
+    /// The positive phrases for highlighting, each its words in order (stop words included):
+    /// highlighted whole where they occur, their words nowhere else.
+    pub(crate) phrases: Vec<format::QueryPhrase>,
     /// Whether the typo derivations were looked up (see [`Index::derive_typos`]).
     pub(crate) derived: bool,
     /// Derivations chosen for every instance of a network (see [`super::pins`]).
@@ -367,6 +370,7 @@ impl Index {
         let mut spans: Vec<u32> = Vec::new();
         let mut negatives: Vec<Group> = Vec::new();
         let mut words: Vec<format::QueryWord> = Vec::new();
+        let mut phrases: Vec<format::QueryPhrase> = Vec::new();
         let mut seen: Vec<String> = Vec::new();
         let last_part = parsed.parts.len().saturating_sub(1);
         for (pi, part) in parsed.parts.iter().enumerate() {
@@ -407,16 +411,10 @@ impl Index {
                 if kept.is_empty() {
                     continue;
                 }
-                words.extend(
-                    part.words
-                        .iter()
-                        .filter(|w| !w.stop)
-                        .map(|w| format::QueryWord {
-                            word: w.text.clone(),
-                            prefix: false,
-                            typos: Vec::new(),
-                        }),
-                );
+                phrases.push(format::QueryPhrase {
+                    words: part.words.iter().map(|w| w.text.clone()).collect(),
+                    at: words.len(),
+                });
                 let last = part.words.last().map_or(first, |w| w.position);
                 positions.push(first);
                 spans.push(last - first + 1);
@@ -543,6 +541,7 @@ impl Index {
             drop_order,
             lower_bound,
             words,
+            phrases,
             derived: false,
             pins: pins.cloned(),
             counted: None,
