@@ -13,7 +13,7 @@ import { checkEditContext, parseEditBody } from '../schemas/edit';
 import { documentIds, FETCH_CODES, FetchSchema } from '../schemas/documents';
 import { checkIndexUid } from '../schemas/indexes';
 import { checkPrimaryKeyParam, filterShape } from '../schemas/limits';
-import { boolParam, listParam, rejectUnknownParams, stringParam, uintParam } from '../schemas/query';
+import { boolParam, listParam, rejectUnknownParams, splitSort, stringParam, uintParam } from '../schemas/query';
 import { summaryView } from '../tasks/queue';
 
 const FORMATS: Record<string, PayloadFormat> = {
@@ -89,7 +89,8 @@ export function documentRoutes(deps: Deps): Router {
     const listed = listParam(q, 'ids', 'invalid_document_ids');
     const ids = listed ? documentIds(listed, true) : null;
     const filter = stringParam(q, 'filter', 'invalid_document_filter');
-    const sort = listParam(q, 'sort', 'invalid_document_sort') ?? null;
+    const sortText = stringParam(q, 'sort', 'invalid_document_sort');
+    const sort = sortText === undefined ? null : splitSort(sortText);
     const useNetwork = q.useNetwork === undefined ? undefined : boolParam(q, 'useNetwork', 'invalid_document_use_network', false);
     const uid = checkIndexUid(req.params.indexUid);
     if (usesNetwork(deps, useNetwork)) {

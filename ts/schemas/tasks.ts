@@ -4,7 +4,7 @@ import type { TaskFilter } from '../tasks/filter';
 import { TASK_STATUSES, TASK_TYPES } from '../tasks/types';
 import { parseDateFilter } from '../util/time';
 import { isValidIndexUid, invalidIndexUidMessage } from './indexes';
-import { boolParam, listParam, rejectUnknownParams, type Query, uintParam } from './query';
+import { boolParam, inRequestOrder, listParam, type Query, uintParam } from './query';
 
 // Meilisearch's order, which its error for an unknown parameter lists.
 const FILTER_PARAMS = [
@@ -99,7 +99,11 @@ export interface ListQuery {
 }
 
 export function parseListQuery(query: Query): ListQuery {
-  rejectUnknownParams(query, LIST_PARAMS);
+  inRequestOrder(query, LIST_PARAMS, readListQuery);
+  return readListQuery(query);
+}
+
+function readListQuery(query: Query): ListQuery {
   const filter = parseTaskFilter(query);
   const limit = uintParam(query, 'limit', 'invalid_task_limit', 20);
   const from = query.from === undefined ? null : uintParam(query, 'from', 'invalid_task_from', 0);
@@ -109,7 +113,7 @@ export function parseListQuery(query: Query): ListQuery {
 
 /** Filters of `POST /tasks/cancel` and `DELETE /tasks`; at least one is required. */
 export function parseCancelOrDeleteQuery(query: Query, action: 'cancel' | 'delete'): TaskFilter {
-  rejectUnknownParams(query, FILTER_PARAMS);
+  inRequestOrder(query, FILTER_PARAMS, parseTaskFilter);
   const present = FILTER_PARAMS.filter((p) => query[p] !== undefined);
   if (present.length === 0) {
     throw new ApiError(

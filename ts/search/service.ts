@@ -7,17 +7,34 @@
 import type { AuthContext } from '../auth/guard';
 import { mergeFilters } from '../auth/tenant-token';
 import type { Deps } from '../deps';
-import { ApiError } from '../errors/api-error';
+import { ApiError, insideQuery } from '../errors/api-error';
 import { found } from '../errors/from-zod';
 import { NativeIndex, type SearchQuery } from '../native';
 import { facetSearchOverNetwork } from '../network/facets';
-import { networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
+import { checkSearchFeatures, networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
 import { checkIndexUid } from '../schemas/indexes';
 import { parseFederation, splitQuery } from '../schemas/federation';
 import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
 import { parseSimilar, similarEngineQuery } from '../schemas/similar';
 import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseQuery, parseSearch, type SearchBody } from '../schemas/search';
 import { FEDERATED_TAIL, queryMetadata, type QueryMetadata, SEARCH_TAIL, uuidV7, withMetadata } from './metadata';
+
+/**
+ * Meilisearch names the index in the errors its engine raises while a search runs on it (an
+ * attribute that is not filterable, sortable or searchable, a latitude out of range), not in
+ * those found when the query is read (a filter's or a sort's syntax): `Index \`uid\`: …`.
+ */
+const INDEX_LEVEL_CODES = new Set(['invalid_search_distinct', 'invalid_search_sort', 'invalid_search_attributes_to_search_on', 'invalid_search_filter']);
+async function namingIndex<T>(uid: string, search: Promise<T>): Promise<T> {
+  try {
+    return await search;
+  } catch (err) {
+    if (err instanceof ApiError && INDEX_LEVEL_CODES.has(err.code) && /^(Attribute `|Bad latitude|Bad longitude)/.test(err.message)) {
+      throw new ApiError(err.code, `Index \`${uid}\`: ${err.message}`, err.status);
+    }
+    throw err;
+  }
+}
 
 /** What another instance asks of this one during a search over the network. */
 export interface Internal {
@@ -103,12 +120,13 @@ export class SearchService {
     const requestUid = uuidV7();
     const uid = checkIndexUid(indexUid);
     const query = parseSearch(body);
+    checkSearchFeatures(this.deps, query);
     const network = usesNetwork(this.deps, query.useNetwork);
     const meta = metadata ? this.metadataOf(query.q, uid, network ? this.deps.network.get().self : null) : undefined;
     if (network) return withMetadata(await this.limited(() => this.overNetwork(auth, uid, (body ?? {}) as Record<string, unknown>, query, receivedAt)), { requestUid, metadata: meta }, SEARCH_TAIL);
     const index = this.deps.registry.handle(uid);
     const engineQ = this.scopedQuery(auth, uid, query);
-    return withMetadata(await this.limited(() => index.search(engineQ, receivedAt)), { requestUid, metadata: meta }, SEARCH_TAIL);
+    return withMetadata(await this.limited(() => namingIndex(uid, index.search(engineQ, receivedAt))), { requestUid, metadata: meta }, SEARCH_TAIL);
   }
 
   /**
@@ -128,6 +146,7 @@ export class SearchService {
   async facetSearch(auth: AuthContext, indexUid: unknown, raw: unknown): Promise<Buffer> {
     const uid = checkIndexUid(indexUid);
     const body = parseFacetSearch(raw);
+    checkSearchFeatures(this.deps, body);
     const index = this.deps.registry.handle(uid);
     const filter = scopedFilter(auth, uid, body.filter);
     const query = facetEngineQuery({ ...body, filter: filter as FacetSearchBody['filter'] }, this.deps.features.enabled('containsFilter'));
@@ -181,6 +200,7 @@ export class SearchService {
       const parsed = parseQuery(rawQuery, i);
       const { indexUid, search } = splitQuery(rawQuery, i, false);
       try {
+        checkSearchFeatures(this.deps, parsed);
         const uid = this.queryIndex(auth, indexUid);
         const network = usesNetwork(this.deps, parsed.useNetwork);
         const meta = metadata ? this.metadataOf(parsed.q, uid, network ? this.deps.network.get().self : null) : undefined;
@@ -190,12 +210,12 @@ export class SearchService {
         } else {
           const engineQ = this.scopedQuery(auth, uid, parsed);
           const handle = this.deps.registry.handle(uid);
-          bytes = await this.limited(() => handle.search(engineQ, receivedAt));
+          bytes = await this.limited(() => namingIndex(uid, handle.search(engineQ, receivedAt)));
         }
         bytes = withMetadata(bytes, { requestUid, metadata: meta }, SEARCH_TAIL);
         parts.push(Buffer.from(`{"indexUid":${JSON.stringify(uid)},`), bytes.subarray(1));
       } catch (err) {
-        if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
+        if (err instanceof ApiError) throw insideQuery(err, i);
         throw err;
       }
       if (i < body.queries.length - 1) parts.push(Buffer.from(','));
@@ -240,7 +260,7 @@ export class SearchService {
         entry.queries.push({ position: item.position, indexUid: item.uid, weight: item.weight, body });
         remotes.set(name, entry);
       } catch (err) {
-        if (err instanceof ApiError && !err.message.startsWith('Inside')) throw new ApiError(err.code, `Inside \`.queries[${item.position}]\`: ${err.message}`);
+        if (err instanceof ApiError && !err.message.startsWith('Inside')) throw insideQuery(err, item.position);
         throw err;
       }
     }
@@ -318,7 +338,7 @@ export class SearchService {
         }
         if (metadata) metas.push(this.metadataOf(parsed.q, uid, remote, remote !== null));
       } catch (err) {
-        if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
+        if (err instanceof ApiError) throw insideQuery(err, i);
         throw err;
       }
     }
