@@ -170,7 +170,18 @@ async function send(server, step) {
   Object.assign(headers, step.headers ?? {});
   const qs = step.query && Object.keys(step.query).length ? `?${new URLSearchParams(step.query)}` : '';
   const started = process.hrtime.bigint();
-  const res = await fetch(server.url + step.path + qs, { method: step.method, headers, body });
+  let res;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      res = await fetch(server.url + step.path + qs, { method: step.method, headers, body });
+      break;
+    } catch (err) {
+      // a connection closed under a kept-alive request is tried once more; a server that died is the end
+      if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`${server.name} exited (${server.child.exitCode ?? server.child.signalCode}) answering ${JSON.stringify(step)}; log: ${fs.readFileSync(server.log, 'utf8').slice(-1500)}`);
+      if (attempt >= 1) return { status: 0, contentType: null, body: { '<no answer>': String(err.cause?.code ?? err.message) } };
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
   const text = await res.text();
   server.ms = (server.ms ?? 0) + Number(process.hrtime.bigint() - started) / 1e6;
   let json;
@@ -234,8 +245,21 @@ function loadList(file) {
   return entries.map((e) => ({ ...e, routeRe: new RegExp(e.route), pathRe: new RegExp(e.path), requestRe: e.requestMatches ? new RegExp(e.requestMatches) : null }));
 }
 
-function explains(entry, route, d, requestText) {
-  return entry.routeRe.test(route) && entry.pathRe.test(d.path) && (!entry.kind || entry.kind === d.kind) && (!entry.requestRe || entry.requestRe.test(requestText));
+/** Named checks an entry may add (`check`): what the difference itself must look like. */
+const CHECKS = {
+  // the two texts differ only in where the highlight tags are (or the marks of a crop)
+  tagsOnly: (d, step) => {
+    if (typeof d.a !== 'string' || typeof d.b !== 'string') return false;
+    const body = step.body ?? step.query ?? {};
+    const tags = [body.highlightPreTag ?? '<em>', body.highlightPostTag ?? '</em>'].filter((t) => typeof t === 'string' && t !== '');
+    const strip = (x) => tags.reduce((acc, t) => acc.split(t).join(''), x);
+    return strip(d.a) === strip(d.b);
+  },
+};
+
+function explains(entry, route, d, requestText, step) {
+  if (entry.check && !CHECKS[entry.check](d, step)) return false;
+  return entry.routeRe.test(route) && entry.pathRe.test(classPath(d.path)) && (!entry.kind || entry.kind === d.kind) && (!entry.requestRe || entry.requestRe.test(requestText));
 }
 
 const { normalize, diff, classPath } = require('./compare');
@@ -289,11 +313,12 @@ async function run(o) {
         const requestText = JSON.stringify(step);
         const seen = new Set();
         for (const d of diffs) {
-          const key = `${route} ${classPath(d.path)} ${d.kind}`;
+          const allowed = allow.find((e) => explains(e, route, d, requestText, step));
+          const pend = allowed ? null : pending.find((e) => explains(e, route, d, requestText, step));
+          // the occurrences an entry explains are a class apart from those none does
+          const key = `${route} ${classPath(d.path)} ${d.kind}${allowed ? ' [allowlist]' : pend ? ' [pending]' : ''}`;
           if (seen.has(key)) continue;
           seen.add(key);
-          const allowed = allow.find((e) => explains(e, route, d, requestText));
-          const pend = allowed ? null : pending.find((e) => explains(e, route, d, requestText));
           let c = classes.get(key);
           if (!c) {
             c = { class: key, route, path: classPath(d.path), kind: d.kind, family, count: 0, explained: allowed ? { allowlist: allowed.spec, reason: allowed.reason } : pend ? { pendingEngineFix: pend.reason } : null, example: null };
@@ -303,8 +328,6 @@ async function run(o) {
           if (!c.example || requestText.length < c.example.size) {
             c.example = { size: requestText.length, request: step, difference: { path: d.path, quarry: d.a, meilisearch: d.b }, quarry: answers[0], meilisearch: answers[1] };
           }
-          // a class is explained only when every occurrence is
-          if (!allowed && !pend) c.explained = null;
         }
       }
     };
@@ -323,6 +346,7 @@ async function run(o) {
         inFlight.add(p);
         if (inFlight.size >= o.concurrency) await Promise.race(inFlight);
       }
+      if (o.report && cases % 2000 === 0) fs.writeFileSync(o.report, JSON.stringify({ partial: true, seed: o.seed, requests, cases, classes: [...classes.values()] }, null, 1));
       if (!o.quiet && cases % 500 === 0) process.stderr.write(`conformance: ${requests} requests, ${classes.size} classes, ${Math.round((Date.now() - started) / 1000)} s\n`);
     }
     await Promise.all(inFlight);

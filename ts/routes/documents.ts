@@ -102,6 +102,15 @@ export function documentRoutes(deps: Deps): Router {
     sendJsonBytes(res, await index.fetchDocuments({ offset, limit, fields, ids, retrieveVectors, sort, filter: filter ?? null, containsFilter }));
   });
 
+  // `fetch`, `delete-batch` and `delete` are routes of their own, never document ids: asked with
+  // another method than POST they are a 405, as Meilisearch answers (not a read or a deletion
+  // of a document so named).
+  r.all(['/indexes/:indexUid/documents/fetch', '/indexes/:indexUid/documents/delete-batch', '/indexes/:indexUid/documents/delete'], (req, res, next) => {
+    if (!['GET', 'PUT', 'PATCH', 'DELETE'].includes(req.method)) return next();
+    res.setHeader('Allow', 'POST');
+    res.status(405).end();
+  });
+
   r.post('/indexes/:indexUid/documents/fetch', guard('documents.get', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
     const body = parseWith(FetchSchema, readJson(req), FETCH_CODES);

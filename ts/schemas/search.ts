@@ -146,12 +146,13 @@ export function parseQuery(raw: unknown, i: number): SearchBody {
 }
 
 function parseBody<T extends { vector?: number[] | null; hybrid?: unknown }>(schema: z.ZodType<T>, codes: Record<string, string>, body: unknown, within?: Within): T {
-  const raw = body ?? {};
+  // No body reads as `{}`; a JSON `null` is refused as deserr refuses it.
+  const raw = body === undefined ? {} : body;
   // A query vector of finite numbers passes the schema unchanged, so it is checked by this one
   // loop and handed on as it is: zod would copy it element by element, with a result object
   // per number (hundreds per semantic search, most of the garbage such a request leaves). Any
   // other `vector` is left to the schema, for the same error as ever.
-  const vector = (raw as { vector?: unknown }).vector;
+  const vector = raw === null ? undefined : (raw as { vector?: unknown }).vector;
   const fast = isVector(vector) && typeof raw === 'object' && !Array.isArray(raw);
   const b = parseWith(schema, fast ? { ...raw, vector: undefined } : raw, codes, 'bad_request', within);
   if (fast) b.vector = vector;

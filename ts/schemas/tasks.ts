@@ -23,6 +23,8 @@ const FILTER_PARAMS = [
 ] as const;
 
 export const LIST_PARAMS = ['limit', 'from', 'reverse', ...FILTER_PARAMS];
+/** The filters of a cancelation or a deletion, in Meilisearch's order for them (`uids` first). */
+const CANCEL_DELETE_PARAMS = ['uids', 'batchUids', ...FILTER_PARAMS.filter((p) => p !== 'uids' && p !== 'batchUids')];
 
 function uidSet(query: Query, name: string, code: string, what: string): Set<number> | undefined {
   const list = listParam(query, name, code);
@@ -113,7 +115,7 @@ function readListQuery(query: Query): ListQuery {
 
 /** Filters of `POST /tasks/cancel` and `DELETE /tasks`; at least one is required. */
 export function parseCancelOrDeleteQuery(query: Query, action: 'cancel' | 'delete'): TaskFilter {
-  inRequestOrder(query, FILTER_PARAMS, parseTaskFilter);
+  inRequestOrder(query, CANCEL_DELETE_PARAMS, parseTaskFilter);
   const present = FILTER_PARAMS.filter((p) => query[p] !== undefined);
   if (present.length === 0) {
     throw new ApiError(
