@@ -6,7 +6,7 @@
  * missing index as a 400, `_geoPoint` in a GET `sort`, empty bodies and content types, and the
  * index named in the errors found while searching it.
  */
-import { startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
+import { MASTER_KEY, startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
 
 let s: TestServer;
 const uid = uniqueIndex('conf_findings');
@@ -137,5 +137,35 @@ describe('search bodies', () => {
     const r = await s.api('POST', `/indexes/${uid}/search`, { raw: '{}', contentType: '' });
     expect(r.status).toBe(415);
     expect(r.body).toMatchObject({ code: 'invalid_content_type', message: 'The Content-Type `` is invalid. Accepted values for the Content-Type header are: `application/json`' });
+  });
+});
+
+describe('more request shapes', () => {
+  it('when the search body is JSON null, then it is refused as not an object', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { raw: 'null', contentType: 'application/json' });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 'bad_request', message: 'Invalid value type: expected an object, but found null' });
+  });
+
+  it('when a key is created with an expiry in the past and no actions, then the expiry is answered, its message ending with a line break', async () => {
+    const r = await s.api('POST', '/keys', { body: { expiresAt: '2000-01-01T00:00:00Z', name: null } });
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('invalid_api_key_expires_at');
+    expect(r.body.message.endsWith("e.g. 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'.\n")).toBe(true);
+    expect((await s.api('POST', '/keys', { body: { indexes: ['*'], expiresAt: null } })).body.code).toBe('missing_api_key_actions');
+  });
+
+  it('when fetch, delete-batch or delete is asked with another method than POST, then it is a 405, not a document', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      for (const route of ['fetch', 'delete-batch', 'delete']) {
+        const r = await fetch(`${s.url}/indexes/${uid}/documents/${route}`, { method, headers: { Authorization: `Bearer ${MASTER_KEY}` } });
+        expect([method, route, r.status, r.headers.get('allow')]).toEqual([method, route, 405, 'POST']);
+      }
+    }
+  });
+
+  it('when a cancelation has an unknown filter, then the list names uids first', async () => {
+    const r = await s.api('POST', '/tasks/cancel?bogus=1');
+    expect(r.body.message).toMatch(/^Unknown parameter `bogus`: expected one of `uids`, `batchUids`, `canceledBy`/);
   });
 });
