@@ -279,56 +279,62 @@ async function run(o) {
     const next = generator(o.seed, o.families);
     const givenKeyUids = new Set([SEARCH_KEY_UID]);
     const started = Date.now();
+    /** Compares one pair of answers and files its differences by class. */
+    const record = (family, step, route, answers) => {
+      const nctx = { givenKeyUids };
+      const [qa, ma] = answers.map((a) => ({ status: a.status, contentType: a.contentType, body: normalize(a.body, nctx) }));
+      // a different status is one difference, whatever the bodies hold
+      // an error answer is one difference: its code, or its message under the same code
+      const errA = qa.body && typeof qa.body === 'object' && typeof qa.body.code === 'string';
+      const errB = ma.body && typeof ma.body === 'object' && typeof ma.body.code === 'string';
+      const diffs =
+        qa.status !== ma.status
+          ? [{ path: '.status', kind: `${qa.status} vs ${ma.status}`, a: qa.body, b: ma.body }]
+          : errA && errB && qa.body.code !== ma.body.code
+            ? [{ path: '.body.code', kind: `${qa.body.code} vs ${ma.body.code}`, a: qa.body, b: ma.body }]
+            : errA && errB && JSON.stringify(qa.body) !== JSON.stringify(ma.body)
+              ? [{ path: '.body.message', kind: `${ma.body.code} message`, a: qa.body.message, b: ma.body.message }]
+              : diff(qa, ma, '', [], { keyOrder: o.keyOrder });
+      if (diffs.length === 0) return;
+      familyStats[family].differing++;
+      const requestText = JSON.stringify(step);
+      const seen = new Set();
+      for (const d of diffs) {
+        const allowed = allow.find((e) => explains(e, route, d, requestText, step));
+        const pend = allowed ? null : pending.find((e) => explains(e, route, d, requestText, step));
+        // the occurrences an entry explains are a class apart from those none does
+        const key = `${route} ${classPath(d.path)} ${d.kind}${allowed ? ' [allowlist]' : pend ? ' [pending]' : ''}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        let c = classes.get(key);
+        if (!c) {
+          c = { class: key, route, path: classPath(d.path), kind: d.kind, family, count: 0, explained: allowed ? { allowlist: allowed.spec, reason: allowed.reason } : pend ? { pendingEngineFix: pend.reason } : null, example: null };
+          classes.set(key, c);
+        }
+        c.count++;
+        if (!c.example || requestText.length < c.example.size) {
+          c.example = { size: requestText.length, request: step, difference: { path: d.path, quarry: d.a, meilisearch: d.b }, quarry: answers[0], meilisearch: answers[1] };
+        }
+      }
+    };
     const runCase = async ({ family, steps, ctx }) => {
       familyStats[family] ??= { requests: 0, differing: 0 };
       for (const step of steps) {
         const answers = await Promise.all(servers.map((s) => send(s, step)));
         requests++;
         familyStats[family].requests++;
+        let finished = null;
         if (step.task) {
           // keep both databases in step: wait for what each enqueued
-          await Promise.all(answers.map((a, i) => (a.status === 202 || (a.status === 200 && a.body && a.body.taskUid !== undefined)) && a.body.taskUid !== undefined ? waitTask(servers[i], a.body.taskUid) : null));
+          finished = await Promise.all(answers.map((a, i) => (a.status === 202 || (a.status === 200 && a.body && a.body.taskUid !== undefined)) && a.body.taskUid !== undefined ? waitTask(servers[i], a.body.taskUid) : null));
         }
         if (step.keyCreate && answers.every((a) => a.status === 201) && step.body.uid) {
           ctx.knownUids.push(step.body.uid);
           givenKeyUids.add(step.body.uid);
         }
-        const nctx = { givenKeyUids };
-        const [qa, ma] = answers.map((a) => ({ status: a.status, contentType: a.contentType, body: normalize(a.body, nctx) }));
-        // a different status is one difference, whatever the bodies hold
-        // an error answer is one difference: its code, or its message under the same code
-        const errA = qa.body && typeof qa.body === 'object' && typeof qa.body.code === 'string';
-        const errB = ma.body && typeof ma.body === 'object' && typeof ma.body.code === 'string';
-        const diffs =
-          qa.status !== ma.status
-            ? [{ path: '.status', kind: `${qa.status} vs ${ma.status}`, a: qa.body, b: ma.body }]
-            : errA && errB && qa.body.code !== ma.body.code
-              ? [{ path: '.body.code', kind: `${qa.body.code} vs ${ma.body.code}`, a: qa.body, b: ma.body }]
-              : errA && errB && JSON.stringify(qa.body) !== JSON.stringify(ma.body)
-                ? [{ path: '.body.message', kind: `${ma.body.code} message`, a: qa.body.message, b: ma.body.message }]
-                : diff(qa, ma, '', [], { keyOrder: o.keyOrder });
-        if (diffs.length === 0) continue;
-        familyStats[family].differing++;
-        const route = routeOf(step);
-        const requestText = JSON.stringify(step);
-        const seen = new Set();
-        for (const d of diffs) {
-          const allowed = allow.find((e) => explains(e, route, d, requestText, step));
-          const pend = allowed ? null : pending.find((e) => explains(e, route, d, requestText, step));
-          // the occurrences an entry explains are a class apart from those none does
-          const key = `${route} ${classPath(d.path)} ${d.kind}${allowed ? ' [allowlist]' : pend ? ' [pending]' : ''}`;
-          if (seen.has(key)) continue;
-          seen.add(key);
-          let c = classes.get(key);
-          if (!c) {
-            c = { class: key, route, path: classPath(d.path), kind: d.kind, family, count: 0, explained: allowed ? { allowlist: allowed.spec, reason: allowed.reason } : pend ? { pendingEngineFix: pend.reason } : null, example: null };
-            classes.set(key, c);
-          }
-          c.count++;
-          if (!c.example || requestText.length < c.example.size) {
-            c.example = { size: requestText.length, request: step, difference: { path: d.path, quarry: d.a, meilisearch: d.b }, quarry: answers[0], meilisearch: answers[1] };
-          }
-        }
+        record(family, step, routeOf(step), answers);
+        // what each enqueued, once done, is compared too (its status, details, error)
+        if (finished && finished[0] && finished[1]) record(family, step, `${routeOf(step)} → task`, finished.map((t) => ({ status: 200, contentType: 'application/json', body: t })));
       }
     };
     // Cases that only read run several at a time; one that writes waits for them and runs alone.

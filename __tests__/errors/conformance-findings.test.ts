@@ -168,4 +168,14 @@ describe('more request shapes', () => {
     const r = await s.api('POST', '/tasks/cancel?bogus=1');
     expect(r.body.message).toMatch(/^Unknown parameter `bogus`: expected one of `uids`, `batchUids`, `canceledBy`/);
   });
+
+  it('when a delete-batch lists null and an object, then they are provided ids that name no document', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { body: [null, { a: 1 }, 99] });
+    expect(r.status).toBe(202);
+    const task = await s.waitTask(r.body.taskUid);
+    expect(task.status).toBe('succeeded');
+    expect(task.details).toEqual({ providedIds: 3, deletedDocuments: 0, originalFilter: null });
+    const map = await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { body: { a: 1 } });
+    expect(map.body).toMatchObject({ code: 'bad_request', message: 'Json deserialize error: invalid type: map, expected a sequence at line 1 column 0' });
+  });
 });

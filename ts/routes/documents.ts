@@ -163,10 +163,13 @@ export function documentRoutes(deps: Deps): Router {
 
   r.post('/indexes/:indexUid/documents/delete-batch', guard('documents.delete', 'param'), async (req, res) => {
     const body = readJson(req);
-    if (!Array.isArray(body) || body.some((v) => typeof v !== 'string' && typeof v !== 'number')) {
-      throw new ApiError('bad_request', `Json deserialize error: invalid type: expected a sequence of document ids`);
+    if (!Array.isArray(body)) {
+      const what = body !== null && typeof body === 'object' ? 'map, expected a sequence at line 1 column 0' : 'expected a sequence of document ids';
+      throw new ApiError('bad_request', `Json deserialize error: invalid type: ${what}`);
     }
-    await enqueueDeletion(req, res, { ids: body.map(String) });
+    // Meilisearch takes any JSON values: each counts as a provided id, and one that is neither a
+    // string nor a number (null, an object) names no document.
+    await enqueueDeletion(req, res, { ids: body.map((v) => (typeof v === 'string' || typeof v === 'number' ? String(v) : JSON.stringify(v))) });
   });
 
   r.post('/indexes/:indexUid/documents/delete', guard('documents.delete', 'param'), async (req, res) => {
