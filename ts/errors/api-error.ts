@@ -7,12 +7,24 @@
  */
 export class ApiError extends Error {
   readonly code: string;
+  /** Set only where Meilisearch answers a code with another status than the catalog's (`insideQuery`). */
+  readonly status?: number;
 
-  constructor(code: string, message: string) {
+  constructor(code: string, message: string, status?: number) {
     super(shortMessage(message));
     this.name = 'ApiError';
     this.code = code;
+    if (status !== undefined) this.status = status;
   }
+}
+
+/**
+ * `err` raised by query `i` of a multi-search, as Meilisearch words it ("Inside `.queries[i]`:").
+ * An index that does not exist is then a 400, not the catalog's 404 (Meilisearch 1.50, federated
+ * or not); every other code keeps its status.
+ */
+export function insideQuery(err: ApiError, i: number): ApiError {
+  return new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`, err.code === 'index_not_found' ? 400 : err.status);
 }
 
 export interface ErrorBody {

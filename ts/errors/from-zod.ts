@@ -6,7 +6,7 @@
  */
 import type { z } from 'zod';
 import { ApiError } from './api-error';
-import { unknownValue } from '../settings/deserr';
+import { didYouMean, unknownValue } from '../settings/deserr';
 
 export type FieldCodes = Record<string, string>;
 
@@ -108,10 +108,11 @@ export function parseWith<T>(schema: z.ZodType<T>, body: unknown, codes: FieldCo
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0];
     const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
-    const expected = (within.fields ?? (shape ? Object.keys(shape) : [])).map((k) => `\`${k}\``).join(', ');
+    const fields = within.fields ?? (shape ? Object.keys(shape) : []);
+    const expected = fields.map((k) => `\`${k}\``).join(', ');
     const inside = outer + pathText(issue.path);
     const where = inside ? ` inside \`${inside}\`` : '';
-    throw new ApiError('bad_request', `Unknown field \`${key}\`${where}: expected one of ${expected}`);
+    throw new ApiError('bad_request', `Unknown field \`${key}\`${where}: ${didYouMean(key, fields)}expected one of ${expected}`);
   }
   const field = issue.path[0];
   // A nested field may have a code of its own (`mergeFacets.maxValuesPerFacet`).

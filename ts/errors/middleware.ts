@@ -30,7 +30,7 @@ export function errorOf(err: unknown, logger: Logger, payloadLimit: number, requ
 
 /** Writes `e` as the response: the catalog's status and the error object (503s say when to retry). */
 export function sendError(res: ServerResponse, e: ApiError): void {
-  const status = statusOf(e.code);
+  const status = e.status ?? statusOf(e.code);
   const body = JSON.stringify(errorBody(e.code, e.message));
   const headers: Record<string, string | number> = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) };
   if (status === 503) headers['Retry-After'] = '10';

@@ -13,7 +13,8 @@ export function mediaType(req: Pick<Request, 'headers'>): string | null {
 
 /** A Content-Type header's media type, lowercased, without parameters. */
 export function mediaTypeOf(ct: string | undefined): string | null {
-  if (!ct) return null;
+  // An empty header is a content type (``, refused as invalid), as Meilisearch reads it.
+  if (ct === undefined) return null;
   return ct.split(';')[0].trim().toLowerCase();
 }
 

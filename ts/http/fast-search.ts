@@ -61,6 +61,6 @@ export function fastSearch(deps: Deps, service: SearchService, observers: readon
 async function answer(deps: Deps, service: SearchService, req: IncomingMessage, res: ServerResponse, uid: string, body: Buffer, type: string): Promise<void> {
   const auth = await authenticateLatest(req, deps.keys, deps.config.masterKey, 'search', uid, deps.replica ? () => deps.replica!.catchUp() : null);
   const metadata = wantsMetadata(req.headers[METADATA_HEADER.toLowerCase()] as string | undefined);
-  const bytes = await service.search(auth, uid, parseJsonBody(body, type, true), arrivalOf(req), metadata);
+  const bytes = await service.search(auth, uid, parseJsonBody(body, type), arrivalOf(req), metadata);
   allowAnyOrigin(res).writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bytes.length }).end(bytes);
 }

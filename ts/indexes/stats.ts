@@ -7,7 +7,7 @@
  */
 import type { Deps } from '../deps';
 import type { IndexStats } from '../native';
-import { boolParam, rejectUnknownParams, stringParam } from '../schemas/query';
+import { boolParam, inRequestOrder, stringParam } from '../schemas/query';
 import { ApiError } from '../errors/api-error';
 
 export interface StatsQuery {
@@ -16,7 +16,11 @@ export interface StatsQuery {
 }
 
 export function parseStatsQuery(query: Record<string, unknown>): StatsQuery {
-  rejectUnknownParams(query, ['showInternalDatabaseSizes', 'sizeFormat']);
+  inRequestOrder(query, ['showInternalDatabaseSizes', 'sizeFormat'], readStatsQuery);
+  return readStatsQuery(query);
+}
+
+function readStatsQuery(query: Record<string, unknown>): StatsQuery {
   const internal = boolParam(query, 'showInternalDatabaseSizes', 'invalid_stats_show_internal_database_sizes', false);
   const fmt = stringParam(query, 'sizeFormat', 'invalid_stats_size_format') ?? 'raw';
   if (fmt !== 'raw' && fmt !== 'human') {

@@ -21,6 +21,25 @@ export function remoteTarget(deps: Deps, name: string): Target {
   return name === state.self ? { local: true, name } : { local: false, name, remote };
 }
 
+/**
+ * A search's experimental parameters, refused as Meilisearch refuses them once the body is read
+ * (before its index is looked up): `useNetwork` (even `false`) without the `network` feature,
+ * and `personalize`, whose feature Quarry does not have.
+ */
+export function checkSearchFeatures(deps: Deps, query: { useNetwork?: unknown; personalize?: unknown; vector?: unknown; media?: unknown; hybrid?: unknown }): void {
+  // A query vector or media without `hybrid` is refused before the index is searched (its
+  // filters, sort and distinct are not looked at).
+  if ((query.vector != null || query.media != null) && query.hybrid == null) {
+    throw new ApiError('missing_search_hybrid', 'Invalid request: missing `hybrid` parameter when `vector` or `media` are present.');
+  }
+  if (query.useNetwork != null && !deps.features.enabled('network')) {
+    throw new ApiError('feature_not_enabled', 'passing `useNetwork` in a search query requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805');
+  }
+  if (query.personalize !== undefined && query.personalize !== null) {
+    throw new ApiError('feature_not_enabled', 'reranking search results requires enabling the `personalization` experimental feature. See https://github.com/orgs/meilisearch/discussions/866');
+  }
+}
+
 /** Whether a search asks the whole network: `useNetwork`, by default on once there are shards. */
 export function usesNetwork(deps: Deps, useNetwork: unknown): boolean {
   if (!deps.features.enabled('network')) return false;

@@ -13,7 +13,7 @@ import { checkEditContext, parseEditBody } from '../schemas/edit';
 import { documentIds, FETCH_CODES, FetchSchema } from '../schemas/documents';
 import { checkIndexUid } from '../schemas/indexes';
 import { checkPrimaryKeyParam, filterShape } from '../schemas/limits';
-import { boolParam, listParam, rejectUnknownParams, stringParam, uintParam } from '../schemas/query';
+import { boolParam, listParam, rejectUnknownParams, splitSort, stringParam, uintParam } from '../schemas/query';
 import { summaryView } from '../tasks/queue';
 
 const FORMATS: Record<string, PayloadFormat> = {
@@ -89,7 +89,8 @@ export function documentRoutes(deps: Deps): Router {
     const listed = listParam(q, 'ids', 'invalid_document_ids');
     const ids = listed ? documentIds(listed, true) : null;
     const filter = stringParam(q, 'filter', 'invalid_document_filter');
-    const sort = listParam(q, 'sort', 'invalid_document_sort') ?? null;
+    const sortText = stringParam(q, 'sort', 'invalid_document_sort');
+    const sort = sortText === undefined ? null : splitSort(sortText);
     const useNetwork = q.useNetwork === undefined ? undefined : boolParam(q, 'useNetwork', 'invalid_document_use_network', false);
     const uid = checkIndexUid(req.params.indexUid);
     if (usesNetwork(deps, useNetwork)) {
@@ -99,6 +100,15 @@ export function documentRoutes(deps: Deps): Router {
     const index = registry.handle(uid);
     const containsFilter = deps.features.get().containsFilter;
     sendJsonBytes(res, await index.fetchDocuments({ offset, limit, fields, ids, retrieveVectors, sort, filter: filter ?? null, containsFilter }));
+  });
+
+  // `fetch`, `delete-batch` and `delete` are routes of their own, never document ids: asked with
+  // another method than POST they are a 405, as Meilisearch answers (not a read or a deletion
+  // of a document so named).
+  r.all(['/indexes/:indexUid/documents/fetch', '/indexes/:indexUid/documents/delete-batch', '/indexes/:indexUid/documents/delete'], (req, res, next) => {
+    if (!['GET', 'PUT', 'PATCH', 'DELETE'].includes(req.method)) return next();
+    res.setHeader('Allow', 'POST');
+    res.status(405).end();
   });
 
   r.post('/indexes/:indexUid/documents/fetch', guard('documents.get', 'param'), async (req, res) => {
@@ -133,10 +143,13 @@ export function documentRoutes(deps: Deps): Router {
 
   r.post('/indexes/:indexUid/documents/delete-batch', guard('documents.delete', 'param'), async (req, res) => {
     const body = readJson(req);
-    if (!Array.isArray(body) || body.some((v) => typeof v !== 'string' && typeof v !== 'number')) {
-      throw new ApiError('bad_request', `Json deserialize error: invalid type: expected a sequence of document ids`);
+    if (!Array.isArray(body)) {
+      const what = body !== null && typeof body === 'object' ? 'map, expected a sequence at line 1 column 0' : 'expected a sequence of document ids';
+      throw new ApiError('bad_request', `Json deserialize error: invalid type: ${what}`);
     }
-    await enqueueDeletion(req, res, { ids: body.map(String) });
+    // Meilisearch takes any JSON values: each counts as a provided id, and one that is neither a
+    // string nor a number (null, an object) names no document.
+    await enqueueDeletion(req, res, { ids: body.map((v) => (typeof v === 'string' || typeof v === 'number' ? String(v) : JSON.stringify(v))) });
   });
 
   r.post('/indexes/:indexUid/documents/delete', guard('documents.delete', 'param'), async (req, res) => {

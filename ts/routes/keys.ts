@@ -76,22 +76,26 @@ export function keyRoutes(deps: Deps): Router {
 
   r.post('/keys', guard('keys.create'), async (req, res) => {
     const raw = readJson(req);
+    // deserr reads the fields that are there (an expiry in the past is refused as it is read),
+    // then names a missing one.
+    const present = parseWith(CreateSchema.partial(), raw, CREATE_CODES);
+    let expiresAt: string | null = null;
+    if (typeof present.expiresAt === 'string') {
+      expiresAt = parseExpiresAt(present.expiresAt);
+      if (expiresAt === null || Date.parse(expiresAt) <= Date.now()) {
+        // Meilisearch's message ends with a line break.
+        throw new ApiError(
+          'invalid_api_key_expires_at',
+          `Invalid value at \`.expiresAt\`: \`${present.expiresAt}\` is not a valid date. It should follow the RFC 3339 format to represents a date or datetime in the future or specified as a null value. e.g. 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'.\n`,
+        );
+      }
+    }
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
       for (const f of ['actions', 'indexes', 'expiresAt']) {
         if (!(f in raw)) throw new ApiError(`missing_api_key_${f === 'expiresAt' ? 'expires_at' : f}`, `Missing field \`${f}\``);
       }
     }
     const body = parseWith(CreateSchema, raw, CREATE_CODES);
-    let expiresAt: string | null = null;
-    if (body.expiresAt !== null) {
-      expiresAt = parseExpiresAt(body.expiresAt);
-      if (expiresAt === null || Date.parse(expiresAt) <= Date.now()) {
-        throw new ApiError(
-          'invalid_api_key_expires_at',
-          `Invalid value at \`.expiresAt\`: \`${body.expiresAt}\` is not a valid date. It should follow the RFC 3339 format to represents a date or datetime in the future or specified as a null value. e.g. 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'.`,
-        );
-      }
-    }
     // An empty `indexes` list counts as unrestricted here, as in Meilisearch (it then grants nothing).
     const restricted = body.indexes.length > 0 && !body.indexes.includes('*');
     const global = restricted ? body.actions.find((a) => GLOBAL_ACTIONS.has(a)) : undefined;

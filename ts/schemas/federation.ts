@@ -4,7 +4,7 @@
  * The merge itself is the engine's (`engine::index::search::federated`).
  */
 import { z } from 'zod';
-import { ApiError } from '../errors/api-error';
+import { ApiError, insideQuery } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 
 const uint = z.number().int().nonnegative();
@@ -71,7 +71,7 @@ export function splitQuery(raw: unknown, i: number, federated: boolean, federati
   try {
     return split(raw, i, federated, federationDistinct);
   } catch (err) {
-    if (err instanceof ApiError && !err.message.includes('.queries[')) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
+    if (err instanceof ApiError && !err.message.includes('.queries[')) throw insideQuery(err, i);
     throw err;
   }
 }

@@ -1,16 +1,34 @@
 /** Helpers for query-string validation with Meilisearch's wording and codes. */
 import { ApiError } from '../errors/api-error';
+import { didYouMean } from '../settings/deserr';
 
 export type Query = Record<string, unknown>;
 
 /** Meilisearch's words for a `rankingScoreThreshold` outside [0, 1], in a body or a parameter. */
 export const THRESHOLD_RANGE = 'the value of `rankingScoreThreshold` is invalid, expected a float between `0.0` and `1.0`.';
 
+/** deserr's error for an unknown query parameter, with its suggestion. */
+export function unknownParam(key: string, allowed: readonly string[]): ApiError {
+  return new ApiError('bad_request', `Unknown parameter \`${key}\`: ${didYouMean(key, allowed)}expected one of ${allowed.map((a) => `\`${a}\``).join(', ')}`);
+}
+
+/**
+ * Checks a query string's parameters one at a time, in the order the request lists them, as
+ * deserr reads them: `check` runs on each alone, and an unknown one is refused in its turn.
+ * The first fault the request shows is the one answered.
+ */
+export function inRequestOrder(query: Query, allowed: readonly string[], check: (one: Query) => unknown): void {
+  for (const [k, v] of Object.entries(query)) {
+    if (!allowed.includes(k)) throw unknownParam(k, allowed);
+    check({ [k]: v });
+  }
+}
+
 /** Rejects unknown parameters with `bad_request`, as deserr does. */
 export function rejectUnknownParams(query: Query, allowed: readonly string[]): void {
   for (const key of Object.keys(query)) {
     if (!allowed.includes(key)) {
-      throw new ApiError('bad_request', `Unknown parameter \`${key}\`: expected one of ${allowed.map((a) => `\`${a}\``).join(', ')}`);
+      throw unknownParam(key, allowed);
     }
   }
 }
@@ -51,6 +69,8 @@ export interface ParamKinds {
   lists: Set<string>;
   /** The error code of each parameter. */
   codes: Record<string, string>;
+  /** The parameters the route reads, in Meilisearch's order; any other is refused, in turn. */
+  known?: readonly string[];
   /** Handles a parameter of its own (returns false to leave it to the defaults). */
   special?: (key: string, value: string, out: Record<string, unknown>) => boolean;
 }
@@ -60,6 +80,7 @@ export interface ParamKinds {
 export function bodyFromParams(query: Record<string, unknown>, kinds: ParamKinds): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(query)) {
+    if (kinds.known && !kinds.known.includes(k)) throw unknownParam(k, kinds.known);
     if (typeof v !== 'string') {
       out[k] = v;
     } else if (k === 'rankingScoreThreshold' && kinds.numbers.has(k)) {
@@ -77,10 +98,27 @@ export function bodyFromParams(query: Record<string, unknown>, kinds: ParamKinds
     } else if (kinds.bools.has(k)) {
       out[k] = boolParam(query, k, kinds.codes[k], false);
     } else if (kinds.lists.has(k)) {
-      out[k] = v.split(',').map((s) => s.trim());
+      out[k] = k === 'sort' ? splitSort(v) : v.split(',').map((s) => s.trim());
     } else if (!kinds.special?.(k, v, out)) {
       out[k] = v;
     }
   }
+  return out;
+}
+
+/** A `sort` list: commas inside a `_geoPoint(lat, lng)` do not separate, as Meilisearch reads it. */
+export function splitSort(v: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < v.length; i++) {
+    if (v[i] === '(') depth++;
+    else if (v[i] === ')') depth = Math.max(0, depth - 1);
+    else if (v[i] === ',' && depth === 0) {
+      out.push(v.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  out.push(v.slice(start).trim());
   return out;
 }

@@ -23,8 +23,9 @@ export const SearchSchema = z.strictObject({
   q: z.string().nullable().optional(),
   offset: z.number().int().nonnegative().optional(),
   limit: z.number().int().nonnegative().optional(),
-  page: z.number().int().nonnegative().optional(),
-  hitsPerPage: z.number().int().nonnegative().optional(),
+  // null is no page (Meilisearch 1.50 reads it so), unlike offset and limit.
+  page: z.number().int().nonnegative().nullable().optional(),
+  hitsPerPage: z.number().int().nonnegative().nullable().optional(),
   attributesToRetrieve: strList.optional(),
   attributesToCrop: strList.optional(),
   cropLength: z.number().int().nonnegative().optional(),
@@ -45,8 +46,8 @@ export const SearchSchema = z.strictObject({
   vector: z.array(z.number()).nullable().optional(),
   retrieveVectors: z.boolean().optional(),
   media: z.unknown().optional(),
-  personalize: z.unknown().optional(),
-  useNetwork: z.boolean().optional(),
+  personalize: z.looseObject({}).nullable().optional(),
+  useNetwork: z.boolean().nullable().optional(),
   showRankingScore: z.boolean().optional(),
   showRankingScoreDetails: z.boolean().optional(),
   showPerformanceDetails: z.boolean().optional(),
@@ -67,6 +68,12 @@ const SEARCH_PARAMS: ParamKinds = {
   bools: new Set(['retrieveVectors', 'showMatchesPosition', 'showRankingScore', 'showRankingScoreDetails', 'showPerformanceDetails', 'useNetwork']),
   lists: new Set(['attributesToRetrieve', 'attributesToCrop', 'attributesToHighlight', 'sort', 'facets', 'attributesToSearchOn']),
   codes: SEARCH_CODES,
+  // The GET form's parameters, in Meilisearch's order (its error for an unknown one lists them).
+  known: [
+    ...Object.keys(SearchSchema.shape).flatMap((k) =>
+      k === 'hybrid' ? ['hybridEmbedder', 'hybridSemanticRatio'] : k === 'personalize' ? ['personalizeUserContext'] : k === 'media' ? [] : [k],
+    ),
+  ],
   special: (k, v, out) => {
     if (k === 'vector') {
       // Empty entries are skipped, as Meilisearch does (`1,,0` is two numbers).
@@ -83,6 +90,8 @@ const SEARCH_PARAMS: ParamKinds = {
         h.semanticRatio = r;
       }
       out.hybrid = h;
+    } else if (k === 'personalizeUserContext') {
+      out.personalize = { userContext: v };
     } else if (k === 'locales') {
       const codes = v.split(',').map((c) => c.trim());
       const unknown = codes.find((c) => !LOCALES.includes(c));
@@ -101,7 +110,15 @@ const SEARCH_PARAMS: ParamKinds = {
 
 /** Converts the GET query string into the POST body shape. */
 export function searchQueryFromParams(query: Record<string, unknown>): unknown {
-  return bodyFromParams(query, SEARCH_PARAMS);
+  const body = bodyFromParams(query, SEARCH_PARAMS);
+  const hybrid = body.hybrid as { embedder?: unknown; semanticRatio?: unknown } | undefined;
+  if (hybrid !== undefined && hybrid.embedder === undefined) {
+    throw new ApiError('invalid_search_hybrid_query', '`hybridEmbedder` is mandatory when `hybridSemanticRatio` is present');
+  }
+  if (body.vector !== undefined && hybrid === undefined) {
+    throw new ApiError('missing_search_hybrid', '`hybridEmbedder` is mandatory when `vector` is present');
+  }
+  return body;
 }
 
 /** A search body (a multi-search's query: `parseQuery`). */
@@ -129,12 +146,13 @@ export function parseQuery(raw: unknown, i: number): SearchBody {
 }
 
 function parseBody<T extends { vector?: number[] | null; hybrid?: unknown }>(schema: z.ZodType<T>, codes: Record<string, string>, body: unknown, within?: Within): T {
-  const raw = body ?? {};
+  // No body reads as `{}`; a JSON `null` is refused as deserr refuses it.
+  const raw = body === undefined ? {} : body;
   // A query vector of finite numbers passes the schema unchanged, so it is checked by this one
   // loop and handed on as it is: zod would copy it element by element, with a result object
   // per number (hundreds per semantic search, most of the garbage such a request leaves). Any
   // other `vector` is left to the schema, for the same error as ever.
-  const vector = (raw as { vector?: unknown }).vector;
+  const vector = raw === null ? undefined : (raw as { vector?: unknown }).vector;
   const fast = isVector(vector) && typeof raw === 'object' && !Array.isArray(raw);
   const b = parseWith(schema, fast ? { ...raw, vector: undefined } : raw, codes, 'bad_request', within);
   if (fast) b.vector = vector;

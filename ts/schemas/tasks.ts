@@ -4,7 +4,7 @@ import type { TaskFilter } from '../tasks/filter';
 import { TASK_STATUSES, TASK_TYPES } from '../tasks/types';
 import { parseDateFilter } from '../util/time';
 import { isValidIndexUid, invalidIndexUidMessage } from './indexes';
-import { boolParam, listParam, rejectUnknownParams, type Query, uintParam } from './query';
+import { boolParam, inRequestOrder, listParam, type Query, uintParam } from './query';
 
 // Meilisearch's order, which its error for an unknown parameter lists.
 const FILTER_PARAMS = [
@@ -23,6 +23,8 @@ const FILTER_PARAMS = [
 ] as const;
 
 export const LIST_PARAMS = ['limit', 'from', 'reverse', ...FILTER_PARAMS];
+/** The filters of a cancelation or a deletion, in Meilisearch's order for them (`uids` first). */
+const CANCEL_DELETE_PARAMS = ['uids', 'batchUids', ...FILTER_PARAMS.filter((p) => p !== 'uids' && p !== 'batchUids')];
 
 function uidSet(query: Query, name: string, code: string, what: string): Set<number> | undefined {
   const list = listParam(query, name, code);
@@ -99,7 +101,11 @@ export interface ListQuery {
 }
 
 export function parseListQuery(query: Query): ListQuery {
-  rejectUnknownParams(query, LIST_PARAMS);
+  inRequestOrder(query, LIST_PARAMS, readListQuery);
+  return readListQuery(query);
+}
+
+function readListQuery(query: Query): ListQuery {
   const filter = parseTaskFilter(query);
   const limit = uintParam(query, 'limit', 'invalid_task_limit', 20);
   const from = query.from === undefined ? null : uintParam(query, 'from', 'invalid_task_from', 0);
@@ -109,7 +115,7 @@ export function parseListQuery(query: Query): ListQuery {
 
 /** Filters of `POST /tasks/cancel` and `DELETE /tasks`; at least one is required. */
 export function parseCancelOrDeleteQuery(query: Query, action: 'cancel' | 'delete'): TaskFilter {
-  rejectUnknownParams(query, FILTER_PARAMS);
+  inRequestOrder(query, CANCEL_DELETE_PARAMS, parseTaskFilter);
   const present = FILTER_PARAMS.filter((p) => query[p] !== undefined);
   if (present.length === 0) {
     throw new ApiError(

@@ -7,11 +7,11 @@
 import type { AuthContext } from '../auth/guard';
 import { mergeFilters } from '../auth/tenant-token';
 import type { Deps } from '../deps';
-import { ApiError } from '../errors/api-error';
+import { ApiError, insideQuery } from '../errors/api-error';
 import { found } from '../errors/from-zod';
 import { NativeIndex, type SearchQuery } from '../native';
 import { facetSearchOverNetwork } from '../network/facets';
-import { networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
+import { checkSearchFeatures, networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
 import { checkIndexUid } from '../schemas/indexes';
 import { parseFederation, splitQuery } from '../schemas/federation';
 import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
@@ -108,6 +108,7 @@ export class SearchService {
     const requestUid = uuidV7();
     const uid = checkIndexUid(indexUid);
     const query = parseSearch(body);
+    checkSearchFeatures(this.deps, query);
     const network = usesNetwork(this.deps, query.useNetwork);
     const meta = metadata ? this.metadataOf(query.q, uid, network ? this.deps.network.get().self : null) : undefined;
     if (network) return withMetadata(await this.limited(() => this.overNetwork(auth, uid, (body ?? {}) as Record<string, unknown>, query, receivedAt)), { requestUid, metadata: meta }, SEARCH_TAIL);
@@ -133,6 +134,7 @@ export class SearchService {
   async facetSearch(auth: AuthContext, indexUid: unknown, raw: unknown): Promise<Buffer> {
     const uid = checkIndexUid(indexUid);
     const body = parseFacetSearch(raw);
+    checkSearchFeatures(this.deps, body);
     const index = this.deps.registry.handle(uid);
     const filter = scopedFilter(auth, uid, body.filter);
     const query = facetEngineQuery({ ...body, filter: filter as FacetSearchBody['filter'] }, this.deps.features.enabled('containsFilter'));
@@ -186,6 +188,7 @@ export class SearchService {
       const parsed = parseQuery(rawQuery, i);
       const { indexUid, search } = splitQuery(rawQuery, i, false);
       try {
+        checkSearchFeatures(this.deps, parsed);
         const uid = this.queryIndex(auth, indexUid);
         const network = usesNetwork(this.deps, parsed.useNetwork);
         const meta = metadata ? this.metadataOf(parsed.q, uid, network ? this.deps.network.get().self : null) : undefined;
@@ -200,7 +203,7 @@ export class SearchService {
         bytes = withMetadata(bytes, { requestUid, metadata: meta }, SEARCH_TAIL);
         parts.push(Buffer.from(`{"indexUid":${JSON.stringify(uid)},`), bytes.subarray(1));
       } catch (err) {
-        if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
+        if (err instanceof ApiError) throw insideQuery(err, i);
         throw err;
       }
       if (i < body.queries.length - 1) parts.push(Buffer.from(','));
@@ -245,7 +248,7 @@ export class SearchService {
         entry.queries.push({ position: item.position, indexUid: item.uid, weight: item.weight, body });
         remotes.set(name, entry);
       } catch (err) {
-        if (err instanceof ApiError && !err.message.startsWith('Inside')) throw new ApiError(err.code, `Inside \`.queries[${item.position}]\`: ${err.message}`);
+        if (err instanceof ApiError && !err.message.startsWith('Inside')) throw insideQuery(err, item.position);
         throw err;
       }
     }
@@ -323,7 +326,7 @@ export class SearchService {
         }
         if (metadata) metas.push(this.metadataOf(parsed.q, uid, remote, remote !== null));
       } catch (err) {
-        if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`);
+        if (err instanceof ApiError) throw insideQuery(err, i);
         throw err;
       }
     }
