@@ -11,8 +11,9 @@
  *
  * Every request goes through the outbound client (allowed networks apply). A network failure,
  * a time-out or a 5xx is tried again with Meilisearch's back-off (0.5 s, ×1.5 with jitter, at
- * most 60 s apart, for 15 minutes); a target outside the allowed networks fails at once, and
- * any other answer fails the task with the target's error in Meilisearch's words.
+ * most 60 s apart, for 15 minutes, then the task fails with the transport's message); a target
+ * outside the allowed networks fails at once (Meilisearch tries it for 15 minutes too), and any
+ * other answer fails the task with the target's error in Meilisearch's words.
  */
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -22,6 +23,7 @@ import type { IndexRegistry } from '../indexes/registry';
 import type { Logger } from '../logging';
 import { type NativeIndex, outboundRequest, type OutboundAnswer } from '../native';
 import { patternMatches } from '../auth/actions';
+import { arrayItems } from '../util/json-array';
 import { DEFAULT_PAYLOAD_SIZE, type ExportIndexOptions } from '../schemas/export';
 import type { TaskPayload, TaskRecord } from '../tasks/types';
 
@@ -132,39 +134,11 @@ export class Exporter {
 
 const NEWLINE = Buffer.from('\n');
 
-/**
- * The documents of a `fetchDocuments` answer as they are (each one's bytes, so numbers keep
- * every digit), and its `total`.
- */
+/** The documents of a `fetchDocuments` answer as they are (each one's bytes), and its `total`. */
 export function splitResults(bytes: Buffer): { docs: Buffer[]; total: number } {
-  const text = bytes;
-  const start = text.indexOf('"results":[');
-  if (start < 0) throw new Error('unexpected documents answer');
-  const docs: Buffer[] = [];
-  let i = start + '"results":['.length;
-  let depth = 0;
-  let inString = false;
-  let docStart = -1;
-  for (; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-      continue;
-    }
-    if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
-      if (depth === 0) docStart = i;
-      depth++;
-    } else if (c === 0x7d || c === 0x5d) {
-      if (depth === 0) break; // the end of `results`
-      depth--;
-      if (depth === 0) docs.push(text.subarray(docStart, i + 1));
-    }
-  }
-  const rest = text.subarray(i).toString();
-  const total = Number(/"total":(\d+)/.exec(rest)?.[1] ?? docs.length);
-  return { docs, total };
+  const found = arrayItems(bytes, 'results');
+  const total = Number(/"total":(\d+)/.exec(bytes.subarray(found.close).toString())?.[1] ?? found.items.length);
+  return { docs: found.items, total };
 }
 
 /** The instance documents are sent to. */
@@ -208,12 +182,14 @@ class Target {
     let interval = this.backoff.initialMs;
     for (;;) {
       const a = await outboundRequest(method, url, this.headers(headers), body, REQUEST_TIMEOUT_MS);
-      if (a.failure === 'refused') throw new ApiError('internal', `Failed to export documents to remote server: ${a.message ?? 'the address is outside the allowed networks'}`);
+      // Meilisearch tries a rejected address again too; here the allowlist cannot change meanwhile.
+      if (a.failure === 'refused') throw new ApiError('internal', a.message ?? 'the address is outside the allowed networks');
       const transient = a.failure !== null || a.status >= 500;
       if (!transient) return a;
       const wait = interval * (1 + this.backoff.randomization * (2 * Math.random() - 1));
       if (Date.now() - started + wait > this.backoff.maxElapsedMs) {
-        if (a.failure !== null) throw new ApiError('internal', `Failed to export documents to remote server: ${a.message ?? a.failure}`);
+        // The transport's own words, as Meilisearch gives them ("Connection refused").
+        if (a.failure !== null) throw new ApiError('internal', a.message ?? a.failure);
         return a;
       }
       await new Promise((r) => setTimeout(r, wait));
