@@ -255,6 +255,20 @@ describe('POST /export: what is sent', () => {
     }
   });
 
+  test('an index whose embedder has an API key is refused before anything is sent', async () => {
+    const target = await recorder();
+    try {
+      const embedders = { e: { source: 'rest', url: 'http://127.0.0.1:9/embed', apiKey: 'sk-0123456789abcdef', request: { input: '{{text}}' }, response: { data: '{{embedding}}' }, dimensions: 2 } };
+      const set = await s.api('PATCH', '/indexes/keyed/settings', { body: { embedders } });
+      expect((await s.waitTask(set.body.taskUid)).status).toBe('succeeded');
+      const t = await exportTask(s, { url: target.url, indexes: { keyed: {} } });
+      expect([t.status, t.error.code, t.error.message]).toEqual(['failed', 'internal', 'Index `keyed`: the embedder `e` has an API key, which Quarry cannot export yet: its settings show the key masked.']);
+      expect(target.seen).toEqual([]);
+    } finally {
+      await target.close();
+    }
+  });
+
   test("the target's error fails the task with Meilisearch's message", async () => {
     const target = await recorder((r) => (r.url.endsWith('/documents') ? { status: 400, body: { message: 'boom doc', code: 'invalid_document_id', type: 'invalid_request', link: 'x' } } : undefined));
     try {
