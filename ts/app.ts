@@ -12,6 +12,7 @@ import { observeRequests, type RequestObserver } from './http/observe';
 import { repairPath } from './http/path';
 import { infoLine, loggablePath } from './logging';
 import { archiveRoutes } from './routes/archives';
+import { exportRoutes } from './routes/export';
 import { documentRoutes } from './routes/documents';
 import { indexRoutes } from './routes/indexes';
 import { networkContext } from './network/forward';
@@ -84,6 +85,7 @@ export function buildApp(deps: Deps, observers = requestObservers(deps), search 
   app.use(renderRoutes(deps));
   app.use(networkRoutes(deps));
   app.use(archiveRoutes(deps));
+  app.use(exportRoutes(deps));
   app.use(searchRuleRoutes(deps));
   app.use(webhookRoutes(deps));
   app.use(chatRoutes(deps, search));

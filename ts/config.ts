@@ -80,9 +80,26 @@ export interface Config {
   replication: ReplicationConfig | null;
   /** `--experimental-mcp`: `POST /mcp` is served; without it `/mcp` is no route (Quarry's own option, not a runtime feature). */
   experimentalMcp: boolean;
+  /** `--experimental-personalization-api-key`: `personalize` reranks hits through the reranking API; null (or blank): refused. */
+  personalizationApiKey: string | null;
+  /** The reranking API's URL (Cohere's rerank by default). */
+  personalizationUrl: string;
 }
 
 export class ConfigError extends Error {}
+
+function personalizationUrl(url: string | undefined): string {
+  if (url === undefined) return DEFAULT_PERSONALIZATION_URL;
+  try {
+    new URL(url);
+  } catch {
+    throw new ConfigError(`--experimental-personalization-url: \`${url}\` is not a URL`);
+  }
+  return url;
+}
+
+/** Where `personalize` reranks hits unless `--experimental-personalization-url` says otherwise (Cohere's rerank API). */
+export const DEFAULT_PERSONALIZATION_URL = 'https://api.cohere.ai/v1/rerank';
 
 interface OptionSpec {
   name: keyof RawOptions;
@@ -142,6 +159,8 @@ type RawOptions = TlsRaw & ReplicationRaw & {
   analyticsIntervalMs?: string;
   noDashboard?: string;
   experimentalMcp?: string;
+  personalizationApiKey?: string;
+  personalizationUrl?: string;
 };
 
 export const OPTIONS: OptionSpec[] = [
@@ -172,6 +191,8 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'scheduleSnapshot', flag: '--schedule-snapshot', env: 'QUARRY_SCHEDULE_SNAPSHOT', meili: 'MEILI_SCHEDULE_SNAPSHOT', optionalValue: true, help: 'take a snapshot every N seconds (bare: every 86400)' },
   { name: 'importSnapshot', flag: '--import-snapshot', env: 'QUARRY_IMPORT_SNAPSHOT', meili: 'MEILI_IMPORT_SNAPSHOT', help: 'snapshot file to restore the database from at start-up' },
   { name: 'ignoreMissingSnapshot', flag: '--ignore-missing-snapshot', env: 'QUARRY_IGNORE_MISSING_SNAPSHOT', meili: 'MEILI_IGNORE_MISSING_SNAPSHOT', boolean: true, help: 'start without restoring when the --import-snapshot file is missing' },
+  { name: 'personalizationApiKey', flag: '--experimental-personalization-api-key', env: 'QUARRY_EXPERIMENTAL_PERSONALIZATION_API_KEY', meili: 'MEILI_EXPERIMENTAL_PERSONALIZATION_API_KEY', help: 'API key of the reranking service `personalize` in search reranks hits through (Cohere)' },
+  { name: 'personalizationUrl', flag: '--experimental-personalization-url', env: 'QUARRY_EXPERIMENTAL_PERSONALIZATION_URL', meili: 'QUARRY_EXPERIMENTAL_PERSONALIZATION_URL', help: `the reranking API (default ${DEFAULT_PERSONALIZATION_URL}; its host must be in --experimental-allowed-ip-networks)` },
   { name: 'taskWebhookUrl', flag: '--task-webhook-url', env: 'QUARRY_TASK_WEBHOOK_URL', meili: 'MEILI_TASK_WEBHOOK_URL', help: 'URL every finished batch is POSTed to (NDJSON, gzip), besides the /webhooks ones' },
   { name: 'taskWebhookAuthorization', flag: '--task-webhook-authorization-header', env: 'QUARRY_TASK_WEBHOOK_AUTHORIZATION_HEADER', meili: 'MEILI_TASK_WEBHOOK_AUTHORIZATION_HEADER', help: 'Authorization header value sent to --task-webhook-url' },
   { name: 'ignoreSnapshotIfDbExists', flag: '--ignore-snapshot-if-db-exists', env: 'QUARRY_IGNORE_SNAPSHOT_IF_DB_EXISTS', meili: 'MEILI_IGNORE_SNAPSHOT_IF_DB_EXISTS', boolean: true, help: 'start on the existing database instead of refusing the --import-snapshot' },
@@ -370,6 +391,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
   }
 
   return {
+    personalizationApiKey: raw.personalizationApiKey !== undefined && raw.personalizationApiKey.trim() !== '' ? raw.personalizationApiKey : null,
+    personalizationUrl: personalizationUrl(raw.personalizationUrl),
     taskWebhookUrl: raw.taskWebhookUrl ?? null,
     taskWebhookAuthorization: raw.taskWebhookAuthorization ?? null,
     dumpDir: raw.dumpDir ?? 'dumps/',

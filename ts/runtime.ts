@@ -13,6 +13,7 @@ import type { Config } from './config';
 import type { Deps } from './deps';
 import { archives, writeSnapshot } from './dumps/create';
 import { importAtStartup } from './dumps/import';
+import { Exporter } from './export/run';
 import { FeatureStore } from './features';
 import { IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
@@ -106,6 +107,7 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
     archives(sources, dirs),
     searchRules,
     wired?.planner,
+    new Exporter({ registry, features, logger: logger.child({ target: 'quarry::export' }) }),
   );
   await worker.recover();
   const dispatcher = new WebhookDispatcher(webhooks, logger.child({ target: 'quarry::webhooks' }));

@@ -22,11 +22,12 @@ export function remoteTarget(deps: Deps, name: string): Target {
 }
 
 /**
- * A search's experimental parameters, refused as Meilisearch refuses them once the body is read
- * (before its index is looked up): `useNetwork` (even `false`) without the `network` feature,
- * and `personalize`, whose feature Quarry does not have.
+ * A search's parameters refused as Meilisearch refuses them once the body is read (before its
+ * index is looked up): `vector` or `media` without `hybrid`, `useNetwork` (even `false`)
+ * without the `network` feature. (`personalize` without a reranking API is refused after the
+ * search, `search/personalize.ts`.)
  */
-export function checkSearchFeatures(deps: Deps, query: { useNetwork?: unknown; personalize?: unknown; vector?: unknown; media?: unknown; hybrid?: unknown }): void {
+export function checkSearchFeatures(deps: Deps, query: { useNetwork?: unknown; vector?: unknown; media?: unknown; hybrid?: unknown }): void {
   // A query vector or media without `hybrid` is refused before the index is searched (its
   // filters, sort and distinct are not looked at).
   if ((query.vector != null || query.media != null) && query.hybrid == null) {
@@ -34,9 +35,6 @@ export function checkSearchFeatures(deps: Deps, query: { useNetwork?: unknown; p
   }
   if (query.useNetwork != null && !deps.features.enabled('network')) {
     throw new ApiError('feature_not_enabled', 'passing `useNetwork` in a search query requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805');
-  }
-  if (query.personalize !== undefined && query.personalize !== null) {
-    throw new ApiError('feature_not_enabled', 'reranking search results requires enabling the `personalization` experimental feature. See https://github.com/orgs/meilisearch/discussions/866');
   }
 }
 

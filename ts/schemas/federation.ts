@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ApiError, insideQuery } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
+import { checkPersonalize } from './search';
 
 const uint = z.number().int().nonnegative();
 
@@ -39,10 +40,7 @@ export type Federation = z.infer<typeof InternalFederationSchema>;
 export function parseFederation(raw: unknown, internal = false): Federation {
   // deserr names the object: "Unknown field `x` inside `.federation`", "at `.federation.limit`".
   const f = parseWith(internal ? InternalFederationSchema : FederationSchema, raw, FEDERATION_CODES, 'bad_request', { at: ['federation'] });
-  // Not built yet: refused rather than silently ignored.
-  if (f.personalize !== undefined && f.personalize !== null) {
-    throw new ApiError('invalid_multi_search_query_personalization', '`federation.personalize` is not available yet in this version of Quarry.');
-  }
+  f.personalize = checkPersonalize(f.personalize, '.federation') ?? undefined;
   return f;
 }
 
@@ -105,6 +103,12 @@ function split(raw: unknown, i: number, federated: boolean, federationDistinct: 
     throw new ApiError(
       'invalid_multi_search_distinct',
       'Using `.distinct` is not allowed in federated queries when `federation.distinct` is set.\n - Hint: remove `distinct` from the query or from `federation`',
+    );
+  }
+  if (search.personalize !== undefined && search.personalize !== null) {
+    throw new ApiError(
+      'invalid_multi_search_query_personalization',
+      'Using `.personalize` is not allowed in federated queries.\n - Hint: remove `personalize` from the query or remove `federation` from the request\n - Hint: pass `federation.personalize` for personalization in federated search',
     );
   }
   if (search.showPerformanceDetails !== undefined) {

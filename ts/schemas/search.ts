@@ -91,6 +91,7 @@ const SEARCH_PARAMS: ParamKinds = {
       }
       out.hybrid = h;
     } else if (k === 'personalizeUserContext') {
+      // The GET form of `personalize`.
       out.personalize = { userContext: v };
     } else if (k === 'locales') {
       const codes = v.split(',').map((c) => c.trim());
@@ -157,6 +158,7 @@ function parseBody<T extends { vector?: number[] | null; hybrid?: unknown }>(sch
   const b = parseWith(schema, fast ? { ...raw, vector: undefined } : raw, codes, 'bad_request', within);
   if (fast) b.vector = vector;
   checkHybrid(b.hybrid, within ? pathText(within.at) : '');
+  checkPersonalize((b as { personalize?: unknown }).personalize, within ? pathText(within.at) : '');
   return b;
 }
 
@@ -164,6 +166,43 @@ function isVector(v: unknown): v is number[] {
   if (!Array.isArray(v)) return false;
   for (let i = 0; i < v.length; i++) if (typeof v[i] !== 'number' || !Number.isFinite(v[i])) return false;
   return true;
+}
+
+/** `personalize` of a search: the caller's description, which the hits are reranked for. */
+export interface Personalize {
+  userContext: string;
+}
+
+/** Checks `personalize` of a search body (at `outer`, e.g. `.queries[0]`), with Meilisearch's codes. */
+export function checkPersonalize(value: unknown, outer = ''): Personalize | null {
+  const at = `${outer}.personalize`;
+  if (value === undefined || value === null) return null;
+  const code = 'invalid_search_personalize';
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ApiError(code, `Invalid value type at \`${at}\`: expected an object, but found ${describe(value)}`);
+  const p = value as Record<string, unknown>;
+  for (const k of Object.keys(p)) {
+    if (k !== 'userContext') throw new ApiError(code, `Unknown field \`${k}\` inside \`${at}\`: expected one of \`userContext\``);
+    if (typeof p.userContext !== 'string') {
+      throw new ApiError('invalid_search_personalize_user_context', `Invalid value type at \`${at}.userContext\`: expected a string, but found ${describe(p.userContext)}`);
+    }
+  }
+  if (p.userContext === undefined) throw new ApiError(code, `Missing field \`userContext\` inside \`${at}\``);
+  return { userContext: p.userContext as string };
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return `an array: \`${JSON.stringify(v)}\``;
+  switch (typeof v) {
+    case 'boolean':
+      return `a boolean: \`${v}\``;
+    case 'number':
+      return `${Number.isInteger(v) ? (v >= 0 ? 'a positive integer' : 'a negative integer') : 'a number'}: \`${v}\``;
+    case 'string':
+      return `a string: \`${JSON.stringify(v)}\``;
+    default:
+      return `an object: \`${JSON.stringify(v)}\``;
+  }
 }
 
 /** The shape of `hybrid` (`{embedder, semanticRatio?}`), with Meilisearch's codes and messages. */

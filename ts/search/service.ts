@@ -16,7 +16,9 @@ import { checkIndexUid } from '../schemas/indexes';
 import { parseFederation, splitQuery } from '../schemas/federation';
 import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
 import { parseSimilar, similarEngineQuery } from '../schemas/similar';
-import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseQuery, parseSearch, type SearchBody } from '../schemas/search';
+import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseQuery, parseSearch, type Personalize, type SearchBody } from '../schemas/search';
+import { DEFAULT_PERSONALIZATION_URL } from '../config';
+import { DEFAULT_BUDGET_MS, Reranker } from './personalize';
 import { FEDERATED_TAIL, queryMetadata, type QueryMetadata, SEARCH_TAIL, uuidV7, withMetadata } from './metadata';
 
 /** What another instance asks of this one during a search over the network. */
@@ -66,7 +68,25 @@ function withoutMerged<T extends object>(o: T): Omit<T, (typeof MERGED)[number]>
 }
 
 export class SearchService {
-  constructor(private readonly deps: Deps) {}
+  /** Reranks the hits of a search that asks for `personalize`. */
+  private readonly reranker: Reranker;
+
+  constructor(private readonly deps: Deps) {
+    this.reranker = new Reranker(deps.config.personalizationApiKey ?? null, deps.config.personalizationUrl ?? DEFAULT_PERSONALIZATION_URL, deps.logger.child({ target: 'quarry::personalization' }));
+  }
+
+  /**
+   * `answer` reranked for the query's `personalize` (unchanged without it); the time budget is
+   * the index's `searchCutoffMs` (else 1.5 s) from the request's arrival.
+   */
+  private async personalized(answer: Buffer, query: SearchBody, uid: string | null, receivedAt: bigint | undefined): Promise<Buffer> {
+    const personalize = query.personalize as Personalize | null | undefined;
+    if (personalize === undefined || personalize === null) return answer;
+    this.reranker.requireEnabled();
+    const cutoff = uid === null ? null : (this.deps.registry.handle(uid).settings().searchCutoffMs as number | null | undefined);
+    const arrived = receivedAt === undefined ? Date.now() : Date.now() - Number(process.hrtime.bigint() - receivedAt) / 1e6;
+    return this.reranker.rerank(answer, personalize, typeof query.q === 'string' ? query.q : null, arrived + (cutoff ?? DEFAULT_BUDGET_MS));
+  }
 
   /**
    * The engine query for `query` on `uid`, its filter scoped by `scopedFilter`. Fails closed: a
@@ -111,10 +131,16 @@ export class SearchService {
     checkSearchFeatures(this.deps, query);
     const network = usesNetwork(this.deps, query.useNetwork);
     const meta = metadata ? this.metadataOf(query.q, uid, network ? this.deps.network.get().self : null) : undefined;
-    if (network) return withMetadata(await this.limited(() => this.overNetwork(auth, uid, (body ?? {}) as Record<string, unknown>, query, receivedAt)), { requestUid, metadata: meta }, SEARCH_TAIL);
+    if (network) {
+      // The other instances answer the plain search; this one reranks the merged hits.
+      const { personalize: _personalize, ...forwarded } = (body ?? {}) as Record<string, unknown>;
+      const answer = await this.limited(() => this.overNetwork(auth, uid, forwarded, query, receivedAt));
+      return withMetadata(await this.personalized(answer, query, uid, receivedAt), { requestUid, metadata: meta }, SEARCH_TAIL);
+    }
     const index = this.deps.registry.handle(uid);
     const engineQ = this.scopedQuery(auth, uid, query, plainErrors);
-    return withMetadata(await this.limited(() => index.search(engineQ, receivedAt)), { requestUid, metadata: meta }, SEARCH_TAIL);
+    const answer = await this.limited(() => index.search(engineQ, receivedAt));
+    return withMetadata(await this.personalized(answer, query, uid, receivedAt), { requestUid, metadata: meta }, SEARCH_TAIL);
   }
 
   /**
@@ -194,12 +220,14 @@ export class SearchService {
         const meta = metadata ? this.metadataOf(parsed.q, uid, network ? this.deps.network.get().self : null) : undefined;
         let bytes: Buffer;
         if (network) {
-          bytes = await this.limited(() => this.overNetwork(auth, uid, search, parsed, receivedAt));
+          const { personalize: _personalize, ...forwarded } = search;
+          bytes = await this.limited(() => this.overNetwork(auth, uid, forwarded, parsed, receivedAt));
         } else {
           const engineQ = this.scopedQuery(auth, uid, parsed);
           const handle = this.deps.registry.handle(uid);
           bytes = await this.limited(() => handle.search(engineQ, receivedAt));
         }
+        bytes = await this.personalized(bytes, parsed, uid, receivedAt);
         bytes = withMetadata(bytes, { requestUid, metadata: meta }, SEARCH_TAIL);
         parts.push(Buffer.from(`{"indexUid":${JSON.stringify(uid)},`), bytes.subarray(1));
       } catch (err) {
@@ -363,6 +391,8 @@ export class SearchService {
         federation.quarryPins,
       ),
     );
-    return [answer, metadata ? metas : undefined];
+    // `federation.personalize` reranks the merged page (no query line: the queries are several).
+    const personalized = federation.personalize ? await this.personalized(answer, { personalize: federation.personalize } as SearchBody, null, receivedAt) : answer;
+    return [personalized, metadata ? metas : undefined];
   }
 }

@@ -24,7 +24,6 @@ export function tomlKeyOf(flag: string): string {
 
 /** Meilisearch options Quarry refuses, with the reason given at start-up. */
 export const REFUSED: ReadonlyMap<string, string> = new Map([
-  ['--experimental-personalization-api-key', 'search personalization calls a hosted re-ranking service, which Quarry does not have'],
   ...[
     '--s3-bucket-url',
     '--s3-bucket-region',

@@ -3,8 +3,8 @@
  * No I/O, so it is unit-tested on plain records.
  *
  * Priority: the newest cancelation alone; then every enqueued deletion together; then the
- * oldest index compaction alone; then every enqueued snapshot together; then the oldest
- * dump alone (Meilisearch's order: a dump does not wait behind index work); then the
+ * oldest index compaction alone; then the oldest export alone; then every enqueued snapshot
+ * together; then the oldest dump alone (Meilisearch's order: a dump does not wait behind index work); then the
  * oldest task: index creation/update/deletion/swap alone, otherwise that index's
  * consecutive compatible tasks (document additions with agreeing primary keys,
  * deletions by id, clears; or settings updates), stopping at the first incompatible one.
@@ -53,6 +53,8 @@ export function nextBatch(enqueued: TaskRecord[], indexState: (uid: string) => I
   });
   const compaction = enqueued.find((t) => t.type === 'indexCompaction');
   if (compaction) return alone(compaction);
+  const exported = enqueued.find((t) => t.type === 'export');
+  if (exported) return alone(exported);
   const snapshots = enqueued.filter((t) => t.type === 'snapshotCreation');
   if (snapshots.length > 0) return { tasks: snapshots, indexUid: null, strategy: 'batched all enqueued snapshot creations' };
   const dump = enqueued.find((t) => t.type === 'dumpCreation');

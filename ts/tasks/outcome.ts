@@ -38,6 +38,11 @@ export interface Archives {
   snapshot(tasks: TaskRecord[], batch: BatchRecord): Promise<void>;
 }
 
+/** Runs an `export` task (`export/run.ts`): resolves with its details, or throws its error. */
+export interface ExportRunner {
+  run(task: TaskRecord, trace: Record<string, string>): Promise<Record<string, unknown>>;
+}
+
 /** What the runners read and change. */
 export interface RunContext {
   queue: WorkerQueue;
@@ -51,6 +56,8 @@ export interface RunContext {
   archives: Archives | null;
   /** The dynamic search rules `dsrUpdate` and `dsrClear` tasks change. */
   searchRules: SearchRules | null;
+  /** Sends indexes to another instance; null where none is configured. */
+  exporter: ExportRunner | null;
 }
 
 /** Details a failed (or canceled) task shows as 0, as Meilisearch does. */

@@ -52,7 +52,9 @@ export type TaskPayload =
   | { kind: 'snapshotCreation' }
   /** A dynamic search rule's patch; null deletes the rule. */
   | { kind: 'dsrUpdate'; uid: string; patch: Record<string, unknown> | null }
-  | { kind: 'dsrClear' };
+  | { kind: 'dsrClear' }
+  /** Where and what to export; the key is kept whole here (the details show it hidden). */
+  | { kind: 'export'; url: string; apiKey: string | null; payloadSize: number | null; indexes: Record<string, { filter: unknown; overrideSettings: boolean }> };
 
 export interface TaskRecord {
   uid: number;

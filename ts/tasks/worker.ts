@@ -17,13 +17,13 @@ import type { Logger } from '../logging';
 import type { NativeIndex } from '../native';
 import type { SearchRules } from '../search/rules';
 import { nowIso } from '../util/time';
-import { type Archives, type Effects, one, type Outcome, type RunContext, toErrorBody, ZEROED } from './outcome';
+import { type Archives, type Effects, type ExportRunner, one, type Outcome, type RunContext, toErrorBody, ZEROED } from './outcome';
 import { localPlanner, type BatchPlan, type BatchPlanner } from './planner';
 import { noQueueWrites, removePayload, type WorkerQueue } from './queue';
 import { indexBatch } from './run/documents';
 import { cancel, deleteTasks } from './run/history';
 import { compactIndex, createIndex, deleteIndex, swapIndexes, updateIndex } from './run/indexes';
-import { archive, updateRules } from './run/instance';
+import { archive, exportIndexes, updateRules } from './run/instance';
 import type { BatchRecord, TaskRecord } from './types';
 
 export class Worker {
@@ -52,9 +52,11 @@ export class Worker {
     searchRules: SearchRules | null = null,
     /** Decides the next batch (see `planner.ts`). */
     private readonly planner: BatchPlanner = localPlanner,
+    /** Runs `export` tasks. */
+    exporter: ExportRunner | null = null,
   ) {
     queue.onEnqueued(() => this.wake());
-    this.ctx = { queue, registry, updateFiles, logger, keepPayloads, archives, searchRules };
+    this.ctx = { queue, registry, updateFiles, logger, keepPayloads, archives, searchRules, exporter };
   }
 
   /** Start-up reconciliation: interrupted tasks run again; orphan payloads and dirs go. */
@@ -212,6 +214,8 @@ export class Worker {
       case 'dsrUpdate':
       case 'dsrClear':
         return updateRules(this.ctx, first, fx);
+      case 'export':
+        return exportIndexes(this.ctx, first, fx);
       case 'networkTopologyChange':
         // The network is already applied; documents move to the shards that hold them now.
         try {

@@ -1,7 +1,7 @@
-/** Instance-wide tasks outside any index: dumps, snapshots and dynamic search rules. */
+/** Instance-wide tasks outside any index: dumps, snapshots, exports and dynamic search rules. */
 import { errorBody } from '../../errors/catalog';
 import type { RulePatch } from '../../search/rules';
-import { one, type Effects, type Outcome, type RunContext } from '../outcome';
+import { one, type Effects, type Outcome, type RunContext, toErrorBody } from '../outcome';
 import type { BatchRecord, TaskRecord } from '../types';
 
 /**
@@ -46,4 +46,18 @@ export function updateRules(ctx: RunContext, task: TaskRecord, fx: Effects): Map
   fx.ops.push(rules.putOp(rule));
   fx.after.push(() => rules.applyPut(rule));
   return one(task, {});
+}
+
+/** Indexes sent to another instance (`export/run.ts`); the details name each one sent. */
+export async function exportIndexes(ctx: RunContext, task: TaskRecord, fx: Effects): Promise<Map<number, Outcome>> {
+  if (!ctx.exporter) return one(task, { error: errorBody('internal', 'export is not configured on this server') });
+  const trace: Record<string, string> = {};
+  try {
+    return one(task, { details: await ctx.exporter.run(task, trace) });
+  } catch (err) {
+    ctx.logger.warn('export failed', { taskUid: task.uid, error: err instanceof Error ? err.message : String(err) });
+    return one(task, { error: toErrorBody(err) });
+  } finally {
+    fx.trace = trace;
+  }
 }
