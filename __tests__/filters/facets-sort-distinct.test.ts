@@ -242,7 +242,7 @@ describe('sort', () => {
     const u = await books({ sortableAttributes: ['price'], rankingRules: ['words', 'typo'] });
     const noRule = await s.api('POST', `/indexes/${u}/search`, { body: { sort: ['price:asc'] } });
     expect(noRule.body.code).toBe('invalid_search_sort');
-    expect(noRule.body.message).toBe('You must specify where `sort` is listed in the rankingRules setting to use the sort parameter at search time.');
+    expect(noRule.body.message).toBe(`Index \`${u}\`: You must specify where \`sort\` is listed in the rankingRules setting to use the sort parameter at search time.`);
   });
 
   it('when rankingRules hold a custom rule, then a placeholder search follows it', async () => {

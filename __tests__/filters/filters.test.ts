@@ -147,7 +147,7 @@ describe('filterableAttributes pattern rules', () => {
     const bad = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: 'year > 2017' } });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('invalid_search_filter');
-    expect(bad.body.message.split('\n')[0]).toBe('Filter operator `>` is not allowed for the attribute `year`.');
+    expect(bad.body.message.split('\n')[0]).toBe(`Index \`${uid}\`: Filter operator \`>\` is not allowed for the attribute \`year\`.`);
   });
 });
 

@@ -129,6 +129,10 @@ suite('a replicated group of three instances', () => {
     await eventually(async () => ((await b.api('GET', '/chats/group-chat/settings')).body.apiKey === 'skXXXX...' ? true : undefined), 10_000, 'the chat workspace on b');
     expect((await c.api('DELETE', '/chats/group-chat')).status).toBe(204);
     await eventually(async () => ((await a.api('GET', '/chats/group-chat')).status === 404 ? true : undefined), 10_000, 'the chat workspace gone on a');
+    // An export would be sent by every instance: refused, not silently repeated.
+    const exported = await b.api('POST', '/export', { url: 'http://127.0.0.1:9' });
+    expect(exported.status).toBe(501);
+    expect(exported.body.code).toBe('unimplemented_in_replicated_group');
   });
 
   test('when an instance is killed while writes go on, then on restart it resumes where it stopped: every task once, the same documents', async () => {

@@ -64,7 +64,7 @@ mod tests {
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
         }
-        assert_eq!(seen.len(), 290);
+        assert_eq!(seen.len(), 291);
     }
 
     #[test]

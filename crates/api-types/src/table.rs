@@ -54,6 +54,12 @@ pub(crate) const TABLE: &[(&str, ErrorType, u16)] = &[
     ("too_many_search_requests", ErrorType::System, 503),
     // Quarry's own: the replicated task log (NATS JetStream) could not take a write.
     ("replication_unavailable", ErrorType::System, 503),
+    // Quarry's own: what a replicated group cannot do yet (each instance would do it).
+    (
+        "unimplemented_in_replicated_group",
+        ErrorType::InvalidRequest,
+        501,
+    ),
     ("task_not_found", ErrorType::InvalidRequest, 404),
     ("task_file_not_found", ErrorType::InvalidRequest, 404),
     ("batch_not_found", ErrorType::InvalidRequest, 404),

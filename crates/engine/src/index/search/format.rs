@@ -27,8 +27,10 @@ use crate::tokens::{self, Piece};
 pub struct QueryWord {
     pub word: String,
     pub prefix: bool,
-    /// Indexed words within the typo budget of `word`: matched whole.
+    /// Indexed words within the typo budget of `word`: highlighted as far as `word` is long.
     pub typos: Vec<String>,
+    /// Words of its synonyms: highlighted whole.
+    pub synonyms: Vec<String>,
 }
 
 /// One quoted phrase of the query: its words in order (stop words included), and where it
@@ -169,7 +171,7 @@ fn find_matches(
         let token = &tokens[t];
         let lemma = token.text.as_str();
         for (w, q) in m.words.iter().enumerate() {
-            let len = if lemma == q.word {
+            let len = if lemma == q.word || q.synonyms.iter().any(|x| x == lemma) {
                 Some(token.end - token.start)
             } else if q.typos.iter().any(|x| x == lemma) {
                 // As many characters as the query word has, at most the whole word.
@@ -525,6 +527,7 @@ mod tests {
                     word: w.text,
                     prefix: false,
                     typos: Vec::new(),
+                    synonyms: Vec::new(),
                 });
             }
         }
@@ -641,6 +644,7 @@ mod tests {
             word: "tasto".into(),
             prefix: false,
             typos: vec!["taisto".into()],
+            synonyms: Vec::new(),
         }];
         let o = opts(&words);
         assert_eq!(
@@ -652,6 +656,7 @@ mod tests {
             word: "taistoo".into(),
             prefix: false,
             typos: vec!["taisto".into()],
+            synonyms: Vec::new(),
         }];
         assert_eq!(
             format_text(("Taisto", "t"), &opts(&longer), None, true),

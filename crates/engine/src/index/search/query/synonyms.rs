@@ -60,7 +60,7 @@ pub(super) fn add_synonyms(
                         }
                         for g in &mut groups[start..end] {
                             if let Group::Word { synonyms, word, .. } = g {
-                                words[*word].typos.extend(seq.iter().cloned());
+                                words[*word].synonyms.extend(seq.iter().cloned());
                                 synonyms.push(seq.iter().map(|x| term(x)).collect());
                             }
                         }

@@ -445,6 +445,7 @@ impl Index {
                 word: w.text.clone(),
                 prefix: false,
                 typos: Vec::new(),
+                synonyms: Vec::new(),
             });
         }
         // The last part is a prefix when it is a word ending the query.
