@@ -47,6 +47,14 @@ const NOT_CODES = new Set([
   'foreign_keys',
   'render_route',
   'update_files',
+  // TS: the chat completions' event and provider failure names (ts/chats/), and a metric label.
+  'response_error',
+  'tool_calls',
+  'transport_error',
+  'reqwest_error',
+  'stream_ended',
+  'json_deserialize_error',
+  'workspace_uid',
   // TS: names of the MCP endpoint's tools (ts/mcp/tools.ts).
   'list_indexes',
   'get_documents',

@@ -169,6 +169,34 @@ describe('formatting phrases and absent attributes', () => {
   });
 });
 
+describe('nested paths in attributesToRetrieve and fields', () => {
+  let uid: string;
+  beforeAll(async () => {
+    uid = uniqueIndex('nest');
+    const doc = { id: 1, cast: [{ name: 'A', role: 'r' }, { role: 'only' }, 'str', { name: { first: 'F' } }], director: { name: 'D', age: 3 }, t: 'Hello world.' };
+    const r = await s.api('POST', `/indexes/${uid}/documents`, { body: [doc] });
+    expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
+  });
+
+  it('when a path goes through an array, then each object of it is cut to the path, as Meilisearch selects', async () => {
+    const cast = [{ name: 'A' }, {}, 'str', { name: { first: 'F' } }];
+    const hit = async (attributesToRetrieve: string[]) => (await s.api('POST', `/indexes/${uid}/search`, { body: { attributesToRetrieve } })).body.hits[0];
+    expect(await hit(['cast.name'])).toEqual({ cast });
+    // A path that meets a string keeps it.
+    expect(await hit(['cast.name.first'])).toEqual({ cast });
+    // `*` inside a path is no wildcard.
+    expect(await hit(['director.*'])).toEqual({});
+    expect(await hit(['director.name', 'id'])).toEqual({ id: 1, director: { name: 'D' } });
+    const fetched = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { fields: ['cast.name'] } });
+    expect(fetched.body.results).toEqual([{ cast }]);
+  });
+
+  it('when the crop length is 0, then the text stays whole', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { attributesToCrop: ['t'], cropLength: 0 } });
+    expect(r.body.hits[0]._formatted.t).toBe('Hello world.');
+  });
+});
+
 describe('formatting', () => {
   let uid: string;
   const BOOKS = [
@@ -328,7 +356,7 @@ describe('attributesToSearchOn', () => {
     const r = await s.api('POST', `/indexes/${u}/search`, { body: { q: 'x', attributesToSearchOn: ['id'] } });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_search_attributes_to_search_on');
-    expect(r.body.message).toBe('Attribute `id` is not searchable. Available searchable attributes are: `title, genre`.');
+    expect(r.body.message).toMatch(/^Index `[^`]+`: Attribute `id` is not searchable. Available searchable attributes are: `title, genre`.$/);
   });
 });
 

@@ -25,10 +25,29 @@ pub enum SortKey {
 /// Parses and checks `sort` against the index's `sortableAttributes`. `code` is the error
 /// code of the calling route (`invalid_search_sort`, `invalid_document_sort`).
 pub fn parse(specs: &[String], sortable: &[String], code: &'static str) -> Result<Vec<SortKey>> {
-    specs.iter().map(|s| parse_one(s, sortable, code)).collect()
+    let keys = parse_syntax(specs, code)?;
+    check(&keys, sortable, code)?;
+    Ok(keys)
 }
 
-fn parse_one(spec: &str, sortable: &[String], code: &'static str) -> Result<SortKey> {
+/// Reads `sort`'s expressions, every one before any is checked against the settings (as
+/// Meilisearch reads the request before the index).
+pub fn parse_syntax(specs: &[String], code: &'static str) -> Result<Vec<SortKey>> {
+    specs.iter().map(|s| parse_one(s, code)).collect()
+}
+
+/// Checks each key against `sortableAttributes` (`_geoPoint` needs `_geo`).
+pub fn check(keys: &[SortKey], sortable: &[String], code: &'static str) -> Result<()> {
+    for key in keys {
+        match key {
+            SortKey::Field { name, .. } => check_sortable(name, sortable, code)?,
+            SortKey::GeoPoint { .. } => check_sortable("_geo", sortable, code)?,
+        }
+    }
+    Ok(())
+}
+
+fn parse_one(spec: &str, code: &'static str) -> Result<SortKey> {
     let syntax = || {
         Error::new(
             code,
@@ -59,7 +78,6 @@ fn parse_one(spec: &str, sortable: &[String], code: &'static str) -> Result<Sort
         if !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lng) {
             return Err(geo_point_error(code));
         }
-        check_sortable("_geo", sortable, code)?;
         return Ok(SortKey::GeoPoint { lat, lng, asc });
     }
     if target.is_empty() || target.contains(char::is_whitespace) {
@@ -76,7 +94,6 @@ fn parse_one(spec: &str, sortable: &[String], code: &'static str) -> Result<Sort
             ),
         ));
     }
-    check_sortable(target, sortable, code)?;
     Ok(SortKey::Field {
         name: target.to_string(),
         asc,

@@ -326,32 +326,60 @@ pub(super) fn project(
     let mut doc = match fields {
         None => doc,
         Some(fields) if fields.iter().any(|f| f == "*") => doc,
-        Some(fields) => {
-            let mut out = Map::new();
-            for (k, v) in doc {
-                if fields.iter().any(|f| f == &k) {
-                    out.insert(k, v);
-                } else if let Value::Object(inner) = v {
-                    let prefix = format!("{k}.");
-                    let nested: Vec<String> = fields
-                        .iter()
-                        .filter_map(|f| f.strip_prefix(&prefix).map(str::to_string))
-                        .collect();
-                    if !nested.is_empty() {
-                        let sub = project(inner, Some(&nested), true);
-                        if !sub.is_empty() {
-                            out.insert(k, Value::Object(sub));
-                        }
-                    }
-                }
-            }
-            out
-        }
+        Some(fields) => select(doc, fields),
     };
     if !keep_vectors {
         doc.remove("_vectors");
     }
     doc
+}
+
+/// The fields of `doc` that `paths` name, as Meilisearch selects them: a dotted path reaches
+/// into objects and into each object of an array (an object left with nothing stays `{}`
+/// there); what a path meets that is neither (a string, a number) is kept whole; `*` inside a
+/// path is no wildcard.
+fn select(doc: Map<String, Value>, paths: &[String]) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (k, v) in doc {
+        if paths.iter().any(|f| f == &k) {
+            out.insert(k, v);
+            continue;
+        }
+        let prefix = format!("{k}.");
+        let nested: Vec<String> = paths
+            .iter()
+            .filter_map(|f| f.strip_prefix(&prefix).map(str::to_string))
+            .collect();
+        if nested.is_empty() {
+            continue;
+        }
+        match v {
+            Value::Object(inner) => {
+                let sub = select(inner, &nested);
+                if !sub.is_empty() {
+                    out.insert(k, Value::Object(sub));
+                }
+            }
+            Value::Array(items) => {
+                out.insert(k, Value::Array(select_each(items, &nested)));
+            }
+            other => {
+                out.insert(k, other);
+            }
+        }
+    }
+    out
+}
+
+fn select_each(items: Vec<Value>, paths: &[String]) -> Vec<Value> {
+    items
+        .into_iter()
+        .map(|item| match item {
+            Value::Object(o) => Value::Object(select(o, paths)),
+            Value::Array(a) => Value::Array(select_each(a, paths)),
+            other => other,
+        })
+        .collect()
 }
 
 /// Pages of documents from several instances of a network, as `merge_pages` reads them.

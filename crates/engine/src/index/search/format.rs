@@ -322,8 +322,9 @@ fn best_run(hits: &[Hit], length: usize) -> (usize, usize) {
 /// The byte window of a crop to `length` words and whether text was cut on each side.
 fn crop_window(text: &str, cut: &Cut, length: usize) -> (usize, usize, bool, bool) {
     let (pieces, words, hits) = (&cut.pieces, &cut.words, &cut.hits);
+    // A crop of no words leaves the text whole (as on Meilisearch).
     if words.is_empty() || length == 0 {
-        return (0, 0, !text.is_empty(), false);
+        return (0, text.len(), false, false);
     }
     // The pieces kept, first and last: a run of words (and the separators widening crossed).
     let (lo, hi) = if hits.is_empty() {

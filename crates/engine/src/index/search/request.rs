@@ -128,6 +128,7 @@ impl Index {
         let rules = settings.ranking_rules().to_vec();
         let sort_keys = match q.sort.as_deref() {
             Some(specs) if !specs.is_empty() => {
+                let keys = sort::parse_syntax(specs, "invalid_search_sort")?;
                 if !rules.iter().any(|r| r == "sort") {
                     return Err(in_index(q, Error::new(
                         "invalid_search_sort",
@@ -135,7 +136,8 @@ impl Index {
                     )));
                 }
                 let sortable = &settings.sortable_attributes;
-                sort::parse(specs, sortable, "invalid_search_sort").map_err(|e| in_index(q, e))?
+                sort::check(&keys, sortable, "invalid_search_sort").map_err(|e| in_index(q, e))?;
+                keys
             }
             _ => Vec::new(),
         };
