@@ -356,7 +356,7 @@ describe('attributesToSearchOn', () => {
     const r = await s.api('POST', `/indexes/${u}/search`, { body: { q: 'x', attributesToSearchOn: ['id'] } });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_search_attributes_to_search_on');
-    expect(r.body.message).toMatch(/^Index `[^`]+`: Attribute `id` is not searchable. Available searchable attributes are: `title, genre`.$/);
+    expect(r.body.message).toMatch(/^Index `[^`]+`: Attribute `id` is not searchable. Available searchable attributes are: `genre, title`.$/);
   });
 });
 

@@ -326,7 +326,7 @@ pub(super) fn project(
     let mut doc = match fields {
         None => doc,
         Some(fields) if fields.iter().any(|f| f == "*") => doc,
-        Some(fields) => select(doc, fields),
+        Some(fields) => select(doc, fields, false),
     };
     if !keep_vectors {
         doc.remove("_vectors");
@@ -336,9 +336,9 @@ pub(super) fn project(
 
 /// The fields of `doc` that `paths` name, as Meilisearch selects them: a dotted path reaches
 /// into objects and into each object of an array (an object left with nothing stays `{}`
-/// there); what a path meets that is neither (a string, a number) is kept whole; `*` inside a
-/// path is no wildcard.
-fn select(doc: Map<String, Value>, paths: &[String]) -> Map<String, Value> {
+/// there); within an array, what a path meets that is neither (a string, a number) is kept
+/// whole; `*` inside a path is no wildcard.
+fn select(doc: Map<String, Value>, paths: &[String], in_array: bool) -> Map<String, Value> {
     let mut out = Map::new();
     for (k, v) in doc {
         if paths.iter().any(|f| f == &k) {
@@ -355,7 +355,7 @@ fn select(doc: Map<String, Value>, paths: &[String]) -> Map<String, Value> {
         }
         match v {
             Value::Object(inner) => {
-                let sub = select(inner, &nested);
+                let sub = select(inner, &nested, in_array);
                 if !sub.is_empty() {
                     out.insert(k, Value::Object(sub));
                 }
@@ -363,9 +363,10 @@ fn select(doc: Map<String, Value>, paths: &[String]) -> Map<String, Value> {
             Value::Array(items) => {
                 out.insert(k, Value::Array(select_each(items, &nested)));
             }
-            other => {
+            other if in_array => {
                 out.insert(k, other);
             }
+            _ => {}
         }
     }
     out
@@ -375,7 +376,7 @@ fn select_each(items: Vec<Value>, paths: &[String]) -> Vec<Value> {
     items
         .into_iter()
         .map(|item| match item {
-            Value::Object(o) => Value::Object(select(o, paths)),
+            Value::Object(o) => Value::Object(select(o, paths, true)),
             Value::Array(a) => Value::Array(select_each(a, paths)),
             other => other,
         })

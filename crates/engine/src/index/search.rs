@@ -281,7 +281,8 @@ impl Index {
             Mode::Keyword { .. } => Vec::new(),
             _ => semantic_rule_list(&request.rules, &request.sort_keys).0,
         };
-        let search_on = search_on(settings, q.attributes_to_search_on.as_deref())
+        let fields = || self.fields_map.read().unwrap().names().to_vec();
+        let search_on = search_on(settings, q.attributes_to_search_on.as_deref(), fields)
             .map_err(|e| request::in_index(q, e))?;
         // Ranking, distinct, facets and the page.
         let base = Order {

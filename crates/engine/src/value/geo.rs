@@ -13,8 +13,8 @@ pub fn geo_of(doc: &Map<String, Value>) -> Option<(f64, f64)> {
     Some((num(geo.get("lat")?)?, num(geo.get("lng")?)?))
 }
 
-/// The Earth's mean radius in metres.
-pub const EARTH_RADIUS_M: f64 = 6_371_008.8;
+/// The Earth's radius in metres, as Meilisearch measures `_geoDistance` (6,371 km).
+pub const EARTH_RADIUS_M: f64 = 6_371_000.0;
 
 /// Great-circle distance in metres.
 pub fn haversine_m(lat1: f64, lng1: f64, lat2: f64, lng2: f64) -> f64 {

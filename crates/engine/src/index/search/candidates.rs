@@ -145,10 +145,11 @@ impl Index {
 }
 
 /// `attributesToSearchOn`, checked against `searchableAttributes`: `None` when absent, empty,
-/// or `*`.
+/// or `*`. `fields` gives the index's field names, for the refusal's list.
 pub(crate) fn search_on(
     settings: &Settings,
     asked: Option<&[String]>,
+    fields: impl Fn() -> Vec<String>,
 ) -> Result<Option<Vec<String>>> {
     let Some(asked) = asked.filter(|a| !a.is_empty() && !a.iter().any(|x| x == "*")) else {
         return Ok(None);
@@ -161,11 +162,29 @@ pub(crate) fn search_on(
                     "invalid_search_attributes_to_search_on",
                     format!(
                         "Attribute `{attr}` is not searchable. Available searchable attributes are: `{}`.",
-                        searchable.join(", ")
+                        searchable_fields(searchable, fields()).join(", ")
                     ),
                 ));
             }
         }
     }
     Ok(Some(asked.to_vec()))
+}
+
+/// The index's fields that `searchable` covers, the objects holding nested ones included, in
+/// name order (what Meilisearch lists when it refuses an attribute to search on).
+fn searchable_fields(searchable: &[String], fields: Vec<String>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for name in fields {
+        let mut at = 0;
+        while let Some(dot) = name[at..].find('.') {
+            names.push(name[..at + dot].to_string());
+            at += dot + 1;
+        }
+        names.push(name);
+    }
+    names.retain(|n| searchable.iter().any(|s| within(n, s)));
+    names.sort_unstable();
+    names.dedup();
+    names
 }

@@ -67,7 +67,8 @@ impl Index {
             (*self.allowed_or_all(&rtxn, &allowed)?).clone()
         } else {
             // Every candidate: `words` alone orders them, nothing more is needed.
-            let search_on = search_on(settings, q.attributes_to_search_on.as_deref())?;
+            let fields = || self.fields_map.read().unwrap().names().to_vec();
+            let search_on = search_on(settings, q.attributes_to_search_on.as_deref(), fields)?;
             let (rules, _) = rule_list(&[], &[], false, terms.drop_order.is_none());
             self.derive_typos(&searcher, &mut terms)?;
             self.rank(

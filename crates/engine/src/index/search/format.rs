@@ -217,10 +217,8 @@ pub(super) fn selected(list: Option<&[String]>, path: &str) -> Option<Option<usi
         };
         let hit = name == "*" || crate::filter::eval::within(path, name);
         if hit {
-            // An explicit length wins over a bare name.
-            if found.is_none() || len.is_some() {
-                found = Some(len);
-            }
+            // The last attribute naming the path decides its length (as on Meilisearch).
+            found = Some(len);
         }
     }
     found
@@ -401,33 +399,26 @@ fn widen(
     (lo, hi)
 }
 
-/// The `_formatted` object of a hit: every field of `retrieved`, plus the highlighted and
-/// cropped fields of `displayed`; numbers become strings.
-pub fn formatted(
-    displayed: &Map<String, Value>,
-    retrieved: &Map<String, Value>,
-    o: &Options,
-) -> Map<String, Value> {
-    let mut out = Map::new();
-    for (k, v) in displayed {
-        let wanted = retrieved.contains_key(k)
-            || selected(o.highlight, k).is_some()
-            || selected(o.crop, k).is_some()
-            || has_selected_child(o, k);
-        if wanted {
-            out.insert(k.clone(), format_value(v, k, o));
-        }
+/// The paths `_formatted` holds: those retrieved, highlighted and cropped (`None`: every
+/// displayed field, when one of them is `*` or nothing narrows what is retrieved).
+pub fn formatted_paths(retrieve: Option<&[String]>, o: &Options) -> Option<Vec<String>> {
+    let mut paths: Vec<String> = retrieve?.to_vec();
+    for item in [o.highlight, o.crop].into_iter().flatten().flatten() {
+        let name = match item.rsplit_once(':') {
+            Some((n, l)) if l.parse::<usize>().is_ok() => n,
+            _ => item.as_str(),
+        };
+        paths.push(name.to_string());
     }
-    out
+    (!paths.iter().any(|p| p == "*")).then_some(paths)
 }
 
-fn has_selected_child(o: &Options, key: &str) -> bool {
-    let prefix = format!("{key}.");
-    [o.highlight, o.crop]
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|a| a.starts_with(&prefix))
+/// The `_formatted` object of a hit: every field of `base` (the displayed fields at the
+/// [`formatted_paths`]), highlighted and cropped as asked; numbers become strings.
+pub fn formatted(base: &Map<String, Value>, o: &Options) -> Map<String, Value> {
+    base.iter()
+        .map(|(k, v)| (k.clone(), format_value(v, k, o)))
+        .collect()
 }
 
 fn format_value(v: &Value, path: &str, o: &Options) -> Value {
@@ -442,12 +433,12 @@ fn format_value(v: &Value, path: &str, o: &Options) -> Value {
         }
         Value::Number(n) => {
             let s = n.to_string();
+            let crop = selected(o.crop, path).map(|l| l.unwrap_or(o.crop_length));
             let highlight = selected(o.highlight, path).is_some();
-            if highlight {
-                Value::String(format_text((&s, path), o, None, true))
-            } else {
-                Value::String(s)
+            if crop.is_none() && !highlight {
+                return Value::String(s);
             }
+            Value::String(format_text((&s, path), o, crop, highlight))
         }
         Value::Array(items) => {
             Value::Array(items.iter().map(|i| format_value(i, path, o)).collect())
@@ -612,9 +603,12 @@ mod tests {
         let mut o = opts(&words);
         o.highlight = Some(&hl);
         let displayed = json!({"id": 456, "title": "Le Petit Prince", "isNull": null, "isTrue": true, "n": {"x": 1}});
-        let displayed = displayed.as_object().unwrap();
-        let retrieved = json!({"id": 456, "isNull": null, "isTrue": true, "n": {"x": 1}});
-        let f = formatted(displayed, retrieved.as_object().unwrap(), &o);
+        let retrieve = ["id", "isNull", "isTrue", "n"].map(String::from);
+        let paths = formatted_paths(Some(&retrieve), &o).unwrap();
+        assert_eq!(paths, ["id", "isNull", "isTrue", "n", "title"]);
+        let mut base = displayed.as_object().unwrap().clone();
+        base.retain(|k, _| paths.contains(k));
+        let f = formatted(&base, &o);
         assert_eq!(
             Value::Object(f),
             json!({"id": "456", "title": "Le Petit <em>Prince</em>", "isNull": null, "isTrue": true, "n": {"x": "1"}})

@@ -216,6 +216,7 @@ impl<'a> Printer<'a> {
                 pre_tag: &q.highlight_pre_tag,
                 post_tag: &q.highlight_post_tag,
             };
+            let format_paths = format::formatted_paths(retrieve_fields, &format_options);
             for ranked in &result.hits {
                 let iid = ranked.iid;
                 let Some(bytes) = self
@@ -243,7 +244,11 @@ impl<'a> Printer<'a> {
                 let mut hit = retrieve(doc, retrieve_fields, vectors);
                 if let Some(shown) = &shown {
                     if formatting {
-                        let f = format::formatted(shown, &hit, &format_options);
+                        let base = match &format_paths {
+                            Some(paths) => project(shown.clone(), Some(paths), true),
+                            None => shown.clone(),
+                        };
+                        let f = format::formatted(&base, &format_options);
                         if !f.is_empty() {
                             hit.insert("_formatted".into(), Value::Object(f));
                         }
