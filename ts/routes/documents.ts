@@ -1,7 +1,7 @@
 /** Document routes: additions go to the queue as staged bytes; reads go to the engine. */
 import { documentOverNetwork, fetchOverNetwork } from '../network/documents';
 import { usesNetwork } from '../network/search';
-import { type Request, type Response, Router } from 'express';
+import { type NextFunction, type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
@@ -15,6 +15,9 @@ import { checkIndexUid } from '../schemas/indexes';
 import { checkPrimaryKeyParam, filterShape } from '../schemas/limits';
 import { boolParam, listParam, rejectUnknownParams, splitSort, stringParam, uintParam } from '../schemas/query';
 import { summaryView } from '../tasks/queue';
+
+/** The paths under `documents/` that are routes, never document ids. */
+const OWN_ROUTES = new Set(['fetch', 'delete-batch', 'delete']);
 
 const FORMATS: Record<string, PayloadFormat> = {
   'application/json': 'json',
@@ -103,20 +106,16 @@ export function documentRoutes(deps: Deps): Router {
   });
 
   // `fetch`, `delete-batch` and `delete` are routes of their own, never document ids: asked with
-  // another method than POST they are a 405, as Meilisearch answers (not a read or a deletion
-  // of a document so named).
-  r.all(['/indexes/:indexUid/documents/fetch', '/indexes/:indexUid/documents/delete-batch', '/indexes/:indexUid/documents/delete'], (req, res, next) => {
-    if (!['GET', 'PUT', 'PATCH', 'DELETE'].includes(req.method)) return next();
-    res.setHeader('Allow', 'POST');
-    res.status(405).end();
-  });
+  // another method than POST they pass on to the 405 answer (`http/methods.ts`), as Meilisearch
+  // answers, not a read or a deletion of a document so named.
+  const routeNames = (req: Request, _res: Response, next: NextFunction) => (OWN_ROUTES.has(String(req.params.documentId)) ? next('route') : next());
 
   r.post('/indexes/:indexUid/documents/fetch', guard('documents.get', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
     sendJsonBytes(res, await fetchDocuments(deps, uid, parseWith(FetchSchema, readJson(req), FETCH_CODES)));
   });
 
-  r.get('/indexes/:indexUid/documents/:documentId', guard('documents.get', 'param'), async (req, res) => {
+  r.get('/indexes/:indexUid/documents/:documentId', routeNames, guard('documents.get', 'param'), async (req, res) => {
     const q = req.query as Record<string, unknown>;
     rejectUnknownParams(q, ['fields', 'retrieveVectors', 'useNetwork']);
     const fields = listParam(q, 'fields', 'invalid_document_fields') ?? null;
@@ -139,7 +138,7 @@ export function documentRoutes(deps: Deps): Router {
 
   r.delete('/indexes/:indexUid/documents', guard('documents.delete', 'param'), (req, res) => enqueueDeletion(req, res, { all: true }));
 
-  r.delete('/indexes/:indexUid/documents/:documentId', guard('documents.delete', 'param'), (req, res) => enqueueDeletion(req, res, { ids: [String(req.params.documentId)] }));
+  r.delete('/indexes/:indexUid/documents/:documentId', routeNames, guard('documents.delete', 'param'), (req, res) => enqueueDeletion(req, res, { ids: [String(req.params.documentId)] }));
 
   r.post('/indexes/:indexUid/documents/delete-batch', guard('documents.delete', 'param'), async (req, res) => {
     const body = readJson(req);
