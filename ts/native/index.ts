@@ -86,13 +86,23 @@ export class NativeIndex {
     return JSON.parse(this.raw.settings()) as Record<string, unknown>;
   }
 
+  /** Merges every segment of the inverted index into one (`POST /indexes/{uid}/compact`). */
+  async compact(): Promise<void> {
+    await call(() => this.raw.compact(false));
+  }
+
   /**
-   * Merges every segment of the inverted index into one; with `onlyIfWorthwhile`, only when
-   * enough of the index lies outside the segments the last merge left, and into two for a
-   * large index (after a batch, nothing else queued).
+   * After a batch, nothing else queued: merges the segments when enough of the index lies
+   * outside those the last merge left (into two for a large index). `merged` once merged (a
+   * bulk load); `later` when only a trickle is new, for `compactLater`; `nothing` otherwise.
    */
-  async compact(onlyIfWorthwhile = false): Promise<void> {
-    await call(() => this.raw.compact(onlyIfWorthwhile));
+  async compactIfWorthwhile(): Promise<'nothing' | 'merged' | 'later'> {
+    return (await call(() => this.raw.compact(true))) as 'nothing' | 'merged' | 'later';
+  }
+
+  /** The merge `compactIfWorthwhile` left for later: the next batches commit while it runs. */
+  async compactLater(): Promise<void> {
+    await call(() => this.raw.compactLater());
   }
 
   /** A consistent copy of the index's files in the new directory `dir` (snapshots). */

@@ -54,6 +54,7 @@ pub use search::{
     FederatedQuery, Federation, MergeFacets, SearchQuery, SimilarQuery, CANDIDATES_HEADER,
     RUNS_HEADER,
 };
+pub use update::commit::Compaction;
 pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 
 // Shared with the submodules (the search modules reach `project` and `retrieve` through
@@ -85,6 +86,8 @@ pub struct Index {
     /// How many documents the inverted index held when this process last compacted it (0 for
     /// an index opened empty; `None`: the largest segments stand for them).
     merged_at: Mutex<Option<u64>>,
+    /// Whether a merge started by [`Index::compact_later`] is running (one at a time).
+    compacting: std::sync::atomic::AtomicBool,
     /// The documents an index needs per part to be compacted into two segments at once
     /// (`update::commit::COMPACTION_PART_DOCS`; tests lower it).
     compaction_part_docs: u64,

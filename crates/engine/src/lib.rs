@@ -21,9 +21,9 @@ pub(crate) mod vectors;
 pub use api_types::{Error, Result};
 pub use index::{
     derivation_candidates_json, federated_search, federated_search_json, merge_pages, BatchInput,
-    BatchOp, BatchOpResult, FacetSearchQuery, FederatedQuery, Federation, FetchQuery, FieldsQuery,
-    Index, IndexStats, Method, SearchQuery, Shards, SimilarQuery, CANDIDATES_HEADER, RUNS_HEADER,
-    TEXT_LAYOUT,
+    BatchOp, BatchOpResult, Compaction, FacetSearchQuery, FederatedQuery, Federation, FetchQuery,
+    FieldsQuery, Index, IndexStats, Method, SearchQuery, Shards, SimilarQuery, CANDIDATES_HEADER,
+    RUNS_HEADER, TEXT_LAYOUT,
 };
 pub use outbound::{Failure as OutboundFailure, Response as OutboundResponse};
 pub use payload::{stage_documents, Format};

@@ -1,7 +1,8 @@
 //! The engine on a real directory: batches, per-op failures, replay, and crash repair.
 
 use engine::{
-    stage_documents, BatchOp, FetchQuery, Format, Index, Method, SearchQuery, TEXT_LAYOUT,
+    stage_documents, BatchOp, Compaction, FetchQuery, Format, Index, Method, SearchQuery,
+    TEXT_LAYOUT,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -672,6 +673,91 @@ fn compacting_after_a_batch_merges_the_inverted_index_into_one_segment() {
         json!(251)
     );
     assert_eq!(index.segment_count().unwrap(), 2);
+}
+
+#[test]
+fn a_trickle_is_merged_later_while_batches_go_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = std::sync::Arc::new(Index::open(tmp.path().join("idx")).unwrap());
+    let batch = |uid: u64, docs: Vec<Value>| {
+        let file = stage(
+            tmp.path(),
+            &format!("b{uid}"),
+            &serde_json::to_string(&docs).unwrap(),
+        );
+        index
+            .apply_batch(vec![add(uid, file, Method::Replace, None)])
+            .unwrap();
+    };
+    // A bulk load is merged before its tasks are reported.
+    batch(
+        1,
+        (0..400)
+            .map(|i| json!({"id": i, "t": format!("bulk w{}", i % 9)}))
+            .collect(),
+    );
+    assert_eq!(index.compact_if_worthwhile().unwrap(), Compaction::Merged);
+    assert_eq!(index.segment_count().unwrap(), 1);
+    // A trickle of small batches: nothing worth merging until they reach an eighth.
+    let mut uid = 2;
+    let mut later = false;
+    while !later {
+        batch(
+            uid,
+            (0..10)
+                .map(|i| json!({"id": 1000 + uid * 10 + i, "t": "trickle"}))
+                .collect(),
+        );
+        uid += 1;
+        match index.compact_if_worthwhile().unwrap() {
+            Compaction::Later => later = true,
+            Compaction::Nothing => assert!(uid < 12, "a trickle of an eighth is worth a merge"),
+            Compaction::Merged => panic!("a trickle is not merged before its tasks are reported"),
+        }
+    }
+    let segments = index.segment_count().unwrap();
+    assert!(segments > 1);
+    // The merge runs while a batch replaces documents inside the merging segments and adds one.
+    let merging = {
+        let index = index.clone();
+        std::thread::spawn(move || index.compact_later().unwrap())
+    };
+    batch(
+        100,
+        (0..20)
+            .map(|i| json!({"id": i, "t": "replaced"}))
+            .chain([json!({"id": 5000, "t": "replaced"})])
+            .collect(),
+    );
+    merging.join().unwrap();
+    let trickled = (uid - 2) * 10;
+    assert_eq!(
+        search(&index, Some("trickle"))["estimatedTotalHits"],
+        json!(trickled)
+    );
+    assert_eq!(
+        search(&index, Some("replaced"))["estimatedTotalHits"],
+        json!(21)
+    );
+    // The replaced documents are found by their new words only.
+    assert_eq!(
+        search(&index, Some("bulk"))["estimatedTotalHits"],
+        json!(380)
+    );
+    assert!(index.segment_count().unwrap() < segments);
+    assert_eq!(index.compact_if_worthwhile().unwrap(), Compaction::Nothing);
+    // Reopened, the index holds the same.
+    let index = std::sync::Arc::try_unwrap(index).ok().unwrap();
+    drop(index);
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    assert_eq!(
+        search(&index, Some("bulk"))["estimatedTotalHits"],
+        json!(380)
+    );
+    assert_eq!(
+        search(&index, Some("replaced"))["estimatedTotalHits"],
+        json!(21)
+    );
 }
 
 #[test]

@@ -27,6 +27,7 @@ pub enum IndexJob {
     Compact {
         always: bool,
     },
+    CompactLater,
     CopyTo(String),
     /// The query and when its request arrived.
     Similar(String, std::time::Instant),
@@ -69,11 +70,20 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
             JobOutput::Bytes(Some(index.facet_search(&q)?))
         }
         IndexJob::MergeFacetHits(q) => JobOutput::Bytes(Some(index.merge_facet_hits(&q)?)),
-        IndexJob::Compact { always } => {
-            match always {
-                true => index.compact()?,
-                false => index.compact_if_worthwhile()?,
+        IndexJob::Compact { always: true } => {
+            index.compact()?;
+            JobOutput::Bytes(None)
+        }
+        IndexJob::Compact { always: false } => JobOutput::Text(
+            match index.compact_if_worthwhile()? {
+                engine::Compaction::Nothing => "nothing",
+                engine::Compaction::Merged => "merged",
+                engine::Compaction::Later => "later",
             }
+            .to_string(),
+        ),
+        IndexJob::CompactLater => {
+            index.compact_later()?;
             JobOutput::Bytes(None)
         }
         IndexJob::CopyTo(dir) => {
@@ -209,10 +219,18 @@ impl NativeIndex {
     /// /indexes/{uid}/compact`), or with `onlyIfWorthwhile` when enough of the index lies
     /// outside the segments the last merge left, into one or, for a large index, two (the
     /// worker, after a batch, when nothing else waits).
-    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    /// With `onlyIfWorthwhile` it answers what it did: `"nothing"`, `"merged"`, or `"later"`
+    /// (only a trickle is new: `compactLater` merges without holding up the next batches).
+    #[napi(ts_return_type = "Promise<string | null>")]
     pub fn compact(&self, only_if_worthwhile: Option<bool>) -> Result<AsyncTask<IndexTask>> {
         let always = !only_if_worthwhile.unwrap_or(false);
         self.task(IndexJob::Compact { always })
+    }
+
+    /// The merge `compact(true)` answered `"later"` for: batches commit while it runs.
+    #[napi(ts_return_type = "Promise<null>")]
+    pub fn compact_later(&self) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::CompactLater)
     }
 
     /// Writes a consistent copy of the index into the new directory `dir` (snapshots).

@@ -62,7 +62,10 @@ export async function indexBatch(ctx: RunContext, tasks: TaskRecord[], fx: Effec
   if (ops.length && idle()) {
     // The batch is committed: a merge that fails leaves its tasks succeeded and the index as it was.
     const t0 = performance.now();
-    await h.compact(true).catch((err: unknown) => ctx.logger.warn('compaction after a batch failed', { indexUid: uid, error: String(err) }));
+    const failed = (err: unknown) => ctx.logger.warn('compaction after a batch failed', { indexUid: uid, error: String(err) });
+    const done = await h.compactIfWorthwhile().catch(failed);
+    // Only a trickle is new: merged while the tasks are reported and the next batches run.
+    if (done === 'later') void h.compactLater().catch(failed);
     fx.trace = { ...fx.trace, [COMPACTION_STEP]: `${(performance.now() - t0).toFixed(2)}ms` };
   }
   for (const r of results) {

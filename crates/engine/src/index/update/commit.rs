@@ -74,12 +74,15 @@
 //! server CPU on 11 segments and 0.43 ms on one. So when nothing else is queued for the index
 //! once a batch has committed (the worker looks then, not when the batch starts),
 //! [`Index::compact_if_worthwhile`] may merge every segment into one (two for a large index,
-//! merged at once on two cores) before the batch's tasks are reported `succeeded`. The merge
-//! keeps tantivy's commit payload, so the recovery rules above are unchanged; searches use the
-//! old segments until the merged ones are published, and a crash during the merge leaves the
-//! old segments (the batch itself is committed already).
+//! merged at once on two cores): before the batch's tasks are reported `succeeded` when most
+//! of the index is new (a bulk load), else beside the batches that follow
+//! ([`Index::compact_later`]), so that a trickle of small batches never waits for a merge of
+//! the whole index. The merge keeps tantivy's commit payload, so the recovery rules above are
+//! unchanged; searches use the old segments until the merged ones are published, and a crash
+//! during the merge leaves the old segments (the batch itself is committed already).
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use api_types::{Error, Result};
@@ -110,6 +113,18 @@ const BACKGROUND_MERGE_MAX_DOCS: usize = 10_000;
 /// time; a search then visits two segments, a few percent slower than one (see
 /// [`Index::compact_if_worthwhile`]).
 pub(in crate::index) const COMPACTION_PART_DOCS: u64 = 250_000;
+
+/// What [`Index::compact_if_worthwhile`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compaction {
+    /// Nothing: the segments are not worth merging, or a merge is running already.
+    Nothing,
+    /// The segments were merged before it returned (most of the index was new: a bulk load).
+    Merged,
+    /// Worth merging, but only a trickle is new: [`Index::compact_later`] merges them while
+    /// the batches that follow go on.
+    Later,
+}
 
 impl Index {
     /// Steps 1 to 3 of the protocol, once every op of the batch has been applied to `wtxn`
@@ -191,7 +206,7 @@ impl Index {
             return Ok(());
         }
         self.rebuild(generation)?;
-        self.compact_if_worthwhile()
+        self.merge_segments(false)
     }
 
     fn rebuild(&self, generation: u64) -> Result<()> {
@@ -296,8 +311,67 @@ impl Index {
     /// to 12% slower at the median than on one segment. The task worker calls it after a batch when
     /// nothing else is queued for the index by then (a bulk load sent in several requests
     /// merges once, after its last batch, not after its first).
-    pub fn compact_if_worthwhile(&self) -> Result<()> {
-        self.merge_segments(false)
+    ///
+    /// When at least half the index was written since the last merge (a bulk load), it merges
+    /// before returning, so the load's tasks are reported `succeeded` on a merged index. When
+    /// less was (a trickle of small batches reached an eighth), it merges nothing and answers
+    /// [`Compaction::Later`]: the caller runs [`Index::compact_later`] without waiting for it,
+    /// since merging 100,000 documents there would hold up the batch's success and the next
+    /// batch's by a second or more.
+    pub fn compact_if_worthwhile(&self) -> Result<Compaction> {
+        if self.compacting.load(Ordering::Acquire) {
+            return Ok(Compaction::Nothing);
+        }
+        let metas = self.tantivy.searchable_segment_metas().map_err(tv)?;
+        let plan = merge_parts(
+            &metas,
+            &mut self.merged_at.lock().unwrap(),
+            false,
+            self.compaction_part_docs,
+        );
+        drop(metas);
+        match plan {
+            None => Ok(Compaction::Nothing),
+            Some(plan) if plan.unmerged * 2 < plan.total => Ok(Compaction::Later),
+            Some(_) => {
+                self.merge_segments(false)?;
+                Ok(Compaction::Merged)
+            }
+        }
+    }
+
+    /// The merge [`Index::compact_if_worthwhile`] left for later, while batches go on: the
+    /// batch lock is held only to start the merge and to publish its segments, so batches
+    /// commit (and tantivy applies their deletions to the merged segment) while it runs. One
+    /// runs at a time; a second call while one runs returns at once. Whatever asks for every
+    /// merge to end (a snapshot's copy, `POST /indexes/{uid}/compact`) waits for it. A crash
+    /// meanwhile leaves the segments as they were.
+    pub fn compact_later(&self) -> Result<()> {
+        if self.compacting.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let _running = Running(&self.compacting);
+        let (merges, total) = {
+            let _batch = self.batch_lock.lock().unwrap();
+            let mut guard = self.writer.lock().unwrap();
+            let mut merged_at = self.merged_at.lock().unwrap();
+            let Some((groups, total)) = self.merge_groups(&mut guard, &mut merged_at, false)?
+            else {
+                return Ok(());
+            };
+            let writer = self.writer_mut(&mut guard)?;
+            let merges: Vec<_> = groups.iter().map(|ids| writer.merge(ids)).collect();
+            (merges, total)
+        };
+        let waited: Vec<bool> = merges.into_iter().map(|m| m.wait().is_ok()).collect();
+        let _batch = self.batch_lock.lock().unwrap();
+        let mut guard = self.writer.lock().unwrap();
+        self.publish_merged(
+            &mut guard,
+            &mut self.merged_at.lock().unwrap(),
+            &waited,
+            total,
+        )
     }
 
     /// `POST /indexes/{uid}/compact`: every segment of the inverted index merged into one,
@@ -344,44 +418,66 @@ impl Index {
         let _batch = self.batch_lock.lock().unwrap();
         let mut guard = self.writer.lock().unwrap();
         let mut merged_at = self.merged_at.lock().unwrap();
+        let Some((groups, total)) = self.merge_groups(&mut guard, &mut merged_at, always)? else {
+            return Ok(());
+        };
+        let writer = self.writer_mut(&mut guard)?;
+        // The parts merge at once, each on a thread of tantivy's merge pool; every merge is
+        // waited for, whether or not another failed.
+        let merges: Vec<_> = groups.iter().map(|ids| writer.merge(ids)).collect();
+        let waited: Vec<bool> = merges.into_iter().map(|m| m.wait().is_ok()).collect();
+        self.publish_merged(&mut guard, &mut merged_at, &waited, total)
+    }
+
+    /// The groups of segments worth merging now (each of two or more), and the documents they
+    /// hold, with the batch lock held by the caller.
+    fn merge_groups(
+        &self,
+        guard: &mut Option<IndexWriter>,
+        merged_at: &mut Option<u64>,
+        always: bool,
+    ) -> Result<Option<(Vec<Vec<tantivy::index::SegmentId>>, u64)>> {
         // Background merges only gather segments (fewer of them, a larger largest one), so a
         // merge not worth it now is not worth it after them either: the writer is kept.
         let metas = self.tantivy.searchable_segment_metas().map_err(tv)?;
-        if merge_parts(&metas, &mut merged_at, always, self.compaction_part_docs).is_none() {
-            return Ok(());
+        if merge_parts(&metas, merged_at, always, self.compaction_part_docs).is_none() {
+            return Ok(None);
         }
         drop(metas);
         // tantivy's merge policy may be merging some of these segments in the background (it
         // looks for merges after every commit), and a merge overlapping one that ends first
         // is thrown away when it ends: on PyPI, 8.5 s of work for nothing, leaving 6 segments.
         // So the background merges finish first (this releases the writer; the next use opens
-        // another), and the segments are listed after them.
+        // another), and the segments are listed after them. A merge [`Index::compact_later`]
+        // started is one of them.
         if let Some(writer) = guard.take() {
             writer.wait_merging_threads().map_err(tv)?;
         }
         let metas = self.tantivy.searchable_segment_metas().map_err(tv)?;
-        let Some(parts) = merge_parts(&metas, &mut merged_at, always, self.compaction_part_docs)
-        else {
-            return Ok(());
+        let Some(plan) = merge_parts(&metas, merged_at, always, self.compaction_part_docs) else {
+            return Ok(None);
         };
         let sizes: Vec<u64> = metas.iter().map(|m| m.num_docs() as u64).collect();
-        let total: u64 = sizes.iter().sum();
-        let groups: Vec<Vec<tantivy::index::SegmentId>> = partition(&sizes, parts)
+        let groups = partition(&sizes, plan.parts)
             .into_iter()
             .filter(|group| group.len() > 1)
             .map(|group| group.into_iter().map(|i| metas[i].id()).collect())
             .collect();
         // A live SegmentMeta keeps its files from the garbage collector.
-        drop(metas);
-        let writer = self.writer_mut(&mut guard)?;
-        // The merge keeps tantivy's commit payload (the generation), so recovery is unchanged;
-        // searches use the old segments until the merged ones are published. The parts merge
-        // at once, each on a thread of tantivy's merge pool. It is an optimisation only: the
-        // batch is committed already, so a merge that fails is skipped, not an error.
-        let merges: Vec<_> = groups.iter().map(|ids| writer.merge(ids)).collect();
-        // Every merge is waited for, whether or not another failed; those that ended are
-        // published.
-        let waited: Vec<bool> = merges.into_iter().map(|m| m.wait().is_ok()).collect();
+        Ok(Some((groups, plan.total)))
+    }
+
+    /// Publishes what the merges `waited` (whether each ended) left, with the batch lock held.
+    /// The merge keeps tantivy's commit payload (the generation), so recovery is unchanged;
+    /// searches use the old segments until the merged ones are published. A merge is an
+    /// optimisation only: the batch is committed already, so one that failed is skipped.
+    fn publish_merged(
+        &self,
+        guard: &mut Option<IndexWriter>,
+        merged_at: &mut Option<u64>,
+        waited: &[bool],
+        total: u64,
+    ) -> Result<()> {
         if waited.iter().all(|ok| *ok) {
             *merged_at = Some(total);
         }
@@ -389,7 +485,9 @@ impl Index {
             self.publish_segments()?;
             // Delete the merged-away segment files now rather than at the next commit (files
             // a running search still reads are kept by tantivy until it lets go of them).
-            let _ = writer.garbage_collect_files().wait();
+            if let Some(writer) = guard.as_mut() {
+                let _ = writer.garbage_collect_files().wait();
+            }
         }
         Ok(())
     }
@@ -427,7 +525,15 @@ fn partition(sizes: &[u64], parts: usize) -> Vec<Vec<usize>> {
     groups.into_iter().map(|(_, group)| group).collect()
 }
 
-/// Into how many segments the segments `metas` are worth merging, if they are (`always`: into
+/// A merge worth doing: into how many segments, the documents of the index and those written
+/// since the last merge.
+struct MergePlan {
+    parts: usize,
+    total: u64,
+    unmerged: u64,
+}
+
+/// Whether the segments `metas` are worth merging, and into how many segments (`always`: into
 /// one, whenever there are two or more). Segments no more numerous than the compaction's parts
 /// record their documents as merged in `merged_at`.
 fn merge_parts(
@@ -435,7 +541,7 @@ fn merge_parts(
     merged_at: &mut Option<u64>,
     always: bool,
     part_docs: u64,
-) -> Option<usize> {
+) -> Option<MergePlan> {
     let total: u64 = metas.iter().map(|m| m.num_docs() as u64).sum();
     let parts = if always {
         1
@@ -455,8 +561,21 @@ fn merge_parts(
     // when the background merges have gathered them into a large segment of their own, all
     // those added since this process last merged the index (a bulk load into an empty index
     // is merged whole at its end).
-    let new = (total - settled).max(total.saturating_sub(merged_at.unwrap_or(settled)));
-    (always || new * 8 >= total).then_some(parts)
+    let unmerged = (total - settled).max(total.saturating_sub(merged_at.unwrap_or(settled)));
+    (always || unmerged * 8 >= total).then_some(MergePlan {
+        parts,
+        total,
+        unmerged,
+    })
+}
+
+/// Clears the flag of a running [`Index::compact_later`] however it ends.
+struct Running<'a>(&'a AtomicBool);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 #[cfg(test)]
@@ -591,8 +710,10 @@ mod tests {
         add_batch(&index, tmp.path(), 4, 300..305);
         index.compact_if_worthwhile().unwrap();
         assert!(index.segment_count().unwrap() > sizes.len());
+        // (A sixth of the index is a trickle, not a load: merged beside the next batches.)
         add_batch(&index, tmp.path(), 5, 305..360);
-        index.compact_if_worthwhile().unwrap();
+        assert_eq!(index.compact_if_worthwhile().unwrap(), Compaction::Later);
+        index.compact_later().unwrap();
         assert_eq!(index.segment_count().unwrap(), sizes.len());
         index.compact().unwrap();
         assert_eq!(index.segment_count().unwrap(), 1);

@@ -27,7 +27,7 @@ use crate::settings::Settings;
 use crate::store::{heed_error, keys};
 
 mod add;
-pub(super) mod commit;
+pub(crate) mod commit;
 mod delete;
 mod edit;
 mod embedding;
