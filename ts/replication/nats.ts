@@ -225,18 +225,23 @@ export class NatsLog {
   /**
    * Appends one entry to the log and resolves with its sequence once a quorum stored it. A
    * publish that gets no answer is sent again with the same `msgId` (stored once) until the
-   * deadline; then `LogUnavailable` (the entry may still have been stored).
+   * deadline; then `LogUnavailable` (the entry may still have been stored). The first try
+   * waits up to a second; the next ones a quarter of that, so that a write waiting out the
+   * election of a new stream leader is taken within 250 ms of it (a stream without a leader
+   * does not answer at all) rather than within a second.
    */
   async append(data: Uint8Array, msgId: string): Promise<number> {
     const deadline = Date.now() + this.opts.timeoutMs;
     let last: unknown = null;
+    let wait = 1000;
     while (Date.now() < deadline) {
       try {
-        const ack = await this.js.publish(this.#subject('log'), data, { msgID: msgId, timeout: Math.max(100, Math.min(1000, deadline - Date.now())), retries: 0 });
+        const ack = await this.js.publish(this.#subject('log'), data, { msgID: msgId, timeout: Math.max(100, Math.min(wait, deadline - Date.now())), retries: 0 });
         return ack.seq;
       } catch (err) {
         last = err;
         if (!retryable(err)) break;
+        wait = 250;
         await sleep(Math.min(100, Math.max(0, deadline - Date.now())));
       }
     }

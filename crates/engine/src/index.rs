@@ -223,7 +223,27 @@ impl Index {
     }
 }
 
+/// A tantivy failure: a full disk or exhausted file descriptors keep their own codes (through
+/// [`api_types::io_error`]); anything else is internal.
 fn tv(e: tantivy::TantivyError) -> Error {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(err) = source {
+        let io = err.downcast_ref::<std::io::Error>().or_else(|| {
+            err.downcast_ref::<Arc<std::io::Error>>()
+                .map(|arc| arc.as_ref())
+        });
+        if let Some(code @ (24 | 28)) = io.and_then(std::io::Error::raw_os_error) {
+            return api_types::io_error(std::io::Error::from_raw_os_error(code));
+        }
+        source = err.source();
+    }
+    // A writer whose indexing thread failed reports it in words only.
+    let text = e.to_string();
+    for code in [28, 24] {
+        if text.contains(&format!("(os error {code})")) {
+            return api_types::io_error(std::io::Error::from_raw_os_error(code));
+        }
+    }
     Error::internal(format!("tantivy: {e}"))
 }
 

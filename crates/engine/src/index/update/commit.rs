@@ -11,39 +11,44 @@
 //! 1. The LMDB transaction records, with the batch's documents, the new generation G
 //!    (previous + 1), the set of internal ids the batch touched (`dirty`: added, replaced,
 //!    deleted or re-indexed), the batch's per-op results (`lastBatch`), the primary key,
-//!    fields map, field distribution and settings it reached. It commits (fsync). This is the
-//!    point of truth for the documents.
-//! 2. tantivy commits with payload G (after a clear, it is first rolled back and fed the
-//!    dirty set again from LMDB, since its `delete_all` also dropped the documents added
-//!    after the clear).
-//! 3. `dirty` is removed from LMDB.
+//!    fields map, field distribution and settings it reached. Before it commits, tantivy
+//!    writes the batch's segments (`prepare_commit`, not yet part of any commit; after a
+//!    clear it is first rolled back and fed the dirty set again from the transaction, since
+//!    its `delete_all` also dropped the documents added after the clear): the bulk of the
+//!    bytes, so that a full disk fails the batch here, with nothing committed anywhere.
+//! 2. The LMDB transaction commits (fsync). This is the point of truth for the documents.
+//! 3. tantivy commits what it prepared, with payload G (a small file), and `dirty` is removed
+//!    from LMDB.
 //! 4. The engine returns the results; the worker (TypeScript) commits the task outcomes in
 //!    the task store. Only then is any task of the batch reported `succeeded`.
 //!
-//! The dirty set a batch starts from is whatever is still stored: if tantivy never caught up
-//! with an earlier generation (its commit failed), the next commit's set covers both batches.
-//! The fields map readers use is replaced before step 1 commits, so a reader never sees a
-//! document with a field id it cannot name. Between steps 1 and 2 a running search may pair
-//! LMDB's new documents with tantivy's old text; step 2 publishes the new text.
+//! A batch that fails before step 2 (a full disk, any store error) drops its transaction and
+//! its writer: the index is as it was, and the next batch starts a writer from tantivy's last
+//! commit. Should step 3 fail after step 2 (the disk filled in between), `dirty` stays in
+//! LMDB and the next batch first completes tantivy from it ([`Index::recover`]), as a restart
+//! would. The fields map readers use is replaced before step 2 commits, so a reader never
+//! sees a document with a field id it cannot name. Between steps 2 and 3 a running search may
+//! pair LMDB's new documents with tantivy's old text; step 3 publishes the new text.
 //!
 //! # Why a crash loses nothing acknowledged
 //!
-//! A task is acknowledged at step 4, after step 1 made its documents durable. At each crash
+//! A task is acknowledged at step 4, after step 2 made its documents durable. At each crash
 //! point:
 //!
-//! - Before step 1 commits: LMDB's transaction never happened (LMDB commits atomically), and
+//! - Before step 2: LMDB's transaction never happened (LMDB commits atomically), and
 //!   tantivy's committed state is the previous one (segment files it wrote meanwhile belong
 //!   to no commit, and tantivy's garbage collection removes them). The tasks are still
 //!   `processing`; at start-up the worker puts them back to `enqueued` and the batch runs
 //!   again from scratch.
-//! - After step 1, before step 2: at open, `dirty` is present and tantivy's payload is not G,
+//! - After step 2, before tantivy's commit in step 3: at open, `dirty` is present and
+//!   tantivy's payload is not G,
 //!   so [`Index::recover`] deletes every dirty id from tantivy, re-adds the version LMDB holds
 //!   (none for a deleted document), with the settings and fields map committed with it, and
 //!   commits with payload G; then removes `dirty`. `crates/engine/tests/index.rs` simulates
 //!   exactly this state. Recovery runs inside [`Index::open`], before anything can read.
-//! - After step 2, before step 3: `dirty` is present but tantivy's payload is G: recovery only
+//! - After tantivy's commit, before `dirty` is removed: tantivy's payload is G: recovery only
 //!   removes `dirty`.
-//! - After step 1, 2 or 3, before step 4: the tasks are still `processing`, so the worker
+//! - After step 2 or 3, before step 4: the tasks are still `processing`, so the worker
 //!   runs the batch again after recovery. Applying it again would leave the same documents
 //!   (each op sets its documents to a state that does not depend on an earlier run) but not
 //!   always report the same results (a deletion would count 0 documents), so
@@ -138,7 +143,7 @@ impl Index {
         clear_all: bool,
     ) -> Result<()> {
         self.set_progress(|p| p.step = "committing");
-        // Step 1: the batch, its generation, dirty set and results, in one LMDB commit.
+        // The batch, its generation, dirty set and results, in the LMDB transaction.
         let rtxn_gen = self.store.get_u64(&wtxn, keys::GENERATION)?;
         let generation = rtxn_gen + 1;
         self.save_state(&mut wtxn, state)?;
@@ -151,9 +156,21 @@ impl Index {
             keys::LAST_BATCH,
             &serde_json::to_vec(results).map_err(Error::internal)?,
         )?;
-        // Readers must know every field id before they can see a document that uses it, and
-        // the ids this commit changed, from which their value columns are updated.
+        // Readers must know every field id before they can see a document that uses it (a
+        // superset, should the commit fail, names nothing wrongly).
         *self.fields_map.write().unwrap() = Arc::new(state.fields.clone());
+        // Step 1: tantivy writes the batch's segments, not yet committed. A full disk fails
+        // here, before anything is committed: the batch leaves the index as it was.
+        if clear_all {
+            // Documents added after the clear were deleted by `delete_all`; feed them again,
+            // as the batch's own transaction holds them.
+            writer.rollback().map_err(tv)?;
+            self.feed_tantivy_in(writer, &state.dirty, &wtxn)?;
+        }
+        let mut prepared = writer.prepare_commit().map_err(tv)?;
+        prepared.set_payload(&generation.to_string());
+        // Step 2: LMDB commits: the point of truth. The ids this commit changed are recorded
+        // first, from which readers' value columns are updated.
         self.columns
             .lock()
             .unwrap()
@@ -164,14 +181,12 @@ impl Index {
             let mut cache = self.settings_cache.lock().unwrap();
             cache.put(generation, settings.clone());
         }
-        // Step 2: LMDB now holds the truth; tantivy follows and records the generation it
-        // reached.
-        if clear_all {
-            // Documents added after the clear were deleted by `delete_all`; feed them again.
-            writer.rollback().map_err(tv)?;
-            self.feed_tantivy(writer, &state.dirty)?;
-        }
-        self.commit_tantivy(writer, generation)?;
+        // Step 3: tantivy commits what it wrote in step 1, recording the generation it
+        // reached (a small file). Should that fail, `dirty` stays in LMDB and the next batch
+        // first repairs tantivy from it ([`Index::recover`]).
+        prepared.commit().map_err(tv)?;
+        self.publish_segments()?;
+        self.publish_pair_words()?;
         self.clear_dirty()?;
         Ok(())
     }
@@ -265,9 +280,20 @@ impl Index {
         dirty: &RoaringBitmap,
     ) -> Result<()> {
         let rtxn = self.store.read()?;
-        let settings = self.settings(&rtxn)?;
+        self.feed_tantivy_in(writer, dirty, &rtxn)
+    }
+
+    /// [`Index::feed_tantivy`] with the versions `rtxn` holds (a batch's own transaction, not
+    /// yet committed: its settings are read from it, never from the per-generation cache).
+    fn feed_tantivy_in(
+        &self,
+        writer: &mut IndexWriter,
+        dirty: &RoaringBitmap,
+        rtxn: &heed::RoTxn,
+    ) -> Result<()> {
+        let settings = self.stored_settings(rtxn)?;
         let searchable = settings.searchable();
-        if self.store.docs.is_empty(&rtxn).map_err(heed_error)? {
+        if self.store.docs.is_empty(rtxn).map_err(heed_error)? {
             writer.delete_all_documents().map_err(tv)?;
             return Ok(());
         }
@@ -275,7 +301,7 @@ impl Index {
         let mut fields = (*self.fields_map.read().unwrap().clone()).clone();
         let analyzer = tokens::Analyzer::from_settings(&settings);
         let locales = Locales::from_settings(&settings);
-        let pairs = self.stored_pair_words(&rtxn)?.unwrap_or_default();
+        let pairs = self.stored_pair_words(rtxn)?.unwrap_or_default();
         analyzer.with(|tokenizer| {
             let cut = text::Cutter {
                 tokenizer,
@@ -284,7 +310,7 @@ impl Index {
             };
             for iid in dirty {
                 writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
-                if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
+                if let Some(bytes) = self.store.docs.get(rtxn, &iid).map_err(heed_error)? {
                     let doc = self.decode_doc(bytes)?;
                     self.feed_doc(writer, iid, &doc, searchable, &mut fields, cut)?;
                 }

@@ -242,6 +242,9 @@ impl Index {
     /// Applies the ops in order and commits once. Per-op failures are reported in the results.
     pub fn apply_batch(&self, ops: Vec<BatchOp>) -> Result<Vec<Value>> {
         let _batch = self.batch_lock.lock().unwrap();
+        // An earlier batch committed in LMDB whose tantivy commit failed (a full disk) is
+        // completed first, from the dirty set it left.
+        self.recover()?;
         if let Some(stored) = self.replayed_results(&ops)? {
             return Ok(stored);
         }
@@ -297,12 +300,15 @@ impl Index {
             }
             Ok(())
         })();
+        // A batch that failed as a whole leaves no trace: its transaction is dropped and so is
+        // the writer (a writer whose segment flush failed is not used again; the next one
+        // starts from tantivy's last commit).
+        let outcome =
+            outcome.and_then(|()| self.commit_batch(wtxn, writer, &state, &results, clear_all));
         if let Err(e) = outcome {
-            drop(wtxn);
-            let _ = writer.rollback();
+            *guard = None;
             return Err(e);
         }
-        self.commit_batch(wtxn, writer, &state, &results, clear_all)?;
         Ok(results)
     }
 

@@ -1,0 +1,157 @@
+/**
+ * A full disk, for real: the server's data directory is a size-limited tmpfs mounted in a
+ * private mount namespace (`unshare -m`, as root), filled by the test from inside that
+ * namespace (`nsenter`). A payload refused, a settings change that reindexes and a document
+ * addition each fail with `no_space_left_on_device` (type `system`), leave the index exactly
+ * as it was and leave no staged payload behind; searches keep answering; once space is freed
+ * the next tasks succeed without a restart.
+ */
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CHILD_KEY, call } from '../helpers/child';
+
+const BIN = path.join(__dirname, '../../bin/quarry.js');
+
+/** Why a private tmpfs cannot be mounted here, or null when it can. */
+function unavailable(): string | null {
+  if (process.platform !== 'linux') return 'a private tmpfs needs Linux mount namespaces';
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-ns-probe-'));
+  try {
+    const r = spawnSync('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs "$0"', dir], { encoding: 'utf8' });
+    if (r.error) return `unshare is not available (${r.error.message})`;
+    if (r.status !== 0) return `cannot mount a tmpfs in a private mount namespace (needs root): ${r.stderr.trim()}`;
+    const n = spawnSync('nsenter', ['--version'], { encoding: 'utf8' });
+    if (n.error || n.status !== 0) return 'nsenter is not available';
+    return null;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const why = unavailable();
+const suite = why === null ? describe : describe.skip;
+if (why !== null) console.warn(`SKIPPED durability/full-disk.test.ts: ${why}`);
+
+/** The server on a tmpfs of `size` mounted at `mnt` in a namespace of its own. */
+function startOnTmpfs(mnt: string, size: string): Promise<{ child: ChildProcess; url: string }> {
+  const script = 'mount -t tmpfs -o size="$1" tmpfs "$0" && exec "$2" "$3" --db-path "$0/db" --http-addr 127.0.0.1:0 --master-key "$4" --log-level warn --no-analytics';
+  return new Promise((resolve, reject) => {
+    const child = spawn('unshare', ['-m', 'sh', '-c', script, mnt, size, process.execPath, BIN, CHILD_KEY], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => reject(new Error(`server exited early with ${code}: ${out}`)));
+  });
+}
+
+suite('a full disk', () => {
+  const mnt = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-full-disk-'));
+  let child: ChildProcess;
+  let url: string;
+  /** Runs a shell command inside the server's mount namespace (where the tmpfs is). */
+  const inside = (command: string) => execFileSync('nsenter', ['-t', String(child.pid), '-m', '--', 'sh', '-c', command, mnt], { encoding: 'utf8' });
+  const fill = () => inside('dd if=/dev/zero of="$0/filler" bs=1M count=4096 2>/dev/null; sync; true');
+  const leave = (kib: number) => inside(`truncate -s -${kib}k "$0/filler"`);
+  const staged = () => inside('ls "$0/db/update_files"').split('\n').filter(Boolean);
+  const waitTask = async (uid: number) => {
+    for (let i = 0; i < 600; i++) {
+      const t = (await call(url, 'GET', `/tasks/${uid}`)).body;
+      if (t.status === 'succeeded' || t.status === 'failed') return t;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`task ${uid} did not end`);
+  };
+  let next = 0;
+  const docs = (n: number) =>
+    Array.from({ length: n }, () => {
+      const id = next++;
+      return { id, title: `lorem ipsum ${id}`, body: `words ${(id * 7919).toString(36)} ${(id * 104729).toString(36)} dolor` };
+    });
+  /** What a user sees of the index: its count, a search's total and its first hits. */
+  const view = async () => {
+    const stats = (await call(url, 'GET', '/indexes/books/stats')).body;
+    const search = (await call(url, 'POST', '/indexes/books/search', { q: 'lorem dolor', limit: 5 })).body;
+    const settings = (await call(url, 'GET', '/indexes/books/settings')).body;
+    return { count: stats.numberOfDocuments, total: search.estimatedTotalHits, hits: search.hits.map((h: any) => h.id), searchable: settings.searchableAttributes };
+  };
+  /** The documents a search for `id`'s own words finds. */
+  const found = async (id: number) => {
+    const r = await call(url, 'POST', '/indexes/books/search', { q: `${(id * 7919).toString(36)} ${(id * 104729).toString(36)}`, matchingStrategy: 'all' });
+    return r.body.hits.map((h: any) => h.id);
+  };
+  const expectFull = (error: any) => {
+    expect(error).toMatchObject({ code: 'no_space_left_on_device', type: 'system' });
+    expect(error.message).toMatch(/No space left on device/);
+  };
+
+  beforeAll(async () => {
+    ({ child, url } = await startOnTmpfs(mnt, '48m'));
+  });
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    fs.rmSync(mnt, { recursive: true, force: true });
+  });
+
+  test('fails each write with no_space_left_on_device, keeps the index as it was, and recovers once space is freed', async () => {
+    const first = await call(url, 'POST', '/indexes/books/documents', docs(20000));
+    expect(first.status).toBe(202);
+    expect((await waitTask(first.body.taskUid)).status).toBe('succeeded');
+    const before = await view();
+    expect(before.count).toBe(20000);
+    expect(await found(19999)).toEqual([19999]);
+
+    // The disk is full: a payload cannot even be received, and nothing of it stays.
+    fill();
+    const refused = await call(url, 'POST', '/indexes/books/documents', docs(500));
+    expect(refused.status).toBe(422);
+    expectFull(refused.body);
+    expect(staged()).toEqual([]);
+
+    // Some room for a payload, not for indexing it: the task fails, the index is unchanged,
+    // its staged payload is gone.
+    leave(600);
+    const added = await call(url, 'POST', '/indexes/books/documents', docs(3000));
+    expect(added.status).toBe(202);
+    const addition = await waitTask(added.body.taskUid);
+    expect(addition.status).toBe('failed');
+    expectFull(addition.error);
+    expect(await view()).toEqual(before);
+    expect(staged()).toEqual([]);
+
+    // A settings change that reindexes every document: fails the same way, the settings and
+    // the inverted index are as they were.
+    const changed = await call(url, 'PATCH', '/indexes/books/settings', { searchableAttributes: ['body', 'title'] });
+    expect(changed.status).toBe(202);
+    const change = await waitTask(changed.body.taskUid);
+    expect(change.status).toBe('failed');
+    expectFull(change.error);
+    expect(await view()).toEqual(before);
+    expect((await call(url, 'GET', '/health')).body).toEqual({ status: 'available' });
+
+    // Space freed: the next tasks succeed, without a restart, and see everything.
+    inside('rm -f "$0/filler"');
+    const again = await call(url, 'POST', '/indexes/books/documents', docs(3000));
+    expect((await waitTask(again.body.taskUid)).status).toBe('succeeded');
+    const resettled = await call(url, 'PATCH', '/indexes/books/settings', { searchableAttributes: ['body', 'title'] });
+    expect((await waitTask(resettled.body.taskUid)).status).toBe('succeeded');
+    const after = await view();
+    expect(after.count).toBe(23000);
+    expect(await found(26499)).toEqual([26499]);
+    expect(await found(23499)).toEqual([]);
+    expect(after.searchable).toEqual(['body', 'title']);
+    // The documents of the refused payload and of the failed addition were never added;
+    // those sent again were.
+    const fetched = await call(url, 'POST', '/indexes/books/documents/fetch', { ids: ['20000', '20500', '23499', '23500', '26499'] });
+    expect(fetched.body.results.map((d: any) => d.id).sort((a: number, b: number) => a - b)).toEqual([23500, 26499]);
+  });
+});
