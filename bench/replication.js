@@ -118,8 +118,12 @@ async function indexing(o, docs) {
 
 async function group(cluster) {
   const nodes = [];
-  for (const name of ['g1', 'g2', 'g3']) nodes.push(await replicated(cluster, name));
-  return nodes.map((n) => ({ ...n, api: reconnecting(client(n.url, n.key)) }));
+  for (const name of ['g1', 'g2', 'g3']) {
+    const n = await replicated(cluster, name);
+    // The same object the exit listener reads `stopping` from, with its name and a client.
+    nodes.push(Object.assign(n, { name, api: reconnecting(client(n.url, n.key)) }));
+  }
+  return nodes;
 }
 
 /**
