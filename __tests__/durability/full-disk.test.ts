@@ -1,10 +1,11 @@
 /**
  * A full disk, for real: the server's data directory is a size-limited tmpfs mounted in a
  * private mount namespace (`unshare -m`, as root), filled by the test from inside that
- * namespace (`nsenter`). A payload refused, a settings change that reindexes and a document
- * addition each fail with `no_space_left_on_device` (type `system`), leave the index exactly
- * as it was and leave no staged payload behind; searches keep answering; once space is freed
- * the next tasks succeed without a restart.
+ * namespace (`nsenter`). A payload refused, a document addition, a settings change that
+ * reindexes, a dump, a snapshot and a compaction each fail with `no_space_left_on_device`
+ * (type `system`), leave the index exactly as it was and leave nothing half-written behind
+ * (staged payloads, partial archives, a partial merged segment); searches keep answering;
+ * once space is freed the next tasks succeed without a restart.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -36,7 +37,7 @@ if (why !== null) console.warn(`SKIPPED durability/full-disk.test.ts: ${why}`);
 
 /** The server on a tmpfs of `size` mounted at `mnt` in a namespace of its own. */
 function startOnTmpfs(mnt: string, size: string): Promise<{ child: ChildProcess; url: string }> {
-  const script = 'mount -t tmpfs -o size="$1" tmpfs "$0" && exec "$2" "$3" --db-path "$0/db" --http-addr 127.0.0.1:0 --master-key "$4" --log-level warn --no-analytics';
+  const script = 'mount -t tmpfs -o size="$1" tmpfs "$0" && exec "$2" "$3" --db-path "$0/db" --dump-dir "$0/dumps" --snapshot-dir "$0/snapshots" --http-addr 127.0.0.1:0 --master-key "$4" --log-level warn --no-analytics';
   return new Promise((resolve, reject) => {
     const child = spawn('unshare', ['-m', 'sh', '-c', script, mnt, size, process.execPath, BIN, CHILD_KEY], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -86,8 +87,8 @@ suite('a full disk', () => {
     return r.body.hits.map((h: any) => h.id);
   };
   const expectFull = (error: any) => {
-    expect(error).toMatchObject({ code: 'no_space_left_on_device', type: 'system' });
-    expect(error.message).toMatch(/No space left on device/);
+    expect(error).toMatchObject({ code: "no_space_left_on_device", type: "system", message: error.message });
+    expect(error.message).toMatch(/no space left on device/i);
   };
 
   beforeAll(async () => {
@@ -106,8 +107,14 @@ suite('a full disk', () => {
     const first = await call(url, 'POST', '/indexes/books/documents', docs(20000));
     expect(first.status).toBe(202);
     expect((await waitTask(first.body.taskUid)).status).toBe('succeeded');
+    // A small batch beside the bulk load's segment: too small to be merged after it.
+    const small = await call(url, 'POST', '/indexes/books/documents', docs(100));
+    expect((await waitTask(small.body.taskUid)).status).toBe('succeeded');
     const before = await view();
-    expect(before.count).toBe(20000);
+    expect(before.count).toBe(20100);
+    // What the inverted index holds on disk: failures must leave none of their files.
+    const tantivyBytes = () => Number(inside('du -sk "$0"/db/indexes/*/tantivy').split(/\s/)[0]);
+    const sized = tantivyBytes();
     expect(await found(19999)).toEqual([19999]);
 
     // The disk is full: a payload cannot even be received, and nothing of it stays.
@@ -127,6 +134,7 @@ suite('a full disk', () => {
     expectFull(addition.error);
     expect(await view()).toEqual(before);
     expect(staged()).toEqual([]);
+    expect(tantivyBytes()).toBe(sized);
 
     // A settings change that reindexes every document: fails the same way, the settings and
     // the inverted index are as they were.
@@ -138,6 +146,24 @@ suite('a full disk', () => {
     expect(await view()).toEqual(before);
     expect((await call(url, 'GET', '/health')).body).toEqual({ status: 'available' });
 
+    // A dump and a snapshot fail the same way, leaving no partial archive.
+    for (const route of ['/dumps', '/snapshots']) {
+      const r = await call(url, 'POST', route);
+      expect(r.status).toBe(202);
+      const t = await waitTask(r.body.taskUid);
+      expect(t.status).toBe('failed');
+      expectFull(t.error);
+    }
+    expect(inside('ls -A "$0/dumps" "$0/snapshots"').split('\n').filter((l) => l && !l.endsWith(':'))).toEqual([]);
+    // So does merging the index's two segments into one, leaving no partial segment.
+    const compacted = await call(url, 'POST', '/indexes/books/compact');
+    expect(compacted.status).toBe(202);
+    const compaction = await waitTask(compacted.body.taskUid);
+    expect(compaction.status).toBe('failed');
+    expectFull(compaction.error);
+    expect(tantivyBytes()).toBe(sized);
+    expect(await view()).toEqual(before);
+
     // Space freed: the next tasks succeed, without a restart, and see everything.
     inside('rm -f "$0/filler"');
     const again = await call(url, 'POST', '/indexes/books/documents', docs(3000));
@@ -145,13 +171,18 @@ suite('a full disk', () => {
     const resettled = await call(url, 'PATCH', '/indexes/books/settings', { searchableAttributes: ['body', 'title'] });
     expect((await waitTask(resettled.body.taskUid)).status).toBe('succeeded');
     const after = await view();
-    expect(after.count).toBe(23000);
-    expect(await found(26499)).toEqual([26499]);
-    expect(await found(23499)).toEqual([]);
+    expect(after.count).toBe(23100);
+    expect(await found(26599)).toEqual([26599]);
+    expect(await found(23599)).toEqual([]);
     expect(after.searchable).toEqual(['body', 'title']);
     // The documents of the refused payload and of the failed addition were never added;
     // those sent again were.
-    const fetched = await call(url, 'POST', '/indexes/books/documents/fetch', { ids: ['20000', '20500', '23499', '23500', '26499'] });
-    expect(fetched.body.results.map((d: any) => d.id).sort((a: number, b: number) => a - b)).toEqual([23500, 26499]);
+    const fetched = await call(url, 'POST', '/indexes/books/documents/fetch', { ids: ['20100', '20600', '23599', '23600', '26599'] });
+    expect(fetched.body.results.map((d: any) => d.id).sort((a: number, b: number) => a - b)).toEqual([23600, 26599]);
+    // And the archives and the compaction succeed.
+    for (const route of ['/dumps', '/snapshots', '/indexes/books/compact']) {
+      const r = await call(url, 'POST', route);
+      expect((await waitTask(r.body.taskUid)).status).toBe('succeeded');
+    }
   });
 });

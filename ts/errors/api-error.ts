@@ -49,3 +49,17 @@ export function shortMessage(message: string): string {
   const cut = message.replace(/`([^`]*)`/g, (whole, inner: string) => (inner.length > 2 * EXCERPT ? `\`${inner.slice(0, EXCERPT)}…\`` : whole));
   return cut.length <= MESSAGE_MAX ? cut : `${cut.slice(0, MESSAGE_MAX)}…`;
 }
+
+/** The codes of the system failures a Node call reports by `errno` name (the engine's own are mapped in Rust). */
+const SYSTEM_CODES: Record<string, string> = { ENOSPC: 'no_space_left_on_device', EMFILE: 'too_many_open_files', ENFILE: 'too_many_open_files' };
+
+/**
+ * A full disk or exhausted file descriptors met by Node itself (a dump's or a snapshot's
+ * files), or by the engine: the ApiError with its own code, else null.
+ */
+export function systemError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return Object.values(SYSTEM_CODES).includes(err.code) ? err : null;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !(code in SYSTEM_CODES)) return null;
+  return new ApiError(SYSTEM_CODES[code], `${(err as Error).message}. This error generally happens when you have no space left on device or when your database doesn't have read or write right.`);
+}

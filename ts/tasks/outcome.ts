@@ -3,7 +3,7 @@
  * effects of the batch that commit with it (`worker.ts` commits them in one transaction).
  * The task families' runners (`run/`) return outcomes and push effects; they commit nothing.
  */
-import { ApiError, type ErrorBody } from '../errors/api-error';
+import { ApiError, type ErrorBody, systemError } from '../errors/api-error';
 import { errorBody } from '../errors/catalog';
 import type { IndexRegistry } from '../indexes/registry';
 import type { Logger } from '../logging';
@@ -72,6 +72,8 @@ export const ZEROED: Record<string, string[]> = {
 
 export function toErrorBody(err: unknown): ErrorBody {
   if (err instanceof ApiError) return errorBody(err.code, err.message);
+  const system = systemError(err);
+  if (system) return errorBody(system.code, system.message);
   return errorBody('internal', err instanceof Error ? err.message : String(err));
 }
 

@@ -232,15 +232,25 @@ fn tv(e: tantivy::TantivyError) -> Error {
             err.downcast_ref::<Arc<std::io::Error>>()
                 .map(|arc| arc.as_ref())
         });
-        if let Some(code @ (24 | 28)) = io.and_then(std::io::Error::raw_os_error) {
-            return api_types::io_error(std::io::Error::from_raw_os_error(code));
+        if let Some(io) = io {
+            // tempfile wraps the OS error with its path: the kind tells then.
+            let code = match (io.raw_os_error(), io.kind()) {
+                (Some(code @ (24 | 28)), _) => Some(code),
+                (_, std::io::ErrorKind::StorageFull) => Some(28),
+                _ => None,
+            };
+            if let Some(code) = code {
+                return api_types::io_error(std::io::Error::from_raw_os_error(code));
+            }
         }
         source = err.source();
     }
     // A writer whose indexing thread failed reports it in words only.
     let text = e.to_string();
     for code in [28, 24] {
-        if text.contains(&format!("(os error {code})")) {
+        if text.contains(&format!("(os error {code})"))
+            || text.contains(&format!("Os {{ code: {code},"))
+        {
             return api_types::io_error(std::io::Error::from_raw_os_error(code));
         }
     }

@@ -1,4 +1,5 @@
 /** Instance-wide tasks outside any index: dumps, snapshots, exports and dynamic search rules. */
+import { systemError } from '../../errors/api-error';
 import { errorBody } from '../../errors/catalog';
 import type { RulePatch } from '../../search/rules';
 import { one, type Effects, type Outcome, type RunContext, toErrorBody } from '../outcome';
@@ -20,7 +21,9 @@ export async function archive(ctx: RunContext, tasks: TaskRecord[], batch: Batch
     const dump = task.type === 'dumpCreation';
     ctx.logger.error(`${task.type} failed`, { taskUid: task.uid, error: err instanceof Error ? err.stack : String(err) });
     const reason = err instanceof Error ? err.message : String(err);
-    return all({ error: errorBody(dump ? 'dump_process_failed' : 'internal', `${dump ? 'Dump' : 'Snapshot'} creation failed: ${reason}.`) });
+    // A full disk keeps its own code (type `system`), as Meilisearch reports it.
+    const code = systemError(err)?.code ?? (dump ? 'dump_process_failed' : 'internal');
+    return all({ error: errorBody(code, `${dump ? 'Dump' : 'Snapshot'} creation failed: ${reason}.`) });
   }
 }
 

@@ -389,7 +389,10 @@ impl Index {
             let merges: Vec<_> = groups.iter().map(|ids| writer.merge(ids)).collect();
             (merges, total)
         };
-        let waited: Vec<bool> = merges.into_iter().map(|m| m.wait().is_ok()).collect();
+        let waited: Vec<Result<()>> = merges
+            .into_iter()
+            .map(|m| m.wait().map(drop).map_err(tv))
+            .collect();
         let _batch = self.batch_lock.lock().unwrap();
         let mut guard = self.writer.lock().unwrap();
         self.publish_merged(
@@ -451,7 +454,10 @@ impl Index {
         // The parts merge at once, each on a thread of tantivy's merge pool; every merge is
         // waited for, whether or not another failed.
         let merges: Vec<_> = groups.iter().map(|ids| writer.merge(ids)).collect();
-        let waited: Vec<bool> = merges.into_iter().map(|m| m.wait().is_ok()).collect();
+        let waited: Vec<Result<()>> = merges
+            .into_iter()
+            .map(|m| m.wait().map(drop).map_err(tv))
+            .collect();
         self.publish_merged(&mut guard, &mut merged_at, &waited, total)
     }
 
@@ -493,29 +499,36 @@ impl Index {
         Ok(Some((groups, plan.total)))
     }
 
-    /// Publishes what the merges `waited` (whether each ended) left, with the batch lock held.
-    /// The merge keeps tantivy's commit payload (the generation), so recovery is unchanged;
-    /// searches use the old segments until the merged ones are published. A merge is an
-    /// optimisation only: the batch is committed already, so one that failed is skipped.
+    /// Publishes what the merges `waited` (how each ended) left, with the batch lock held, and
+    /// answers the first failure. The merge keeps tantivy's commit payload (the generation), so
+    /// recovery is unchanged; searches use the old segments until the merged ones are
+    /// published. A merge that failed (a full disk) leaves the segments as they were: its
+    /// partial files are deleted here, and the failure is the caller's to report (`POST
+    /// /indexes/{uid}/compact` fails; after a batch, the batch is committed already and the
+    /// worker only logs it).
     fn publish_merged(
         &self,
         guard: &mut Option<IndexWriter>,
         merged_at: &mut Option<u64>,
-        waited: &[bool],
+        waited: &[Result<()>],
         total: u64,
     ) -> Result<()> {
-        if waited.iter().all(|ok| *ok) {
+        if waited.iter().all(|r| r.is_ok()) {
             *merged_at = Some(total);
         }
-        if waited.iter().any(|ok| *ok) {
+        if waited.iter().any(|r| r.is_ok()) {
             self.publish_segments()?;
-            // Delete the merged-away segment files now rather than at the next commit (files
-            // a running search still reads are kept by tantivy until it lets go of them).
-            if let Some(writer) = guard.as_mut() {
-                let _ = writer.garbage_collect_files().wait();
-            }
         }
-        Ok(())
+        // Delete the merged-away segment files, and those of a merge that failed, now rather
+        // than at the next commit (files a running search still reads are kept by tantivy
+        // until it lets go of them).
+        if let Some(writer) = guard.as_mut() {
+            let _ = writer.garbage_collect_files().wait();
+        }
+        match waited.iter().find_map(|r| r.as_ref().err()) {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
     }
 
     /// Segments of the inverted index that searches visit.

@@ -301,12 +301,19 @@ impl Index {
             Ok(())
         })();
         // A batch that failed as a whole leaves no trace: its transaction is dropped and so is
-        // the writer (a writer whose segment flush failed is not used again; the next one
-        // starts from tantivy's last commit).
+        // the writer, once its files are deleted (a writer whose segment flush failed is not
+        // used again; the next one starts from tantivy's last commit).
         let outcome =
             outcome.and_then(|()| self.commit_batch(wtxn, writer, &state, &results, clear_all));
         if let Err(e) = outcome {
-            *guard = None;
+            // The segment files the failed batch wrote belong to no commit: deleted now, not
+            // at the next commit (a full disk gets its space back at once).
+            // A new writer lists as living only the segments of tantivy's last commit (the
+            // failed one may still count its prepared segments as its own).
+            drop(guard.take());
+            if let Ok(writer) = self.writer_mut(&mut guard) {
+                let _ = writer.garbage_collect_files().wait();
+            }
             return Err(e);
         }
         Ok(results)
