@@ -33,6 +33,10 @@ export interface Config {
   onnxRuntimePath: string | null;
   /** How long another instance of the network may take to answer (search, forwarded write). */
   remoteTimeoutMs: number;
+  /** Seconds a connection may neither send nor receive before it is closed (0: never). */
+  httpIdleTimeoutSeconds: number;
+  /** Seconds a request's headers may take to arrive before it is answered 408. */
+  httpHeadersTimeoutSeconds: number;
   /** How long a remote embedder's request may take (null: 30 s). */
   restEmbedderTimeoutSeconds: number | null;
   /** How long after its first try a remote embedder's request may be tried again (null: no bound but three tries). */
@@ -131,6 +135,8 @@ type RawOptions = TlsRaw & ReplicationRaw & {
   modelsDir?: string;
   onnxRuntimePath?: string;
   remoteTimeout?: string;
+  httpIdleTimeout?: string;
+  httpHeadersTimeout?: string;
   restEmbedderTimeout?: string;
   restEmbedderMaxRetry?: string;
   dumpDir?: string;
@@ -179,6 +185,8 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'searchesPerCore', flag: '--experimental-nb-searches-per-core', env: 'QUARRY_SEARCHES_PER_CORE', meili: 'MEILI_EXPERIMENTAL_NB_SEARCHES_PER_CORE', help: 'searches running at once per core (default 4)' },
   { name: 'modelsDir', flag: '--experimental-models-dir', env: 'QUARRY_MODELS_DIR', meili: 'QUARRY_MODELS_DIR', help: 'directory of local embedding models for huggingFace embedders: <dir>/<model>/model.onnx and tokenizer files (models are never downloaded)' },
   { name: 'onnxRuntimePath', flag: '--experimental-onnxruntime-path', env: 'QUARRY_ONNXRUNTIME_PATH', meili: 'ORT_DYLIB_PATH', help: 'path of libonnxruntime.so, which local models run on' },
+  { name: 'httpIdleTimeout', flag: '--http-idle-timeout-secs', env: 'QUARRY_HTTP_IDLE_TIMEOUT_SECS', meili: 'QUARRY_HTTP_IDLE_TIMEOUT_SECS', help: 'seconds a connection may neither send nor receive (a client that stops reading its answer) before it is closed (default 90; 0: never)' },
+  { name: 'httpHeadersTimeout', flag: '--http-headers-timeout-secs', env: 'QUARRY_HTTP_HEADERS_TIMEOUT_SECS', meili: 'QUARRY_HTTP_HEADERS_TIMEOUT_SECS', help: 'seconds a request\'s headers may take to arrive before it is answered 408 (default 10)' },
   { name: 'remoteTimeout', flag: '--experimental-remote-timeout-ms', env: 'QUARRY_REMOTE_TIMEOUT_MS', meili: 'QUARRY_REMOTE_TIMEOUT_MS', help: 'milliseconds another instance of the network may take to answer a search or a forwarded write (default 30000)' },
   { name: 'restEmbedderTimeout', flag: '--experimental-rest-embedder-timeout-seconds', env: 'QUARRY_EXPERIMENTAL_REST_EMBEDDER_TIMEOUT_SECONDS', meili: 'MEILI_EXPERIMENTAL_REST_EMBEDDER_TIMEOUT_SECONDS', help: 'seconds one request to a remote embedder may take (default 30)' },
   { name: 'restEmbedderMaxRetry', flag: '--experimental-rest-embedder-max-retry-duration-seconds', env: 'QUARRY_EXPERIMENTAL_REST_EMBEDDER_MAX_RETRY_DURATION_SECONDS', meili: 'MEILI_EXPERIMENTAL_REST_EMBEDDER_MAX_RETRY_DURATION_SECONDS', help: 'seconds after its first try a failed remote embedder request may be tried again (default: three tries)' },
@@ -342,6 +350,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
   const searchesPerCore = count('--experimental-nb-searches-per-core', raw.searchesPerCore, 4, 1);
   const dropSearchAfterSeconds = count('--experimental-drop-search-after', raw.dropSearchAfter, 60, 1);
   const remoteTimeoutMs = count('--experimental-remote-timeout-ms', raw.remoteTimeout, 30_000, 1);
+  const httpIdleTimeoutSeconds = count('--http-idle-timeout-secs', raw.httpIdleTimeout, 90, 0);
+  const httpHeadersTimeoutSeconds = count('--http-headers-timeout-secs', raw.httpHeadersTimeout, 10, 1);
   const seconds = (name: string, value: string | undefined): number | null => {
     if (value === undefined) return null;
     const n = Number(value);
@@ -423,6 +433,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
     modelsDir: raw.modelsDir ?? null,
     onnxRuntimePath: raw.onnxRuntimePath ?? null,
     remoteTimeoutMs,
+    httpIdleTimeoutSeconds,
+    httpHeadersTimeoutSeconds,
     restEmbedderTimeoutSeconds,
     restEmbedderMaxRetrySeconds,
     enableMetrics: flag('--experimental-enable-metrics', raw.enableMetrics),

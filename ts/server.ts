@@ -40,7 +40,14 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     arrived(req);
     if (!fast(req, res)) app(req, res);
   };
-  const server: http.Server = tlsOptions ? https.createServer(tlsOptions, handle) : http.createServer(handle);
+  // Slow and idle clients are bounded: headers must arrive within their timeout (a trickle of
+  // header bytes is answered 408), a whole request within Node's five minutes, and a
+  // connection that neither sends nor receives for the idle timeout (a client that stopped
+  // reading a large answer, which Node would otherwise buffer for ever) is closed. Node checks
+  // the first two every `connectionsCheckingInterval`.
+  const limits: http.ServerOptions = { headersTimeout: config.httpHeadersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000 };
+  const server: http.Server = tlsOptions ? https.createServer({ ...tlsOptions, ...limits }, handle) : http.createServer(limits, handle);
+  server.timeout = config.httpIdleTimeoutSeconds * 1000;
   if (config.tls) attachTls(server as https.Server, config.tls);
   try {
     server.listen(config.port, config.host);
@@ -52,7 +59,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     await runtime.close();
     throw err;
   }
-  server.keepAliveTimeout = 30_000;
+  // An idle keep-alive connection is closed after 30 s, or the idle timeout when shorter.
+  server.keepAliveTimeout = config.httpIdleTimeoutSeconds > 0 ? Math.min(30_000, config.httpIdleTimeoutSeconds * 1000) : 30_000;
   server.on('clientError', answerClientError);
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;

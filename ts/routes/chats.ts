@@ -81,6 +81,8 @@ export function chatRoutes(deps: Deps, search = new SearchService(deps)): Router
 
 /** Opens the server-sent events answer, with the headers Meilisearch sends (no proxy buffering). */
 function startEvents(res: Response): void {
+  // A model that thinks for a while is not an idle client.
+  res.socket?.setTimeout(0);
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream');
   res.setHeader('Cache-Control', 'no-cache');

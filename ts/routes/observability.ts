@@ -82,6 +82,8 @@ export function observabilityRoutes(deps: Deps): Router {
       throw new ApiError('bad_request', 'The `/logs/stream` route is currently in use by someone else.');
     }
     res.once('close', () => hub.closeStream(sink));
+    // A quiet log stream is not an idle client.
+    req.socket.setTimeout(0);
     res.status(200);
     res.setHeader('Content-Type', 'application/octet-stream');
     res.setHeader('X-Accel-Buffering', 'no');
