@@ -15,6 +15,38 @@ pub fn io_error(e: std::io::Error) -> Error {
     Error::new(code, format!("{e}. This error generally happens when you have no space left on device or when your database doesn't have read or write right."))
 }
 
+/// An I/O failure while writing into `dir`: as [`io_error`], except that an `EIO` on a
+/// filesystem left with less than 4 MiB is the full disk it is (LMDB's copy reports a write
+/// the disk cut short as `EIO`).
+pub fn io_error_in(e: std::io::Error, dir: &std::path::Path) -> Error {
+    if e.raw_os_error() == Some(libc::EIO) && space_left(dir).is_some_and(|bytes| bytes < 4 << 20) {
+        return io_error(std::io::Error::from_raw_os_error(libc::ENOSPC));
+    }
+    io_error(e)
+}
+
+/// The bytes an unprivileged writer may still use on the filesystem holding `dir`.
+fn space_left(dir: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `path` is NUL-terminated and `st` is a writable `statvfs` that the call fills.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// An LMDB failure while writing into `dir` (a copy of an environment): as [`heed_error`], with
+/// [`io_error_in`] for its I/O failures.
+#[cfg(feature = "heed")]
+pub fn heed_error_in(e: heed::Error, dir: &std::path::Path) -> Error {
+    match e {
+        heed::Error::Io(io) => io_error_in(io, dir),
+        other => heed_error(other),
+    }
+}
+
 /// An LMDB failure: a full map is `database_size_limit_reached`, an I/O failure goes through
 /// [`io_error`], anything else is internal.
 #[cfg(feature = "heed")]
@@ -54,6 +86,18 @@ mod tests {
             "no_space_left_on_device"
         );
         assert_eq!(io_error(std::io::Error::other("boom")).code, "io_error");
+    }
+
+    #[test]
+    fn test_an_eio_is_a_full_disk_only_where_no_space_is_left() {
+        // This machine's temporary directory has room: an EIO there stays an I/O error.
+        let e = io_error_in(
+            std::io::Error::from_raw_os_error(libc::EIO),
+            &std::env::temp_dir(),
+        );
+        assert_eq!(e.code, "io_error");
+        assert!(space_left(&std::env::temp_dir()).is_some_and(|b| b > 0));
+        assert_eq!(space_left(std::path::Path::new("/no/such/dir")), None);
     }
 
     #[cfg(feature = "heed")]

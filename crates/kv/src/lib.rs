@@ -181,12 +181,12 @@ impl KvStore {
     /// commits made meanwhile are either wholly in the copy or not at all.
     pub fn copy_to(&self, dir: impl AsRef<Path>) -> Result<()> {
         let dir = dir.as_ref();
-        std::fs::create_dir_all(dir).map_err(Error::internal)?;
+        std::fs::create_dir_all(dir).map_err(io_error)?;
         self.with_env(|env| {
             env.copy_to_path(dir.join("data.mdb"), heed::CompactionOption::Enabled)
-                .map_err(heed_error)?
+                .map_err(|e| api_types::heed_error_in(e, dir))?
                 .sync_all()
-                .map_err(Error::internal)
+                .map_err(io_error)
         })
     }
 
@@ -227,7 +227,7 @@ impl KvStore {
             let before = std::fs::metadata(&data).map_err(io_error)?.len();
             let file = env
                 .copy_to_path(&copy, CompactionOption::Enabled)
-                .map_err(heed_error)?;
+                .map_err(|e| api_types::heed_error_in(e, &self.path))?;
             file.sync_all().map_err(io_error)?;
             Ok(before)
         })();

@@ -423,7 +423,7 @@ impl Index {
         self.store
             .env
             .copy_to_path(store.join("data.mdb"), heed::CompactionOption::Enabled)
-            .map_err(heed_error)?
+            .map_err(|e| api_types::heed_error_in(e, &store))?
             .sync_all()
             .map_err(api_types::io_error)?;
         let from = self.dir.join("tantivy");
