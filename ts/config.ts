@@ -74,6 +74,8 @@ export interface Config {
   acceptedWithoutEffect: string[];
   /** `--upgrade-db`: upgrade a data directory of an older Quarry format in place. */
   upgradeDb: boolean;
+  /** `--drop-damaged-indexes`: start without the indexes whose stores are damaged (their files set aside). */
+  dropDamagedIndexes: boolean;
   /** Where usage telemetry batches are sent; none: nothing leaves the machine. */
   analyticsUrl: string | null;
   /** How often a telemetry batch is sent (default one hour; shorter for tests). */
@@ -161,6 +163,7 @@ type RawOptions = TlsRaw & ReplicationRaw & {
   embeddingCacheEntries?: string;
   noEdition2024?: string;
   upgradeDb?: string;
+  dropDamagedIndexes?: string;
   analyticsUrl?: string;
   analyticsIntervalMs?: string;
   noDashboard?: string;
@@ -222,6 +225,7 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'embeddingCacheEntries', flag: '--experimental-embedding-cache-entries', env: 'QUARRY_EXPERIMENTAL_EMBEDDING_CACHE_ENTRIES', meili: 'MEILI_EXPERIMENTAL_EMBEDDING_CACHE_ENTRIES', help: 'accepted for compatibility (an integer); Quarry sizes its query-embedding cache itself' },
   { name: 'noEdition2024', flag: '--experimental-no-edition-2024-for-settings', env: 'QUARRY_EXPERIMENTAL_NO_EDITION_2024_FOR_SETTINGS', meili: 'MEILI_EXPERIMENTAL_NO_EDITION_2024_FOR_SETTINGS', boolean: true, help: 'accepted for compatibility; changes nothing in Quarry' },
   { name: 'upgradeDb', flag: '--upgrade-db', env: 'QUARRY_UPGRADE_DB', meili: 'MEILI_UPGRADE_DB', boolean: true, help: 'upgrade a data directory written by an older Quarry in place (without it, such a directory is refused)' },
+  { name: 'dropDamagedIndexes', flag: '--drop-damaged-indexes', env: 'QUARRY_DROP_DAMAGED_INDEXES', meili: 'QUARRY_DROP_DAMAGED_INDEXES', boolean: true, help: 'start without the indexes whose stores are damaged: they leave the API and their files are moved to <db-path>/damaged (without it, such a directory is refused)' },
   { name: 'analyticsUrl', flag: '--experimental-analytics-url', env: 'QUARRY_ANALYTICS_URL', meili: 'QUARRY_ANALYTICS_URL', help: 'where anonymous usage telemetry batches are POSTed (JSON); none: nothing is sent' },
   { name: 'analyticsIntervalMs', flag: '--experimental-analytics-interval-ms', env: 'QUARRY_ANALYTICS_INTERVAL_MS', meili: 'QUARRY_ANALYTICS_INTERVAL_MS', help: 'milliseconds between telemetry batches (default 3600000; shorter values are for tests)' },
   { name: 'noDashboard', flag: '--no-dashboard', env: 'QUARRY_NO_DASHBOARD', meili: 'QUARRY_NO_DASHBOARD', boolean: true, help: 'do not serve the search preview page at / (it is never served with --env production)' },
@@ -446,6 +450,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
     legacySearchAtStart: flag('--experimental-legacy-search-default', raw.legacySearchDefault),
     acceptedWithoutEffect: acceptedWithoutEffect(raw),
     upgradeDb: flag('--upgrade-db', raw.upgradeDb),
+    dropDamagedIndexes: flag('--drop-damaged-indexes', raw.dropDamagedIndexes),
     analyticsUrl: analyticsUrl(raw.analyticsUrl),
     analyticsIntervalMs: count('--experimental-analytics-interval-ms', raw.analyticsIntervalMs, 3_600_000, 1),
     dashboard: !flag('--no-dashboard', raw.noDashboard) && envName !== 'production',

@@ -15,6 +15,7 @@ import { archives, writeSnapshot } from './dumps/create';
 import { importAtStartup } from './dumps/import';
 import { Exporter } from './export/run';
 import { FeatureStore } from './features';
+import { ApiError } from './errors/api-error';
 import { IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
 import { Metrics } from './metrics/metrics';
@@ -26,7 +27,7 @@ import { Replica } from './replication/replica';
 import { enqueueOnce } from './replication/writes';
 import { SearchLimiter } from './search/limiter';
 import { SearchRules } from './search/rules';
-import { lockDataDir, prepareDataDir } from './startup/data-dir';
+import { DataDirError, lockDataDir, prepareDataDir } from './startup/data-dir';
 import { Durable, META_MAP_SIZE } from './store/durable';
 import { TaskDbCompaction } from './tasks/compaction';
 import { openQueue, type TaskQueue } from './tasks/queue';
@@ -68,6 +69,7 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     kv = KvStore.open(path.join(dbPath, 'tasks'), META_MAP_SIZE);
     return await openStores(config, logger, dbPath, kv, () => lock.release(), replica);
   } catch (err) {
+    if (err instanceof ApiError && err.code === 'invalid_store_file') err = taskStoreDamaged(dbPath, err, replica !== null);
     await replica?.close();
     kv?.close();
     lock.release();
@@ -110,6 +112,7 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
     new Exporter({ registry, features, logger: logger.child({ target: 'quarry::export' }) }),
   );
   await worker.recover();
+  await checkIndexes(registry, config, dbPath, replica !== null, logger);
   const dispatcher = new WebhookDispatcher(webhooks, logger.child({ target: 'quarry::webhooks' }));
   worker.onBatchFinished((tasks, announce) => {
     if (announce) dispatcher.batchFinished(tasks);
@@ -165,4 +168,42 @@ function enqueueSnapshot(queue: TaskQueue, logger: Logger, periodSeconds: number
   enqueueOnce(queue, { indexUid: null, type: 'snapshotCreation', details: null, payload: { kind: 'snapshotCreation' } }, `scheduled-snapshot-${period}`).catch((err) => {
     logger.error('scheduled snapshot not enqueued', { error: String(err) });
   });
+}
+
+/**
+ * Opens every index before the server answers anything. An inverted index rebuilt from its
+ * documents (a tantivy file damaged or missing) is logged; an index whose store is damaged
+ * stops the start, unless `--drop-damaged-indexes` consents to losing it: it then leaves the
+ * registry and its files go to `<db-path>/damaged`.
+ */
+async function checkIndexes(registry: IndexRegistry, config: Config, dbPath: string, replicated: boolean, logger: Logger): Promise<void> {
+  const failed = registry.openAll((uid, why) => logger.warn('the inverted index was damaged and has been rebuilt from the documents', { index: uid, reason: why }));
+  if (failed.length === 0) return;
+  const stop = (err: Error): never => {
+    registry.closeAll();
+    throw err;
+  };
+  const damaged = failed.filter(({ error }) => error instanceof ApiError && error.code === 'invalid_store_file');
+  const other = failed.find((f) => !damaged.includes(f));
+  if (other) stop(other.error);
+  if (!config.dropDamagedIndexes || replicated) {
+    const list = damaged.map(({ entry, error }) => `index \`${entry.uid}\`: ${error.message}`).join('; ');
+    const way = replicated
+      ? 'Move this instance\'s data directory away: started empty, it copies the group\'s latest snapshot.'
+      : `Restore the data directory from a snapshot (\`--import-snapshot\`) or a dump (\`--import-dump\`), or start with \`--drop-damaged-indexes\` to start without ${damaged.length === 1 ? 'this index' : 'these indexes'} (their documents are lost; their files are kept in \`${path.join(dbPath, 'damaged')}\`).`;
+    stop(new DataDirError(`${list}. ${way}`));
+  }
+  for (const { entry, error } of damaged) {
+    const dest = await registry.setAside(entry, path.join(dbPath, 'damaged'));
+    logger.error('a damaged index was dropped (--drop-damaged-indexes): its documents are lost', { index: entry.uid, reason: error.message, files: dest });
+  }
+}
+
+/** The task store could not be read: the start stops with the file and the way out. */
+function taskStoreDamaged(dbPath: string, err: ApiError, replicated: boolean): DataDirError {
+  const way = replicated
+    ? 'Move this instance\'s data directory away: started empty, it copies the group\'s latest snapshot.'
+    : 'Restore the data directory from a snapshot (`--import-snapshot`) or a dump (`--import-dump`) into a new `--db-path`.';
+  const what = err.message.replace(/^The database file is in an invalid state: /, '');
+  return new DataDirError(`The task store \`${path.join(dbPath, 'tasks', 'data.mdb')}\` is damaged: ${what} ${way}`);
 }

@@ -35,12 +35,12 @@ export async function addDocuments(deps: Deps, uid: string, payload: Buffer, o: 
   fs.mkdirSync(deps.updateFiles, { recursive: true });
   const file = path.join(deps.updateFiles, `${randomUUID()}.ndjson`);
   try {
-    const count = await stageDocuments(payload, o.format, o.csvDelimiter, file);
+    const { documents, bytes, crc32 } = await stageDocuments(payload, o.format, o.csvDelimiter, file);
     return await deps.queue.enqueue({
       indexUid: uid,
       type: 'documentAdditionOrUpdate',
-      details: { receivedDocuments: count, indexedDocuments: null },
-      payload: { kind: 'documentAddition', file, method: o.method, primaryKey: o.primaryKey, skipCreation: o.skipCreation, canCreateIndex: o.canCreateIndex },
+      details: { receivedDocuments: documents, indexedDocuments: null },
+      payload: { kind: 'documentAddition', file, method: o.method, primaryKey: o.primaryKey, skipCreation: o.skipCreation, canCreateIndex: o.canCreateIndex, check: { bytes, crc32 } },
       customMetadata: o.customMetadata,
     });
   } catch (err) {

@@ -235,8 +235,9 @@ async function loadIndex(dir: string, registry: IndexRegistry, flags: Record<str
       if (!chunk.length) return;
       const staged = path.join(updateFiles, `import-${n++}.ndjson`);
       try {
-        count += await stageDocuments(Buffer.from(chunk.join('\n')), 'ndjson', null, staged);
-        await apply([{ type: 'addDocuments', taskUid: 0, file: staged, method: 'replace', primaryKey, skipCreation: false, shards: null }]);
+        const { documents, bytes: size, crc32 } = await stageDocuments(Buffer.from(chunk.join('\n')), 'ndjson', null, staged);
+        count += documents;
+        await apply([{ type: 'addDocuments', taskUid: 0, file: staged, method: 'replace', primaryKey, skipCreation: false, shards: null, check: { bytes: size, crc32 } }]);
       } finally {
         fs.rmSync(staged, { force: true });
       }
@@ -289,7 +290,8 @@ async function loadTasks(dir: string, durable: Durable, updateFiles: string): Pr
     if (t.status === 'enqueued' && t.payload.kind === 'documentAddition') {
       const source = path.join(dir, 'tasks', 'update_files', `${t.uid}.jsonl`);
       if (!fs.existsSync(source)) throw new DumpFormatError(`the documents of enqueued task ${t.uid} are missing`);
-      await stageDocuments(fs.readFileSync(source), 'ndjson', null, staged);
+      const { bytes, crc32 } = await stageDocuments(fs.readFileSync(source), 'ndjson', null, staged);
+      t.payload.check = { bytes, crc32 };
     }
     tasks.push(t);
   }

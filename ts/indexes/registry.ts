@@ -74,10 +74,43 @@ export class IndexRegistry {
   handleOf(entry: IndexEntry): NativeIndex {
     let h = this.handles.get(entry.dir);
     if (!h) {
-      h = NativeIndex.open(path.join(this.root, entry.dir));
+      // A committed entry's directory must be there: a missing one is damage, never a new empty index.
+      const committed = this.entries.get(entry.uid)?.dir === entry.dir;
+      h = NativeIndex.open(path.join(this.root, entry.dir), committed);
       this.handles.set(entry.dir, h);
     }
     return h;
+  }
+
+  /**
+   * Opens every index, so that damaged files are found at start-up rather than by a request:
+   * `repaired` hears of each inverted index rebuilt from its documents; the indexes that could
+   * not be opened are returned with their errors.
+   */
+  openAll(repaired: (uid: string, why: string) => void): { entry: IndexEntry; error: Error }[] {
+    const failed: { entry: IndexEntry; error: Error }[] = [];
+    for (const entry of this.list()) {
+      try {
+        const why = this.handleOf(entry).repaired();
+        if (why !== null) repaired(entry.uid, why);
+      } catch (err) {
+        failed.push({ entry, error: err instanceof Error ? err : new Error(String(err)) });
+      }
+    }
+    return failed;
+  }
+
+  /**
+   * Removes a damaged index from the registry, its files moved to `into` (for inspection,
+   * never read again).
+   */
+  async setAside(entry: IndexEntry, into: string): Promise<string> {
+    fs.mkdirSync(into, { recursive: true });
+    const dest = path.join(into, `${entry.uid}-${entry.dir}`);
+    await this.commit([this.deleteOp(entry.uid)]);
+    this.applyDelete(entry.uid);
+    if (fs.existsSync(path.join(this.root, entry.dir))) fs.renameSync(path.join(this.root, entry.dir), dest);
+    return dest;
   }
 
   /** A new entry with a fresh directory; not visible until `put` is committed and applied. */

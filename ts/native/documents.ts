@@ -17,7 +17,14 @@ export function checkEditFunction(fn: string): void {
 
 export type PayloadFormat = 'json' | 'ndjson' | 'csv';
 
+/** A staged payload file: its documents, and the length and CRC-32 its task checks before reading it. */
+export interface Staged {
+  documents: number;
+  bytes: number;
+  crc32: number;
+}
+
 /** Parses and validates a documents payload off the JS thread; writes canonical NDJSON, fsynced. */
-export function stageDocuments(payload: Buffer, format: PayloadFormat, csvDelimiter: string | null, destPath: string): Promise<number> {
+export function stageDocuments(payload: Buffer, format: PayloadFormat, csvDelimiter: string | null, destPath: string): Promise<Staged> {
   return call(() => binding.stageDocuments(payload, format, csvDelimiter, destPath));
 }

@@ -19,14 +19,20 @@ export { catalogByCode, checkEmbedder, configureModels, configureOutbound, confi
 export { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from './documents';
 export { type KvEntry, type KvOp, KvStore } from './kv';
 
-export type { BatchOp, BatchOpResult, FacetSearchQuery, FetchQuery, FieldsQuery, Hybrid, IndexStats, SearchQuery, Shards, SimilarQuery } from './shapes.generated';
+export type { BatchOp, BatchOpResult, FacetSearchQuery, FetchQuery, FieldsQuery, Hybrid, IndexStats, SearchQuery, Shards, SimilarQuery, StagedCheck } from './shapes.generated';
 
 /** One open index of the engine. */
 export class NativeIndex {
   private constructor(private readonly raw: Native.NativeIndex) {}
 
-  static open(dir: string): NativeIndex {
-    return new NativeIndex(callSync(() => binding.NativeIndex.open(dir)));
+  /** Opens or creates the index in `dir`; `existing`: it must exist (a missing store is damage, not a new index). */
+  static open(dir: string, existing = false): NativeIndex {
+    return new NativeIndex(callSync(() => binding.NativeIndex.open(dir, existing)));
+  }
+
+  /** Why the inverted index was rebuilt from the documents when the index opened (a damaged or missing file), if it was. */
+  repaired(): string | null {
+    return this.raw.repaired() ?? null;
   }
 
   async applyBatch(ops: BatchOp[]): Promise<BatchOpResult[]> {

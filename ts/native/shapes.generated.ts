@@ -14,7 +14,12 @@ export type BatchOp = { "type": "addDocuments", taskUid: number, file: string, m
 /**
  * On an instance of a sharded network: only the documents of its own shards are kept.
  */
-shards?: Shards | null, } | { "type": "deleteDocuments", taskUid: number, ids: Array<string>, } | { "type": "deleteByFilter", taskUid: number, filter: unknown, } | { "type": "clearDocuments", taskUid: number, } | { "type": "editDocuments", taskUid: number, function: string, filter?: unknown, context?: Record<string, unknown> | null, } | { "type": "setPrimaryKey", taskUid: number, primaryKey: string, } | { "type": "updateSettings", taskUid: number, patch: unknown, };
+shards?: Shards | null, 
+/**
+ * What the payload file held when it was staged (absent for files staged before it
+ * was recorded, or imported from a dump): checked before it is read.
+ */
+check?: StagedCheck | null, } | { "type": "deleteDocuments", taskUid: number, ids: Array<string>, } | { "type": "deleteByFilter", taskUid: number, filter: unknown, } | { "type": "clearDocuments", taskUid: number, } | { "type": "editDocuments", taskUid: number, function: string, filter?: unknown, context?: Record<string, unknown> | null, } | { "type": "setPrimaryKey", taskUid: number, primaryKey: string, } | { "type": "updateSettings", taskUid: number, patch: unknown, };
 
 /**
  * What one op of a batch came to (`applyBatch`'s `results`, in op order).
@@ -195,3 +200,16 @@ export type Shards = { all: Array<string>, own: Array<string>, };
  * Query of `similar` (the normalized form the TypeScript layer sends).
  */
 export type SimilarQuery = { id: string, embedder: string, filter?: unknown, containsFilter?: boolean, offset?: number, limit?: number, attributesToRetrieve?: Array<string> | null, retrieveVectors?: boolean, showRankingScore?: boolean, showRankingScoreDetails?: boolean, rankingScoreThreshold?: number | null, showPerformanceDetails?: boolean, };
+
+/**
+ * A staged payload file as it was written: what reading it back must find.
+ */
+export type StagedCheck = { 
+/**
+ * Its length in bytes.
+ */
+bytes: number, 
+/**
+ * The CRC-32 of its bytes.
+ */
+crc32: number, };

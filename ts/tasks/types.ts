@@ -1,5 +1,6 @@
 /** Task and batch records: what the queue stores, and their wire views. */
 import type { ErrorBody } from '../errors/api-error';
+import type { StagedCheck } from '../native';
 
 export type TaskStatus = 'enqueued' | 'processing' | 'succeeded' | 'failed' | 'canceled';
 
@@ -34,7 +35,7 @@ export interface SwapSpec {
 
 /** What the worker needs to run a task; never shown to clients. */
 export type TaskPayload =
-  | { kind: 'documentAddition'; file: string; method: 'replace' | 'update'; primaryKey: string | null; skipCreation: boolean; canCreateIndex: boolean; shards?: { all: string[]; own: string[] } }
+  | { kind: 'documentAddition'; file: string; method: 'replace' | 'update'; primaryKey: string | null; skipCreation: boolean; canCreateIndex: boolean; shards?: { all: string[]; own: string[] }; check?: StagedCheck }
   | { kind: 'documentDeletion'; ids: string[] }
   | { kind: 'documentDeletionByFilter'; filter: unknown }
   | { kind: 'documentClear' }

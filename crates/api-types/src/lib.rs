@@ -24,4 +24,4 @@ pub use error::{Error, Result};
 pub use rows::{catalog, link, lookup, CodeRow, ErrorType};
 pub use system::{catch_panic, io_error, io_error_in};
 #[cfg(feature = "heed")]
-pub use system::{heed_error, heed_error_in};
+pub use system::{heed_error, heed_error_in, DAMAGED};

@@ -47,15 +47,27 @@ pub fn heed_error_in(e: heed::Error, dir: &std::path::Path) -> Error {
     }
 }
 
-/// An LMDB failure: a full map is `database_size_limit_reached`, an I/O failure goes through
-/// [`io_error`], anything else is internal.
+/// How the message of a damaged LMDB file starts (Meilisearch's words for `invalid_store_file`);
+/// where the file is known, callers put its name instead.
+#[cfg(feature = "heed")]
+pub const DAMAGED: &str = "The database file is in an invalid state: ";
+
+/// An LMDB failure: a full map is `database_size_limit_reached`, a damaged file (a page of the
+/// wrong type or out of the file, a file that is not LMDB's, or a decoding that fails on what
+/// LMDB stored) is Meilisearch's `invalid_store_file`, an I/O failure goes through [`io_error`],
+/// anything else is internal.
 #[cfg(feature = "heed")]
 pub fn heed_error(e: heed::Error) -> Error {
+    use heed::MdbError as M;
     match e {
-        heed::Error::Mdb(heed::MdbError::MapFull) => Error::new(
+        heed::Error::Mdb(M::MapFull) => Error::new(
             "database_size_limit_reached",
             "Maximum database size has been reached.",
         ),
+        heed::Error::Mdb(
+            M::Corrupted | M::PageNotFound | M::Invalid | M::VersionMismatch | M::Panic,
+        )
+        | heed::Error::Decoding(_) => Error::new("invalid_store_file", format!("{DAMAGED}{e}.")),
         heed::Error::Io(io) => io_error(io),
         other => Error::internal(other),
     }
@@ -105,6 +117,16 @@ mod tests {
     fn test_full_map_is_a_size_limit() {
         let e = heed_error(heed::Error::Mdb(heed::MdbError::MapFull));
         assert_eq!(e.code, "database_size_limit_reached");
+    }
+
+    #[cfg(feature = "heed")]
+    #[test]
+    fn test_a_damaged_file_is_an_invalid_store_file() {
+        for e in [heed::MdbError::Corrupted, heed::MdbError::Invalid] {
+            let e = heed_error(heed::Error::Mdb(e));
+            assert_eq!(e.code, "invalid_store_file");
+            assert!(e.message.starts_with(DAMAGED), "{}", e.message);
+        }
     }
 
     #[test]

@@ -78,6 +78,9 @@ struct Fields {
 
 pub struct Index {
     dir: PathBuf,
+    /// Why the inverted index was rebuilt from the documents when the index opened (a damaged
+    /// or missing file), for the caller to say so.
+    repaired: Option<String>,
     store: Store,
     tantivy: tantivy::Index,
     reader: IndexReader,
@@ -116,6 +119,11 @@ pub struct Index {
 impl Index {
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Why the inverted index was rebuilt when this index opened, if it was.
+    pub fn repaired(&self) -> Option<&str> {
+        self.repaired.as_deref()
     }
 
     /// The pair words, then the searcher. Pair words are chosen once and published only after

@@ -26,7 +26,7 @@ pub use index::{
     RUNS_HEADER, TEXT_LAYOUT,
 };
 pub use outbound::{Failure as OutboundFailure, Response as OutboundResponse};
-pub use payload::{stage_documents, Format};
+pub use payload::{stage_documents, Format, StagedCheck};
 pub use settings::{Settings, SettingsPatch};
 pub use vectors::{
     check_embedder, configure_models, configure_outbound, configure_remote_embedders, outbound,

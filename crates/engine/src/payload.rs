@@ -11,6 +11,7 @@ use std::path::Path;
 
 use api_types::{Error, Result};
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The content type of a documents payload.
@@ -40,28 +41,107 @@ impl Format {
     }
 }
 
+/// A staged payload file as it was written: what reading it back must find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct StagedCheck {
+    /// Its length in bytes.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub bytes: u64,
+    /// The CRC-32 of its bytes.
+    pub crc32: u32,
+}
+
 /// Parses `payload`, writes it as canonical NDJSON to `dest` (fsynced, with its directory) and
-/// returns the number of documents.
+/// returns the number of documents and what the file must be found to hold when its task runs.
 pub fn stage_documents(
     payload: &[u8],
     format: Format,
     csv_delimiter: Option<&str>,
     dest: &Path,
-) -> Result<u64> {
+) -> Result<(u64, StagedCheck)> {
     if let Some(parent) = dest.parent() {
         fs::create_dir_all(parent).map_err(io_error)?;
     }
     let file = File::create(dest).map_err(io_error)?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut out = Checked {
+        out: BufWriter::with_capacity(1 << 20, file),
+        bytes: 0,
+        crc: crc32fast::Hasher::new(),
+    };
     let count = to_ndjson(payload, format, csv_delimiter, &mut out)?;
-    let file = out.into_inner().map_err(|e| io_error(e.into_error()))?;
+    let check = StagedCheck {
+        bytes: out.bytes,
+        crc32: out.crc.finalize(),
+    };
+    let file = out.out.into_inner().map_err(|e| io_error(e.into_error()))?;
     file.sync_all().map_err(io_error)?;
     if let Some(parent) = dest.parent() {
         if let Ok(dir) = File::open(parent) {
             let _ = dir.sync_all();
         }
     }
-    Ok(count)
+    Ok((count, check))
+}
+
+/// A writer that counts and checksums what passes through it.
+struct Checked<W> {
+    out: W,
+    bytes: u64,
+    crc: crc32fast::Hasher,
+}
+
+impl<W: Write> Write for Checked<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.bytes += n as u64;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Checks that a staged payload file is still what was staged: not missing, not cut short,
+/// not changed (its task fails with `invalid_store_file` rather than indexing part of it).
+pub fn verify_staged(path: &Path, check: &StagedCheck) -> Result<()> {
+    let bytes = fs::read(path).map_err(|e| missing_or_io(path, e))?;
+    let damaged = |what: String| {
+        Error::new(
+            "invalid_store_file",
+            format!(
+                "The payload file of this task `{}` is damaged: {what}. Its documents were not indexed: send them again.",
+                path.display()
+            ),
+        )
+    };
+    if bytes.len() as u64 != check.bytes {
+        return Err(damaged(format!(
+            "it holds {} bytes where {} were written",
+            bytes.len(),
+            check.bytes
+        )));
+    }
+    if crc32fast::hash(&bytes) != check.crc32 {
+        return Err(damaged("its bytes do not match their checksum".into()));
+    }
+    Ok(())
+}
+
+fn missing_or_io(path: &Path, e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        Error::new(
+            "task_file_not_found",
+            format!(
+                "The payload file of this task is missing: {}",
+                path.display()
+            ),
+        )
+    } else {
+        io_error(e)
+    }
 }
 
 /// Converts a payload to canonical NDJSON, one document object per line, written to `out`;
@@ -97,19 +177,7 @@ pub fn to_ndjson(
 
 /// Reads a staged NDJSON file back, one document at a time.
 pub fn read_staged(path: &Path, mut f: impl FnMut(Map<String, Value>) -> Result<()>) -> Result<()> {
-    let bytes = fs::read(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::new(
-                "task_file_not_found",
-                format!(
-                    "The payload file of this task is missing: {}",
-                    path.display()
-                ),
-            )
-        } else {
-            io_error(e)
-        }
-    })?;
+    let bytes = fs::read(path).map_err(|e| missing_or_io(path, e))?;
     for line in bytes.split(|&b| b == b'\n') {
         if line.is_empty() {
             continue;
@@ -334,7 +402,7 @@ mod tests {
     fn stage(payload: &str, format: Format) -> Result<(u64, String)> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.ndjson");
-        let n = stage_documents(payload.as_bytes(), format, None, &path)?;
+        let (n, _) = stage_documents(payload.as_bytes(), format, None, &path)?;
         Ok((n, fs::read_to_string(&path).unwrap()))
     }
 
@@ -430,7 +498,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.ndjson");
         assert_eq!(
-            stage_documents(b"id;name\n1;x\n", Format::Csv, Some(";"), &path).unwrap(),
+            stage_documents(b"id;name\n1;x\n", Format::Csv, Some(";"), &path)
+                .unwrap()
+                .0,
             1
         );
         assert_eq!(
@@ -439,5 +509,44 @@ mod tests {
         );
         let e = stage_documents(b"id\n1\n", Format::Csv, Some("ab"), &path).unwrap_err();
         assert_eq!(e.code, "invalid_document_csv_delimiter");
+    }
+
+    #[test]
+    fn a_staged_file_cut_short_or_changed_fails_its_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.ndjson");
+        let (n, check) = stage_documents(
+            br#"[{"id":1},{"id":2},{"id":3}]"#,
+            Format::Json,
+            None,
+            &path,
+        )
+        .unwrap();
+        assert_eq!(n, 3);
+        assert_eq!(check.bytes, fs::metadata(&path).unwrap().len());
+        verify_staged(&path, &check).unwrap();
+
+        let whole = fs::read(&path).unwrap();
+        // Cut at a line end: what is left still parses, as two documents.
+        fs::write(&path, &whole[..whole.len() - 9]).unwrap();
+        let e = verify_staged(&path, &check).unwrap_err();
+        assert_eq!(e.code, "invalid_store_file");
+        assert!(
+            e.message.contains("holds 18 bytes where 27"),
+            "{}",
+            e.message
+        );
+
+        let mut changed = whole.clone();
+        changed[7] = b'7';
+        fs::write(&path, &changed).unwrap();
+        let e = verify_staged(&path, &check).unwrap_err();
+        assert!(e.message.contains("checksum"), "{}", e.message);
+
+        fs::remove_file(&path).unwrap();
+        assert_eq!(
+            verify_staged(&path, &check).unwrap_err().code,
+            "task_file_not_found"
+        );
     }
 }

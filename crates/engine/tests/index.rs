@@ -21,6 +21,8 @@ fn add(task_uid: u64, file: PathBuf, method: Method, primary_key: Option<&str>) 
         primary_key: primary_key.map(str::to_string),
         skip_creation: false,
         shards: None,
+
+        check: None,
     }
 }
 
@@ -280,6 +282,51 @@ fn an_index_of_another_text_layout_is_rebuilt_whole_once_when_it_opens() {
     let index = Index::open(&dir).unwrap();
     assert_eq!(search(&index, Some("omega"))["hits"][0]["id"], json!(4));
     assert_eq!(search(&index, Some("delta"))["hits"][0]["id"], json!(3));
+}
+
+#[test]
+fn a_damaged_segment_is_found_when_the_index_opens_and_rebuilt_from_the_documents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    {
+        let index = Index::open(&dir).unwrap();
+        let a = stage(
+            tmp.path(),
+            "a",
+            r#"[{"id":1,"t":"alpha beta"},{"id":2,"t":"beta gamma"}]"#,
+        );
+        index
+            .apply_batch(vec![add(1, a, Method::Replace, None)])
+            .unwrap();
+        assert_eq!(index.repaired(), None);
+    }
+    // One byte of the postings changed: only its checksum tells.
+    let tdir = dir.join("tantivy");
+    let idx = std::fs::read_dir(&tdir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "idx"))
+        .unwrap();
+    let mut bytes = std::fs::read(&idx).unwrap();
+    bytes[0] ^= 0xff;
+    std::fs::write(&idx, &bytes).unwrap();
+    {
+        let index = Index::open(&dir).unwrap();
+        let why = index.repaired().unwrap();
+        assert!(why.contains("does not match its checksum"), "{why}");
+        assert_eq!(search(&index, Some("beta"))["estimatedTotalHits"], json!(2));
+        assert_eq!(search(&index, Some("gamma"))["hits"][0]["id"], json!(2));
+    }
+    assert_eq!(Index::open(&dir).unwrap().repaired(), None);
+    // A store that is not there is refused where the index must exist, never created empty.
+    std::fs::remove_file(dir.join("store").join("data.mdb")).unwrap();
+    let e = Index::open_existing(&dir).err().unwrap();
+    assert_eq!(e.code, "invalid_store_file");
+    assert!(
+        e.message.ends_with("data.mdb` is missing."),
+        "{}",
+        e.message
+    );
 }
 
 #[test]

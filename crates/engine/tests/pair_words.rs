@@ -68,6 +68,8 @@ fn add(task_uid: u64, file: PathBuf) -> BatchOp {
         primary_key: Some("id".into()),
         skip_creation: false,
         shards: None,
+
+        check: None,
     }
 }
 

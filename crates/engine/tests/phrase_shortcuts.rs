@@ -78,6 +78,8 @@ fn add_documents(index: &Index, tmp: &tempfile::TempDir, task_uid: u64, docs: &[
             primary_key: None,
             skip_creation: false,
             shards: None,
+
+            check: None,
         }])
         .unwrap();
 }

@@ -31,11 +31,19 @@ pub struct StageTask {
     dest: PathBuf,
 }
 
-impl Task for StageTask {
-    type Output = u64;
-    type JsValue = f64;
+/// A staged payload: its documents, and what its file must hold when its task runs.
+#[napi(object)]
+pub struct Staged {
+    pub documents: f64,
+    pub bytes: f64,
+    pub crc32: u32,
+}
 
-    fn compute(&mut self) -> Result<u64> {
+impl Task for StageTask {
+    type Output = (u64, engine::StagedCheck);
+    type JsValue = Staged;
+
+    fn compute(&mut self) -> Result<Self::Output> {
         api_types::catch_panic(|| {
             let format = engine::Format::parse(&self.format)?;
             engine::stage_documents(&self.payload, format, self.delimiter.as_deref(), &self.dest)
@@ -43,8 +51,12 @@ impl Task for StageTask {
         .map_err(to_napi_error)
     }
 
-    fn resolve(&mut self, _env: Env, n: u64) -> Result<f64> {
-        Ok(n as f64)
+    fn resolve(&mut self, _env: Env, (n, check): Self::Output) -> Result<Staged> {
+        Ok(Staged {
+            documents: n as f64,
+            bytes: check.bytes as f64,
+            crc32: check.crc32,
+        })
     }
 }
 
@@ -52,10 +64,11 @@ impl Task for StageTask {
 /// it is documents (JSON: one object or an array of objects; NDJSON: one object per non-blank
 /// line; CSV: a header row, typed headers `name:number|boolean|string`, an empty cell is null),
 /// writes them as canonical NDJSON (one compact object per line) to `destPath`, fsyncs the file
-/// and its directory, and resolves with the document count. Errors: `missing_payload` (empty
+/// and its directory, and resolves with the document count and the file's length and CRC-32
+/// (checked before the task reads it). Errors: `missing_payload` (empty
 /// body), `malformed_payload` (syntax, not objects, nesting too deep),
 /// `invalid_document_csv_delimiter`.
-#[napi(ts_return_type = "Promise<number>")]
+#[napi(ts_return_type = "Promise<Staged>")]
 pub fn stage_documents(
     payload: Buffer,
     format: String,

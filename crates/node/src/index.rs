@@ -130,11 +130,22 @@ pub struct NativeIndex(Handle<engine::Index>);
 
 #[napi]
 impl NativeIndex {
-    /// Opens or creates the index in `dir`, running crash recovery (see ARCHITECTURE.md).
+    /// Opens or creates the index in `dir` (with `existing`, one that must exist), running
+    /// crash recovery and the check of its files (see ARCHITECTURE.md).
     #[napi(factory)]
-    pub fn open(dir: String) -> Result<NativeIndex> {
-        let index = engine::Index::open(dir).map_err(to_napi_error)?;
+    pub fn open(dir: String, existing: bool) -> Result<NativeIndex> {
+        let index = api_types::catch_panic(|| match existing {
+            true => engine::Index::open_existing(dir),
+            false => engine::Index::open(dir),
+        })
+        .map_err(to_napi_error)?;
         Ok(NativeIndex(Handle::new(index)))
+    }
+
+    /// Why the inverted index was rebuilt from the documents when it opened, if it was.
+    #[napi]
+    pub fn repaired(&self) -> Result<Option<String>> {
+        Ok(self.index()?.repaired().map(str::to_string))
     }
 
     fn index(&self) -> Result<Arc<engine::Index>> {

@@ -34,7 +34,7 @@ export async function indexBatch(ctx: RunContext, tasks: TaskRecord[], fx: Effec
     const p = t.payload;
     switch (p.kind) {
       case 'documentAddition':
-        ops.push({ type: 'addDocuments', taskUid: t.uid, file: payloadFile(ctx.updateFiles, t)!, method: p.method, primaryKey: p.primaryKey, skipCreation: p.skipCreation, shards: p.shards ?? null });
+        ops.push({ type: 'addDocuments', taskUid: t.uid, file: payloadFile(ctx.updateFiles, t)!, method: p.method, primaryKey: p.primaryKey, skipCreation: p.skipCreation, shards: p.shards ?? null, check: p.check ?? null });
         break;
       case 'documentDeletion':
         ops.push({ type: 'deleteDocuments', taskUid: t.uid, ids: p.ids });

@@ -7,8 +7,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 
 use api_types::{Error, Result};
+use tantivy::index::SegmentComponent;
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
-use tantivy::ReloadPolicy;
+use tantivy::{IndexReader, ReloadPolicy};
 
 use super::{
     text, tv, ColumnCache, Fields, FilterCache, Index, Segments, SettingsCache, VectorTables,
@@ -30,22 +31,50 @@ pub(super) const WORDS_FIELD: &str = "words";
 pub const TEXT_LAYOUT: u64 = 4;
 
 impl Index {
+    /// Opens an index that must exist: a directory whose store is missing is refused rather
+    /// than opened empty.
+    pub fn open_existing(dir: impl AsRef<Path>) -> Result<Index> {
+        let file = dir.as_ref().join("store").join("data.mdb");
+        // LMDB would create a missing or empty file as a new, empty store.
+        let what = match std::fs::metadata(&file) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("is missing"),
+            Ok(m) if m.len() == 0 => Some("is empty"),
+            _ => None,
+        };
+        if let Some(what) = what {
+            return Err(Error::new(
+                "invalid_store_file",
+                format!("The file `{}` {what}.", file.display()),
+            ));
+        }
+        Index::open(dir)
+    }
+
     /// Opens (or creates) the index stored in `dir`, repairing tantivy from LMDB if a crash
     /// interrupted the last commit.
     pub fn open(dir: impl AsRef<Path>) -> Result<Index> {
         let dir = dir.as_ref().to_path_buf();
-        let store = Store::open(&dir.join("store"))?;
+        let file = dir.join("store").join("data.mdb");
+        let named = |e: Error| match e.message.strip_prefix(api_types::DAMAGED) {
+            Some(what) => Error::new(
+                e.code,
+                format!("The file `{}` is damaged: {what}", file.display()),
+            ),
+            None => e,
+        };
+        let store = Store::open(&dir.join("store")).map_err(named)?;
         let tdir = dir.join("tantivy");
-        let stale = {
-            let rtxn = store.read()?;
-            store.get_u64(&rtxn, keys::TEXT_LAYOUT)? != TEXT_LAYOUT
+        let (layout_stale, generation) = {
+            let rtxn = store.read().map_err(named)?;
+            let layout = store.get_u64(&rtxn, keys::TEXT_LAYOUT).map_err(named)?;
+            let generation = store.get_u64(&rtxn, keys::GENERATION).map_err(named)?;
+            (layout != TEXT_LAYOUT, generation)
         };
         // Until the key says otherwise, tantivy may hold another layout: it starts empty and
         // is rebuilt whole below (a crash before the key is written rebuilds it again).
-        if stale && tdir.exists() {
+        if layout_stale && tdir.exists() {
             std::fs::remove_dir_all(&tdir).map_err(payload::io_error)?;
         }
-        std::fs::create_dir_all(&tdir).map_err(payload::io_error)?;
         let mut builder = Schema::builder();
         let iid = builder.add_u64_field(IID_FIELD, INDEXED | FAST);
         let words = builder.add_text_field(
@@ -68,32 +97,31 @@ impl Index {
             ),
         );
         let schema = builder.build();
-        let mmap = tantivy::directory::MmapDirectory::open(&tdir)
-            .map_err(|e| Error::internal(e.to_string()))?;
-        let tantivy = match tantivy::Index::open_or_create(mmap, schema.clone()) {
-            Ok(t) => t,
-            // Written with another layout by an earlier version: tantivy only derives from
-            // LMDB, so it starts empty and is rebuilt below.
-            Err(tantivy::TantivyError::SchemaError(_)) => {
-                std::fs::remove_dir_all(&tdir).map_err(payload::io_error)?;
-                std::fs::create_dir_all(&tdir).map_err(payload::io_error)?;
-                let mmap = tantivy::directory::MmapDirectory::open(&tdir)
-                    .map_err(|e| Error::internal(e.to_string()))?;
-                tantivy::Index::open_or_create(mmap, schema).map_err(tv)?
+        // tantivy holds nothing LMDB does not (see [`super::update::commit`]): files of another
+        // layout, or damaged ones, are set aside and the inverted index rebuilt from the documents.
+        let meta_missing = !layout_stale && generation > 0 && !tdir.join("meta.json").exists();
+        let opened = open_tantivy(&tdir, &schema).and_then(|(t, r)| match damage(&t) {
+            _ if meta_missing => Err(Opened::Damaged("`meta.json` is missing".into())),
+            None => Ok((t, r)),
+            Some(why) => Err(Opened::Damaged(why)),
+        });
+        let (tantivy, reader, repaired) = match opened {
+            Ok((t, r)) => (t, r, None),
+            Err(Opened::OtherLayout) => {
+                let (t, r) = reopen_empty(&tdir, &schema)?;
+                (t, r, None)
             }
-            Err(e) => return Err(tv(e)),
+            Err(Opened::Damaged(why)) => {
+                let (t, r) = reopen_empty(&tdir, &schema)?;
+                (t, r, Some(why))
+            }
+            Err(Opened::Failed(e)) => return Err(e),
         };
-        tantivy
-            .tokenizers()
-            .register(text::LISTED_TOKENIZER, text::Listed::default());
-        let reader = tantivy
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(tv)?;
         let empty = reader.searcher().num_docs() == 0;
+        let stale = layout_stale || repaired.is_some();
         let index = Index {
             dir,
+            repaired,
             store,
             tantivy,
             reader,
@@ -142,4 +170,100 @@ impl Index {
         index.publish_pair_words()?;
         Ok(index)
     }
+}
+
+/// Why tantivy's directory could not be used as it is.
+enum Opened {
+    /// Written with another schema by an earlier version.
+    OtherLayout,
+    /// A file missing, cut short or changed: what is wrong, in words.
+    Damaged(String),
+    /// The system refused (permissions, a full disk, no file descriptors): not the files' fault.
+    Failed(Error),
+}
+
+fn open_tantivy(
+    tdir: &Path,
+    schema: &Schema,
+) -> std::result::Result<(tantivy::Index, IndexReader), Opened> {
+    std::fs::create_dir_all(tdir).map_err(|e| Opened::Failed(payload::io_error(e)))?;
+    let mmap = tantivy::directory::MmapDirectory::open(tdir)
+        .map_err(|e| Opened::Failed(Error::internal(e.to_string())))?;
+    let tantivy = match tantivy::Index::open_or_create(mmap, schema.clone()) {
+        Ok(t) => t,
+        Err(tantivy::TantivyError::SchemaError(_)) => return Err(Opened::OtherLayout),
+        Err(e) => return Err(opening_failed(e)),
+    };
+    tantivy
+        .tokenizers()
+        .register(text::LISTED_TOKENIZER, text::Listed::default());
+    let reader = tantivy
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()
+        .map_err(opening_failed)?;
+    Ok((tantivy, reader))
+}
+
+/// An error opening tantivy's files: the system's refusals keep their codes, anything else
+/// (a file missing, a footer or a meta file that does not parse) is damage.
+fn opening_failed(e: tantivy::TantivyError) -> Opened {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(err) = source {
+        let io = err.downcast_ref::<std::io::Error>().or_else(|| {
+            err.downcast_ref::<Arc<std::io::Error>>()
+                .map(|arc| arc.as_ref())
+        });
+        if io.is_some_and(|io| {
+            io.raw_os_error().is_some() && io.kind() != std::io::ErrorKind::NotFound
+        }) {
+            return Opened::Failed(tv(e));
+        }
+        source = err.source();
+    }
+    Opened::Damaged(e.to_string())
+}
+
+/// Empties tantivy's directory and opens it again.
+fn reopen_empty(tdir: &Path, schema: &Schema) -> Result<(tantivy::Index, IndexReader)> {
+    std::fs::remove_dir_all(tdir).map_err(payload::io_error)?;
+    std::fs::create_dir_all(tdir).map_err(payload::io_error)?;
+    open_tantivy(tdir, schema).map_err(|e| match e {
+        Opened::Failed(e) => e,
+        Opened::OtherLayout => Error::internal("an empty tantivy directory has another schema"),
+        Opened::Damaged(why) => Error::internal(format!("an empty tantivy directory: {why}")),
+    })
+}
+
+/// What is wrong with the files of tantivy's live segments, if anything: one missing, or one
+/// whose bytes no longer match its checksum (cut short, overwritten). Every byte is read once,
+/// so damage is found when the index opens rather than by a search that reads it.
+fn damage(tantivy: &tantivy::Index) -> Option<String> {
+    let metas = match tantivy.searchable_segment_metas() {
+        Ok(metas) => metas,
+        Err(e) => return Some(e.to_string()),
+    };
+    let dir = tantivy.directory();
+    // A segment's deletions file exists only once it has deletions.
+    let mut files: Vec<_> = metas
+        .iter()
+        .flat_map(|m| {
+            SegmentComponent::iterator()
+                .filter(|c| **c != SegmentComponent::Delete || m.has_deletes())
+                .map(|c| m.relative_path(*c))
+        })
+        .collect();
+    files.sort();
+    for file in files {
+        let name = file.display();
+        match dir.validate_checksum(&file) {
+            Ok(true) => {}
+            Ok(false) => return Some(format!("`{name}` does not match its checksum")),
+            Err(tantivy::directory::error::OpenReadError::FileDoesNotExist(_)) => {
+                return Some(format!("`{name}` is missing"))
+            }
+            Err(e) => return Some(format!("`{name}` cannot be read: {e}")),
+        }
+    }
+    None
 }

@@ -707,6 +707,8 @@ mod tests {
             primary_key: None,
             skip_creation: false,
             shards: None,
+
+            check: None,
         };
         index.apply_batch(vec![op]).unwrap();
     }

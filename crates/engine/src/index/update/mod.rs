@@ -56,6 +56,10 @@ pub enum BatchOp {
         /// On an instance of a sharded network: only the documents of its own shards are kept.
         #[serde(default)]
         shards: Option<Shards>,
+        /// What the payload file held when it was staged (absent for files staged before it
+        /// was recorded, or imported from a dump): checked before it is read.
+        #[serde(default)]
+        check: Option<crate::StagedCheck>,
     },
     #[serde(rename_all = "camelCase")]
     DeleteDocuments {
@@ -439,8 +443,12 @@ impl Index {
                 primary_key,
                 skip_creation,
                 shards,
+                check,
                 ..
             } => {
+                if let Some(check) = check {
+                    crate::payload::verify_staged(file, check)?;
+                }
                 let n = self.add_documents(
                     txn,
                     writer,
