@@ -16,7 +16,7 @@ import { importAtStartup } from './dumps/import';
 import { Exporter } from './export/run';
 import { FeatureStore } from './features';
 import { ApiError } from './errors/api-error';
-import { IndexRegistry } from './indexes/registry';
+import { type IndexEntry, IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
 import { Metrics } from './metrics/metrics';
 import { configureModels, configureOutbound, configureRemoteEmbedders, KvStore } from './native';
@@ -28,6 +28,7 @@ import { enqueueOnce } from './replication/writes';
 import { SearchLimiter } from './search/limiter';
 import { SearchRules } from './search/rules';
 import { DataDirError, lockDataDir, prepareDataDir } from './startup/data-dir';
+import { walkStores } from './startup/store-walk';
 import { Durable, META_MAP_SIZE } from './store/durable';
 import { TaskDbCompaction } from './tasks/compaction';
 import { openQueue, type TaskQueue } from './tasks/queue';
@@ -66,10 +67,14 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     // A replicated instance may start from the group's snapshot, before anything is opened.
     if (config.replication) replica = await Replica.join(config.replication, dbPath, logger.child({ target: 'quarry::replication' }));
     prepareDataDir(dbPath, config.upgradeDb, logger);
+    // Every LMDB store is read whole by another process first: a damaged page must not kill this one.
+    const damaged = walkStores([path.join(dbPath, 'tasks'), ...indexStores(dbPath)]);
+    const tasks = damaged.get(path.join(dbPath, 'tasks'));
+    if (tasks !== undefined) throw taskStoreDamaged(dbPath, tasks, replica !== null);
     kv = KvStore.open(path.join(dbPath, 'tasks'), META_MAP_SIZE);
-    return await openStores(config, logger, dbPath, kv, () => lock.release(), replica);
+    return await openStores(config, logger, dbPath, kv, () => lock.release(), replica, damaged);
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'invalid_store_file') err = taskStoreDamaged(dbPath, err, replica !== null);
+    if (err instanceof ApiError && err.code === 'invalid_store_file') err = taskStoreDamaged(dbPath, err.message, replica !== null);
     await replica?.close();
     kv?.close();
     lock.release();
@@ -77,7 +82,17 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
   }
 }
 
-async function openStores(config: Config, logger: Logger, dbPath: string, kv: KvStore, unlock: () => void, replica: Replica | null): Promise<Runtime> {
+/** The LMDB store directories of the index directories on disk. */
+function indexStores(dbPath: string): string[] {
+  const root = path.join(dbPath, 'indexes');
+  if (!fs.existsSync(root)) return [];
+  return fs
+    .readdirSync(root)
+    .map((d) => path.join(root, d, 'store'))
+    .filter((d) => fs.existsSync(d));
+}
+
+async function openStores(config: Config, logger: Logger, dbPath: string, kv: KvStore, unlock: () => void, replica: Replica | null, damagedStores: Map<string, string> = new Map()): Promise<Runtime> {
   const durable = new Durable(kv);
   const updateFiles = path.join(dbPath, 'update_files');
   const queue = openQueue(durable);
@@ -112,7 +127,7 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
     new Exporter({ registry, features, logger: logger.child({ target: 'quarry::export' }) }),
   );
   await worker.recover();
-  await checkIndexes(registry, config, dbPath, replica !== null, logger);
+  await checkIndexes(registry, config, dbPath, replica !== null, logger, damagedStores);
   const dispatcher = new WebhookDispatcher(webhooks, logger.child({ target: 'quarry::webhooks' }));
   worker.onBatchFinished((tasks, announce) => {
     if (announce) dispatcher.batchFinished(tasks);
@@ -176,21 +191,27 @@ function enqueueSnapshot(queue: TaskQueue, logger: Logger, periodSeconds: number
  * stops the start, unless `--drop-damaged-indexes` consents to losing it: it then leaves the
  * registry and its files go to `<db-path>/damaged`.
  */
-async function checkIndexes(registry: IndexRegistry, config: Config, dbPath: string, replicated: boolean, logger: Logger): Promise<void> {
-  const failed = registry.openAll((uid, why) => logger.warn('the inverted index was damaged and has been rebuilt from the documents', { index: uid, reason: why }));
+async function checkIndexes(registry: IndexRegistry, config: Config, dbPath: string, replicated: boolean, logger: Logger, damagedStores: Map<string, string>): Promise<void> {
+  const walked = (entry: IndexEntry): Error | null => {
+    const store = path.join(registry.pathOf(entry), 'store');
+    const why = damagedStores.get(store);
+    return why === undefined ? null : new ApiError('invalid_store_file', `The file \`${path.join(store, 'data.mdb')}\` is damaged: ${why}`);
+  };
+  const failed = registry.openAll((uid, why) => logger.warn('the inverted index was damaged and has been rebuilt from the documents', { index: uid, reason: why }), walked);
   if (failed.length === 0) return;
   const stop = (err: Error): never => {
     registry.closeAll();
     throw err;
   };
-  const damaged = failed.filter(({ error }) => error instanceof ApiError && error.code === 'invalid_store_file');
+  // A system failure (permissions, a full disk) stops the start as it is; anything else is damage.
+  const damaged = failed.filter(({ error }) => error instanceof ApiError && (error.code === 'invalid_store_file' || error.code === 'internal'));
   const other = failed.find((f) => !damaged.includes(f));
   if (other) stop(other.error);
   if (!config.dropDamagedIndexes || replicated) {
     const list = damaged.map(({ entry, error }) => `index \`${entry.uid}\`: ${error.message}`).join('; ');
     const way = replicated
       ? 'Move this instance\'s data directory away: started empty, it copies the group\'s latest snapshot.'
-      : `Restore the data directory from a snapshot (\`--import-snapshot\`) or a dump (\`--import-dump\`), or start with \`--drop-damaged-indexes\` to start without ${damaged.length === 1 ? 'this index' : 'these indexes'} (their documents are lost; their files are kept in \`${path.join(dbPath, 'damaged')}\`).`;
+      : `Restore the data directory from a snapshot (\`--import-snapshot\`) or a dump (\`--import-dump\`), or start with \`--drop-damaged-indexes\` to start without ${damaged.length === 1 ? 'this index' : 'these indexes'} (${damaged.length === 1 ? 'its documents are lost; its files are' : 'their documents are lost; their files are'} kept in \`${path.join(dbPath, 'damaged')}\`).`;
     stop(new DataDirError(`${list}. ${way}`));
   }
   for (const { entry, error } of damaged) {
@@ -200,10 +221,10 @@ async function checkIndexes(registry: IndexRegistry, config: Config, dbPath: str
 }
 
 /** The task store could not be read: the start stops with the file and the way out. */
-function taskStoreDamaged(dbPath: string, err: ApiError, replicated: boolean): DataDirError {
+function taskStoreDamaged(dbPath: string, message: string, replicated: boolean): DataDirError {
   const way = replicated
     ? 'Move this instance\'s data directory away: started empty, it copies the group\'s latest snapshot.'
     : 'Restore the data directory from a snapshot (`--import-snapshot`) or a dump (`--import-dump`) into a new `--db-path`.';
-  const what = err.message.replace(/^The database file is in an invalid state: /, '');
+  const what = message.replace(/^The database file is in an invalid state: /, '');
   return new DataDirError(`The task store \`${path.join(dbPath, 'tasks', 'data.mdb')}\` is damaged: ${what} ${way}`);
 }

@@ -263,6 +263,28 @@ describe('damaged files', () => {
     }
   }, 120000);
 
+  it('when pages in the middle of an index store are overwritten, then the start is refused naming the file (LMDB reading them would kill the process)', async () => {
+    const db = damagedCopy((_db, index) => {
+      const f = path.join(index, 'store', 'data.mdb');
+      const pages = Math.floor(fs.statSync(f).size / 4096);
+      const fd = fs.openSync(f, 'r+');
+      let state = 4242;
+      const garbage = Buffer.alloc(4096);
+      for (let n = 0; n < 12; n++) {
+        for (let i = 0; i < garbage.length; i++) {
+          state = (state * 1103515245 + 12345) % 2147483648;
+          garbage[i] = state >> 16;
+        }
+        fs.writeSync(fd, garbage, 0, 4096, (2 + Math.floor(((pages - 3) * n) / 12)) * 4096);
+      }
+      fs.closeSync(fd);
+    });
+    const { code, output } = await refused(db);
+    expect(code).toBe(1);
+    expect(output).toContain(`The file \`${path.join(db, 'indexes', indexDir, 'store', 'data.mdb')}\` is damaged`);
+    expect(output).toContain('--drop-damaged-indexes');
+  }, 60000);
+
   it.each([
     ['missing', (f: string) => fs.rmSync(f)],
     ['empty', (f: string) => fs.truncateSync(f, 0)],

@@ -85,11 +85,17 @@ export class IndexRegistry {
   /**
    * Opens every index, so that damaged files are found at start-up rather than by a request:
    * `repaired` hears of each inverted index rebuilt from its documents; the indexes that could
-   * not be opened are returned with their errors.
+   * not be opened, or that `damaged` says are, are returned with their errors.
    */
-  openAll(repaired: (uid: string, why: string) => void): { entry: IndexEntry; error: Error }[] {
+  openAll(repaired: (uid: string, why: string) => void, damaged: (entry: IndexEntry) => Error | null = () => null): { entry: IndexEntry; error: Error }[] {
     const failed: { entry: IndexEntry; error: Error }[] = [];
     for (const entry of this.list()) {
+      // Known damaged (`damaged`): never opened in this process.
+      const known = damaged(entry);
+      if (known) {
+        failed.push({ entry, error: known });
+        continue;
+      }
       try {
         const why = this.handleOf(entry).repaired();
         if (why !== null) repaired(entry.uid, why);

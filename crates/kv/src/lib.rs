@@ -15,8 +15,10 @@
 #![warn(missing_docs)]
 
 mod lock;
+mod walk;
 
 pub use lock::{DirLock, LOCK_FILE};
+pub use walk::walk;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

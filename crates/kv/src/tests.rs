@@ -154,3 +154,29 @@ fn test_compact_shrinks_the_file_and_keeps_every_entry() {
     assert_eq!(kv.scan("tasks").unwrap().len(), 10);
     assert_eq!(text(kv.get("meta", "k").unwrap()).as_deref(), Some("v"));
 }
+
+#[test]
+fn test_a_walk_reads_every_entry_and_finds_damaged_meta_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let kv = KvStore::open(dir.path(), MAP).unwrap();
+        let big = "x".repeat(10_000);
+        kv.commit(&[
+            put("tasks", "1", "a"),
+            put("tasks", "2", &big),
+            put("keys", "k", "v"),
+        ])
+        .unwrap();
+    }
+    // Three entries and the two databases' entries in the main database.
+    assert_eq!(crate::walk(dir.path()).unwrap(), 5);
+    let file = dir.path().join("data.mdb");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[..8192].fill(0x5a);
+    std::fs::write(&file, &bytes).unwrap();
+    let e = crate::walk(dir.path()).unwrap_err();
+    assert_eq!(e.code, "invalid_store_file");
+    assert!(e.message.contains("MDB_INVALID"), "{}", e.message);
+    // A directory without a store has nothing to walk.
+    assert_eq!(crate::walk(&dir.path().join("none")).unwrap(), 0);
+}

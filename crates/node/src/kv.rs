@@ -202,3 +202,13 @@ impl DataDirLock {
         }
     }
 }
+
+/// Reads every entry and value page of the LMDB environment in `dir` (`kv::walk`), returning
+/// how many entries it read; a damaged file fails with `invalid_store_file`, or kills the
+/// process, which is why the server runs it in a process of its own.
+#[napi]
+pub fn walk_store(dir: String) -> Result<f64> {
+    api_types::catch_panic(|| kv::walk(std::path::Path::new(&dir)))
+        .map(|n| n as f64)
+        .map_err(to_napi_error)
+}

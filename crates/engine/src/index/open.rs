@@ -3,7 +3,7 @@
 //! the recovery that brings tantivy level with LMDB before the index serves anything (see
 //! [`super::update::commit`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use api_types::{Error, Result};
@@ -54,20 +54,29 @@ impl Index {
     /// interrupted the last commit.
     pub fn open(dir: impl AsRef<Path>) -> Result<Index> {
         let dir = dir.as_ref().to_path_buf();
+        // What opening reads of LMDB is the index's own writing: what fails to read or to
+        // decode there is a damaged file (a system failure keeps its code).
         let file = dir.join("store").join("data.mdb");
-        let named = |e: Error| match e.message.strip_prefix(api_types::DAMAGED) {
-            Some(what) => Error::new(
-                e.code,
+        Index::open_in(dir).map_err(|e| {
+            let what = match e.message.strip_prefix(api_types::DAMAGED) {
+                Some(what) => what.to_string(),
+                None if e.code == "internal" => e.message,
+                None => return e,
+            };
+            Error::new(
+                "invalid_store_file",
                 format!("The file `{}` is damaged: {what}", file.display()),
-            ),
-            None => e,
-        };
-        let store = Store::open(&dir.join("store")).map_err(named)?;
+            )
+        })
+    }
+
+    fn open_in(dir: PathBuf) -> Result<Index> {
+        let store = Store::open(&dir.join("store"))?;
         let tdir = dir.join("tantivy");
         let (layout_stale, generation) = {
-            let rtxn = store.read().map_err(named)?;
-            let layout = store.get_u64(&rtxn, keys::TEXT_LAYOUT).map_err(named)?;
-            let generation = store.get_u64(&rtxn, keys::GENERATION).map_err(named)?;
+            let rtxn = store.read()?;
+            let layout = store.get_u64(&rtxn, keys::TEXT_LAYOUT)?;
+            let generation = store.get_u64(&rtxn, keys::GENERATION)?;
             (layout != TEXT_LAYOUT, generation)
         };
         // Until the key says otherwise, tantivy may hold another layout: it starts empty and
