@@ -33,7 +33,7 @@ import { TaskDbCompaction } from './tasks/compaction';
 import { openQueue, type TaskQueue } from './tasks/queue';
 import { Worker } from './tasks/worker';
 import { createAnalytics } from './telemetry';
-import { releaseAfterBurst } from './util/memory';
+import { collectAfterSent, releaseAfterBurst } from './util/memory';
 import { WebhookDispatcher } from './webhooks/delivery';
 import { WebhookStore } from './webhooks/store';
 import { ChatStore } from './chats/settings';
@@ -122,6 +122,7 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
   const responseBudget: ResponseBudget = new ResponseBudget(
     config.searchResponseBudget,
     releaseAfterBurst(() => responseBudget.inFlight > 0, (err) => memoryLogger.warn('releasing memory after a burst failed', { error: String(err) })),
+    collectAfterSent(),
   );
   // Writes are enqueued through the network: a leader forwards index writes (see network/forward.ts).
   const taskQueue = replica ? replica.queue(queue) : queue;

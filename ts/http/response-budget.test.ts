@@ -57,16 +57,18 @@ describe('ResponseBudget', () => {
     expect(b.inFlight).toBe(1e10);
   });
 
-  it('when the bytes in flight fall back to zero, then onDrained gets the most they held since the last drain', () => {
+  it('when the bytes in flight fall back to zero, then onDrained gets the bytes of every answer held since the last drain', () => {
     const drains: number[] = [];
     const b = new ResponseBudget(0, (h) => drains.push(h));
     const a = b.reserve(10);
     const c = b.reserve(20);
     a();
-    expect(drains).toEqual([]);
+    const d = b.reserve(40);
     c();
+    expect(drains).toEqual([]);
+    d();
     b.reserve(5)();
-    expect(drains).toEqual([30, 5]);
+    expect(drains).toEqual([70, 5]);
   });
 
   it('when a held response finishes or closes, then its bytes are given back once; a closed one holds nothing', () => {

@@ -28,16 +28,19 @@ import { ApiError } from '../errors/api-error';
 
 export class ResponseBudget {
   private held = 0;
-  private highest = 0;
+  /** Bytes reserved since the bytes in flight were last zero. */
+  private burst = 0;
 
   /**
-   * `limit`: the budget in bytes, 0 for none. `onDrained(highest)` is called each time the
-   * bytes in flight fall back to zero, with the most they held since the last call: the
-   * moment to give memory back after a burst.
+   * `limit`: the budget in bytes, 0 for none. `onDrained(total)` is called each time the
+   * bytes in flight fall back to zero, with the bytes of every answer held since the last
+   * call: the moment to give memory back after a burst. `onReleased(bytes)` is called as each answer's
+   * bytes are given back: they are garbage from then on.
    */
   constructor(
     readonly limit: number,
-    private readonly onDrained: (highest: number) => void = () => undefined,
+    private readonly onDrained: (total: number) => void = () => undefined,
+    private readonly onReleased: (bytes: number) => void = () => undefined,
   ) {}
 
   /**
@@ -47,16 +50,17 @@ export class ResponseBudget {
   reserve(bytes: number): () => void {
     if (this.limit > 0 && this.held > 0 && this.held + bytes > this.limit) throw this.refusal();
     this.held += bytes;
-    this.highest = Math.max(this.highest, this.held);
+    this.burst += bytes;
     let given = false;
     return () => {
       if (given) return;
       given = true;
       this.held -= bytes;
+      this.onReleased(bytes);
       if (this.held === 0) {
-        const highest = this.highest;
-        this.highest = 0;
-        this.onDrained(highest);
+        const total = this.burst;
+        this.burst = 0;
+        this.onDrained(total);
       }
     };
   }
