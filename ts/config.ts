@@ -37,6 +37,8 @@ export interface Config {
   httpIdleTimeoutSeconds: number;
   /** Seconds a request's headers may take to arrive before it is answered 408. */
   httpHeadersTimeoutSeconds: number;
+  /** Bytes the search and document answers being sent may hold together (0: no bound); see `http/response-budget.ts`. */
+  searchResponseBudget: number;
   /** How long a remote embedder's request may take (null: 30 s). */
   restEmbedderTimeoutSeconds: number | null;
   /** How long after its first try a remote embedder's request may be tried again (null: no bound but three tries). */
@@ -139,6 +141,7 @@ type RawOptions = TlsRaw & ReplicationRaw & {
   remoteTimeout?: string;
   httpIdleTimeout?: string;
   httpHeadersTimeout?: string;
+  searchResponseBudget?: string;
   restEmbedderTimeout?: string;
   restEmbedderMaxRetry?: string;
   dumpDir?: string;
@@ -190,6 +193,7 @@ export const OPTIONS: OptionSpec[] = [
   { name: 'onnxRuntimePath', flag: '--experimental-onnxruntime-path', env: 'QUARRY_ONNXRUNTIME_PATH', meili: 'ORT_DYLIB_PATH', help: 'path of libonnxruntime.so, which local models run on' },
   { name: 'httpIdleTimeout', flag: '--http-idle-timeout-secs', env: 'QUARRY_HTTP_IDLE_TIMEOUT_SECS', meili: 'QUARRY_HTTP_IDLE_TIMEOUT_SECS', help: 'seconds a connection may neither send nor receive (a client that stops reading its answer) before it is closed (default 90; 0: never)' },
   { name: 'httpHeadersTimeout', flag: '--http-headers-timeout-secs', env: 'QUARRY_HTTP_HEADERS_TIMEOUT_SECS', meili: 'QUARRY_HTTP_HEADERS_TIMEOUT_SECS', help: 'seconds a request\'s headers may take to arrive before it is answered 408 (default 10)' },
+  { name: 'searchResponseBudget', flag: '--experimental-search-response-budget', env: 'QUARRY_SEARCH_RESPONSE_BUDGET', meili: 'QUARRY_SEARCH_RESPONSE_BUDGET', help: 'bytes the search and document answers being sent may hold together before further ones are refused with 503 (default 256 MiB; 0: no bound; one answer alone is always sent)' },
   { name: 'remoteTimeout', flag: '--experimental-remote-timeout-ms', env: 'QUARRY_REMOTE_TIMEOUT_MS', meili: 'QUARRY_REMOTE_TIMEOUT_MS', help: 'milliseconds another instance of the network may take to answer a search or a forwarded write (default 30000)' },
   { name: 'restEmbedderTimeout', flag: '--experimental-rest-embedder-timeout-seconds', env: 'QUARRY_EXPERIMENTAL_REST_EMBEDDER_TIMEOUT_SECONDS', meili: 'MEILI_EXPERIMENTAL_REST_EMBEDDER_TIMEOUT_SECONDS', help: 'seconds one request to a remote embedder may take (default 30)' },
   { name: 'restEmbedderMaxRetry', flag: '--experimental-rest-embedder-max-retry-duration-seconds', env: 'QUARRY_EXPERIMENTAL_REST_EMBEDDER_MAX_RETRY_DURATION_SECONDS', meili: 'MEILI_EXPERIMENTAL_REST_EMBEDDER_MAX_RETRY_DURATION_SECONDS', help: 'seconds after its first try a failed remote embedder request may be tried again (default: three tries)' },
@@ -249,6 +253,16 @@ export function parseByteSize(text: string): number {
   };
   if (!(unit in units)) throw new ConfigError(`\`${text}\` has an unknown size unit \`${m[2]}\``);
   return Math.round(n * units[unit]);
+}
+
+/** `parseByteSize`, its refusal naming the option. */
+function namedSize(name: string, text: string): number {
+  try {
+    return parseByteSize(text);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(`${name}: ${err.message}`);
+    throw err;
+  }
 }
 
 function parseBool(name: string, v: string): boolean {
@@ -356,6 +370,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
   const remoteTimeoutMs = count('--experimental-remote-timeout-ms', raw.remoteTimeout, 30_000, 1);
   const httpIdleTimeoutSeconds = count('--http-idle-timeout-secs', raw.httpIdleTimeout, 90, 0);
   const httpHeadersTimeoutSeconds = count('--http-headers-timeout-secs', raw.httpHeadersTimeout, 10, 1);
+  const searchResponseBudget = raw.searchResponseBudget === undefined ? 256 * 1024 ** 2 : namedSize('--experimental-search-response-budget', raw.searchResponseBudget);
   const seconds = (name: string, value: string | undefined): number | null => {
     if (value === undefined) return null;
     const n = Number(value);
@@ -439,6 +454,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, opts: { cwd?:
     remoteTimeoutMs,
     httpIdleTimeoutSeconds,
     httpHeadersTimeoutSeconds,
+    searchResponseBudget,
     restEmbedderTimeoutSeconds,
     restEmbedderMaxRetrySeconds,
     enableMetrics: flag('--experimental-enable-metrics', raw.enableMetrics),

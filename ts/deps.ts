@@ -8,6 +8,7 @@ import type { Logger } from './logging';
 import type { KvStore } from './native';
 import type { Metrics } from './metrics/metrics';
 import type { NetworkStore } from './network/state';
+import type { ResponseBudget } from './http/response-budget';
 import type { SearchLimiter } from './search/limiter';
 import type { SearchRules } from './search/rules';
 import type { TaskQueue } from './tasks/queue';
@@ -29,6 +30,8 @@ export interface Deps {
   guard: Guard;
   /** Bounds concurrent searches (503 `too_many_search_requests` when saturated). */
   searchLimiter: SearchLimiter;
+  /** Bounds the bytes of answers being sent (503 `too_many_search_requests` past it). */
+  responseBudget: ResponseBudget;
   /** Directory of staged document payloads (`<db>/update_files`). */
   updateFiles: string;
   dbPath: string;

@@ -25,6 +25,7 @@ import { rebalancer } from './network/rebalance';
 import { NetworkStore } from './network/state';
 import { Replica } from './replication/replica';
 import { enqueueOnce } from './replication/writes';
+import { ResponseBudget } from './http/response-budget';
 import { SearchLimiter } from './search/limiter';
 import { SearchRules } from './search/rules';
 import { DataDirError, lockDataDir, prepareDataDir } from './startup/data-dir';
@@ -34,6 +35,7 @@ import { TaskDbCompaction } from './tasks/compaction';
 import { openQueue, type TaskQueue } from './tasks/queue';
 import { Worker } from './tasks/worker';
 import { createAnalytics } from './telemetry';
+import { collectAfterSent, releaseAfterBurst } from './util/memory';
 import { WebhookDispatcher } from './webhooks/delivery';
 import { WebhookStore } from './webhooks/store';
 import { ChatStore } from './chats/settings';
@@ -134,12 +136,18 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
   });
 
   const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
+  const memoryLogger = logger.child({ target: 'quarry::memory' });
+  const responseBudget: ResponseBudget = new ResponseBudget(
+    config.searchResponseBudget,
+    releaseAfterBurst(() => responseBudget.inFlight > 0, (err) => memoryLogger.warn('releasing memory after a burst failed', { error: String(err) })),
+    collectAfterSent(),
+  );
   // Writes are enqueued through the network: a leader forwards index writes (see network/forward.ts).
   const taskQueue = replica ? replica.queue(queue) : queue;
   const routedQueue = networkedQueue(taskQueue, network, features, config.remoteTimeoutMs);
   const analytics = createAnalytics(config, dbPath, registry, features, logger);
   const metrics = new Metrics({ kv, registry, tasks: () => queue.allTasks(), batches: () => queue.allBatches(), searchLimiter, taskQueueMaxSize: META_MAP_SIZE });
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey, replica ? () => replica.catchUp() : null), searchLimiter, updateFiles, dbPath, kv, searchRules, metrics, webhooks, chats, analytics, compaction: new TaskDbCompaction(kv), replica };
+  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey, replica ? () => replica.catchUp() : null), searchLimiter, responseBudget, updateFiles, dbPath, kv, searchRules, metrics, webhooks, chats, analytics, compaction: new TaskDbCompaction(kv), replica };
 
   worker.start();
   // The group's snapshots are built in a directory of their own each, removed once published.

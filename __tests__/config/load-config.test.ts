@@ -84,6 +84,16 @@ describe('Meilisearch start-up options', () => {
     expect(helpText()).toMatch(/^ {2}--experimental-mcp +QUARRY_EXPERIMENTAL_MCP +serve POST \/mcp/m);
   });
 
+  it('when --experimental-search-response-budget is set (flag, QUARRY_SEARCH_RESPONSE_BUDGET or the file), then it is a size; 0 is no bound; default 256 MiB (issue 71)', () => {
+    expect(loadConfig([], {}, { cwd: dir() }).searchResponseBudget).toBe(256 * 1024 ** 2);
+    expect(loadConfig(['--experimental-search-response-budget', '64MiB'], {}, { cwd: dir() }).searchResponseBudget).toBe(64 * 1024 ** 2);
+    expect(loadConfig([], { QUARRY_SEARCH_RESPONSE_BUDGET: '0' }, { cwd: dir() }).searchResponseBudget).toBe(0);
+    expect(loadConfig([], {}, { cwd: withFile('experimental_search_response_budget = 1000000\n') }).searchResponseBudget).toBe(1_000_000);
+    expect(loadConfig([], {}, { cwd: withFile('experimental_search_response_budget = "2 MB"\n') }).searchResponseBudget).toBe(2_000_000);
+    expect(failure(() => loadConfig(['--experimental-search-response-budget', 'lots'], {}, { cwd: dir() }))).toBe('--experimental-search-response-budget: `lots` is not a valid size');
+    expect(MEILISEARCH_FLAGS).not.toContain('--experimental-search-response-budget');
+  });
+
   it('when asking for --help, then every option and every refused Meilisearch option is listed', () => {
     const help = helpText();
     for (const o of OPTIONS) expect(help).toContain(o.flag);

@@ -62,5 +62,6 @@ async function answer(deps: Deps, service: SearchService, req: IncomingMessage, 
   const auth = await authenticateLatest(req, deps.keys, deps.config.masterKey, 'search', uid, deps.replica ? () => deps.replica!.catchUp() : null);
   const metadata = wantsMetadata(req.headers[METADATA_HEADER.toLowerCase()] as string | undefined);
   const bytes = await service.search(auth, uid, parseJsonBody(body, type), arrivalOf(req), metadata);
+  deps.responseBudget.holdFor(res, bytes.length);
   allowAnyOrigin(res).writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bytes.length }).end(bytes);
 }

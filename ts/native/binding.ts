@@ -101,6 +101,11 @@ export function shortenSlice(): boolean {
   return binding.shortenSlice();
 }
 
+/** Returns the memory the Rust allocator holds free to the operating system (after a burst). */
+export function releaseFreeMemory(): Promise<void> {
+  return binding.releaseFreeMemory();
+}
+
 export function engineVersion(): string {
   return binding.engineVersion();
 }

@@ -15,7 +15,7 @@ import { binding, call, callSync } from './binding';
 import type { BatchInput, BatchOp, BatchOpResult, FacetSearchQuery, FetchQuery, FieldsQuery, IndexStats, SearchQuery, Shards, SimilarQuery } from './shapes.generated';
 
 export { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER, type OutboundAnswer, outboundRequest } from './outbound';
-export { catalogByCode, checkEmbedder, configureModels, configureOutbound, configureRemoteEmbedders, engineVersion, renderTemplate, type ErrorCodeRow, hideSecret, settingsLocales, shortenSlice } from './binding';
+export { catalogByCode, checkEmbedder, configureModels, configureOutbound, configureRemoteEmbedders, engineVersion, renderTemplate, type ErrorCodeRow, hideSecret, releaseFreeMemory, settingsLocales, shortenSlice } from './binding';
 export { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from './documents';
 export { type KvEntry, type KvOp, KvStore } from './kv';
 

@@ -7,6 +7,7 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { mediaType, rawBody, readJson } from '../http/body';
+import type { ResponseBudget } from '../http/response-budget';
 import { addDocuments, deleteDocuments, fetchDocuments, type DocumentSelection, emptyFilterRefused, isEmptyFilter } from '../commands/documents';
 import { checkDocumentFilter, checkEditFunction, type PayloadFormat } from '../native';
 import { checkEditContext, parseEditBody } from '../schemas/edit';
@@ -45,7 +46,9 @@ function checkEditionFilter(uid: string, filter: unknown, containsFilter: boolea
   }
 }
 
-function sendJsonBytes(res: Response, bytes: Buffer): void {
+/** Sends documents' JSON bytes, held in the response budget until sent (`http/response-budget.ts`). */
+function sendJsonBytes(res: Response, budget: ResponseBudget, bytes: Buffer): void {
+  budget.holdFor(res, bytes.length);
   res.status(200).type('application/json').send(bytes);
 }
 
@@ -96,13 +99,14 @@ export function documentRoutes(deps: Deps): Router {
     const sort = sortText === undefined ? null : splitSort(sortText);
     const useNetwork = q.useNetwork === undefined ? undefined : boolParam(q, 'useNetwork', 'invalid_document_use_network', false);
     const uid = checkIndexUid(req.params.indexUid);
+    deps.responseBudget.refuseWhenFull();
     if (usesNetwork(deps, useNetwork)) {
-      sendJsonBytes(res, await fetchOverNetwork(deps, uid, { offset, limit, fields, ids, retrieveVectors, sort, filter: filter ?? null }));
+      sendJsonBytes(res, deps.responseBudget, await fetchOverNetwork(deps, uid, { offset, limit, fields, ids, retrieveVectors, sort, filter: filter ?? null }));
       return;
     }
     const index = registry.handle(uid);
     const containsFilter = deps.features.get().containsFilter;
-    sendJsonBytes(res, await index.fetchDocuments({ offset, limit, fields, ids, retrieveVectors, sort, filter: filter ?? null, containsFilter }));
+    sendJsonBytes(res, deps.responseBudget, await index.fetchDocuments({ offset, limit, fields, ids, retrieveVectors, sort, filter: filter ?? null, containsFilter }));
   });
 
   // `fetch`, `delete-batch` and `delete` are routes of their own, never document ids: asked with
@@ -112,7 +116,9 @@ export function documentRoutes(deps: Deps): Router {
 
   r.post('/indexes/:indexUid/documents/fetch', guard('documents.get', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
-    sendJsonBytes(res, await fetchDocuments(deps, uid, parseWith(FetchSchema, readJson(req), FETCH_CODES)));
+    const query = parseWith(FetchSchema, readJson(req), FETCH_CODES);
+    deps.responseBudget.refuseWhenFull();
+    sendJsonBytes(res, deps.responseBudget, await fetchDocuments(deps, uid, query));
   });
 
   r.get('/indexes/:indexUid/documents/:documentId', routeNames, guard('documents.get', 'param'), async (req, res) => {
@@ -125,7 +131,7 @@ export function documentRoutes(deps: Deps): Router {
     const id = String(req.params.documentId);
     const doc = usesNetwork(deps, useNetwork) ? await documentOverNetwork(deps, uid, id, fields, retrieveVectors) : await registry.handle(uid).getDocument(id, fields, retrieveVectors);
     if (doc === null) throw new ApiError('document_not_found', `Document \`${id}\` not found.`);
-    sendJsonBytes(res, doc);
+    sendJsonBytes(res, deps.responseBudget, doc);
   });
 
   async function enqueueDeletion(req: Request, res: Response, selection: DocumentSelection): Promise<void> {

@@ -112,9 +112,17 @@ export class SearchService {
     return out;
   }
 
-  /** Runs one engine call within the limiter (503 `too_many_search_requests` when saturated). */
+  /**
+   * Runs one engine call within the limiter (503 `too_many_search_requests` when saturated, or
+   * when the answers being sent already hold the response budget, checked again after the wait).
+   */
   private limited(fn: () => Promise<Buffer>): Promise<Buffer> {
-    return this.deps.searchLimiter.run(fn);
+    const budget = this.deps.responseBudget;
+    budget.refuseWhenFull();
+    return this.deps.searchLimiter.run(() => {
+      budget.refuseWhenFull();
+      return fn();
+    });
   }
 
   /**

@@ -25,6 +25,7 @@ export const TOML_KINDS: Record<string, TomlKind> = {
   experimental_drop_search_after: 'integer',
   experimental_embedding_cache_entries: 'integer',
   experimental_remote_timeout_ms: 'integer',
+  experimental_search_response_budget: 'integer-or-string',
   experimental_analytics_interval_ms: 'integer',
   schedule_snapshot: 'boolean-or-integer',
 };

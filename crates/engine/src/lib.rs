@@ -10,6 +10,7 @@ pub mod filter;
 pub mod geojson;
 pub mod index;
 pub mod languages;
+pub mod memory;
 pub mod payload;
 pub mod settings;
 pub mod sort;

@@ -205,6 +205,31 @@ pub fn check_embedder(name: String, patch_json: String) -> Result<()> {
     engine::check_embedder(&name, &patch_json).map_err(to_napi_error)
 }
 
+/// Returns the memory the allocator holds free to the operating system
+/// (`engine::memory::release_free_memory`), on a thread of the libuv pool: the server calls it
+/// once a burst of large answers has been sent (`ts/http/response-budget.ts`).
+#[napi(ts_return_type = "Promise<void>")]
+pub fn release_free_memory() -> AsyncTask<ReleaseTask> {
+    AsyncTask::new(ReleaseTask)
+}
+
+/// The task of [`release_free_memory`].
+pub struct ReleaseTask;
+
+impl Task for ReleaseTask {
+    type Output = ();
+    type JsValue = ();
+
+    fn compute(&mut self) -> Result<()> {
+        engine::memory::release_free_memory();
+        Ok(())
+    }
+
+    fn resolve(&mut self, _env: Env, _: ()) -> Result<()> {
+        Ok(())
+    }
+}
+
 #[napi]
 pub fn engine_version() -> String {
     engine::VERSION.to_string()

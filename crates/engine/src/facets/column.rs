@@ -254,7 +254,7 @@ impl Column {
 }
 
 #[cfg(test)]
-pub(super) fn column(path: &str, docs: &[Value]) -> Column {
+pub(crate) fn column(path: &str, docs: &[Value]) -> Column {
     let mut b = ColumnBuilder::new(path);
     for (i, d) in docs.iter().enumerate() {
         b.push(i as u32, d.as_object().unwrap());

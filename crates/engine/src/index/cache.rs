@@ -9,7 +9,17 @@
 //!   commit rather than left stale;
 //! - [`WordCache`]: the typo walks and splits of recent query words, per searcher generation
 //!   (the dictionary they read) rather than per commit.
+//!
+//! Together they hold at most about [`CACHE_BYTES`] per index, each cache its share: value
+//! columns half, filter results a quarter, the words' four lots a sixteenth each (the settings
+//! and the set of all ids are small). Past its share, a cache drops its least recently used
+//! entries, but never the one it just took in: a column larger than the share alone is kept
+//! until the next one comes, or a search that sorts by it would build it on every request.
+//! The vector tables are not counted: they hold a read transaction over the graphs' pages,
+//! which stay in the memory map rather than the heap. Shares, not one pool: each cache has its
+//! own lock, and a pool shared across them would make every insertion take the others' locks.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 use std::sync::Arc;
@@ -21,10 +31,21 @@ use crate::facets::Column;
 use crate::settings::Settings;
 use crate::vectors::table::GraphTables;
 
+/// About how many bytes one index's caches hold together at most (see the module doc).
+pub const CACHE_BYTES: usize = 128 << 20;
+
+/// How many bytes of columns [`ColumnCache`] holds: half of [`CACHE_BYTES`]. A column of the
+/// npm catalogue's `downloads` over 100,000 documents takes about 1 MB, a string column of
+/// PyPI's names about 6 MB.
+const COLUMN_BYTES: usize = CACHE_BYTES / 2;
+
+/// How many bytes of filter results [`FilterCache`] holds: a quarter of [`CACHE_BYTES`].
+const FILTER_BYTES: usize = CACHE_BYTES / 4;
+
 /// How many filter results [`FilterCache`] keeps.
 const FILTER_CACHE_SIZE: usize = 16;
 
-/// How many columns [`ColumnCache`] holds before it starts over.
+/// How many columns [`ColumnCache`] holds at most, whatever their bytes.
 const COLUMN_CACHE_SIZE: usize = 64;
 
 /// How many query words [`Recent`] takes in before it starts a new lot (keeping the last one).
@@ -34,8 +55,9 @@ const RECENT_WORDS: usize = 2048;
 
 /// How many bytes of keys and values [`Recent`] takes in before it starts a new lot: a word's
 /// walk holds 1 KB (npm) to 1.8 KB (PyPI) on average, but a long prefix's, with its first
-/// letter's variants completed, up to some tens of KB.
-const RECENT_BYTES: usize = 4 << 20;
+/// letter's variants completed, up to some tens of KB. Two caches of two lots: four of these
+/// are the words' share of [`CACHE_BYTES`].
+const RECENT_BYTES: usize = CACHE_BYTES / 32;
 
 /// One value computed at one generation: a reader at that generation shares it, one at an
 /// older generation computes its own.
@@ -76,28 +98,62 @@ impl<T> Generational<T> {
 /// which moves the generation on, so one generation has one settings object.
 pub(super) type SettingsCache = Generational<Settings>;
 
-/// Recent filter results: (generation, filter JSON, matching internal ids), oldest first.
-#[derive(Default)]
+/// Recent filter results, least recently used first, at most [`FILTER_CACHE_SIZE`] of them
+/// and [`FILTER_BYTES`] together.
 pub(super) struct FilterCache {
-    entries: Vec<(u64, String, Arc<RoaringBitmap>)>,
+    entries: Vec<FilterEntry>,
+    bytes: usize,
+    budget: usize,
+}
+
+/// One filter's result: (generation, filter JSON, matching internal ids, bytes held).
+type FilterEntry = (u64, String, Arc<RoaringBitmap>, usize);
+
+impl Default for FilterCache {
+    fn default() -> Self {
+        FilterCache::with_budget(FILTER_BYTES)
+    }
 }
 
 impl FilterCache {
-    /// The ids matching the filter whose request JSON is `key`, if computed at `generation`.
-    pub(super) fn get(&self, generation: u64, key: &str) -> Option<Arc<RoaringBitmap>> {
-        self.entries
+    fn with_budget(budget: usize) -> Self {
+        FilterCache {
+            entries: Vec::new(),
+            bytes: 0,
+            budget,
+        }
+    }
+
+    /// The ids matching the filter whose request JSON is `key`, if computed at `generation`;
+    /// a result found becomes the most recently used.
+    pub(super) fn get(&mut self, generation: u64, key: &str) -> Option<Arc<RoaringBitmap>> {
+        let at = self
+            .entries
             .iter()
-            .find(|(g, k, _)| *g == generation && *k == key)
-            .map(|(_, _, ids)| ids.clone())
+            .position(|(g, k, _, _)| *g == generation && *k == key)?;
+        let entry = self.entries.remove(at);
+        let ids = entry.2.clone();
+        self.entries.push(entry);
+        Some(ids)
     }
 
     pub(super) fn put(&mut self, generation: u64, key: String, ids: Arc<RoaringBitmap>) {
         // A newer generation makes older results useless; an older reader keeps its own.
-        self.entries.retain(|(g, _, _)| *g >= generation);
-        if self.entries.len() >= FILTER_CACHE_SIZE {
-            self.entries.remove(0);
+        self.entries.retain(|(g, _, _, _)| *g >= generation);
+        let bytes = key.len() + ids.serialized_size() + std::mem::size_of::<FilterEntry>();
+        self.entries.push((generation, key, ids, bytes));
+        self.bytes = self.entries.iter().map(|e| e.3).sum();
+        while self.entries.len() > 1
+            && (self.entries.len() > FILTER_CACHE_SIZE || self.bytes > self.budget)
+        {
+            self.bytes -= self.entries.remove(0).3;
         }
-        self.entries.push((generation, key, ids));
+    }
+
+    /// The bytes the results hold.
+    #[cfg(test)]
+    fn bytes(&self) -> usize {
+        self.bytes
     }
 }
 
@@ -106,13 +162,36 @@ impl FilterCache {
 /// the internal ids each recent commit changed. A reader at an older generation builds its own
 /// columns, uncached; one at a newer generation derives its columns from the older ones and the
 /// documents changed since, when the changes are known (see [`ColumnCache::changed_since`]).
-#[derive(Default)]
+///
+/// The columns hold at most [`COLUMN_BYTES`] (as [`Column::bytes`] counts them) and
+/// [`COLUMN_CACHE_SIZE`] columns; past either, the least recently used go first.
 pub(super) struct ColumnCache {
     generation: u64,
     all: Option<Arc<RoaringBitmap>>,
-    columns: HashMap<String, (u64, Arc<Column>)>,
+    columns: HashMap<String, CachedColumn>,
+    /// What the columns hold together.
+    bytes: usize,
+    budget: usize,
+    /// Counts uses: a column's `used` is the count at its last use.
+    clock: Cell<u64>,
     /// `(generation, ids its commit changed)`, oldest first, at most [`CHANGES_KEPT`].
     changes: VecDeque<(u64, RoaringBitmap)>,
+}
+
+/// A column in [`ColumnCache`], with the generation it was built at.
+struct CachedColumn {
+    generation: u64,
+    column: Arc<Column>,
+    bytes: usize,
+    /// When it was last used (a tick of [`ColumnCache::clock`]); a `Cell` so that reads, which
+    /// hold the cache's lock, stay `&self`.
+    used: Cell<u64>,
+}
+
+impl Default for ColumnCache {
+    fn default() -> Self {
+        ColumnCache::with_budget(COLUMN_BYTES)
+    }
 }
 
 /// How many commits' changed ids [`ColumnCache`] remembers.
@@ -126,6 +205,30 @@ pub(super) fn worth_updating(changed: &RoaringBitmap, count: u64) -> bool {
 }
 
 impl ColumnCache {
+    fn with_budget(budget: usize) -> Self {
+        ColumnCache {
+            generation: 0,
+            all: None,
+            columns: HashMap::new(),
+            bytes: 0,
+            budget,
+            clock: Cell::new(0),
+            changes: VecDeque::new(),
+        }
+    }
+
+    fn tick(&self) -> u64 {
+        let now = self.clock.get() + 1;
+        self.clock.set(now);
+        now
+    }
+
+    /// The bytes the columns hold.
+    #[cfg(test)]
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     pub(super) fn all_at(&self, generation: u64) -> Option<Arc<RoaringBitmap>> {
         (self.generation == generation).then(|| self.all.clone())?
     }
@@ -147,29 +250,57 @@ impl ColumnCache {
     }
 
     pub(super) fn get(&self, generation: u64, path: &str) -> Option<Arc<Column>> {
-        match self.columns.get(path) {
-            Some((g, column)) if *g == generation => Some(column.clone()),
-            _ => None,
-        }
+        let c = self
+            .columns
+            .get(path)
+            .filter(|c| c.generation == generation)?;
+        c.used.set(self.tick());
+        Some(c.column.clone())
     }
 
     /// The column of `path` built at a generation older than `generation`, if one is held.
     pub(super) fn older(&self, generation: u64, path: &str) -> Option<(u64, Arc<Column>)> {
-        match self.columns.get(path) {
-            Some((g, column)) if *g < generation => Some((*g, column.clone())),
-            _ => None,
-        }
+        let c = self
+            .columns
+            .get(path)
+            .filter(|c| c.generation < generation)?;
+        c.used.set(self.tick());
+        Some((c.generation, c.column.clone()))
     }
 
-    /// Keeps `column` unless a newer generation's is held.
+    /// Keeps `column` unless a newer generation's is held, then drops the least recently used
+    /// others while the columns are too many or hold more than the budget.
     pub(super) fn put(&mut self, generation: u64, path: &str, column: Arc<Column>) {
-        if self.columns.get(path).is_some_and(|(g, _)| *g > generation) {
+        if self
+            .columns
+            .get(path)
+            .is_some_and(|c| c.generation > generation)
+        {
             return;
         }
-        if self.columns.len() >= COLUMN_CACHE_SIZE && !self.columns.contains_key(path) {
-            self.columns.clear();
+        let bytes = column.bytes();
+        let entry = CachedColumn {
+            generation,
+            column,
+            bytes,
+            used: Cell::new(self.tick()),
+        };
+        if let Some(old) = self.columns.insert(path.to_string(), entry) {
+            self.bytes -= old.bytes;
         }
-        self.columns.insert(path.to_string(), (generation, column));
+        self.bytes += bytes;
+        while self.columns.len() > 1
+            && (self.columns.len() > COLUMN_CACHE_SIZE || self.bytes > self.budget)
+        {
+            let oldest = self
+                .columns
+                .iter()
+                .filter(|(p, _)| p.as_str() != path)
+                .min_by_key(|(_, c)| c.used.get())
+                .map(|(p, _)| p.clone())
+                .expect("another column is held");
+            self.bytes -= self.columns.remove(&oldest).expect("just found").bytes;
+        }
     }
 
     /// Records the internal ids the commit of `generation` added, changed or deleted (called
@@ -413,6 +544,80 @@ mod tests {
         g.put(4, Arc::new("four"));
         assert_eq!(g.get(4).as_deref(), Some(&"four"));
         assert_eq!(g.get(3), None);
+    }
+
+    /// A column of `n` documents with distinct strings of 100 bytes: about 14 KB per 100.
+    fn string_column(path: &str, n: usize) -> Arc<Column> {
+        let docs: Vec<serde_json::Value> = (0..n)
+            .map(|i| {
+                let mut doc = serde_json::Map::new();
+                doc.insert(path.to_string(), format!("{i:0>100}").into());
+                serde_json::Value::Object(doc)
+            })
+            .collect();
+        Arc::new(crate::facets::column::column(path, &docs))
+    }
+
+    /// Past the byte budget the least recently used column goes, not the newest nor one
+    /// just read; the bytes counted follow what is held.
+    #[test]
+    fn test_columns_are_evicted_by_bytes_least_recently_used_first() {
+        let size = string_column("x", 1000).bytes();
+        assert!(
+            size > 100_000,
+            "a column of 1,000 strings of 100 bytes counts them"
+        );
+        let mut cache = ColumnCache::with_budget(size * 3 + size / 2);
+        for path in ["a", "b", "c"] {
+            cache.put(1, path, string_column(path, 1000));
+        }
+        assert_eq!(cache.columns.len(), 3);
+        // `a` is used, so `b` is now the least recently used.
+        assert!(cache.get(1, "a").is_some());
+        cache.put(1, "d", string_column("d", 1000));
+        assert!(
+            cache.get(1, "b").is_none(),
+            "the least recently used column is dropped"
+        );
+        for path in ["a", "c", "d"] {
+            assert!(cache.get(1, path).is_some(), "{path} is kept");
+        }
+        assert!(cache.bytes() <= size * 3 + size / 2);
+        assert_eq!(
+            cache.bytes(),
+            cache.columns.values().map(|c| c.bytes).sum::<usize>()
+        );
+
+        // A column larger than the whole budget is kept alone, the others dropped.
+        cache.put(1, "big", string_column("big", 5000));
+        assert_eq!(cache.columns.len(), 1);
+        assert!(cache.get(1, "big").is_some());
+        // Replacing a column counts its bytes once.
+        cache.put(2, "big", string_column("big", 10));
+        assert_eq!(cache.bytes(), cache.columns["big"].bytes);
+    }
+
+    /// Filter results are bounded by bytes too, least recently used first.
+    #[test]
+    fn test_filter_results_are_evicted_by_bytes() {
+        let ids = |n: u32| Arc::new((0..n).map(|i| i * 3).collect::<RoaringBitmap>());
+        let one = ids(100_000).serialized_size();
+        let mut cache = FilterCache::with_budget(one * 2 + one / 2);
+        cache.put(1, "a".into(), ids(100_000));
+        cache.put(1, "b".into(), ids(100_000));
+        assert!(cache.get(1, "a").is_some());
+        cache.put(1, "c".into(), ids(100_000));
+        assert!(
+            cache.get(1, "b").is_none(),
+            "the least recently used result is dropped"
+        );
+        assert!(cache.get(1, "a").is_some() && cache.get(1, "c").is_some());
+        assert!(cache.bytes() <= one * 2 + one / 2);
+        // Small results are bounded by count as before.
+        for i in 0..40 {
+            cache.put(1, format!("small {i}"), ids(10));
+        }
+        assert_eq!(cache.entries.len(), FILTER_CACHE_SIZE);
     }
 
     impl Weigh for u32 {
