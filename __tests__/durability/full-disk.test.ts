@@ -114,7 +114,15 @@ suite('a full disk', () => {
     expect(before.count).toBe(20100);
     // What the inverted index holds on disk: failures must leave none of their files.
     const tantivyBytes = () => Number(inside('du -sk "$0"/db/indexes/*/tantivy').split(/\s/)[0]);
-    const sized = tantivyBytes();
+    // The small batch may be merged after its task succeeded (`compactLater`): wait until the
+    // inverted index's files stop changing.
+    let sized = tantivyBytes();
+    for (let stable = 0, i = 0; stable < 3 && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 300));
+      const now = tantivyBytes();
+      stable = now === sized ? stable + 1 : 0;
+      sized = now;
+    }
     expect(await found(19999)).toEqual([19999]);
 
     // The disk is full: a payload cannot even be received, and nothing of it stays.
