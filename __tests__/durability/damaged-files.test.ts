@@ -9,7 +9,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { call, CHILD_KEY } from '../helpers/child';
+import { call, CHILD_KEY, finishedTask } from '../helpers/child';
 import { tempDir } from '../helpers/server';
 
 const BIN = path.join(__dirname, '../../bin/quarry.js');
@@ -56,14 +56,6 @@ async function stop(run: Run): Promise<void> {
   await exited;
 }
 
-async function waitTask(url: string, uid: number): Promise<any> {
-  for (let i = 0; i < 2400; i++) {
-    const t = (await call(url, 'GET', `/tasks/${uid}`)).body;
-    if (t.status !== 'enqueued' && t.status !== 'processing') return t;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`task ${uid} did not finish`);
-}
 
 const WORDS = ['harbor', 'lantern', 'granite', 'meadow', 'copper', 'willow', 'thunder', 'saffron', 'glacier', 'orchard', 'falcon', 'velvet', 'ember', 'canyon', 'juniper', 'quartz'];
 const docs = Array.from({ length: 6000 }, (_, i) => ({
@@ -121,11 +113,11 @@ describe('damaged files', () => {
     const run = await start(pristine);
     try {
       let r = await call(run.url, 'PATCH', '/indexes/books/settings', { filterableAttributes: ['year'], sortableAttributes: ['year'] });
-      await waitTask(run.url, r.body.taskUid);
+      await finishedTask(run.url, r.body.taskUid);
       r = await call(run.url, 'POST', '/indexes/books/documents', docs);
-      expect((await waitTask(run.url, r.body.taskUid)).status).toBe('succeeded');
+      expect((await finishedTask(run.url, r.body.taskUid)).status).toBe('succeeded');
       r = await call(run.url, 'POST', '/indexes/other/documents', [{ id: 1, title: 'still here' }]);
-      expect((await waitTask(run.url, r.body.taskUid)).status).toBe('succeeded');
+      expect((await finishedTask(run.url, r.body.taskUid)).status).toBe('succeeded');
       answers.push(...(await answer(run.url)));
     } finally {
       await stop(run);
@@ -170,7 +162,7 @@ describe('damaged files', () => {
       expect(r.body.numberOfDocuments).toBe(docs.length);
       // The rebuilt index takes writes.
       const t = await call(run.url, 'POST', '/indexes/books/documents', [{ id: 9999, title: 'zeppelin' }]);
-      expect((await waitTask(run.url, t.body.taskUid)).status).toBe('succeeded');
+      expect((await finishedTask(run.url, t.body.taskUid)).status).toBe('succeeded');
       expect((await call(run.url, 'POST', '/indexes/books/search', { q: 'zeppelin' })).body.hits.map((h: any) => h.id)).toEqual([9999]);
     } finally {
       await stop(run);
@@ -334,7 +326,7 @@ describe('damaged files', () => {
 
     run = await start(db);
     try {
-      const t = await waitTask(run.url, small);
+      const t = await finishedTask(run.url, small);
       expect(t.status).toBe('failed');
       expect(t.error.code).toBe('invalid_store_file');
       expect(t.error.message).toContain('is damaged: it holds');

@@ -33,3 +33,14 @@ export async function call(url: string, method: string, p: string, body?: unknow
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
+
+/** Waits until task `uid` of the child at `url` has finished, and returns it (throws after `timeoutMs`). */
+export async function finishedTask(url: string, uid: number, timeoutMs = 60_000): Promise<any> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const t = (await call(url, 'GET', `/tasks/${uid}`)).body;
+    if (t.status !== 'enqueued' && t.status !== 'processing') return t;
+    if (Date.now() > until) throw new Error(`task ${uid} still ${t.status} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -7,7 +7,7 @@
  */
 import net from 'node:net';
 import { type ChildProcess } from 'node:child_process';
-import { CHILD_KEY, call, startChild } from '../helpers/child';
+import { CHILD_KEY, call, startChild, finishedTask } from '../helpers/child';
 import { tempDir } from '../helpers/server';
 
 jest.setTimeout(120_000);
@@ -23,12 +23,8 @@ beforeAll(async () => {
   // hold (their autotuned sizes reach 32 MB for reading and 4 MB for writing on some kernels).
   const docs = Array.from({ length: 700 }, (_, i) => ({ id: i, title: `book ${i}`, text: `chapter ${i} `.repeat(9000) }));
   const r = await call(url, 'POST', '/indexes/books/documents', docs);
-  for (let i = 0; i < 600; i++) {
-    const t = (await call(url, 'GET', `/tasks/${r.body.taskUid}`)).body;
-    if (t.status === 'succeeded') break;
-    if (t.status === 'failed') throw new Error(JSON.stringify(t.error));
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  const t = await finishedTask(url, r.body.taskUid);
+  if (t.status !== 'succeeded') throw new Error(JSON.stringify(t.error));
 });
 
 afterAll(async () => {

@@ -234,24 +234,16 @@ impl Index {
 /// A tantivy failure: a full disk or exhausted file descriptors keep their own codes (through
 /// [`api_types::io_error`]); anything else is internal.
 fn tv(e: tantivy::TantivyError) -> Error {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
-    while let Some(err) = source {
-        let io = err.downcast_ref::<std::io::Error>().or_else(|| {
-            err.downcast_ref::<Arc<std::io::Error>>()
-                .map(|arc| arc.as_ref())
-        });
-        if let Some(io) = io {
-            // tempfile wraps the OS error with its path: the kind tells then.
-            let code = match (io.raw_os_error(), io.kind()) {
-                (Some(code @ (24 | 28)), _) => Some(code),
-                (_, std::io::ErrorKind::StorageFull) => Some(28),
-                _ => None,
-            };
-            if let Some(code) = code {
-                return api_types::io_error(std::io::Error::from_raw_os_error(code));
-            }
+    for io in io_errors(&e) {
+        // tempfile wraps the OS error with its path: the kind tells then.
+        let code = match (io.raw_os_error(), io.kind()) {
+            (Some(code @ (24 | 28)), _) => Some(code),
+            (_, std::io::ErrorKind::StorageFull) => Some(28),
+            _ => None,
+        };
+        if let Some(code) = code {
+            return api_types::io_error(std::io::Error::from_raw_os_error(code));
         }
-        source = err.source();
     }
     // A writer whose indexing thread failed reports it in words only.
     let text = e.to_string();
@@ -263,6 +255,21 @@ fn tv(e: tantivy::TantivyError) -> Error {
         }
     }
     Error::internal(format!("tantivy: {e}"))
+}
+
+/// The I/O errors in the chain of a tantivy error (tantivy wraps them, some in an `Arc`).
+fn io_errors(e: &tantivy::TantivyError) -> Vec<&std::io::Error> {
+    let mut out = Vec::new();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        let io = err.downcast_ref::<std::io::Error>().or_else(|| {
+            err.downcast_ref::<Arc<std::io::Error>>()
+                .map(|arc| arc.as_ref())
+        });
+        out.extend(io);
+        source = err.source();
+    }
+    out
 }
 
 fn default_limit() -> usize {

@@ -12,8 +12,8 @@ use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 use tantivy::{IndexReader, ReloadPolicy};
 
 use super::{
-    text, tv, ColumnCache, Fields, FilterCache, Index, Segments, SettingsCache, VectorTables,
-    WordCache,
+    io_errors, text, tv, ColumnCache, Fields, FilterCache, Index, Segments, SettingsCache,
+    VectorTables, WordCache,
 };
 use crate::codec::FieldsMap;
 use crate::payload;
@@ -217,20 +217,13 @@ fn open_tantivy(
 /// An error opening tantivy's files: the system's refusals keep their codes, anything else
 /// (a file missing, a footer or a meta file that does not parse) is damage.
 fn opening_failed(e: tantivy::TantivyError) -> Opened {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
-    while let Some(err) = source {
-        let io = err.downcast_ref::<std::io::Error>().or_else(|| {
-            err.downcast_ref::<Arc<std::io::Error>>()
-                .map(|arc| arc.as_ref())
-        });
-        if io.is_some_and(|io| {
-            io.raw_os_error().is_some() && io.kind() != std::io::ErrorKind::NotFound
-        }) {
-            return Opened::Failed(tv(e));
-        }
-        source = err.source();
+    let refused = io_errors(&e)
+        .iter()
+        .any(|io| io.raw_os_error().is_some() && io.kind() != std::io::ErrorKind::NotFound);
+    match refused {
+        true => Opened::Failed(tv(e)),
+        false => Opened::Damaged(e.to_string()),
     }
-    Opened::Damaged(e.to_string())
 }
 
 /// Empties tantivy's directory and opens it again.
