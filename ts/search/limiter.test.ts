@@ -69,4 +69,36 @@ describe('SearchLimiter', () => {
     await expect(l.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect((await l.run(() => Promise.resolve(Buffer.from('next')))).toString()).toBe('next');
   });
+
+  it('when large searches fill their lane, then the reserved slots still start an ordinary search at once, and waiting ordinary searches go first', async () => {
+    const l = new SearchLimiter(4, 20, 60_000);
+    expect(l.reserved).toBe(1);
+    const started: string[] = [];
+    const gates = new Map<string, ReturnType<typeof gate>>();
+    const run = (name: string, large: boolean) => {
+      const g = gate();
+      gates.set(name, g);
+      return l.run(() => (started.push(name), g.promise), large);
+    };
+    const big = ['L1', 'L2', 'L3', 'L4', 'L5'].map((n) => run(n, true));
+    await Promise.resolve();
+    // Three of four slots at most for large searches: the fourth waits for the others.
+    expect(started).toEqual(['L1', 'L2', 'L3']);
+    const small = run('s1', false);
+    await Promise.resolve();
+    expect(started).toEqual(['L1', 'L2', 'L3', 's1']);
+    const waitingSmall = run('s2', false);
+    gates.get('L1')!.open();
+    await big[0];
+    await new Promise((r) => setImmediate(r));
+    // The freed slot goes to the ordinary search waiting, not to the large ones before it.
+    expect(started).toEqual(['L1', 'L2', 'L3', 's1', 's2']);
+    for (const g of gates.values()) g.open();
+    await Promise.all([...big.slice(1, 3), small, waitingSmall]);
+    await new Promise((r) => setImmediate(r));
+    for (const g of gates.values()) g.open();
+    await Promise.all(big);
+    expect(started).toEqual(['L1', 'L2', 'L3', 's1', 's2', 'L4', 'L5']);
+    expect(l.load).toEqual({ active: 0, waiting: 0 });
+  });
 });

@@ -18,6 +18,7 @@ import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
 import { parseSimilar, similarEngineQuery } from '../schemas/similar';
 import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseQuery, parseSearch, type Personalize, type SearchBody } from '../schemas/search';
 import { DEFAULT_PERSONALIZATION_URL } from '../config';
+import { LARGE_PAGE } from './limiter';
 import { DEFAULT_BUDGET_MS, Reranker } from './personalize';
 import { FEDERATED_TAIL, queryMetadata, type QueryMetadata, SEARCH_TAIL, uuidV7, withMetadata } from './metadata';
 
@@ -116,13 +117,13 @@ export class SearchService {
    * Runs one engine call within the limiter (503 `too_many_search_requests` when saturated, or
    * when the answers being sent already hold the response budget, checked again after the wait).
    */
-  private limited(fn: () => Promise<Buffer>): Promise<Buffer> {
+  private limited(fn: () => Promise<Buffer>, hits = 0): Promise<Buffer> {
     const budget = this.deps.responseBudget;
     budget.refuseWhenFull();
     return this.deps.searchLimiter.run(() => {
       budget.refuseWhenFull();
       return fn();
-    });
+    }, hits > LARGE_PAGE);
   }
 
   /**
@@ -142,12 +143,12 @@ export class SearchService {
     if (network) {
       // The other instances answer the plain search; this one reranks the merged hits.
       const { personalize: _personalize, ...forwarded } = (body ?? {}) as Record<string, unknown>;
-      const answer = await this.limited(() => this.overNetwork(auth, uid, forwarded, query, receivedAt));
+      const answer = await this.limited(() => this.overNetwork(auth, uid, forwarded, query, receivedAt), hitsAsked(query));
       return withMetadata(await this.personalized(answer, query, uid, receivedAt), { requestUid, metadata: meta }, SEARCH_TAIL);
     }
     const index = this.deps.registry.handle(uid);
     const engineQ = this.scopedQuery(auth, uid, query, plainErrors);
-    const answer = await this.limited(() => index.search(engineQ, receivedAt));
+    const answer = await this.limited(() => index.search(engineQ, receivedAt), hitsAsked(query));
     return withMetadata(await this.personalized(answer, query, uid, receivedAt), { requestUid, metadata: meta }, SEARCH_TAIL);
   }
 
@@ -229,11 +230,11 @@ export class SearchService {
         let bytes: Buffer;
         if (network) {
           const { personalize: _personalize, ...forwarded } = search;
-          bytes = await this.limited(() => this.overNetwork(auth, uid, forwarded, parsed, receivedAt));
+          bytes = await this.limited(() => this.overNetwork(auth, uid, forwarded, parsed, receivedAt), hitsAsked(parsed));
         } else {
           const engineQ = this.scopedQuery(auth, uid, parsed);
           const handle = this.deps.registry.handle(uid);
-          bytes = await this.limited(() => handle.search(engineQ, receivedAt));
+          bytes = await this.limited(() => handle.search(engineQ, receivedAt), hitsAsked(parsed));
         }
         bytes = await this.personalized(bytes, parsed, uid, receivedAt);
         bytes = withMetadata(bytes, { requestUid, metadata: meta }, SEARCH_TAIL);
@@ -398,9 +399,16 @@ export class SearchService {
         receivedAt,
         federation.quarryPins,
       ),
+      hitsAsked(federation),
     );
     // `federation.personalize` reranks the merged page (no query line: the queries are several).
     const personalized = federation.personalize ? await this.personalized(answer, { personalize: federation.personalize } as SearchBody, null, receivedAt) : answer;
     return [personalized, metadata ? metas : undefined];
   }
+}
+
+/** How many hits a search asks for: its page's end (offset + limit, or page × hitsPerPage). */
+function hitsAsked(q: { offset?: number | null; limit?: number | null; page?: number | null; hitsPerPage?: number | null }): number {
+  if (typeof q.page === 'number' || typeof q.hitsPerPage === 'number') return (q.page ?? 1) * (q.hitsPerPage ?? 20);
+  return (q.offset ?? 0) + (q.limit ?? 20);
 }
