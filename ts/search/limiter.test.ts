@@ -70,9 +70,9 @@ describe('SearchLimiter', () => {
     expect((await l.run(() => Promise.resolve(Buffer.from('next')))).toString()).toBe('next');
   });
 
-  it('when large searches fill their lane, then the reserved slots still start an ordinary search at once, and waiting ordinary searches go first', async () => {
-    const l = new SearchLimiter(4, 20, 60_000);
-    expect(l.reserved).toBe(1);
+  it('when large searches fill their lane, then the other slots still start ordinary searches at once, and waiting ordinary searches go first', async () => {
+    const l = new SearchLimiter(8, 20, 60_000);
+    expect(l.largeSlots).toBe(2);
     const started: string[] = [];
     const gates = new Map<string, ReturnType<typeof gate>>();
     const run = (name: string, large: boolean) => {
@@ -80,25 +80,29 @@ describe('SearchLimiter', () => {
       gates.set(name, g);
       return l.run(() => (started.push(name), g.promise), large);
     };
-    const big = ['L1', 'L2', 'L3', 'L4', 'L5'].map((n) => run(n, true));
+    const big = ['L1', 'L2', 'L3', 'L4'].map((n) => run(n, true));
     await Promise.resolve();
-    // Three of four slots at most for large searches: the fourth waits for the others.
-    expect(started).toEqual(['L1', 'L2', 'L3']);
-    const small = run('s1', false);
+    // Two of eight slots at most for large searches: the others wait for them.
+    expect(started).toEqual(['L1', 'L2']);
+    const small = ['s1', 's2', 's3', 's4', 's5', 's6'].map((n) => run(n, false));
     await Promise.resolve();
-    expect(started).toEqual(['L1', 'L2', 'L3', 's1']);
-    const waitingSmall = run('s2', false);
+    expect(started).toEqual(['L1', 'L2', 's1', 's2', 's3', 's4', 's5', 's6']);
+    // Every slot taken: the next ordinary search waits, and starts before the large ones.
+    const waiting = run('s7', false);
     gates.get('L1')!.open();
     await big[0];
     await new Promise((r) => setImmediate(r));
-    // The freed slot goes to the ordinary search waiting, not to the large ones before it.
-    expect(started).toEqual(['L1', 'L2', 'L3', 's1', 's2']);
+    expect(started.slice(8)).toEqual(['s7']);
+    gates.get('s1')!.open();
+    await small[0];
+    await new Promise((r) => setImmediate(r));
+    expect(started.slice(8)).toEqual(['s7', 'L3']);
     for (const g of gates.values()) g.open();
-    await Promise.all([...big.slice(1, 3), small, waitingSmall]);
+    await Promise.all([...small, waiting, big[1], big[2]]);
     await new Promise((r) => setImmediate(r));
     for (const g of gates.values()) g.open();
     await Promise.all(big);
-    expect(started).toEqual(['L1', 'L2', 'L3', 's1', 's2', 'L4', 'L5']);
+    expect(started.slice(8)).toEqual(['s7', 'L3', 'L4']);
     expect(l.load).toEqual({ active: 0, waiting: 0 });
   });
 });

@@ -6,9 +6,10 @@
  *
  * Two lanes. A search asking for a page beyond `LARGE_PAGE` hits (possible only where an
  * index's `maxTotalHits` was raised) builds an answer of megabytes and holds a slot for its
- * whole time: such searches may take all slots but `reserved` (a quarter, at least one), and
- * a waiting search of the ordinary lane starts before any waiting large one. A burst of
- * worst-case searches then queues behind itself, not in front of a search box's queries.
+ * whole time: at most `largeSlots` of them run at once (a quarter of the slots, at least one),
+ * and a waiting search of the ordinary lane starts before any waiting large one. A burst of
+ * worst-case searches then queues behind itself, not in front of a search box's queries, and
+ * the answers being built at once are bounded by that count, whatever the clients ask.
  */
 import { ApiError } from '../errors/api-error';
 
@@ -26,8 +27,8 @@ export class SearchLimiter {
   private activeLarge = 0;
   private readonly waiting: Waiter[] = [];
   private readonly waitingLarge: Waiter[] = [];
-  /** Slots that large searches leave to the others. */
-  readonly reserved: number;
+  /** Slots that large searches may take at once. */
+  readonly largeSlots: number;
 
   constructor(
     readonly concurrency: number,
@@ -35,7 +36,7 @@ export class SearchLimiter {
     readonly dropAfterMs: number,
     private readonly now: () => number = Date.now,
   ) {
-    this.reserved = concurrency > 1 ? Math.max(1, Math.floor(concurrency / 4)) : 0;
+    this.largeSlots = Math.max(1, Math.floor(concurrency / 4));
   }
 
   private tooMany(): ApiError {
@@ -43,7 +44,7 @@ export class SearchLimiter {
   }
 
   private canStart(large: boolean): boolean {
-    return this.active < this.concurrency && (!large || this.activeLarge < this.concurrency - this.reserved);
+    return this.active < this.concurrency && (!large || this.activeLarge < this.largeSlots);
   }
 
   /**
