@@ -26,7 +26,9 @@ export function walkStores(dirs: string[]): Map<string, string> {
   const damaged = new Map<string, string>();
   let rest = dirs;
   while (rest.length > 0) {
-    const run = spawnSync(process.execPath, ['-e', CHILD, LOADER, ...rest], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    // Embedded in Electron, `process.execPath` is Electron's binary: this makes it a plain Node.
+    const env = { ...process.env, ELECTRON_RUN_AS_NODE: '1' };
+    const run = spawnSync(process.execPath, ['-e', CHILD, LOADER, ...rest], { encoding: 'utf8', maxBuffer: 64 << 20, env });
     if (run.error) throw run.error;
     const done = new Set<string>();
     let current: string | null = null;
