@@ -11,8 +11,8 @@
  * So, once a burst is over, `releaseAfterBurst` runs a full collection, lets the engine's
  * Buffers' finalizers run (they are deferred to the event loop), and asks the allocator to
  * release. A full collection stops the event loop for a few milliseconds; it runs only once
- * answers totalling at least `RELEASE_AFTER_BYTES` were sent with no pause between them (the
- * bytes in flight never back to zero), at most once a second.
+ * answers totalling at least `RELEASE_AFTER_BYTES` were sent since the last release, a second
+ * after a drain with nothing in flight, at most once a second.
  *
  * During a burst, V8 collects on its own schedule, and sent answers piled up as garbage
  * meanwhile (most of the peak: the answers in flight were a small part of it). So
@@ -48,28 +48,44 @@ function collectGarbage(): void {
   collect();
 }
 
+/** How long after answers drained memory is released (if none are in flight then). */
+const AFTER_MS = 1000;
+
 /**
- * Returns `onDrained` for a `ResponseBudget`: after a burst of at least
- * `RELEASE_AFTER_BYTES`, waits a second; if answers are still in flight then (`busy()`), the
- * next drain tries again, else memory is released.
+ * Returns `onDrained` for a `ResponseBudget`: once answers totalling `RELEASE_AFTER_BYTES` were
+ * sent since the last release, memory is released a second after a drain, when no answer is in
+ * flight then (`busy()`), else a second later; and once more after the last answers of the
+ * burst (less than that since the release before). The bytes are counted across drains:
+ * answers sent one after another (the large-search lane runs few at once) drain between each
+ * other. So during a long burst memory is released at most once a second.
  */
 export function releaseAfterBurst(busy: () => boolean, onError: (err: unknown) => void): (total: number) => void {
-  let pending = false;
+  let sent = 0;
+  let armed = false;
   let scheduled = false;
   const release = async () => {
-    scheduled = false;
-    if (busy()) return;
-    pending = false;
     collectGarbage();
     // The engine's Buffers are freed by finalizers the collection queued on the event loop.
     await new Promise((r) => setTimeout(r, 50).unref());
     await releaseFreeMemory();
   };
-  return (total) => {
-    if (total >= RELEASE_AFTER_BYTES) pending = true;
-    if (!pending || scheduled) return;
+  const check = () => {
+    scheduled = false;
+    if (busy()) return schedule();
+    // The burst is over once less than the threshold was sent since the last release.
+    if (sent < RELEASE_AFTER_BYTES) armed = false;
+    sent = 0;
+    release().catch(onError);
+  };
+  const schedule = () => {
+    if (scheduled) return;
     scheduled = true;
-    setTimeout(() => release().catch(onError), 1000).unref();
+    setTimeout(check, AFTER_MS).unref();
+  };
+  return (total) => {
+    sent += total;
+    if (sent >= RELEASE_AFTER_BYTES) armed = true;
+    if (armed) schedule();
   };
 }
 
