@@ -86,9 +86,11 @@
 //! unchanged; searches use the old segments until the merged ones are published, and a crash
 //! during the merge leaves the old segments (the batch itself is committed already).
 
-use std::path::Path;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use api_types::{Error, Result};
 use heed::RwTxn;
@@ -271,6 +273,42 @@ impl Index {
             *guard = Some(writer);
         }
         Ok(guard.as_mut().unwrap())
+    }
+
+    /// Deletes the segment files a failed batch wrote, now rather than at the next commit (a
+    /// full disk gets its space back at once). The writer is dropped: a new one lists as
+    /// living only the segments of tantivy's last commit. But tantivy's `prepare_commit`
+    /// returns the first failing indexing thread's error without joining the others, so one
+    /// may still be finishing its segment: the collection is repeated until no file outside
+    /// the last commit is left, for two seconds at most (the next commit collects the rest).
+    pub(super) fn discard_uncommitted(&self, guard: &mut Option<IndexWriter>) {
+        drop(guard.take());
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            if let Ok(writer) = self.writer_mut(guard) {
+                let _ = writer.garbage_collect_files().wait();
+            }
+            let Ok(metas) = self.tantivy.load_metas() else {
+                return;
+            };
+            // tantivy manages `meta.json` too.
+            let mut living: HashSet<PathBuf> = metas
+                .segments
+                .iter()
+                .flat_map(|segment| segment.list_files())
+                .collect();
+            living.insert(PathBuf::from("meta.json"));
+            let stray = self
+                .tantivy
+                .directory()
+                .list_managed_files()
+                .into_iter()
+                .any(|file| !living.contains(&file));
+            if !stray || Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Deletes every dirty id from tantivy and re-adds the version LMDB holds.
@@ -762,6 +800,32 @@ mod tests {
             hits(&index, "common")["estimatedTotalHits"],
             serde_json::json!(360)
         );
+    }
+
+    #[test]
+    fn the_files_of_a_failed_batch_are_deleted_once_its_last_indexing_thread_lets_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = Index::open(tmp.path().join("idx")).unwrap();
+        add_batch(&index, tmp.path(), 1, 0..10);
+        let files = || -> HashSet<PathBuf> { index.tantivy.directory().list_managed_files() };
+        let committed = files();
+        // An indexing thread tantivy did not join: it holds its new segment for a while after
+        // the batch failed, so the first collection keeps that segment's file.
+        let mut segment = index.tantivy.new_segment();
+        let mut write = segment
+            .open_write(tantivy::index::SegmentComponent::Postings)
+            .unwrap();
+        std::io::Write::write_all(&mut write, b"half a segment").unwrap();
+        drop(write);
+        assert!(files().len() > committed.len());
+        let thread = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(segment);
+        });
+        index.discard_uncommitted(&mut index.writer.lock().unwrap());
+        assert_eq!(files(), committed);
+        thread.join().unwrap();
+        assert_eq!(hits(&index, "common")["estimatedTotalHits"], 10);
     }
 
     #[test]

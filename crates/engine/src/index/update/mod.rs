@@ -310,14 +310,7 @@ impl Index {
         let outcome =
             outcome.and_then(|()| self.commit_batch(wtxn, writer, &state, &results, clear_all));
         if let Err(e) = outcome {
-            // The segment files the failed batch wrote belong to no commit: deleted now, not
-            // at the next commit (a full disk gets its space back at once).
-            // A new writer lists as living only the segments of tantivy's last commit (the
-            // failed one may still count its prepared segments as its own).
-            drop(guard.take());
-            if let Ok(writer) = self.writer_mut(&mut guard) {
-                let _ = writer.garbage_collect_files().wait();
-            }
+            self.discard_uncommitted(&mut guard);
             return Err(e);
         }
         Ok(results)
