@@ -72,11 +72,11 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     // Every LMDB store is read whole by another process first: a damaged page must not kill this one.
     const damaged = walkStores([path.join(dbPath, 'tasks'), ...indexStores(dbPath)]);
     const tasks = damaged.get(path.join(dbPath, 'tasks'));
-    if (tasks !== undefined) throw taskStoreDamaged(dbPath, tasks, replica !== null);
+    if (tasks !== undefined) throw taskStoreDamaged(tasks, replica !== null);
     kv = KvStore.open(path.join(dbPath, 'tasks'), META_MAP_SIZE);
     return await openStores(config, logger, dbPath, kv, () => lock.release(), replica, damaged);
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'invalid_store_file') err = taskStoreDamaged(dbPath, err.message, replica !== null);
+    if (err instanceof ApiError && err.code === 'invalid_store_file') err = taskStoreDamaged(err.message, replica !== null);
     await replica?.close();
     kv?.close();
     lock.release();
@@ -202,8 +202,8 @@ function enqueueSnapshot(queue: TaskQueue, logger: Logger, periodSeconds: number
 async function checkIndexes(registry: IndexRegistry, config: Config, dbPath: string, replicated: boolean, logger: Logger, damagedStores: Map<string, string>): Promise<void> {
   const walked = (entry: IndexEntry): Error | null => {
     const store = path.join(registry.pathOf(entry), 'store');
-    const why = damagedStores.get(store);
-    return why === undefined ? null : new ApiError('invalid_store_file', `The file \`${path.join(store, 'data.mdb')}\` is damaged: ${why}`);
+    const message = damagedStores.get(store);
+    return message === undefined ? null : new ApiError('invalid_store_file', message);
   };
   const failed = registry.openAll((uid, why) => logger.warn('the inverted index was damaged and has been rebuilt from the documents', { index: uid, reason: why }), walked);
   if (failed.length === 0) return;
@@ -216,7 +216,7 @@ async function checkIndexes(registry: IndexRegistry, config: Config, dbPath: str
   const other = failed.find((f) => !damaged.includes(f));
   if (other) stop(other.error);
   if (!config.dropDamagedIndexes || replicated) {
-    const list = damaged.map(({ entry, error }) => `index \`${entry.uid}\`: ${error.message}`).join('; ');
+    const list = damaged.map(({ entry, error }) => `index \`${entry.uid}\`: ${error.message.replace(/\.$/, '')}`).join('; ');
     const way = replicated
       ? 'Move this instance\'s data directory away: started empty, it copies the group\'s latest snapshot.'
       : `Restore the data directory from a snapshot (\`--import-snapshot\`) or a dump (\`--import-dump\`), or start with \`--drop-damaged-indexes\` to start without ${damaged.length === 1 ? 'this index' : 'these indexes'} (${damaged.length === 1 ? 'its documents are lost; its files are' : 'their documents are lost; their files are'} kept in \`${path.join(dbPath, 'damaged')}\`).`;
@@ -228,11 +228,10 @@ async function checkIndexes(registry: IndexRegistry, config: Config, dbPath: str
   }
 }
 
-/** The task store could not be read: the start stops with the file and the way out. */
-function taskStoreDamaged(dbPath: string, message: string, replicated: boolean): DataDirError {
+/** The task store could not be read: the start stops with what is wrong (the message names the file) and the way out. */
+function taskStoreDamaged(message: string, replicated: boolean): DataDirError {
   const way = replicated
     ? 'Move this instance\'s data directory away: started empty, it copies the group\'s latest snapshot.'
     : 'Restore the data directory from a snapshot (`--import-snapshot`) or a dump (`--import-dump`) into a new `--db-path`.';
-  const what = message.replace(/^The database file is in an invalid state: /, '');
-  return new DataDirError(`The task store \`${path.join(dbPath, 'tasks', 'data.mdb')}\` is damaged: ${what} ${way}`);
+  return new DataDirError(`${message} ${way}`);
 }

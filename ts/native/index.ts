@@ -17,7 +17,7 @@ import type { BatchInput, BatchOp, BatchOpResult, FacetSearchQuery, FetchQuery, 
 export { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER, type OutboundAnswer, outboundRequest } from './outbound';
 export { catalogByCode, checkEmbedder, configureModels, configureOutbound, configureRemoteEmbedders, engineVersion, renderTemplate, type ErrorCodeRow, hideSecret, releaseFreeMemory, settingsLocales, shortenSlice } from './binding';
 export { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from './documents';
-export { type KvEntry, type KvOp, KvStore } from './kv';
+export { damagedFileMessage, type KvEntry, type KvOp, KvStore } from './kv';
 
 export type { BatchOp, BatchOpResult, FacetSearchQuery, FetchQuery, FieldsQuery, Hybrid, IndexStats, SearchQuery, Shards, SimilarQuery, StagedCheck } from './shapes.generated';
 

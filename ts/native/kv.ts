@@ -57,3 +57,8 @@ export class KvStore {
     this.raw.close();
   }
 }
+
+/** The message of a damaged store file (`invalid_store_file`) whose damage only the caller knows. */
+export function damagedFileMessage(file: string, why: string): string {
+  return binding.damagedFileMessage(file, why);
+}

@@ -8,6 +8,8 @@
  * instead of killing the server later, in the middle of a request.
  */
 import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { damagedFileMessage } from '../native';
 
 // The same loader `binding.ts` requires, from `ts/` under tests and from `dist/` when built.
 const LOADER = require.resolve('../../native/index.js');
@@ -21,7 +23,7 @@ for (const dir of process.argv.slice(2)) {
   process.stdout.write(JSON.stringify({ dir, error }) + '\\n');
 }`;
 
-/** What is wrong with each damaged store of `dirs` (LMDB environment directories), by directory. */
+/** The message of each damaged store of `dirs` (LMDB environment directories; it names the file), by directory. */
 export function walkStores(dirs: string[]): Map<string, string> {
   const damaged = new Map<string, string>();
   let rest = dirs;
@@ -45,18 +47,18 @@ export function walkStores(dirs: string[]): Map<string, string> {
     }
     if (current === null) break;
     // The walk of `current` killed the process: it is damaged, and the others are walked again.
-    damaged.set(current, `reading it makes LMDB fail (${run.signal ?? `exit ${run.status}`})`);
+    damaged.set(current, damagedFileMessage(path.join(current, 'data.mdb'), `reading it makes LMDB fail (${run.signal ?? `exit ${run.status}`}).`));
     done.add(current);
     rest = rest.filter((d) => !done.has(d));
   }
   return damaged;
 }
 
-/** The message of an addon error (`{"code","message"}`), else the error's text. */
+/** The message of an addon error (`{"code","message"}`: it names the file), else the error's text. */
 function describe(error: string): string {
   try {
     const parsed = JSON.parse(error) as { message?: unknown };
-    if (typeof parsed.message === 'string') return parsed.message.replace(/^The database file is in an invalid state: /, '');
+    if (typeof parsed.message === 'string') return parsed.message;
   } catch {
     // not an addon error
   }

@@ -22,6 +22,6 @@ mod table;
 
 pub use error::{Error, Result};
 pub use rows::{catalog, link, lookup, CodeRow, ErrorType};
-pub use system::{catch_panic, io_error, io_error_in};
+pub use system::{catch_panic, damaged_file, io_error, io_error_in};
 #[cfg(feature = "heed")]
-pub use system::{heed_error, heed_error_in, DAMAGED};
+pub use system::{damaged_in, heed_error, heed_error_in};

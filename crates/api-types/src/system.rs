@@ -48,9 +48,29 @@ pub fn heed_error_in(e: heed::Error, dir: &std::path::Path) -> Error {
 }
 
 /// How the message of a damaged LMDB file starts (Meilisearch's words for `invalid_store_file`);
-/// where the file is known, callers put its name instead.
+/// where the file is known, [`damaged_in`] puts its name instead.
 #[cfg(feature = "heed")]
-pub const DAMAGED: &str = "The database file is in an invalid state: ";
+const DAMAGED: &str = "The database file is in an invalid state: ";
+
+/// `invalid_store_file` for the file `file`, and what is wrong with it (`why`, a sentence).
+pub fn damaged_file(file: &std::path::Path, why: &str) -> Error {
+    Error::new(
+        "invalid_store_file",
+        format!("The file `{}` is damaged: {why}", file.display()),
+    )
+}
+
+/// `e`, raised while opening or reading the file `file`, which only Quarry writes: what fails
+/// to read or to decode there (a damaged LMDB file, or an internal error) is that file's damage,
+/// named with it; any other failure (a full disk, a permission) keeps its code.
+#[cfg(feature = "heed")]
+pub fn damaged_in(e: Error, file: &std::path::Path) -> Error {
+    match e.message.strip_prefix(DAMAGED) {
+        Some(why) if e.code == "invalid_store_file" => damaged_file(file, why),
+        _ if e.code == "internal" => damaged_file(file, &e.message),
+        _ => e,
+    }
+}
 
 /// An LMDB failure: a full map is `database_size_limit_reached`, a damaged file (a page of the
 /// wrong type or out of the file, a file that is not LMDB's, or a decoding that fails on what
@@ -127,6 +147,29 @@ mod tests {
             assert_eq!(e.code, "invalid_store_file");
             assert!(e.message.starts_with(DAMAGED), "{}", e.message);
         }
+    }
+
+    #[cfg(feature = "heed")]
+    #[test]
+    fn test_a_damaged_file_is_named_where_it_is_known() {
+        let file = std::path::Path::new("/db/tasks/data.mdb");
+        let e = damaged_in(heed_error(heed::Error::Mdb(heed::MdbError::Invalid)), file);
+        assert_eq!(e.code, "invalid_store_file");
+        assert!(
+            e.message
+                .starts_with("The file `/db/tasks/data.mdb` is damaged: MDB_INVALID"),
+            "{}",
+            e.message
+        );
+        let e = damaged_in(Error::internal("no main database"), file);
+        assert_eq!(e.code, "invalid_store_file");
+        assert!(
+            e.message.ends_with("is damaged: no main database"),
+            "{}",
+            e.message
+        );
+        let full = damaged_in(io_error(std::io::Error::from_raw_os_error(28)), file);
+        assert_eq!(full.code, "no_space_left_on_device");
     }
 
     #[test]

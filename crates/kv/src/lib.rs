@@ -111,7 +111,8 @@ impl KvStore {
     pub fn open(path: impl AsRef<Path>, map_size: usize) -> Result<KvStore> {
         let path = path.as_ref();
         std::fs::create_dir_all(path).map_err(Error::internal)?;
-        let env = open_env(path, map_size)?;
+        let env = open_env(path, map_size)
+            .map_err(|e| api_types::damaged_in(e, &path.join("data.mdb")))?;
         Ok(KvStore {
             env: RwLock::new(Some(env)),
             dbs: Mutex::new(HashMap::new()),

@@ -177,6 +177,11 @@ fn test_a_walk_reads_every_entry_and_finds_damaged_meta_pages() {
     let e = crate::walk(dir.path()).unwrap_err();
     assert_eq!(e.code, "invalid_store_file");
     assert!(e.message.contains("MDB_INVALID"), "{}", e.message);
+    let named = format!("The file `{}` is damaged: ", file.display());
+    assert!(e.message.starts_with(&named), "{}", e.message);
+    // Opened for writing, the same damage is named the same way.
+    let e = KvStore::open(dir.path(), MAP).err().unwrap();
+    assert!(e.message.starts_with(&named), "{}", e.message);
     // A directory without a store has nothing to walk.
     assert_eq!(crate::walk(&dir.path().join("none")).unwrap(), 0);
 }

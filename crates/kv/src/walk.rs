@@ -13,12 +13,18 @@ use heed::types::Bytes;
 use heed::{Database, EnvFlags, EnvOpenOptions};
 
 /// Reads every entry of every named database of the environment in `dir` (opened read-only),
-/// touching one byte of each page of each value; returns how many entries were read.
+/// touching one byte of each page of each value; returns how many entries were read. Damage
+/// fails with `invalid_store_file` naming `dir`'s `data.mdb`.
 pub fn walk(dir: &Path) -> Result<u64> {
+    let file = dir.join("data.mdb");
     // Nothing to read in a file missing or empty (those who open it say what that means).
-    if std::fs::metadata(dir.join("data.mdb")).map_or(true, |m| m.len() == 0) {
+    if std::fs::metadata(&file).map_or(true, |m| m.len() == 0) {
         return Ok(0);
     }
+    walk_in(dir).map_err(|e| api_types::damaged_in(e, &file))
+}
+
+fn walk_in(dir: &Path) -> Result<u64> {
     // SAFETY: opened read-only by a process that does nothing else with it.
     let env = unsafe {
         EnvOpenOptions::new()

@@ -212,3 +212,10 @@ pub fn walk_store(dir: String) -> Result<f64> {
         .map(|n| n as f64)
         .map_err(to_napi_error)
 }
+
+/// The `invalid_store_file` message of the file `file`, damaged as `why` says (the process that
+/// walked it died: only its parent can say so).
+#[napi]
+pub fn damaged_file_message(file: String, why: String) -> String {
+    api_types::damaged_file(std::path::Path::new(&file), &why).message
+}

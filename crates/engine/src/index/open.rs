@@ -57,17 +57,7 @@ impl Index {
         // What opening reads of LMDB is the index's own writing: what fails to read or to
         // decode there is a damaged file (a system failure keeps its code).
         let file = dir.join("store").join("data.mdb");
-        Index::open_in(dir).map_err(|e| {
-            let what = match e.message.strip_prefix(api_types::DAMAGED) {
-                Some(what) => what.to_string(),
-                None if e.code == "internal" => e.message,
-                None => return e,
-            };
-            Error::new(
-                "invalid_store_file",
-                format!("The file `{}` is damaged: {what}", file.display()),
-            )
-        })
+        Index::open_in(dir).map_err(|e| api_types::damaged_in(e, &file))
     }
 
     fn open_in(dir: PathBuf) -> Result<Index> {
