@@ -6,7 +6,8 @@
  *   server collects nothing: the copies in Node's heap (glibc's) and the engine's bytes behind
  *   them (mimalloc's). A full collection freed the first at once (glibc trims its heap itself).
  * - mimalloc kept the pages those bytes were freed from until later allocations walked past
- *   them: `releaseFreeMemory` (the engine's `memory::release_free_memory`) purges them.
+ *   them, and glibc the free pages in the middle of its arenas: `releaseFreeMemory` (the
+ *   engine's `memory::release_free_memory`) purges both.
  *
  * So, once a burst is over, `releaseAfterBurst` runs a full collection, lets the engine's
  * Buffers' finalizers run (they are deferred to the event loop), and asks the allocator to
