@@ -1589,3 +1589,66 @@ fn a_narrow_filter_under_a_broad_word_finds_exactly_its_documents() {
         }
     }
 }
+
+/// The ids of `GET /documents` and of a placeholder search, in their order.
+fn order(index: &Index) -> (Vec<u64>, Vec<u64>) {
+    let ids = |v: &Value, key: &str| -> Vec<u64> {
+        v[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["id"].as_u64().unwrap())
+            .collect()
+    };
+    (
+        ids(&fetch_all(index), "results"),
+        ids(&search(index, None), "hits"),
+    )
+}
+
+#[test]
+fn new_documents_take_the_internal_ids_deletions_freed_as_on_meilisearch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let batch = |uid: u64, body: &str| {
+        let file = stage(tmp.path(), &format!("b{uid}"), body);
+        index
+            .apply_batch(vec![add(uid, file, Method::Replace, None)])
+            .unwrap();
+    };
+    let delete = |uid: u64, ids: &[&str]| {
+        let ids = ids.iter().map(|s| s.to_string()).collect();
+        index
+            .apply_batch(vec![BatchOp::DeleteDocuments { task_uid: uid, ids }])
+            .unwrap();
+    };
+    batch(1, r#"[{"id":1},{"id":2},{"id":3},{"id":4},{"id":5}]"#);
+    delete(2, &["2", "3"]);
+    // Meilisearch 1.50 answers these orders (both routes) on the same steps.
+    batch(3, r#"[{"id":10},{"id":11},{"id":12}]"#);
+    let expected = vec![1, 10, 11, 4, 5, 12];
+    assert_eq!(order(&index), (expected.clone(), expected));
+    delete(4, &["4"]);
+    batch(5, r#"[{"id":20},{"id":21}]"#);
+    let expected = vec![1, 10, 11, 20, 5, 12, 21];
+    assert_eq!(order(&index), (expected.clone(), expected));
+    // A document deleted and another added in one batch: the freed id waits for the next one.
+    let file = stage(tmp.path(), "b6", r#"[{"id":30}]"#);
+    index
+        .apply_batch(vec![
+            BatchOp::DeleteDocuments {
+                task_uid: 6,
+                ids: vec!["1".into()],
+            },
+            add(7, file, Method::Replace, None),
+        ])
+        .unwrap();
+    batch(8, r#"[{"id":40}]"#);
+    let expected = vec![40, 10, 11, 20, 5, 12, 21, 30];
+    assert_eq!(order(&index), (expected.clone(), expected));
+    // Searches still find the documents behind reused ids, and only them.
+    assert_eq!(search(&index, Some("40"))["hits"], json!([{"id": 40}]));
+    drop(index);
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    assert_eq!(order(&index).0, vec![40, 10, 11, 20, 5, 12, 21, 30]);
+}

@@ -217,11 +217,7 @@ impl Index {
                     return Ok(());
                 }
                 None => {
-                    let iid = state.next_id;
-                    state.next_id = state
-                        .next_id
-                        .checked_add(1)
-                        .ok_or_else(|| Error::internal("internal id space exhausted"))?;
+                    let iid = self.new_internal_id(state)?;
                     self.store.ids.put(txn, &ext, &iid).map_err(heed_error)?;
                     iid
                 }

@@ -222,7 +222,11 @@ pub struct OpCounts {
 /// In-memory state of a batch being applied (written to `meta` at commit).
 struct BatchState {
     primary_key: Option<String>,
+    /// Internal ids from this one up were never given.
     next_id: u32,
+    /// The ids below `next_id` not in use when the batch started, less those given since;
+    /// `None` until the batch's first new document.
+    free_ids: Option<RoaringBitmap>,
     field_distribution: BTreeMap<String, u64>,
     dirty: RoaringBitmap,
     /// The settings as the batch's settings ops left them; `None` while unchanged.
@@ -338,6 +342,7 @@ impl Index {
         Ok(BatchState {
             primary_key: self.store.get_string(txn, keys::PRIMARY_KEY)?,
             next_id: self.store.get_u64(txn, keys::NEXT_ID)? as u32,
+            free_ids: None,
             field_distribution,
             dirty: self.store.get_dirty(txn)?.unwrap_or_default(),
             settings: None,
@@ -345,6 +350,35 @@ impl Index {
             vectors: vectors::VectorState::load(&self.store, txn)?,
             pairs: self.stored_pair_words(txn)?.map(Arc::new),
         })
+    }
+
+    /// A new document's internal id: the smallest one not in use when the batch started, else
+    /// the next never given. Ids freed by deletions are given again, as Meilisearch does: the
+    /// order of `GET /documents` and of a placeholder search's hits (and of ties) is the order
+    /// of internal ids, which so stays Meilisearch's after deletions. The ids in use are read
+    /// from the last commit (ids the batch itself deletes are given in a later batch); an index
+    /// without holes is known by its count alone.
+    fn new_internal_id(&self, state: &mut BatchState) -> Result<u32> {
+        if state.free_ids.is_none() {
+            let rtxn = self.store.read()?;
+            let count = self.store.docs.len(&rtxn).map_err(heed_error)?;
+            let mut free = RoaringBitmap::new();
+            if count < u64::from(state.next_id) {
+                free.insert_range(0..state.next_id);
+                free -= &*self.all_ids(&rtxn)?;
+            }
+            state.free_ids = Some(free);
+        }
+        let free = state.free_ids.get_or_insert_with(RoaringBitmap::new);
+        if let Some(iid) = free.min() {
+            free.remove(iid);
+            return Ok(iid);
+        }
+        let iid = state.next_id;
+        state.next_id = iid
+            .checked_add(1)
+            .ok_or_else(|| Error::internal("internal id space exhausted"))?;
+        Ok(iid)
     }
 
     fn save_state(&self, txn: &mut RwTxn, state: &BatchState) -> Result<()> {
