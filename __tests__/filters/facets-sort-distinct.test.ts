@@ -70,11 +70,22 @@ describe('facets in search', () => {
 
   it('when facets is `*` or a pattern, then it expands to the filterable attributes', async () => {
     const all = await search({ facets: ['*'], limit: 0 });
-    expect(Object.keys(all.body.facetDistribution)).toEqual(['author', 'genres', 'price']);
+    // A filterable `_geo` comes with its parts, as on Meilisearch.
+    expect(Object.keys(all.body.facetDistribution)).toEqual(['_geo', '_geo.lat', '_geo.lng', 'author', 'genres', 'price']);
     const some = await search({ facets: ['gen*'], limit: 0 });
     expect(Object.keys(some.body.facetDistribution)).toEqual(['genres']);
     const get = await s.api('GET', `/indexes/${uid}/search?facets=genres,author&limit=0`);
     expect(Object.keys(get.body.facetDistribution)).toEqual(['author', 'genres']);
+  });
+
+  it('when _geo is a facet, then it has no values and its parts are counted, as on Meilisearch', async () => {
+    const r = await search({ facets: ['_geo'], limit: 0 });
+    expect(r.body.facetDistribution).toEqual({
+      _geo: {},
+      '_geo.lat': { '48.8566': 1, '45.764': 1, '51.5072': 1, '-33.8688': 1 },
+      '_geo.lng': { '2.3522': 1, '4.8357': 1, '-0.1276': 1, '151.2093': 1 },
+    });
+    expect(r.body.facetStats).toEqual({ '_geo.lat': { min: -33.8688, max: 51.5072 }, '_geo.lng': { min: -0.1276, max: 151.2093 } });
   });
 
   it('when a facet is not filterable, then invalid_search_facets lists what is', async () => {

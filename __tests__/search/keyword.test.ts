@@ -303,8 +303,11 @@ describe('typo tolerance', () => {
     expect((await search('hobit ', {}, off)).body.hits).toEqual([]);
     const longer = await index({ typoTolerance: { minWordSizeForTypos: { oneTypo: 6, twoTypos: 9 } } });
     expect((await search('hobit ', {}, longer)).body.hits).toEqual([]);
-    const words = await index({ typoTolerance: { disableOnWords: ['hobit'] } });
+    const words = await index({ typoTolerance: { disableOnWords: ['Hobit'] } });
     expect((await search('hobit ', {}, words)).body.hits).toEqual([]);
+    // Stored as Meilisearch stores them: normalized by the default tokenizer, sorted.
+    const stored = await index({ typoTolerance: { disableOnWords: ['Éclair', 'New York', 'Straße', 'apple', "L'avion"] } });
+    expect((await s.api('GET', `/indexes/${stored}/settings/typo-tolerance`)).body.disableOnWords).toEqual(['apple', 'eclair', "l'avion", 'new york', 'straße']);
     expect(ids((await search('hamlt ', {}, words)).body.hits)).toEqual([3]);
   });
 });

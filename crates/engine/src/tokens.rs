@@ -240,6 +240,17 @@ pub fn walk_in(
     last.unwrap_or(first)
 }
 
+/// `text` as Meilisearch stores a word of `typoTolerance.disableOnWords`: the lemmas of all its
+/// tokens (separators included) by the default tokenizer, joined (`Éclair` is `eclair`).
+pub fn normalized(text: &str) -> String {
+    let mut builder = TokenizerBuilder::<Vec<u8>>::new();
+    builder
+        .build()
+        .tokenize(text)
+        .map(|token| token.lemma().to_string())
+        .collect()
+}
+
 /// The words and separators of `text`, in order.
 pub fn pieces_in(tokenizer: &Tokenizer, text: &str, languages: Option<&[Language]>) -> Vec<Piece> {
     let mut out = Vec::new();

@@ -316,7 +316,14 @@ impl TypoTolerance {
         Ok(TypoTolerance {
             enabled: p.enabled.pick(self.enabled, || d.enabled),
             min_word_size_for_typos: sizes,
-            disable_on_words: sorted_set(p.disable_on_words.pick(self.disable_on_words, Vec::new)),
+            // Stored normalized, as Meilisearch does (and answers them).
+            disable_on_words: sorted_set(
+                p.disable_on_words
+                    .pick(self.disable_on_words, Vec::new)
+                    .iter()
+                    .map(|w| crate::tokens::normalized(w))
+                    .collect(),
+            ),
             disable_on_attributes: sorted_set(
                 p.disable_on_attributes
                     .pick(self.disable_on_attributes, Vec::new),

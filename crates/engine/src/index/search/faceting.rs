@@ -32,9 +32,14 @@ pub(crate) struct FacetStats {
     pub max: f64,
 }
 
+/// A filterable `_geo` is faceted as Meilisearch does: `_geo` itself (no values, an object)
+/// and the numbers of its parts.
+const GEO: &str = "_geo";
+const GEO_PARTS: [&str; 2] = ["_geo.lat", "_geo.lng"];
+
 impl Index {
     /// The concrete attributes `facets` names: names must be filterable; `*` and patterns
-    /// expand to the filterable attributes present in the index.
+    /// expand to the filterable attributes present in the index; `_geo` brings its parts.
     pub(super) fn facet_names(
         &self,
         rtxn: &heed::RoTxn,
@@ -58,6 +63,9 @@ impl Index {
                 );
             } else if rules::is_filterable(filter_rules, name) {
                 out.insert(name.clone());
+                if name == GEO {
+                    out.extend(GEO_PARTS.map(String::from));
+                }
             } else {
                 invalid.push(name.clone());
             }
@@ -90,7 +98,9 @@ impl Index {
                 }
             }
         }
-        out.remove("_geo");
+        if out.contains(GEO) {
+            out.extend(GEO_PARTS.map(String::from));
+        }
         Ok(out.into_iter().collect())
     }
 
@@ -107,6 +117,11 @@ impl Index {
         let mut distribution = Map::new();
         let mut stats = Vec::new();
         for (name, column) in names.iter().zip(columns) {
+            if name == GEO {
+                // A point is no facet value: its parts are.
+                distribution.insert(name.clone(), Value::Object(Map::new()));
+                continue;
+            }
             let counts = facets::count(&column, set);
             if let (Some(min), Some(max)) = (counts.min, counts.max) {
                 stats.push(FacetStats {
