@@ -58,7 +58,24 @@ describe('deeply nested JSON', () => {
     expect(r.body.message).toContain('recursion limit exceeded');
   });
 
-  it('128 levels still parse', async () => {
+  it('127 levels parse, 128 are refused where Meilisearch refuses them', async () => {
+    const body = (n: number) => `{"filter":${'['.repeat(n)}${']'.repeat(n)}}`;
+    const refused = await s.api('POST', `/indexes/${uid}/search`, { raw: body(127) });
+    expectError(refused, 400, 'malformed_payload');
+    expect(refused.body.message).toBe('The json payload provided is malformed. `recursion limit exceeded at line 1 column 137`.');
+    // 127 levels are read (the filter itself is then refused for what it says).
+    expect((await s.api('POST', `/indexes/${uid}/search`, { raw: body(126) })).body.code).toBe('invalid_search_filter');
+  });
+
+  it('a malformed body is described in Meilisearch\'s words, at its place', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { raw: '{\n  "q": "x",\n  "limit": ,\n}' });
+    expectError(r, 400, 'malformed_payload');
+    expect(r.body.message).toBe('The json payload provided is malformed. `expected value at line 3 column 12`.');
+    const bytes = await s.api('POST', `/indexes/${uid}/search`, { raw: Buffer.from('{"q":"a\xff"}', 'latin1') });
+    expect(bytes.body.message).toBe('The json payload provided is malformed. `invalid unicode code point at line 1 column 9`.');
+  });
+
+  it('126 levels still parse', async () => {
     const ok = `{"q":"carol","filter":${'['.repeat(1)}"title = carol"${']'.repeat(1)},"x":${'['.repeat(125)}${']'.repeat(125)}}`;
     const r = await s.api('POST', `/indexes/${uid}/search`, { raw: ok });
     expectError(r, 400, 'bad_request');

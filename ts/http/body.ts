@@ -6,6 +6,7 @@
  */
 import type { Request } from 'express';
 import { ApiError } from '../errors/api-error';
+import { refusedBytes, serdeJsonError } from './json-error';
 
 export function mediaType(req: Pick<Request, 'headers'>): string | null {
   return mediaTypeOf(req.headers['content-type']);
@@ -42,8 +43,11 @@ export function parseJsonBody(body: Buffer, type: string | null, optional = fals
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw malformed((err as Error).message);
+    throw malformed(serdeJsonError(body) ?? (err as Error).message);
   }
+  // JSON.parse read invalid UTF-8 as U+FFFD; serde_json refuses it.
+  const invalid = refusedBytes(body) ? serdeJsonError(body) : null;
+  if (invalid) throw malformed(invalid);
   const refused = plainlyParsed(text, value) ? null : jsonRefusal(text);
   if (refused) throw malformed(refused);
   return value;
@@ -63,7 +67,8 @@ function plainlyParsed(text: string, value: unknown): boolean {
 function plainValue(value: unknown, depth: number): boolean {
   if (typeof value === 'number') return Number.isFinite(value);
   if (value === null || typeof value !== 'object') return true;
-  if (depth >= MAX_JSON_DEPTH) return false;
+  // A container at `depth` is the nesting's level `depth + 1`.
+  if (depth + 1 >= MAX_JSON_DEPTH) return false;
   if (Array.isArray(value)) {
     for (const item of value) if (!plainValue(item, depth + 1)) return false;
     return true;
@@ -76,12 +81,12 @@ function malformed(reason: string): ApiError {
   return new ApiError('malformed_payload', `The json payload provided is malformed. \`${reason}\`.`);
 }
 
-/** Nesting deeper than this is refused, as serde_json (and so Meilisearch) refuses it. */
+/** Nesting this deep is refused (127 levels are read), as serde_json (and so Meilisearch) refuses it. */
 export const MAX_JSON_DEPTH = 128;
 
 /**
  * What JSON.parse accepts but Meilisearch's parser refuses, in text that already parsed:
- * nesting deeper than {@link MAX_JSON_DEPTH}, an unpaired surrogate escape (`"\uD800"`), a
+ * nesting {@link MAX_JSON_DEPTH} levels deep, an unpaired surrogate escape (`"\uD800"`), a
  * number out of the f64 range (`1e400`, which JSON.parse turns into Infinity). Each would
  * otherwise travel on as a value nothing downstream can handle. One pass, no allocation but
  * for numbers.
@@ -97,7 +102,7 @@ export function jsonRefusal(text: string): string | null {
       line++;
       lineStart = i + 1;
     } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > MAX_JSON_DEPTH) return `recursion limit exceeded ${at(i)}`;
+      if (++depth >= MAX_JSON_DEPTH) return `recursion limit exceeded ${at(i)}`;
     } else if (c === 0x5d || c === 0x7d) {
       depth--;
     } else if (c === 0x22) {
