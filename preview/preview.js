@@ -188,6 +188,12 @@
       render(main);
     } catch (err) {
       if (controller !== state.controller || err.name === 'AbortError') return;
+      // Attributes (or `*`) that name nothing filterable in the documents are refused as
+      // Meilisearch refuses them: the page then searches without facets.
+      if (err.code === 'invalid_search_facets' && state.facets.length) {
+        state.facets = [];
+        return search();
+      }
       clearResults();
       showError(err);
       if (err.status === 401 || err.status === 403) askKey('This API key cannot search this index.');

@@ -92,9 +92,13 @@ describe('facets in search', () => {
     const r = await search({ facets: ['title'] });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_search_facets');
-    expect(r.body.message).toBe('Invalid facet distribution: Attribute `title` is not filterable. Available filterable attributes patterns are: `_geo, author, genres, price`.');
-    const two = await search({ facets: ['title', 'id'] });
-    expect(two.body.message).toBe('Invalid facet distribution: Attributes `title, id` are not filterable. Available filterable attributes patterns are: `_geo, author, genres, price`.');
+    // Meilisearch 1.50's words: the first name that is not filterable, called a pattern.
+    expect(r.body.message).toBe('Invalid facet distribution: Pattern `title` is not filterable. Available filterable attributes patterns are: `_geo, author, genres, price`.');
+    const two = await search({ facets: ['genres', 'title', 'id'] });
+    expect(two.body.message).toBe('Invalid facet distribution: Pattern `title` is not filterable. Available filterable attributes patterns are: `_geo, author, genres, price`.');
+    // A pattern that matches no filterable attribute of the documents is refused the same way.
+    const pattern = await search({ facets: ['pri*', 'tit*'] });
+    expect(pattern.body.message).toBe('Invalid facet distribution: Pattern `tit*` is not filterable. Available filterable attributes patterns are: `_geo, author, genres, price`.');
   });
 
   it('when maxValuesPerFacet and sortFacetValuesBy are set, then values are capped and ordered', async () => {

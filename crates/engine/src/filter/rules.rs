@@ -140,8 +140,9 @@ fn pattern_list(patterns: &BTreeSet<&str>) -> String {
     patterns.iter().copied().collect::<Vec<_>>().join(", ")
 }
 
-/// The `invalid_search_facets` message for the names of `facets` that are not filterable.
-pub fn facets_error(rules: &[Rule], invalid: &[String]) -> String {
+/// The `invalid_search_facets` message for `name`, a name or pattern of `facets` that matches
+/// no filterable attribute (Meilisearch names the first such one only).
+pub fn facets_error(rules: &[Rule], name: &str) -> String {
     let patterns = filterable_patterns(rules);
     let tail = if patterns.is_empty() {
         "This index does not have configured filterable attributes.".to_string()
@@ -151,17 +152,11 @@ pub fn facets_error(rules: &[Rule], invalid: &[String]) -> String {
             pattern_list(&patterns)
         )
     };
-    match invalid {
-        [one] => match matching(rules, one) {
-            Some((i, _)) => format!(
-                "Invalid facet distribution: Attribute `{one}` matched rule #{i} in filterableAttributes, but this rule does not enable filtering.\nHint: enable filtering in rule #{i} by modifying the features.filter object\nHint: prepend another rule matching `{one}` with appropriate filter features before rule #{i}"
-            ),
-            None => format!("Invalid facet distribution: Attribute `{one}` is not filterable. {tail}"),
-        },
-        many => format!(
-            "Invalid facet distribution: Attributes `{}` are not filterable. {tail}",
-            many.join(", ")
+    match matching(rules, name) {
+        Some((i, _)) => format!(
+            "Invalid facet distribution: Attribute `{name}` matched rule #{i} in filterableAttributes, but this rule does not enable filtering.\nHint: enable filtering in rule #{i} by modifying the features.filter object\nHint: prepend another rule matching `{name}` with appropriate filter features before rule #{i}"
         ),
+        None => format!("Invalid facet distribution: Pattern `{name}` is not filterable. {tail}"),
     }
 }
 

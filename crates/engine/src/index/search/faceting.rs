@@ -38,8 +38,9 @@ const GEO: &str = "_geo";
 const GEO_PARTS: [&str; 2] = ["_geo.lat", "_geo.lng"];
 
 impl Index {
-    /// The concrete attributes `facets` names: names must be filterable; `*` and patterns
-    /// expand to the filterable attributes present in the index; `_geo` brings its parts.
+    /// The concrete attributes `facets` names: names must be filterable, and patterns (`*`
+    /// among them) must match filterable attributes present in the index, which they expand
+    /// to; `_geo` brings its parts.
     pub(super) fn facet_names(
         &self,
         rtxn: &heed::RoTxn,
@@ -47,34 +48,33 @@ impl Index {
         filter_rules: &[rules::Rule],
     ) -> Result<Vec<String>> {
         let mut out = BTreeSet::new();
-        let mut invalid = Vec::new();
         let mut known: Option<Vec<String>> = None;
         for name in requested {
-            if name.contains('*') {
+            let found = if name.contains('*') {
                 let known = match &mut known {
                     Some(k) => k,
                     None => known.insert(self.known_fields(rtxn, filter_rules)?),
                 };
-                out.extend(
-                    known
-                        .iter()
-                        .filter(|f| rules::pattern_matches(name, f))
-                        .cloned(),
-                );
+                let mut matched = known.iter().filter(|f| rules::pattern_matches(name, f));
+                let any = matched.clone().next().is_some();
+                out.extend(matched.by_ref().cloned());
+                any
             } else if rules::is_filterable(filter_rules, name) {
                 out.insert(name.clone());
                 if name == GEO {
                     out.extend(GEO_PARTS.map(String::from));
                 }
+                true
             } else {
-                invalid.push(name.clone());
+                false
+            };
+            // A name or a pattern that names no filterable attribute: the first one is refused.
+            if !found {
+                return Err(Error::new(
+                    "invalid_search_facets",
+                    rules::facets_error(filter_rules, name),
+                ));
             }
-        }
-        if !invalid.is_empty() {
-            return Err(Error::new(
-                "invalid_search_facets",
-                rules::facets_error(filter_rules, &invalid),
-            ));
         }
         Ok(out.into_iter().collect())
     }
