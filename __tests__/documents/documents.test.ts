@@ -172,6 +172,8 @@ describe('deleting documents', () => {
     expect(one).toMatchObject({ type: 'documentDeletion', status: 'succeeded', details: { providedIds: 1, deletedDocuments: 1, originalFilter: null } });
     const batch = await s.waitTask((await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { body: [1, '2', 404] })).body.taskUid);
     expect(batch.details).toEqual({ providedIds: 3, deletedDocuments: 2, originalFilter: null });
+    // Its batch shows no originalFilter, as Meilisearch's does.
+    expect((await s.api('GET', `/batches/${batch.batchUid}`)).body.details).toEqual({ providedIds: 3, deletedDocuments: 2 });
     expect((await s.api('GET', `/indexes/${uid}/documents`)).body.total).toBe(7);
     const all = await s.waitTask((await s.api('DELETE', `/indexes/${uid}/documents`)).body.taskUid);
     expect(all.details).toEqual({ deletedDocuments: 7 });

@@ -177,6 +177,8 @@ export class Worker {
         details[k] = typeof v === 'number' && typeof details[k] === 'number' ? (details[k] as number) + v : v;
       }
     }
+    // A batch shows no `originalFilter` where its tasks had none (deletions by ids carry a null one), as on Meilisearch.
+    if (details.originalFilter === null) delete details.originalFilter;
     const finished: BatchRecord = { ...batch, finishedAt, details, stats: { totalNbTasks: done.length, status, types, indexUids, progressTrace: batch.stats.progressTrace ?? {} } };
     await this.queue.finishBatch(done, finished, effects.queue, [...effects.ops, ...plan.ops]);
     plan.committed?.();
