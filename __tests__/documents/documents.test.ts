@@ -153,6 +153,7 @@ describe('reading documents', () => {
     expect(r.status).toBe(200);
     expect(r.body.results).toEqual([{ id: 3 }, { id: 4 }]);
     expect((await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { limit: 'x' } })).body.code).toBe('invalid_document_limit');
+    expect((await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { useNetwork: null } })).status).toBe(200);
     expect((await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { nope: 1 } })).body.code).toBe('bad_request');
   });
 

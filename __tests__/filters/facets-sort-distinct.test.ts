@@ -182,6 +182,8 @@ describe('POST /indexes/{uid}/facet-search', () => {
     expect((await fs({ facetName: 'genres', exhaustiveFacetCount: 'yes' })).body.code).toBe('invalid_facet_search_exhaustive_facet_count');
     expect((await fs({ facetName: 'genres', filter: 'nope = 1' })).body.code).toBe('invalid_search_filter');
     expect((await fs({ facetName: 'genres', whatever: 1 })).status).toBe(200);
+    // null is no value, as on Meilisearch.
+    expect((await fs({ facetName: 'genres', useNetwork: null })).status).toBe(200);
     const missing = await s.api('POST', `/indexes/${uniqueIndex('none')}/facet-search`, { body: { facetName: 'genres' } });
     expect(missing.status).toBe(404);
     expect(missing.body.code).toBe('index_not_found');

@@ -162,6 +162,13 @@ describe('facets', () => {
     });
   });
 
+  it('facetsByIndex null is refused as Meilisearch refuses it; an index given null has no facets', async () => {
+    const r = await fed([{ indexUid: a }], { facetsByIndex: null });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 'invalid_multi_search_facets_by_index', message: 'Invalid value type at `.federation.facetsByIndex`: expected an object, but found null' });
+    expect((await fed([{ indexUid: a }], { facetsByIndex: { [a]: null } })).status).toBe(200);
+  });
+
   it('mergeFacets sums the counts and bounds the stats; maxValuesPerFacet cuts each facet', async () => {
     const r = await fed([{ indexUid: a }, { indexUid: b }], { facetsByIndex: { [a]: ['g', 'n'], [b]: ['g', 'n'] }, mergeFacets: {} });
     expect(r.body.facetsByIndex).toBeUndefined();

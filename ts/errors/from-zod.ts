@@ -143,7 +143,7 @@ export function parseWith<T>(schema: z.ZodType<T>, body: unknown, codes: FieldCo
   } else if (issue.code === 'invalid_value') {
     message = `Invalid value type at \`${at}\`: expected a string, but found ${found(value)}`;
   } else if (issue.code === 'invalid_type') {
-    message = `Invalid value type at \`${at}\`: expected ${issue.expected === 'array' ? 'an array' : issue.expected === 'object' ? 'an object' : `a ${issue.expected}`}, but found ${found(value)}`;
+    message = `Invalid value type at \`${at}\`: expected ${issue.expected === 'array' ? 'an array' : issue.expected === 'object' || issue.expected === 'record' ? 'an object' : `a ${issue.expected}`}, but found ${found(value)}`;
   } else {
     message = `Invalid value at \`${at}\`: ${issue.message}`;
   }

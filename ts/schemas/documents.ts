@@ -34,7 +34,7 @@ export const FetchSchema = z.strictObject({
   ids: z.array(z.union([z.string(), z.number()])).nullable().optional(),
   filter: filterShape.nullable().optional(),
   sort: boundedList(z.string()).nullable().optional(),
-  useNetwork: z.boolean().optional(),
+  useNetwork: z.boolean().nullable().optional(),
 });
 export type FetchBody = z.infer<typeof FetchSchema>;
 export const FETCH_CODES = {

@@ -15,7 +15,7 @@ export const FederationSchema = z.strictObject({
   offset: uint.optional(),
   page: uint.optional(),
   hitsPerPage: uint.optional(),
-  facetsByIndex: z.record(z.string(), z.array(z.string()).nullable()).nullable().optional(),
+  facetsByIndex: z.record(z.string(), z.array(z.string()).nullable()).optional(),
   mergeFacets: z.strictObject({ maxValuesPerFacet: uint.optional() }).nullable().optional(),
   distinct: z.string().nullable().optional(),
   showPerformanceDetails: z.boolean().optional(),

@@ -281,7 +281,7 @@ export const FacetSearchSchema = z.object({
   exhaustiveFacetCount: z.boolean().nullable().optional(),
   vector: z.array(z.number()).nullable().optional(),
   hybrid: z.unknown().optional(),
-  useNetwork: z.boolean().optional(),
+  useNetwork: z.boolean().nullable().optional(),
 });
 
 export type FacetSearchBody = z.infer<typeof FacetSearchSchema>;
