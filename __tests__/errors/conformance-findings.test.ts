@@ -81,6 +81,14 @@ describe('experimental search parameters without their feature', () => {
   it('when a vector comes without hybrid, then that is answered before the index’s own errors', async () => {
     const r = await search({ vector: [], distinct: 'nope' });
     expect(r.body).toMatchObject({ code: 'missing_search_hybrid', message: 'Invalid request: missing `hybrid` parameter when `vector` or `media` are present.' });
+    // But after the index is found and the filter read, as on Meilisearch.
+    expect((await s.api('POST', '/indexes/no-such-index/search', { body: { vector: [1], media: { a: 1 } } })).body.code).toBe('index_not_found');
+    expect((await search({ vector: [1], filter: 'year >' })).body.code).toBe('invalid_search_filter');
+    const multi = await s.api('POST', '/multi-search', { body: { queries: [{ indexUid: 'no-such-index', vector: [1] }] } });
+    expect(multi.body).toMatchObject({ code: 'index_not_found', message: 'Inside `.queries[0]`: Index `no-such-index` not found.' });
+    // A similar search's embedder is checked before its filter; a facet search's filter before its facet.
+    expect((await s.api('POST', `/indexes/${uid}/similar`, { body: { id: 1, embedder: 'x', filter: 'year >' } })).body.code).toBe('invalid_similar_embedder');
+    expect((await s.api('POST', `/indexes/${uid}/facet-search`, { body: { facetName: '*', filter: 'year >' } })).body.code).toBe('invalid_search_filter');
     const get = await s.api('GET', `/indexes/${uid}/search?vector=0.1,0.2`);
     expect(get.body).toMatchObject({ code: 'missing_search_hybrid', message: '`hybridEmbedder` is mandatory when `vector` is present' });
     const ratio = await s.api('GET', `/indexes/${uid}/search?hybridSemanticRatio=0.5`);

@@ -23,16 +23,11 @@ export function remoteTarget(deps: Deps, name: string): Target {
 
 /**
  * A search's parameters refused as Meilisearch refuses them once the body is read (before its
- * index is looked up): `vector` or `media` without `hybrid`, `useNetwork` (even `false`)
- * without the `network` feature. (`personalize` without a reranking API is refused after the
- * search, `search/personalize.ts`.)
+ * index is looked up): `useNetwork` (even `false`) without the `network` feature. (A `vector`
+ * or `media` without `hybrid` is refused by the engine once the index is found and the filter
+ * read; `personalize` without a reranking API after the search, `search/personalize.ts`.)
  */
-export function checkSearchFeatures(deps: Deps, query: { useNetwork?: unknown; vector?: unknown; media?: unknown; hybrid?: unknown }): void {
-  // A query vector or media without `hybrid` is refused before the index is searched (its
-  // filters, sort and distinct are not looked at).
-  if ((query.vector != null || query.media != null) && query.hybrid == null) {
-    throw new ApiError('missing_search_hybrid', 'Invalid request: missing `hybrid` parameter when `vector` or `media` are present.');
-  }
+export function checkSearchFeatures(deps: Deps, query: { useNetwork?: unknown }): void {
   if (query.useNetwork != null && !deps.features.enabled('network')) {
     throw new ApiError('feature_not_enabled', 'passing `useNetwork` in a search query requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805');
   }

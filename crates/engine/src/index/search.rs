@@ -223,10 +223,14 @@ impl Index {
         q: &SearchQuery,
         started: Instant,
     ) -> Result<SearchResult> {
-        // Parse the request: the filter first, then the parameters checked against settings
-        // (in this order, which decides the error a request with several mistakes gets).
+        // Parse the request: the filter first, then a vector without `hybrid`, then the
+        // parameters checked against settings (in this order, which decides the error a
+        // request with several mistakes gets).
         let allowed = self.search_filtered(rtxn, settings, q)?;
         let filtered_at = Instant::now();
+        if q.hybrid.is_none() && (q.vector.is_some() || q.media) {
+            return Err(semantic::missing_hybrid());
+        }
         let mut request = self.parse_request(rtxn, settings, q)?;
         // Pinned documents leave the natural order, which is then ranked from the first hit
         // so that they can be placed in it.

@@ -33,11 +33,12 @@ impl Index {
                 "The facet search is disabled for this index",
             ));
         }
+        // The filter is checked before the facet's name, as Meilisearch checks them.
+        let allowed = self.filtered(&rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
         let filter_rules = rules::rules_of(settings);
         if let Some(m) = rules::facet_search_error(&filter_rules, &q.facet_name) {
             return Err(Error::new("invalid_facet_search_facet_name", m));
         }
-        let allowed = self.filtered(&rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
         // A semantic or hybrid query has every allowed document as a candidate (its semantic
         // side ranks them all): the words then restrict nothing.
         let text = q.q.as_deref().unwrap_or("");

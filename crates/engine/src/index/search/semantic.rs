@@ -83,10 +83,7 @@ impl Index {
     ) -> Result<Mode> {
         let Some(hybrid) = hybrid else {
             if vector.is_some() || media {
-                return Err(Error::new(
-                    "missing_search_hybrid",
-                    "Invalid request: missing `hybrid` parameter when `vector` or `media` are present.",
-                ));
+                return Err(missing_hybrid());
             }
             return Ok(Mode::Keyword {
                 semantic_hits: None,
@@ -434,4 +431,13 @@ fn compare_parts(a: &[Part], b: &[Part]) -> Ordering {
         }
     }
     Ordering::Equal
+}
+
+/// A query vector or media without `hybrid` (checked after the filter, before the other
+/// parameters, as Meilisearch checks it).
+pub(super) fn missing_hybrid() -> Error {
+    Error::new(
+        "missing_search_hybrid",
+        "Invalid request: missing `hybrid` parameter when `vector` or `media` are present.",
+    )
 }

@@ -64,14 +64,7 @@ impl Index {
         let rtxn = self.store.read()?;
         let settings = self.settings(&rtxn)?;
         let settings = settings.as_ref();
-        let allowed = self.allowed_ids(
-            &rtxn,
-            q.filter.as_ref(),
-            settings,
-            "invalid_similar_filter",
-            q.contains_filter,
-        )?;
-        let filtered = Instant::now();
+        // The embedder is checked before the filter, as Meilisearch checks them.
         if !registry::configs(settings)?
             .iter()
             .any(|(n, _)| *n == q.embedder)
@@ -81,6 +74,14 @@ impl Index {
                 format!("Cannot find embedder with name `{}`.", q.embedder),
             ));
         }
+        let allowed = self.allowed_ids(
+            &rtxn,
+            q.filter.as_ref(),
+            settings,
+            "invalid_similar_filter",
+            q.contains_filter,
+        )?;
+        let filtered = Instant::now();
         let Some(target) = self.store.internal_id(&rtxn, &q.id)? else {
             return Err(Error::new(
                 "not_found_similar_id",
