@@ -229,50 +229,40 @@ class Scan {
     return parseInt(digits.toString('latin1'), 16);
   }
 
+  /**
+   * Before an item of a list or an object (after its opening, or after an item): null when
+   * `close` ends it (then read), else the byte the item starts with, past its comma; with
+   * serde_json's checks in serde_json's order.
+   */
+  private item(first: boolean, close: number, commaOrEnd: string, eof: string): number | null {
+    let c = this.whitespace();
+    if (c === close) {
+      this.i++;
+      return null;
+    }
+    if (c === COMMA && !first) {
+      this.i++;
+      c = this.whitespace();
+    } else if (c === null) {
+      this.peekError(eof);
+    } else if (!first) {
+      this.peekError(commaOrEnd);
+    }
+    if (c === close) this.peekError(TRAILING_COMMA);
+    if (c === null) this.peekError(EOF_VALUE);
+    return c;
+  }
+
   /** A list after its `[`. */
   private list(): void {
-    for (let first = true; ; ) {
-      let c = this.whitespace();
-      if (c === CLOSE_LIST) {
-        this.i++;
-        return;
-      }
-      if (c === COMMA && !first) {
-        this.i++;
-        c = this.whitespace();
-      } else if (c === null) {
-        this.peekError(EOF_LIST);
-      } else if (first) {
-        first = false;
-      } else {
-        this.peekError(EXPECTED_LIST_COMMA_OR_END);
-      }
-      if (c === CLOSE_LIST) this.peekError(TRAILING_COMMA);
-      if (c === null) this.peekError(EOF_VALUE);
-      this.value();
-    }
+    for (let first = true; this.item(first, CLOSE_LIST, EXPECTED_LIST_COMMA_OR_END, EOF_LIST) !== null; first = false) this.value();
   }
 
   /** An object after its `{`. */
   private object(): void {
-    for (let first = true; ; ) {
-      let c = this.whitespace();
-      if (c === CLOSE_OBJECT) {
-        this.i++;
-        return;
-      }
-      if (c === COMMA && !first) {
-        this.i++;
-        c = this.whitespace();
-      } else if (c === null) {
-        this.peekError(EOF_OBJECT);
-      } else if (first) {
-        first = false;
-      } else {
-        this.peekError(EXPECTED_OBJECT_COMMA_OR_END);
-      }
-      if (c === CLOSE_OBJECT) this.peekError(TRAILING_COMMA);
-      if (c === null) this.peekError(EOF_VALUE);
+    for (let first = true; ; first = false) {
+      const c = this.item(first, CLOSE_OBJECT, EXPECTED_OBJECT_COMMA_OR_END, EOF_OBJECT);
+      if (c === null) return;
       if (c !== QUOTE) this.peekError(KEY_MUST_BE_A_STRING);
       this.i++;
       this.string();
