@@ -96,8 +96,12 @@ function rustDebug(s: string): string {
   return `${out}"`;
 }
 
+/** serde_json's nesting limit: a list or an object at this level is refused. */
+export const MAX_DEPTH = 128;
+
 export class JsonReader {
   private i = 0;
+  private depth = 0;
 
   constructor(private readonly bytes: Buffer) {}
 
@@ -158,7 +162,8 @@ export class JsonReader {
         this.i++;
         break;
       }
-      if (c < 0x20) this.fail('control character (\\u0000-\\u001F) found while parsing a string');
+      // serde places it after the character.
+      if (c < 0x20) this.fail('control character (\\u0000-\\u001F) found while parsing a string', this.i + 1);
       if (c !== BACKSLASH) {
         this.i++;
         continue;
@@ -190,16 +195,16 @@ export class JsonReader {
     return String.fromCharCode(unit, low);
   }
 
+  /** Four hex digits, read as serde reads them: all four taken, then checked. */
   private hex4(): number {
-    let n = 0;
-    for (let k = 0; k < 4; k++) {
-      const c = this.next();
-      if (c === -1) this.fail('EOF while parsing a string');
-      const d = parseInt(String.fromCharCode(c), 16);
-      if (Number.isNaN(d)) this.fail('invalid escape');
-      n = n * 16 + d;
+    if (this.bytes.length - this.i < 4) {
+      this.i = this.bytes.length;
+      this.fail('EOF while parsing a string');
     }
-    return n;
+    const digits = this.bytes.toString('latin1', this.i, this.i + 4);
+    this.i += 4;
+    if (!/^[0-9a-fA-F]{4}$/.test(digits)) this.fail('invalid escape');
+    return parseInt(digits, 16);
   }
 
   /**
@@ -258,24 +263,31 @@ export class JsonReader {
       this.eat();
       return { kind: 'string', value: this.string() };
     }
-    if (c === 0x5b) {
+    if (c === 0x5b || c === 0x7b) {
+      if (++this.depth >= MAX_DEPTH) this.failAhead('recursion limit exceeded');
       this.eat();
-      const items: Json[] = [];
-      while (this.nextItem(items.length === 0)) items.push(this.value(checked));
-      this.closeSeq(true);
-      return { kind: 'seq', items };
-    }
-    if (c === 0x7b) {
-      this.eat();
-      const entries: Array<[string, Json]> = [];
-      for (let key = this.nextKey(true); key !== null; key = this.nextKey(false)) {
-        this.colon();
-        entries.push([key, this.value(checked)]);
-      }
-      this.closeMap(true);
-      return { kind: 'map', entries };
+      const value = c === 0x5b ? this.seq(checked) : this.map(checked);
+      this.depth--;
+      return value;
     }
     return this.failAhead('expected value');
+  }
+
+  private seq(checked: boolean): Json {
+    const items: Json[] = [];
+    while (this.nextItem(items.length === 0)) items.push(this.value(checked));
+    this.closeSeq(true);
+    return { kind: 'seq', items };
+  }
+
+  private map(checked: boolean): Json {
+    const entries: Array<[string, Json]> = [];
+    for (let key = this.nextKey(true); key !== null; key = this.nextKey(false)) {
+      this.colon();
+      entries.push([key, this.value(checked)]);
+    }
+    this.closeMap(true);
+    return { kind: 'map', entries };
   }
 
   /**

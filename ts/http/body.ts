@@ -6,6 +6,7 @@
  */
 import type { Request } from 'express';
 import { ApiError } from '../errors/api-error';
+import { MAX_DEPTH as MAX_JSON_DEPTH } from '../auth/token-json';
 import { refusedBytes, serdeJsonError } from './json-error';
 
 export function mediaType(req: Pick<Request, 'headers'>): string | null {
@@ -45,16 +46,16 @@ export function parseJsonBody(body: Buffer, type: string | null, optional = fals
   } catch (err) {
     throw malformed(serdeJsonError(body) ?? (err as Error).message);
   }
-  // JSON.parse read invalid UTF-8 as U+FFFD; serde_json refuses it.
-  const invalid = refusedBytes(body) ? serdeJsonError(body) : null;
-  if (invalid) throw malformed(invalid);
-  const refused = plainlyParsed(text, value) ? null : jsonRefusal(text);
+  // What JSON.parse accepts and serde_json refuses: invalid UTF-8 (read as U+FFFD), and what
+  // the walk of the value cannot clear. The reader finds it, at its place.
+  const refused = plainlyParsed(text, value) && !refusedBytes(body) ? null : serdeJsonError(body);
   if (refused) throw malformed(refused);
   return value;
 }
 
 /**
- * True when `value`, parsed from `text`, shows none of what {@link jsonRefusal} looks for: no
+ * True when `value`, parsed from `text`, shows none of what serde_json refuses and JSON.parse
+ * accepts (nesting 128 levels deep, a lone surrogate escape, a number past f64): no
  * `\u` escape in the text, no number JSON.parse turned into an infinity, no nesting deeper
  * than the depth allowed. A walk of the parsed value costs a query vector's hundreds of
  * numbers far less than the scan of its thousands of characters; anything the walk cannot
@@ -81,62 +82,6 @@ function malformed(reason: string): ApiError {
   return new ApiError('malformed_payload', `The json payload provided is malformed. \`${reason}\`.`);
 }
 
-/** Nesting this deep is refused (127 levels are read), as serde_json (and so Meilisearch) refuses it. */
-export const MAX_JSON_DEPTH = 128;
-
-/**
- * What JSON.parse accepts but Meilisearch's parser refuses, in text that already parsed:
- * nesting {@link MAX_JSON_DEPTH} levels deep, an unpaired surrogate escape (`"\uD800"`), a
- * number out of the f64 range (`1e400`, which JSON.parse turns into Infinity). Each would
- * otherwise travel on as a value nothing downstream can handle. One pass, no allocation but
- * for numbers.
- */
-export function jsonRefusal(text: string): string | null {
-  let depth = 0;
-  let line = 1;
-  let lineStart = 0;
-  const at = (i: number) => `at line ${line} column ${i - lineStart + 1}`;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x0a) {
-      line++;
-      lineStart = i + 1;
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth >= MAX_JSON_DEPTH) return `recursion limit exceeded ${at(i)}`;
-    } else if (c === 0x5d || c === 0x7d) {
-      depth--;
-    } else if (c === 0x22) {
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x22) break;
-        if (d !== 0x5c) continue;
-        i++;
-        if (text.charCodeAt(i) !== 0x75) continue;
-        const unit = parseInt(text.slice(i + 1, i + 5), 16);
-        i += 4;
-        if (unit >= 0xdc00 && unit <= 0xdfff) return `lone leading surrogate in hex escape ${at(i)}`;
-        if (unit >= 0xd800 && unit <= 0xdbff) {
-          const low = text.charCodeAt(i + 1) === 0x5c && text.charCodeAt(i + 2) === 0x75 ? parseInt(text.slice(i + 3, i + 7), 16) : -1;
-          if (!(low >= 0xdc00 && low <= 0xdfff)) return `unexpected end of hex escape ${at(i)}`;
-          i += 6;
-        }
-      }
-    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      // Only a number with an exponent or over 308 digits can leave the f64 range; others
-      // are not converted again (a query vector is hundreds of numbers).
-      let j = i + 1;
-      let exponent = false;
-      for (; j < text.length; j++) {
-        const d = text.charCodeAt(j);
-        if (d === 0x65 || d === 0x45) exponent = true;
-        else if (!((d >= 0x30 && d <= 0x39) || d === 0x2b || d === 0x2d || d === 0x2e)) break;
-      }
-      if ((exponent || j - i > 308) && !Number.isFinite(Number(text.slice(i, j)))) return `number out of range ${at(j - 1)}`;
-      i = j - 1;
-    }
-  }
-  return null;
-}
 
 export function formatBytes(n: number): string {
   if (n % 1024 === 0) {

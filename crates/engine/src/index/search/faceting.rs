@@ -55,9 +55,11 @@ impl Index {
                     Some(k) => k,
                     None => known.insert(self.known_fields(rtxn, filter_rules)?),
                 };
-                let mut matched = known.iter().filter(|f| rules::pattern_matches(name, f));
-                let any = matched.clone().next().is_some();
-                out.extend(matched.by_ref().cloned());
+                let mut any = false;
+                for f in known.iter().filter(|f| rules::pattern_matches(name, f)) {
+                    any = true;
+                    out.insert(f.clone());
+                }
                 any
             } else if rules::is_filterable(filter_rules, name) {
                 out.insert(name.clone());
