@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use roaring::RoaringBitmap;
@@ -37,8 +38,15 @@ pub struct Column {
     ids: HashMap<Box<str>, u32>,
     /// The inverted view, built the first time a filter needs it.
     pub(super) index: OnceLock<ValueIndex>,
+    /// The numbers as dense ids, built the first time a facet count needs them.
+    pub(super) number_ids: OnceLock<super::NumberIds>,
+    /// Per number id, the rank of its printed form, built the first time an alphabetical
+    /// facet order needs them.
+    pub(super) printed: OnceLock<Vec<u32>>,
     /// The counts over every document, built the first time a facet distribution needs them.
     pub(super) every: OnceLock<super::distribution::Tally>,
+    /// The bytes of the views above built so far.
+    views: AtomicUsize,
 }
 
 /// Builds a column from documents given in increasing internal-id order.
@@ -101,7 +109,9 @@ impl ColumnBuilder {
         let column = b.finish();
         // An index the base had built is updated rather than built again.
         if let Some(index) = base.index.get() {
-            let _ = column.index.set(index.updated(base, &column, ids));
+            let index = index.updated(base, &column, ids);
+            column.viewed(index.bytes());
+            let _ = column.index.set(index);
         }
         column
     }
@@ -195,6 +205,11 @@ impl ColumnBuilder {
 }
 
 impl Column {
+    /// Counts `bytes` more for a view just built.
+    pub(super) fn viewed(&self, bytes: usize) {
+        self.views.fetch_add(bytes, Ordering::Relaxed);
+    }
+
     /// The scalars of document `iid` (none when it has no value there).
     pub fn values(&self, iid: u32) -> &[Item] {
         let i = iid as usize;
@@ -233,8 +248,11 @@ impl Column {
     }
 
     /// Approximate heap size, for the cache's budget.
+    /// The bytes the column holds, with the views of it built so far (so the figure grows
+    /// as they are built).
     pub fn bytes(&self) -> usize {
-        self.offsets.len() * 4
+        self.views.load(Ordering::Relaxed)
+            + self.offsets.len() * 4
             + self.items.len() * std::mem::size_of::<Item>()
             + self
                 .strings

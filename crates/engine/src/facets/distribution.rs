@@ -3,12 +3,11 @@
 //! facet query reaches.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 
-use super::{Column, DenseSet, Item};
+use super::{Column, Item};
 use crate::value::search_form;
 
 /// How facet values are ordered.
@@ -28,9 +27,9 @@ pub fn number_key(n: f64) -> String {
 
 /// Counts of one facet among a set of documents.
 pub struct Counts<'c> {
-    /// Per number, how many documents hold it (sorted numerically when `numbers_sorted`).
-    numbers: Cow<'c, [(f64, u64)]>,
-    numbers_sorted: bool,
+    /// Per number id (see [`super::NumberIds`]), how many documents hold it, by id (which is
+    /// numeric order).
+    numbers: Cow<'c, [(u32, u64)]>,
     /// Per string id, how many documents hold it (by rank when `strings_by_rank`).
     strings: Cow<'c, [(u32, u64)]>,
     strings_by_rank: bool,
@@ -43,140 +42,122 @@ pub struct Counts<'c> {
 /// distribution over a set holding all of them reads these instead of counting again.
 #[derive(Debug)]
 pub struct Tally {
-    numbers: Vec<(f64, u64)>,
+    numbers: Vec<(u32, u64)>,
     strings: Vec<(u32, u64)>,
     min: Option<f64>,
     max: Option<f64>,
 }
 
 /// Counts the documents of `candidates` holding each value of `column` (a document counts
-/// once per value, however often it holds it). Large candidate sets are counted from the
-/// value index (a bitmap intersection per string, one pass over the sorted numbers), or read
-/// from the column's counts over every document when the set holds every document with a
-/// value; small ones are counted document by document.
+/// once per value, however often it holds it), or reads the column's counts over every
+/// document when the set holds every document with a value.
 pub fn count<'c>(column: &'c Column, candidates: &RoaringBitmap) -> Counts<'c> {
-    if candidates.len() as usize * 4 > column.id_count() {
-        if column.index().valued.is_subset(candidates) {
-            let every = column.every.get_or_init(|| {
-                let mut c = count_by_value(column, &column.index().valued);
-                c.strings
-                    .to_mut()
-                    .sort_unstable_by_key(|(id, _)| column.strings[*id as usize].rank);
-                Tally {
-                    numbers: c.numbers.into_owned(),
-                    strings: c.strings.into_owned(),
-                    min: c.min,
-                    max: c.max,
-                }
-            });
-            return Counts {
-                numbers: Cow::Borrowed(&every.numbers),
-                numbers_sorted: true,
-                strings: Cow::Borrowed(&every.strings),
-                strings_by_rank: true,
-                min: every.min,
-                max: every.max,
-                candidates: candidates.len(),
+    if candidates.len() as usize * 4 > column.id_count()
+        && column.index().valued.is_subset(candidates)
+    {
+        let every = column.every.get_or_init(|| {
+            let mut c = counted(column, &column.index().valued);
+            c.strings
+                .to_mut()
+                .sort_unstable_by_key(|(id, _)| column.strings[*id as usize].rank);
+            let tally = Tally {
+                numbers: c.numbers.into_owned(),
+                strings: c.strings.into_owned(),
+                min: c.min,
+                max: c.max,
             };
-        }
-        return count_by_value(column, candidates);
+            column.viewed((tally.numbers.len() + tally.strings.len()) * 16);
+            tally
+        });
+        return Counts {
+            numbers: Cow::Borrowed(&every.numbers),
+            strings: Cow::Borrowed(&every.strings),
+            strings_by_rank: true,
+            min: every.min,
+            max: every.max,
+            candidates: candidates.len(),
+        };
     }
-    count_by_document(column, candidates)
+    counted(column, candidates)
 }
 
-/// Counting from the value index; the numbers come out sorted numerically (the index's order,
-/// `-0` and `0` as one value).
-fn count_by_value(column: &Column, candidates: &RoaringBitmap) -> Counts<'static> {
-    let index = column.index();
-    let members = DenseSet::from_bitmap(candidates, column.id_count());
-    let mut numbers: Vec<(f64, u64)> = Vec::new();
-    let (mut min, mut max) = (None::<f64>, None::<f64>);
-    let mut previous: Option<(f64, u32)> = None;
-    // `-0` and `0` are one value: the documents holding `-0` (which comes first, in id
-    // order) count once if they hold `0` too.
-    let mut negative_zeros: Vec<u32> = Vec::new();
-    for &(n, iid) in &index.numbers {
-        if !members.contains(iid) {
-            continue;
-        }
-        let same_value =
-            previous.is_some_and(|(p, _)| p.total_cmp(&n).is_eq() || (p == 0.0 && n == 0.0));
-        if previous == Some((n, iid)) {
-            continue;
-        }
-        if n == 0.0 {
-            if n.is_sign_negative() {
-                negative_zeros.push(iid);
-            } else if negative_zeros.binary_search(&iid).is_ok() {
-                continue;
-            }
-        }
-        previous = Some((n, iid));
-        min = Some(min.map_or(n, |m: f64| m.min(n)));
-        max = Some(max.map_or(n, |m: f64| m.max(n)));
-        match numbers.last_mut() {
-            Some(last) if same_value => last.1 += 1,
-            _ => numbers.push((n, 1)),
-        }
-    }
-    let strings: Vec<(u32, u64)> = index
-        .strings
-        .iter()
-        .enumerate()
-        .map(|(id, docs)| (id as u32, docs.intersection_len(candidates)))
-        .filter(|(_, c)| *c > 0)
-        .collect();
+/// The counts, numbers sorted numerically. Numbers are counted through their ids (see
+/// [`super::NumberIds`]), in a pass over the candidates; strings likewise when the candidates
+/// are few against the documents, else from the value index, a bitmap intersection per string.
+fn counted(column: &Column, candidates: &RoaringBitmap) -> Counts<'static> {
+    let ids = column.number_ids();
+    let numbers = if ids.values.is_empty() {
+        Vec::new()
+    } else {
+        tally(ids.values.len(), candidates.len(), |add| {
+            candidates.iter().for_each(|iid| {
+                for &id in ids.of_document(iid) {
+                    add(id);
+                }
+            })
+        })
+    };
+    let strings = if column.strings.is_empty() {
+        Vec::new()
+    } else if candidates.len() as usize * 4 > column.id_count() {
+        let index = column.index();
+        index
+            .strings
+            .iter()
+            .enumerate()
+            .map(|(id, docs)| (id as u32, docs.intersection_len(candidates)))
+            .filter(|(_, c)| *c > 0)
+            .collect()
+    } else {
+        tally(column.strings.len(), candidates.len(), |add| {
+            candidates.iter().for_each(|iid| {
+                let values = column.values(iid);
+                for (i, item) in values.iter().enumerate() {
+                    // Two spellings of one string share an id; the document counts once.
+                    if let Item::Str(id) = *item {
+                        if !values[..i].contains(item) {
+                            add(id);
+                        }
+                    }
+                }
+            })
+        })
+    };
     Counts {
+        min: numbers.first().map(|n| ids.values[n.0 as usize]),
+        max: numbers.last().map(|n| ids.values[n.0 as usize]),
         numbers: Cow::Owned(numbers),
-        numbers_sorted: true,
         strings: Cow::Owned(strings),
         strings_by_rank: false,
-        min,
-        max,
         candidates: candidates.len(),
     }
 }
 
-fn count_by_document(column: &Column, candidates: &RoaringBitmap) -> Counts<'static> {
-    let mut numbers: HashMap<u64, (f64, u64)> = HashMap::new();
-    let mut strings = vec![0u64; column.strings.len()];
-    let (mut min, mut max) = (None::<f64>, None::<f64>);
-    for iid in candidates {
-        let values = column.values(iid);
-        for (i, item) in values.iter().enumerate() {
-            if values[..i].contains(item) {
-                continue;
-            }
-            match *item {
-                Item::Num(n) => {
-                    let bits = if n == 0.0 { 0 } else { n.to_bits() };
-                    numbers.entry(bits).or_insert((n, 0)).1 += 1;
-                    min = Some(min.map_or(n, |m: f64| m.min(n)));
-                    max = Some(max.map_or(n, |m: f64| m.max(n)));
-                }
-                Item::Str(id) => {
-                    // Two spellings of one string share an id; count the document once.
-                    strings[id as usize] += 1;
-                }
+/// How often each id below `space` is added by `feed`, for the ids added, in id order. About
+/// `expected` ids are added: when they are few against `space`, they are sorted; else counted
+/// in an array of `space` counters.
+fn tally(space: usize, expected: u64, feed: impl FnOnce(&mut dyn FnMut(u32))) -> Vec<(u32, u64)> {
+    if expected.saturating_mul(16) < space as u64 {
+        let mut ids = Vec::with_capacity(expected as usize);
+        feed(&mut |id| ids.push(id));
+        ids.sort_unstable();
+        let mut out: Vec<(u32, u64)> = Vec::new();
+        for id in ids {
+            match out.last_mut() {
+                Some(last) if last.0 == id => last.1 += 1,
+                _ => out.push((id, 1)),
             }
         }
+        return out;
     }
-    Counts {
-        numbers: Cow::Owned(numbers.into_values().collect()),
-        numbers_sorted: false,
-        strings: Cow::Owned(
-            strings
-                .into_iter()
-                .enumerate()
-                .filter(|(_, c)| *c > 0)
-                .map(|(id, c)| (id as u32, c))
-                .collect(),
-        ),
-        strings_by_rank: false,
-        min,
-        max,
-        candidates: candidates.len(),
-    }
+    let mut counts = vec![0u32; space];
+    feed(&mut |id| counts[id as usize] += 1);
+    counts
+        .into_iter()
+        .enumerate()
+        .filter(|(_, c)| *c > 0)
+        .map(|(id, c)| (id as u32, c as u64))
+        .collect()
 }
 
 /// The first `k` of `items` in the order of `cmp`, which must order every two distinct items
@@ -223,23 +204,34 @@ impl Counts<'_> {
             b.1.cmp(&a.1)
                 .then(strings[b.0 as usize].rank.cmp(&strings[a.0 as usize].rank))
         };
+        // Number ids are in numeric order, and printed forms have ranks of their own.
+        let ids = column.number_ids();
         let numbers = match order {
-            FacetOrder::Alpha if self.candidates <= 3000 => {
-                let mut v = self.numbers.into_owned();
-                v.sort_by_cached_key(|(n, _)| number_key(*n));
-                v.truncate(max_values);
-                v
+            // Few numbers are printed here; many are ordered by the ranks of every printed
+            // form, built once per column.
+            FacetOrder::Alpha if self.candidates <= 3000 && self.numbers.len() <= 256 => {
+                let mut v: Vec<(String, (u32, u64))> = self
+                    .numbers
+                    .iter()
+                    .map(|&(id, c)| (number_key(ids.values[id as usize]), (id, c)))
+                    .collect();
+                v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                v.into_iter().take(max_values).map(|(_, n)| n).collect()
             }
-            FacetOrder::Alpha => first_k(&self.numbers, max_values, self.numbers_sorted, |a, b| {
-                a.0.total_cmp(&b.0)
-            }),
+            FacetOrder::Alpha if self.candidates <= 3000 => {
+                let printed = column.printed_ranks();
+                first_k(&self.numbers, max_values, false, |a, b| {
+                    printed[a.0 as usize].cmp(&printed[b.0 as usize])
+                })
+            }
+            FacetOrder::Alpha => first_k(&self.numbers, max_values, true, |a, b| a.0.cmp(&b.0)),
             FacetOrder::Count => first_k(&self.numbers, max_values, false, |a, b| {
-                b.1.cmp(&a.1).then(b.0.total_cmp(&a.0))
+                b.1.cmp(&a.1).then(b.0.cmp(&a.0))
             }),
         };
         let mut out = Map::new();
-        for (n, c) in &numbers {
-            out.insert(number_key(*n), Value::from(*c));
+        for (id, c) in &numbers {
+            out.insert(number_key(ids.values[*id as usize]), Value::from(*c));
         }
         let room = max_values.saturating_sub(out.len());
         let kept = match order {
@@ -316,6 +308,48 @@ mod tests {
 
     fn all(n: u32) -> RoaringBitmap {
         (0..n).collect()
+    }
+
+    /// The counts as reading each candidate's values gives them: the reference.
+    struct Reference {
+        numbers: Vec<(f64, u64)>,
+        strings: Vec<(u32, u64)>,
+        min: Option<f64>,
+        max: Option<f64>,
+    }
+
+    fn count_by_document(column: &Column, candidates: &RoaringBitmap) -> Reference {
+        let mut numbers: std::collections::HashMap<u64, (f64, u64)> = Default::default();
+        let mut strings = vec![0u64; column.strings.len()];
+        let (mut min, mut max) = (None::<f64>, None::<f64>);
+        for iid in candidates {
+            let values = column.values(iid);
+            for (i, item) in values.iter().enumerate() {
+                if values[..i].contains(item) {
+                    continue;
+                }
+                match *item {
+                    Item::Num(n) => {
+                        let bits = if n == 0.0 { 0 } else { n.to_bits() };
+                        numbers.entry(bits).or_insert((n, 0)).1 += 1;
+                        min = Some(min.map_or(n, |m: f64| m.min(n)));
+                        max = Some(max.map_or(n, |m: f64| m.max(n)));
+                    }
+                    Item::Str(id) => strings[id as usize] += 1,
+                }
+            }
+        }
+        Reference {
+            numbers: numbers.into_values().collect(),
+            strings: strings
+                .into_iter()
+                .enumerate()
+                .filter(|(_, c)| *c > 0)
+                .map(|(id, c)| (id as u32, c))
+                .collect(),
+            min,
+            max,
+        }
     }
 
     #[test]
@@ -411,9 +445,11 @@ mod tests {
         max_values: usize,
         order: FacetOrder,
     ) -> Map<String, Value> {
-        let c = count_by_document(column, set);
-        let mut numbers = c.numbers.into_owned();
-        let mut strings = c.strings.into_owned();
+        let Reference {
+            mut numbers,
+            mut strings,
+            ..
+        } = count_by_document(column, set);
         let rank = |id: u32| column.strings[id as usize].rank;
         match order {
             FacetOrder::Alpha if set.len() <= 3000 => {
@@ -475,6 +511,8 @@ mod tests {
             &valued - &(0..10).collect::<RoaringBitmap>(),
             (0..5000).filter(|i| i % 2 == 0).collect(),
             (0..5000).filter(|i| i % 9 == 0).collect(),
+            // Few against the distinct numbers: counted by sorting their ids.
+            (0..5000).filter(|i| i % 97 == 0).collect(),
             (0..3000).collect(),
             RoaringBitmap::new(),
         ];
@@ -511,12 +549,12 @@ mod tests {
             all(40),
             (0..40).filter(|i| i % 3 == 0).collect::<RoaringBitmap>(),
         ] {
-            let a = count_by_value(&c, &set);
+            let a = counted(&c, &set);
             let b = count_by_document(&c, &set);
             assert_eq!((a.min, a.max), (b.min, b.max));
             assert_eq!(
                 a.distribution(&c, 100, FacetOrder::Count),
-                b.distribution(&c, 100, FacetOrder::Count)
+                distribution_by_sorting_all(&c, &set, 100, FacetOrder::Count)
             );
         }
     }

@@ -40,16 +40,138 @@ impl Column {
                 }
             }
             numbers.sort_unstable_by(by_number);
-            ValueIndex {
+            let index = ValueIndex {
                 numbers,
                 strings,
                 valued,
+            };
+            self.viewed(index.bytes());
+            index
+        })
+    }
+}
+
+/// A column's numbers as dense ids, for counting: each distinct number gets its position in
+/// numeric order (`-0` and `0` are one number), and each document the ids of the numbers it
+/// holds, once each and ascending. A facet count is then an increment per value of each
+/// candidate, never a lookup by value.
+#[derive(Debug, Default)]
+pub struct NumberIds {
+    /// The distinct numbers, ascending (the first spelling of zero in that order).
+    pub values: Vec<f64>,
+    /// `offsets[iid]..offsets[iid + 1]` are the positions in `ids` of document `iid`'s.
+    offsets: Vec<u32>,
+    ids: Vec<u32>,
+}
+
+impl NumberIds {
+    /// Built from the index's pairs, sorted by number then document: two passes over them.
+    fn of(index: &ValueIndex, id_count: usize) -> NumberIds {
+        if index.numbers.is_empty() {
+            return NumberIds::default();
+        }
+        // The id of each pair: a new one where the number changes.
+        let mut values: Vec<f64> = Vec::new();
+        let mut pair_ids: Vec<u32> = Vec::with_capacity(index.numbers.len());
+        for &(n, _) in &index.numbers {
+            let same = values
+                .last()
+                .is_some_and(|p| p.total_cmp(&n).is_eq() || (*p == 0.0 && n == 0.0));
+            if !same {
+                values.push(n);
             }
+            pair_ids.push(values.len() as u32 - 1);
+        }
+        // A document's pairs come in ascending id order, so a number it holds twice (or as
+        // both zeros) is its last id seen.
+        let mut last = vec![u32::MAX; id_count];
+        let mut lens = vec![0u32; id_count + 1];
+        for (&(_, iid), &id) in index.numbers.iter().zip(&pair_ids) {
+            if last[iid as usize] != id {
+                last[iid as usize] = id;
+                lens[iid as usize + 1] += 1;
+            }
+        }
+        for i in 1..lens.len() {
+            lens[i] += lens[i - 1];
+        }
+        let offsets = lens;
+        let mut fill = offsets.clone();
+        let mut ids = vec![0u32; *offsets.last().unwrap_or(&0) as usize];
+        last.fill(u32::MAX);
+        for (&(_, iid), &id) in index.numbers.iter().zip(&pair_ids) {
+            let i = iid as usize;
+            if last[i] != id {
+                last[i] = id;
+                ids[fill[i] as usize] = id;
+                fill[i] += 1;
+            }
+        }
+        NumberIds {
+            values,
+            offsets,
+            ids,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.values.len() * 8 + (self.offsets.len() + self.ids.len()) * 4
+    }
+
+    /// The ids of the numbers document `iid` holds.
+    #[inline]
+    pub fn of_document(&self, iid: u32) -> &[u32] {
+        let i = iid as usize;
+        if i + 1 >= self.offsets.len() {
+            return &[];
+        }
+        &self.ids[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+}
+
+impl Column {
+    /// The numbers as dense ids (built once per column, from its index).
+    pub fn number_ids(&self) -> &NumberIds {
+        self.number_ids.get_or_init(|| {
+            let ids = NumberIds::of(self.index(), self.id_count());
+            self.viewed(ids.bytes());
+            ids
+        })
+    }
+
+    /// Per number id, the rank of its number's printed form ([`super::number_key`]) among
+    /// all of them in byte order: distinct numbers print differently, so these are distinct.
+    pub fn printed_ranks(&self) -> &[u32] {
+        self.printed.get_or_init(|| {
+            let values = &self.number_ids().values;
+            let mut order: Vec<(String, u32)> = values
+                .iter()
+                .enumerate()
+                .map(|(id, n)| (super::number_key(*n), id as u32))
+                .collect();
+            order.sort_unstable();
+            let mut ranks = vec![0u32; order.len()];
+            for (rank, (_, id)) in order.into_iter().enumerate() {
+                ranks[id as usize] = rank as u32;
+            }
+            self.viewed(ranks.len() * 4);
+            ranks
         })
     }
 }
 
 impl ValueIndex {
+    /// About the bytes it holds.
+    pub fn bytes(&self) -> usize {
+        self.numbers.len() * std::mem::size_of::<(f64, u32)>()
+            + self
+                .strings
+                .iter()
+                .map(|b| b.serialized_size() + 32)
+                .sum::<usize>()
+            + self.valued.serialized_size()
+    }
+
     /// The index of `column`, derived from this one, the index of `base`: `column` is `base`
     /// with the values of the documents `changed` replaced (same string ids, new strings
     /// after `base`'s). Costs a pass over the numbers, not a sort of them.

@@ -10,7 +10,8 @@
 //! with [`crate::value::compare`] on the normal forms themselves.
 //!
 //! - [`column`]: building a column, a document's values and sort key.
-//! - [`index`]: the inverted view ([`ValueIndex`]) and the single-key sorted page.
+//! - [`index`]: the inverted view ([`ValueIndex`]), the numbers as dense ids ([`NumberIds`])
+//!   and the single-key sorted page.
 //! - [`distribution`]: facet counts, stats and facet search.
 
 pub mod column;
@@ -19,7 +20,7 @@ pub mod index;
 
 pub use column::{Column, ColumnBuilder, Item, StrEntry};
 pub use distribution::{count, number_key, prefix_distance, Counts, FacetOrder};
-pub use index::{documents_of, sorted_page, DenseSet, ValueIndex};
+pub use index::{documents_of, sorted_page, DenseSet, NumberIds, ValueIndex};
 
 pub use crate::value::compare as compare_keys;
 pub use crate::value::{normalize, search_form};

@@ -249,13 +249,23 @@ impl ColumnCache {
         }
     }
 
-    pub(super) fn get(&self, generation: u64, path: &str) -> Option<Arc<Column>> {
+    /// The column of `path` at `generation`, if held. Its views built since it was last
+    /// measured count now, and may push others out.
+    pub(super) fn get(&mut self, generation: u64, path: &str) -> Option<Arc<Column>> {
+        let now = self.tick();
         let c = self
             .columns
-            .get(path)
+            .get_mut(path)
             .filter(|c| c.generation == generation)?;
-        c.used.set(self.tick());
-        Some(c.column.clone())
+        c.used.set(now);
+        let column = c.column.clone();
+        let bytes = column.bytes();
+        if bytes != c.bytes {
+            self.bytes = self.bytes - c.bytes + bytes;
+            c.bytes = bytes;
+            self.evict(path);
+        }
+        Some(column)
     }
 
     /// The column of `path` built at a generation older than `generation`, if one is held.
@@ -289,13 +299,19 @@ impl ColumnCache {
             self.bytes -= old.bytes;
         }
         self.bytes += bytes;
+        self.evict(path);
+    }
+
+    /// Drops the least recently used columns but `keep` while they are too many or hold more
+    /// than the budget.
+    fn evict(&mut self, keep: &str) {
         while self.columns.len() > 1
             && (self.columns.len() > COLUMN_CACHE_SIZE || self.bytes > self.budget)
         {
             let oldest = self
                 .columns
                 .iter()
-                .filter(|(p, _)| p.as_str() != path)
+                .filter(|(p, _)| p.as_str() != keep)
                 .min_by_key(|(_, c)| c.used.get())
                 .map(|(p, _)| p.clone())
                 .expect("another column is held");
@@ -595,6 +611,38 @@ mod tests {
         // Replacing a column counts its bytes once.
         cache.put(2, "big", string_column("big", 10));
         assert_eq!(cache.bytes(), cache.columns["big"].bytes);
+    }
+
+    /// The views of a column built after it was cached (its value index, its numbers' ids)
+    /// count from its next use, and push out the least recently used others.
+    #[test]
+    fn test_views_built_later_count_in_the_budget() {
+        let size = string_column("x", 1000).bytes();
+        let grown = {
+            let c = string_column("x", 1000);
+            let _ = c.index();
+            c.bytes() - size
+        };
+        assert!(grown > 1000 * 8, "the bitmaps of 1,000 strings count");
+        let mut cache = ColumnCache::with_budget(size * 2 + grown / 2);
+        for path in ["a", "b"] {
+            cache.put(1, path, string_column(path, 1000));
+        }
+        let b = cache.get(1, "b").unwrap();
+        let _ = b.index();
+        let _ = b.number_ids();
+        assert_eq!(
+            b.bytes(),
+            size + grown,
+            "no numbers: their ids hold nothing"
+        );
+        assert!(
+            cache.get(1, "a").is_some(),
+            "not measured again before its use"
+        );
+        assert!(cache.get(1, "b").is_some());
+        assert!(cache.get(1, "a").is_none(), "the least recently used goes");
+        assert_eq!(cache.bytes(), b.bytes());
     }
 
     /// Filter results are bounded by bytes too, least recently used first.

@@ -96,7 +96,7 @@ impl Index {
     pub(super) fn columns(&self, rtxn: &heed::RoTxn, paths: &[String]) -> Result<Vec<Arc<Column>>> {
         let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
         let (mut found, older) = {
-            let cache = self.columns.lock().unwrap();
+            let mut cache = self.columns.lock().unwrap();
             let found: Vec<Option<Arc<Column>>> =
                 paths.iter().map(|p| cache.get(generation, p)).collect();
             // (the generation it was built at, the column, the ids changed since)
