@@ -1128,6 +1128,72 @@ fn a_frequent_word_ranks_as_the_whole_level_would_whatever_the_page() {
 }
 
 #[test]
+fn facets_under_a_word_count_what_ranking_every_match_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Enough matches that a page of 20 leaves most unranked; words with typos, splits and
+    // phrases, a string and a numeric facet.
+    let mut docs = Vec::new();
+    for i in 0..600 {
+        let (name, summary) = match i % 7 {
+            0 => ("react tool kit", "a kit for tools"),
+            1 => ("reakt kit", "tool"),
+            2 => ("react", "tool kit react"),
+            3 => ("reactkit", "kit"),
+            4 => ("kit react", "the tool"),
+            5 => ("tools", "readme kit"),
+            _ => ("other", "nothing here"),
+        };
+        docs.push(json!({"id": i, "name": name, "summary": summary,
+            "tag": format!("t{}", i % 13), "n": (i % 37) as f64 / 2.0}));
+    }
+    let index = with_docs(
+        tmp.path(),
+        docs,
+        json!({"filterableAttributes": ["tag", "n"]}),
+    );
+    let counts = |body: &Value| -> (Value, Value, Value) {
+        let q: SearchQuery = serde_json::from_value(body.clone()).unwrap();
+        let r: Value = serde_json::from_slice(&index.search(&q).unwrap()).unwrap();
+        (
+            r["facetDistribution"].clone(),
+            r["facetStats"].clone(),
+            r["estimatedTotalHits"].clone(),
+        )
+    };
+    let queries = [
+        "react",
+        "rea",
+        "raect",
+        "reactkit",
+        "react kit",
+        "kit tool react",
+        "\"tool kit\"",
+        "kit -react",
+        "tool",
+        "t",
+    ];
+    for q in queries {
+        for strategy in ["last", "all", "frequency"] {
+            for filter in [Value::Null, json!("n < 9"), json!("tag IN [t1, t2]")] {
+                let body = json!({"q": q, "matchingStrategy": strategy, "filter": filter,
+                    "facets": ["tag", "n"], "limit": 20});
+                // Naming every searchable attribute changes no match, and makes the search
+                // rank every match (the ranking checks each occurrence's attribute).
+                let mut whole = body.clone();
+                whole["attributesToSearchOn"] = json!(["name", "summary"]);
+                let (apart, all) = (counts(&body), counts(&whole));
+                // Unfiltered, more match than the page holds.
+                assert!(
+                    !filter.is_null() || apart.2.as_u64().unwrap() > 20,
+                    "{body}"
+                );
+                assert_eq!(apart, all, "{body}");
+            }
+        }
+    }
+}
+
+#[test]
 fn a_sorted_word_ranks_as_the_whole_level_would_whatever_the_page() {
     let tmp = tempfile::tempdir().unwrap();
     // 300 documents open `name` with the word (values with many ties, some missing), then

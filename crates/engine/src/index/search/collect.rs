@@ -7,9 +7,9 @@
 //! - a placeholder search with one sort key and no distinct reads its page off the value
 //!   index of that key;
 //! - anything else is ranked, the whole candidate set only when the whole order matters
-//!   (distinct, a score threshold, facets over exactly the matching documents), else just
-//!   enough for the page. A keyword candidate list enters here; a semantic one would be merged
-//!   with it at the same point.
+//!   (distinct, a score threshold, facets over the documents those keep), else just enough
+//!   for the page; facets over every match count the query's matches read apart. A keyword
+//!   candidate list enters here; a semantic one would be merged with it at the same point.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,9 +20,10 @@ use roaring::RoaringBitmap;
 use super::distinct::{apply_distinct, distinct_ranked};
 use super::faceting::FacetCounts;
 use super::page::Window;
+use super::ranking::Allowed;
 use super::{compare_ranked, rank, steps, Counted, Ranked, Reach, Terms};
 use crate::facets;
-use crate::index::Index;
+use crate::index::{tv, Index};
 use crate::settings::Settings;
 use crate::sort::SortKey;
 use crate::store::heed_error;
@@ -162,10 +163,22 @@ impl Index {
     /// is kept, and cuts the page.
     fn ranked_order(&self, o: &Order, terms: &mut Terms) -> Result<Ordered> {
         let placeholder = terms.is_placeholder();
+        // Facets count every document the query matches. That set is read apart (the query's
+        // words with every derivation, within the allowed documents) and the ranking stops at
+        // the page, unless the ranking itself decides which documents are kept: distinct, a
+        // score threshold, and the attributes it checks per occurrence (`attributesToSearchOn`,
+        // attributes without typos).
+        let facets_apart = o.facet_names.is_some()
+            && o.distinct.is_none()
+            && o.threshold.is_none()
+            && o.search_on.is_none()
+            && o.settings.typo_tolerance.disable_on_attributes.is_empty();
         // Everything is ranked when the whole order matters: distinct, a score threshold,
-        // facets over exactly the matching documents.
+        // facets over exactly the documents the ranking kept.
         let need = o.window.end();
-        let whole = o.distinct.is_some() || o.threshold.is_some() || o.facet_names.is_some();
+        let whole = o.distinct.is_some()
+            || o.threshold.is_some()
+            || (o.facet_names.is_some() && !facets_apart);
         // Scores count the typos a word may have, splits and concatenations included.
         if o.scores {
             self.derive_typos(o.searcher, terms)?;
@@ -196,17 +209,23 @@ impl Index {
             }
             None => ranked,
         };
+        let mut matched = None;
         let facet_counts = match o.facet_names {
+            Some(names) if facets_apart && !complete => {
+                let set = self.matches(o, terms)?;
+                matched = Some(set.len() as usize);
+                Some(self.order_facets(o, names, &set)?)
+            }
             Some(names) => {
                 let set: RoaringBitmap = ranked.iter().map(|r| r.iid).collect();
                 Some(self.order_facets(o, names, &set)?)
             }
             None => None,
         };
-        let total = if complete {
-            ranked.len()
-        } else {
-            self.total(o, terms)?
+        let total = match matched {
+            _ if complete => ranked.len(),
+            Some(n) => n,
+            None => self.total(o, terms)?,
         };
         let Window { offset, limit } = o.window;
         Ok(Ordered {
@@ -214,6 +233,25 @@ impl Index {
             candidates: total,
             facets: facet_counts,
         })
+    }
+
+    /// Every document the query matches among the allowed ones: its words with all their
+    /// derivations, typos included, as the ranking's last level reads them.
+    fn matches(&self, o: &Order, terms: &mut Terms) -> Result<Arc<RoaringBitmap>> {
+        if terms.is_placeholder() {
+            return self.allowed_or_all(o.rtxn, &o.allowed);
+        }
+        self.derive_typos(o.searcher, terms)?;
+        let query = terms.universe_query(Reach::Typos);
+        let allowed = o.allowed.as_deref().map(Allowed::new);
+        let docs = self
+            .level_docs(o.searcher, query.as_ref(), allowed.as_ref())
+            .map_err(tv)?;
+        Ok(Arc::new(
+            docs.iter()
+                .flat_map(|(_, list)| list.iter().map(|&(_, iid)| iid))
+                .collect(),
+        ))
     }
 
     /// Sort keys alone order a placeholder search; the ranked list and whether it holds every
