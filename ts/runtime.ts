@@ -130,6 +130,7 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
   );
   await worker.recover();
   await checkIndexes(registry, config, dbPath, replica !== null, logger, damagedStores);
+  await prepareColumns(registry, logger);
   const dispatcher = new WebhookDispatcher(webhooks, logger.child({ target: 'quarry::webhooks' }));
   worker.onBatchFinished((tasks, announce) => {
     if (announce) dispatcher.batchFinished(tasks);
@@ -191,6 +192,23 @@ function enqueueSnapshot(queue: TaskQueue, logger: Logger, periodSeconds: number
   enqueueOnce(queue, { indexUid: null, type: 'snapshotCreation', details: null, payload: { kind: 'snapshotCreation' } }, `scheduled-snapshot-${period}`).catch((err) => {
     logger.error('scheduled snapshot not enqueued', { error: String(err) });
   });
+}
+
+/**
+ * Builds every index's value columns (its filterable, sortable and distinct attributes) before
+ * the server answers anything, so the first filter, sort or facet count costs what later ones
+ * do. A failure is logged, never a stop: the first search needing a column then builds it.
+ */
+async function prepareColumns(registry: IndexRegistry, logger: Logger): Promise<void> {
+  await Promise.all(
+    registry.list().map(async (entry) => {
+      try {
+        await registry.handleOf(entry).prepareColumns();
+      } catch (err) {
+        logger.warn('building the value columns at start failed', { index: entry.uid, error: String(err) });
+      }
+    }),
+  );
 }
 
 /**

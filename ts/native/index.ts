@@ -111,6 +111,11 @@ export class NativeIndex {
     await call(() => this.raw.compactLater());
   }
 
+  /** Builds the value columns searches read, so the first filter, sort or facet count finds them. */
+  async prepareColumns(): Promise<void> {
+    await call(() => this.raw.prepareColumns());
+  }
+
   /** A consistent copy of the index's files in the new directory `dir` (snapshots). */
   async copyTo(dir: string): Promise<void> {
     await call(() => this.raw.copyTo(dir));

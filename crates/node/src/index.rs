@@ -28,6 +28,7 @@ pub enum IndexJob {
         always: bool,
     },
     CompactLater,
+    PrepareColumns,
     CopyTo(String),
     /// The query and when its request arrived.
     Similar(String, std::time::Instant),
@@ -84,6 +85,10 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
         ),
         IndexJob::CompactLater => {
             index.compact_later()?;
+            JobOutput::Bytes(None)
+        }
+        IndexJob::PrepareColumns => {
+            index.prepare_columns()?;
             JobOutput::Bytes(None)
         }
         IndexJob::CopyTo(dir) => {
@@ -242,6 +247,13 @@ impl NativeIndex {
     #[napi(ts_return_type = "Promise<null>")]
     pub fn compact_later(&self) -> Result<AsyncTask<IndexTask>> {
         self.task(IndexJob::CompactLater)
+    }
+
+    /// Builds the value columns searches read (filterable, sortable, distinct attributes), so
+    /// the first filter, sort or facet count after the index opens finds them.
+    #[napi(ts_return_type = "Promise<null>")]
+    pub fn prepare_columns(&self) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::PrepareColumns)
     }
 
     /// Writes a consistent copy of the index into the new directory `dir` (snapshots).

@@ -106,6 +106,32 @@ impl Index {
         Ok(out.into_iter().collect())
     }
 
+    /// Builds the value columns searches read, so that the first filter, sort or facet count
+    /// after the index opens does not: every filterable attribute the documents hold, the
+    /// sortable ones and the distinct attribute, in one pass over the documents, with their
+    /// value index and numbers' ids. The column cache keeps what its budget allows.
+    pub fn prepare_columns(&self) -> Result<()> {
+        let rtxn = self.store.read()?;
+        let settings = self.settings(&rtxn)?;
+        let mut names: BTreeSet<String> = self
+            .known_fields(&rtxn, &rules::rules_of(&settings))?
+            .into_iter()
+            .collect();
+        names.extend(
+            settings
+                .sortable_attributes
+                .iter()
+                .filter(|a| !a.contains('*'))
+                .cloned(),
+        );
+        names.extend(settings.distinct_attribute().map(str::to_string));
+        let names: Vec<String> = names.into_iter().collect();
+        for column in self.columns(&rtxn, &names)? {
+            let _ = column.number_ids();
+        }
+        Ok(())
+    }
+
     /// `facetDistribution` and `facetStats` of `names` over `set`.
     pub(super) fn facet_counts(
         &self,
@@ -142,5 +168,56 @@ impl Index {
             distribution,
             stats,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::index::{BatchOp, Index, Method};
+    use crate::store::keys;
+    use crate::{stage_documents, Format};
+
+    /// After `prepare_columns`, the columns of the filterable attributes the documents hold
+    /// (by name and by pattern), the sortable ones and the distinct one are cached for the
+    /// current generation; an attribute no rule names is not.
+    #[test]
+    fn prepared_columns_are_those_searches_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = Index::open(tmp.path().join("idx")).unwrap();
+        let docs = json!([
+            {"id": 1, "kind": "a", "n": 3, "tag": "x", "nested": {"x": 1}, "other": "o", "d": 1},
+            {"id": 2, "kind": "b", "n": 1, "tags": ["y"], "d": 2},
+        ]);
+        let file = tmp.path().join("docs");
+        stage_documents(docs.to_string().as_bytes(), Format::Json, None, &file).unwrap();
+        let patch = json!({"filterableAttributes": ["kind", "nested.x",
+                {"attributePatterns": ["tag*"]}, "missing"],
+            "sortableAttributes": ["n"], "distinctAttribute": "d"});
+        index
+            .apply_batch(vec![
+                BatchOp::UpdateSettings { task_uid: 1, patch },
+                BatchOp::AddDocuments {
+                    task_uid: 2,
+                    file,
+                    method: Method::Replace,
+                    primary_key: None,
+                    skip_creation: false,
+                    shards: None,
+                    check: None,
+                },
+            ])
+            .unwrap();
+        index.prepare_columns().unwrap();
+        let rtxn = index.store.read().unwrap();
+        let generation = index.store.get_u64(&rtxn, keys::GENERATION).unwrap();
+        let mut cache = index.columns.lock().unwrap();
+        for name in ["kind", "nested.x", "tag", "tags", "n", "d"] {
+            assert!(cache.get(generation, name).is_some(), "{name} is prepared");
+        }
+        for name in ["other", "missing", "id"] {
+            assert!(cache.get(generation, name).is_none(), "{name} is not");
+        }
     }
 }
