@@ -66,6 +66,41 @@ describe('given an open Quarry with a movies index', () => {
     expect(JSON.parse(bytes.toString()).hits[0].id).toBe(2);
   });
 
+  it('when searching synchronously, then the answer is the one search gives, returned without a promise', async () => {
+    const idx = quarry.index('movies');
+    const asked: Array<[string, Record<string, unknown>]> = [
+      ['carol', { attributesToHighlight: ['title'], showRankingScore: true }],
+      ['', { filter: 'genre = action', sort: ['year:asc'], facets: ['genre', 'year'] }],
+      ['wondr wom', { showMatchesPosition: true }],
+      ['max', { attributesToCrop: ['title'], cropLength: 2, limit: 1 }],
+    ];
+    for (const [q, params] of asked) {
+      const sync = idx.searchSync(q, params);
+      expect(sync).not.toBeInstanceOf(Promise);
+      expect(withoutTimes(sync)).toEqual(withoutTimes(await idx.search(q, params)));
+    }
+    expect(idx.searchSync('fury').hits.map((h) => h.id)).toEqual([4]);
+    expect(JSON.parse(idx.searchBytesSync({ q: 'pi' }).toString()).hits[0].id).toBe(3);
+  });
+
+  it('when a synchronous search is refused, then it throws at once: the server code, or which search it cannot run', () => {
+    const idx = quarry.index('movies');
+    const refusedSync = (f: () => unknown): QuarryError => {
+      try {
+        f();
+      } catch (err) {
+        if (err instanceof QuarryError) return err;
+        throw err;
+      }
+      throw new Error('expected a QuarryError');
+    };
+    expect(refusedSync(() => idx.searchSync('x', { limit: -1 })).code).toBe('invalid_search_limit');
+    expect(refusedSync(() => idx.searchSync('x', { filter: 'nope = 1' })).code).toBe('invalid_search_filter');
+    expect(refusedSync(() => quarry.index('nope').searchSync('x')).code).toBe('index_not_found');
+    expect(() => idx.searchSync('x', { hybrid: { embedder: 'e', semanticRatio: 0.5 } })).toThrow(/searchSync cannot run a search that waits on an embedder \(`hybrid` without `vector`\); use search\(\)/);
+    expect(() => idx.searchSync('x', { useNetwork: true })).toThrow(QuarryError);
+  });
+
   it('when a facet search and a multi-search run, then they answer', async () => {
     const facets = await quarry.index('movies').facetSearch({ facetName: 'genre', facetQuery: 'adv' });
     expect(facets.facetHits).toEqual([{ value: 'adventure', count: 1 }]);
@@ -202,6 +237,12 @@ describe('given an open Quarry with a movies index', () => {
   });
 });
 
+/** A search answer without what differs between two runs of the same search. */
+function withoutTimes(answer: object): object {
+  const { processingTimeMs: _t, requestUid: _r, ...rest } = answer as Record<string, unknown>;
+  return rest;
+}
+
 describe('given a data directory', () => {
   it('when it is closed and reopened, then everything written is there', async () => {
     const dir = tmp();
@@ -224,6 +265,35 @@ describe('given a data directory', () => {
     await again.close();
   });
 
+  it('when none is given, then the index lives in a temporary directory that close() deletes', async () => {
+    const q = await Quarry.open({ logLevel: 'error' });
+    const other = await Quarry.open();
+    expect(q.dbPath.startsWith(fs.realpathSync(os.tmpdir())) || q.dbPath.startsWith(os.tmpdir())).toBe(true);
+    expect(other.dbPath).not.toBe(q.dbPath);
+    await q.index('m').addDocuments(MOVIES).waitTask();
+    expect(q.index('m').searchSync('carol').hits.map((h) => h.id)).toEqual([1]);
+    expect(fs.existsSync(q.dbPath)).toBe(true);
+    await q.close();
+    expect(fs.existsSync(q.dbPath)).toBe(false);
+    expect(fs.existsSync(other.dbPath)).toBe(true);
+    await other.close();
+    expect(fs.existsSync(other.dbPath)).toBe(false);
+  });
+
+  it('when a process exits without closing its temporary Quarry, then the directory is deleted all the same', () => {
+    const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
+    const script = `
+      const { Quarry } = require('./dist/index.js');
+      Quarry.open({ logLevel: 'error' }).then(async (q) => {
+        await q.index('m').addDocuments([{ id: 1, t: 'kept until exit' }]).waitTask();
+        console.log(q.dbPath);
+        process.exit(0);
+      });`;
+    const dir = execFileSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '../..'), encoding: 'utf8' }).trim();
+    expect(dir).toMatch(/quarry-/);
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+
   it('when tasks are enqueued and the library is closed before they run, then they run at the next open', async () => {
     const dir = tmp();
     const q = await Quarry.open(dir);
@@ -239,7 +309,53 @@ describe('given a data directory', () => {
   });
 });
 
+describe('given worker threads', () => {
+  it('when two workers each open a Quarry beside the main thread, then each indexes and searches its own', async () => {
+    const { Worker } = require('node:worker_threads') as typeof import('node:worker_threads');
+    const entry = path.join(__dirname, '../../dist/index.js');
+    const source = `
+      const { parentPort, workerData } = require('node:worker_threads');
+      const { Quarry } = require(${JSON.stringify(entry)});
+      (async () => {
+        const q = await Quarry.open({ logLevel: 'error' });
+        const idx = q.index('w');
+        const task = await idx.addDocuments([{ id: 1, t: workerData.word }, { id: 2, t: 'other' }]).waitTask();
+        const hits = idx.searchSync(workerData.word).hits.map((h) => h.id);
+        const asyncHits = (await idx.search(workerData.word.slice(0, -1))).hits.map((h) => h.id);
+        const dir = q.dbPath;
+        await q.close();
+        parentPort.postMessage({ status: task.status, hits, asyncHits, dir });
+      })().catch((e) => parentPort.postMessage({ error: String(e && e.stack || e) }));`;
+    const run = (word: string) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        const w = new Worker(source, { eval: true, workerData: { word } });
+        w.once('message', (m) => {
+          resolve(m as Record<string, unknown>);
+          void w.terminate();
+        });
+        w.once('error', reject);
+      });
+    const main = await Quarry.open();
+    await main.index('m').addDocuments(MOVIES).waitTask();
+    const [a, b] = await Promise.all([run('albatross'), run('zeppelin')]);
+    expect(a).toMatchObject({ status: 'succeeded', hits: [1], asyncHits: [1] });
+    expect(b).toMatchObject({ status: 'succeeded', hits: [1], asyncHits: [1] });
+    expect(fs.existsSync(a.dir as string)).toBe(false);
+    expect(main.index('m').searchSync('wonder').hits.map((h) => h.id)).toEqual([2]);
+    await main.close();
+  });
+});
+
 describe('given the built package', () => {
+  it('when the platform has no prebuilt engine, then loading says so and how to build one', () => {
+    const { spawnSync } = require('node:child_process') as typeof import('node:child_process');
+    const script = "Object.defineProperty(process, 'platform', { value: 'freebsd' }); require('./dist/index.js');";
+    const r = spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '../..'), encoding: 'utf8' });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(`quarry-search has no prebuilt engine for freebsd-${process.arch} (prebuilt: linux-x64-gnu, linux-arm64-gnu, linux-x64-musl, darwin-arm64, darwin-x64, win32-x64-msvc)`);
+    expect(r.stderr).toContain('`npm ci` builds the engine for this machine');
+  });
+
   it('when the library is loaded, then Express is not (the library has no HTTP layer)', () => {
     const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
     const script = "require('./dist/library/quarry.js'); console.log(Object.keys(require.cache).filter((k) => k.includes('/node_modules/express/')).length)";

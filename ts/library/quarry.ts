@@ -10,6 +10,9 @@
  *   const { hits } = await quarry.index('movies').search('carol');
  *   await quarry.close();
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { FULL_ACCESS } from '../auth/guard';
 import { createIndex, deleteIndex, swapIndexes, updateIndex } from '../commands/indexes';
 import { type Config, loadConfig } from '../config';
@@ -27,7 +30,11 @@ import { QuarryIndex } from './index-handle';
 import type { EnqueuedTask, FacetSearchResponse, IndexInfo, MultiSearchRequest, SearchResponse, Task, TaskProgress, TaskPromise, TasksPage, TasksQuery, WaitOptions } from './types';
 
 export interface QuarryOptions {
-  /** The data directory (default `./data.ms`), created if missing. */
+  /**
+   * The data directory, created if missing. Without one (and without `--db-path` in
+   * `options`), the index lives in a new temporary directory that `close()` deletes, as it is
+   * deleted if the process exits first: for tests and scripts.
+   */
   dbPath?: string;
   /**
    * Any start-up option, as the server takes them on its command line (`['--experimental-models-dir', dir]`,
@@ -49,11 +56,14 @@ export class Quarry {
   readonly #deps: Deps;
   readonly #search: SearchService;
   #closed = false;
+  /** The directory `open()` made when given none, deleted by `close()`. */
+  readonly #temporary: TemporaryDir | null;
   /** Who waits for the next batch to end (see `nextChange`). */
   readonly #waiters = new Set<() => void>();
 
-  private constructor(runtime: Runtime) {
+  private constructor(runtime: Runtime, temporary: TemporaryDir | null) {
     this.#runtime = runtime;
+    this.#temporary = temporary;
     this.#deps = runtime.deps;
     this.#search = new SearchService(runtime.deps);
     runtime.worker.onBatchFinished(() => {
@@ -68,10 +78,18 @@ export class Quarry {
    */
   static async open(where: string | QuarryOptions = {}): Promise<Quarry> {
     const o: QuarryOptions = typeof where === 'string' ? { dbPath: where } : where;
-    const args = ['--no-analytics', ...(o.dbPath ? ['--db-path', o.dbPath] : []), ...(o.options ?? [])];
-    const config = loadConfig(args, {}, { implicitConfigFile: false });
-    const logger = o.logger ?? createLogger(o.logLevel ?? 'warn', config.logsMode);
-    return new Quarry(await guarded(() => openRuntime(config, logger)));
+    const named = o.dbPath !== undefined || (o.options ?? []).some((a) => a === '--db-path' || a.startsWith('--db-path='));
+    const temporary = named ? null : new TemporaryDir();
+    try {
+      const dbPath = o.dbPath ?? temporary?.dir;
+      const args = ['--no-analytics', ...(dbPath ? ['--db-path', dbPath] : []), ...(o.options ?? [])];
+      const config = loadConfig(args, {}, { implicitConfigFile: false });
+      const logger = o.logger ?? createLogger(o.logLevel ?? 'warn', config.logsMode);
+      return new Quarry(await guarded(() => openRuntime(config, logger)), temporary);
+    } catch (err) {
+      temporary?.remove();
+      throw err;
+    }
   }
 
   /** The data directory, resolved. */
@@ -82,7 +100,11 @@ export class Quarry {
   /** Stops the worker (a running batch ends first), closes the stores and frees the directory. */
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#runtime.close();
+    try {
+      await this.#runtime.close();
+    } finally {
+      this.#temporary?.remove();
+    }
   }
 
   /** A handle on index `uid` (which need not exist yet: adding documents creates it). */
@@ -222,6 +244,21 @@ export class Quarry {
   /** @internal */
   get searchService(): SearchService {
     return this.#search;
+  }
+}
+
+/** A temporary data directory: removed by `remove()`, or when the process exits before that. */
+class TemporaryDir {
+  readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-'));
+  readonly #onExit = () => fs.rmSync(this.dir, { recursive: true, force: true });
+
+  constructor() {
+    process.once('exit', this.#onExit);
+  }
+
+  remove(): void {
+    process.removeListener('exit', this.#onExit);
+    this.#onExit();
   }
 }
 

@@ -14,8 +14,48 @@ export type ErrorCodeRow = Native.ErrorCodeRow;
 
 // The generated loader sits in `native/` at the repository root, so the same relative path
 // works from `ts/native` (tests run through swc) and from `dist/native` (the built server).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-export const binding: typeof Native = require('../../native/index.js');
+export const binding: typeof Native = loadBinding();
+
+function loadBinding(): typeof Native {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('../../native/index.js') as typeof Native;
+  } catch (err) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const targets = (require('../../package.json') as { napi: { targets: string[] } }).napi.targets;
+    throw new Error(missingEngineMessage(platformName(), targets.map(targetName)), { cause: err });
+  }
+}
+
+/**
+ * Why the engine did not load, and the way out: the napi loader's own message blames an npm
+ * bug whatever the cause, which sends a user on a platform without a prebuilt engine the wrong
+ * way. `here` is this machine's `platform-arch[-abi]`; `prebuilt` the packages published.
+ */
+export function missingEngineMessage(here: string, prebuilt: string[]): string {
+  const list = prebuilt.join(', ');
+  if (prebuilt.includes(here)) {
+    return `quarry-search could not load its engine for ${here}: the package quarry-search-${here} is missing or damaged. Reinstall without omitting optional dependencies (\`npm install\`, not \`--omit=optional\`), so npm installs it.`;
+  }
+  return `quarry-search has no prebuilt engine for ${here} (prebuilt: ${list}). Build it from source with a Rust toolchain: in a checkout of quarry-search, \`npm ci\` builds the engine for this machine.`;
+}
+
+/** This machine as the platform packages name it: `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`. */
+function platformName(): string {
+  const base = `${process.platform}-${process.arch}`;
+  if (process.platform === 'win32') return `${base}-msvc`;
+  if (process.platform !== 'linux') return base;
+  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
+  return `${base}-${header?.glibcVersionRuntime ? 'gnu' : 'musl'}`;
+}
+
+/** A Rust target triple of `package.json`'s `napi.targets` as a platform package's suffix. */
+function targetName(triple: string): string {
+  const [arch, , os, abi] = triple.split('-');
+  const cpu = arch === 'x86_64' ? 'x64' : arch === 'aarch64' ? 'arm64' : arch;
+  const platform = os === 'darwin' ? 'darwin' : os === 'windows' ? 'win32' : os;
+  return [platform, cpu, ...(abi && os !== 'darwin' ? [abi] : [])].join('-');
+}
 
 /**
  * Rethrows an addon error as an ApiError. The binding encodes user-facing errors as a JSON

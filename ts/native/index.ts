@@ -65,6 +65,13 @@ export class NativeIndex {
     return call(() => this.raw.search(JSON.stringify(rest), bytes, sinceMs(receivedAt)));
   }
 
+  /** `search` on the calling thread (the library's `searchSync`); `processingTimeMs` counts from the call. */
+  searchSync(query: SearchQuery): Buffer {
+    const { vector, ...rest } = query;
+    const bytes = vector ? Buffer.from(Float32Array.from(vector).buffer) : null;
+    return callSync(() => this.raw.searchSync(JSON.stringify(rest), bytes));
+  }
+
   facetSearch(query: FacetSearchQuery): Promise<Buffer> {
     return call(() => this.raw.facetSearch(JSON.stringify(query)));
   }

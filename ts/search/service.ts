@@ -153,6 +153,23 @@ export class SearchService {
   }
 
   /**
+   * A single-index search on the calling thread, for the embedded library's `searchSync`: the
+   * same checks and engine call as `search`, without the limiter (the caller's thread is the
+   * only one waiting). A search that would wait on something else (another instance, an
+   * embedder for the query, the reranker) is refused: it belongs to `search`.
+   */
+  searchSync(auth: AuthContext, indexUid: unknown, body: unknown): Buffer {
+    const requestUid = uuidV7();
+    const uid = checkIndexUid(indexUid);
+    const query = parseSearch(body);
+    checkSearchFeatures(this.deps, query);
+    const waits = waitsOn(this.deps, query);
+    if (waits) throw new Error(`searchSync cannot run a search that waits on ${waits}; use search()`);
+    const engineQ = this.scopedQuery(auth, uid, query);
+    return withMetadata(this.deps.registry.handle(uid).searchSync(engineQ), { requestUid, metadata: undefined }, SEARCH_TAIL);
+  }
+
+  /**
    * The metadata of a query `q` on `uid`; `remote`: the instance it is labelled with. A query
    * that names its instance (`named`) is asked of it as of a remote, even of this one, and
    * Meilisearch then gives no primary key.
@@ -405,6 +422,15 @@ export class SearchService {
     const personalized = federation.personalize ? await this.personalized(answer, { personalize: federation.personalize } as SearchBody, null, receivedAt) : answer;
     return [personalized, metadata ? metas : undefined];
   }
+}
+
+/** What a search would wait on outside the engine (another instance, an embedder, the reranker), if anything. */
+function waitsOn(deps: Deps, query: SearchBody): string | null {
+  if (usesNetwork(deps, query.useNetwork)) return 'other instances (`useNetwork`)';
+  if (query.personalize !== undefined && query.personalize !== null) return 'the reranker (`personalize`)';
+  if (query.media !== undefined && query.media !== null) return 'an embedder (`media`)';
+  if (query.hybrid !== undefined && query.hybrid !== null && query.vector == null) return 'an embedder (`hybrid` without `vector`)';
+  return null;
 }
 
 /** How many hits a search asks for: its page's end (offset + limit, or page × hitsPerPage). */

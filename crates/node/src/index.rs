@@ -223,6 +223,20 @@ impl NativeIndex {
         self.task(IndexJob::Search(query_json, vector, received_at(since_ms)))
     }
 
+    /// `search`, run on the calling thread: for the embedded library's small, fast searches,
+    /// where handing the work to the libuv pool and back costs more than the search itself.
+    /// The caller decides when that is (`ts/library/index-handle.ts`); the engine call is the
+    /// same one.
+    #[napi]
+    pub fn search_sync(&self, query_json: String, vector: Option<Buffer>) -> Result<Buffer> {
+        let job = IndexJob::Search(query_json, vector.map(|b| b.to_vec()), received_at(None));
+        let index = self.index()?;
+        match api_types::catch_panic(|| run(&index, job)).map_err(to_napi_error)? {
+            JobOutput::Bytes(Some(bytes)) => Ok(bytes.into()),
+            _ => Err(internal("a search answers bytes")),
+        }
+    }
+
     /// A facet search: `queryJson` is a `FacetSearchQuery`; the answer is `{facetHits, facetQuery, processingTimeMs}`.
     /// Throws `facet_search_disabled`, `invalid_facet_search_facet_name`, `invalid_search_filter`.
     /// Its `processingTimeMs` counts from the engine (see `ts/search/service.ts`).
