@@ -14,16 +14,7 @@ fn stage(dir: &Path, name: &str, body: &str) -> PathBuf {
 }
 
 fn add(task_uid: u64, file: PathBuf, method: Method, primary_key: Option<&str>) -> BatchOp {
-    BatchOp::AddDocuments {
-        task_uid,
-        file,
-        method,
-        primary_key: primary_key.map(str::to_string),
-        skip_creation: false,
-        shards: None,
-
-        check: None,
-    }
+    BatchOp::add_documents(task_uid, file, method, primary_key.map(str::to_string))
 }
 
 fn fetch_all(index: &Index) -> Value {

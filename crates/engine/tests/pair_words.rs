@@ -61,16 +61,7 @@ fn stage(dir: &Path, name: &str, docs: &[Value]) -> PathBuf {
 }
 
 fn add(task_uid: u64, file: PathBuf) -> BatchOp {
-    BatchOp::AddDocuments {
-        task_uid,
-        file,
-        method: Method::Replace,
-        primary_key: Some("id".into()),
-        skip_creation: false,
-        shards: None,
-
-        check: None,
-    }
+    BatchOp::add_documents(task_uid, file, Method::Replace, Some("id".into()))
 }
 
 /// Whether `text` holds `a` immediately followed by `b`.

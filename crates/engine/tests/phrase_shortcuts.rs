@@ -71,16 +71,12 @@ fn add_documents(index: &Index, tmp: &tempfile::TempDir, task_uid: u64, docs: &[
     let body = serde_json::to_string(docs).unwrap();
     stage_documents(body.as_bytes(), Format::Json, None, &file).unwrap();
     index
-        .apply_batch(vec![BatchOp::AddDocuments {
+        .apply_batch(vec![BatchOp::add_documents(
             task_uid,
             file,
-            method: Method::Replace,
-            primary_key: None,
-            skip_creation: false,
-            shards: None,
-
-            check: None,
-        }])
+            Method::Replace,
+            None,
+        )])
         .unwrap();
 }
 

@@ -40,7 +40,7 @@ fn fixture() -> &'static Fixture {
         });
         let results = index
             .apply_batch(vec![
-                BatchOp::AddDocuments { task_uid: 1, file, method: Method::Replace, primary_key: None, skip_creation: false, shards: None, check: None },
+                BatchOp::add_documents(1, file, Method::Replace, None),
                 BatchOp::UpdateSettings { task_uid: 2, patch },
             ])
             .unwrap();

@@ -83,29 +83,30 @@ impl NumberIds {
             pair_ids.push(values.len() as u32 - 1);
         }
         // A document's pairs come in ascending id order, so a number it holds twice (or as
-        // both zeros) is its last id seen.
+        // both zeros) is its last id seen: each (document, id) is kept once.
         let mut last = vec![u32::MAX; id_count];
-        let mut lens = vec![0u32; id_count + 1];
-        for (&(_, iid), &id) in index.numbers.iter().zip(&pair_ids) {
-            if last[iid as usize] != id {
-                last[iid as usize] = id;
-                lens[iid as usize + 1] += 1;
-            }
+        let held: Vec<(u32, u32)> = index
+            .numbers
+            .iter()
+            .zip(&pair_ids)
+            .filter_map(|(&(_, iid), &id)| {
+                let seen = std::mem::replace(&mut last[iid as usize], id);
+                (seen != id).then_some((iid, id))
+            })
+            .collect();
+        let mut offsets = vec![0u32; id_count + 1];
+        for &(iid, _) in &held {
+            offsets[iid as usize + 1] += 1;
         }
-        for i in 1..lens.len() {
-            lens[i] += lens[i - 1];
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
         }
-        let offsets = lens;
         let mut fill = offsets.clone();
-        let mut ids = vec![0u32; *offsets.last().unwrap_or(&0) as usize];
-        last.fill(u32::MAX);
-        for (&(_, iid), &id) in index.numbers.iter().zip(&pair_ids) {
-            let i = iid as usize;
-            if last[i] != id {
-                last[i] = id;
-                ids[fill[i] as usize] = id;
-                fill[i] += 1;
-            }
+        let mut ids = vec![0u32; held.len()];
+        for (iid, id) in held {
+            let at = &mut fill[iid as usize];
+            ids[*at as usize] = id;
+            *at += 1;
         }
         NumberIds {
             values,

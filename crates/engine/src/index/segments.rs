@@ -425,16 +425,7 @@ mod tests {
             let file = tmp.path().join(format!("b{batch}"));
             let body = format!("[{}]", docs.join(","));
             crate::stage_documents(body.as_bytes(), crate::Format::Json, None, &file).unwrap();
-            let op = BatchOp::AddDocuments {
-                task_uid: batch,
-                file,
-                method: Method::Replace,
-                primary_key: None,
-                skip_creation: false,
-                shards: None,
-
-                check: None,
-            };
+            let op = BatchOp::add_documents(batch, file, Method::Replace, None);
             index.apply_batch(vec![op]).unwrap();
         };
         for batch in 1..=3 {

@@ -18,17 +18,19 @@ use crate::settings::Settings;
 use crate::store::{heed_error, keys};
 
 impl Index {
-    /// The internal ids of the documents matching `query`, in no particular order.
+    /// The internal ids of the documents matching `query` among `allowed` (every one when `None`).
     pub(crate) fn iids_of(
         &self,
         searcher: &tantivy::Searcher,
         query: &dyn Query,
-    ) -> Result<Vec<u32>> {
+        allowed: Option<&RoaringBitmap>,
+    ) -> Result<RoaringBitmap> {
+        let allowed = allowed.map(Allowed::new);
         Ok(self
-            .level_docs(searcher, query, None)
+            .level_docs(searcher, query, allowed.as_ref())
             .map_err(tv)?
-            .into_iter()
-            .flat_map(|(_, list)| list.into_iter().map(|(_, iid)| iid))
+            .iter()
+            .flat_map(|(_, list)| list.iter().map(|&(_, iid)| iid))
             .collect())
     }
 
@@ -77,10 +79,7 @@ impl Index {
             return Ok(allowed);
         }
         let query = groups_query(&terms.negatives, Occur::Should, Reach::Completions);
-        let excluded: RoaringBitmap = self
-            .iids_of(searcher, query.as_ref())?
-            .into_iter()
-            .collect();
+        let excluded = self.iids_of(searcher, query.as_ref(), None)?;
         let base = self.allowed_or_all(rtxn, &allowed)?;
         Ok(Some(Arc::new(base.as_ref() - &excluded)))
     }

@@ -20,10 +20,9 @@ use roaring::RoaringBitmap;
 use super::distinct::{apply_distinct, distinct_ranked};
 use super::faceting::FacetCounts;
 use super::page::Window;
-use super::ranking::Allowed;
 use super::{compare_ranked, rank, steps, Counted, Ranked, Reach, Terms};
 use crate::facets;
-use crate::index::{tv, Index};
+use crate::index::Index;
 use crate::settings::Settings;
 use crate::sort::SortKey;
 use crate::store::heed_error;
@@ -243,15 +242,11 @@ impl Index {
         }
         self.derive_typos(o.searcher, terms)?;
         let query = terms.universe_query(Reach::Typos);
-        let allowed = o.allowed.as_deref().map(Allowed::new);
-        let docs = self
-            .level_docs(o.searcher, query.as_ref(), allowed.as_ref())
-            .map_err(tv)?;
-        Ok(Arc::new(
-            docs.iter()
-                .flat_map(|(_, list)| list.iter().map(|&(_, iid)| iid))
-                .collect(),
-        ))
+        Ok(Arc::new(self.iids_of(
+            o.searcher,
+            query.as_ref(),
+            o.allowed.as_deref(),
+        )?))
     }
 
     /// Sort keys alone order a placeholder search; the ranked list and whether it holds every

@@ -198,15 +198,7 @@ mod tests {
         index
             .apply_batch(vec![
                 BatchOp::UpdateSettings { task_uid: 1, patch },
-                BatchOp::AddDocuments {
-                    task_uid: 2,
-                    file,
-                    method: Method::Replace,
-                    primary_key: None,
-                    skip_creation: false,
-                    shards: None,
-                    check: None,
-                },
+                BatchOp::add_documents(2, file, Method::Replace, None),
             ])
             .unwrap();
         index.prepare_columns().unwrap();

@@ -738,16 +738,7 @@ mod tests {
         let file = dir.join(format!("b{task_uid}"));
         let body = serde_json::to_vec(&docs).unwrap();
         crate::payload::stage_documents(&body, crate::Format::Json, None, &file).unwrap();
-        let op = crate::BatchOp::AddDocuments {
-            task_uid,
-            file,
-            method: crate::Method::Replace,
-            primary_key: None,
-            skip_creation: false,
-            shards: None,
-
-            check: None,
-        };
+        let op = crate::BatchOp::add_documents(task_uid, file, crate::Method::Replace, None);
         index.apply_batch(vec![op]).unwrap();
     }
 

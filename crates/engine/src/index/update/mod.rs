@@ -157,6 +157,28 @@ pub struct BatchInput {
 }
 
 /// What one op of a batch came to (`applyBatch`'s `results`, in op order).
+impl BatchOp {
+    /// Adds the documents of the payload staged in `file` (see [`crate::stage_documents`]), as a
+    /// task that may create the index, on an instance holding every shard, without a check of
+    /// what the file held when it was staged.
+    pub fn add_documents(
+        task_uid: u64,
+        file: PathBuf,
+        method: Method,
+        primary_key: Option<String>,
+    ) -> BatchOp {
+        BatchOp::AddDocuments {
+            task_uid,
+            file,
+            method,
+            primary_key,
+            skip_creation: false,
+            shards: None,
+            check: None,
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(untagged)]

@@ -414,10 +414,8 @@ impl Index {
             Reach::Completions
         };
         let query = terms.universe_query(reach);
-        let mut rest = self.iids_of(searcher, query.as_ref())?;
-        rest.retain(|iid| allowed.is_none_or(|a| a.contains(*iid)));
-        rest.sort_unstable();
-        for iid in rest {
+        // In internal-id order: a bitmap iterates in order.
+        for iid in &self.iids_of(searcher, query.as_ref(), allowed)? {
             if out.len() >= want {
                 break;
             }
