@@ -51,10 +51,11 @@ function platformName(): string {
 
 /** A Rust target triple of `package.json`'s `napi.targets` as a platform package's suffix. */
 function targetName(triple: string): string {
-  const [arch, , os, abi] = triple.split('-');
-  const cpu = arch === 'x86_64' ? 'x64' : arch === 'aarch64' ? 'arm64' : arch;
-  const platform = os === 'darwin' ? 'darwin' : os === 'windows' ? 'win32' : os;
-  return [platform, cpu, ...(abi && os !== 'darwin' ? [abi] : [])].join('-');
+  const [arch, , os, abi] = triple.split('-') as [string, string, string, string | undefined];
+  // Node's names of the CPUs and systems the triples name otherwise.
+  const nodeNames: Record<string, string> = { x86_64: 'x64', aarch64: 'arm64', windows: 'win32' };
+  const name = (part: string) => nodeNames[part] ?? part;
+  return [name(os), name(arch), ...(abi && os !== 'darwin' ? [abi] : [])].join('-');
 }
 
 /**

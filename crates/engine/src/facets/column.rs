@@ -1,7 +1,7 @@
 //! Building value columns: one pass over the stored documents collects, for one attribute,
 //! the scalars every document holds there.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -47,18 +47,44 @@ pub struct Column {
     pub(super) every: OnceLock<super::distribution::Tally>,
     /// The bytes of the views above built so far.
     views: AtomicUsize,
+    /// The paths below the attribute that its documents' objects hold (`a`, `b`, `b.c` for
+    /// `{"a": 1, "b": {"c": 2}}`), each relative to the attribute: what `facets` expands an
+    /// object attribute to. A path no document holds any more stays until the column is built
+    /// whole again.
+    pub nested: BTreeSet<Box<str>>,
 }
 
 /// Builds a column from documents given in increasing internal-id order.
 pub struct ColumnBuilder {
     path: String,
     column: Column,
-    geo: bool,
+    geo: Geo,
+}
+
+/// How a column reads `_geo`: as the attribute's point, one of its coordinates, or not at all.
+#[derive(Clone, Copy, PartialEq)]
+enum Geo {
+    /// `_geo`: latitude then longitude.
+    Point,
+    /// `_geo.lat` (0) or `_geo.lng` (1): that coordinate, a number even when written as a string.
+    Part(usize),
+    No,
+}
+
+impl Geo {
+    fn of(path: &str) -> Geo {
+        match path {
+            "_geo" => Geo::Point,
+            "_geo.lat" => Geo::Part(0),
+            "_geo.lng" => Geo::Part(1),
+            _ => Geo::No,
+        }
+    }
 }
 
 impl ColumnBuilder {
     /// A builder for the attribute at dotted `path`; `_geo` gives the two coordinates
-    /// (`lat`, `lng`) of each document instead.
+    /// (`lat`, `lng`) of each document instead, and `_geo.lat` and `_geo.lng` one of them.
     pub fn new(path: &str) -> ColumnBuilder {
         ColumnBuilder {
             path: path.to_string(),
@@ -66,7 +92,7 @@ impl ColumnBuilder {
                 offsets: vec![0],
                 ..Column::default()
             },
-            geo: path == "_geo",
+            geo: Geo::of(path),
         }
     }
 
@@ -80,9 +106,10 @@ impl ColumnBuilder {
                 items: Vec::with_capacity(base.items.len()),
                 strings: base.strings.clone(),
                 ids: base.ids.clone(),
+                nested: base.nested.clone(),
                 ..Column::default()
             },
-            geo: path == "_geo",
+            geo: Geo::of(path),
         }
     }
 
@@ -155,21 +182,30 @@ impl ColumnBuilder {
 
     pub fn push(&mut self, iid: u32, doc: &Map<String, Value>) {
         self.reach(iid);
-        if self.geo {
-            if let Some((lat, lng)) = value::geo::geo_of(doc) {
-                self.column.items.push(Item::Num(lat));
-                self.column.items.push(Item::Num(lng));
+        match self.geo {
+            Geo::Point | Geo::Part(_) => {
+                if let Some((lat, lng)) = value::geo::geo_of(doc) {
+                    match self.geo {
+                        Geo::Part(0) => self.column.items.push(Item::Num(lat)),
+                        Geo::Part(_) => self.column.items.push(Item::Num(lng)),
+                        _ => self.column.items.extend([Item::Num(lat), Item::Num(lng)]),
+                    }
+                }
             }
-        } else {
-            let found = value::values_at(doc, &self.path);
-            let _ = value::each_scalar::<()>(&found, |s| {
-                let item = match s {
-                    Scalar::Num(n) => Item::Num(n),
-                    Scalar::Str(s) => self.string_id(s),
-                };
-                self.column.items.push(item);
-                ControlFlow::Continue(())
-            });
+            Geo::No => {
+                let found = value::values_at(doc, &self.path);
+                for v in &found {
+                    nested_paths(v, "", &mut self.column.nested);
+                }
+                let _ = value::each_scalar::<()>(&found, |s| {
+                    let item = match s {
+                        Scalar::Num(n) => Item::Num(n),
+                        Scalar::Str(s) => self.string_id(s),
+                    };
+                    self.column.items.push(item);
+                    ControlFlow::Continue(())
+                });
+            }
         }
         self.column.offsets.push(self.column.items.len() as u32);
     }
@@ -201,6 +237,28 @@ impl ColumnBuilder {
             self.column.strings[id as usize].rank = rank as u32;
         }
         self.column
+    }
+}
+
+/// Adds the paths (below `prefix`) that the objects in `v` hold to `out`: the value's own
+/// keys, those of objects within (in arrays too), dotted.
+fn nested_paths(v: &Value, prefix: &str, out: &mut BTreeSet<Box<str>>) {
+    match v {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                let path = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                nested_paths(inner, &path, out);
+                if !out.contains(path.as_str()) {
+                    out.insert(path.into());
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| nested_paths(i, prefix, out)),
+        _ => {}
     }
 }
 
@@ -252,6 +310,7 @@ impl Column {
     /// as they are built).
     pub fn bytes(&self) -> usize {
         self.views.load(Ordering::Relaxed)
+            + self.nested.iter().map(|p| p.len() + 16).sum::<usize>()
             + self.offsets.len() * 4
             + self.items.len() * std::mem::size_of::<Item>()
             + self

@@ -131,6 +131,14 @@ fn geo_enabled(rules: &[Rule]) -> bool {
     has_plain_rule(rules, "_geo") || has_plain_rule(rules, "_geojson")
 }
 
+/// Whether `name` lies above an attribute a plain rule makes filterable (`a` for `a.b`):
+/// `facets` takes it, and finds nothing there.
+pub fn is_above_plain_rule(rules: &[Rule], name: &str) -> bool {
+    rules.iter().any(|r| {
+        matches!(r, Rule::Field(f) if f.strip_prefix(name).is_some_and(|rest| rest.starts_with('.')))
+    })
+}
+
 /// Whether `field` may be filtered on (and so used in `facets` and as `distinct`).
 pub fn is_filterable(rules: &[Rule], field: &str) -> bool {
     matching(rules, field).is_some_and(|(_, f)| f.filterable())

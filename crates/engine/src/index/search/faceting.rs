@@ -38,9 +38,11 @@ const GEO: &str = "_geo";
 const GEO_PARTS: [&str; 2] = ["_geo.lat", "_geo.lng"];
 
 impl Index {
-    /// The concrete attributes `facets` names: names must be filterable, and patterns (`*`
-    /// among them) must match filterable attributes present in the index, which they expand
-    /// to; `_geo` brings its parts.
+    /// The concrete attributes `facets` names, as Meilisearch expands them: a filterable name
+    /// brings itself and every path its documents' objects hold below it (`_geo` its two
+    /// coordinates); a pattern (`*` among them) every filterable attribute or path below one
+    /// that it matches; a name above a filterable attribute (`a` when `a.b` is) is taken and
+    /// brings nothing. A name or pattern that brings nothing otherwise is refused.
     pub(super) fn facet_names(
         &self,
         rtxn: &heed::RoTxn,
@@ -63,14 +65,11 @@ impl Index {
                 any
             } else if rules::is_filterable(filter_rules, name) {
                 out.insert(name.clone());
-                if name == GEO {
-                    out.extend(GEO_PARTS.map(String::from));
-                }
+                out.extend(self.paths_below(rtxn, name)?);
                 true
             } else {
-                false
+                rules::is_above_plain_rule(filter_rules, name)
             };
-            // A name or a pattern that names no filterable attribute: the first one is refused.
             if !found {
                 return Err(Error::new(
                     "invalid_search_facets",
@@ -81,9 +80,39 @@ impl Index {
         Ok(out.into_iter().collect())
     }
 
-    /// The filterable attributes the index's documents hold (top-level fields, and the
-    /// nested paths plain rules name).
+    /// The paths below attribute `name` that its documents' objects hold, dotted from the
+    /// top (`_geo`: its two coordinates).
+    fn paths_below(&self, rtxn: &heed::RoTxn, name: &str) -> Result<Vec<String>> {
+        if name == GEO {
+            return Ok(GEO_PARTS.map(String::from).to_vec());
+        }
+        let columns = self.columns(rtxn, &[name.to_string()])?;
+        Ok(columns
+            .iter()
+            .flat_map(|c| c.nested.iter().map(|p| format!("{name}.{p}")))
+            .collect())
+    }
+
+    /// The filterable attributes the index's documents hold, with every filterable path below
+    /// them that their objects hold: what a pattern of `facets` is matched against.
     fn known_fields(
+        &self,
+        rtxn: &heed::RoTxn,
+        filter_rules: &[rules::Rule],
+    ) -> Result<Vec<String>> {
+        let tops = self.filterable_fields(rtxn, filter_rules)?;
+        let mut out: BTreeSet<String> = tops.iter().cloned().collect();
+        // One pass over the documents builds every column not cached.
+        for (top, column) in tops.iter().zip(self.columns(rtxn, &tops)?) {
+            let below = column.nested.iter().map(|p| format!("{top}.{p}"));
+            out.extend(below.filter(|b| rules::is_filterable(filter_rules, b)));
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    /// The filterable attributes the index's documents hold: top-level fields, and the nested
+    /// paths plain rules name.
+    fn filterable_fields(
         &self,
         rtxn: &heed::RoTxn,
         filter_rules: &[rules::Rule],
@@ -114,7 +143,7 @@ impl Index {
         let rtxn = self.store.read()?;
         let settings = self.settings(&rtxn)?;
         let mut names: BTreeSet<String> = self
-            .known_fields(&rtxn, &rules::rules_of(&settings))?
+            .filterable_fields(&rtxn, &rules::rules_of(&settings))?
             .into_iter()
             .collect();
         names.extend(
@@ -178,6 +207,87 @@ mod tests {
     use crate::index::{BatchOp, Index, Method};
     use crate::store::keys;
     use crate::{stage_documents, Format};
+
+    /// `facets` expands as Meilisearch does: an object attribute to every path its documents
+    /// hold below it (objects too, with no values), a pattern to the filterable paths it
+    /// matches, `_geo` to its coordinates (numbers, even written as strings); a name above a
+    /// filterable attribute is taken and brings nothing; an unknown name is refused. A later
+    /// batch's new paths are found too.
+    #[test]
+    fn facets_expand_objects_patterns_and_geo_as_meilisearch_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = Index::open(tmp.path().join("idx")).unwrap();
+        let add = |task_uid: u64, docs: serde_json::Value| {
+            let file = tmp.path().join(format!("docs{task_uid}"));
+            stage_documents(docs.to_string().as_bytes(), Format::Json, None, &file).unwrap();
+            index
+                .apply_batch(vec![BatchOp::add_documents(
+                    task_uid,
+                    file,
+                    Method::Replace,
+                    None,
+                )])
+                .unwrap();
+        };
+        let patch = json!({"filterableAttributes": ["obj", "_geo", "deep.inner.val", "x"]});
+        index
+            .apply_batch(vec![BatchOp::UpdateSettings { task_uid: 1, patch }])
+            .unwrap();
+        add(
+            2,
+            json!([
+                {"id": 1, "obj": {"a": "x", "b": {"c": 1}}, "_geo": {"lat": 48.85, "lng": 2.35}, "deep": {"inner": {"val": "q"}}, "x": 5},
+                {"id": 2, "obj": [{"a": "y"}, {"b": {"c": 2}}], "_geo": {"lat": "45.76", "lng": "4.83"}, "x": 7},
+            ]),
+        );
+        let search = |facets: serde_json::Value| -> serde_json::Value {
+            let q: crate::SearchQuery =
+                serde_json::from_value(json!({"q": "", "facets": facets, "limit": 0})).unwrap();
+            match index.search(&q) {
+                Ok(bytes) => serde_json::from_slice(&bytes).unwrap(),
+                Err(e) => json!({"error": e.code}),
+            }
+        };
+        let distribution = |facets| search(facets)["facetDistribution"].clone();
+        assert_eq!(
+            distribution(json!(["obj"])),
+            json!({"obj": {}, "obj.a": {"x": 1, "y": 1}, "obj.b": {}, "obj.b.c": {"1": 1, "2": 1}})
+        );
+        assert_eq!(
+            distribution(json!(["obj.b"])),
+            json!({"obj.b": {}, "obj.b.c": {"1": 1, "2": 1}})
+        );
+        assert_eq!(
+            distribution(json!(["obj.*"])),
+            json!({"obj.a": {"x": 1, "y": 1}, "obj.b": {}, "obj.b.c": {"1": 1, "2": 1}})
+        );
+        assert_eq!(distribution(json!(["deep"])), json!({}));
+        assert_eq!(
+            search(json!(["_geo.lat"]))["facetStats"],
+            json!({"_geo.lat": {"min": 45.76, "max": 48.85}})
+        );
+        assert_eq!(
+            distribution(json!(["_geo"])),
+            json!({"_geo": {}, "_geo.lat": {"45.76": 1, "48.85": 1}, "_geo.lng": {"2.35": 1, "4.83": 1}})
+        );
+        assert_eq!(
+            search(json!(["nope"]))["error"],
+            json!("invalid_search_facets")
+        );
+        assert_eq!(
+            search(json!(["ob"]))["error"],
+            json!("invalid_search_facets")
+        );
+        add(3, json!([{"id": 3, "obj": {"later": true}}]));
+        assert_eq!(
+            distribution(json!(["obj.later"])),
+            json!({"obj.later": {"true": 1}})
+        );
+        assert_eq!(
+            distribution(json!(["obj"]))["obj.later"],
+            json!({"true": 1})
+        );
+    }
 
     /// After `prepare_columns`, the columns of the filterable attributes the documents hold
     /// (by name and by pattern), the sortable ones and the distinct one are cached for the
