@@ -144,7 +144,9 @@ impl Index {
 }
 
 /// `attributesToSearchOn`, checked against `searchableAttributes`: `None` when absent, empty,
-/// or `*`. `fields` gives the index's field names, for the refusal's list.
+/// or `*`. A pattern (`t*`, `*line`, `obj.*`) stands for the searchable fields it matches, as
+/// in Meilisearch, and is refused when it matches none. `fields` gives the index's field
+/// names, for the patterns and for the refusal's list.
 pub(crate) fn search_on(
     settings: &Settings,
     asked: Option<&[String]>,
@@ -153,26 +155,42 @@ pub(crate) fn search_on(
     let Some(asked) = asked.filter(|a| !a.is_empty() && !a.iter().any(|x| x == "*")) else {
         return Ok(None);
     };
-    if let Some(searchable) = settings.searchable() {
-        for attr in asked {
-            let ok = searchable.iter().any(|s| within(attr, s));
-            if !ok {
-                return Err(Error::new(
-                    "invalid_search_attributes_to_search_on",
-                    format!(
-                        "Attribute `{attr}` is not searchable. Available searchable attributes are: `{}`.",
-                        searchable_fields(searchable, fields()).join(", ")
-                    ),
-                ));
-            }
+    let searchable = settings.searchable();
+    let mut names: Option<Vec<String>> = None;
+    let mut out = Vec::with_capacity(asked.len());
+    for attr in asked {
+        let ok = if attr.contains('*') {
+            let names = names.get_or_insert_with(|| searchable_fields(searchable, fields()));
+            let before = out.len();
+            out.extend(
+                names
+                    .iter()
+                    .filter(|n| crate::filter::rules::pattern_matches(attr, n))
+                    .cloned(),
+            );
+            out.len() > before
+        } else {
+            out.push(attr.clone());
+            searchable.is_none_or(|s| s.iter().any(|s| within(attr, s)))
+        };
+        if !ok {
+            let names = names.get_or_insert_with(|| searchable_fields(searchable, fields()));
+            return Err(Error::new(
+                "invalid_search_attributes_to_search_on",
+                format!(
+                    "Attribute `{attr}` is not searchable. Available searchable attributes are: `{}`.",
+                    names.join(", ")
+                ),
+            ));
         }
     }
-    Ok(Some(asked.to_vec()))
+    Ok(Some(out))
 }
 
-/// The index's fields that `searchable` covers, the objects holding nested ones included, in
-/// name order (what Meilisearch lists when it refuses an attribute to search on).
-fn searchable_fields(searchable: &[String], fields: Vec<String>) -> Vec<String> {
+/// The index's fields that `searchable` covers (every one when `None`), the objects holding
+/// nested ones included, in name order (what Meilisearch lists when it refuses an attribute to
+/// search on).
+fn searchable_fields(searchable: Option<&[String]>, fields: Vec<String>) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for name in fields {
         let mut at = 0;
@@ -182,8 +200,62 @@ fn searchable_fields(searchable: &[String], fields: Vec<String>) -> Vec<String> 
         }
         names.push(name);
     }
-    names.retain(|n| searchable.iter().any(|s| within(n, s)));
+    if let Some(searchable) = searchable {
+        names.retain(|n| searchable.iter().any(|s| within(n, s)));
+    }
     names.sort_unstable();
     names.dedup();
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::search_on;
+    use crate::settings::Settings;
+
+    fn on(searchable: &[&str], asked: &[&str]) -> Result<Option<Vec<String>>, String> {
+        let settings = Settings {
+            searchable_attributes: searchable.iter().map(|s| s.to_string()).collect(),
+            ..Settings::default()
+        };
+        let fields = || {
+            ["title", "tagline", "obj.a", "obj.b.c"]
+                .map(String::from)
+                .to_vec()
+        };
+        let asked: Vec<String> = asked.iter().map(|s| s.to_string()).collect();
+        search_on(&settings, Some(&asked), fields).map_err(|e| e.message)
+    }
+
+    /// Patterns stand for the searchable fields they match (objects holding nested fields
+    /// included), names are kept as asked, and what matches nothing searchable is refused with
+    /// the fields that are.
+    #[test]
+    fn attributes_to_search_on_take_patterns_of_searchable_fields() {
+        let both = ["title", "obj", "tagline"];
+        assert_eq!(
+            on(&both, &["t*"]).unwrap(),
+            Some(vec!["tagline".into(), "title".into()])
+        );
+        assert_eq!(on(&both, &["*line"]).unwrap(), Some(vec!["tagline".into()]));
+        assert_eq!(
+            on(&both, &["obj.*", "title"]).unwrap(),
+            Some(vec![
+                "obj.a".into(),
+                "obj.b".into(),
+                "obj.b.c".into(),
+                "title".into()
+            ])
+        );
+        assert_eq!(on(&["*"], &["ti*"]).unwrap(), Some(vec!["title".into()]));
+        assert_eq!(on(&both, &["*"]).unwrap(), None);
+        let refused = "Attribute `zzz*` is not searchable. Available searchable attributes are: `obj, obj.a, obj.b, obj.b.c, tagline, title`.";
+        assert_eq!(on(&both, &["zzz*"]).unwrap_err(), refused);
+        assert!(on(&["title"], &["tag*"])
+            .unwrap_err()
+            .contains("`tag*` is not searchable"));
+        assert!(on(&["title"], &["tagline"])
+            .unwrap_err()
+            .contains("`tagline` is not searchable"));
+    }
 }

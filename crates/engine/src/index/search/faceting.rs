@@ -37,6 +37,12 @@ pub(crate) struct FacetStats {
 const GEO: &str = "_geo";
 const GEO_PARTS: [&str; 2] = ["_geo.lat", "_geo.lng"];
 
+/// Whether `facets` expands attribute `name` to the paths below it: not a reserved attribute
+/// (`_geojson` is faceted as itself, `_geo` by its two coordinates).
+fn expands(name: &str) -> bool {
+    !name.starts_with('_')
+}
+
 impl Index {
     /// The concrete attributes `facets` names, as Meilisearch expands them: a filterable name
     /// brings itself and every path its documents' objects hold below it (`_geo` its two
@@ -86,6 +92,9 @@ impl Index {
         if name == GEO {
             return Ok(GEO_PARTS.map(String::from).to_vec());
         }
+        if !expands(name) {
+            return Ok(Vec::new());
+        }
         let columns = self.columns(rtxn, &[name.to_string()])?;
         Ok(columns
             .iter()
@@ -103,7 +112,8 @@ impl Index {
         let tops = self.filterable_fields(rtxn, filter_rules)?;
         let mut out: BTreeSet<String> = tops.iter().cloned().collect();
         // One pass over the documents builds every column not cached.
-        for (top, column) in tops.iter().zip(self.columns(rtxn, &tops)?) {
+        let objects: Vec<String> = tops.iter().filter(|t| expands(t)).cloned().collect();
+        for (top, column) in objects.iter().zip(self.columns(rtxn, &objects)?) {
             let below = column.nested.iter().map(|p| format!("{top}.{p}"));
             out.extend(below.filter(|b| rules::is_filterable(filter_rules, b)));
         }
@@ -229,7 +239,8 @@ mod tests {
                 )])
                 .unwrap();
         };
-        let patch = json!({"filterableAttributes": ["obj", "_geo", "deep.inner.val", "x"]});
+        let patch =
+            json!({"filterableAttributes": ["obj", "_geo", "_geojson", "deep.inner.val", "x"]});
         index
             .apply_batch(vec![BatchOp::UpdateSettings { task_uid: 1, patch }])
             .unwrap();
@@ -237,7 +248,8 @@ mod tests {
             2,
             json!([
                 {"id": 1, "obj": {"a": "x", "b": {"c": 1}}, "_geo": {"lat": 48.85, "lng": 2.35}, "deep": {"inner": {"val": "q"}}, "x": 5},
-                {"id": 2, "obj": [{"a": "y"}, {"b": {"c": 2}}], "_geo": {"lat": "45.76", "lng": "4.83"}, "x": 7},
+                {"id": 2, "obj": [{"a": "y"}, {"b": {"c": 2}}], "_geo": {"lat": "45.76", "lng": "4.83"}, "x": 7,
+                 "_geojson": {"type": "Point", "coordinates": [4.83, 45.76]}},
             ]),
         );
         let search = |facets: serde_json::Value| -> serde_json::Value {
@@ -270,6 +282,13 @@ mod tests {
             distribution(json!(["_geo"])),
             json!({"_geo": {}, "_geo.lat": {"45.76": 1, "48.85": 1}, "_geo.lng": {"2.35": 1, "4.83": 1}})
         );
+        let every = distribution(json!(["*"]));
+        let names: Vec<&String> = every.as_object().unwrap().keys().collect();
+        assert!(
+            names.iter().all(|n| !n.starts_with("_geojson.")),
+            "{names:?}"
+        );
+        assert!(names.contains(&&"obj.b.c".to_string()), "{names:?}");
         assert_eq!(
             search(json!(["nope"]))["error"],
             json!("invalid_search_facets")
