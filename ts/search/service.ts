@@ -367,6 +367,7 @@ export class SearchService {
       const parsed = parseQuery(rawQuery, i);
       const { indexUid, weight, remote, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
       try {
+        checkSearchFeatures(this.deps, parsed);
         const uid = this.queryIndex(auth, indexUid);
         if (remote !== null) {
           items.push({ position: i, uid, weight, search, parsed, target: remoteTarget(this.deps, remote) });

@@ -144,7 +144,7 @@ impl Index {
 }
 
 /// `attributesToSearchOn`, checked against `searchableAttributes`: `None` when absent, empty,
-/// or `*`. A pattern (`t*`, `*line`, `obj.*`) stands for the searchable fields it matches, as
+/// or holding `*` (the other names are checked all the same). A pattern (`t*`, `*line`, `obj.*`) stands for the searchable fields it matches, as
 /// in Meilisearch, and is refused when it matches none. `fields` gives the index's field
 /// names, for the patterns and for the refusal's list.
 pub(crate) fn search_on(
@@ -152,9 +152,11 @@ pub(crate) fn search_on(
     asked: Option<&[String]>,
     fields: impl Fn() -> Vec<String>,
 ) -> Result<Option<Vec<String>>> {
-    let Some(asked) = asked.filter(|a| !a.is_empty() && !a.iter().any(|x| x == "*")) else {
+    let Some(asked) = asked.filter(|a| !a.is_empty()) else {
         return Ok(None);
     };
+    let every = asked.iter().any(|x| x == "*");
+    let asked: Vec<&String> = asked.iter().filter(|x| *x != "*").collect();
     let searchable = settings.searchable();
     let mut names: Option<Vec<String>> = None;
     let mut out = Vec::with_capacity(asked.len());
@@ -170,7 +172,7 @@ pub(crate) fn search_on(
             );
             out.len() > before
         } else {
-            out.push(attr.clone());
+            out.push((*attr).clone());
             searchable.is_none_or(|s| s.iter().any(|s| within(attr, s)))
         };
         if !ok {
@@ -184,7 +186,7 @@ pub(crate) fn search_on(
             ));
         }
     }
-    Ok(Some(out))
+    Ok((!every).then_some(out))
 }
 
 /// The index's fields that `searchable` covers (every one when `None`), the objects holding
@@ -249,6 +251,10 @@ mod tests {
         );
         assert_eq!(on(&["*"], &["ti*"]).unwrap(), Some(vec!["title".into()]));
         assert_eq!(on(&both, &["*"]).unwrap(), None);
+        assert_eq!(on(&both, &["title", "*"]).unwrap(), None);
+        assert!(on(&["title"], &["*", "year"])
+            .unwrap_err()
+            .contains("`year` is not searchable"));
         let refused = "Attribute `zzz*` is not searchable. Available searchable attributes are: `obj, obj.a, obj.b, obj.b.c, tagline, title`.";
         assert_eq!(on(&both, &["zzz*"]).unwrap_err(), refused);
         assert!(on(&["title"], &["tag*"])
