@@ -156,7 +156,6 @@ pub struct BatchInput {
     pub ops: Vec<BatchOp>,
 }
 
-/// What one op of a batch came to (`applyBatch`'s `results`, in op order).
 impl BatchOp {
     /// Adds the documents of the payload staged in `file` (see [`crate::stage_documents`]), as a
     /// task that may create the index, on an instance holding every shard, without a check of
@@ -179,6 +178,7 @@ impl BatchOp {
     }
 }
 
+/// What one op of a batch came to (`applyBatch`'s `results`, in op order).
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(untagged)]
