@@ -67,11 +67,6 @@ describe('experimental search parameters without their feature', () => {
       expect(r.body.message).toBe('passing `useNetwork` in a search query requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805');
     }
     expect((await search({ useNetwork: null })).status).toBe(200);
-    // In a federated multi-search too, named inside its query.
-    const federated = await s.api('POST', '/multi-search', { body: { queries: [{ indexUid: uid, q: 'x' }, { indexUid: uid, useNetwork: false }], federation: {} } });
-    expect(federated.status).toBe(400);
-    expect(federated.body.code).toBe('feature_not_enabled');
-    expect(federated.body.message).toBe('Inside `.queries[1]`: passing `useNetwork` in a search query requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805');
   });
 
   it('when personalize is sent, then it must be an object, and an object asks for the personalization feature', async () => {

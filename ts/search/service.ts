@@ -240,7 +240,6 @@ export class SearchService {
       const parsed = parseQuery(rawQuery, i);
       const { indexUid, search } = splitQuery(rawQuery, i, false);
       try {
-        checkSearchFeatures(this.deps, parsed);
         const uid = this.queryIndex(auth, indexUid);
         const network = usesNetwork(this.deps, parsed.useNetwork);
         const meta = metadata ? this.metadataOf(parsed.q, uid, network ? this.deps.network.get().self : null) : undefined;
@@ -367,7 +366,6 @@ export class SearchService {
       const parsed = parseQuery(rawQuery, i);
       const { indexUid, weight, remote, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
       try {
-        checkSearchFeatures(this.deps, parsed);
         const uid = this.queryIndex(auth, indexUid);
         if (remote !== null) {
           items.push({ position: i, uid, weight, search, parsed, target: remoteTarget(this.deps, remote) });
