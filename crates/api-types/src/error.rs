@@ -2,22 +2,18 @@
 
 use std::fmt;
 
-use crate::lookup;
+use crate::Code;
 
 /// A user-facing error: a code of the table and a message for the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
 }
 
 impl Error {
-    /// Builds an error. In debug builds, an unknown code panics so that typos surface in tests.
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        debug_assert!(
-            lookup(code).is_some(),
-            "error code `{code}` is not in the table"
-        );
+    /// Builds an error.
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
         Error {
             code,
             message: message.into(),
@@ -26,23 +22,22 @@ impl Error {
 
     /// An internal failure (500).
     pub fn internal(message: impl fmt::Display) -> Self {
-        Error::new("internal", message.to_string())
+        Error::new(Code::Internal, message.to_string())
     }
 
     /// The error as the body a client receives: `{"message","code","type","link"}`.
     pub fn body(&self) -> serde_json::Value {
-        let kind = lookup(self.code).map_or("internal", |r| r.error_type.as_str());
         serde_json::json!({
             "message": self.message,
-            "code": self.code,
-            "type": kind,
-            "link": crate::link(self.code),
+            "code": self.code.as_str(),
+            "type": self.code.error_type().as_str(),
+            "link": crate::link(self.code.as_str()),
         })
     }
 
     /// The error as JSON `{"code","message"}` (what the binding hands to TypeScript inside results).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({ "code": self.code, "message": self.message })
+        serde_json::json!({ "code": self.code.as_str(), "message": self.message })
     }
 }
 

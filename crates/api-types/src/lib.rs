@@ -4,7 +4,7 @@
 //! the N-API binding exports [`catalog`] to the TypeScript layer, which renders every error as
 //! `{message, code, type, link}` from it. Codes and statuses follow Meilisearch's table.
 //!
-//! - `table`: the rows themselves (data only).
+//! - `table`: the rows themselves (data only), which declare the [`Code`] enum.
 //! - `rows`: reading them ([`catalog()`], [`lookup`], [`ErrorType`], [`CodeRow`]).
 //! - `error`: the [`Error`] value and [`Result`].
 //! - `system`: how failures of the operating system and of LMDB map onto codes
@@ -25,3 +25,4 @@ pub use rows::{catalog, link, lookup, CodeRow, ErrorType};
 pub use system::{catch_panic, damaged_file, io_error, io_error_in};
 #[cfg(feature = "heed")]
 pub use system::{damaged_in, heed_error, heed_error_in};
+pub use table::Code;

@@ -2,15 +2,15 @@
 //! feature, LMDB errors, used by the engine's store and by the key-value store alike; and a
 //! panic, which [`catch_panic`] turns into an internal error.
 
-use crate::Error;
+use crate::{Code, Error};
 
 /// An I/O failure: a full disk and exhausted file descriptors have codes of their own;
 /// anything else is `io_error`.
 pub fn io_error(e: std::io::Error) -> Error {
     let code = match e.raw_os_error() {
-        Some(28) => "no_space_left_on_device",
-        Some(24) => "too_many_open_files",
-        _ => "io_error",
+        Some(28) => Code::NoSpaceLeftOnDevice,
+        Some(24) => Code::TooManyOpenFiles,
+        _ => Code::IoError,
     };
     Error::new(code, format!("{e}. This error generally happens when you have no space left on device or when your database doesn't have read or write right."))
 }
@@ -55,7 +55,7 @@ const DAMAGED: &str = "The database file is in an invalid state: ";
 /// `invalid_store_file` for the file `file`, and what is wrong with it (`why`, a sentence).
 pub fn damaged_file(file: &std::path::Path, why: &str) -> Error {
     Error::new(
-        "invalid_store_file",
+        Code::InvalidStoreFile,
         format!("The file `{}` is damaged: {why}", file.display()),
     )
 }
@@ -66,8 +66,8 @@ pub fn damaged_file(file: &std::path::Path, why: &str) -> Error {
 #[cfg(feature = "heed")]
 pub fn damaged_in(e: Error, file: &std::path::Path) -> Error {
     match e.message.strip_prefix(DAMAGED) {
-        Some(why) if e.code == "invalid_store_file" => damaged_file(file, why),
-        _ if e.code == "internal" => damaged_file(file, &e.message),
+        Some(why) if e.code == Code::InvalidStoreFile => damaged_file(file, why),
+        _ if e.code == Code::Internal => damaged_file(file, &e.message),
         _ => e,
     }
 }
@@ -81,13 +81,13 @@ pub fn heed_error(e: heed::Error) -> Error {
     use heed::MdbError as M;
     match e {
         heed::Error::Mdb(M::MapFull) => Error::new(
-            "database_size_limit_reached",
+            Code::DatabaseSizeLimitReached,
             "Maximum database size has been reached.",
         ),
         heed::Error::Mdb(
             M::Corrupted | M::PageNotFound | M::Invalid | M::VersionMismatch | M::Panic,
         )
-        | heed::Error::Decoding(_) => Error::new("invalid_store_file", format!("{DAMAGED}{e}.")),
+        | heed::Error::Decoding(_) => Error::new(Code::InvalidStoreFile, format!("{DAMAGED}{e}.")),
         heed::Error::Io(io) => io_error(io),
         other => Error::internal(other),
     }
@@ -115,9 +115,9 @@ mod tests {
     fn test_full_disk_has_its_own_code() {
         assert_eq!(
             io_error(std::io::Error::from_raw_os_error(28)).code,
-            "no_space_left_on_device"
+            Code::NoSpaceLeftOnDevice
         );
-        assert_eq!(io_error(std::io::Error::other("boom")).code, "io_error");
+        assert_eq!(io_error(std::io::Error::other("boom")).code, Code::IoError);
     }
 
     #[test]
@@ -127,7 +127,7 @@ mod tests {
             std::io::Error::from_raw_os_error(libc::EIO),
             &std::env::temp_dir(),
         );
-        assert_eq!(e.code, "io_error");
+        assert_eq!(e.code, Code::IoError);
         assert!(space_left(&std::env::temp_dir()).is_some_and(|b| b > 0));
         assert_eq!(space_left(std::path::Path::new("/no/such/dir")), None);
     }
@@ -136,7 +136,7 @@ mod tests {
     #[test]
     fn test_full_map_is_a_size_limit() {
         let e = heed_error(heed::Error::Mdb(heed::MdbError::MapFull));
-        assert_eq!(e.code, "database_size_limit_reached");
+        assert_eq!(e.code, Code::DatabaseSizeLimitReached);
     }
 
     #[cfg(feature = "heed")]
@@ -144,7 +144,7 @@ mod tests {
     fn test_a_damaged_file_is_an_invalid_store_file() {
         for e in [heed::MdbError::Corrupted, heed::MdbError::Invalid] {
             let e = heed_error(heed::Error::Mdb(e));
-            assert_eq!(e.code, "invalid_store_file");
+            assert_eq!(e.code, Code::InvalidStoreFile);
             assert!(e.message.starts_with(DAMAGED), "{}", e.message);
         }
     }
@@ -154,7 +154,7 @@ mod tests {
     fn test_a_damaged_file_is_named_where_it_is_known() {
         let file = std::path::Path::new("/db/tasks/data.mdb");
         let e = damaged_in(heed_error(heed::Error::Mdb(heed::MdbError::Invalid)), file);
-        assert_eq!(e.code, "invalid_store_file");
+        assert_eq!(e.code, Code::InvalidStoreFile);
         assert!(
             e.message
                 .starts_with("The file `/db/tasks/data.mdb` is damaged: MDB_INVALID"),
@@ -162,20 +162,20 @@ mod tests {
             e.message
         );
         let e = damaged_in(Error::internal("no main database"), file);
-        assert_eq!(e.code, "invalid_store_file");
+        assert_eq!(e.code, Code::InvalidStoreFile);
         assert!(
             e.message.ends_with("is damaged: no main database"),
             "{}",
             e.message
         );
         let full = damaged_in(io_error(std::io::Error::from_raw_os_error(28)), file);
-        assert_eq!(full.code, "no_space_left_on_device");
+        assert_eq!(full.code, Code::NoSpaceLeftOnDevice);
     }
 
     #[test]
     fn test_a_panic_becomes_an_internal_error() {
         let e = catch_panic::<()>(|| panic!("index out of bounds")).unwrap_err();
-        assert_eq!(e.code, "internal");
+        assert_eq!(e.code, Code::Internal);
         assert!(e.message.contains("index out of bounds"), "{}", e.message);
         let n: usize = 7;
         let e = catch_panic::<()>(|| panic!("{} items", n)).unwrap_err();

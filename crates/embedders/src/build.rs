@@ -1,5 +1,6 @@
 //! From a typed configuration to a working embedder.
 
+use api_types::Code;
 use std::sync::Arc;
 
 use api_types::{Error, Result};
@@ -33,7 +34,7 @@ pub fn build(
     };
     // `userProvided` has no embedder; a `composite` is built from its halves by the caller.
     Err(Error::new(
-        "vector_embedding_error",
+        Code::VectorEmbeddingError,
         format!("Error while generating embeddings: embedder `{name}` of source `{source}` does not generate embeddings."),
     ))
 }

@@ -5,6 +5,7 @@
 //! Source names are Meilisearch's: `openAi`, `huggingFace`, `ollama`, `rest`, `userProvided`,
 //! `composite`.
 
+use api_types::Code;
 use api_types::{Error, Result};
 use serde_json::{Map, Value};
 
@@ -93,7 +94,7 @@ impl EmbedderConfig {
     pub fn read(name: &str, config: &Map<String, Value>) -> Result<EmbedderConfig> {
         let missing = || {
             Error::new(
-                "invalid_settings_embedders",
+                Code::InvalidSettingsEmbedders,
                 format!("`.embedders.{name}`: Missing field `source`."),
             )
         };

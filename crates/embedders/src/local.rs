@@ -10,6 +10,7 @@
 //! `ORT_DYLIB_PATH`. Vectors are L2-normalised (as sentence-transformers' normalised output),
 //! and the same text always gives the same vector, alone or in a batch.
 
+use api_types::Code;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -31,7 +32,7 @@ const BATCH: usize = 16;
 
 fn embedding_error(message: impl std::fmt::Display) -> Error {
     Error::new(
-        "vector_embedding_error",
+        Code::VectorEmbeddingError,
         format!("Error while generating embeddings: {message}"),
     )
 }

@@ -11,6 +11,7 @@
 //! `"{{embedding}}"` marks where an embedding is; an array `[<item>, "{{..}}"]` repeats its
 //! item once per text.
 
+use api_types::Code;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,7 +53,7 @@ const REPEAT: &str = "{{..}}";
 
 fn error(name: &str, cause: impl std::fmt::Display) -> Error {
     Error::new(
-        "vector_embedding_error",
+        Code::VectorEmbeddingError,
         format!("Error while generating embeddings: runtime error: embedder `{name}`: {cause}"),
     )
 }

@@ -4,6 +4,7 @@
 //! An update without `source` only merges into a stored embedder; its fields are checked when
 //! the task applies it.
 
+use api_types::Code;
 use api_types::{Error, Result};
 use serde_json::{Map, Value};
 
@@ -61,7 +62,7 @@ pub const OPENAI_MODELS: [&str; 3] = [
 ];
 
 fn invalid(message: String) -> Error {
-    Error::new("invalid_settings_embedders", message)
+    Error::new(Code::InvalidSettingsEmbedders, message)
 }
 
 fn quoted(items: impl IntoIterator<Item = impl AsRef<str>>) -> String {

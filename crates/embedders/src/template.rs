@@ -20,6 +20,7 @@
 //! the render route (`template_parsing_error`, `template_rendering_error`), and
 //! [`RenderError::for_document`] for indexing (`invalid_document_fields`).
 
+use api_types::Code;
 use std::fmt;
 use std::sync::Arc;
 
@@ -64,7 +65,7 @@ impl RenderError {
     /// The render route's error: `template_rendering_error`.
     pub fn for_render_route(&self) -> Error {
         Error::new(
-            "template_rendering_error",
+            Code::TemplateRenderingError,
             format!(
                 "error while rendering template: user error: missing field in document: {}",
                 self.liquid
@@ -76,7 +77,7 @@ impl RenderError {
     /// `invalid_document_fields`.
     pub fn for_document(&self, index_uid: &str, external_id: &str) -> Error {
         Error::new(
-            "invalid_document_fields",
+            Code::InvalidDocumentFields,
             format!(
                 "Index `{index_uid}`: user error: missing field in document `{external_id}`: {}",
                 self.liquid
@@ -102,7 +103,7 @@ fn parse(text: &str) -> std::result::Result<liquid::Template, String> {
 pub fn validate_setting(embedder: &str, template: &str) -> Result<()> {
     parse(template).map(|_| ()).map_err(|liquid| {
         Error::new(
-            "invalid_settings_embedders",
+            Code::InvalidSettingsEmbedders,
             format!(
                 "`.embedders.{embedder}.documentTemplate`: Invalid template: user error: cannot parse template: {liquid}."
             ),
@@ -118,7 +119,7 @@ impl DocumentTemplate {
         let source = template.unwrap_or(DEFAULT_TEMPLATE);
         let template = parse(source).map_err(|liquid| {
             Error::new(
-                "template_parsing_error",
+                Code::TemplateParsingError,
                 format!(
                     "error while fetching template: user error: cannot parse template: {liquid}"
                 ),

@@ -2,6 +2,7 @@
 //! `scripts/fetch-model.sh` into `.cache/models/`. Without that cache the tests print why and
 //! pass, unless `QUARRY_REQUIRE_MODEL=1`, which makes a missing cache a failure.
 
+use api_types::Code;
 use std::path::{Path, PathBuf};
 
 use embedders::config::{EmbedderConfig, Pooling, Source};
@@ -135,7 +136,7 @@ fn build_local_resolves_models_under_the_root() {
     assert_eq!(e.embed(&["x"]).unwrap()[0].len(), 384);
 
     let err = build_local("hf", &config(None, None), &root).err().unwrap();
-    assert_eq!(err.code, "vector_embedding_error");
+    assert_eq!(err.code, Code::VectorEmbeddingError);
     assert!(
         err.message.contains("BAAI/bge-base-en-v1.5"),
         "{}",
@@ -150,7 +151,7 @@ fn build_local_resolves_models_under_the_root() {
     let err = build_local("hf", &config(Some(MODEL), Some(768)), &root)
         .err()
         .unwrap();
-    assert_eq!(err.code, "vector_embedding_error");
+    assert_eq!(err.code, Code::VectorEmbeddingError);
     assert!(err.message.contains("768"), "{}", err.message);
 
     let err = build_local("hf", &config(Some("../etc"), None), &root)
@@ -167,14 +168,14 @@ fn build_local_resolves_models_under_the_root() {
 fn missing_model_directory_is_a_clear_error() {
     let root = Path::new("/nonexistent-quarry-models");
     let err = model_dir(root, Some("a/b"), None).unwrap_err();
-    assert_eq!(err.code, "vector_embedding_error");
+    assert_eq!(err.code, Code::VectorEmbeddingError);
     assert!(
         err.message.contains("/nonexistent-quarry-models/a/b"),
         "{}",
         err.message
     );
     let err = LocalEmbedder::open(&root.join("a/b"), Pooling::UseModel).unwrap_err();
-    assert_eq!(err.code, "vector_embedding_error");
+    assert_eq!(err.code, Code::VectorEmbeddingError);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Document templates, checked against what Meilisearch 1.50 rendered for the same documents
 //! and templates (observed through `POST /render-template` and a REST embedder on loopback).
 
+use api_types::Code;
 use embedders::template::{truncate, validate_setting, DEFAULT_MAX_BYTES, DEFAULT_TEMPLATE};
 use embedders::DocumentTemplate;
 use serde_json::{json, Map, Value};
@@ -133,7 +134,7 @@ fn truncates_at_a_char_boundary() {
 #[test]
 fn parse_errors_at_settings_time_match_meilisearch() {
     let e = validate_setting("e", "{{doc.title").unwrap_err();
-    assert_eq!(e.code, "invalid_settings_embedders");
+    assert_eq!(e.code, Code::InvalidSettingsEmbedders);
     assert_eq!(
         e.message,
         "`.embedders.e.documentTemplate`: Invalid template: user error: cannot parse template: liquid:  --> 1:3\n  |\n1 | {{doc.title\n  |   ^---\n  |\n  = expected Literal\n."
@@ -156,14 +157,14 @@ fn parse_errors_at_settings_time_match_meilisearch() {
 #[test]
 fn render_route_errors_match_meilisearch() {
     let e = DocumentTemplate::new(Some("{{doc.title"), None).unwrap_err();
-    assert_eq!(e.code, "template_parsing_error");
+    assert_eq!(e.code, Code::TemplateParsingError);
     assert_eq!(
         e.message,
         "error while fetching template: user error: cannot parse template: liquid:  --> 1:3\n  |\n1 | {{doc.title\n  |   ^---\n  |\n  = expected Literal\n"
     );
     let t = DocumentTemplate::new(Some("{{ foo.bar }}"), None).unwrap();
     let e = t.render(&rich(), &all).unwrap_err();
-    assert_eq!(e.code, "template_rendering_error");
+    assert_eq!(e.code, Code::TemplateRenderingError);
     assert_eq!(
         e.message,
         "error while rendering template: user error: missing field in document: liquid: Unknown variable\n  with:\n    requested variable=foo\n"
@@ -180,7 +181,7 @@ fn indexing_errors_match_meilisearch() {
     let doc = obj(json!({"id":1,"s":"x"}));
     let t = DocumentTemplate::new(Some("[{{doc.nothere}}]"), None).unwrap();
     let e = t.try_render(&doc, &all).unwrap_err().for_document("t", "1");
-    assert_eq!(e.code, "invalid_document_fields");
+    assert_eq!(e.code, Code::InvalidDocumentFields);
     // Liquid lists the available keys in hash order.
     assert_eq!(
         e.message.replace("s, id", "id, s"),

@@ -1,5 +1,6 @@
 //! Primary keys and document ids: inference from the first document, extraction and validation.
 
+use api_types::Code;
 use api_types::{Error, Result};
 use serde_json::{Map, Value};
 
@@ -14,11 +15,11 @@ pub fn infer_primary_key(first: &Map<String, Value>) -> Result<String> {
     match candidates.as_slice() {
         [one] => Ok((*one).clone()),
         [] => Err(Error::new(
-            "index_primary_key_no_candidate_found",
+            Code::IndexPrimaryKeyNoCandidateFound,
             "The primary key inference failed as the engine did not find any field ending with `id` in its name. Please specify the primary key manually using the `primaryKey` query parameter.",
         )),
         [a, b, ..] => Err(Error::new(
-            "index_primary_key_multiple_candidates_found",
+            Code::IndexPrimaryKeyMultipleCandidatesFound,
             format!(
                 "The primary key inference failed as the engine found {} fields ending with `id` in their names: '{a}' and '{b}'. Please specify the primary key manually using the `primaryKey` query parameter.",
                 candidates.len()
@@ -33,7 +34,7 @@ pub fn document_id(doc: &Map<String, Value>, primary_key: &str) -> Result<String
     collect_path(doc, primary_key, &mut found);
     match found.as_slice() {
         [] => Err(Error::new(
-            "missing_document_id",
+            Code::MissingDocumentId,
             format!(
                 "Document doesn't have a `{primary_key}` attribute: `{}`.",
                 short_json(doc)
@@ -41,7 +42,7 @@ pub fn document_id(doc: &Map<String, Value>, primary_key: &str) -> Result<String
         )),
         [value] => validate_id(value),
         _ => Err(Error::new(
-            "invalid_document_id",
+            Code::InvalidDocumentId,
             format!(
                 "Document have too many `{primary_key}` attributes: `{}`.",
                 short_json(doc)
@@ -85,7 +86,7 @@ pub fn is_valid_id_string(s: &str) -> bool {
 
 pub fn invalid_id(shown: &str) -> Error {
     Error::new(
-        "invalid_document_id",
+        Code::InvalidDocumentId,
         format!(
             "Document identifier `{shown}` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes."
         ),
@@ -130,7 +131,7 @@ impl GeoChecks {
         match doc.get("_geojson") {
             Some(g) if self.geojson && !g.is_null() && !crate::geojson::is_valid(g) => {
                 Err(Error::new(
-                    "invalid_document_geojson_field",
+                    Code::InvalidDocumentGeojsonField,
                     format!("The `_geojson` field in the document with the id: `{shown}` is not a valid GeoJSON object (Point, MultiPoint, LineString, MultiLineString, Polygon, MultiPolygon, GeometryCollection, Feature or FeatureCollection): `{g}`."),
                 ))
             }
@@ -143,7 +144,7 @@ impl GeoChecks {
 /// exactly `lat` and `lng`, each a finite number or a string holding one. `shown_id` is the
 /// document's id as JSON (`"11"` or `11`), as Meilisearch prints it.
 pub fn validate_geo(doc: &Map<String, Value>, shown_id: &str) -> Result<()> {
-    let geo_error = |m: String| Error::new("invalid_document_geo_field", m);
+    let geo_error = |m: String| Error::new(Code::InvalidDocumentGeoField, m);
     let object = match doc.get("_geo") {
         None | Some(Value::Null) => return Ok(()),
         Some(Value::Object(o)) => o,
@@ -220,10 +221,10 @@ mod tests {
             infer_primary_key(&obj(json!({"title":"a"})))
                 .unwrap_err()
                 .code,
-            "index_primary_key_no_candidate_found"
+            Code::IndexPrimaryKeyNoCandidateFound
         );
         let e = infer_primary_key(&obj(json!({"uid":1,"id":2,"x":3}))).unwrap_err();
-        assert_eq!(e.code, "index_primary_key_multiple_candidates_found");
+        assert_eq!(e.code, Code::IndexPrimaryKeyMultipleCandidatesFound);
         assert!(e.message.contains("'id' and 'uid'"), "{}", e.message);
         // "contains" is not "ends with"
         assert!(infer_primary_key(&obj(json!({"identity":1}))).is_err());
@@ -238,28 +239,28 @@ mod tests {
         );
         assert_eq!(
             document_id(&obj(json!({"id":1.5})), "id").unwrap_err().code,
-            "invalid_document_id"
+            Code::InvalidDocumentId
         );
         assert_eq!(
             document_id(&obj(json!({"id":"a b"})), "id")
                 .unwrap_err()
                 .code,
-            "invalid_document_id"
+            Code::InvalidDocumentId
         );
         assert_eq!(
             document_id(&obj(json!({"id":""})), "id").unwrap_err().code,
-            "invalid_document_id"
+            Code::InvalidDocumentId
         );
         assert_eq!(
             document_id(&obj(json!({"id":"x".repeat(512)})), "id")
                 .unwrap_err()
                 .code,
-            "invalid_document_id"
+            Code::InvalidDocumentId
         );
         assert!(document_id(&obj(json!({"id":"x".repeat(511)})), "id").is_ok());
         assert_eq!(
             document_id(&obj(json!({"name":1})), "id").unwrap_err().code,
-            "missing_document_id"
+            Code::MissingDocumentId
         );
         assert_eq!(
             document_id(&obj(json!({"a":{"b":"x"}})), "a.b").unwrap(),
@@ -269,7 +270,7 @@ mod tests {
             document_id(&obj(json!({"a":{"b":"x"},"a.b":"y"})), "a.b")
                 .unwrap_err()
                 .code,
-            "invalid_document_id"
+            Code::InvalidDocumentId
         );
     }
 }

@@ -14,6 +14,7 @@
 //! The bounds apply to each document's run: a function is as fast or slow on the last
 //! document as on the first.
 
+use api_types::Code;
 use api_types::{Error, Result};
 use rhai::{Dynamic, Engine, Scope, AST};
 use serde_json::{Map, Value};
@@ -69,11 +70,11 @@ pub fn check_function(function: &str) -> Result<()> {
     bounded_engine()
         .compile(function)
         .map(|_| ())
-        .map_err(|e| Error::new("bad_request", e.to_string()))
+        .map_err(|e| Error::new(Code::BadRequest, e.to_string()))
 }
 
 fn edition_error(message: impl std::fmt::Display) -> Error {
-    Error::new("edit_documents_by_function_error", message.to_string())
+    Error::new(Code::EditDocumentsByFunctionError, message.to_string())
 }
 
 fn runtime_error(e: impl std::fmt::Display) -> Error {
@@ -186,13 +187,13 @@ mod tests {
     #[test]
     fn test_non_object_doc_fails() {
         let e = run("doc = 5", json!({"id": 1}), None).unwrap_err();
-        assert_eq!(e.code, "edit_documents_by_function_error");
+        assert_eq!(e.code, Code::EditDocumentsByFunctionError);
     }
 
     #[test]
     fn test_function_that_does_not_compile_is_a_bad_request() {
         let e = check_function("doc.n = ").unwrap_err();
-        assert_eq!(e.code, "bad_request");
+        assert_eq!(e.code, Code::BadRequest);
         assert!(e.message.contains("line 1"), "{}", e.message);
         check_function("doc.n = 1").unwrap();
     }
@@ -208,7 +209,7 @@ mod tests {
             "let a = [\"x\"]; loop { a += a; }",
         ] {
             let e = run(f, json!({"id": 1}), None).unwrap_err();
-            assert_eq!(e.code, "edit_documents_by_function_error", "{f}");
+            assert_eq!(e.code, Code::EditDocumentsByFunctionError, "{f}");
             assert!(
                 e.message.starts_with(
                     "Document edition runtime error encountered while running the function: "
@@ -228,7 +229,7 @@ mod tests {
             json!({"id": 1}),
             Some(context.clone()),
         );
-        assert_eq!(e.unwrap_err().code, "edit_documents_by_function_error");
+        assert_eq!(e.unwrap_err().code, Code::EditDocumentsByFunctionError);
         // A copy may change; the next document still sees the context as sent.
         let editor = DocumentEditor::new(
             "let c = context; c.list.push(2); c.n += 1; doc.n = c.n; doc.len = context.list.len();",

@@ -5,6 +5,7 @@
 //! file and fsyncs it, so the task can be acknowledged durably and indexed later by
 //! [`crate::Index::apply_batch`] without parsing the original format again.
 
+use api_types::Code;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -110,7 +111,7 @@ pub fn verify_staged(path: &Path, check: &StagedCheck) -> Result<()> {
     let bytes = fs::read(path).map_err(|e| missing_or_io(path, e))?;
     let damaged = |what: String| {
         Error::new(
-            "invalid_store_file",
+            Code::InvalidStoreFile,
             format!(
                 "The payload file of this task `{}` is damaged: {what}. Its documents were not indexed: send them again.",
                 path.display()
@@ -133,7 +134,7 @@ pub fn verify_staged(path: &Path, check: &StagedCheck) -> Result<()> {
 fn missing_or_io(path: &Path, e: std::io::Error) -> Error {
     if e.kind() == std::io::ErrorKind::NotFound {
         Error::new(
-            "task_file_not_found",
+            Code::TaskFileNotFound,
             format!(
                 "The payload file of this task is missing: {}",
                 path.display()
@@ -157,14 +158,14 @@ pub fn to_ndjson(
         Some(d) if d.len() == 1 && d.is_ascii() => d.as_bytes()[0],
         Some(_) => {
             return Err(Error::new(
-                "invalid_document_csv_delimiter",
+                Code::InvalidDocumentCsvDelimiter,
                 "Invalid value in parameter `csvDelimiter`: expected a string of one character, but found the following string of 0 or more characters",
             ))
         }
     };
     if payload.iter().all(u8::is_ascii_whitespace) {
         return Err(Error::new(
-            "missing_payload",
+            Code::MissingPayload,
             format!("A {} payload is missing.", format.name()),
         ));
     }
@@ -194,7 +195,7 @@ pub(crate) use api_types::io_error;
 fn malformed(format: Format, detail: impl std::fmt::Display) -> Error {
     let detail = truncate_middle(&detail.to_string(), 200);
     Error::new(
-        "malformed_payload",
+        Code::MalformedPayload,
         format!(
             "The `{}` payload provided is malformed. `{detail}`.",
             format.name()
@@ -423,13 +424,16 @@ mod tests {
 
     #[test]
     fn json_errors() {
-        assert_eq!(stage("", Format::Json).unwrap_err().code, "missing_payload");
+        assert_eq!(
+            stage("", Format::Json).unwrap_err().code,
+            Code::MissingPayload
+        );
         assert_eq!(
             stage("  \n", Format::Ndjson).unwrap_err().message,
             "A ndjson payload is missing."
         );
         let e = stage("[1,2]", Format::Json).unwrap_err();
-        assert_eq!(e.code, "malformed_payload");
+        assert_eq!(e.code, Code::MalformedPayload);
         assert!(
             e.message
                 .contains("neither an object nor a list of objects"),
@@ -438,15 +442,15 @@ mod tests {
         );
         assert_eq!(
             stage("{\"id\":", Format::Json).unwrap_err().code,
-            "malformed_payload"
+            Code::MalformedPayload
         );
         assert_eq!(
             stage("\"str\"", Format::Json).unwrap_err().code,
-            "malformed_payload"
+            Code::MalformedPayload
         );
         assert_eq!(
             stage("[{\"id\":1}] x", Format::Json).unwrap_err().code,
-            "malformed_payload"
+            Code::MalformedPayload
         );
     }
 
@@ -459,7 +463,7 @@ mod tests {
         );
         assert_eq!(
             stage(&deep, Format::Json).unwrap_err().code,
-            "malformed_payload"
+            Code::MalformedPayload
         );
     }
 
@@ -470,7 +474,7 @@ mod tests {
         assert_eq!(out, "{\"id\":1}\n{\"id\":2}\n");
         assert_eq!(
             stage("{\"id\":1}\n[1]", Format::Ndjson).unwrap_err().code,
-            "malformed_payload"
+            Code::MalformedPayload
         );
     }
 
@@ -485,11 +489,11 @@ mod tests {
         assert_eq!(out, "{\"id\":1,\"name\":\"a\",\"ok\":true,\"price\":1.5}\n{\"id\":2,\"name\":null,\"ok\":false,\"price\":null}\n");
         assert_eq!(
             stage("id:number\nabc\n", Format::Csv).unwrap_err().code,
-            "malformed_payload"
+            Code::MalformedPayload
         );
         assert_eq!(
             stage("id,a\n1\n", Format::Csv).unwrap_err().code,
-            "malformed_payload"
+            Code::MalformedPayload
         );
     }
 
@@ -508,7 +512,7 @@ mod tests {
             "{\"id\":\"1\",\"name\":\"x\"}\n"
         );
         let e = stage_documents(b"id\n1\n", Format::Csv, Some("ab"), &path).unwrap_err();
-        assert_eq!(e.code, "invalid_document_csv_delimiter");
+        assert_eq!(e.code, Code::InvalidDocumentCsvDelimiter);
     }
 
     #[test]
@@ -530,7 +534,7 @@ mod tests {
         // Cut at a line end: what is left still parses, as two documents.
         fs::write(&path, &whole[..whole.len() - 9]).unwrap();
         let e = verify_staged(&path, &check).unwrap_err();
-        assert_eq!(e.code, "invalid_store_file");
+        assert_eq!(e.code, Code::InvalidStoreFile);
         assert!(
             e.message.contains("holds 18 bytes where 27"),
             "{}",
@@ -546,7 +550,7 @@ mod tests {
         fs::remove_file(&path).unwrap();
         assert_eq!(
             verify_staged(&path, &check).unwrap_err().code,
-            "task_file_not_found"
+            Code::TaskFileNotFound
         );
     }
 }

@@ -6,6 +6,7 @@
 //! value, whatever the direction; an array sorts at its best element; equal keys fall
 //! through to the next key, and finally to the internal id (insertion order).
 
+use api_types::Code;
 use std::cmp::Ordering;
 
 use api_types::{Error, Result};
@@ -24,7 +25,7 @@ pub enum SortKey {
 
 /// Parses and checks `sort` against the index's `sortableAttributes`. `code` is the error
 /// code of the calling route (`invalid_search_sort`, `invalid_document_sort`).
-pub fn parse(specs: &[String], sortable: &[String], code: &'static str) -> Result<Vec<SortKey>> {
+pub fn parse(specs: &[String], sortable: &[String], code: Code) -> Result<Vec<SortKey>> {
     let keys = parse_syntax(specs, code)?;
     check(&keys, sortable, code)?;
     Ok(keys)
@@ -32,12 +33,12 @@ pub fn parse(specs: &[String], sortable: &[String], code: &'static str) -> Resul
 
 /// Reads `sort`'s expressions, every one before any is checked against the settings (as
 /// Meilisearch reads the request before the index).
-pub fn parse_syntax(specs: &[String], code: &'static str) -> Result<Vec<SortKey>> {
+pub fn parse_syntax(specs: &[String], code: Code) -> Result<Vec<SortKey>> {
     specs.iter().map(|s| parse_one(s, code)).collect()
 }
 
 /// Checks each key against `sortableAttributes` (`_geoPoint` needs `_geo`).
-pub fn check(keys: &[SortKey], sortable: &[String], code: &'static str) -> Result<()> {
+pub fn check(keys: &[SortKey], sortable: &[String], code: Code) -> Result<()> {
     for key in keys {
         match key {
             SortKey::Field { name, .. } => check_sortable(name, sortable, code)?,
@@ -47,7 +48,7 @@ pub fn check(keys: &[SortKey], sortable: &[String], code: &'static str) -> Resul
     Ok(())
 }
 
-fn parse_one(spec: &str, code: &'static str) -> Result<SortKey> {
+fn parse_one(spec: &str, code: Code) -> Result<SortKey> {
     let syntax = || {
         Error::new(
             code,
@@ -100,7 +101,7 @@ fn parse_one(spec: &str, code: &'static str) -> Result<SortKey> {
     })
 }
 
-fn geo_point_error(code: &'static str) -> Error {
+fn geo_point_error(code: Code) -> Error {
     Error::new(
         code,
         "Invalid syntax for the geo parameter: expected expression formatted like `_geoPoint(latitude, longitude)` and ending by `:asc` or `:desc`, with a latitude between -90 and 90 and a longitude between -180 and 180.",
@@ -108,7 +109,7 @@ fn geo_point_error(code: &'static str) -> Error {
 }
 
 /// A field is sortable when it, or an object it is nested in, is listed.
-fn check_sortable(field: &str, sortable: &[String], code: &'static str) -> Result<()> {
+fn check_sortable(field: &str, sortable: &[String], code: Code) -> Result<()> {
     let ok = sortable.iter().any(|s| value::within(field, s));
     if ok {
         return Ok(());
@@ -201,7 +202,7 @@ mod tests {
     fn keys(specs: &[&str], sortable: &[&str]) -> Vec<SortKey> {
         let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
         let sortable: Vec<String> = sortable.iter().map(|s| s.to_string()).collect();
-        parse(&specs, &sortable, "invalid_document_sort").unwrap()
+        parse(&specs, &sortable, Code::InvalidDocumentSort).unwrap()
     }
 
     #[test]
@@ -315,19 +316,24 @@ mod tests {
     #[test]
     fn errors_name_the_attribute_and_the_allowed_ones() {
         let s = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let e = parse(&s(&["title:asc"]), &[], "invalid_document_sort").unwrap_err();
-        assert_eq!(e.code, "invalid_document_sort");
+        let e = parse(&s(&["title:asc"]), &[], Code::InvalidDocumentSort).unwrap_err();
+        assert_eq!(e.code, Code::InvalidDocumentSort);
         assert_eq!(
             e.message,
             "Attribute `title` is not sortable. This index does not have configured sortable attributes."
         );
-        let e = parse(&s(&["title:asc"]), &s(&["z", "id"]), "invalid_search_sort").unwrap_err();
+        let e = parse(
+            &s(&["title:asc"]),
+            &s(&["z", "id"]),
+            Code::InvalidSearchSort,
+        )
+        .unwrap_err();
         assert_eq!(
             e.message,
             "Attribute `title` is not sortable. Available sortable attributes are: `id, z`."
         );
         for bad in ["title", "title:up", ":asc", "a b:asc"] {
-            let e = parse(&s(&[bad]), &s(&["title"]), "invalid_document_sort").unwrap_err();
+            let e = parse(&s(&[bad]), &s(&["title"]), Code::InvalidDocumentSort).unwrap_err();
             assert!(
                 e.message
                     .starts_with("Invalid syntax for the sort parameter"),
@@ -337,14 +343,14 @@ mod tests {
         assert!(parse(
             &s(&["_geoPoint(91, 0):asc"]),
             &s(&["_geo"]),
-            "invalid_search_sort"
+            Code::InvalidSearchSort
         )
         .is_err());
-        assert!(parse(&s(&["_geo:asc"]), &s(&["_geo"]), "invalid_search_sort").is_err());
+        assert!(parse(&s(&["_geo:asc"]), &s(&["_geo"]), Code::InvalidSearchSort).is_err());
         assert!(parse(
             &s(&["_geoPoint(1, 2):asc"]),
             &s(&["id"]),
-            "invalid_search_sort"
+            Code::InvalidSearchSort
         )
         .is_err());
     }

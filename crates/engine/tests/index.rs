@@ -1,5 +1,6 @@
 //! The engine on a real directory: batches, per-op failures, replay, and crash repair.
 
+use api_types::Code;
 use engine::{
     stage_documents, BatchOp, Compaction, FetchQuery, Format, Index, Method, SearchQuery,
     TEXT_LAYOUT,
@@ -67,7 +68,7 @@ fn add_update_delete_in_one_batch() {
         json!({"taskUid":2,"ok":true,"indexedDocuments":1})
     );
     assert_eq!(results[2]["ok"], json!(false));
-    assert_eq!(results[2]["error"]["code"], json!("invalid_document_id"));
+    assert_eq!(results[2]["error"]["code"], json!(Code::InvalidDocumentId));
     assert_eq!(
         results[3],
         json!({"taskUid":4,"ok":true,"deletedDocuments":1})
@@ -114,16 +115,16 @@ fn primary_key_rules() {
         .unwrap();
     assert_eq!(
         r[0]["error"]["code"],
-        json!("index_primary_key_no_candidate_found")
+        json!(Code::IndexPrimaryKeyNoCandidateFound)
     );
     assert_eq!(
         r[1]["error"]["code"],
-        json!("index_primary_key_multiple_candidates_found")
+        json!(Code::IndexPrimaryKeyMultipleCandidatesFound)
     );
     assert_eq!(r[2]["ok"], json!(true));
     assert_eq!(
         r[3]["error"]["code"],
-        json!("index_primary_key_already_exists")
+        json!(Code::IndexPrimaryKeyAlreadyExists)
     );
     let r = index
         .apply_batch(vec![BatchOp::SetPrimaryKey {
@@ -133,7 +134,7 @@ fn primary_key_rules() {
         .unwrap();
     assert_eq!(
         r[0]["error"]["code"],
-        json!("index_primary_key_already_exists")
+        json!(Code::IndexPrimaryKeyAlreadyExists)
     );
 }
 
@@ -312,7 +313,7 @@ fn a_damaged_segment_is_found_when_the_index_opens_and_rebuilt_from_the_document
     // A store that is not there is refused where the index must exist, never created empty.
     std::fs::remove_file(dir.join("store").join("data.mdb")).unwrap();
     let e = Index::open_existing(&dir).err().unwrap();
-    assert_eq!(e.code, "invalid_store_file");
+    assert_eq!(e.code, Code::InvalidStoreFile);
     assert!(
         e.message.ends_with("data.mdb` is missing."),
         "{}",
@@ -830,7 +831,7 @@ fn delete_by_filter_sees_the_batch_settings_and_replays_idempotently() {
     assert_eq!(results[1]["ok"], json!(false));
     assert_eq!(
         results[1]["error"]["code"],
-        json!("invalid_document_filter")
+        json!(Code::InvalidDocumentFilter)
     );
     assert_eq!(
         results[3],
@@ -881,7 +882,7 @@ fn search_and_fetch_apply_the_filter_to_hits_and_totals() {
     assert_eq!(r["estimatedTotalHits"], json!(1));
     assert_eq!(r["hits"][0]["id"], json!(2));
     let e = index.search(&query(None, json!("t = 1"))).unwrap_err();
-    assert_eq!(e.code, "invalid_search_filter");
+    assert_eq!(e.code, Code::InvalidSearchFilter);
     let f = FetchQuery {
         offset: 0,
         limit: 1,
@@ -1002,7 +1003,7 @@ fn edit_documents_by_function_fails_whole_and_writes_nothing() {
         assert_eq!(r["ok"], json!(false), "{r}");
         assert_eq!(
             r["error"]["code"],
-            json!("edit_documents_by_function_error")
+            json!(Code::EditDocumentsByFunctionError)
         );
     }
     assert_eq!(
@@ -1016,7 +1017,7 @@ fn edit_documents_by_function_fails_whole_and_writes_nothing() {
     // `title` is not filterable.
     assert_eq!(
         results[4]["error"]["code"],
-        json!("invalid_document_filter")
+        json!(Code::InvalidDocumentFilter)
     );
     assert_eq!(results[5]["ok"], json!(true));
     let mut expected = before;

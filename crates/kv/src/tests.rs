@@ -1,4 +1,5 @@
 use super::*;
+use api_types::Code;
 
 const MAP: usize = 1 << 24;
 
@@ -80,7 +81,7 @@ fn test_all_ops_of_one_commit_are_atomic() {
         .chain([delete("tasks", "kept")])
         .collect();
     let err = kv.commit(&ops).unwrap_err();
-    assert_eq!(err.code, "database_size_limit_reached");
+    assert_eq!(err.code, Code::DatabaseSizeLimitReached);
     assert_eq!(kv.get("tasks", "0000").unwrap(), None);
     assert_eq!(text(kv.get("tasks", "kept").unwrap()).as_deref(), Some("x"));
 }
@@ -100,7 +101,7 @@ fn test_values_are_cut_from_one_buffer() {
     assert_eq!(ops[1].value, None);
     assert_eq!(ops[2].value.as_deref(), Some(&b"xyz"[..]));
     let short = Op::from_lengths([("a".to_string(), "1".to_string(), 9)], b"hi");
-    assert_eq!(short.unwrap_err().code, "internal");
+    assert_eq!(short.unwrap_err().code, Code::Internal);
 }
 
 #[test]
@@ -175,7 +176,7 @@ fn test_a_walk_reads_every_entry_and_finds_damaged_meta_pages() {
     bytes[..8192].fill(0x5a);
     std::fs::write(&file, &bytes).unwrap();
     let e = crate::walk(dir.path()).unwrap_err();
-    assert_eq!(e.code, "invalid_store_file");
+    assert_eq!(e.code, Code::InvalidStoreFile);
     assert!(e.message.contains("MDB_INVALID"), "{}", e.message);
     let named = format!("The file `{}` is damaged: ", file.display());
     assert!(e.message.starts_with(&named), "{}", e.message);

@@ -8,6 +8,7 @@
 //! with no allowed address fails before any byte leaves the machine. Redirects are not
 //! followed.
 
+use api_types::Code;
 use std::fmt;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -174,7 +175,7 @@ impl Client {
             }
             let net = Net::parse(a).ok_or_else(|| {
                 Error::new(
-                    "bad_request",
+                    Code::BadRequest,
                     format!(
                         "`{a}` is not a network: expected a CIDR such as `10.0.0.0/8`, or `any`"
                     ),

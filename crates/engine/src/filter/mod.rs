@@ -19,6 +19,7 @@ pub mod eval;
 pub mod parser;
 pub mod rules;
 
+use api_types::Code;
 use serde_json::{Map, Value};
 
 /// A value of the filter: its unescaped text and where it sits in its source string.
@@ -440,14 +441,14 @@ impl Rendered {
 /// `feature_not_enabled`. Filterability ([`Filter::validate`]) is the caller's next step.
 pub fn parse_request(
     value: &Value,
-    code: &'static str,
+    code: Code,
     contains_enabled: bool,
 ) -> api_types::Result<Option<Filter>> {
     use api_types::Error;
     let filter = Filter::from_json(value).map_err(|m| Error::new(code, m))?;
     if let Some(f) = &filter {
         f.check_contains(contains_enabled)
-            .map_err(|m| Error::new("feature_not_enabled", m))?;
+            .map_err(|m| Error::new(Code::FeatureNotEnabled, m))?;
     }
     Ok(filter)
 }
@@ -458,7 +459,7 @@ pub fn parse_request(
 /// `feature_not_enabled`. Filterability is checked when the task runs, against the settings.
 pub fn check_document_filter(filter_json: &str, contains_enabled: bool) -> api_types::Result<()> {
     let value: Value = serde_json::from_str(filter_json).map_err(api_types::Error::internal)?;
-    parse_request(&value, "invalid_document_filter", contains_enabled).map(drop)
+    parse_request(&value, Code::InvalidDocumentFilter, contains_enabled).map(drop)
 }
 
 fn paths_of(expr: &Expr) -> Vec<String> {

@@ -2,6 +2,7 @@
 //! their projection (`fields`, `_vectors`) shared with search hits, and the index's
 //! statistics. Every read uses one LMDB snapshot and the committed fields map.
 
+use api_types::Code;
 use std::collections::BTreeMap;
 
 use api_types::{Error, Result};
@@ -196,7 +197,7 @@ impl Index {
             &rtxn,
             q.filter.as_ref(),
             settings.as_ref(),
-            "invalid_document_filter",
+            Code::InvalidDocumentFilter,
             q.contains_filter,
         )?;
         let passes = |iid: u32| allowed.as_ref().is_none_or(|a| a.contains(iid));
@@ -228,7 +229,7 @@ impl Index {
         let sort_specs = q.sort.as_deref().unwrap_or_default();
         if !sort_specs.is_empty() {
             let sortable = &settings.sortable_attributes;
-            let keys = crate::sort::parse(sort_specs, sortable, "invalid_document_sort")?;
+            let keys = crate::sort::parse(sort_specs, sortable, Code::InvalidDocumentSort)?;
             // Every candidate is read and ordered; the filters issue brings sorted columns.
             let mut docs: Vec<(u32, Map<String, Value>)> = Vec::new();
             match requested {
@@ -430,7 +431,7 @@ pub fn merge_pages(request_json: &str) -> Result<Vec<u8>> {
             })
             .collect();
         names.push("_geo".into());
-        let keys = crate::sort::parse(&req.sort, &names, "invalid_document_sort")?;
+        let keys = crate::sort::parse(&req.sort, &names, Code::InvalidDocumentSort)?;
         crate::sort::sort_documents(&mut docs, &keys);
     }
     let results: Vec<Value> = docs

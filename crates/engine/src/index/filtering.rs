@@ -6,6 +6,7 @@
 //! Deleting by filter evaluates its filter on the batch's own, uncommitted view instead (see
 //! `update::delete`).
 
+use api_types::Code;
 use std::sync::Arc;
 
 use api_types::{Error, Result};
@@ -24,7 +25,7 @@ impl Index {
         &self,
         value: Option<&Value>,
         settings: &Settings,
-        code: &'static str,
+        code: Code,
         contains_enabled: bool,
     ) -> Result<Option<Filter>> {
         let Some(value) = value else { return Ok(None) };
@@ -42,7 +43,7 @@ impl Index {
         rtxn: &heed::RoTxn,
         value: Option<&Value>,
         settings: &Settings,
-        code: &'static str,
+        code: Code,
         contains_enabled: bool,
     ) -> Result<Option<Arc<RoaringBitmap>>> {
         match (

@@ -3,6 +3,7 @@
 //! the recovery that brings tantivy level with LMDB before the index serves anything (see
 //! [`super::update::commit`]).
 
+use api_types::Code;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -43,7 +44,7 @@ impl Index {
         };
         if let Some(what) = what {
             return Err(Error::new(
-                "invalid_store_file",
+                Code::InvalidStoreFile,
                 format!("The file `{}` {what}.", file.display()),
             ));
         }

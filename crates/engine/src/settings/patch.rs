@@ -9,6 +9,7 @@
 //! typo exceptions) come back sorted and deduplicated, maps are sorted by key, locales are
 //! stored as their three-letter code, `sortFacetValuesBy` always keeps a `*` entry.
 
+use api_types::Code;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Deserializer};
@@ -311,7 +312,7 @@ impl TypoTolerance {
         // Checked when the update runs, against the current value of the field not sent.
         if sizes.one_typo > sizes.two_typos {
             let message = min_word_size_message(sizes.one_typo, sizes.two_typos);
-            return Err(Error::new("invalid_settings_typo_tolerance", message));
+            return Err(Error::new(Code::InvalidSettingsTypoTolerance, message));
         }
         Ok(TypoTolerance {
             enabled: p.enabled.pick(self.enabled, || d.enabled),
@@ -385,7 +386,7 @@ impl ChatSettings {
         if max_bytes == 0 {
             // Meilisearch files this engine error under the embedders code.
             return Err(Error::new(
-                "invalid_settings_embedders",
+                Code::InvalidSettingsEmbedders,
                 "`.chat.documentTemplateMaxBytes`: `documentTemplateMaxBytes` cannot be zero",
             ));
         }

@@ -1,5 +1,6 @@
 //! Applying updates and the settings view, case by case (Meilisearch 1.50's behaviour).
 
+use api_types::Code;
 use serde_json::{json, Value};
 
 use super::*;
@@ -401,7 +402,7 @@ fn test_one_typo_above_stored_two_typos_fails_when_applied() {
         &s,
     )
     .unwrap_err();
-    assert_eq!(err.code, "invalid_settings_typo_tolerance");
+    assert_eq!(err.code, Code::InvalidSettingsTypoTolerance);
     assert_eq!(
         err.message,
         "`minWordSizeForTypos` setting is invalid. `oneTypo` and `twoTypos` fields should be between `0` and `255`, and `twoTypos` should be greater or equals to `oneTypo` but found `oneTypo: 7` and twoTypos: 6`."
@@ -421,7 +422,7 @@ fn test_chat_template_size_zero_fails_and_chat_merges() {
         &Settings::default(),
     )
     .unwrap_err();
-    assert_eq!(err.code, "invalid_settings_embedders");
+    assert_eq!(err.code, Code::InvalidSettingsEmbedders);
     let s = updated(
         json!({ "chat": { "description": "d", "searchParameters": { "limit": 3, "hybrid": { "semanticRatio": 0.5, "embedder": "e" } } } }),
         &Settings::default(),

@@ -17,6 +17,7 @@ pub mod table;
 pub use registry::Registry;
 pub use store::{Space, VectorStore};
 
+use api_types::Code;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -25,7 +26,6 @@ use embedders::{Embed, EmbedderConfig};
 /// The outbound client remote embedders use (loopback only until the operator allows more).
 static OUTBOUND: RwLock<Option<outbound::Client>> = RwLock::new(None);
 
-/// Sets the networks every remote embedder of this process may reach (CIDRs, or `any`).
 /// A query vector sent as `f32` bytes in the machine's order (the binding's form, which spares
 /// the JavaScript thread printing the numbers as JSON); a trailing partial value is ignored.
 pub fn vector_of_bytes(bytes: &[u8]) -> Vec<f32> {
@@ -35,6 +35,7 @@ pub fn vector_of_bytes(bytes: &[u8]) -> Vec<f32> {
         .collect()
 }
 
+/// Sets the networks every remote embedder of this process may reach (CIDRs, or `any`).
 pub fn configure_outbound(allowed: &[String]) -> api_types::Result<()> {
     let client = outbound::Client::new(allowed)?;
     *OUTBOUND.write().unwrap_or_else(|e| e.into_inner()) = Some(client);
@@ -156,7 +157,7 @@ pub fn embed_query(name: &str, config: &EmbedderConfig, q: &str) -> api_types::R
     QUERIES.get_or_try(format!("{name}\0{config:?}\0{q}"), || {
         embedder(name, config)?.embed(&[q])?.pop().ok_or_else(|| {
             api_types::Error::new(
-                "vector_embedding_error",
+                Code::VectorEmbeddingError,
                 format!("Error while generating embeddings: embedder `{name}` returned no embedding for the query."),
             )
         })
@@ -206,7 +207,7 @@ pub fn check_composite(name: &str, config: &EmbedderConfig) -> api_types::Result
         .unwrap_or_default();
     let error = |detail: String| {
         api_types::Error::new(
-            "vector_embedding_error",
+            Code::VectorEmbeddingError,
             format!("Error while generating embeddings: user error: error while generating test embeddings.\n{detail}"),
         )
     };

@@ -9,6 +9,7 @@
 //!
 //! Entries naming no configured embedder stay in the stored document as they were sent.
 
+use api_types::Code;
 use api_types::{Error, Result};
 use serde_json::{Map, Value};
 
@@ -24,7 +25,7 @@ pub struct Supplied {
 
 fn type_error(doc_id: &str, message: String) -> Error {
     Error::new(
-        "invalid_vectors_type",
+        Code::InvalidVectorsType,
         format!("Bad embedder configuration in the document with id: `{doc_id}`. {message}"),
     )
 }
@@ -177,7 +178,7 @@ pub fn check_dimensions(
         .find(|(_, e)| e.len() != dimensions)
     {
         return Err(Error::new(
-            "invalid_vector_dimensions",
+            Code::InvalidVectorDimensions,
             format!(
                 "Invalid vector dimensions in document with id `{doc_id}` in `._vectors.{name}`.\n  - note: embedding #{i} has dimensions {}\n  - note: embedder `{name}` requires {dimensions}",
                 e.len()
@@ -186,7 +187,7 @@ pub fn check_dimensions(
     }
     if embeddings.len() > super::store::MAX_EMBEDDINGS_PER_DOCUMENT {
         return Err(Error::new(
-            "too_many_vectors",
+            Code::TooManyVectors,
             format!(
                 "Too many vectors for document with id `{doc_id}` in `._vectors.{name}`: {} embeddings, at most {} per embedder.",
                 embeddings.len(),
@@ -258,14 +259,14 @@ mod tests {
             json!({"e": {"regenerate": false, "x": 1}}),
             json!([1, 2]),
         ] {
-            assert_eq!(s(bad).unwrap_err().code, "invalid_vectors_type");
+            assert_eq!(s(bad).unwrap_err().code, Code::InvalidVectorsType);
         }
     }
 
     #[test]
     fn dimensions_are_checked() {
         let e = check_dimensions(&[vec![1.0; 3], vec![1.0; 2]], 3, "e", "7").unwrap_err();
-        assert_eq!(e.code, "invalid_vector_dimensions");
+        assert_eq!(e.code, Code::InvalidVectorDimensions);
         assert!(e.message.contains("embedding #1 has dimensions 2"));
     }
 

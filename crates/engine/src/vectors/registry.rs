@@ -3,6 +3,7 @@
 //! whether they are binary quantized, and how many graphs it uses. Stored as one JSON meta
 //! value (`vectors`) next to the settings, written in the batch's transaction.
 
+use api_types::Code;
 use std::collections::BTreeMap;
 
 use api_types::{Error, Result};
@@ -87,7 +88,7 @@ impl Registry {
             let used: Vec<u8> = self.entries.values().map(|e| e.id).collect();
             let id = (0..=u8::MAX).find(|i| !used.contains(i)).ok_or_else(|| {
                 Error::new(
-                    "invalid_settings_embedders",
+                    Code::InvalidSettingsEmbedders,
                     "An index can have at most 256 embedders.",
                 )
             })?;

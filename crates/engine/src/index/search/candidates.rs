@@ -3,6 +3,7 @@
 //! those holding a negated part of the query, and the `attributesToSearchOn` check that
 //! restricts which fields count.
 
+use api_types::Code;
 use std::sync::Arc;
 
 use api_types::{Error, Result};
@@ -178,7 +179,7 @@ pub(crate) fn search_on(
         if !ok {
             let names = names.get_or_insert_with(|| searchable_fields(searchable, fields()));
             return Err(Error::new(
-                "invalid_search_attributes_to_search_on",
+                Code::InvalidSearchAttributesToSearchOn,
                 format!(
                     "Attribute `{attr}` is not searchable. Available searchable attributes are: `{}`.",
                     names.join(", ")

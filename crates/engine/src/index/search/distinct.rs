@@ -2,6 +2,7 @@
 //! first in the search's order stays. The attribute is the request's `distinct` (it must be
 //! filterable) or else the index's `distinctAttribute`; its values come from the value columns.
 
+use api_types::Code;
 use std::collections::HashSet;
 
 use api_types::{Error, Result};
@@ -21,7 +22,7 @@ pub(super) fn distinct_field(
     match asked {
         Some(field) => {
             if let Some(m) = rules::distinct_error(filter_rules, field) {
-                return Err(Error::new("invalid_search_distinct", m));
+                return Err(Error::new(Code::InvalidSearchDistinct, m));
             }
             Ok(Some(field.to_string()))
         }

@@ -4,6 +4,7 @@
 //! over every candidate instead of ordering a page; distinct and the `faceting` settings are
 //! the search's own.
 
+use api_types::Code;
 use std::time::Instant;
 
 use api_types::{Error, Result};
@@ -29,7 +30,7 @@ impl Index {
         let settings = settings.as_ref();
         if !settings.facet_search {
             return Err(Error::new(
-                "facet_search_disabled",
+                Code::FacetSearchDisabled,
                 "The facet search is disabled for this index",
             ));
         }
@@ -37,7 +38,7 @@ impl Index {
         let allowed = self.filtered(&rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
         let filter_rules = rules::rules_of(settings);
         if let Some(m) = rules::facet_search_error(&filter_rules, &q.facet_name) {
-            return Err(Error::new("invalid_facet_search_facet_name", m));
+            return Err(Error::new(Code::InvalidFacetSearchFacetName, m));
         }
         // A semantic or hybrid query has every allowed document as a candidate (its semantic
         // side ranks them all): the words then restrict nothing.

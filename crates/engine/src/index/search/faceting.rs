@@ -4,6 +4,7 @@
 //! `faceting` settings (how many values, in which order) and checks the names against the
 //! filterable attributes. Facet search reuses the same settings readers.
 
+use api_types::Code;
 use std::collections::BTreeSet;
 
 use api_types::{Error, Result};
@@ -78,7 +79,7 @@ impl Index {
             };
             if !found {
                 return Err(Error::new(
-                    "invalid_search_facets",
+                    Code::InvalidSearchFacets,
                     rules::facets_error(filter_rules, name),
                 ));
             }
@@ -212,6 +213,7 @@ impl Index {
 
 #[cfg(test)]
 mod tests {
+    use api_types::Code;
     use serde_json::json;
 
     use crate::index::{BatchOp, Index, Method};
@@ -291,11 +293,11 @@ mod tests {
         assert!(names.contains(&&"obj.b.c".to_string()), "{names:?}");
         assert_eq!(
             search(json!(["nope"]))["error"],
-            json!("invalid_search_facets")
+            json!(Code::InvalidSearchFacets)
         );
         assert_eq!(
             search(json!(["ob"]))["error"],
-            json!("invalid_search_facets")
+            json!(Code::InvalidSearchFacets)
         );
         add(3, json!([{"id": 3, "obj": {"later": true}}]));
         assert_eq!(

@@ -12,6 +12,7 @@
 //! reached, refuses the key, times out or answers something else does not fail the search: its
 //! error goes to `remoteErrors` under its name.
 
+use api_types::Code;
 use std::time::Duration;
 
 use api_types::{Error, Result};
@@ -201,21 +202,21 @@ fn post(remote: &Remote, request: &Value, header: &str, timeout: Duration) -> Re
         .post_json(&url, &headers, request, timeout)
         .map_err(|f| match f {
             outbound::Failure::Timeout(_) => Error::new(
-                "remote_timeout",
+                Code::RemoteTimeout,
                 format!(
                     "remote host did not answer within {} ms",
                     timeout.as_millis()
                 ),
             ),
             outbound::Failure::NotAllowed(m) | outbound::Failure::Transport(m) => Error::new(
-                "proxy_could_not_send_request",
+                Code::ProxyCouldNotSendRequest,
                 format!("error sending request: {m}"),
             ),
         })?;
     match answer.status {
         200..=299 => serde_json::from_slice(&answer.body).map_err(|_| bad_response(&answer.body)),
         401 | 403 => Err(Error::new(
-            "remote_invalid_api_key",
+            Code::RemoteInvalidApiKey,
             "could not authenticate against the remote host\n  - hint: check that the remote instance was registered with a valid API key having the `search` action",
         )),
         status => {
@@ -224,7 +225,7 @@ fn post(remote: &Remote, request: &Value, header: &str, timeout: Duration) -> Re
                 .and_then(|v| v.get("message").and_then(Value::as_str).map(String::from))
                 .unwrap_or_else(|| String::from_utf8_lossy(&answer.body).into_owned());
             Err(Error::new(
-                "remote_remote_error",
+                Code::RemoteRemoteError,
                 format!("remote host responded with code {status}:\n  - response from remote: {message}"),
             ))
         }
@@ -234,7 +235,7 @@ fn post(remote: &Remote, request: &Value, header: &str, timeout: Duration) -> Re
 fn bad_response(body: &[u8]) -> Error {
     let shown: String = String::from_utf8_lossy(body).chars().take(200).collect();
     Error::new(
-        "remote_bad_response",
+        Code::RemoteBadResponse,
         format!("could not parse response from the remote host as a federated search response:\n  - response from remote: {shown}\n  - hint: check that the remote instance is a Meilisearch instance running the same version"),
     )
 }

@@ -7,6 +7,7 @@
 //! the negated words: the keyword candidates. Facet search shares the filter and the
 //! candidates.
 
+use api_types::Code;
 use std::sync::Arc;
 
 use api_types::{Error, Result};
@@ -60,7 +61,7 @@ impl Index {
             rtxn,
             filter,
             settings,
-            "invalid_search_filter",
+            Code::InvalidSearchFilter,
             contains_filter,
         )
     }
@@ -74,7 +75,7 @@ impl Index {
         settings: &Settings,
         q: &SearchQuery,
     ) -> Result<Option<Arc<RoaringBitmap>>> {
-        const CODE: &str = "invalid_search_filter";
+        const CODE: Code = Code::InvalidSearchFilter;
         let Some(value) = q.filter.as_ref() else {
             return Ok(None);
         };
@@ -128,15 +129,16 @@ impl Index {
         let rules = settings.ranking_rules().to_vec();
         let sort_keys = match q.sort.as_deref() {
             Some(specs) if !specs.is_empty() => {
-                let keys = sort::parse_syntax(specs, "invalid_search_sort")?;
+                let keys = sort::parse_syntax(specs, Code::InvalidSearchSort)?;
                 if !rules.iter().any(|r| r == "sort") {
                     return Err(in_index(q, Error::new(
-                        "invalid_search_sort",
+                        Code::InvalidSearchSort,
                         "You must specify where `sort` is listed in the rankingRules setting to use the sort parameter at search time.",
                     )));
                 }
                 let sortable = &settings.sortable_attributes;
-                sort::check(&keys, sortable, "invalid_search_sort").map_err(|e| in_index(q, e))?;
+                sort::check(&keys, sortable, Code::InvalidSearchSort)
+                    .map_err(|e| in_index(q, e))?;
                 keys
             }
             _ => Vec::new(),

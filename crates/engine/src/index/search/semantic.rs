@@ -14,6 +14,7 @@
 //!   with more groups wins a tie of the rest, the semantic one an exact tie. A document is
 //!   shown once, from the side that placed it first, with that side's score and details.
 
+use api_types::Code;
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -95,7 +96,7 @@ impl Index {
             .map(|(_, c)| c)
         else {
             return Err(Error::new(
-                "invalid_search_embedder",
+                Code::InvalidSearchEmbedder,
                 format!("Cannot find embedder with name `{}`.", hybrid.embedder),
             ));
         };
@@ -103,7 +104,7 @@ impl Index {
             // Media queries are embedded by an embedder's search fragments (Meilisearch's
             // `multimodal` feature), which Quarry does not have.
             return Err(Error::new(
-                "invalid_search_media",
+                Code::InvalidSearchMedia,
                 format!("Embedder `{}` has no search fragments to embed `media` with: multimodal search is not available in this version of Quarry.", hybrid.embedder),
             ));
         }
@@ -114,7 +115,7 @@ impl Index {
             let expected = config.dimensions.or(entry.map(|e| e.dimensions));
             if let Some(d) = expected.filter(|d| *d != v.len()) {
                 return Err(Error::new(
-                    "invalid_vector_dimensions",
+                    Code::InvalidVectorDimensions,
                     format!(
                         "Invalid vector dimensions: expected: `{d}`, found: `{}`.",
                         v.len()
@@ -437,7 +438,7 @@ fn compare_parts(a: &[Part], b: &[Part]) -> Ordering {
 /// parameters, as Meilisearch checks it).
 pub(super) fn missing_hybrid() -> Error {
     Error::new(
-        "missing_search_hybrid",
+        Code::MissingSearchHybrid,
         "Invalid request: missing `hybrid` parameter when `vector` or `media` are present.",
     )
 }

@@ -4,6 +4,7 @@
 //! each embedding of the document is compared with the others' embeddings of the same rank
 //! (its first with their first, ...), each document keeping its best similarity.
 
+use api_types::Code;
 use std::time::Instant;
 
 use api_types::{Error, Result};
@@ -70,7 +71,7 @@ impl Index {
             .any(|(n, _)| *n == q.embedder)
         {
             return Err(Error::new(
-                "invalid_similar_embedder",
+                Code::InvalidSimilarEmbedder,
                 format!("Cannot find embedder with name `{}`.", q.embedder),
             ));
         }
@@ -78,13 +79,13 @@ impl Index {
             &rtxn,
             q.filter.as_ref(),
             settings,
-            "invalid_similar_filter",
+            Code::InvalidSimilarFilter,
             q.contains_filter,
         )?;
         let filtered = Instant::now();
         let Some(target) = self.store.internal_id(&rtxn, &q.id)? else {
             return Err(Error::new(
-                "not_found_similar_id",
+                Code::NotFoundSimilarId,
                 format!("Document `{}` not found.", q.id),
             ));
         };

@@ -5,6 +5,7 @@
 //! it into the stored version for [`Method::Update`]) and hands its text to tantivy, tokenized
 //! a chunk at a time on every core.
 
+use api_types::Code;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -113,7 +114,7 @@ impl Index {
             });
             if state.fields.len() + new_fields.len() > MAX_FIELDS {
                 first_error = Some(Error::new(
-                    "max_fields_limit_exceeded",
+                    Code::MaxFieldsLimitExceeded,
                     "A document cannot contain more than 65,535 fields.",
                 ));
                 return Ok(());

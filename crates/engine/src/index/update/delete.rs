@@ -2,6 +2,7 @@
 //! documents, against the settings the batch has reached), or all of them. Each deleted
 //! internal id joins the batch's dirty set; its tantivy document is deleted by term.
 
+use api_types::Code;
 use api_types::{Error, Result};
 use heed::RwTxn;
 use serde_json::Value;
@@ -41,7 +42,7 @@ impl Index {
         state: &mut BatchState,
         filter: &Value,
     ) -> Result<u64> {
-        let invalid = |m: String| Error::new("invalid_document_filter", m);
+        let invalid = |m: String| Error::new(Code::InvalidDocumentFilter, m);
         let Some(mut filter) = Filter::from_json(filter).map_err(invalid)? else {
             return Ok(0);
         };

@@ -8,6 +8,7 @@
 //! checks, field bookkeeping, vectors and tokenization apply as to a document sent over HTTP;
 //! the deleted ones go through the ordinary deletion by id.
 
+use api_types::Code;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
@@ -50,7 +51,7 @@ impl Index {
         filter: Option<&Value>,
         context: Option<&Value>,
     ) -> Result<Edited> {
-        let invalid = |m: String| Error::new("invalid_document_filter", m);
+        let invalid = |m: String| Error::new(Code::InvalidDocumentFilter, m);
         let mut filter = match filter {
             Some(f) => Filter::from_json(f).map_err(invalid)?,
             None => None,
@@ -91,7 +92,7 @@ impl Index {
                     // The id compares as the string it stands for: `3` may become `"3"`.
                     if docid::document_id(&edited, &pk).ok().as_deref() != Some(id.as_str()) {
                         return Err(Error::new(
-                            "edit_documents_by_function_error",
+                            Code::EditDocumentsByFunctionError,
                             "Document editions cannot modify a document's primary key",
                         ));
                     }

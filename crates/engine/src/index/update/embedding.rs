@@ -11,6 +11,7 @@
 //!   document for a new source or one whose model or template changed, and only then changes
 //!   the stored vectors ([`Index::apply_embedders`]).
 
+use api_types::Code;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::path::Path;
@@ -100,7 +101,7 @@ impl Index {
             let vectors = embedder.embed(&texts)?;
             if vectors.len() != chunk.len() {
                 return Err(Error::new(
-                    "vector_embedding_error",
+                    Code::VectorEmbeddingError,
                     format!("Error while generating embeddings: embedder `{name}` returned {} embeddings for {} texts.", vectors.len(), chunk.len()),
                 ));
             }
@@ -110,7 +111,7 @@ impl Index {
                 }
                 if v.len() != dims || config.dimensions.is_some_and(|d| d != v.len()) {
                     return Err(Error::new(
-                        "vector_embedding_error",
+                        Code::VectorEmbeddingError,
                         format!("Error while generating embeddings: embedder `{name}` returned an embedding of {} dimensions, expected {}.", v.len(), config.dimensions.unwrap_or(dims)),
                     ));
                 }
@@ -266,7 +267,7 @@ impl Index {
                     .is_some_and(|e| e.quantized);
             if was_quantized && !config.binary_quantized {
                 return Err(Error::new(
-                    "invalid_settings_embedders",
+                    Code::InvalidSettingsEmbedders,
                     format!("`.embedders.{name}.binaryQuantized`: Cannot disable the binary quantization.\n - Note: Binary quantization is a lossy operation that cannot be reverted.\n - Hint: Add a new embedder that is non-quantized and regenerate the vectors."),
                 ));
             }

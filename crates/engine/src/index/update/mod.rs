@@ -10,6 +10,7 @@
 //!   for why a crash loses nothing acknowledged);
 //! - [`progress`]: the progress of the running batch, for `GET /batches`.
 
+use api_types::Code;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -559,7 +560,7 @@ impl Index {
 
 fn pk_exists(pk: &str) -> Error {
     Error::new(
-        "index_primary_key_already_exists",
+        Code::IndexPrimaryKeyAlreadyExists,
         format!("Index already has a primary key: `{pk}`."),
     )
 }
@@ -568,11 +569,11 @@ fn pk_exists(pk: &str) -> Error {
 fn is_batch_fatal(e: &Error) -> bool {
     matches!(
         e.code,
-        "internal"
-            | "io_error"
-            | "no_space_left_on_device"
-            | "database_size_limit_reached"
-            | "too_many_open_files"
+        Code::Internal
+            | Code::IoError
+            | Code::NoSpaceLeftOnDevice
+            | Code::DatabaseSizeLimitReached
+            | Code::TooManyOpenFiles
     )
 }
 

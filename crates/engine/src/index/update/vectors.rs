@@ -12,6 +12,7 @@
 //! - nothing, for an existing document: its embeddings stay, except that a source's own
 //!   (`regenerate`) embeddings are generated again from the new version.
 
+use api_types::Code;
 use std::collections::HashMap;
 
 use api_types::{Error, Result};
@@ -185,7 +186,7 @@ pub(super) fn missing_vectors(name: &str, first: &str, others: u64) -> Error {
         String::new()
     };
     Error::new(
-        "vector_embedding_error",
+        Code::VectorEmbeddingError,
         format!("While embedding documents for embedder `{name}`: no vectors provided for document `{first}`{others}\n- Note: `{name}` has `source: userProvided`, so documents must provide embeddings as an array in `_vectors.{name}`.\n- Hint: opt-out for a document with `_vectors.{name}: null`"),
     )
 }

@@ -2,6 +2,7 @@
 //! federation's window, and its hits become candidates of the merge (their runs, distinct
 //! values and weighted score).
 
+use api_types::Code;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -72,7 +73,7 @@ pub(super) fn run(
                 .any(|(a, b)| matches!((a, b), (Some(x), Some(y)) if x != y));
             if clash {
                 return Err(Error::new(
-                "invalid_multi_search_query_ranking_rules",
+                Code::InvalidMultiSearchQueryRankingRules,
                 format!("Inside `.queries[{qi}]`: The results of queries #{pj} and #{qi} are incompatible: \n  - cannot compare two sort rules in opposite directions"),
             ));
             }
@@ -89,7 +90,7 @@ pub(super) fn run(
                 super::super::distinct::distinct_field(Some(field), settings.as_ref(), &rules)
                     .map_err(|e| {
                         Error::new(
-                            "invalid_multi_search_distinct",
+                            Code::InvalidMultiSearchDistinct,
                             format!(
                                 "Inside `.federation.distinct` (index `{}`): {}",
                                 fq.index_uid, e.message
