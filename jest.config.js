@@ -3,7 +3,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-process.env.UV_THREADPOOL_SIZE = process.env.UV_THREADPOOL_SIZE || "16";
+process.env.UV_THREADPOOL_SIZE = process.env.UV_THREADPOOL_SIZE || '16';
 // Every temporary directory a test (or a server it starts) makes lands in one directory
 // per run, removed when the run ends (__tests__/helpers/teardown.js).
 if (!process.env.QUARRY_TEST_TMPDIR) {

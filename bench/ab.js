@@ -52,7 +52,11 @@ async function loaded(addon, docs, dataset) {
   const api = client(server.url, server.key);
   const seconds = await loadIndex(api, 'ab', docs, dataset);
   // The value columns are built by the first filter or facet query: not part of any shape.
-  await api('POST', '/indexes/ab/search', JSON.stringify({ q: '', facets: Object.values(DATASETS[dataset].filterFields), limit: 0 }));
+  await api(
+    'POST',
+    '/indexes/ab/search',
+    JSON.stringify({ q: '', facets: Object.values(DATASETS[dataset].filterFields), limit: 0 }),
+  );
   return { server, api, seconds, disk: duBytes(server.dbPath) };
 }
 
@@ -67,7 +71,9 @@ async function main() {
   const mix = { ...queryMix(docs, rand, o.queries) };
   Object.assign(mix, filterMix(docs, rand, o.queries, DATASETS[o.dataset].filterFields));
   console.log(`${o.dataset}, ${docs.length} rows: old ${o.old}, new ${o.new ?? 'this checkout'}`);
-  console.log(`indexing s   ${builds[0].seconds.toFixed(1)} -> ${builds[1].seconds.toFixed(1)}   disk MiB ${(builds[0].disk / 2 ** 20).toFixed(0)} -> ${(builds[1].disk / 2 ** 20).toFixed(0)}`);
+  console.log(
+    `indexing s   ${builds[0].seconds.toFixed(1)} -> ${builds[1].seconds.toFixed(1)}   disk MiB ${(builds[0].disk / 2 ** 20).toFixed(0)} -> ${(builds[1].disk / 2 ** 20).toFixed(0)}`,
+  );
   console.log('shape            p50 old  new  ratio | p95 old  new  ratio | p99 old  new  ratio');
   for (const [shape, queries] of Object.entries(mix)) {
     if (o.shapes && !o.shapes.includes(shape)) continue;
@@ -90,8 +96,11 @@ async function main() {
     });
     process.stderr.write(`${' '.repeat(40)}\r`);
     console.log(`${shape.padEnd(15)} ${cells.join(' |')}`);
-    const slowed = queries.map((q, i) => ({ q: q.body, old: per[0][i], neu: per[1][i] })).sort((x, y) => y.neu - y.old - (x.neu - x.old));
-    for (const s of slowed.slice(0, o.worst)) console.log(`    ${s.old.toFixed(2)} -> ${s.neu.toFixed(2)}  ${JSON.stringify(s.q).slice(0, 100)}`);
+    const slowed = queries
+      .map((q, i) => ({ q: q.body, old: per[0][i], neu: per[1][i] }))
+      .sort((x, y) => y.neu - y.old - (x.neu - x.old));
+    for (const s of slowed.slice(0, o.worst))
+      console.log(`    ${s.old.toFixed(2)} -> ${s.neu.toFixed(2)}  ${JSON.stringify(s.q).slice(0, 100)}`);
   }
   for (const { server } of builds) server.child.kill('SIGTERM');
 }

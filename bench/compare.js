@@ -27,13 +27,23 @@ function args(argv) {
 }
 
 const SPECS = {
-  pypi: { file: 'pypi-packages.tsv.gz', convert: (c) => ({ name: c[0], month: c[2], rank: c[3] === '' ? null : Number(c[3]), summary: c[4] ?? '' }), filter: { eq: 'month', num: 'rank' } },
-  npm: { file: 'npm-packages.tsv.gz', convert: (c) => ({ name: c[0], downloads: Number(c[2]) || 0, summary: c[3] ?? '' }), filter: { eq: 'downloads', num: 'downloads' } },
+  pypi: {
+    file: 'pypi-packages.tsv.gz',
+    convert: (c) => ({ name: c[0], month: c[2], rank: c[3] === '' ? null : Number(c[3]), summary: c[4] ?? '' }),
+    filter: { eq: 'month', num: 'rank' },
+  },
+  npm: {
+    file: 'npm-packages.tsv.gz',
+    convert: (c) => ({ name: c[0], downloads: Number(c[2]) || 0, summary: c[3] ?? '' }),
+    filter: { eq: 'downloads', num: 'downloads' },
+  },
 };
 
 async function rows(spec, limit) {
   const dir = process.env.QUARRY_BENCH_DATA || path.join(__dirname, '../../shared/data');
-  const rl = readline.createInterface({ input: fs.createReadStream(path.join(dir, spec.file)).pipe(zlib.createGunzip()) });
+  const rl = readline.createInterface({
+    input: fs.createReadStream(path.join(dir, spec.file)).pipe(zlib.createGunzip()),
+  });
   const docs = [];
   let header = true;
   for await (const line of rl) {
@@ -50,7 +60,11 @@ async function rows(spec, limit) {
 
 function client(url, key) {
   return async (method, p, body, type = 'application/json') => {
-    const res = await fetch(url + p, { method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': type }, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    const res = await fetch(url + p, {
+      method,
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': type },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
     return res.json();
   };
 }
@@ -68,9 +82,24 @@ async function load(call, docs, spec) {
   // A fresh index each run: an earlier run against the same server leaves its `cmp` behind.
   await wait(await call('DELETE', '/indexes/cmp'));
   await wait(await call('POST', '/indexes', { uid: 'cmp', primaryKey: 'id' }));
-  await wait(await call('PATCH', '/indexes/cmp/settings', { searchableAttributes: ['name', 'summary'], filterableAttributes: ['id', spec.filter.eq, spec.filter.num], sortableAttributes: [spec.filter.num] }));
+  await wait(
+    await call('PATCH', '/indexes/cmp/settings', {
+      searchableAttributes: ['name', 'summary'],
+      filterableAttributes: ['id', spec.filter.eq, spec.filter.num],
+      sortableAttributes: [spec.filter.num],
+    }),
+  );
   let last;
-  for (let i = 0; i < docs.length; i += 20000) last = await call('POST', '/indexes/cmp/documents', docs.slice(i, i + 20000).map((d) => JSON.stringify(d)).join('\n'), 'application/x-ndjson');
+  for (let i = 0; i < docs.length; i += 20000)
+    last = await call(
+      'POST',
+      '/indexes/cmp/documents',
+      docs
+        .slice(i, i + 20000)
+        .map((d) => JSON.stringify(d))
+        .join('\n'),
+      'application/x-ndjson',
+    );
   await wait(last);
 }
 
@@ -98,7 +127,10 @@ async function main() {
     let ov = 0;
     for (const q of queries) {
       const body = { ...q.body, limit: 10, attributesToRetrieve: ['id'] };
-      const [ra, rb] = await Promise.all([a('POST', '/indexes/cmp/search', body), b('POST', '/indexes/cmp/search', body)]);
+      const [ra, rb] = await Promise.all([
+        a('POST', '/indexes/cmp/search', body),
+        b('POST', '/indexes/cmp/search', body),
+      ]);
       const ia = (ra.hits ?? []).map((h) => h.id);
       const ib = (rb.hits ?? []).map((h) => h.id);
       const identical = JSON.stringify(ia) === JSON.stringify(ib);
@@ -107,20 +139,29 @@ async function main() {
       s += identical ? 1 : 0;
       ov += o10;
       if (!identical) diffs.push({ kind, body });
-      if (!identical && differing.length < 15) differing.push(`${kind} ${JSON.stringify(body.q)}${body.filter ? ' filter ' + body.filter : ''}${body.sort ? ' sort ' + body.sort : ''}: ${ia.join(',')} | ${ib.join(',')}`);
+      if (!identical && differing.length < 15)
+        differing.push(
+          `${kind} ${JSON.stringify(body.q)}${body.filter ? ` filter ${body.filter}` : ''}${body.sort ? ` sort ${body.sort}` : ''}: ${ia.join(',')} | ${ib.join(',')}`,
+        );
     }
     all += queries.length;
     same += s;
     overlap += ov;
-    console.log(`${kind.padEnd(16)}${String(queries.length).padStart(3)}   ${((100 * s) / queries.length).toFixed(0).padStart(5)}%            ${(ov / queries.length).toFixed(2)}`);
+    console.log(
+      `${kind.padEnd(16)}${String(queries.length).padStart(3)}   ${((100 * s) / queries.length).toFixed(0).padStart(5)}%            ${(ov / queries.length).toFixed(2)}`,
+    );
   }
-  console.log(`${'all'.padEnd(16)}${String(all).padStart(3)}   ${((100 * same) / all).toFixed(1).padStart(5)}%            ${(overlap / all).toFixed(2)}`);
+  console.log(
+    `${'all'.padEnd(16)}${String(all).padStart(3)}   ${((100 * same) / all).toFixed(1).padStart(5)}%            ${(overlap / all).toFixed(2)}`,
+  );
   console.log('\nfirst differences (a | b):');
-  for (const d of differing) console.log('  ' + d);
+  for (const d of differing) console.log(`  ${d}`);
   if (o.diffs) fs.writeFileSync(o.diffs, JSON.stringify(diffs, null, 1));
   if (o.probe) {
     const { probe } = require('./probe');
-    for (const d of diffs.filter((x) => o.probe === 'all' || o.probe.split(',').includes(x.kind)).slice(0, Number(o.probeMax ?? 20))) {
+    for (const d of diffs
+      .filter((x) => o.probe === 'all' || o.probe.split(',').includes(x.kind))
+      .slice(0, Number(o.probeMax ?? 20))) {
       console.log(`\n##### ${d.kind}`);
       await probe(a, b, 'cmp', d.body);
     }

@@ -99,14 +99,34 @@ async function main() {
     const task = await waitTask(source.api, (await source.api('POST', '/dumps')).taskUid);
     const file = path.join(source.dumpDir, `${task.details.dumpUid}.dump`);
     const size = fs.statSync(file).size;
-    const out = { dataset: o.dataset, rows: rows.length, source: source.name, dumpMs: ms(task.startedAt, task.finishedAt), dumpBytes: size, importMs: {} };
+    const out = {
+      dataset: o.dataset,
+      rows: rows.length,
+      source: source.name,
+      dumpMs: ms(task.startedAt, task.finishedAt),
+      dumpBytes: size,
+      importMs: {},
+    };
 
     const port = 7780 + (process.pid % 10);
     const qdb = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-import-'));
     const qkey = 'bench-master-key-0123456789';
     out.importMs.quarry = await timeImport(
       process.execPath,
-      [path.join(__dirname, '../bin/quarry.js'), '--db-path', path.join(qdb, 'data.ms'), '--http-addr', `127.0.0.1:${port}`, '--master-key', qkey, '--no-analytics', '--log-level', 'error', '--import-dump', file],
+      [
+        path.join(__dirname, '../bin/quarry.js'),
+        '--db-path',
+        path.join(qdb, 'data.ms'),
+        '--http-addr',
+        `127.0.0.1:${port}`,
+        '--master-key',
+        qkey,
+        '--no-analytics',
+        '--log-level',
+        'error',
+        '--import-dump',
+        file,
+      ],
       `http://127.0.0.1:${port}`,
       qkey,
       rows.length,
@@ -116,7 +136,17 @@ async function main() {
       const mdb = fs.mkdtempSync(path.join(os.tmpdir(), 'meili-bench-import-'));
       out.importMs.reference = await timeImport(
         o.meiliBin,
-        ['--db-path', path.join(mdb, 'data.ms'), '--http-addr', `127.0.0.1:${port + 10}`, '--master-key', 'masterKey', '--no-analytics', '--import-dump', file],
+        [
+          '--db-path',
+          path.join(mdb, 'data.ms'),
+          '--http-addr',
+          `127.0.0.1:${port + 10}`,
+          '--master-key',
+          'masterKey',
+          '--no-analytics',
+          '--import-dump',
+          file,
+        ],
         `http://127.0.0.1:${port + 10}`,
         'masterKey',
         rows.length,
@@ -124,7 +154,9 @@ async function main() {
       fs.rmSync(mdb, { recursive: true, force: true });
     }
     const f = (n) => (n === undefined ? '-' : `${(n / 1000).toFixed(2)} s`);
-    console.log(`${o.dataset} ${rows.length} rows, dumped by ${out.source}: ${f(out.dumpMs)}, ${(size / 1024 ** 2).toFixed(1)} MiB`);
+    console.log(
+      `${o.dataset} ${rows.length} rows, dumped by ${out.source}: ${f(out.dumpMs)}, ${(size / 1024 ** 2).toFixed(1)} MiB`,
+    );
     console.log(`  imported by quarry: ${f(out.importMs.quarry)}   by the reference: ${f(out.importMs.reference)}`);
     console.log(JSON.stringify(out));
   } finally {

@@ -31,7 +31,17 @@ const KINDS = ['oneWord', 'twoWords', 'prefix', 'typo1', 'filtered'];
 const LIBS = ['quarry', 'quarry-async', 'minisearch', 'flexsearch', 'orama'];
 
 function parseArgs(argv) {
-  const o = { dataset: 'npm', rows: 0, queries: 400, libs: LIBS.join(','), budgetSeconds: 300, meiliBin: null, child: null, out: null, queryFile: null };
+  const o = {
+    dataset: 'npm',
+    rows: 0,
+    queries: 400,
+    libs: LIBS.join(','),
+    budgetSeconds: 300,
+    meiliBin: null,
+    child: null,
+    out: null,
+    queryFile: null,
+  };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i].replace(/^--/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase());
     const v = argv[++i];
@@ -54,11 +64,20 @@ async function rowsOf(o) {
 function drawQueries(rows, perKind) {
   const rand = mulberry32(7);
   const d = drawers(rows, rand, { eq: 'n', num: 'n' });
-  const mix = distinctMix({ oneWord: d.search.oneWord, twoWords: d.search.twoWords, prefix: d.search.prefix, typo1: d.search.typo1 }, perKind, new Set());
+  const mix = distinctMix(
+    { oneWord: d.search.oneWord, twoWords: d.search.twoWords, prefix: d.search.prefix, typo1: d.search.typo1 },
+    perKind,
+    new Set(),
+  );
   const values = rows.map((r) => r.n).filter((n) => n > 0);
-  const filtered = distinctMix({ filtered: () => ({ q: d.search.oneWord().q, min: values[Math.floor(rand() * values.length)] }) }, perKind, new Set());
+  const filtered = distinctMix(
+    { filtered: () => ({ q: d.search.oneWord().q, min: values[Math.floor(rand() * values.length)] }) },
+    perKind,
+    new Set(),
+  );
   const all = [];
-  for (const [kind, list] of Object.entries({ ...mix, ...filtered })) for (const { body } of list) all.push({ kind, q: body.q, min: body.min ?? null });
+  for (const [kind, list] of Object.entries({ ...mix, ...filtered }))
+    for (const { body } of list) all.push({ kind, q: body.q, min: body.min ?? null });
   for (let i = all.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
     [all[i], all[j]] = [all[j], all[i]];
@@ -78,13 +97,21 @@ const SIDES = {
       async load(rows) {
         quarry = await Quarry.open({ dbPath: dir, logLevel: 'error' });
         index = quarry.index('rows');
-        await index.updateSettings({ searchableAttributes: ['name', 'summary'], filterableAttributes: ['n'] }).waitTask();
+        await index
+          .updateSettings({ searchableAttributes: ['name', 'summary'], filterableAttributes: ['n'] })
+          .waitTask();
         const task = await index.addDocuments(rows).waitTask();
         if (task.status !== 'succeeded') throw new Error(JSON.stringify(task.error));
       },
       search: async
-        ? async (x) => (await index.search(x.q, x.min === null ? { limit: 10 } : { limit: 10, filter: `n > ${x.min}` })).hits.map((h) => h.id)
-        : (x) => index.searchSync(x.q, x.min === null ? { limit: 10 } : { limit: 10, filter: `n > ${x.min}` }).hits.map((h) => h.id),
+        ? async (x) =>
+            (await index.search(x.q, x.min === null ? { limit: 10 } : { limit: 10, filter: `n > ${x.min}` })).hits.map(
+              (h) => h.id,
+            )
+        : (x) =>
+            index
+              .searchSync(x.q, x.min === null ? { limit: 10 } : { limit: 10, filter: `n > ${x.min}` })
+              .hits.map((h) => h.id),
       close: () => quarry.close(),
     };
   },
@@ -93,30 +120,55 @@ const SIDES = {
   },
   minisearch() {
     const MiniSearch = require('minisearch');
-    const ms = new MiniSearch({ fields: ['name', 'summary'], storeFields: ['name', 'summary', 'n'], searchOptions: { prefix: true, fuzzy: 0.2 } });
+    const ms = new MiniSearch({
+      fields: ['name', 'summary'],
+      storeFields: ['name', 'summary', 'n'],
+      searchOptions: { prefix: true, fuzzy: 0.2 },
+    });
     return {
       load: (rows) => ms.addAll(rows),
-      search: (x) => (x.min === null ? ms.search(x.q) : ms.search(x.q, { filter: (r) => r.n > x.min })).slice(0, 10).map((r) => r.id),
+      search: (x) =>
+        (x.min === null ? ms.search(x.q) : ms.search(x.q, { filter: (r) => r.n > x.min }))
+          .slice(0, 10)
+          .map((r) => r.id),
     };
   },
   flexsearch() {
     const { Document, Charset } = require('flexsearch');
-    const index = new Document({ document: { id: 'id', index: ['name', 'summary'] }, tokenize: 'forward', encoder: Charset.LatinBalance });
+    const index = new Document({
+      document: { id: 'id', index: ['name', 'summary'] },
+      tokenize: 'forward',
+      encoder: Charset.LatinBalance,
+    });
     return {
       load: (rows) => {
         for (const r of rows) index.add(r);
       },
       // No range filter: the `filtered` kind is not answered.
-      search: (x) => (x.min === null ? index.search(x.q, { limit: 10, suggest: true, merge: true }).map((r) => r.id) : null),
+      search: (x) =>
+        x.min === null ? index.search(x.q, { limit: 10, suggest: true, merge: true }).map((r) => r.id) : null,
     };
   },
   async orama() {
     const { create, insertMultiple, search } = await import('@orama/orama');
     const db = create({ schema: { name: 'string', summary: 'string', n: 'number' } });
     return {
-      load: (rows) => insertMultiple(db, rows.map((r) => ({ ...r, id: String(r.id) })), 1000),
+      load: (rows) =>
+        insertMultiple(
+          db,
+          rows.map((r) => ({ ...r, id: String(r.id) })),
+          1000,
+        ),
       search: async (x) =>
-        (await search(db, { term: x.q, properties: ['name', 'summary'], tolerance: 1, limit: 10, ...(x.min === null ? {} : { where: { n: { gt: x.min } } }) })).hits.map((h) => Number(h.id)),
+        (
+          await search(db, {
+            term: x.q,
+            properties: ['name', 'summary'],
+            tolerance: 1,
+            limit: 10,
+            ...(x.min === null ? {} : { where: { n: { gt: x.min } } }),
+          })
+        ).hits.map((h) => Number(h.id)),
     };
   },
 };
@@ -151,9 +203,28 @@ async function child(o) {
   const peakMiB = peakRssMiB();
   await side.close?.();
   if (side.dir) fs.rmSync(side.dir, { recursive: true, force: true });
-  const perKind = Object.fromEntries(KINDS.map((k) => [k, ms[k].length ? { n: ms[k].length, p50: percentile(ms[k], 50), p99: percentile(ms[k], 99) } : null]));
+  const perKind = Object.fromEntries(
+    KINDS.map((k) => [
+      k,
+      ms[k].length ? { n: ms[k].length, p50: percentile(ms[k], 50), p99: percentile(ms[k], 99) } : null,
+    ]),
+  );
   const all = KINDS.filter((k) => k !== 'filtered').flatMap((k) => ms[k]);
-  fs.writeFileSync(o.out, JSON.stringify({ lib: o.child, rows: rows.length, loadMs, rowsMiB, peakMiB, diskMiB, answered: top.length, perKind, search: all.length ? { p50: percentile(all, 50), p99: percentile(all, 99) } : null, top }));
+  fs.writeFileSync(
+    o.out,
+    JSON.stringify({
+      lib: o.child,
+      rows: rows.length,
+      loadMs,
+      rowsMiB,
+      peakMiB,
+      diskMiB,
+      answered: top.length,
+      perKind,
+      search: all.length ? { p50: percentile(all, 50), p99: percentile(all, 99) } : null,
+      top,
+    }),
+  );
 }
 
 /** Meilisearch's top 10 for every query (the reference server, same rows and settings). */
@@ -161,12 +232,31 @@ async function meiliTop(o, rows, queries) {
   const meili = await startMeilisearch(o.meiliBin);
   try {
     const api = client(meili.url, meili.key);
-    await waitTask(api, (await api('PATCH', '/indexes/rows/settings', JSON.stringify({ searchableAttributes: ['name', 'summary'], filterableAttributes: ['n'] }))).taskUid);
-    const enq = await api('POST', '/indexes/rows/documents?primaryKey=id', rows.map((r) => JSON.stringify(r)).join('\n'), 'application/x-ndjson');
+    await waitTask(
+      api,
+      (
+        await api(
+          'PATCH',
+          '/indexes/rows/settings',
+          JSON.stringify({ searchableAttributes: ['name', 'summary'], filterableAttributes: ['n'] }),
+        )
+      ).taskUid,
+    );
+    const enq = await api(
+      'POST',
+      '/indexes/rows/documents?primaryKey=id',
+      rows.map((r) => JSON.stringify(r)).join('\n'),
+      'application/x-ndjson',
+    );
     await waitTask(api, enq.taskUid);
     const top = [];
     for (const x of queries) {
-      const body = { q: x.q, limit: 10, attributesToRetrieve: ['id'], ...(x.min === null ? {} : { filter: `n > ${x.min}` }) };
+      const body = {
+        q: x.q,
+        limit: 10,
+        attributesToRetrieve: ['id'],
+        ...(x.min === null ? {} : { filter: `n > ${x.min}` }),
+      };
       top.push((await api('POST', '/indexes/rows/search', JSON.stringify(body))).hits.map((h) => h.id));
     }
     return top;
@@ -191,9 +281,25 @@ function overlap(top, reference) {
 
 function runChild(o, lib, queryFile) {
   const out = path.join(os.tmpdir(), `quarry-embedded-${process.pid}-${lib}.json`);
-  const args = [__filename, '--child', lib, '--out', out, '--query-file', queryFile, '--dataset', o.dataset, '--rows', String(o.rows), '--budget-seconds', String(o.budgetSeconds)];
+  const args = [
+    __filename,
+    '--child',
+    lib,
+    '--out',
+    out,
+    '--query-file',
+    queryFile,
+    '--dataset',
+    o.dataset,
+    '--rows',
+    String(o.rows),
+    '--budget-seconds',
+    String(o.budgetSeconds),
+  ];
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, ['--expose-gc', '--max-old-space-size=8192', ...args], { stdio: ['ignore', 'inherit', 'inherit'] });
+    const c = spawn(process.execPath, ['--expose-gc', '--max-old-space-size=8192', ...args], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     c.once('exit', (code) => {
       if (code !== 0) return reject(new Error(`${lib} exited with ${code}`));
       const r = JSON.parse(fs.readFileSync(out, 'utf8'));
@@ -212,7 +318,9 @@ async function main() {
   const queries = drawQueries(rows, o.queries);
   const queryFile = path.join(os.tmpdir(), `quarry-embedded-${process.pid}-queries.json`);
   fs.writeFileSync(queryFile, JSON.stringify(queries));
-  process.stdout.write(`${rows.length} ${o.dataset} rows; ${queries.length} queries (${o.queries} of each of ${KINDS.join(', ')}), each sent once\n`);
+  process.stdout.write(
+    `${rows.length} ${o.dataset} rows; ${queries.length} queries (${o.queries} of each of ${KINDS.join(', ')}), each sent once\n`,
+  );
   const results = [];
   try {
     for (const lib of o.libs.split(',')) {
@@ -234,17 +342,33 @@ async function main() {
   ];
   for (const r of results) {
     const fl = r.perKind.filtered;
-    const done = r.answered < queries.length ? ` (${r.answered}/${queries.length} queries in ${o.budgetSeconds} s)` : '';
+    const done =
+      r.answered < queries.length ? ` (${r.answered}/${queries.length} queries in ${o.budgetSeconds} s)` : '';
     lines.push(
       `| ${r.lib}${done} | ${f(r.loadMs / 1000, 2)} | ${f(r.peakMiB, 0)} (${f(r.rowsMiB, 0)}) | ${f(r.diskMiB, 0)} | ${f(r.search?.p50, 3)} | ${f(r.search?.p99, 3)} | ${fl ? `${f(fl.p50, 3)} / ${f(fl.p99, 3)}` : 'no range filter'} | ${f(typoHits(r), 0)}% | ${quarryTop ? `${f(100 * overlap(r.top, quarryTop), 0)}%` : '-'}${reference ? ` | ${f(100 * overlap(r.top, reference), 0)}%` : ''} |`,
     );
   }
-  const perKind = results.map((r) => `${r.lib}: ${KINDS.map((k) => `${k} ${r.perKind[k] ? `${f(r.perKind[k].p50, 3)}/${f(r.perKind[k].p99, 3)}` : '-'}`).join(', ')}`);
+  const perKind = results.map(
+    (r) =>
+      `${r.lib}: ${KINDS.map((k) => `${k} ${r.perKind[k] ? `${f(r.perKind[k].p50, 3)}/${f(r.perKind[k].p99, 3)}` : '-'}`).join(', ')}`,
+  );
   process.stdout.write(`\n${lines.join('\n')}\n\np50/p99 ms per kind:\n${perKind.join('\n')}\n`);
   const dir = path.join(__dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `embedded-${o.dataset}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, JSON.stringify({ options: o, machine: { cpus: os.cpus().length, memGiB: os.totalmem() / 2 ** 30 }, results: results.map(({ top: _t, ...r }) => r), table: lines }, null, 1));
+  fs.writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        options: o,
+        machine: { cpus: os.cpus().length, memGiB: os.totalmem() / 2 ** 30 },
+        results: results.map(({ top: _t, ...r }) => r),
+        table: lines,
+      },
+      null,
+      1,
+    ),
+  );
   process.stdout.write(`written to ${file}\n`);
 }
 

@@ -38,18 +38,42 @@ async function main() {
   const tag = Date.now();
   const [whole, even, odd] = [`fed_whole_${tag}`, `fed_even_${tag}`, `fed_odd_${tag}`];
   await loadIndex(api, whole, docs, 'pypi');
-  await loadIndex(api, even, docs.filter((d) => d.id % 2 === 0), 'pypi');
-  await loadIndex(api, odd, docs.filter((d) => d.id % 2 === 1), 'pypi');
+  await loadIndex(
+    api,
+    even,
+    docs.filter((d) => d.id % 2 === 0),
+    'pypi',
+  );
+  await loadIndex(
+    api,
+    odd,
+    docs.filter((d) => d.id % 2 === 1),
+    'pypi',
+  );
   const mix = queryMix(docs, mulberry32(42), o.perShape);
-  const queries = Object.values(mix).flat().map((q) => q.body.q ?? '');
+  const queries = Object.values(mix)
+    .flat()
+    .map((q) => q.body.q ?? '');
   const single = [];
   const federated = [];
   let same = 0;
   let sameScores = 0;
   for (const q of queries) {
-    const a = await timed(() => api('POST', `/indexes/${whole}/search`, JSON.stringify({ q, limit: 10, showRankingScore: true })));
+    const a = await timed(() =>
+      api('POST', `/indexes/${whole}/search`, JSON.stringify({ q, limit: 10, showRankingScore: true })),
+    );
     const f = await timed(() =>
-      api('POST', '/multi-search', JSON.stringify({ federation: { limit: 10 }, queries: [{ indexUid: even, q, showRankingScore: true }, { indexUid: odd, q, showRankingScore: true }] })),
+      api(
+        'POST',
+        '/multi-search',
+        JSON.stringify({
+          federation: { limit: 10 },
+          queries: [
+            { indexUid: even, q, showRankingScore: true },
+            { indexUid: odd, q, showRankingScore: true },
+          ],
+        }),
+      ),
     );
     single.push(a.ms);
     federated.push(f.ms);
@@ -63,7 +87,9 @@ async function main() {
   console.log('                                  p50 ms   p99 ms');
   console.log(`one index                       ${fmt(percentile(single, 50))} ${fmt(percentile(single, 99))}`);
   console.log(`federated over two halves       ${fmt(percentile(federated, 50))} ${fmt(percentile(federated, 99))}`);
-  console.log(`identical top-10 id lists: ${same}/${queries.length}; identical top-10 score lists: ${sameScores}/${queries.length} (ties are broken by internal id in one index, by query position across two)`);
+  console.log(
+    `identical top-10 id lists: ${same}/${queries.length}; identical top-10 score lists: ${sameScores}/${queries.length} (ties are broken by internal id in one index, by query position across two)`,
+  );
   if (server) server.child.kill('SIGTERM');
 }
 

@@ -35,12 +35,38 @@ const MAX = 9007199254740991;
 const PREFIXES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'r', 's', 't', 'w'];
 
 function hostileSearch(i) {
-  const words = Array.from({ length: 10 }, (_, j) => PREFIXES[(i * 7 + j * 3) % PREFIXES.length] + (j % 3 === 0 ? 'xy' : ''));
+  const words = Array.from(
+    { length: 10 },
+    (_, j) => PREFIXES[(i * 7 + j * 3) % PREFIXES.length] + (j % 3 === 0 ? 'xy' : ''),
+  );
   const inList = Array.from({ length: 90000 }, (_, j) => j * 3 + (i % 3)).join(',');
   const shapes = [
-    { q: words.join(' '), matchingStrategy: 'frequency', facets: ['*'], limit: MAX, attributesToHighlight: ['*'], attributesToCrop: ['*'], cropLength: 1000, showRankingScoreDetails: true, showMatchesPosition: true },
-    { q: '', facets: ['*'], hitsPerPage: MAX, page: 1, sort: ['downloads:desc', 'name:asc'], attributesToHighlight: ['*'] },
-    { q: words.slice(0, 3).join(' '), filter: `downloads IN [${inList}]`, facets: ['*'], limit: MAX, sort: ['summary:asc'] },
+    {
+      q: words.join(' '),
+      matchingStrategy: 'frequency',
+      facets: ['*'],
+      limit: MAX,
+      attributesToHighlight: ['*'],
+      attributesToCrop: ['*'],
+      cropLength: 1000,
+      showRankingScoreDetails: true,
+      showMatchesPosition: true,
+    },
+    {
+      q: '',
+      facets: ['*'],
+      hitsPerPage: MAX,
+      page: 1,
+      sort: ['downloads:desc', 'name:asc'],
+      attributesToHighlight: ['*'],
+    },
+    {
+      q: words.slice(0, 3).join(' '),
+      filter: `downloads IN [${inList}]`,
+      facets: ['*'],
+      limit: MAX,
+      sort: ['summary:asc'],
+    },
     { q: `"${words.slice(0, 4).join(' ')}" ${words.join(' ')}`, matchingStrategy: 'all', offset: MAX, facets: ['*'] },
   ];
   return shapes[i % shapes.length];
@@ -84,22 +110,46 @@ async function main() {
   process.stderr.write(`loading ${o.rows} npm rows...\n`);
   const { docs } = await loadRows('npm', o.rows);
   const all = ['name', 'version', 'downloads', 'summary'];
-  await waitTask(api, (await api('PATCH', `/indexes/${index}/settings`, JSON.stringify({ filterableAttributes: all, sortableAttributes: all }))).taskUid);
+  await waitTask(
+    api,
+    (
+      await api(
+        'PATCH',
+        `/indexes/${index}/settings`,
+        JSON.stringify({ filterableAttributes: all, sortableAttributes: all }),
+      )
+    ).taskUid,
+  );
   for (let i = 0; i < docs.length; i += 50000) {
-    const nd = docs.slice(i, i + 50000).map((d) => JSON.stringify(d)).join('\n');
+    const nd = docs
+      .slice(i, i + 50000)
+      .map((d) => JSON.stringify(d))
+      .join('\n');
     await waitTask(api, (await api('POST', `/indexes/${index}/documents`, nd, 'application/x-ndjson')).taskUid);
   }
   await api('POST', `/indexes/${index}/search`, JSON.stringify({ q: 'a', facets: ['*'] }));
   const before = rssOf(o.pid).now;
   const phases = [await phase(api, o, index, 'default maxTotalHits (1000)')];
-  await waitTask(api, (await api('PATCH', `/indexes/${index}/settings`, JSON.stringify({ pagination: { maxTotalHits: 1000000 }, faceting: { maxValuesPerFacet: 1000000 } }))).taskUid);
+  await waitTask(
+    api,
+    (
+      await api(
+        'PATCH',
+        `/indexes/${index}/settings`,
+        JSON.stringify({ pagination: { maxTotalHits: 1000000 }, faceting: { maxValuesPerFacet: 1000000 } }),
+      )
+    ).taskUid,
+  );
   phases.push(await phase(api, o, index, 'maxTotalHits and maxValuesPerFacet 1,000,000'));
   await new Promise((r) => setTimeout(r, 5000));
   const after = rssOf(o.pid).now;
   const mib = (b) => `${(b / 1048576).toFixed(0)} MiB`;
-  console.log(`\nhostile searches — ${docs.length} npm documents, ${o.concurrency} concurrent clients, ${o.seconds} s per phase, ${o.url}`);
+  console.log(
+    `\nhostile searches — ${docs.length} npm documents, ${o.concurrency} concurrent clients, ${o.seconds} s per phase, ${o.url}`,
+  );
   console.log(`RSS after indexing and a first faceted search: ${mib(before)}`);
-  for (const p of phases) console.log(`${p.label.padEnd(46)} peak RSS ${mib(p.peakRss).padStart(9)}   answers ${JSON.stringify(p.answers)}`);
+  for (const p of phases)
+    console.log(`${p.label.padEnd(46)} peak RSS ${mib(p.peakRss).padStart(9)}   answers ${JSON.stringify(p.answers)}`);
   console.log(`RSS 5 s after the load: ${mib(after)}`);
   if (server) server.child.kill('SIGTERM');
 }

@@ -118,7 +118,12 @@ function drawers(docs, rand, { eq, num }) {
         return { q: `${a} -${b}` };
       },
       // A word of the long text, highlighted in both fields and cropped in the long one.
-      highlightCrop: () => ({ q: anyOf(pickWords(1, 'summary'), rand), attributesToHighlight: ['name', 'summary'], attributesToCrop: ['summary'], cropLength: 12 }),
+      highlightCrop: () => ({
+        q: anyOf(pickWords(1, 'summary'), rand),
+        attributesToHighlight: ['name', 'summary'],
+        attributesToCrop: ['summary'],
+        cropLength: 12,
+      }),
       // One of the first three pages of 50 hits.
       limit50: () => ({ q: word(), limit: 50, offset: 50 * int(3) }),
     },
@@ -128,7 +133,10 @@ function drawers(docs, rand, { eq, num }) {
         const [a, b] = [value(num), value(num)].sort((x, y) => x - y);
         return { q: '', filter: `${num} ${a} TO ${b}` };
       },
-      filterIn100: () => ({ q: '', filter: `${num} IN [${Array.from({ length: 100 }, () => lit(value(num))).join(', ')}]` }),
+      filterIn100: () => ({
+        q: '',
+        filter: `${num} IN [${Array.from({ length: 100 }, () => lit(value(num))).join(', ')}]`,
+      }),
       filterAndQuery: () => ({ q: word(), filter: `${num} >= ${value(num)}` }),
       sortNumeric: () => ({ q: '', sort: [`${num}:${rand() < 0.5 ? 'asc' : 'desc'}`], offset: int(100) }),
       sortAndQuery: () => ({ q: word(), sort: [`${num}:desc`] }),
@@ -205,7 +213,8 @@ function freshQueries(draw, count, seen, perShape = {}) {
 /** `perShape` bodies of each shape of a group of `drawers`, drawn shape by shape in turn (repeats allowed). */
 function mixOf(draw, perShape) {
   const mix = Object.fromEntries(Object.keys(draw).map((shape) => [shape, []]));
-  for (let i = 0; i < perShape; i++) for (const [shape, next] of Object.entries(draw)) mix[shape].push({ body: next() });
+  for (let i = 0; i < perShape; i++)
+    for (const [shape, next] of Object.entries(draw)) mix[shape].push({ body: next() });
   return mix;
 }
 
@@ -258,4 +267,19 @@ function quietClient() {
   require('../dist/util/threads.js').lowerOtherThreads();
 }
 
-module.exports = { ONE_BODY, distinctMix, drawers, filterMix, freshQueries, mulberry32, percentile, queryMix, quietClient, seededMixes, stepSeconds, timed, typo, words };
+module.exports = {
+  ONE_BODY,
+  distinctMix,
+  drawers,
+  filterMix,
+  freshQueries,
+  mulberry32,
+  percentile,
+  queryMix,
+  quietClient,
+  seededMixes,
+  stepSeconds,
+  timed,
+  typo,
+  words,
+};

@@ -60,8 +60,12 @@ async function main() {
   const { docs } = await loadRows(o.dataset, o.rows);
   const ndjson = docs.map((d) => JSON.stringify(d)).join('\n');
   const mix = queryMix(docs, mulberry32(o.seed), o.queries);
-  const queries = Object.values(mix).flat().map((q) => q.body);
-  process.stdout.write(`${docs.length} ${o.dataset} rows, ${queries.length} queries of ${Object.keys(mix).length} shapes\n`);
+  const queries = Object.values(mix)
+    .flat()
+    .map((q) => q.body);
+  process.stdout.write(
+    `${docs.length} ${o.dataset} rows, ${queries.length} queries of ${Object.keys(mix).length} shapes\n`,
+  );
 
   // The library, in this process.
   const libDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-lib-'));
@@ -83,7 +87,10 @@ async function main() {
 
   const rows = [];
   try {
-    for (const [name, search] of [['library', library], ['server', http]]) {
+    for (const [name, search] of [
+      ['library', library],
+      ['server', http],
+    ]) {
       const lat = await latencies(search, queries);
       const q = await qps(search, queries, o.concurrency, o.qpsSeconds);
       rows.push({ side: name, p50Ms: lat.p50, p99Ms: lat.p99, qps: q });
@@ -99,8 +106,14 @@ async function main() {
   process.stdout.write(`\n| | library (in-process) | server (HTTP) | library / server |\n|---|---|---|---|\n`);
   process.stdout.write(`| p50 ms (c=1) | ${fmt(lib.p50Ms)} | ${fmt(srv.p50Ms)} | ${fmt(lib.p50Ms / srv.p50Ms)} |\n`);
   process.stdout.write(`| p99 ms (c=1) | ${fmt(lib.p99Ms)} | ${fmt(srv.p99Ms)} | ${fmt(lib.p99Ms / srv.p99Ms)} |\n`);
-  process.stdout.write(`| QPS at ${o.concurrency} | ${lib.qps.toFixed(0)} | ${srv.qps.toFixed(0)} | ${fmt(lib.qps / srv.qps)}x |\n`);
-  const out = path.join(__dirname, 'results', `library-${o.dataset}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  process.stdout.write(
+    `| QPS at ${o.concurrency} | ${lib.qps.toFixed(0)} | ${srv.qps.toFixed(0)} | ${fmt(lib.qps / srv.qps)}x |\n`,
+  );
+  const out = path.join(
+    __dirname,
+    'results',
+    `library-${o.dataset}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+  );
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify({ options: o, rows }, null, 2));
 }

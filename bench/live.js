@@ -39,8 +39,26 @@ const { drawers, freshQueries, mulberry32, percentile, quietClient } = require('
 const { client, discardQuarry, loadIndex, loadRows, startMeilisearch, startQuarry } = require('./server');
 
 function parseArgs(argv) {
-  const o = { dataset: 'npm', rows: 100000, batches: 60, batchSize: 1000, clients: 4, idleSeconds: 10, pollMs: 10, timeoutS: 120, only: null };
-  const numeric = { '--rows': 'rows', '--batches': 'batches', '--batch-size': 'batchSize', '--clients': 'clients', '--idle-seconds': 'idleSeconds', '--poll-ms': 'pollMs', '--timeout-s': 'timeoutS' };
+  const o = {
+    dataset: 'npm',
+    rows: 100000,
+    batches: 60,
+    batchSize: 1000,
+    clients: 4,
+    idleSeconds: 10,
+    pollMs: 10,
+    timeoutS: 120,
+    only: null,
+  };
+  const numeric = {
+    '--rows': 'rows',
+    '--batches': 'batches',
+    '--batch-size': 'batchSize',
+    '--clients': 'clients',
+    '--idle-seconds': 'idleSeconds',
+    '--poll-ms': 'pollMs',
+    '--timeout-s': 'timeoutS',
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -59,7 +77,10 @@ function parseArgs(argv) {
   if (o.only === 'meilisearch' && !o.meiliBin) throw new Error('--only meilisearch needs --meili-bin');
   // The poll counts a batch's hits with `totalHits`, which stops at the default maxTotalHits (1000).
   if (o.batchSize % 2 !== 0 || o.batchSize > 1000) throw new Error('--batch-size must be even and at most 1000');
-  if ((o.batches * o.batchSize) / 2 > o.rows / 2) throw new Error('--rows must be at least --batches × --batch-size (each batch changes rows no other batch changes)');
+  if ((o.batches * o.batchSize) / 2 > o.rows / 2)
+    throw new Error(
+      '--rows must be at least --batches × --batch-size (each batch changes rows no other batch changes)',
+    );
   return o;
 }
 
@@ -174,7 +195,12 @@ async function runOn(name, start, o, docs, batches, bodies) {
           k++;
           continue;
         }
-        const body = JSON.stringify({ q: `"${batches[k].token}"`, hitsPerPage: 1, page: 1, attributesToRetrieve: ['id'] });
+        const body = JSON.stringify({
+          q: `"${batches[k].token}"`,
+          hitsPerPage: 1,
+          page: 1,
+          attributesToRetrieve: ['id'],
+        });
         pollsSent++;
         const r = await api('POST', `/indexes/${index}/search`, body);
         if (r.totalHits >= o.batchSize) {
@@ -207,12 +233,37 @@ async function runOn(name, start, o, docs, batches, bodies) {
       baseLoadSeconds: round(loadSeconds, 1),
       batches: sent.length,
       batchSize: o.batchSize,
-      timeToSearchMs: { p50: round(percentile(tts, 50), 0), p90: round(percentile(tts, 90), 0), p99: round(percentile(tts, 99), 0), max: round(tts.length ? Math.max(...tts) : null, 0), found: found.length, notFound: sent.length - found.length },
-      postAnswerMs: { p50: round(percentile(sent.map((s) => s.ack - s.t0), 50)), p99: round(percentile(sent.map((s) => s.ack - s.t0), 99)) },
+      timeToSearchMs: {
+        p50: round(percentile(tts, 50), 0),
+        p90: round(percentile(tts, 90), 0),
+        p99: round(percentile(tts, 99), 0),
+        max: round(tts.length ? Math.max(...tts) : null, 0),
+        found: found.length,
+        notFound: sent.length - found.length,
+      },
+      postAnswerMs: {
+        p50: round(
+          percentile(
+            sent.map((s) => s.ack - s.t0),
+            50,
+          ),
+        ),
+        p99: round(
+          percentile(
+            sent.map((s) => s.ack - s.t0),
+            99,
+          ),
+        ),
+      },
       searchIdleMs: idleF,
       searchDuringWritesMs: writeF,
       writesOverIdleP99: idleF.p99 ? round(writeF.p99 / idleF.p99) : null,
-      searches: { sent: clients.sent(), distinctBodies: Math.min(clients.sent(), bodies.length), errors: clients.errors(), polls: pollsSent },
+      searches: {
+        sent: clients.sent(),
+        distinctBodies: Math.min(clients.sent(), bodies.length),
+        errors: clients.errors(),
+        polls: pollsSent,
+      },
     };
   } finally {
     await discardQuarry(server);
@@ -239,7 +290,9 @@ function print(results) {
   const at = (r, p) => (r ? p.split('.').reduce((x, k) => x?.[k], r) : null);
   const f = (n) => (n === null || n === undefined ? '-' : String(n));
   const r0 = results[0];
-  console.log(`\ntime to search — ${r0.baseRows} base rows, ${r0.batches} batches of ${r0.batchSize} (half new, half changed), one a second, ${results[0].clients} clients searching`);
+  console.log(
+    `\ntime to search — ${r0.baseRows} base rows, ${r0.batches} batches of ${r0.batchSize} (half new, half changed), one a second, ${results[0].clients} clients searching`,
+  );
   console.log(`${'figure'.padEnd(30)} ${'quarry'.padStart(10)} ${'meilisearch'.padStart(12)} ${'ratio'.padStart(7)}`);
   for (const [label, p] of rows) {
     const a = at(q, p);

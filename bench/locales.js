@@ -36,7 +36,23 @@ const DOCS = [
 ];
 
 const FIELDS = ['sv', 'tr', 'vi', 'el', 'he', 'ru', 'zh', 'ja', 'th', 'km', 'ar', 'fa', 'de', 'ko', 'fr'];
-const LOCALE = { sv: 'swe', tr: 'tur', vi: 'vie', el: 'ell', he: 'heb', ru: 'rus', zh: 'cmn', ja: 'jpn', th: 'tha', km: 'khm', ar: 'ara', fa: 'pes', de: 'deu', ko: 'kor', fr: 'fra' };
+const LOCALE = {
+  sv: 'swe',
+  tr: 'tur',
+  vi: 'vie',
+  el: 'ell',
+  he: 'heb',
+  ru: 'rus',
+  zh: 'cmn',
+  ja: 'jpn',
+  th: 'tha',
+  km: 'khm',
+  ar: 'ara',
+  fa: 'pes',
+  de: 'deu',
+  ko: 'kor',
+  fr: 'fra',
+};
 
 /** The indexes: none, each field its own language, everything one language. */
 const INDEXES = {
@@ -50,20 +66,65 @@ const INDEXES = {
 };
 
 const QUERIES = [
-  'kott', 'kött', 'fläsk', 'flask', 'åland', 'aland', 'Kött och',
-  'isik', 'ışık', 'istanbul', 'ilik',
-  'da nang', 'đà', 'dep',
-  'αθηνα', 'πολις', 'οδος', 'οδοσ',
-  'שלום', 'שָׁלוֹם',
-  'москва', 'елка', 'ёлка', 'еж',
-  '北京', '我爱北京天安门', '体育', '體育運動', '运动',
-  '東京', 'とうきょう', 'タワー', 'たわー', 'ひらがな', 'ヒラガナ',
-  'ภาษาไทย', 'ภาษาไทยง่ายนิดเดียว', 'ไทย',
-  'ភាសា', 'ភាសាខ្មែរ',
-  'كتاب', 'کتاب', 'المكتبة', 'المکتبة', 'خانه', 'يك', 'یک', 'ی', 'ي',
-  'kapitän', 'Dampfschifffahrtskapitän', 'strasse', 'straße',
-  '한국어', '사전',
-  'oeuvre', 'œuvre', 'coeur', 'deja',
+  'kott',
+  'kött',
+  'fläsk',
+  'flask',
+  'åland',
+  'aland',
+  'Kött och',
+  'isik',
+  'ışık',
+  'istanbul',
+  'ilik',
+  'da nang',
+  'đà',
+  'dep',
+  'αθηνα',
+  'πολις',
+  'οδος',
+  'οδοσ',
+  'שלום',
+  'שָׁלוֹם',
+  'москва',
+  'елка',
+  'ёлка',
+  'еж',
+  '北京',
+  '我爱北京天安门',
+  '体育',
+  '體育運動',
+  '运动',
+  '東京',
+  'とうきょう',
+  'タワー',
+  'たわー',
+  'ひらがな',
+  'ヒラガナ',
+  'ภาษาไทย',
+  'ภาษาไทยง่ายนิดเดียว',
+  'ไทย',
+  'ភាសា',
+  'ភាសាខ្មែរ',
+  'كتاب',
+  'کتاب',
+  'المكتبة',
+  'المکتبة',
+  'خانه',
+  'يك',
+  'یک',
+  'ی',
+  'ي',
+  'kapitän',
+  'Dampfschifffahrtskapitän',
+  'strasse',
+  'straße',
+  '한국어',
+  '사전',
+  'oeuvre',
+  'œuvre',
+  'coeur',
+  'deja',
 ];
 
 const QUERY_LOCALES = [undefined, ['swe'], ['jpn'], ['cmn'], ['pes'], ['ara'], ['tur'], ['deu'], ['eng']];
@@ -107,7 +168,11 @@ async function load(url, key) {
     await waitTask(url, key, (await call(url, key, 'DELETE', `/indexes/${uid}`)).body.taskUid);
     await waitTask(url, key, (await call(url, key, 'POST', '/indexes', { uid, primaryKey: 'id' })).body.taskUid);
     const settings = { searchableAttributes: FIELDS, ...(rules ? { localizedAttributes: rules } : {}) };
-    const s = await waitTask(url, key, (await call(url, key, 'PATCH', `/indexes/${uid}/settings`, settings)).body.taskUid);
+    const s = await waitTask(
+      url,
+      key,
+      (await call(url, key, 'PATCH', `/indexes/${uid}/settings`, settings)).body.taskUid,
+    );
     if (s.status !== 'succeeded') throw new Error(`${url} settings ${name}: ${JSON.stringify(s.error)}`);
     const d = await waitTask(url, key, (await call(url, key, 'POST', `/indexes/${uid}/documents`, DOCS)).body.taskUid);
     if (d.status !== 'succeeded') throw new Error(`${url} documents ${name}: ${JSON.stringify(d.error)}`);
@@ -128,7 +193,12 @@ async function answers(url, key) {
         }
         out[k] = {
           ids: r.body.hits.map((h) => h.id),
-          hl: r.body.hits.map((h) => Object.entries(h._formatted).filter(([f]) => f !== 'id').map(([, v]) => v).join(' ')),
+          hl: r.body.hits.map((h) =>
+            Object.entries(h._formatted)
+              .filter(([f]) => f !== 'id')
+              .map(([, v]) => v)
+              .join(' '),
+          ),
         };
       }
     }

@@ -40,7 +40,18 @@ function bigSearch(url, key) {
   const body = JSON.stringify({ q: '', limit: 1_000_000 });
   return new Promise((resolve) => {
     const req = http.request(
-      { host: u.hostname, port: u.port, path: '/indexes/bench/search', method: 'POST', agent: false, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Authorization: `Bearer ${key}` } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: '/indexes/bench/search',
+        method: 'POST',
+        agent: false,
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(body),
+          Authorization: `Bearer ${key}`,
+        },
+      },
       (res) => {
         let bytes = 0;
         res.on('data', (c) => (bytes += c.length));
@@ -59,14 +70,28 @@ async function main() {
   const q = await startQuarry(o.budget === null ? [] : ['--experimental-search-response-budget', o.budget]);
   const api = client(q.url, q.key);
   await loadIndex(api, 'bench', docs, 'npm');
-  const { taskUid } = await api('PATCH', '/indexes/bench/settings', JSON.stringify({ pagination: { maxTotalHits: 1_000_000 } }));
+  const { taskUid } = await api(
+    'PATCH',
+    '/indexes/bench/settings',
+    JSON.stringify({ pagination: { maxTotalHits: 1_000_000 } }),
+  );
   for (;;) {
     const t = await api('GET', `/tasks/${taskUid}`);
     if (t.status === 'succeeded') break;
     if (t.status === 'failed') throw new Error(JSON.stringify(t.error));
     await sleep(50);
   }
-  const words = [...new Set(docs.flatMap((d) => String(d.summary).toLowerCase().split(/[^a-z]+/)).filter((w) => w.length > 3))];
+  const words = [
+    ...new Set(
+      docs
+        .flatMap((d) =>
+          String(d.summary)
+            .toLowerCase()
+            .split(/[^a-z]+/),
+        )
+        .filter((w) => w.length > 3),
+    ),
+  ];
   let next = 0;
   /** The normal client: one-word searches one at a time until `until()` says stop (times of answered ones; refusals counted). */
   const normal = async (until) => {
@@ -117,7 +142,8 @@ async function main() {
   await sleep(o['after-seconds'] * 1000);
   out.rssAfterMiB = MiB(rssOf(q.pid).now);
   // A search after the burst still answers.
-  out.afterSearch = (await api('POST', '/indexes/bench/search', JSON.stringify({ q: words[0] }))).estimatedTotalHits !== undefined;
+  out.afterSearch =
+    (await api('POST', '/indexes/bench/search', JSON.stringify({ q: words[0] }))).estimatedTotalHits !== undefined;
 
   await discardQuarry(q);
   console.log(JSON.stringify(out, null, 1));

@@ -42,15 +42,32 @@ async function main() {
     await apis[n]('PATCH', '/experimental-features', JSON.stringify({ network: true }));
   }
   try {
-    const remotes = Object.fromEntries(['a', 'b', 'c'].map((n) => [n, { url: servers[n].url, searchApiKey: servers[n].key, writeApiKey: servers[n].key }]));
-    const init = await apis.a('PATCH', '/network', JSON.stringify({ self: 'a', leader: 'a', remotes, shards: { s1: { remotes: ['a'] }, s2: { remotes: ['b'] }, s3: { remotes: ['c'] } } }));
+    const remotes = Object.fromEntries(
+      ['a', 'b', 'c'].map((n) => [
+        n,
+        { url: servers[n].url, searchApiKey: servers[n].key, writeApiKey: servers[n].key },
+      ]),
+    );
+    const init = await apis.a(
+      'PATCH',
+      '/network',
+      JSON.stringify({
+        self: 'a',
+        leader: 'a',
+        remotes,
+        shards: { s1: { remotes: ['a'] }, s2: { remotes: ['b'] }, s3: { remotes: ['c'] } },
+      }),
+    );
     await waitNetwork(apis, apis.a, init.taskUid);
 
     process.stderr.write(`loading ${o.rows} PyPI rows...\n`);
     const { docs } = await loadRows('pypi', o.rows);
     // A final `id:asc` rule makes the order total: without it, equal scores come in insertion
     // order, which means nothing across instances.
-    const settings = { ...DATASETS.pypi.settings, rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness', 'id:asc'] };
+    const settings = {
+      ...DATASETS.pypi.settings,
+      rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness', 'id:asc'],
+    };
     const nd = docs.map((d) => JSON.stringify(d)).join('\n');
     const indexing = {};
     for (const [label, api, wait] of [
@@ -58,12 +75,16 @@ async function main() {
       ['one server', apis.one, (uid) => waitTask(apis.one, uid)],
     ]) {
       await wait((await api('PATCH', '/indexes/pkgs/settings', JSON.stringify(settings))).taskUid);
-      const t = await timed(async () => wait((await api('POST', '/indexes/pkgs/documents', nd, 'application/x-ndjson')).taskUid));
+      const t = await timed(async () =>
+        wait((await api('POST', '/indexes/pkgs/documents', nd, 'application/x-ndjson')).taskUid),
+      );
       indexing[label] = t.ms;
     }
 
     const mix = queryMix(docs, mulberry32(42), o.perShape);
-    const queries = Object.values(mix).flat().map((q) => q.body);
+    const queries = Object.values(mix)
+      .flat()
+      .map((q) => q.body);
     const single = [];
     const sharded = [];
     let sameIds = 0;
@@ -84,11 +105,15 @@ async function main() {
     }
     const fmt = (v) => v.toFixed(2).padStart(8);
     console.log(`\nsharded network — ${docs.length} PyPI rows, ${queries.length} queries at concurrency 1`);
-    console.log(`indexing through the leader: ${(indexing['network of three'] / 1000).toFixed(2)} s; into one server: ${(indexing['one server'] / 1000).toFixed(2)} s`);
+    console.log(
+      `indexing through the leader: ${(indexing['network of three'] / 1000).toFixed(2)} s; into one server: ${(indexing['one server'] / 1000).toFixed(2)} s`,
+    );
     console.log('                                  p50 ms   p99 ms');
     console.log(`one server                      ${fmt(percentile(single, 50))} ${fmt(percentile(single, 99))}`);
     console.log(`network of three shards         ${fmt(percentile(sharded, 50))} ${fmt(percentile(sharded, 99))}`);
-    console.log(`identical top-10 id lists: ${sameIds}/${queries.length}; identical exhaustive totals: ${sameTotals}/${exhaustive}`);
+    console.log(
+      `identical top-10 id lists: ${sameIds}/${queries.length}; identical exhaustive totals: ${sameTotals}/${exhaustive}`,
+    );
   } finally {
     for (const s of Object.values(servers)) s.child.kill('SIGTERM');
   }

@@ -57,7 +57,8 @@ async function main() {
     // First queries of another seed, back to back, as `run.js` does: the timed ones then meet
     // a running server whose JavaScript is compiled, not one in its first seconds.
     const warm = queryMix(docs, mulberry32(12), Math.ceil(o.warmup / 8));
-    for (const s of Object.keys(warm)) for (const q of warm[s]) await api('POST', `/indexes/${uid}/search`, JSON.stringify(q.body));
+    for (const s of Object.keys(warm))
+      for (const q of warm[s]) await api('POST', `/indexes/${uid}/search`, JSON.stringify(q.body));
     await sleep(o.settleMs);
     const mix = queryMix(docs, mulberry32(11), o.perShape);
     const shapes = Object.keys(mix);
@@ -79,7 +80,9 @@ async function main() {
     for (const s of shapes) {
       const { client: c, server } = times[s];
       all.push(...c);
-      console.log(`${s.padEnd(12)} ${f(percentile(c, 50))} ${f(percentile(c, 99))} ${f(server.reduce((a, b) => a + b, 0) / server.length)}`);
+      console.log(
+        `${s.padEnd(12)} ${f(percentile(c, 50))} ${f(percentile(c, 99))} ${f(server.reduce((a, b) => a + b, 0) / server.length)}`,
+      );
     }
     console.log(`${'all'.padEnd(12)} ${f(percentile(all, 50))} ${f(percentile(all, 99))}`);
   } finally {

@@ -31,7 +31,15 @@ const { NatsCluster, natsServerBinary, SKIP_REASON } = require('../scripts/nats-
 const { client, cpuMsOf, discardQuarry, loadIndex, loadRows, startQuarry, waitTask } = require('./server');
 
 function parseArgs(argv) {
-  const o = { dataset: 'pypi', rows: 0, batch: 50000, lagRows: 100000, lagBatches: 60, runs: 3, phases: ['indexing', 'lag', 'failover'] };
+  const o = {
+    dataset: 'pypi',
+    rows: 0,
+    batch: 50000,
+    lagRows: 100000,
+    lagBatches: 60,
+    runs: 3,
+    phases: ['indexing', 'lag', 'failover'],
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -63,7 +71,15 @@ async function discard(n) {
 
 /** Starts a replicated instance named `name` on the cluster's log (an instance that dies unasked is reported). */
 async function replicated(cluster, name, extra = []) {
-  const q = await startQuarry(['--replication-nats', cluster.urls(), '--replication-node', name, '--replication-snapshot-interval', '0', ...extra]);
+  const q = await startQuarry([
+    '--replication-nats',
+    cluster.urls(),
+    '--replication-node',
+    name,
+    '--replication-snapshot-interval',
+    '0',
+    ...extra,
+  ]);
   q.child.once('exit', (code, signal) => {
     if (!q.stopping) console.error(`instance ${name} exited (${code ?? signal})`);
   });
@@ -89,7 +105,11 @@ async function loadReplicated(o, docs) {
   const natsCpu = cluster.servers.reduce((sum, s) => sum + cpuMsOf(s.child.pid), 0) - natsCpu0;
   await discard(one);
   await cluster.stop();
-  return { seconds, quarryCpuSeconds: Number((cpu / 1000).toFixed(1)), natsCpuSeconds: Number((natsCpu / 1000).toFixed(1)) };
+  return {
+    seconds,
+    quarryCpuSeconds: Number((cpu / 1000).toFixed(1)),
+    natsCpuSeconds: Number((natsCpu / 1000).toFixed(1)),
+  };
 }
 
 /** `--runs` loads of each, alternating which goes first; medians and every run. */
@@ -131,7 +151,10 @@ async function group(cluster) {
  * them after 30 s) fails at once with ECONNRESET: it is sent once more, on a new socket.
  */
 function reconnecting(api) {
-  return (...args) => api(...args).catch((err) => (err && (err.code === 'ECONNRESET' || err.code === 'EPIPE') ? api(...args) : Promise.reject(err)));
+  return (...args) =>
+    api(...args).catch((err) =>
+      err && (err.code === 'ECONNRESET' || err.code === 'EPIPE') ? api(...args) : Promise.reject(err),
+    );
 }
 
 /** Waits until task `uid` succeeded on every instance; the time it did on the last one. */
@@ -156,7 +179,11 @@ async function lagOn(o, docs, nodes) {
   await loadIndex(nodes[0].api, 'bench', base, o.dataset, { batch: o.batch });
   for (const n of nodes) await waitTask(n.api, (await nodes[0].api('GET', '/tasks?limit=1')).results[0].uid);
   // Four searching clients on the instances, timing each answer.
-  const words = base.slice(0, 2000).flatMap((d) => String(d.name).split(/[-_. ]/).filter((w) => w.length > 2));
+  const words = base.slice(0, 2000).flatMap((d) =>
+    String(d.name)
+      .split(/[-_. ]/)
+      .filter((w) => w.length > 2),
+  );
   const searches = [];
   let searching = true;
   let searchErrors = 0;
@@ -199,9 +226,19 @@ async function lagOn(o, docs, nodes) {
     instances: nodes.length,
     baseRows: base.length,
     batches: lags.length,
-    lagMs: { p50: Math.round(pct(l, 50)), p90: Math.round(pct(l, 90)), p99: Math.round(pct(l, 99)), max: Math.round(Math.max(...l)) },
+    lagMs: {
+      p50: Math.round(pct(l, 50)),
+      p90: Math.round(pct(l, 90)),
+      p99: Math.round(pct(l, 99)),
+      max: Math.round(Math.max(...l)),
+    },
     ackMs: { p50: Number(pct(a, 50).toFixed(1)), p99: Number(pct(a, 99).toFixed(1)) },
-    searchMs: { count: searches.length, errors: searchErrors, p50: Number(pct(searches, 50).toFixed(2)), p99: Number(pct(searches, 99).toFixed(2)) },
+    searchMs: {
+      count: searches.length,
+      errors: searchErrors,
+      p50: Number(pct(searches, 50).toFixed(2)),
+      p99: Number(pct(searches, 99).toFixed(2)),
+    },
   };
 }
 
@@ -240,7 +277,10 @@ function writer(nodes) {
     while (running) {
       const live = nodes.filter((x) => !down.has(x.name));
       const node = live[n++ % live.length];
-      const write = Promise.race([node.api('POST', '/indexes/failover/documents', JSON.stringify([{ id: n, at: Date.now() }])), sleep(10000).then(() => Promise.reject(new Error('no answer')))])
+      const write = Promise.race([
+        node.api('POST', '/indexes/failover/documents', JSON.stringify([{ id: n, at: Date.now() }])),
+        sleep(10000).then(() => Promise.reject(new Error('no answer'))),
+      ])
         .then(() => acks.push(performance.now()))
         .catch(() => undefined);
       pending.add(write);
@@ -272,18 +312,25 @@ async function failover() {
   const cluster = await NatsCluster.start(3);
   const nodes = await group(cluster);
   try {
-    await waitTask(nodes[0].api, (await nodes[0].api('POST', '/indexes/failover/documents', JSON.stringify([{ id: 0 }]))).taskUid);
+    await waitTask(
+      nodes[0].api,
+      (await nodes[0].api('POST', '/indexes/failover/documents', JSON.stringify([{ id: 0 }]))).taskUid,
+    );
     const w = writer(nodes);
     await sleep(3000);
     const out = { steadyGapMs: longestGap(w.acks, performance.now() - 2500, 2500) };
     // A NATS server that does not lead the log's stream, then the one that does.
     for (const role of ['follower', 'leader']) {
       const { leader } = await cluster.stream('quarry');
-      const victim = role === 'leader' ? cluster.indexOf(leader) : [0, 1, 2].find((i) => cluster.servers[i].name !== leader);
+      const victim =
+        role === 'leader' ? cluster.indexOf(leader) : [0, 1, 2].find((i) => cluster.servers[i].name !== leader);
       const at = performance.now();
       await cluster.kill(victim);
       await sleep(12000);
-      out[`nats${role === 'leader' ? 'Leader' : 'Follower'}Killed`] = { server: cluster.servers[victim].name, longestPauseMs: longestGap(w.acks, at, 12000) };
+      out[`nats${role === 'leader' ? 'Leader' : 'Follower'}Killed`] = {
+        server: cluster.servers[victim].name,
+        longestPauseMs: longestGap(w.acks, at, 12000),
+      };
       cluster.restart(victim);
       await cluster.ready();
       await sleep(5000);
@@ -313,7 +360,14 @@ async function rawFailover() {
   const { connect } = require('@nats-io/transport-node');
   const { jetstream, jetstreamManager } = require('@nats-io/jetstream');
   const cluster = await NatsCluster.start(3);
-  const nc = await connect({ servers: cluster.urls().split(','), ignoreClusterUpdates: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 1000, maxPingOut: 2 });
+  const nc = await connect({
+    servers: cluster.urls().split(','),
+    ignoreClusterUpdates: true,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    pingInterval: 1000,
+    maxPingOut: 2,
+  });
   try {
     const jsm = await jetstreamManager(nc);
     await jsm.streams.add({ name: 'raw', subjects: ['raw.log'], num_replicas: 3 });
@@ -354,7 +408,11 @@ async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (!natsServerBinary()) throw new Error(SKIP_REASON);
   const { docs } = await loadRows(o.dataset, o.rows);
-  const out = { dataset: o.dataset, machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 1024 ** 3)} GiB`, at: new Date().toISOString() };
+  const out = {
+    dataset: o.dataset,
+    machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 1024 ** 3)} GiB`,
+    at: new Date().toISOString(),
+  };
   if (o.phases.includes('indexing')) {
     out.indexing = await indexing(o, docs);
     console.log('indexing', JSON.stringify(out.indexing));

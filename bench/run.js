@@ -30,10 +30,33 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { ONE_BODY, distinctMix, drawers, freshQueries, mulberry32, quietClient, seededMixes } = require('./lib');
-const { DATASETS, batchesOf, client, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startMeilisearch, startQuarry, waitTask } = require('./server');
+const {
+  DATASETS,
+  batchesOf,
+  client,
+  dataDir,
+  discardQuarry,
+  duBytes,
+  loadIndex,
+  loadRows,
+  rssOf,
+  startMeilisearch,
+  startQuarry,
+  waitTask,
+} = require('./server');
 
 function parseArgs(argv) {
-  const o = { dataset: 'pypi', rows: 0, batch: 50000, queries: 300, warmup: 100, concurrency: 8, qpsSeconds: 10, quick: false, runs: 1 };
+  const o = {
+    dataset: 'pypi',
+    rows: 0,
+    batch: 50000,
+    queries: 300,
+    warmup: 100,
+    concurrency: 8,
+    qpsSeconds: 10,
+    quick: false,
+    runs: 1,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -79,7 +102,11 @@ function runTimer(plan) {
     const out = [];
     child.stdout.on('data', (c) => out.push(c));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(Buffer.concat(out).toString())) : reject(new Error(`bench/timer.js exited with ${code}`))));
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(Buffer.concat(out).toString()))
+        : reject(new Error(`bench/timer.js exited with ${code}`)),
+    );
     child.stdin.end(JSON.stringify(plan));
   });
 }
@@ -95,7 +122,12 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
   const pid = o.pid ?? started?.pid;
   const api = client(url, key);
   const index = `bench_${o.dataset}_${Date.now()}`;
-  const results = { dataset: o.dataset, url: o.url ? url : o.meiliBin ? 'self-started meilisearch' : 'self-started quarry', date: new Date().toISOString(), machine: { cpus: os.cpus().length, memory: os.totalmem() } };
+  const results = {
+    dataset: o.dataset,
+    url: o.url ? url : o.meiliBin ? 'self-started meilisearch' : 'self-started quarry',
+    date: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, memory: os.totalmem() },
+  };
   try {
     results.rows = docs.length;
     // Indexing: first POST to last task succeeded.
@@ -119,7 +151,8 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
     const { search: mix, filters: fmix, seen } = seededMixes(docs, o.queries, fields);
     seen.add(JSON.stringify(columnsBody));
     const all = (d) => ({ ...d.search, ...d.box, ...d.filters });
-    const warm = o.warmup > 0 ? Object.values(distinctMix(all(drawers(docs, mulberry32(7), fields)), o.warmup, seen)).flat() : [];
+    const warm =
+      o.warmup > 0 ? Object.values(distinctMix(all(drawers(docs, mulberry32(7), fields)), o.warmup, seen)).flat() : [];
     const freshShapes = {};
     const fresh = freshQueries(all(drawers(docs, mulberry32(99), fields)), o.freshQueries, seen, freshShapes);
     const body = (q) => q.body;
@@ -197,7 +230,9 @@ async function main() {
   }
   const results = o.runs > 1 ? { ...medianOf(runs), runs: runs.length, perRun: runs } : runs[0];
 
-  console.log(`\nbench — ${o.dataset}, ${docs.length} documents, ${results.url}${o.runs > 1 ? `, median of ${o.runs} runs` : ''}`);
+  console.log(
+    `\nbench — ${o.dataset}, ${docs.length} documents, ${results.url}${o.runs > 1 ? `, median of ${o.runs} runs` : ''}`,
+  );
   console.log(`indexing     ${fmt(results.indexing.docsPerSecond, 0)} docs/s (${fmt(results.indexing.seconds, 1)} s)`);
   const b = results.indexing.batches;
   if (b?.seconds) {
@@ -207,31 +242,47 @@ async function main() {
       .sort((x, y) => y[1] - x[1])
       .slice(0, 3)
       .map(([name, s]) => `${name.slice(name.indexOf(' > ') + 3)} ${fmt(s, 1)} s`);
-    console.log(`             the server's ${fmt(b.count, 0)} batches: ${fmt(b.seconds, 1)} s${longest.length ? `; longest steps: ${longest.join(', ')}` : ''}`);
+    console.log(
+      `             the server's ${fmt(b.count, 0)} batches: ${fmt(b.seconds, 1)} s${longest.length ? `; longest steps: ${longest.join(', ')}` : ''}`,
+    );
   }
   console.log(`peak RSS     ${results.memory.peak ? mib(results.memory.peak) : '- (pass --pid)'}`);
   if (results.disk) {
     const ratio = results.disk.bytes / results.disk.rawTsvBytes;
-    console.log(`disk         ${mib(results.disk.bytes)} = ${fmt(ratio)}x the raw TSV (${mib(results.disk.rawTsvBytes)}; gzipped ${mib(results.disk.rawGzipTsvBytes)})`);
+    console.log(
+      `disk         ${mib(results.disk.bytes)} = ${fmt(ratio)}x the raw TSV (${mib(results.disk.rawTsvBytes)}; gzipped ${mib(results.disk.rawGzipTsvBytes)})`,
+    );
   }
   if (results.firstQueries) {
     const f = results.firstQueries;
-    console.log(`first ${f.n} queries after indexing (${f.perShape} per shape, another seed; not in the shapes below): p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms`);
+    console.log(
+      `first ${f.n} queries after indexing (${f.perShape} per shape, another seed; not in the shapes below): p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms`,
+    );
   }
   console.log('\nfresh queries, each sent once, concurrency 1');
   console.log('shape            n     p50 ms   p95 ms   p99 ms   server ms');
   for (const [shape, r] of Object.entries(results.search)) {
-    console.log(`${shape.padEnd(14)} ${String(r.n).padStart(4)} ${fmt(r.p50).padStart(9)} ${fmt(r.p95).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.serverMsAvg).padStart(10)}`);
+    console.log(
+      `${shape.padEnd(14)} ${String(r.n).padStart(4)} ${fmt(r.p50).padStart(9)} ${fmt(r.p95).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.serverMsAvg).padStart(10)}`,
+    );
   }
-  console.log(`\nfilters, facets, sort (value columns built by the first such query: ${fmt(results.columnsColdMs)} ms)`);
+  console.log(
+    `\nfilters, facets, sort (value columns built by the first such query: ${fmt(results.columnsColdMs)} ms)`,
+  );
   for (const [shape, r] of Object.entries(results.filters)) {
     const note = ONE_BODY.has(shape) ? '  (one body: repeated)' : '';
-    console.log(`${shape.padEnd(14)} ${String(r.n).padStart(4)} ${fmt(r.p50).padStart(9)} ${fmt(r.p95).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.serverMsAvg).padStart(10)}${note}`);
+    console.log(
+      `${shape.padEnd(14)} ${String(r.n).padStart(4)} ${fmt(r.p50).padStart(9)} ${fmt(r.p95).padStart(8)} ${fmt(r.p99).padStart(8)} ${fmt(r.serverMsAvg).padStart(10)}${note}`,
+    );
   }
   const q = results.qps;
   const r = results.qpsRepeated;
-  console.log(`\nQPS at concurrency ${o.concurrency}, fresh queries (each sent once): ${fmt(q.value, 0)}  (${fmt(q.queries, 0)} queries${q.exhausted ? `; ran out after ${fmt(q.seconds, 1)} s: raise --fresh-queries` : ''})`);
-  console.log(`QPS at concurrency ${o.concurrency}, repeated (cache-friendly): ${fmt(r.value, 0)}  (the ${repeatedCount(results)} timed bodies cycled)`);
+  console.log(
+    `\nQPS at concurrency ${o.concurrency}, fresh queries (each sent once): ${fmt(q.value, 0)}  (${fmt(q.queries, 0)} queries${q.exhausted ? `; ran out after ${fmt(q.seconds, 1)} s: raise --fresh-queries` : ''})`,
+  );
+  console.log(
+    `QPS at concurrency ${o.concurrency}, repeated (cache-friendly): ${fmt(r.value, 0)}  (the ${repeatedCount(results)} timed bodies cycled)`,
+  );
   console.log(
     `CPU per query (fresh): server ${fmt(q.serverCpuMsPerQuery, 3)} ms, bench client ${fmt(q.clientCpuMsPerQuery, 3)} ms (${os.cpus().length} cores shared)`,
   );

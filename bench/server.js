@@ -17,21 +17,39 @@ const { stepSeconds } = require('./lib');
 const DATASETS = {
   pypi: {
     file: 'pypi-packages.tsv.gz',
-    convert: (c) => ({ name: c[0], version: c[1], month: c[2], rank: c[3] === '' ? null : Number(c[3]), summary: c[4] ?? '' }),
-    settings: { searchableAttributes: ['name', 'summary'], filterableAttributes: ['month', 'rank'], sortableAttributes: ['month', 'rank'] },
+    convert: (c) => ({
+      name: c[0],
+      version: c[1],
+      month: c[2],
+      rank: c[3] === '' ? null : Number(c[3]),
+      summary: c[4] ?? '',
+    }),
+    settings: {
+      searchableAttributes: ['name', 'summary'],
+      filterableAttributes: ['month', 'rank'],
+      sortableAttributes: ['month', 'rank'],
+    },
     filterFields: { eq: 'month', num: 'rank' },
   },
   npm: {
     file: 'npm-packages.tsv.gz',
     convert: (c) => ({ name: c[0], version: c[1], downloads: Number(c[2]) || 0, summary: c[3] ?? '' }),
-    settings: { searchableAttributes: ['name', 'summary'], filterableAttributes: ['downloads'], sortableAttributes: ['downloads'] },
+    settings: {
+      searchableAttributes: ['name', 'summary'],
+      filterableAttributes: ['downloads'],
+      sortableAttributes: ['downloads'],
+    },
     filterFields: { eq: 'downloads', num: 'downloads' },
   },
 };
 
 /** The catalogues: $QUARRY_BENCH_DATA, else `shared/data` beside the repository. */
 function dataDir() {
-  const candidates = [process.env.QUARRY_BENCH_DATA, path.join(__dirname, '../../shared/data'), path.join(__dirname, '../../../shared/data')];
+  const candidates = [
+    process.env.QUARRY_BENCH_DATA,
+    path.join(__dirname, '../../shared/data'),
+    path.join(__dirname, '../../../shared/data'),
+  ];
   for (const d of candidates) if (d && fs.existsSync(d)) return d;
   throw new Error(`catalogues not found (looked in ${candidates.filter(Boolean).join(', ')}); set QUARRY_BENCH_DATA`);
 }
@@ -67,9 +85,26 @@ async function loadRows(ds, limit) {
 async function startQuarry(extraArgs = [], dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-bench-'))) {
   const key = 'bench-master-key-0123456789';
   const bin = path.join(__dirname, '../bin/quarry.js');
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), bin, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', key, '--no-analytics', '--log-level', 'WARN', ...extraArgs], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []),
+      bin,
+      '--db-path',
+      dbPath,
+      '--http-addr',
+      '127.0.0.1:0',
+      '--master-key',
+      key,
+      '--no-analytics',
+      '--log-level',
+      'WARN',
+      ...extraArgs,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
@@ -106,7 +141,22 @@ async function startMeilisearch(bin, extraArgs = []) {
   const port = await freePort();
   const key = 'bench-master-key-0123456789';
   const dbPath = path.join(root, 'data.ms');
-  const args = ['--http-addr', `127.0.0.1:${port}`, '--db-path', dbPath, '--dump-dir', path.join(root, 'dumps'), '--snapshot-dir', path.join(root, 'snapshots'), '--master-key', key, '--no-analytics', '--log-level', 'WARN', ...extraArgs];
+  const args = [
+    '--http-addr',
+    `127.0.0.1:${port}`,
+    '--db-path',
+    dbPath,
+    '--dump-dir',
+    path.join(root, 'dumps'),
+    '--snapshot-dir',
+    path.join(root, 'snapshots'),
+    '--master-key',
+    key,
+    '--no-analytics',
+    '--log-level',
+    'WARN',
+    ...extraArgs,
+  ];
   const log = fs.openSync(path.join(root, 'meilisearch.log'), 'a');
   const child = spawn(bin, args, { stdio: ['ignore', log, log] });
   fs.closeSync(log);
@@ -174,7 +224,8 @@ async function waitTask(api, uid, onProgress) {
   for (;;) {
     const t = await api('GET', `/tasks/${uid}`);
     if (t.status === 'succeeded') return t;
-    if (t.status === 'failed' || t.status === 'canceled') throw new Error(`task ${uid} ${t.status}: ${JSON.stringify(t.error)}`);
+    if (t.status === 'failed' || t.status === 'canceled')
+      throw new Error(`task ${uid} ${t.status}: ${JSON.stringify(t.error)}`);
     if (onProgress) onProgress(t);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -185,16 +236,26 @@ async function waitTask(api, uid, onProgress) {
  * waits for every task. Returns the indexing seconds: first POST to last task succeeded.
  */
 async function loadIndex(api, index, docs, dataset, { batch = 50000, progress = false } = {}) {
-  await waitTask(api, (await api('PATCH', `/indexes/${index}/settings`, JSON.stringify(DATASETS[dataset].settings))).taskUid);
+  await waitTask(
+    api,
+    (await api('PATCH', `/indexes/${index}/settings`, JSON.stringify(DATASETS[dataset].settings))).taskUid,
+  );
   const t0 = Date.now();
   const uids = [];
   for (let i = 0; i < docs.length; i += batch) {
-    const body = docs.slice(i, i + batch).map((d) => JSON.stringify(d)).join('\n');
+    const body = docs
+      .slice(i, i + batch)
+      .map((d) => JSON.stringify(d))
+      .join('\n');
     uids.push((await api('POST', `/indexes/${index}/documents`, body, 'application/x-ndjson')).taskUid);
     if (progress) process.stderr.write(`  sent ${Math.min(i + batch, docs.length)}/${docs.length}\r`);
   }
   for (const u of uids) {
-    await waitTask(api, u, progress ? (t) => process.stderr.write(`  indexing: task ${t.uid} ${t.status}            \r`) : undefined);
+    await waitTask(
+      api,
+      u,
+      progress ? (t) => process.stderr.write(`  indexing: task ${t.uid} ${t.status}            \r`) : undefined,
+    );
   }
   if (progress) process.stderr.write('\n');
   return (Date.now() - t0) / 1000;
@@ -259,5 +320,19 @@ function duBytes(dir) {
   return total;
 }
 
-
-module.exports = { DATASETS, batchesOf, client, cpuMsOf, dataDir, discardQuarry, duBytes, loadIndex, loadRows, rssOf, startMeilisearch, startQuarry, stopQuarry, waitTask };
+module.exports = {
+  DATASETS,
+  batchesOf,
+  client,
+  cpuMsOf,
+  dataDir,
+  discardQuarry,
+  duBytes,
+  loadIndex,
+  loadRows,
+  rssOf,
+  startMeilisearch,
+  startQuarry,
+  stopQuarry,
+  waitTask,
+};

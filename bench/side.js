@@ -36,7 +36,10 @@ function parseArgs(argv) {
     else if (a === '--meili-bin') o.meiliBin = v();
     else if (a === '--runs') o.runs = Number(v());
     else if (a === '--dataset') o.dataset = v();
-    else if (['--rows', '--queries', '--warmup', '--concurrency', '--batch', '--qps-seconds', '--fresh-queries'].includes(a)) o.pass.push(a, v());
+    else if (
+      ['--rows', '--queries', '--warmup', '--concurrency', '--batch', '--qps-seconds', '--fresh-queries'].includes(a)
+    )
+      o.pass.push(a, v());
     else if (a === '--quick') o.pass.push(a);
     else if (a === '--help') {
       console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(2, 18).join('\n'));
@@ -44,12 +47,15 @@ function parseArgs(argv) {
     } else throw new Error(`unknown option ${a}`);
   }
   if (o.meiliBin && o.url) throw new Error('--meili-bin and --url both name the other server: give one');
-  if (!o.meiliBin && (!o.url || !o.key)) throw new Error('--meili-bin BIN (the reference, started per run), or --url and --key (a running server)');
+  if (!o.meiliBin && (!o.url || !o.key))
+    throw new Error('--meili-bin BIN (the reference, started per run), or --url and --key (a running server)');
   return o;
 }
 
 function runBench(args, out) {
-  const r = spawnSync(process.execPath, [path.join(__dirname, 'run.js'), ...args, '--out', out], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const r = spawnSync(process.execPath, [path.join(__dirname, 'run.js'), ...args, '--out', out], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (r.status !== 0) throw new Error(`bench/run.js ${args.join(' ')} failed`);
   return JSON.parse(fs.readFileSync(out, 'utf8'));
 }
@@ -66,7 +72,15 @@ function main() {
   const base = ['--dataset', o.dataset, ...o.pass];
   const other = o.meiliBin
     ? [...base, '--meili-bin', o.meiliBin]
-    : [...base, '--url', o.url, '--key', o.key, ...(o.pid ? ['--pid', o.pid] : []), ...(o.dataDir ? ['--data-dir', o.dataDir] : [])];
+    : [
+        ...base,
+        '--url',
+        o.url,
+        '--key',
+        o.key,
+        ...(o.pid ? ['--pid', o.pid] : []),
+        ...(o.dataDir ? ['--data-dir', o.dataDir] : []),
+      ];
   const otherName = o.meiliBin ? 'meilisearch' : o.url;
   const runs = { quarry: [], other: [] };
   for (let i = 0; i < o.runs; i++) {
@@ -105,14 +119,23 @@ function main() {
     }
   }
   const fmt = (n) => (n === null ? '-' : Math.abs(n) >= 1e5 ? `${(n / 1024 ** 2).toFixed(1)} Mi` : n.toFixed(2));
-  console.log(`\n${o.dataset}: Quarry vs ${otherName}, medians of ${o.runs} alternating runs each; shapes' p50/p99 are of queries sent once`);
+  console.log(
+    `\n${o.dataset}: Quarry vs ${otherName}, medians of ${o.runs} alternating runs each; shapes' p50/p99 are of queries sent once`,
+  );
   const w = 36;
-  console.log(`${'figure'.padEnd(w)} ${'quarry'.padStart(12)} ${otherName.slice(0, 12).padStart(12)} ${'ratio'.padStart(7)}`);
-  for (const r of rows) console.log(`${r.label.padEnd(w)} ${fmt(r.quarry).padStart(12)} ${fmt(r.other).padStart(12)} ${(r.ratio === null ? '-' : r.ratio.toFixed(2)).padStart(7)}`);
+  console.log(
+    `${'figure'.padEnd(w)} ${'quarry'.padStart(12)} ${otherName.slice(0, 12).padStart(12)} ${'ratio'.padStart(7)}`,
+  );
+  for (const r of rows)
+    console.log(
+      `${r.label.padEnd(w)} ${fmt(r.quarry).padStart(12)} ${fmt(r.other).padStart(12)} ${(r.ratio === null ? '-' : r.ratio.toFixed(2)).padStart(7)}`,
+    );
   const times = rows.filter((r) => r.shape && r.ratio !== null);
   // Issue 72's bar, on queries never sent before: p50 at most 0.5x, p99 at most 0.7x.
   const within = (p, bar) => times.filter((r) => r.label.startsWith(p) && r.ratio <= bar).length;
-  console.log(`\nfresh shapes with p50 at most 0.5x: ${within('p50', 0.5)} of ${times.length / 2}; p99 at most 0.7x: ${within('p99', 0.7)} of ${times.length / 2}`);
+  console.log(
+    `\nfresh shapes with p50 at most 0.5x: ${within('p50', 0.5)} of ${times.length / 2}; p99 at most 0.7x: ${within('p99', 0.7)} of ${times.length / 2}`,
+  );
   const dir = path.join(__dirname, 'results');
   fs.mkdirSync(dir, { recursive: true });
   const out = path.join(dir, `side-${o.dataset}-${Date.now()}.json`);

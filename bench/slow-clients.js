@@ -37,7 +37,11 @@ const pct = (xs, p) => {
 /** A raw connection to the server that never reads (libuv stops reading at once). */
 function rawSocket(port, reading) {
   return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1', onread: { buffer: Buffer.alloc(16 * 1024), callback: () => reading } });
+    const socket = net.connect({
+      port,
+      host: '127.0.0.1',
+      onread: { buffer: Buffer.alloc(16 * 1024), callback: () => reading },
+    });
     socket.on('error', () => undefined);
     socket.once('connect', () => resolve(socket));
   });
@@ -50,7 +54,17 @@ async function main() {
   const api = client(q.url, q.key);
   const port = Number(new URL(q.url).port);
   await loadIndex(api, 'bench', docs, 'npm');
-  const words = [...new Set(docs.flatMap((d) => String(d.summary).toLowerCase().split(/[^a-z]+/)).filter((w) => w.length > 3))];
+  const words = [
+    ...new Set(
+      docs
+        .flatMap((d) =>
+          String(d.summary)
+            .toLowerCase()
+            .split(/[^a-z]+/),
+        )
+        .filter((w) => w.length > 3),
+    ),
+  ];
   let next = 0;
   const measure = async () => {
     const times = [];
@@ -60,7 +74,12 @@ async function main() {
       await api('POST', '/indexes/bench/search', JSON.stringify({ q: words[next++ % words.length] }));
       times.push(performance.now() - t0);
     }
-    return { searches: times.length, p50: Number(pct(times, 50).toFixed(2)), p99: Number(pct(times, 99).toFixed(2)), rssMiB: Math.round(rssOf(q.pid).now / 2 ** 20) };
+    return {
+      searches: times.length,
+      p50: Number(pct(times, 50).toFixed(2)),
+      p99: Number(pct(times, 99).toFixed(2)),
+      rssMiB: Math.round(rssOf(q.pid).now / 2 ** 20),
+    };
   };
   const out = { rows: docs.length };
   out.idle = await measure();
@@ -83,7 +102,10 @@ async function main() {
 
   // Readers that stop reading large answers.
   const stalled = await Promise.all(Array.from({ length: o.stalled }, () => rawSocket(port, false)));
-  for (const s of stalled) s.write(`GET /indexes/bench/documents?limit=1000 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${q.key}\r\n\r\n`);
+  for (const s of stalled)
+    s.write(
+      `GET /indexes/bench/documents?limit=1000 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${q.key}\r\n\r\n`,
+    );
   out.stalled = await measure();
   for (const s of stalled) s.destroy();
 

@@ -38,7 +38,11 @@ function parseArgs(argv) {
 
 /** The ranking step of `performanceDetails`: Quarry's, or Meilisearch's keyword ranking. */
 function rankingStep(details) {
-  return details['search > keyword search and ranking'] ?? details['search > execute local search > keyword ranking'] ?? '0µs';
+  return (
+    details['search > keyword search and ranking'] ??
+    details['search > execute local search > keyword ranking'] ??
+    '0µs'
+  );
 }
 
 async function main() {
@@ -62,19 +66,30 @@ async function main() {
       let hits = 0;
       for (let k = 0; k < o.sends; k++) {
         const t0 = process.hrtime.bigint();
-        const r = await api('POST', `/indexes/${index}/search`, JSON.stringify({ ...q.body, showPerformanceDetails: true }));
+        const r = await api(
+          'POST',
+          `/indexes/${index}/search`,
+          JSON.stringify({ ...q.body, showPerformanceDetails: true }),
+        );
         total.push(Number(process.hrtime.bigint() - t0) / 1e6);
         server.push(stepSeconds(r.performanceDetails.search) * 1000);
         ranking.push(stepSeconds(rankingStep(r.performanceDetails)) * 1000);
         hits = r.estimatedTotalHits ?? r.totalHits ?? 0;
       }
-      rows.push({ body: q.body, server: percentile(server, 50), ranking: percentile(ranking, 50), total: percentile(total, 50), hits });
+      rows.push({
+        body: q.body,
+        server: percentile(server, 50),
+        ranking: percentile(ranking, 50),
+        total: percentile(total, 50),
+        hits,
+      });
     }
     rows.sort((a, b) => b.server - a.server);
     const f = (n) => n.toFixed(2).padStart(8);
     console.log(`${o.shape} on ${o.dataset}: ${rows.length} queries, median of ${o.sends} sends each (ms)`);
     console.log(`${'client'.padStart(8)}${'server'.padStart(8)}${'ranking'.padStart(8)}${'hits'.padStart(8)}  query`);
-    for (const r of rows.slice(0, o.top)) console.log(`${f(r.total)}${f(r.server)}${f(r.ranking)}${String(r.hits).padStart(8)}  ${JSON.stringify(r.body)}`);
+    for (const r of rows.slice(0, o.top))
+      console.log(`${f(r.total)}${f(r.server)}${f(r.ranking)}${String(r.hits).padStart(8)}  ${JSON.stringify(r.body)}`);
     const p = (key) => {
       const xs = rows.map((r) => r[key]);
       return `p50 ${f(percentile(xs, 50))} p99 ${f(percentile(xs, 99))}`;

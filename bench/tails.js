@@ -54,7 +54,9 @@ async function main() {
     console.log(`${o.queries} one-word searches on ${o.docs} documents (${o.url ?? 'self-started quarry'})`);
     console.log(`client ms: p50 ${p(50)}  p90 ${p(90)}  p99 ${p(99)}  p99.9 ${p(99.9)}  max ${p(100)}`);
     const inServer = slow.filter((ms) => ms >= o.slowMs - 1).length;
-    console.log(`${slow.length} requests over ${o.slowMs} ms at the client; the server timed ${inServer} of them at ${o.slowMs - 1} ms or more`);
+    console.log(
+      `${slow.length} requests over ${o.slowMs} ms at the client; the server timed ${inServer} of them at ${o.slowMs - 1} ms or more`,
+    );
   } finally {
     started?.child.kill();
   }

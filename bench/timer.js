@@ -39,7 +39,8 @@ function searcher(url, key, index) {
         res.on('data', (c) => chunks.push(c));
         res.on('end', () => {
           const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-          if (res.statusCode >= 400) return reject(new Error(`search: ${res.statusCode} ${bytes.toString().slice(0, 300)}`));
+          if (res.statusCode >= 400)
+            return reject(new Error(`search: ${res.statusCode} ${bytes.toString().slice(0, 300)}`));
           // The last: hits (documents) come before it.
           const at = bytes.lastIndexOf(NEEDLE);
           resolve(at < 0 ? null : parseFloat(bytes.toString('latin1', at + NEEDLE.length, at + NEEDLE.length + 24)));
@@ -140,7 +141,9 @@ async function measureQps(search, plan, texts) {
   const repeated = qpsPhase(search, texts(plan.repeated), plan.concurrency, plan.pid, true);
   const slices = Math.max(1, Math.round(plan.qpsSeconds / 2));
   for (let k = 0; k < slices; k++) {
-    process.stderr.write(`  measuring QPS at concurrency ${plan.concurrency}, fresh and repeated, slice ${k + 1}/${slices}...\r`);
+    process.stderr.write(
+      `  measuring QPS at concurrency ${plan.concurrency}, fresh and repeated, slice ${k + 1}/${slices}...\r`,
+    );
     await fresh.slice(plan.qpsSeconds / slices);
     await repeated.slice(plan.qpsSeconds / slices);
   }

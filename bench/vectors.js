@@ -25,7 +25,12 @@ const { client, duBytes, loadRows, rssOf, startQuarry, waitTask } = require('./s
 const DIMS = 384;
 const MODELS = path.join(__dirname, '../.cache/models');
 const MODEL = 'sentence-transformers/all-MiniLM-L6-v2';
-const MODEL_ARGS = ['--experimental-models-dir', MODELS, '--experimental-onnxruntime-path', path.join(MODELS, 'onnxruntime/libonnxruntime.so')];
+const MODEL_ARGS = [
+  '--experimental-models-dir',
+  MODELS,
+  '--experimental-onnxruntime-path',
+  path.join(MODELS, 'onnxruntime/libonnxruntime.so'),
+];
 
 function parseArgs(argv) {
   const o = { rows: 100000, queries: 200, warmup: 200, concurrency: 8, qpsSeconds: 10 };
@@ -47,7 +52,7 @@ function parseArgs(argv) {
   return o;
 }
 
-const text = (d) => (d.summary && d.summary.trim() ? d.summary : d.name);
+const text = (d) => (d.summary?.trim() ? d.summary : d.name);
 
 /** The cached embeddings of the first `rows` documents, computed by Quarry when missing. */
 async function embeddings(docs) {
@@ -63,7 +68,10 @@ async function embeddings(docs) {
     const uid = 'embed';
     await waitTask(api, (await api('POST', '/indexes', JSON.stringify({ uid, primaryKey: 'id' }))).taskUid);
     const embedder = { source: 'huggingFace', model: MODEL, documentTemplate: '{{doc.text}}' };
-    await waitTask(api, (await api('PATCH', `/indexes/${uid}/settings`, JSON.stringify({ embedders: { minilm: embedder } }))).taskUid);
+    await waitTask(
+      api,
+      (await api('PATCH', `/indexes/${uid}/settings`, JSON.stringify({ embedders: { minilm: embedder } }))).taskUid,
+    );
     const t0 = Date.now();
     for (let i = 0; i < docs.length; i += 5000) {
       const batch = docs.slice(i, i + 5000).map((d) => ({ id: d.id, text: text(d) }));
@@ -73,7 +81,10 @@ async function embeddings(docs) {
     const throughput = docs.length / ((Date.now() - t0) / 1000);
     const vectors = new Float32Array(docs.length * DIMS);
     for (let offset = 0; offset < docs.length; offset += 1000) {
-      const page = await api('GET', `/indexes/${uid}/documents?retrieveVectors=true&limit=1000&offset=${offset}&fields=id`);
+      const page = await api(
+        'GET',
+        `/indexes/${uid}/documents?retrieveVectors=true&limit=1000&offset=${offset}&fields=id`,
+      );
       for (const d of page.results) vectors.set(d._vectors.minilm.embeddings[0], d.id * DIMS);
     }
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -144,18 +155,30 @@ async function main() {
   const api = client(o.url ?? started.url, o.key ?? started.key);
   const pid = o.pid ?? started?.pid;
   const index = `vectors_${Date.now()}`;
-  const results = { rows: docs.length, url: o.url ?? 'self-started quarry', date: new Date().toISOString(), machine: { cpus: os.cpus().length }, embeddingTextsPerSecond: throughput };
+  const results = {
+    rows: docs.length,
+    url: o.url ?? 'self-started quarry',
+    date: new Date().toISOString(),
+    machine: { cpus: os.cpus().length },
+    embeddingTextsPerSecond: throughput,
+  };
   try {
     await waitTask(api, (await api('POST', '/indexes', JSON.stringify({ uid: index, primaryKey: 'id' }))).taskUid);
-    const settings = { searchableAttributes: ['name', 'summary'], embedders: { minilm: { source: 'userProvided', dimensions: DIMS } } };
+    const settings = {
+      searchableAttributes: ['name', 'summary'],
+      embedders: { minilm: { source: 'userProvided', dimensions: DIMS } },
+    };
     await waitTask(api, (await api('PATCH', `/indexes/${index}/settings`, JSON.stringify(settings))).taskUid);
     const t0 = Date.now();
     const uids = [];
     for (let i = 0; i < docs.length; i += 10000) {
-      const batch = docs.slice(i, i + 10000).map((d) => ({ id: d.id, name: d.name, summary: d.summary, _vectors: { minilm: vec(vectors, d.id) } }));
+      const batch = docs
+        .slice(i, i + 10000)
+        .map((d) => ({ id: d.id, name: d.name, summary: d.summary, _vectors: { minilm: vec(vectors, d.id) } }));
       uids.push((await api('POST', `/indexes/${index}/documents`, JSON.stringify(batch))).taskUid);
     }
-    for (const u of uids) await waitTask(api, u, (t) => process.stderr.write(`  indexing: task ${t.uid} ${t.status}     \r`));
+    for (const u of uids)
+      await waitTask(api, u, (t) => process.stderr.write(`  indexing: task ${t.uid} ${t.status}     \r`));
     const seconds = (Date.now() - t0) / 1000;
     results.indexing = { seconds, docsPerSecond: docs.length / seconds };
     results.memory = pid ? rssOf(pid) : null;
@@ -164,13 +187,27 @@ async function main() {
     results.disk = { bytes: disk, bytesPerVector: disk === null ? null : disk / docs.length };
 
     // Queries: the vectors of seeded random documents, and for hybrid one word of their name.
-    const semanticOf = (i) => ({ vector: vec(vectors, i), hybrid: { embedder: 'minilm', semanticRatio: 1 }, limit: 10, attributesToRetrieve: ['id'] });
-    const hybridOf = (i) => ({ q: docs[i].name.split(/[^A-Za-z0-9]+/).filter(Boolean)[0] ?? docs[i].name, vector: vec(vectors, i), hybrid: { embedder: 'minilm', semanticRatio: 0.5 }, limit: 10, attributesToRetrieve: ['id'] });
+    const semanticOf = (i) => ({
+      vector: vec(vectors, i),
+      hybrid: { embedder: 'minilm', semanticRatio: 1 },
+      limit: 10,
+      attributesToRetrieve: ['id'],
+    });
+    const hybridOf = (i) => ({
+      q: docs[i].name.split(/[^A-Za-z0-9]+/).filter(Boolean)[0] ?? docs[i].name,
+      vector: vec(vectors, i),
+      hybrid: { embedder: 'minilm', semanticRatio: 0.5 },
+      limit: 10,
+      attributesToRetrieve: ['id'],
+    });
     // The first queries after indexing (another seed, untimed figures reported apart): both
     // servers are then measured running, not compiling their code or loading their graphs.
     if (o.warmup > 0) {
       const wrand = mulberry32(7);
-      const warm = Array.from({ length: o.warmup }, () => Math.floor(wrand() * docs.length)).flatMap((i) => [semanticOf(i), hybridOf(i)]);
+      const warm = Array.from({ length: o.warmup }, () => Math.floor(wrand() * docs.length)).flatMap((i) => [
+        semanticOf(i),
+        hybridOf(i),
+      ]);
       process.stderr.write('  first queries...               \r');
       const { lat } = await time(api, index, warm, 1);
       results.firstQueries = { n: lat.length, p50: percentile(lat, 50), p99: percentile(lat, 99) };
@@ -186,7 +223,11 @@ async function main() {
       const exact = new Set(exactTop10(vectors, docs.length, vectors.subarray(p * DIMS, (p + 1) * DIMS)));
       found += sem.hits[qi].filter((id) => exact.has(id)).length;
     });
-    results.semantic = { p50: percentile(sem.lat, 50), p99: percentile(sem.lat, 99), recallAt10: found / (10 * picks.length) };
+    results.semantic = {
+      p50: percentile(sem.lat, 50),
+      p99: percentile(sem.lat, 99),
+      recallAt10: found / (10 * picks.length),
+    };
     process.stderr.write('  hybrid queries...              \r');
     const hyb = await time(api, index, hybrid, 1);
     results.hybrid = { p50: percentile(hyb.lat, 50), p99: percentile(hyb.lat, 99) };
@@ -204,8 +245,8 @@ async function main() {
     [
       `vectors: ${results.rows} npm summaries, ${DIMS} dimensions (${results.url})`,
       `embedding (local model, in Quarry): ${f(results.embeddingTextsPerSecond, 0)} texts/s${results.embeddingTextsPerSecond === null ? ' (cached vectors)' : ''}`,
-      `indexing: ${f(results.indexing.docsPerSecond, 0)} docs/s (${f(results.indexing.seconds, 1)} s), peak RSS ${results.memory?.peak ? (results.memory.peak / 2 ** 20).toFixed(0) + ' MiB' : '-'}`,
-      `disk: ${results.disk.bytes === null ? '-' : (results.disk.bytes / 2 ** 20).toFixed(1) + ' MiB'}, ${f(results.disk.bytesPerVector, 0)} bytes per vector`,
+      `indexing: ${f(results.indexing.docsPerSecond, 0)} docs/s (${f(results.indexing.seconds, 1)} s), peak RSS ${results.memory?.peak ? `${(results.memory.peak / 2 ** 20).toFixed(0)} MiB` : '-'}`,
+      `disk: ${results.disk.bytes === null ? '-' : `${(results.disk.bytes / 2 ** 20).toFixed(1)} MiB`}, ${f(results.disk.bytesPerVector, 0)} bytes per vector`,
       `semantic: p50 ${f(results.semantic.p50)} ms, p99 ${f(results.semantic.p99)} ms, QPS at ${o.concurrency}: ${f(results.semantic.qps, 0)}, recall@10 ${f(results.semantic.recallAt10, 3)}`,
       `hybrid: p50 ${f(results.hybrid.p50)} ms, p99 ${f(results.hybrid.p99)} ms`,
       `first queries (${results.firstQueries?.n ?? 0}, untimed mix): p50 ${f(results.firstQueries?.p50)} ms, p99 ${f(results.firstQueries?.p99)} ms`,

@@ -11,23 +11,40 @@
   const FACET_VALUES_SHOWN = 12;
   const $ = (id) => document.getElementById(id);
   const ui = {
-    index: $('index'), indexUid: $('index-uid'), keyButton: $('key-button'), keyForm: $('key-form'), keyReason: $('key-reason'),
-    keyInput: $('key-input'), keyForget: $('key-forget'), error: $('error'), q: $('q'), stats: $('stats'), facets: $('facets'),
-    hits: $('hits'), pager: $('pager'), prev: $('prev'), next: $('next'), page: $('page'),
+    index: $('index'),
+    indexUid: $('index-uid'),
+    keyButton: $('key-button'),
+    keyForm: $('key-form'),
+    keyReason: $('key-reason'),
+    keyInput: $('key-input'),
+    keyForget: $('key-forget'),
+    error: $('error'),
+    q: $('q'),
+    stats: $('stats'),
+    facets: $('facets'),
+    hits: $('hits'),
+    pager: $('pager'),
+    prev: $('prev'),
+    next: $('next'),
+    page: $('page'),
   };
   const state = {
     key: localStorage.getItem(KEY_STORE) || '',
-    index: '', q: '', page: 1, totalPages: 0,
+    index: '',
+    q: '',
+    page: 1,
+    totalPages: 0,
     facets: [], // the attributes (or patterns) asked for as `facets`
     selected: new Map(), // attribute -> Set of values, ORed within an attribute and ANDed across
-    controller: null, timer: 0,
+    controller: null,
+    timer: 0,
   };
 
   class ApiFailure extends Error {
     constructor(status, body) {
-      super((body && body.message) || `The server answered HTTP ${status}.`);
+      super(body?.message || `The server answered HTTP ${status}.`);
       this.status = status;
-      this.code = (body && body.code) || '';
+      this.code = body?.code || '';
     }
   }
 
@@ -35,10 +52,20 @@
     const headers = {};
     if (state.key) headers.Authorization = `Bearer ${state.key}`;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal, cache: 'no-store' });
+    const res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+      cache: 'no-store',
+    });
     const text = await res.text();
     let json = null;
-    try { json = text ? JSON.parse(text) : null; } catch { json = null; }
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = null;
+    }
     if (!res.ok) throw new ApiFailure(res.status, json);
     return json;
   }
@@ -52,7 +79,7 @@
 
   function showError(err) {
     ui.error.textContent = err instanceof Error ? err.message : String(err);
-    ui.error.dataset.code = (err && err.code) || '';
+    ui.error.dataset.code = err?.code || '';
     ui.error.hidden = false;
   }
   function hideError() {
@@ -104,7 +131,13 @@
     ui.index.hidden = false;
     ui.indexUid.hidden = true;
     const uids = list.results.map((i) => i.uid);
-    ui.index.replaceChildren(...uids.map((uid) => { const o = el('option', '', uid); o.value = uid; return o; }));
+    ui.index.replaceChildren(
+      ...uids.map((uid) => {
+        const o = el('option', '', uid);
+        o.value = uid;
+        return o;
+      }),
+    );
     if (!uids.length) return showError(new Error('There is no index yet: add documents to an index first.'));
     const remembered = localStorage.getItem(INDEX_STORE);
     ui.index.value = uids.includes(remembered) ? remembered : uids[0];
@@ -141,7 +174,8 @@
     const names = [];
     for (const a of attrs || []) {
       if (typeof a === 'string') names.push(a);
-      else if (a && Array.isArray(a.attributePatterns) && !(a.features && a.features.filter && a.features.filter.equality === false)) names.push(...a.attributePatterns);
+      else if (a && Array.isArray(a.attributePatterns) && !(a.features?.filter && a.features.filter.equality === false))
+        names.push(...a.attributePatterns);
     }
     return names.filter((n) => !n.startsWith('_geo'));
   }
@@ -172,18 +206,30 @@
     const controller = new AbortController();
     state.controller = controller;
     const chosen = [...state.selected].filter(([, values]) => values.size).map(([attr]) => attr);
-    const queries = [{
-      indexUid: state.index, q: state.q, page: state.page, hitsPerPage: HITS_PER_PAGE,
-      attributesToHighlight: ['*'], highlightPreTag: PRE, highlightPostTag: POST,
-      showRankingScore: true, facets: state.facets, filter: filterOf(null),
-    }];
-    for (const attr of chosen) queries.push({ indexUid: state.index, q: state.q, limit: 0, facets: [attr], filter: filterOf(attr) });
+    const queries = [
+      {
+        indexUid: state.index,
+        q: state.q,
+        page: state.page,
+        hitsPerPage: HITS_PER_PAGE,
+        attributesToHighlight: ['*'],
+        highlightPreTag: PRE,
+        highlightPostTag: POST,
+        showRankingScore: true,
+        facets: state.facets,
+        filter: filterOf(null),
+      },
+    ];
+    for (const attr of chosen)
+      queries.push({ indexUid: state.index, q: state.q, limit: 0, facets: [attr], filter: filterOf(attr) });
     try {
       const { results } = await api('POST', '/multi-search', { queries }, controller.signal);
       if (controller !== state.controller) return;
       const main = results[0];
       main.facetDistribution = main.facetDistribution || {};
-      chosen.forEach((attr, i) => { main.facetDistribution[attr] = (results[i + 1].facetDistribution || {})[attr] || {}; });
+      chosen.forEach((attr, i) => {
+        main.facetDistribution[attr] = results[i + 1].facetDistribution?.[attr] || {};
+      });
       hideError();
       render(main);
     } catch (err) {
@@ -214,7 +260,8 @@
   }
 
   // The heading is the first text field that does not look like an identifier.
-  const headingOf = (doc) => Object.keys(doc).find((k) => !k.startsWith('_') && typeof doc[k] === 'string' && !/(^|_)id$|[a-z]Id$/i.test(k));
+  const headingOf = (doc) =>
+    Object.keys(doc).find((k) => !k.startsWith('_') && typeof doc[k] === 'string' && !/(^|_)id$|[a-z]Id$/i.test(k));
 
   function hitCard(hit) {
     const li = el('li', 'hit');
@@ -243,7 +290,9 @@
 
   function facetGroup(attr, counts) {
     const chosen = state.selected.get(attr) || new Set();
-    const entries = Object.entries(counts).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, FACET_VALUES_SHOWN);
+    const entries = Object.entries(counts)
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .slice(0, FACET_VALUES_SHOWN);
     for (const v of chosen) if (!entries.some(([k]) => k === v)) entries.push([v, counts[v] || 0]);
     if (!entries.length) return null;
     const section = el('section');
@@ -277,7 +326,10 @@
   function render(res) {
     ui.hits.replaceChildren(...res.hits.map(hitCard));
     const dist = res.facetDistribution || {};
-    const groups = Object.keys(dist).sort().map((attr) => facetGroup(attr, dist[attr])).filter(Boolean);
+    const groups = Object.keys(dist)
+      .sort()
+      .map((attr) => facetGroup(attr, dist[attr]))
+      .filter(Boolean);
     ui.facets.replaceChildren(...groups);
     state.totalPages = res.totalPages || 0;
     const total = res.totalHits === undefined ? res.estimatedTotalHits : res.totalHits;
@@ -295,9 +347,18 @@
   });
   ui.index.addEventListener('change', () => chooseIndex(ui.index.value));
   ui.indexUid.addEventListener('change', () => chooseIndex(ui.indexUid.value.trim()));
-  ui.prev.addEventListener('click', () => { state.page = Math.max(1, state.page - 1); search(); });
-  ui.next.addEventListener('click', () => { state.page += 1; search(); });
-  ui.keyButton.addEventListener('click', () => (ui.keyForm.hidden ? askKey('Use an API key for this server.') : (ui.keyForm.hidden = true)));
+  ui.prev.addEventListener('click', () => {
+    state.page = Math.max(1, state.page - 1);
+    search();
+  });
+  ui.next.addEventListener('click', () => {
+    state.page += 1;
+    search();
+  });
+  ui.keyButton.addEventListener('click', () => {
+    if (ui.keyForm.hidden) askKey('Use an API key for this server.');
+    else ui.keyForm.hidden = true;
+  });
   ui.keyForm.addEventListener('submit', (event) => {
     event.preventDefault();
     state.key = ui.keyInput.value.trim();

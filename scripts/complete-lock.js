@@ -70,7 +70,7 @@ function versionOf(spec) {
   return m ? m[1] : null;
 }
 
-const overrides = (pkgs['']?.overrides ?? {});
+const overrides = pkgs['']?.overrides ?? {};
 let added = 0;
 for (const [loc, meta] of Object.entries(pkgs)) {
   const optional = meta.optionalDependencies;
@@ -94,7 +94,10 @@ for (const [loc, meta] of Object.entries(pkgs)) {
 // Keep the key order npm writes (sorted after the root), so diffs stay small.
 const root = pkgs[''];
 const sorted = { '': root };
-for (const key of Object.keys(pkgs).filter((k) => k !== '').sort()) sorted[key] = pkgs[key];
+for (const key of Object.keys(pkgs)
+  .filter((k) => k !== '')
+  .sort())
+  sorted[key] = pkgs[key];
 lock.packages = sorted;
-fs.writeFileSync(lockPath, JSON.stringify(lock, null, 2) + '\n');
+fs.writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`complete-lock: added ${added} platform package(s)`);

@@ -9,5 +9,9 @@
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
 
-const r = spawnSync(process.execPath, [path.join(__dirname, '../__tests__/conformance/harness.js'), ...process.argv.slice(2)], { stdio: 'inherit' });
+const r = spawnSync(
+  process.execPath,
+  [path.join(__dirname, '../__tests__/conformance/harness.js'), ...process.argv.slice(2)],
+  { stdio: 'inherit' },
+);
 process.exit(r.status ?? 1);

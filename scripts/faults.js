@@ -20,6 +20,14 @@ for (let i = 0; i < args.length; i++) {
   env[flag === '--rounds' ? 'QUARRY_FAULTS_ROUNDS' : 'QUARRY_FAULTS_SEED'] = String(n);
 }
 const root = path.join(__dirname, '..');
-const tests = ['__tests__/durability/damaged-files.test.ts', '__tests__/durability/full-disk.test.ts', '__tests__/hostile/slow-clients.test.ts'];
-const run = spawnSync(process.execPath, [path.join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '--runInBand', ...tests], { cwd: root, env, stdio: 'inherit' });
+const tests = [
+  '__tests__/durability/damaged-files.test.ts',
+  '__tests__/durability/full-disk.test.ts',
+  '__tests__/hostile/slow-clients.test.ts',
+];
+const run = spawnSync(
+  process.execPath,
+  [path.join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '--runInBand', ...tests],
+  { cwd: root, env, stdio: 'inherit' },
+);
 process.exit(run.status ?? 1);

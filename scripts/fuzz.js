@@ -26,5 +26,9 @@ for (let i = 0; i < args.length; i++) {
   }
 }
 const jest = require.resolve('jest/bin/jest');
-const r = spawnSync(process.execPath, [jest, '--runInBand', path.join('__tests__', 'hostile', 'fuzz.test.ts')], { stdio: 'inherit', env, cwd: path.join(__dirname, '..') });
+const r = spawnSync(process.execPath, [jest, '--runInBand', path.join('__tests__', 'hostile', 'fuzz.test.ts')], {
+  stdio: 'inherit',
+  env,
+  cwd: path.join(__dirname, '..'),
+});
 process.exit(r.status ?? 1);

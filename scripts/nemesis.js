@@ -29,5 +29,9 @@ const root = path.join(__dirname, '..');
 const fetched = spawnSync('bash', [path.join(root, 'scripts', 'fetch-nats.sh')], { stdio: 'inherit' });
 if (fetched.status !== 0) process.exit(fetched.status ?? 1);
 const jest = require.resolve('jest/bin/jest');
-const r = spawnSync(process.execPath, [jest, '--runInBand', path.join('__tests__', 'replication', 'nemesis.test.ts')], { stdio: 'inherit', env, cwd: root });
+const r = spawnSync(process.execPath, [jest, '--runInBand', path.join('__tests__', 'replication', 'nemesis.test.ts')], {
+  stdio: 'inherit',
+  env,
+  cwd: root,
+});
 process.exit(r.status ?? 1);

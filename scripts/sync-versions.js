@@ -28,7 +28,7 @@ function sameMap(a, b) {
   return sortedEntries(a) === sortedEntries(b);
 }
 function writeJson(file, value) {
-  fs.writeFileSync(file, JSON.stringify(value, null, 2) + '\n');
+  fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** The platform packages of the main package, from its napi targets and `npm/`. */
@@ -41,7 +41,9 @@ function platformPackages(pkg) {
   }
   const expected = pkg.napi.targets.length;
   if (out.length !== expected) {
-    throw new Error(`npm/ holds ${out.length} platform packages but napi.targets lists ${expected}: run \`npx napi create-npm-dirs\``);
+    throw new Error(
+      `npm/ holds ${out.length} platform packages but napi.targets lists ${expected}: run \`npx napi create-npm-dirs\``,
+    );
   }
   return out;
 }
@@ -68,9 +70,12 @@ function main() {
   pkg.optionalDependencies = optional;
 
   const rootEntry = lock.packages[''];
-  if (lock.version !== version || rootEntry.version !== version) problems.push(`package-lock.json: version ${rootEntry.version}`);
+  if (lock.version !== version || rootEntry.version !== version)
+    problems.push(`package-lock.json: version ${rootEntry.version}`);
   if (!sameMap(rootEntry.optionalDependencies, optional)) {
-    problems.push(`package-lock.json: root optionalDependencies ${JSON.stringify(rootEntry.optionalDependencies ?? {})}`);
+    problems.push(
+      `package-lock.json: root optionalDependencies ${JSON.stringify(rootEntry.optionalDependencies ?? {})}`,
+    );
   }
   lock.version = version;
   rootEntry.version = version;
@@ -89,11 +94,15 @@ function main() {
     const want = { version, optional: true };
     for (const field of ['os', 'cpu', 'libc']) if (manifest[field]) want[field] = manifest[field];
     const have = lock.packages[key];
-    if (!have || have.version !== version) problems.push(`package-lock.json: ${key} ${have ? have.version : 'missing'}`);
+    if (!have || have.version !== version)
+      problems.push(`package-lock.json: ${key} ${have ? have.version : 'missing'}`);
     lock.packages[key] = have ? { ...have, ...want } : want;
   }
   const sorted = { '': lock.packages[''] };
-  for (const key of Object.keys(lock.packages).filter((k) => k !== '').sort()) sorted[key] = lock.packages[key];
+  for (const key of Object.keys(lock.packages)
+    .filter((k) => k !== '')
+    .sort())
+    sorted[key] = lock.packages[key];
   lock.packages = sorted;
 
   if (check) {
@@ -107,7 +116,9 @@ function main() {
   for (const { file, manifest } of platforms) writeJson(file, manifest);
   writeJson(pkgFile, pkg);
   writeJson(lockFile, lock);
-  process.stdout.write(`sync-versions: ${platforms.length} platform packages at ${version}${problems.length ? ` (fixed ${problems.length})` : ''}\n`);
+  process.stdout.write(
+    `sync-versions: ${platforms.length} platform packages at ${version}${problems.length ? ` (fixed ${problems.length})` : ''}\n`,
+  );
 }
 
 main();

@@ -41,7 +41,13 @@ export function requestObservers(deps: Deps): RequestObserver[] {
     wants: () => deps.logger.isInfoEnabled(),
     done: (req, res, ms, finished) => {
       if (!finished) return;
-      infoLine(deps.logger, 'request', { target: 'quarry::http', method: req.method, path: loggablePath(req.path), status: res.statusCode, ms: Math.round(ms * 1000) / 1000 });
+      infoLine(deps.logger, 'request', {
+        target: 'quarry::http',
+        method: req.method,
+        path: loggablePath(req.path),
+        status: res.statusCode,
+        ms: Math.round(ms * 1000) / 1000,
+      });
     },
   };
   const observers = [requestLog, deps.metrics.http.observer(() => deps.features.enabled('metrics'))];
@@ -49,7 +55,11 @@ export function requestObservers(deps: Deps): RequestObserver[] {
   return observers;
 }
 
-export function buildApp(deps: Deps, observers = requestObservers(deps), search = new SearchService(deps)): express.Express {
+export function buildApp(
+  deps: Deps,
+  observers = requestObservers(deps),
+  search = new SearchService(deps),
+): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);

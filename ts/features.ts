@@ -24,7 +24,12 @@ export const FEATURE_FLAGS = [
 
 export type Features = Record<(typeof FEATURE_FLAGS)[number], boolean>;
 
-export const PatchSchema = z.strictObject(Object.fromEntries(FEATURE_FLAGS.map((f) => [f, z.boolean().nullable().optional()])) as Record<string, z.ZodOptional<z.ZodNullable<z.ZodBoolean>>>);
+export const PatchSchema = z.strictObject(
+  Object.fromEntries(FEATURE_FLAGS.map((f) => [f, z.boolean().nullable().optional()])) as Record<
+    string,
+    z.ZodOptional<z.ZodNullable<z.ZodBoolean>>
+  >,
+);
 
 export class FeatureStore {
   private flags: Features;
@@ -34,7 +39,8 @@ export class FeatureStore {
     const base = Object.fromEntries(FEATURE_FLAGS.map((f) => [f, false])) as Features;
     this.flags = stored ? { ...base, ...(JSON.parse(stored.toString()) as Partial<Features>) } : base;
     records.watch('meta', (op) => {
-      if (op.key === 'features' && op.value) this.flags = { ...base, ...(JSON.parse(op.value.toString()) as Partial<Features>) };
+      if (op.key === 'features' && op.value)
+        this.flags = { ...base, ...(JSON.parse(op.value.toString()) as Partial<Features>) };
     });
   }
 

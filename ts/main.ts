@@ -14,7 +14,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   favourRequestThreads();
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig(argv, process.env);
   } catch (err) {
@@ -26,7 +26,9 @@ export async function main(argv: string[]): Promise<void> {
   }
   const logger = createLogger(config.logLevel, config.logsMode);
   if (!config.masterKey) {
-    logger.warn('No master key was found: every route but /keys is open. Set --master-key (16+ bytes) to protect this instance.');
+    logger.warn(
+      'No master key was found: every route but /keys is open. Set --master-key (16+ bytes) to protect this instance.',
+    );
   } else if (Buffer.byteLength(config.masterKey) < 16) {
     logger.warn('The master key is shorter than 16 bytes: use a longer one.');
   }
@@ -40,7 +42,7 @@ export async function main(argv: string[]): Promise<void> {
   const restartWhenNeeded = (s: typeof server) =>
     s.onRestartNeeded((reason) => {
       if (closing) return;
-      logger.warn('restarting from the replicated group\'s latest snapshot', { reason });
+      logger.warn("restarting from the replicated group's latest snapshot", { reason });
       s.close()
         .then(() => startServer(config, logger))
         .then((next) => {
@@ -55,7 +57,11 @@ export async function main(argv: string[]): Promise<void> {
     });
   restartWhenNeeded(server);
   const analytics = server.deps.analytics;
-  process.stdout.write(analytics ? `Anonymous telemetry: enabled${config.analyticsUrl ? '' : ' (counters only: no --experimental-analytics-url, nothing is sent)'}\nInstance UID: ${analytics.instanceUid}\n` : 'Anonymous telemetry: disabled\n');
+  process.stdout.write(
+    analytics
+      ? `Anonymous telemetry: enabled${config.analyticsUrl ? '' : ' (counters only: no --experimental-analytics-url, nothing is sent)'}\nInstance UID: ${analytics.instanceUid}\n`
+      : 'Anonymous telemetry: disabled\n',
+  );
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;

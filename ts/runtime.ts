@@ -67,7 +67,8 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
   let replica: Replica | null = null;
   try {
     // A replicated instance may start from the group's snapshot, before anything is opened.
-    if (config.replication) replica = await Replica.join(config.replication, dbPath, logger.child({ target: 'quarry::replication' }));
+    if (config.replication)
+      replica = await Replica.join(config.replication, dbPath, logger.child({ target: 'quarry::replication' }));
     prepareDataDir(dbPath, config.upgradeDb, logger);
     // Every LMDB store is read whole by another process first: a damaged page must not kill this one.
     const damaged = walkStores([path.join(dbPath, 'tasks'), ...indexStores(dbPath)]);
@@ -76,11 +77,14 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     kv = KvStore.open(path.join(dbPath, 'tasks'), META_MAP_SIZE);
     return await openStores(config, logger, dbPath, kv, () => lock.release(), replica, damaged);
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'invalid_store_file') err = taskStoreDamaged(err.message, replica !== null);
+    const failure =
+      err instanceof ApiError && err.code === 'invalid_store_file'
+        ? taskStoreDamaged(err.message, replica !== null)
+        : err;
     await replica?.close();
     kv?.close();
     lock.release();
-    throw err;
+    throw failure;
   }
 }
 
@@ -94,7 +98,15 @@ function indexStores(dbPath: string): string[] {
     .filter((d) => fs.existsSync(d));
 }
 
-async function openStores(config: Config, logger: Logger, dbPath: string, kv: KvStore, unlock: () => void, replica: Replica | null, damagedStores: Map<string, string> = new Map()): Promise<Runtime> {
+async function openStores(
+  config: Config,
+  logger: Logger,
+  dbPath: string,
+  kv: KvStore,
+  unlock: () => void,
+  replica: Replica | null,
+  damagedStores: Map<string, string> = new Map(),
+): Promise<Runtime> {
   const durable = new Durable(kv);
   const updateFiles = path.join(dbPath, 'update_files');
   const queue = openQueue(durable);
@@ -111,7 +123,10 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
   features.enableAtStart({ containsFilter: config.containsFilterAtStart, legacySearch: config.legacySearchAtStart });
   const network = new NetworkStore(records);
   const searchRules = new SearchRules(durable);
-  const webhooks = new WebhookStore(records, config.taskWebhookUrl ? { url: config.taskWebhookUrl, authorization: config.taskWebhookAuthorization } : null);
+  const webhooks = new WebhookStore(
+    records,
+    config.taskWebhookUrl ? { url: config.taskWebhookUrl, authorization: config.taskWebhookAuthorization } : null,
+  );
   const chats = new ChatStore(records);
   const dirs = { dumpDir: path.resolve(config.dumpDir), snapshotDir: path.resolve(config.snapshotDir) };
   const sources = { kv, queue, registry, keys, features, network, searchRules, webhooks, chats, dbPath, updateFiles };
@@ -136,19 +151,54 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
     if (announce) dispatcher.batchFinished(tasks);
   });
 
-  const searchLimiter = new SearchLimiter(config.searchesPerCore * os.availableParallelism(), config.searchQueueSize, config.dropSearchAfterSeconds * 1000);
+  const searchLimiter = new SearchLimiter(
+    config.searchesPerCore * os.availableParallelism(),
+    config.searchQueueSize,
+    config.dropSearchAfterSeconds * 1000,
+  );
   const memoryLogger = logger.child({ target: 'quarry::memory' });
   const responseBudget: ResponseBudget = new ResponseBudget(
     config.searchResponseBudget,
-    releaseAfterBurst(() => responseBudget.inFlight > 0, (err) => memoryLogger.warn('releasing memory after a burst failed', { error: String(err) })),
+    releaseAfterBurst(
+      () => responseBudget.inFlight > 0,
+      (err) => memoryLogger.warn('releasing memory after a burst failed', { error: String(err) }),
+    ),
     collectAfterSent(),
   );
   // Writes are enqueued through the network: a leader forwards index writes (see network/forward.ts).
   const taskQueue = replica ? replica.queue(queue) : queue;
   const routedQueue = networkedQueue(taskQueue, network, features, config.remoteTimeoutMs);
   const analytics = createAnalytics(config, dbPath, registry, features, logger);
-  const metrics = new Metrics({ kv, registry, tasks: () => queue.allTasks(), batches: () => queue.allBatches(), searchLimiter, taskQueueMaxSize: META_MAP_SIZE });
-  const deps: Deps = { config, logger, queue: routedQueue, registry, keys, features, network, guard: makeGuard(keys, config.masterKey, replica ? () => replica.catchUp() : null), searchLimiter, responseBudget, updateFiles, dbPath, kv, searchRules, metrics, webhooks, chats, analytics, compaction: new TaskDbCompaction(kv), replica };
+  const metrics = new Metrics({
+    kv,
+    registry,
+    tasks: () => queue.allTasks(),
+    batches: () => queue.allBatches(),
+    searchLimiter,
+    taskQueueMaxSize: META_MAP_SIZE,
+  });
+  const deps: Deps = {
+    config,
+    logger,
+    queue: routedQueue,
+    registry,
+    keys,
+    features,
+    network,
+    guard: makeGuard(keys, config.masterKey, replica ? () => replica.catchUp() : null),
+    searchLimiter,
+    responseBudget,
+    updateFiles,
+    dbPath,
+    kv,
+    searchRules,
+    metrics,
+    webhooks,
+    chats,
+    analytics,
+    compaction: new TaskDbCompaction(kv),
+    replica,
+  };
 
   worker.start();
   // The group's snapshots are built in a directory of their own each, removed once published.
@@ -158,12 +208,16 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
   };
   if (replica) await replica.start(keys, replicaSnapshot);
   const scheduled = config.scheduleSnapshotSeconds;
-  const snapshots = scheduled === null ? null : setInterval(() => enqueueSnapshot(taskQueue, logger, scheduled), scheduled * 1000);
+  const snapshots =
+    scheduled === null ? null : setInterval(() => enqueueSnapshot(taskQueue, logger, scheduled), scheduled * 1000);
   snapshots?.unref();
   analytics?.start();
   let closed: Promise<void> | null = null;
   const restartListeners: Array<(reason: string) => void> = [];
-  if (replica) replica.onBehind = (reason) => restartListeners.forEach((l) => l(reason));
+  if (replica)
+    replica.onBehind = (reason) => {
+      for (const l of restartListeners) l(reason);
+    };
   return {
     deps,
     worker,
@@ -189,7 +243,11 @@ async function openStores(config: Config, logger: Logger, dbPath: string, kv: Kv
  */
 function enqueueSnapshot(queue: TaskQueue, logger: Logger, periodSeconds: number): void {
   const period = Math.floor(Date.now() / 1000 / periodSeconds);
-  enqueueOnce(queue, { indexUid: null, type: 'snapshotCreation', details: null, payload: { kind: 'snapshotCreation' } }, `scheduled-snapshot-${period}`).catch((err) => {
+  enqueueOnce(
+    queue,
+    { indexUid: null, type: 'snapshotCreation', details: null, payload: { kind: 'snapshotCreation' } },
+    `scheduled-snapshot-${period}`,
+  ).catch((err) => {
     logger.error('scheduled snapshot not enqueued', { error: String(err) });
   });
 }
@@ -217,39 +275,61 @@ async function prepareColumns(registry: IndexRegistry, logger: Logger): Promise<
  * stops the start, unless `--drop-damaged-indexes` consents to losing it: it then leaves the
  * registry and its files go to `<db-path>/damaged`.
  */
-async function checkIndexes(registry: IndexRegistry, config: Config, dbPath: string, replicated: boolean, logger: Logger, damagedStores: Map<string, string>): Promise<void> {
+async function checkIndexes(
+  registry: IndexRegistry,
+  config: Config,
+  dbPath: string,
+  replicated: boolean,
+  logger: Logger,
+  damagedStores: Map<string, string>,
+): Promise<void> {
   const walked = (entry: IndexEntry): Error | null => {
     const store = path.join(registry.pathOf(entry), 'store');
     const message = damagedStores.get(store);
     return message === undefined ? null : new ApiError('invalid_store_file', message);
   };
-  const failed = registry.openAll((uid, why) => logger.warn('the inverted index was damaged and has been rebuilt from the documents', { index: uid, reason: why }), walked);
+  const failed = registry.openAll(
+    (uid, why) =>
+      logger.warn('the inverted index was damaged and has been rebuilt from the documents', {
+        index: uid,
+        reason: why,
+      }),
+    walked,
+  );
   if (failed.length === 0) return;
   const stop = (err: Error): never => {
     registry.closeAll();
     throw err;
   };
   // A system failure (permissions, a full disk) stops the start as it is; anything else is damage.
-  const damaged = failed.filter(({ error }) => error instanceof ApiError && (error.code === 'invalid_store_file' || error.code === 'internal'));
+  const damaged = failed.filter(
+    ({ error }) => error instanceof ApiError && (error.code === 'invalid_store_file' || error.code === 'internal'),
+  );
   const other = failed.find((f) => !damaged.includes(f));
   if (other) stop(other.error);
   if (!config.dropDamagedIndexes || replicated) {
-    const list = damaged.map(({ entry, error }) => `index \`${entry.uid}\`: ${error.message.replace(/\.$/, '')}`).join('; ');
+    const list = damaged
+      .map(({ entry, error }) => `index \`${entry.uid}\`: ${error.message.replace(/\.$/, '')}`)
+      .join('; ');
     const way = replicated
-      ? 'Move this instance\'s data directory away: started empty, it copies the group\'s latest snapshot.'
+      ? "Move this instance's data directory away: started empty, it copies the group's latest snapshot."
       : `Restore the data directory from a snapshot (\`--import-snapshot\`) or a dump (\`--import-dump\`), or start with \`--drop-damaged-indexes\` to start without ${damaged.length === 1 ? 'this index' : 'these indexes'} (${damaged.length === 1 ? 'its documents are lost; its files are' : 'their documents are lost; their files are'} kept in \`${path.join(dbPath, 'damaged')}\`).`;
     stop(new DataDirError(`${list}. ${way}`));
   }
   for (const { entry, error } of damaged) {
     const dest = await registry.setAside(entry, path.join(dbPath, 'damaged'));
-    logger.error('a damaged index was dropped (--drop-damaged-indexes): its documents are lost', { index: entry.uid, reason: error.message, files: dest });
+    logger.error('a damaged index was dropped (--drop-damaged-indexes): its documents are lost', {
+      index: entry.uid,
+      reason: error.message,
+      files: dest,
+    });
   }
 }
 
 /** The task store could not be read: the start stops with what is wrong (the message names the file) and the way out. */
 function taskStoreDamaged(message: string, replicated: boolean): DataDirError {
   const way = replicated
-    ? 'Move this instance\'s data directory away: started empty, it copies the group\'s latest snapshot.'
+    ? "Move this instance's data directory away: started empty, it copies the group's latest snapshot."
     : 'Restore the data directory from a snapshot (`--import-snapshot`) or a dump (`--import-dump`) into a new `--db-path`.';
   return new DataDirError(`${message} ${way}`);
 }

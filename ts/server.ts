@@ -45,8 +45,13 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   // connection that neither sends nor receives for the idle timeout (a client that stopped
   // reading a large answer, which Node would otherwise buffer for ever) is closed. Node checks
   // the first two every `connectionsCheckingInterval`.
-  const limits: http.ServerOptions = { headersTimeout: config.httpHeadersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000 };
-  const server: http.Server = tlsOptions ? https.createServer({ ...tlsOptions, ...limits }, handle) : http.createServer(limits, handle);
+  const limits: http.ServerOptions = {
+    headersTimeout: config.httpHeadersTimeoutSeconds * 1000,
+    connectionsCheckingInterval: 1000,
+  };
+  const server: http.Server = tlsOptions
+    ? https.createServer({ ...tlsOptions, ...limits }, handle)
+    : http.createServer(limits, handle);
   server.timeout = config.httpIdleTimeoutSeconds * 1000;
   if (config.tls) attachTls(server as https.Server, config.tls);
   try {
@@ -60,7 +65,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     throw err;
   }
   // An idle keep-alive connection is closed after 30 s, or the idle timeout when shorter.
-  server.keepAliveTimeout = config.httpIdleTimeoutSeconds > 0 ? Math.min(30_000, config.httpIdleTimeoutSeconds * 1000) : 30_000;
+  server.keepAliveTimeout =
+    config.httpIdleTimeoutSeconds > 0 ? Math.min(30_000, config.httpIdleTimeoutSeconds * 1000) : 30_000;
   server.on('clientError', answerClientError);
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -100,5 +106,7 @@ export function answerClientError(err: Error & { code?: string }, socket: Socket
         ? ['408 Request Timeout', 'The request was not received in time.']
         : ['400 Bad Request', `The request could not be parsed as HTTP: \`${err.code ?? 'malformed request'}\`.`];
   const body = JSON.stringify(errorBody('bad_request', message));
-  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -18,7 +18,11 @@ afterAll(async () => {
   await s.close();
 });
 
-async function createKey(actions: string[], indexes: string[] = ['*'], extra: Record<string, unknown> = {}): Promise<{ key: string; uid: string }> {
+async function createKey(
+  actions: string[],
+  indexes: string[] = ['*'],
+  extra: Record<string, unknown> = {},
+): Promise<{ key: string; uid: string }> {
   const r = await s.api('POST', '/keys', { body: { actions, indexes, expiresAt: null, ...extra } });
   if (r.status !== 201) throw new Error(`POST /keys ${r.status} ${r.text}`);
   return r.body;
@@ -40,7 +44,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: () => '/experimental-features', action: 'experimental.get', scoped: false },
   { method: 'PATCH', path: () => '/experimental-features', action: 'experimental.update', scoped: false, body: {} },
   { method: 'GET', path: () => '/indexes', action: 'indexes.get', scoped: false },
-  { method: 'POST', path: (u) => '/indexes', action: 'indexes.create', scoped: false, body: 'uid' },
+  { method: 'POST', path: (_u) => '/indexes', action: 'indexes.create', scoped: false, body: 'uid' },
   { method: 'GET', path: doc, action: 'indexes.get', scoped: true },
   { method: 'PATCH', path: doc, action: 'indexes.update', scoped: true, body: {} },
   { method: 'DELETE', path: (u) => `/indexes/${u}_gone`, action: 'indexes.delete', scoped: true },
@@ -52,8 +56,20 @@ const ROUTES: Route[] = [
   { method: 'POST', path: (u) => `${doc(u)}/documents`, action: 'documents.add', scoped: true, body: [{ id: 2 }] },
   { method: 'PUT', path: (u) => `${doc(u)}/documents`, action: 'documents.add', scoped: true, body: [{ id: 2 }] },
   { method: 'DELETE', path: (u) => `${doc(u)}/documents/999`, action: 'documents.delete', scoped: true },
-  { method: 'POST', path: (u) => `${doc(u)}/documents/delete-batch`, action: 'documents.delete', scoped: true, body: [999] },
-  { method: 'POST', path: (u) => `/indexes/${u}_x/documents/delete`, action: 'documents.delete', scoped: true, body: { filter: 'id = 999' } },
+  {
+    method: 'POST',
+    path: (u) => `${doc(u)}/documents/delete-batch`,
+    action: 'documents.delete',
+    scoped: true,
+    body: [999],
+  },
+  {
+    method: 'POST',
+    path: (u) => `/indexes/${u}_x/documents/delete`,
+    action: 'documents.delete',
+    scoped: true,
+    body: { filter: 'id = 999' },
+  },
   { method: 'DELETE', path: (u) => `/indexes/${u}_x/documents`, action: 'documents.delete', scoped: true },
   { method: 'GET', path: (u) => `${doc(u)}/settings`, action: 'settings.get', scoped: true },
   { method: 'PATCH', path: (u) => `${doc(u)}/settings`, action: 'settings.update', scoped: true, body: {} },
@@ -96,27 +112,38 @@ function call(r: Route, key: string, uid = idx) {
 /** Every action but `action` and the wildcards that stand for it. */
 function allBut(action: string): string[] {
   const family = FAMILY_WILDCARD[action.split('.')[0]];
-  return ACTIONS.filter((a) => a !== action && a !== '*' && a !== family && !(a === '*.get' && grants(['*.get'], action)));
+  return ACTIONS.filter(
+    (a) => a !== action && a !== '*' && a !== family && !(a === '*.get' && grants(['*.get'], action)),
+  );
 }
 
 describe('every route family against the actions', () => {
-  it.each(ROUTES.map((r) => [`${r.method} ${r.path('{uid}')}`, r] as const))('when %s is called with a key holding only its action, then it is not refused', async (_name, r) => {
-    const { key } = await createKey([r.action]);
-    const res = await call(r, key);
-    expect([401, 403]).not.toContain(res.status);
-  });
+  it.each(ROUTES.map((r) => [`${r.method} ${r.path('{uid}')}`, r] as const))(
+    'when %s is called with a key holding only its action, then it is not refused',
+    async (_name, r) => {
+      const { key } = await createKey([r.action]);
+      const res = await call(r, key);
+      expect([401, 403]).not.toContain(res.status);
+    },
+  );
 
-  it.each(ROUTES.map((r) => [`${r.method} ${r.path('{uid}')}`, r] as const))('when %s is called with a key holding every other action, then 403 invalid_api_key', async (_name, r) => {
-    const { key } = await createKey(allBut(r.action));
-    const res = await call(r, key);
-    expect([res.status, res.body.code]).toEqual([403, 'invalid_api_key']);
-  });
+  it.each(ROUTES.map((r) => [`${r.method} ${r.path('{uid}')}`, r] as const))(
+    'when %s is called with a key holding every other action, then 403 invalid_api_key',
+    async (_name, r) => {
+      const { key } = await createKey(allBut(r.action));
+      const res = await call(r, key);
+      expect([res.status, res.body.code]).toEqual([403, 'invalid_api_key']);
+    },
+  );
 
-  it.each(ROUTES.map((r) => [`${r.method} ${r.path('{uid}')}`, r] as const))('when %s is called with the default admin key (`*`), then it is not refused', async (_name, r) => {
-    const { key } = await createKey(['*']);
-    const res = await call(r, key);
-    expect([401, 403]).not.toContain(res.status);
-  });
+  it.each(ROUTES.map((r) => [`${r.method} ${r.path('{uid}')}`, r] as const))(
+    'when %s is called with the default admin key (`*`), then it is not refused',
+    async (_name, r) => {
+      const { key } = await createKey(['*']);
+      const res = await call(r, key);
+      expect([401, 403]).not.toContain(res.status);
+    },
+  );
 
   it.each(ROUTES.filter((r) => r.scoped).map((r) => [`${r.method} ${r.path('{uid}')}`, r] as const))(
     'when %s is called with its action on other indexes only, then 403 naming the authorized indexes',
@@ -138,7 +165,15 @@ describe('every route family against the actions', () => {
 
   it('when a key holds *.get, then reads pass and writes and keys are refused', async () => {
     const { key } = await createKey(['*.get']);
-    for (const p of ['/indexes', `/indexes/${idx}`, `/indexes/${idx}/documents`, `/indexes/${idx}/settings`, '/tasks', '/stats', '/version']) {
+    for (const p of [
+      '/indexes',
+      `/indexes/${idx}`,
+      `/indexes/${idx}/documents`,
+      `/indexes/${idx}/settings`,
+      '/tasks',
+      '/stats',
+      '/version',
+    ]) {
       expect([p, (await s.api('GET', p, { key })).status]).toEqual([p, 200]);
     }
     expect((await s.api('POST', `/indexes/${idx}/search`, { key, body: {} })).status).toBe(200);
@@ -159,17 +194,32 @@ describe('index patterns', () => {
     }
   });
 
-  it.each([['*_movies'], ['mo*ies'], ['movies**'], ['movies.*'], [''], ['a b']])('when a key is created with the pattern %j, then 400 invalid_api_key_indexes', async (p) => {
-    const r = await s.api('POST', '/keys', { body: { actions: ['search'], indexes: [p], expiresAt: null } });
-    expect([r.status, r.body.code]).toEqual([400, 'invalid_api_key_indexes']);
-  });
+  it.each([['*_movies'], ['mo*ies'], ['movies**'], ['movies.*'], [''], ['a b']])(
+    'when a key is created with the pattern %j, then 400 invalid_api_key_indexes',
+    async (p) => {
+      const r = await s.api('POST', '/keys', { body: { actions: ['search'], indexes: [p], expiresAt: null } });
+      expect([r.status, r.body.code]).toEqual([400, 'invalid_api_key_indexes']);
+    },
+  );
 
   it('when a key restricted to some indexes carries a global action, then 400 index_scoped_api_key_with_global_action', async () => {
-    for (const a of ['version', 'dumps.create', 'snapshots.*', 'keys.get', 'experimental.get', 'tasks.compact', 'metrics.*']) {
-      const r = await s.api('POST', '/keys', { body: { actions: ['search', a], indexes: ['movies*'], expiresAt: null } });
+    for (const a of [
+      'version',
+      'dumps.create',
+      'snapshots.*',
+      'keys.get',
+      'experimental.get',
+      'tasks.compact',
+      'metrics.*',
+    ]) {
+      const r = await s.api('POST', '/keys', {
+        body: { actions: ['search', a], indexes: ['movies*'], expiresAt: null },
+      });
       expect([a, r.status, r.body.code]).toEqual([a, 400, 'index_scoped_api_key_with_global_action']);
     }
-    const ok = await s.api('POST', '/keys', { body: { actions: ['search', 'tasks.*', 'indexes.*', '*.get'], indexes: ['movies*'], expiresAt: null } });
+    const ok = await s.api('POST', '/keys', {
+      body: { actions: ['search', 'tasks.*', 'indexes.*', '*.get'], indexes: ['movies*'], expiresAt: null },
+    });
     expect(ok.status).toBe(201);
   });
 
@@ -192,7 +242,12 @@ describe('lists for an index-restricted key', () => {
       const t = await s.api('POST', `/indexes/${u}/documents`, { body: [{ id: 1 }] });
       await s.waitTask(t.body.taskUid);
     }
-    key = (await createKey(['indexes.get', 'stats.get', 'tasks.*', 'search', 'indexes.create', 'indexes.swap'], [`${base}movies*`])).key;
+    key = (
+      await createKey(
+        ['indexes.get', 'stats.get', 'tasks.*', 'search', 'indexes.create', 'indexes.swap'],
+        [`${base}movies*`],
+      )
+    ).key;
   });
 
   it('when listing indexes, then only the matching ones are shown and counted', async () => {
@@ -223,7 +278,8 @@ describe('lists for an index-restricted key', () => {
     const r = await s.api('GET', '/batches?limit=1000', { key });
     expect(r.status).toBe(200);
     expect(r.body.results.length).toBeGreaterThanOrEqual(2);
-    for (const b of r.body.results) for (const u of Object.keys(b.stats.indexUids)) expect([movies, movies2]).toContain(u);
+    for (const b of r.body.results)
+      for (const u of Object.keys(b.stats.indexUids)) expect([movies, movies2]).toContain(u);
     const all = await s.api('GET', '/batches?limit=1000');
     const hidden = all.body.results.find((b: any) => Object.keys(b.stats.indexUids).includes(books));
     expect((await s.api('GET', `/batches/${hidden.uid}`, { key })).status).toBe(404);
@@ -233,10 +289,16 @@ describe('lists for an index-restricted key', () => {
     expect((await s.api('POST', '/indexes', { key, body: { uid: `${base}movies_new` } })).status).toBe(202);
     expect((await s.api('POST', '/indexes', { key, body: { uid: `${base}tv` } })).status).toBe(403);
     expect((await s.api('POST', '/swap-indexes', { key, body: [{ indexes: [movies, books] }] })).status).toBe(403);
-    const ms = await s.api('POST', '/multi-search', { key, body: { queries: [{ indexUid: movies }, { indexUid: books }] } });
+    const ms = await s.api('POST', '/multi-search', {
+      key,
+      body: { queries: [{ indexUid: movies }, { indexUid: books }] },
+    });
     expect([ms.status, ms.body.code]).toEqual([403, 'invalid_api_key']);
     expect(ms.body.message.startsWith('Inside `.queries[1]`: ')).toBe(true);
-    const ok = await s.api('POST', '/multi-search', { key, body: { queries: [{ indexUid: movies }, { indexUid: movies2 }] } });
+    const ok = await s.api('POST', '/multi-search', {
+      key,
+      body: { queries: [{ indexUid: movies }, { indexUid: movies2 }] },
+    });
     expect(ok.status).toBe(200);
   });
 

@@ -11,14 +11,20 @@ afterAll(async () => {
 });
 
 const create = (body: unknown, key?: string) => s.api('POST', '/keys', { body, key });
-const byName = async (name: string) => (await s.api('GET', '/keys?limit=1000')).body.results.find((k: any) => k.name === name);
+const byName = async (name: string) =>
+  (await s.api('GET', '/keys?limit=1000')).body.results.find((k: any) => k.name === name);
 
 describe('default keys', () => {
   it('when the server starts on an empty store, then the four default keys exist, newest first', async () => {
     const r = await s.api('GET', '/keys');
     expect(r.status).toBe(200);
     const names = r.body.results.map((k: any) => k.name);
-    expect(names).toEqual(['Default Search API Key', 'Default Admin API Key', 'Default Read-Only Admin API Key', 'Default Chat API Key']);
+    expect(names).toEqual([
+      'Default Search API Key',
+      'Default Admin API Key',
+      'Default Read-Only Admin API Key',
+      'Default Chat API Key',
+    ]);
     const actions = Object.fromEntries(r.body.results.map((k: any) => [k.name, k.actions]));
     expect(actions).toEqual({
       'Default Search API Key': ['search'],
@@ -29,7 +35,17 @@ describe('default keys', () => {
     for (const k of r.body.results) {
       expect(k.indexes).toEqual(['*']);
       expect(k.expiresAt).toBeNull();
-      expect(Object.keys(k).sort()).toEqual(['actions', 'createdAt', 'description', 'expiresAt', 'indexes', 'key', 'name', 'uid', 'updatedAt']);
+      expect(Object.keys(k).sort()).toEqual([
+        'actions',
+        'createdAt',
+        'description',
+        'expiresAt',
+        'indexes',
+        'key',
+        'name',
+        'uid',
+        'updatedAt',
+      ]);
     }
   });
 
@@ -90,9 +106,21 @@ describe('key values', () => {
 
 describe('POST /keys', () => {
   it('when every field is given, then 201 with the key echoed', async () => {
-    const r = await create({ name: 'n', description: 'd', actions: ['documents.add', 'search'], indexes: ['movies', 'books*'], expiresAt: '2099-01-02T03:04:05Z' });
+    const r = await create({
+      name: 'n',
+      description: 'd',
+      actions: ['documents.add', 'search'],
+      indexes: ['movies', 'books*'],
+      expiresAt: '2099-01-02T03:04:05Z',
+    });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ name: 'n', description: 'd', actions: ['documents.add', 'search'], indexes: ['movies', 'books*'], expiresAt: '2099-01-02T03:04:05Z' });
+    expect(r.body).toMatchObject({
+      name: 'n',
+      description: 'd',
+      actions: ['documents.add', 'search'],
+      indexes: ['movies', 'books*'],
+      expiresAt: '2099-01-02T03:04:05Z',
+    });
     expect(r.body.createdAt).toBe(r.body.updatedAt);
   });
 
@@ -121,7 +149,10 @@ describe('POST /keys', () => {
     [{ actions: ['search'], indexes: '*', expiresAt: null }, 'invalid_api_key_indexes'],
     [{ actions: ['search'], indexes: ['*_movies'], expiresAt: null }, 'invalid_api_key_indexes'],
     [{ actions: ['search'], indexes: ['*'], expiresAt: '2000-01-01' }, 'invalid_api_key_expires_at'],
-    [{ actions: ['search'], indexes: ['*'], expiresAt: new Date(Date.now() - 1000).toISOString() }, 'invalid_api_key_expires_at'],
+    [
+      { actions: ['search'], indexes: ['*'], expiresAt: new Date(Date.now() - 1000).toISOString() },
+      'invalid_api_key_expires_at',
+    ],
     [{ actions: ['search'], indexes: ['*'], expiresAt: 'tomorrow' }, 'invalid_api_key_expires_at'],
     [{ actions: ['search'], indexes: ['*'], expiresAt: 12 }, 'invalid_api_key_expires_at'],
     [{ actions: ['search'], indexes: ['*'], expiresAt: null, uid: 'not-a-uuid' }, 'invalid_api_key_uid'],
@@ -144,7 +175,8 @@ describe('POST /keys', () => {
 
 describe('PATCH /keys', () => {
   it('when name and description change, then only they and updatedAt change', async () => {
-    const k = (await create({ name: 'a', description: 'b', actions: ['search'], indexes: ['*'], expiresAt: null })).body;
+    const k = (await create({ name: 'a', description: 'b', actions: ['search'], indexes: ['*'], expiresAt: null }))
+      .body;
     const r = await s.api('PATCH', `/keys/${k.key}`, { body: { name: 'A', description: null } });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ ...k, name: 'A', description: null, updatedAt: expect.any(String) });
@@ -205,22 +237,31 @@ describe('who may use /keys', () => {
   it.each([
     ['GET', '/keys', 'keys.get'],
     ['POST', '/keys', 'keys.create'],
-  ])('when %s %s is called with a key holding %s, then it is allowed, and refused without it', async (method, path, action) => {
-    const body = method === 'POST' ? { actions: ['search'], indexes: ['*'], expiresAt: null } : undefined;
-    const withIt = (await create({ actions: [action], indexes: ['*'], expiresAt: null })).body.key;
-    const without = (await create({ actions: ['*.get', 'search', 'documents.*'], indexes: ['*'], expiresAt: null })).body.key;
-    expect((await s.api(method, path, { key: withIt, body })).status).toBe(method === 'POST' ? 201 : 200);
-    const r = await s.api(method, path, { key: without, body });
-    expect([r.status, r.body.code]).toEqual([403, 'invalid_api_key']);
-  });
+  ])(
+    'when %s %s is called with a key holding %s, then it is allowed, and refused without it',
+    async (method, path, action) => {
+      const body = method === 'POST' ? { actions: ['search'], indexes: ['*'], expiresAt: null } : undefined;
+      const withIt = (await create({ actions: [action], indexes: ['*'], expiresAt: null })).body.key;
+      const without = (await create({ actions: ['*.get', 'search', 'documents.*'], indexes: ['*'], expiresAt: null }))
+        .body.key;
+      expect((await s.api(method, path, { key: withIt, body })).status).toBe(method === 'POST' ? 201 : 200);
+      const r = await s.api(method, path, { key: without, body });
+      expect([r.status, r.body.code]).toEqual([403, 'invalid_api_key']);
+    },
+  );
 
   it('when the default admin key (`*`) manages keys, then it may; the search key may not', async () => {
     const admin = await byName('Default Admin API Key');
     const search = await byName('Default Search API Key');
     expect((await s.api('GET', '/keys', { key: admin.key })).status).toBe(200);
-    const created = await s.api('POST', '/keys', { key: admin.key, body: { actions: ['search'], indexes: ['*'], expiresAt: null } });
+    const created = await s.api('POST', '/keys', {
+      key: admin.key,
+      body: { actions: ['search'], indexes: ['*'], expiresAt: null },
+    });
     expect(created.status).toBe(201);
-    expect((await s.api('PATCH', `/keys/${created.body.uid}`, { key: admin.key, body: { name: 'x' } })).status).toBe(200);
+    expect((await s.api('PATCH', `/keys/${created.body.uid}`, { key: admin.key, body: { name: 'x' } })).status).toBe(
+      200,
+    );
     expect((await s.api('DELETE', `/keys/${created.body.uid}`, { key: admin.key })).status).toBe(204);
     const denied = await s.api('GET', '/keys', { key: search.key });
     expect([denied.status, denied.body.code]).toEqual([403, 'invalid_api_key']);

@@ -45,8 +45,26 @@ describe('grants (wildcard expansion)', () => {
   });
 
   it('when an action is global, then it is in GLOBAL_ACTIONS; index-checked ones are not', () => {
-    for (const a of ['version', 'dumps.create', 'snapshots.*', 'keys.get', 'experimental.update', 'tasks.compact', 'metrics.get']) expect(GLOBAL_ACTIONS.has(a)).toBe(true);
-    for (const a of ['search', 'documents.add', 'indexes.create', 'tasks.get', 'tasks.cancel', 'settings.update', 'stats.get']) expect(GLOBAL_ACTIONS.has(a)).toBe(false);
+    for (const a of [
+      'version',
+      'dumps.create',
+      'snapshots.*',
+      'keys.get',
+      'experimental.update',
+      'tasks.compact',
+      'metrics.get',
+    ])
+      expect(GLOBAL_ACTIONS.has(a)).toBe(true);
+    for (const a of [
+      'search',
+      'documents.add',
+      'indexes.create',
+      'tasks.get',
+      'tasks.cancel',
+      'settings.update',
+      'stats.get',
+    ])
+      expect(GLOBAL_ACTIONS.has(a)).toBe(false);
   });
 });
 

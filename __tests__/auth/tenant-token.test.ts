@@ -18,7 +18,11 @@ const HASH: Record<string, string> = { HS256: 'sha256', HS384: 'sha384', HS512: 
 const b64url = (b: Buffer) => b.toString('base64url');
 
 /** A JWT; `standard` encodes header and claims with the standard alphabet, like the JS client. */
-function sign(claims: unknown, secret: string, opts: { alg?: string; standard?: boolean; header?: unknown } = {}): string {
+function sign(
+  claims: unknown,
+  secret: string,
+  opts: { alg?: string; standard?: boolean; header?: unknown } = {},
+): string {
   const alg = opts.alg ?? 'HS256';
   const enc = (v: unknown) => {
     const b = Buffer.from(JSON.stringify(v));
@@ -26,7 +30,9 @@ function sign(claims: unknown, secret: string, opts: { alg?: string; standard?: 
   };
   const head = enc(opts.header ?? { alg, typ: 'JWT' });
   const body = enc(claims);
-  const sig = createHmac(HASH[alg] ?? 'sha256', secret).update(`${head}.${body}`).digest();
+  const sig = createHmac(HASH[alg] ?? 'sha256', secret)
+    .update(`${head}.${body}`)
+    .digest();
   return `${head}.${body}.${b64url(sig)}`;
 }
 
@@ -36,7 +42,8 @@ async function createKey(actions: string[], indexes: string[], expiresAt: string
   return r.body as { uid: string; key: string };
 }
 
-const search = (uid: string, token: string, body: unknown = {}) => s.api('POST', `/indexes/${uid}/search`, { key: token, body });
+const search = (uid: string, token: string, body: unknown = {}) =>
+  s.api('POST', `/indexes/${uid}/search`, { key: token, body });
 
 const DOCS = [
   { id: 1, tenant: 'a', title: 'one' },
@@ -69,7 +76,17 @@ describe('accepted tokens', () => {
     ['object with the prefix pattern', 'PREFIX'],
   ])('when the search rules are an %s, then the search answers 200', async (_name, kind) => {
     const rules =
-      kind === 'INDEX' ? [movies] : kind === 'OBJ_NULL' ? { [movies]: null } : kind === 'OBJ_EMPTY' ? { [movies]: {} } : kind === 'OBJ_FILTER_NULL' ? { [movies]: { filter: null } } : kind === 'PREFIX' ? { 'tt_movies*': null } : kind;
+      kind === 'INDEX'
+        ? [movies]
+        : kind === 'OBJ_NULL'
+          ? { [movies]: null }
+          : kind === 'OBJ_EMPTY'
+            ? { [movies]: {} }
+            : kind === 'OBJ_FILTER_NULL'
+              ? { [movies]: { filter: null } }
+              : kind === 'PREFIX'
+                ? { 'tt_movies*': null }
+                : kind;
     const token = sign({ searchRules: rules, apiKeyUid: parent.uid }, parent.key);
     const r = await search(movies, token);
     expect(r.status).toBe(200);
@@ -82,15 +99,25 @@ describe('accepted tokens', () => {
   });
 
   it('when header and claims use the standard base64 alphabet (JS client), then accepted', async () => {
-    const token = sign({ searchRules: { [movies]: null, '*': null }, apiKeyUid: parent.uid, exp: 4102444800 }, parent.key, { standard: true });
+    const token = sign(
+      { searchRules: { [movies]: null, '*': null }, apiKeyUid: parent.uid, exp: 4102444800 },
+      parent.key,
+      { standard: true },
+    );
     expect((await search(movies, token)).status).toBe(200);
   });
 
   it('when exp is in the future, then accepted; GET search and multi-search accept tokens too', async () => {
-    const token = sign({ searchRules: ['*'], apiKeyUid: parent.uid, exp: Math.floor(Date.now() / 1000) + 3600 }, parent.key);
+    const token = sign(
+      { searchRules: ['*'], apiKeyUid: parent.uid, exp: Math.floor(Date.now() / 1000) + 3600 },
+      parent.key,
+    );
     expect((await search(movies, token)).status).toBe(200);
     expect((await s.api('GET', `/indexes/${movies}/search?q=one`, { key: token })).status).toBe(200);
-    const ms = await s.api('POST', '/multi-search', { key: token, body: { queries: [{ indexUid: movies }, { indexUid: books }] } });
+    const ms = await s.api('POST', '/multi-search', {
+      key: token,
+      body: { queries: [{ indexUid: movies }, { indexUid: books }] },
+    });
     expect(ms.status).toBe(200);
   });
 });
@@ -138,7 +165,10 @@ describe('refused tokens', () => {
   });
 
   it('when the token expired, then 403 with the expiry message', async () => {
-    const token = sign({ searchRules: ['*'], apiKeyUid: parent.uid, exp: Math.floor(Date.now() / 1000) - 10 }, parent.key);
+    const token = sign(
+      { searchRules: ['*'], apiKeyUid: parent.uid, exp: Math.floor(Date.now() / 1000) - 10 },
+      parent.key,
+    );
     expect(await expect403(token)).toMatch(/^Tenant token expired\. Was valid up to `\d+` and we're now `\d+`\.$/);
   });
 
@@ -167,8 +197,13 @@ describe('refused tokens', () => {
     const k = await createKey(['search'], [movies]);
     const token = sign({ searchRules: ['*'], apiKeyUid: k.uid }, k.key);
     expect((await search(movies, token)).status).toBe(200);
-    expect(await expect403(token, books)).toBe(`The API key used to generate this tenant token cannot acces the index \`${books}\`.`);
-    const ms = await s.api('POST', '/multi-search', { key: token, body: { queries: [{ indexUid: movies }, { indexUid: books }] } });
+    expect(await expect403(token, books)).toBe(
+      `The API key used to generate this tenant token cannot acces the index \`${books}\`.`,
+    );
+    const ms = await s.api('POST', '/multi-search', {
+      key: token,
+      body: { queries: [{ indexUid: movies }, { indexUid: books }] },
+    });
     expect([ms.status, ms.body.code]).toEqual([403, 'invalid_api_key']);
     expect(ms.body.message).toMatch(/^Inside `\.queries\[1\]`: /);
   });
@@ -195,7 +230,9 @@ describe('refused tokens', () => {
   // A key's value derives from its uid, so a token naming a uid no key has cannot carry its
   // signature: Meilisearch answers InvalidSignature, and "invalid API key" once the key is gone.
   it('when the token names an unknown key uid, then 403 "Could not decode tenant token, InvalidSignature."', async () => {
-    expect(await expect403(sign({ searchRules: ['*'], apiKeyUid: '00000000-0000-4000-8000-000000000000' }, parent.key))).toBe('Could not decode tenant token, InvalidSignature.');
+    expect(
+      await expect403(sign({ searchRules: ['*'], apiKeyUid: '00000000-0000-4000-8000-000000000000' }, parent.key)),
+    ).toBe('Could not decode tenant token, InvalidSignature.');
   });
 
   it.each([
@@ -236,8 +273,14 @@ describe('r68: tokens Meilisearch accepts, and the reason it gives for the other
     ['"exp": null, written with blanks', () => `{"searchRules": ["*"], "apiKeyUid": "${uid()}", "exp": null}`],
     ['no exp', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}"}`],
     ['exp the i64 maximum', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":9223372036854775807}`],
-    ['nbf in the future, iat a string, aud a number', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","nbf":${now() + 3600},"iat":"x","aud":5}`],
-    ['apiKeyUid in capitals, without hyphens', () => `{"searchRules":["*"],"apiKeyUid":"${uid().replace(/-/g, '').toUpperCase()}"}`],
+    [
+      'nbf in the future, iat a string, aud a number',
+      () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","nbf":${now() + 3600},"iat":"x","aud":5}`,
+    ],
+    [
+      'apiKeyUid in capitals, without hyphens',
+      () => `{"searchRules":["*"],"apiKeyUid":"${uid().replace(/-/g, '').toUpperCase()}"}`,
+    ],
     ['apiKeyUid braced', () => `{"searchRules":["*"],"apiKeyUid":"{${uid()}}"}`],
     ['a rule with other fields than filter', () => `{"searchRules":{"*":{"foo":5}},"apiKeyUid":"${uid()}"}`],
   ])('when the claims hold %s, then the search answers 200', async (_name, claims) => {
@@ -246,58 +289,162 @@ describe('r68: tokens Meilisearch accepts, and the reason it gives for the other
   });
 
   it('when the header names an unknown crit extension or a typ of null, then accepted', async () => {
-    for (const header of [{ alg: 'HS256', crit: ['exp'] }, { alg: 'HS256', typ: null, kid: 'k' }]) {
-      expect((await search(movies, signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key, header))).status).toBe(200);
+    for (const header of [
+      { alg: 'HS256', crit: ['exp'] },
+      { alg: 'HS256', typ: null, kid: 'k' },
+    ]) {
+      expect(
+        (await search(movies, signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key, header))).status,
+      ).toBe(200);
     }
   });
 
   it('when exp is past, then the expiry is the reason, with both instants', async () => {
     const r = await search(movies, signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":-5}`, parent.key));
-    expect([r.status, r.body.message]).toEqual([403, expect.stringMatching(/^Tenant token expired\. Was valid up to `-5` and we're now `\d+`\.$/)]);
+    expect([r.status, r.body.message]).toEqual([
+      403,
+      expect.stringMatching(/^Tenant token expired\. Was valid up to `-5` and we're now `\d+`\.$/),
+    ]);
   });
 
   it.each([
-    ['exp a string', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":"soon"}`, 'JSON error: invalid type: string "soon", expected i64 at line 1 column 84'],
-    ['exp a float', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":1700000000.0}`, 'JSON error: invalid type: floating point `1700000000.0`, expected i64 at line 1 column 90'],
-    ['exp a boolean', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":true}`, 'JSON error: invalid type: boolean `true`, expected i64 at line 1 column 82'],
-    ['exp an object', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":{}}`, 'JSON error: invalid type: map, expected i64 at line 1 column 78'],
-    ['exp over the i64 range', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":10000000000000000000}`, 'JSON error: invalid value: integer `10000000000000000000`, expected i64 at line 1 column 98'],
-    ['exp a string on the second line', () => `{ "searchRules" : ["*"],\n "apiKeyUid" : "${uid()}", "exp" : "x" }`, 'JSON error: invalid type: string "x", expected i64 at line 2 column 66'],
+    [
+      'exp a string',
+      () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":"soon"}`,
+      'JSON error: invalid type: string "soon", expected i64 at line 1 column 84',
+    ],
+    [
+      'exp a float',
+      () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":1700000000.0}`,
+      'JSON error: invalid type: floating point `1700000000.0`, expected i64 at line 1 column 90',
+    ],
+    [
+      'exp a boolean',
+      () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":true}`,
+      'JSON error: invalid type: boolean `true`, expected i64 at line 1 column 82',
+    ],
+    [
+      'exp an object',
+      () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":{}}`,
+      'JSON error: invalid type: map, expected i64 at line 1 column 78',
+    ],
+    [
+      'exp over the i64 range',
+      () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":10000000000000000000}`,
+      'JSON error: invalid value: integer `10000000000000000000`, expected i64 at line 1 column 98',
+    ],
+    [
+      'exp a string on the second line',
+      () => `{ "searchRules" : ["*"],\n "apiKeyUid" : "${uid()}", "exp" : "x" }`,
+      'JSON error: invalid type: string "x", expected i64 at line 2 column 66',
+    ],
     ['no searchRules', () => `{"apiKeyUid":"${uid()}"}`, 'JSON error: missing field `searchRules` at line 1 column 52'],
     ['no claim at all', () => '{"foo":1}', 'JSON error: missing field `searchRules` at line 1 column 9'],
     ['no apiKeyUid', () => '{"searchRules":["*"]}', 'JSON error: missing field `apiKeyUid` at line 1 column 21'],
-    ['searchRules null', () => `{"searchRules":null,"apiKeyUid":"${uid()}"}`, 'JSON error: data did not match any variant of untagged enum SearchRules at line 1 column 19'],
-    ['searchRules last and a number', () => `{"apiKeyUid":"${uid()}","searchRules":5 }`, 'JSON error: data did not match any variant of untagged enum SearchRules at line 1 column 69'],
-    ['a rule that is a string', () => `{"searchRules":{"*":"id = 1"},"apiKeyUid":"${uid()}"}`, 'JSON error: data did not match any variant of untagged enum SearchRules at line 1 column 29'],
-    ['searchRules twice', () => `{"searchRules":["*"],"searchRules":["*"],"apiKeyUid":"${uid()}"}`, 'JSON error: duplicate field `searchRules` at line 1 column 34'],
-    ['apiKeyUid too short', () => '{"searchRules":["*"],"apiKeyUid":"abc"}', 'JSON error: UUID parsing failed: invalid length: found 3 at line 1 column 38'],
-    ['apiKeyUid with a bad character', () => `{"searchRules":["*"],"apiKeyUid":"z${uid().slice(1)}"}`, 'JSON error: UUID parsing failed: invalid character: found `z` at 0 at line 1 column 71'],
-    ['apiKeyUid with a short last group', () => `{"searchRules":["*"],"apiKeyUid":"${uid().slice(0, -1)}"}`, 'JSON error: UUID parsing failed: invalid group length in group 4: expected 12, found 11 at line 1 column 70'],
-    ['apiKeyUid a number', () => '{"searchRules":["*"],"apiKeyUid":5}', 'JSON error: invalid type: integer `5`, expected a formatted UUID string at line 1 column 34'],
+    [
+      'searchRules null',
+      () => `{"searchRules":null,"apiKeyUid":"${uid()}"}`,
+      'JSON error: data did not match any variant of untagged enum SearchRules at line 1 column 19',
+    ],
+    [
+      'searchRules last and a number',
+      () => `{"apiKeyUid":"${uid()}","searchRules":5 }`,
+      'JSON error: data did not match any variant of untagged enum SearchRules at line 1 column 69',
+    ],
+    [
+      'a rule that is a string',
+      () => `{"searchRules":{"*":"id = 1"},"apiKeyUid":"${uid()}"}`,
+      'JSON error: data did not match any variant of untagged enum SearchRules at line 1 column 29',
+    ],
+    [
+      'searchRules twice',
+      () => `{"searchRules":["*"],"searchRules":["*"],"apiKeyUid":"${uid()}"}`,
+      'JSON error: duplicate field `searchRules` at line 1 column 34',
+    ],
+    [
+      'apiKeyUid too short',
+      () => '{"searchRules":["*"],"apiKeyUid":"abc"}',
+      'JSON error: UUID parsing failed: invalid length: found 3 at line 1 column 38',
+    ],
+    [
+      'apiKeyUid with a bad character',
+      () => `{"searchRules":["*"],"apiKeyUid":"z${uid().slice(1)}"}`,
+      'JSON error: UUID parsing failed: invalid character: found `z` at 0 at line 1 column 71',
+    ],
+    [
+      'apiKeyUid with a short last group',
+      () => `{"searchRules":["*"],"apiKeyUid":"${uid().slice(0, -1)}"}`,
+      'JSON error: UUID parsing failed: invalid group length in group 4: expected 12, found 11 at line 1 column 70',
+    ],
+    [
+      'apiKeyUid a number',
+      () => '{"searchRules":["*"],"apiKeyUid":5}',
+      'JSON error: invalid type: integer `5`, expected a formatted UUID string at line 1 column 34',
+    ],
     ['claims that are not JSON', () => 'notjson', 'JSON error: expected ident at line 1 column 2'],
     ['claims with a trailing comma', () => '{"searchRules":["*"],}', 'JSON error: trailing comma at line 1 column 22'],
     ['claims cut short', () => '{"searchRules":["*"]', 'JSON error: EOF while parsing an object at line 1 column 20'],
     ['claims null', () => 'null', 'JSON error: invalid type: null, expected struct Claims at line 1 column 4'],
     ['an audience', () => `{"searchRules":["*"],"apiKeyUid":"${uid()}","aud":"x"}`, 'InvalidAudience'],
-  ])('when the claims hold %s, then 403 with Meilisearch\'s reason', async (_name, claims, reason) => {
+  ])("when the claims hold %s, then 403 with Meilisearch's reason", async (_name, claims, reason) => {
     const r = await search(movies, signText(claims(), parent.key));
     expect([r.status, r.body]).toEqual([403, refusal(reason)]);
   });
 
   it.each([
-    ['the signature of another key', () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":null}`, 'another secret'), 'InvalidSignature'],
-    ['an expired token with a bad signature', () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":1}`, 'another secret'), 'InvalidSignature'],
-    ['a bad exp and a bad signature', () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":"soon"}`, 'x'), 'JSON error: invalid type: string "soon", expected i64 at line 1 column 84'],
-    ['alg none', () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key, { alg: 'none', typ: 'JWT' }), 'JSON error: unknown variant `none`, expected one of `HS256`, `HS384`, `HS512`, `ES256`, `ES384`, `RS256`, `RS384`, `RS512`, `PS256`, `PS384`, `PS512`, `EdDSA` at line 1 column 13'],
-    ['alg RS256', () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key, { alg: 'RS256', typ: 'JWT' }), 'InvalidAlgorithm'],
-    ['no alg', () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key, { typ: 'JWT' }), 'JSON error: missing field `alg` at line 1 column 13'],
-    ['a header field that is not a string', () => signText('{}', parent.key, { x: 5, alg: 'HS256' }), 'JSON error: invalid type: integer `5`, expected a string at line 1 column 21'],
+    [
+      'the signature of another key',
+      () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":null}`, 'another secret'),
+      'InvalidSignature',
+    ],
+    [
+      'an expired token with a bad signature',
+      () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":1}`, 'another secret'),
+      'InvalidSignature',
+    ],
+    [
+      'a bad exp and a bad signature',
+      () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}","exp":"soon"}`, 'x'),
+      'JSON error: invalid type: string "soon", expected i64 at line 1 column 84',
+    ],
+    [
+      'alg none',
+      () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key, { alg: 'none', typ: 'JWT' }),
+      'JSON error: unknown variant `none`, expected one of `HS256`, `HS384`, `HS512`, `ES256`, `ES384`, `RS256`, `RS384`, `RS512`, `PS256`, `PS384`, `PS512`, `EdDSA` at line 1 column 13',
+    ],
+    [
+      'alg RS256',
+      () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key, { alg: 'RS256', typ: 'JWT' }),
+      'InvalidAlgorithm',
+    ],
+    [
+      'no alg',
+      () => signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key, { typ: 'JWT' }),
+      'JSON error: missing field `alg` at line 1 column 13',
+    ],
+    [
+      'a header field that is not a string',
+      () => signText('{}', parent.key, { x: 5, alg: 'HS256' }),
+      'JSON error: invalid type: integer `5`, expected a string at line 1 column 21',
+    ],
     ['three parts that are not base64 JSON', () => 'abc.def.ghi', 'JSON error: expected value at line 1 column 1'],
-    ['a signature that is not base64', () => `${signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key).replace(/\.[^.]*$/, '.!')}`, 'Base64 error: Invalid symbol 33, offset 0.'],
-    ['padded base64', () => `${signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key)}=`, 'Base64 error: Invalid padding'],
-    ['four parts', () => `${signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key)}.x`, 'Base64 error: Invalid symbol 46, offset 36.'],
+    [
+      'a signature that is not base64',
+      () => `${signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key).replace(/\.[^.]*$/, '.!')}`,
+      'Base64 error: Invalid symbol 33, offset 0.',
+    ],
+    [
+      'padded base64',
+      () => `${signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key)}=`,
+      'Base64 error: Invalid padding',
+    ],
+    [
+      'four parts',
+      () => `${signText(`{"searchRules":["*"],"apiKeyUid":"${uid()}"}`, parent.key)}.x`,
+      'Base64 error: Invalid symbol 46, offset 36.',
+    ],
     ['empty parts', () => '..', 'JSON error: EOF while parsing a value at line 1 column 0'],
-  ])('when the token has %s, then 403 with Meilisearch\'s reason', async (_name, token, reason) => {
+  ])("when the token has %s, then 403 with Meilisearch's reason", async (_name, token, reason) => {
     const r = await search(movies, token());
     expect([r.status, r.body]).toEqual([403, refusal(reason)]);
   });
@@ -349,24 +496,38 @@ describe('search rule filters', () => {
   });
 
   it('[filters] when the rule filter is the array form, then it is ANDed as well', async () => {
-    const token = sign({ searchRules: { [movies]: { filter: [['tenant = a', 'tenant = c'], 'id > 1'] } }, apiKeyUid: parent.uid }, parent.key);
+    const token = sign(
+      { searchRules: { [movies]: { filter: [['tenant = a', 'tenant = c'], 'id > 1'] } }, apiKeyUid: parent.uid },
+      parent.key,
+    );
     expect(ids(await search(movies, token))).toEqual([3, 4]);
     expect(ids(await search(movies, token, { filter: 'tenant = c' }))).toEqual([4]);
   });
 
   it('[filters] when several patterns match, then the most specific rule applies', async () => {
-    const token = sign({ searchRules: { '*': { filter: 'tenant = b' }, [movies]: { filter: 'tenant = c' } }, apiKeyUid: parent.uid }, parent.key);
+    const token = sign(
+      { searchRules: { '*': { filter: 'tenant = b' }, [movies]: { filter: 'tenant = c' } }, apiKeyUid: parent.uid },
+      parent.key,
+    );
     expect(ids(await search(movies, token))).toEqual([4]);
     expect(ids(await search(books, token))).toEqual([2]);
   });
 
   it('[filters] when multi-searching and on GET search, then each query gets its index rule', async () => {
-    const token = sign({ searchRules: { [movies]: { filter: 'tenant = a' }, [books]: null }, apiKeyUid: parent.uid }, parent.key);
-    const ms = await s.api('POST', '/multi-search', { key: token, body: { queries: [{ indexUid: movies }, { indexUid: books }] } });
+    const token = sign(
+      { searchRules: { [movies]: { filter: 'tenant = a' }, [books]: null }, apiKeyUid: parent.uid },
+      parent.key,
+    );
+    const ms = await s.api('POST', '/multi-search', {
+      key: token,
+      body: { queries: [{ indexUid: movies }, { indexUid: books }] },
+    });
     expect(ms.status).toBe(200);
     expect(ms.body.results[0].hits.map((h: any) => h.id).sort()).toEqual([1, 3]);
     expect(ms.body.results[1].hits).toHaveLength(4);
-    const get = await s.api('GET', `/indexes/${movies}/search?filter=${encodeURIComponent('id = 3 OR id = 2')}`, { key: token });
+    const get = await s.api('GET', `/indexes/${movies}/search?filter=${encodeURIComponent('id = 3 OR id = 2')}`, {
+      key: token,
+    });
     expect(ids(get)).toEqual([3]);
   });
 });

@@ -15,9 +15,15 @@ export interface ProviderRequest {
 }
 
 /** One answer: chunks streamed as events (each an object, or a raw `data:` text), or an error status and body. */
-export type ProviderAnswer = { chunks: Array<Record<string, unknown> | string>; done?: boolean } | { status: number; body: string; contentType?: string };
+export type ProviderAnswer =
+  | { chunks: Array<Record<string, unknown> | string>; done?: boolean }
+  | { status: number; body: string; contentType?: string };
 
-export const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) => ({
+export const chunk = (
+  delta: Record<string, unknown>,
+  finish: string | null = null,
+  extra: Record<string, unknown> = {},
+) => ({
   id: 'chatcmpl-test',
   object: 'chat.completion.chunk',
   created: 1700000000,
@@ -28,7 +34,9 @@ export const chunk = (delta: Record<string, unknown>, finish: string | null = nu
 
 /** The chunks of a text answer, `words` one per chunk. */
 export function textAnswer(...words: string[]): ProviderAnswer {
-  return { chunks: [chunk({ role: 'assistant', content: '' }), ...words.map((w) => chunk({ content: w })), chunk({}, 'stop')] };
+  return {
+    chunks: [chunk({ role: 'assistant', content: '' }), ...words.map((w) => chunk({ content: w })), chunk({}, 'stop')],
+  };
 }
 
 /** The chunks of one `_meiliSearchInIndex` call, its arguments split in two chunks. */
@@ -37,7 +45,11 @@ export function searchCall(args: Record<string, unknown>, id = 'call_1'): Provid
   const half = Math.floor(text.length / 2);
   return {
     chunks: [
-      chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id, type: 'function', function: { name: '_meiliSearchInIndex', arguments: '' } }] }),
+      chunk({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ index: 0, id, type: 'function', function: { name: '_meiliSearchInIndex', arguments: '' } }],
+      }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: text.slice(0, half) } }] }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: text.slice(half) } }] }),
       chunk({}, 'tool_calls'),
@@ -64,7 +76,12 @@ export async function startProvider(): Promise<FakeProvider> {
     req.on('data', (d) => parts.push(d));
     req.on('end', () => {
       const text = Buffer.concat(parts).toString();
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: text ? JSON.parse(text) : null });
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: text ? JSON.parse(text) : null,
+      });
       const answer = queue.shift() ?? state.fallback;
       if ('status' in answer) {
         res.writeHead(answer.status, { 'Content-Type': answer.contentType ?? 'application/json' });
@@ -101,7 +118,13 @@ export async function startProvider(): Promise<FakeProvider> {
 export function events(text: string): any[] {
   return text
     .split('\n\n')
-    .map((block) => block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'))
+    .map((block) =>
+      block
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n'),
+    )
     .filter((d) => d.length > 0)
     .map((d) => (d === '[DONE]' ? d : JSON.parse(d)));
 }

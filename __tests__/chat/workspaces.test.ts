@@ -58,22 +58,41 @@ describe('the /chats routes', () => {
     // The request is read first: its own errors come before the feature's.
     expect((await s.api('GET', '/chats?limit=x')).body.code).toBe('invalid_index_limit');
     expect((await s.api('PATCH', '/chats/ws/settings', { body: { source: 1 } })).body.code).toBe('bad_request');
-    expect((await s.api('PATCH', '/chats/ws/settings', { raw: '{}', contentType: 'text/plain' })).body.code).toBe('invalid_content_type');
-    expect((await s.api('POST', '/chats/ws/chat/completions', { body: { messages: [] } })).body.message).toBe('Json deserialize error: missing field `model` at line 1 column 15');
+    expect((await s.api('PATCH', '/chats/ws/settings', { raw: '{}', contentType: 'text/plain' })).body.code).toBe(
+      'invalid_content_type',
+    );
+    expect((await s.api('POST', '/chats/ws/chat/completions', { body: { messages: [] } })).body.message).toBe(
+      'Json deserialize error: missing field `model` at line 1 column 15',
+    );
     await enable(true);
   });
 
   it('when a workspace is patched, then it exists with the defaults, and is listed, shown and deleted', async () => {
     await enable(true);
-    expect((await s.api('GET', '/chats/w1/settings')).body).toEqual({ message: 'Chat `w1` not found', code: 'chat_not_found', type: 'invalid_request', link: 'https://docs.meilisearch.com/errors#chat_not_found' });
+    expect((await s.api('GET', '/chats/w1/settings')).body).toEqual({
+      message: 'Chat `w1` not found',
+      code: 'chat_not_found',
+      type: 'invalid_request',
+      link: 'https://docs.meilisearch.com/errors#chat_not_found',
+    });
     expect((await s.api('GET', '/chats/w1')).body.message).toBe('chat w1 not found');
     const created = await patch('w1', {});
     expect(created.status).toBe(200);
     expect(created.body).toEqual(settings());
     expect(created.body.prompts.system.startsWith('You are a highly capable research assistant')).toBe(true);
     await patch('a0', {});
-    expect((await s.api('GET', '/chats')).body).toEqual({ results: [{ uid: 'a0' }, { uid: 'w1' }], offset: 0, limit: 20, total: 2 });
-    expect((await s.api('GET', '/chats?offset=1&limit=1')).body).toEqual({ results: [{ uid: 'w1' }], offset: 1, limit: 1, total: 2 });
+    expect((await s.api('GET', '/chats')).body).toEqual({
+      results: [{ uid: 'a0' }, { uid: 'w1' }],
+      offset: 0,
+      limit: 20,
+      total: 2,
+    });
+    expect((await s.api('GET', '/chats?offset=1&limit=1')).body).toEqual({
+      results: [{ uid: 'w1' }],
+      offset: 1,
+      limit: 1,
+      total: 2,
+    });
     expect((await s.api('GET', '/chats/w1')).body).toEqual({ uid: 'w1' });
     expect((await s.api('DELETE', '/chats/a0')).status).toBe(204);
     const again = await s.api('DELETE', '/chats/a0');
@@ -83,8 +102,20 @@ describe('the /chats routes', () => {
 
   it('when fields are patched, then they merge, null resets, and apiKey is hidden as Meilisearch hides it', async () => {
     await enable(true);
-    const r = await patch('w2', { source: 'mistral', apiKey: 'sk-abcdefghijklmnopqrstuvwxyz', baseUrl: 'http://127.0.0.1:1/v1', prompts: { system: 'sys' } });
-    expect(r.body).toEqual(settings({ source: 'mistral', apiKey: 'sk-XXXXX...', baseUrl: 'http://127.0.0.1:1/v1', prompts: { ...DEFAULT_PROMPTS, system: 'sys' } }));
+    const r = await patch('w2', {
+      source: 'mistral',
+      apiKey: 'sk-abcdefghijklmnopqrstuvwxyz',
+      baseUrl: 'http://127.0.0.1:1/v1',
+      prompts: { system: 'sys' },
+    });
+    expect(r.body).toEqual(
+      settings({
+        source: 'mistral',
+        apiKey: 'sk-XXXXX...',
+        baseUrl: 'http://127.0.0.1:1/v1',
+        prompts: { ...DEFAULT_PROMPTS, system: 'sys' },
+      }),
+    );
     const hidden: Array<[string, string]> = [
       ['abcd', 'XXX...'],
       ['sk-proj-1234567890', 'skXXXX...'],
@@ -97,7 +128,12 @@ describe('the /chats routes', () => {
     expect(merged.body.prompts).toEqual({ ...DEFAULT_PROMPTS, system: 'sys', searchQParam: 'q1' });
     expect(merged.body.orgId).toBe('o');
     const reset = await patch('w2', { orgId: null, source: null, prompts: { system: null } });
-    expect([reset.body.orgId, reset.body.source, reset.body.prompts.system, reset.body.prompts.searchQParam]).toEqual([null, 'openAi', DEFAULT_PROMPTS.system, 'q1']);
+    expect([reset.body.orgId, reset.body.source, reset.body.prompts.system, reset.body.prompts.searchQParam]).toEqual([
+      null,
+      'openAi',
+      DEFAULT_PROMPTS.system,
+      'q1',
+    ]);
     expect((await patch('w2', { prompts: null })).body.prompts).toEqual(DEFAULT_PROMPTS);
     const cleared = await s.api('DELETE', '/chats/w2/settings');
     expect([cleared.status, cleared.body]).toEqual([200, settings()]);
@@ -108,39 +144,128 @@ describe('the /chats routes', () => {
   it('when a body is invalid, then the first bad field answers its code and deserr message', async () => {
     await enable(true);
     const cases: Array<[unknown, string, string]> = [
-      [{ source: 'foo' }, 'bad_request', 'Unknown value `foo` at `.source`: expected one of `openAi`, `mistral`, `azureOpenAi`, `vLlm`'],
-      [{ source: 'OpenAi' }, 'bad_request', 'Unknown value `OpenAi` at `.source`: did you mean `openAi`? expected one of `openAi`, `mistral`, `azureOpenAi`, `vLlm`'],
-      [{ source: 1 }, 'bad_request', 'Invalid value type at `.source`: expected a string, but found a positive integer: `1`'],
-      [{ unknown: 1 }, 'bad_request', 'Unknown field `unknown`: expected one of `source`, `orgId`, `projectId`, `apiVersion`, `deploymentId`, `baseUrl`, `apiKey`, `prompts`'],
-      [{ prompts: { preQuery: 'x' } }, 'bad_request', 'Unknown field `preQuery` inside `.prompts`: expected one of `system`, `searchDescription`, `searchQParam`, `searchFilterParam`, `searchIndexUidParam`'],
-      [{ prompts: 1 }, 'bad_request', 'Invalid value type at `.prompts`: expected an object, but found a positive integer: `1`'],
-      [{ prompts: { system: 1 } }, 'invalid_chat_completion_system_prompt', 'Invalid value type at `.prompts.system`: expected a string, but found a positive integer: `1`'],
-      [{ prompts: { searchDescription: 1 } }, 'invalid_chat_completion_search_description_prompt', 'Invalid value type at `.prompts.searchDescription`: expected a string, but found a positive integer: `1`'],
-      [{ prompts: { searchQParam: 1 } }, 'invalid_chat_completion_search_query_param_prompt', 'Invalid value type at `.prompts.searchQParam`: expected a string, but found a positive integer: `1`'],
-      [{ prompts: { searchFilterParam: 1 } }, 'invalid_chat_completion_search_filter_param_prompt', 'Invalid value type at `.prompts.searchFilterParam`: expected a string, but found a positive integer: `1`'],
-      [{ prompts: { searchIndexUidParam: 1 } }, 'invalid_chat_completion_search_index_uid_param_prompt', 'Invalid value type at `.prompts.searchIndexUidParam`: expected a string, but found a positive integer: `1`'],
-      [{ orgId: 1 }, 'invalid_chat_completion_org_id', 'Invalid value type at `.orgId`: expected a string, but found a positive integer: `1`'],
-      [{ projectId: 1 }, 'invalid_chat_completion_project_id', 'Invalid value type at `.projectId`: expected a string, but found a positive integer: `1`'],
-      [{ apiVersion: 1 }, 'invalid_chat_completion_api_version', 'Invalid value type at `.apiVersion`: expected a string, but found a positive integer: `1`'],
-      [{ deploymentId: 1 }, 'invalid_chat_completion_deployment_id', 'Invalid value type at `.deploymentId`: expected a string, but found a positive integer: `1`'],
-      [{ baseUrl: 1 }, 'invalid_chat_completion_base_api', 'Invalid value type at `.baseUrl`: expected a string, but found a positive integer: `1`'],
-      [{ apiKey: 1 }, 'invalid_chat_completion_api_key', 'Invalid value type at `.apiKey`: expected a string, but found a positive integer: `1`'],
-      [{ orgId: 1, source: 'foo' }, 'invalid_chat_completion_org_id', 'Invalid value type at `.orgId`: expected a string, but found a positive integer: `1`'],
+      [
+        { source: 'foo' },
+        'bad_request',
+        'Unknown value `foo` at `.source`: expected one of `openAi`, `mistral`, `azureOpenAi`, `vLlm`',
+      ],
+      [
+        { source: 'OpenAi' },
+        'bad_request',
+        'Unknown value `OpenAi` at `.source`: did you mean `openAi`? expected one of `openAi`, `mistral`, `azureOpenAi`, `vLlm`',
+      ],
+      [
+        { source: 1 },
+        'bad_request',
+        'Invalid value type at `.source`: expected a string, but found a positive integer: `1`',
+      ],
+      [
+        { unknown: 1 },
+        'bad_request',
+        'Unknown field `unknown`: expected one of `source`, `orgId`, `projectId`, `apiVersion`, `deploymentId`, `baseUrl`, `apiKey`, `prompts`',
+      ],
+      [
+        { prompts: { preQuery: 'x' } },
+        'bad_request',
+        'Unknown field `preQuery` inside `.prompts`: expected one of `system`, `searchDescription`, `searchQParam`, `searchFilterParam`, `searchIndexUidParam`',
+      ],
+      [
+        { prompts: 1 },
+        'bad_request',
+        'Invalid value type at `.prompts`: expected an object, but found a positive integer: `1`',
+      ],
+      [
+        { prompts: { system: 1 } },
+        'invalid_chat_completion_system_prompt',
+        'Invalid value type at `.prompts.system`: expected a string, but found a positive integer: `1`',
+      ],
+      [
+        { prompts: { searchDescription: 1 } },
+        'invalid_chat_completion_search_description_prompt',
+        'Invalid value type at `.prompts.searchDescription`: expected a string, but found a positive integer: `1`',
+      ],
+      [
+        { prompts: { searchQParam: 1 } },
+        'invalid_chat_completion_search_query_param_prompt',
+        'Invalid value type at `.prompts.searchQParam`: expected a string, but found a positive integer: `1`',
+      ],
+      [
+        { prompts: { searchFilterParam: 1 } },
+        'invalid_chat_completion_search_filter_param_prompt',
+        'Invalid value type at `.prompts.searchFilterParam`: expected a string, but found a positive integer: `1`',
+      ],
+      [
+        { prompts: { searchIndexUidParam: 1 } },
+        'invalid_chat_completion_search_index_uid_param_prompt',
+        'Invalid value type at `.prompts.searchIndexUidParam`: expected a string, but found a positive integer: `1`',
+      ],
+      [
+        { orgId: 1 },
+        'invalid_chat_completion_org_id',
+        'Invalid value type at `.orgId`: expected a string, but found a positive integer: `1`',
+      ],
+      [
+        { projectId: 1 },
+        'invalid_chat_completion_project_id',
+        'Invalid value type at `.projectId`: expected a string, but found a positive integer: `1`',
+      ],
+      [
+        { apiVersion: 1 },
+        'invalid_chat_completion_api_version',
+        'Invalid value type at `.apiVersion`: expected a string, but found a positive integer: `1`',
+      ],
+      [
+        { deploymentId: 1 },
+        'invalid_chat_completion_deployment_id',
+        'Invalid value type at `.deploymentId`: expected a string, but found a positive integer: `1`',
+      ],
+      [
+        { baseUrl: 1 },
+        'invalid_chat_completion_base_api',
+        'Invalid value type at `.baseUrl`: expected a string, but found a positive integer: `1`',
+      ],
+      [
+        { apiKey: 1 },
+        'invalid_chat_completion_api_key',
+        'Invalid value type at `.apiKey`: expected a string, but found a positive integer: `1`',
+      ],
+      [
+        { orgId: 1, source: 'foo' },
+        'invalid_chat_completion_org_id',
+        'Invalid value type at `.orgId`: expected a string, but found a positive integer: `1`',
+      ],
       [[], 'bad_request', 'Invalid value type: expected an object, but found an array: `[]`'],
       [null, 'bad_request', 'Invalid value type: expected an object, but found null'],
       [{ source: 'vLlm' }, 'bad_request', 'vLlm requires setting a valid `baseUrl`'],
-      [{ source: 'azureOpenAi', baseUrl: 'http://127.0.0.1:1' }, 'bad_request', 'azureOpenAi requires setting a valid `baseUrl`, `deploymentId`, and `apiVersion`'],
+      [
+        { source: 'azureOpenAi', baseUrl: 'http://127.0.0.1:1' },
+        'bad_request',
+        'azureOpenAi requires setting a valid `baseUrl`, `deploymentId`, and `apiVersion`',
+      ],
     ];
     for (const [body, code, message] of cases) {
       const r = await patch('w3', body);
-      expect({ body, status: r.status, code: r.body.code, message: r.body.message }).toEqual({ body, status: 400, code, message });
+      expect({ body, status: r.status, code: r.body.code, message: r.body.message }).toEqual({
+        body,
+        status: 400,
+        code,
+        message,
+      });
     }
     // None of the refused patches created the workspace.
     expect((await s.api('GET', '/chats/w3')).status).toBe(404);
-    expect((await s.api('PATCH', '/chats/w3/settings', { raw: '{}', contentType: 'text/plain' })).body.code).toBe('invalid_content_type');
-    expect((await s.api('GET', '/chats?limit=-1')).body).toMatchObject({ code: 'invalid_index_limit', message: 'Invalid value in parameter `limit`: could not parse `-1` as a positive integer' });
+    expect((await s.api('PATCH', '/chats/w3/settings', { raw: '{}', contentType: 'text/plain' })).body.code).toBe(
+      'invalid_content_type',
+    );
+    expect((await s.api('GET', '/chats?limit=-1')).body).toMatchObject({
+      code: 'invalid_index_limit',
+      message: 'Invalid value in parameter `limit`: could not parse `-1` as a positive integer',
+    });
     expect((await s.api('GET', '/chats?offset=x')).body.code).toBe('invalid_index_offset');
-    expect((await s.api('GET', '/chats?foo=x')).body).toMatchObject({ code: 'bad_request', message: 'Unknown parameter `foo`: expected one of `offset`, `limit`' });
+    expect((await s.api('GET', '/chats?foo=x')).body).toMatchObject({
+      code: 'bad_request',
+      message: 'Unknown parameter `foo`: expected one of `offset`, `limit`',
+    });
     expect((await s.api('PUT', '/chats/w3/settings', { body: {} })).status).toBe(405);
     expect((await s.api('PATCH', '/chats/w3', { body: {} })).status).toBe(405);
   });
@@ -148,10 +273,13 @@ describe('the /chats routes', () => {
   it('when keys call the routes, then chats.get, chats.delete and chatsSettings.get/update are needed, on keys of every index', async () => {
     await enable(true);
     await patch('w4', {});
-    const key = async (actions: string[], indexes = ['*']) => (await s.api('POST', '/keys', { body: { actions, indexes, expiresAt: null } })).body.key as string;
+    const key = async (actions: string[], indexes = ['*']) =>
+      (await s.api('POST', '/keys', { body: { actions, indexes, expiresAt: null } })).body.key as string;
     const getter = await key(['chats.get']);
     // Workspace actions are global: an index-scoped key cannot hold them.
-    const scoped = await s.api('POST', '/keys', { body: { actions: ['chats.get'], indexes: ['movies'], expiresAt: null } });
+    const scoped = await s.api('POST', '/keys', {
+      body: { actions: ['chats.get'], indexes: ['movies'], expiresAt: null },
+    });
     expect(scoped.body.code).toBe('index_scoped_api_key_with_global_action');
     const settingsGetter = await key(['chatsSettings.get']);
     const updater = await key(['chatsSettings.update']);
@@ -170,7 +298,10 @@ describe('the /chats routes', () => {
     expect((await s.api('DELETE', '/chats/w4', { key: deleter })).status).toBe(204);
     expect((await s.api('GET', '/chats', { key: null })).body.code).toBe('missing_authorization_header');
     // Meilisearch 1.50 has no `chatsSettings.delete` action.
-    expect((await s.api('POST', '/keys', { body: { actions: ['chatsSettings.delete'], indexes: ['*'], expiresAt: null } })).body.code).toBe('invalid_api_key_actions');
+    expect(
+      (await s.api('POST', '/keys', { body: { actions: ['chatsSettings.delete'], indexes: ['*'], expiresAt: null } }))
+        .body.code,
+    ).toBe('invalid_api_key_actions');
   });
 
   it('when the server restarts, then the workspaces and their keys are still there', async () => {
@@ -188,7 +319,9 @@ describe('the /chats routes', () => {
     const a = await startTestServer({ args: ['--dump-dir', dumpDir] });
     try {
       await a.api('PATCH', '/experimental-features', { body: { chatCompletions: true } });
-      await a.api('PATCH', '/chats/travel/settings', { body: { source: 'mistral', apiKey: 'sk-secret-123456789', prompts: { system: 'hi' } } });
+      await a.api('PATCH', '/chats/travel/settings', {
+        body: { source: 'mistral', apiKey: 'sk-secret-123456789', prompts: { system: 'hi' } },
+      });
       await a.api('PATCH', '/chats/a%2Fb/settings', { body: {} });
       const done = await a.waitTask((await a.api('POST', '/dumps')).body.taskUid);
       expect(done.status).toBe('succeeded');
@@ -197,7 +330,9 @@ describe('the /chats routes', () => {
       try {
         expect((await b.api('GET', '/chats')).body.results).toEqual([{ uid: 'a/b' }, { uid: 'travel' }]);
         const r = await b.api('GET', '/chats/travel/settings');
-        expect(r.body).toEqual(settings({ source: 'mistral', apiKey: 'skXXXX...', prompts: { ...DEFAULT_PROMPTS, system: 'hi' } }));
+        expect(r.body).toEqual(
+          settings({ source: 'mistral', apiKey: 'skXXXX...', prompts: { ...DEFAULT_PROMPTS, system: 'hi' } }),
+        );
       } finally {
         await b.close();
       }

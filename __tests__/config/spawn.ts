@@ -50,13 +50,21 @@ export function startQuarry(args: string[], env: Record<string, string> = {}, cw
 }
 
 export class ExitError extends Error {
-  constructor(readonly code: number | null, readonly stdout: string, readonly stderr: string) {
+  constructor(
+    readonly code: number | null,
+    readonly stdout: string,
+    readonly stderr: string,
+  ) {
     super(`server exited with ${code}: ${stderr}${stdout}`);
   }
 }
 
 /** The exit of a server expected not to start: its code and what it wrote to stderr. */
-export async function failedStart(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<{ code: number | null; stderr: string }> {
+export async function failedStart(
+  args: string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+): Promise<{ code: number | null; stderr: string }> {
   try {
     const c = await startQuarry(args, env, cwd);
     await c.stop();

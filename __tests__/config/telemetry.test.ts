@@ -34,7 +34,12 @@ async function collector(): Promise<Collector> {
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       raw.push(body);
-      batches.push({ contentType: req.headers['content-type'], method: req.method, path: req.url, body: JSON.parse(body) });
+      batches.push({
+        contentType: req.headers['content-type'],
+        method: req.method,
+        path: req.url,
+        body: JSON.parse(body),
+      });
       res.writeHead(200).end();
     });
   });
@@ -52,7 +57,13 @@ async function until<T>(what: string, fn: () => T | undefined | false | Promise<
   throw new Error(`never happened: ${what}`);
 }
 
-async function api(url: string, method: string, p: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: any }> {
+async function api(
+  url: string,
+  method: string,
+  p: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; body: any }> {
   const res = await fetch(url + p, {
     method,
     headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': contentType },
@@ -73,19 +84,41 @@ async function waitTask(url: string, uid: number): Promise<any> {
 async function activity(url: string): Promise<string[]> {
   const created = await api(url, 'POST', '/indexes', { uid: INDEX, primaryKey: 'id' });
   await waitTask(url, created.body.taskUid);
-  const docs = await api(url, 'POST', `/indexes/${INDEX}/documents`, [{ id: 1, title: VALUE }, { id: 2, title: 'quixotic zeppelin tour' }]);
+  const docs = await api(url, 'POST', `/indexes/${INDEX}/documents`, [
+    { id: 1, title: VALUE },
+    { id: 2, title: 'quixotic zeppelin tour' },
+  ]);
   expect((await waitTask(url, docs.body.taskUid)).status).toBe('succeeded');
-  const ndjson = await api(url, 'POST', `/indexes/${INDEX}/documents`, `{"id":3,"title":"${VALUE} again"}\n`, 'application/x-ndjson');
+  const ndjson = await api(
+    url,
+    'POST',
+    `/indexes/${INDEX}/documents`,
+    `{"id":3,"title":"${VALUE} again"}\n`,
+    'application/x-ndjson',
+  );
   await waitTask(url, ndjson.body.taskUid);
-  const settings = await api(url, 'PATCH', `/indexes/${INDEX}/settings`, { stopWords: [ATTRIBUTE_WORD, 'the'], filterableAttributes: ['title'], typoTolerance: { enabled: false }, pagination: { maxTotalHits: 50 } });
+  const settings = await api(url, 'PATCH', `/indexes/${INDEX}/settings`, {
+    stopWords: [ATTRIBUTE_WORD, 'the'],
+    filterableAttributes: ['title'],
+    typoTolerance: { enabled: false },
+    pagination: { maxTotalHits: 50 },
+  });
   expect((await waitTask(url, settings.body.taskUid)).status).toBe('succeeded');
   const sub = await api(url, 'PUT', `/indexes/${INDEX}/settings/sortable-attributes`, ['title']);
   await waitTask(url, sub.body.taskUid);
-  for (let i = 0; i < 3; i++) expect((await api(url, 'POST', `/indexes/${INDEX}/search`, { q: QUERY, filter: `title = "${VALUE}"` })).status).toBe(200);
+  for (let i = 0; i < 3; i++)
+    expect(
+      (await api(url, 'POST', `/indexes/${INDEX}/search`, { q: QUERY, filter: `title = "${VALUE}"` })).status,
+    ).toBe(200);
   expect((await api(url, 'GET', `/indexes/${INDEX}/search?q=${encodeURIComponent(QUERY)}`)).status).toBe(200);
   expect((await api(url, 'POST', '/indexes/no_such_index_here/search', { q: QUERY })).status).toBe(404);
   expect((await api(url, 'POST', '/multi-search', { queries: [{ indexUid: INDEX, q: QUERY }] })).status).toBe(200);
-  const key = await api(url, 'POST', '/keys', { actions: ['search'], indexes: [INDEX], expiresAt: null, name: 'telemetry key name' });
+  const key = await api(url, 'POST', '/keys', {
+    actions: ['search'],
+    indexes: [INDEX],
+    expiresAt: null,
+    name: 'telemetry key name',
+  });
   expect(key.status).toBe(201);
   const keys = await api(url, 'GET', '/keys');
   return keys.body.results.flatMap((k: any) => [k.key, k.uid]);
@@ -123,11 +156,18 @@ describe('usage telemetry', () => {
     on = await collector();
     off = await collector();
     dbPath = db();
-    server = await start(dbPath, ['--experimental-analytics-url', on.url, '--experimental-analytics-interval-ms', '100']);
+    server = await start(dbPath, [
+      '--experimental-analytics-url',
+      on.url,
+      '--experimental-analytics-interval-ms',
+      '100',
+    ]);
     keys = await activity(server.url);
     await until('the searches and settings reach the collector', () => {
       const e = events(on);
-      const searched = e.filter((x) => x.event === 'Searches Aggregated').reduce((n, x) => n + x.properties.requests.total_received, 0);
+      const searched = e
+        .filter((x) => x.event === 'Searches Aggregated')
+        .reduce((n, x) => n + x.properties.requests.total_received, 0);
       return searched >= 6 && e.some((x) => x.event === 'Settings Updated' && x.properties.sortable_attributes);
     });
   });
@@ -147,7 +187,9 @@ describe('usage telemetry', () => {
   });
 
   it('when searches ran, then a batch counts successes, failures and latency', () => {
-    const s = events(on).filter((x) => x.event === 'Searches Aggregated').map((x) => x.properties.requests);
+    const s = events(on)
+      .filter((x) => x.event === 'Searches Aggregated')
+      .map((x) => x.properties.requests);
     const sum = (k: string) => s.reduce((n, x) => n + x[k], 0);
     // 4 single searches and 1 multi-search succeeded, one search on a missing index failed.
     expect([sum('total_received'), sum('total_succeeded'), sum('total_failed')]).toEqual([6, 5, 1]);
@@ -160,7 +202,12 @@ describe('usage telemetry', () => {
   it('when settings, indexes and documents were written, then the batch says which features, not what values', () => {
     const e = events(on);
     expect(e.find((x) => x.event === 'Index Created')?.properties).toEqual({ primary_key: true });
-    expect(e.filter((x) => x.event === 'Documents Added').map((x) => x.properties.payload_type).sort()).toEqual(['application/json', 'application/x-ndjson']);
+    expect(
+      e
+        .filter((x) => x.event === 'Documents Added')
+        .map((x) => x.properties.payload_type)
+        .sort(),
+    ).toEqual(['application/json', 'application/x-ndjson']);
     const full = e.find((x) => x.event === 'Settings Updated' && x.properties.stop_words)!.properties;
     expect(full).toEqual({
       stop_words: { set: true, total: 2 },
@@ -168,13 +215,25 @@ describe('usage telemetry', () => {
       typo_tolerance: { set: true, total: 1, enabled: false },
       pagination: { set: true, total: 1, max_total_hits: 50 },
     });
-    expect(e.find((x) => x.event === 'Settings Updated' && x.properties.sortable_attributes)!.properties).toEqual({ sortable_attributes: { set: true, total: 1 } });
+    expect(e.find((x) => x.event === 'Settings Updated' && x.properties.sortable_attributes)!.properties).toEqual({
+      sortable_attributes: { set: true, total: 1 },
+    });
   });
 
   it('when a batch is sent, then it describes the system and the start-up options', () => {
     const id = on.batches[0].body.identify;
-    expect(id.system).toMatchObject({ cores: os.availableParallelism(), ram_size: Math.round(os.totalmem() / 1024), kernel_version: os.release() });
-    expect(id.infos).toMatchObject({ env: 'development', master_key: true, db_path: true, ssl_cert_path: false, http_payload_size_limit: 100_000_000 });
+    expect(id.system).toMatchObject({
+      cores: os.availableParallelism(),
+      ram_size: Math.round(os.totalmem() / 1024),
+      kernel_version: os.release(),
+    });
+    expect(id.infos).toMatchObject({
+      env: 'development',
+      master_key: true,
+      db_path: true,
+      ssl_cert_path: false,
+      http_payload_size_limit: 100_000_000,
+    });
     expect(on.batches[0].body.batch[0].event).toBe('Launched');
     const last = on.batches[on.batches.length - 1].body.identify;
     expect(last.stats.indexes_number).toBe(1);
@@ -184,13 +243,33 @@ describe('usage telemetry', () => {
   it('when batches are read in full, then no key, index name, query, document value or client address is in them', () => {
     const all = on.raw.join('\n');
     expect(all.length).toBeGreaterThan(0);
-    const forbidden = [KEY, ...keys, INDEX, QUERY, 'quixotic', 'zeppelin', VALUE, 'Zanzibarian', ATTRIBUTE_WORD, 'telemetry key name', '127.0.0.1', 'title', dbPath];
+    const forbidden = [
+      KEY,
+      ...keys,
+      INDEX,
+      QUERY,
+      'quixotic',
+      'zeppelin',
+      VALUE,
+      'Zanzibarian',
+      ATTRIBUTE_WORD,
+      'telemetry key name',
+      '127.0.0.1',
+      'title',
+      dbPath,
+    ];
     for (const s of forbidden) expect([s, all.includes(s)]).toEqual([s, false]);
   });
 
   it('when --no-analytics is given, then nothing is collected or sent, and no instance UID is kept', async () => {
     const quietDb = db();
-    const quiet = await start(quietDb, ['--no-analytics', '--experimental-analytics-url', off.url, '--experimental-analytics-interval-ms', '100']);
+    const quiet = await start(quietDb, [
+      '--no-analytics',
+      '--experimental-analytics-url',
+      off.url,
+      '--experimental-analytics-interval-ms',
+      '100',
+    ]);
     expect(quiet.stdout()).toContain('Anonymous telemetry: disabled');
     expect(quiet.stdout()).not.toContain('Instance UID');
     await activity(quiet.url);
@@ -199,7 +278,11 @@ describe('usage telemetry', () => {
     for (let round = 0; round < 2; round++) {
       const before = on.batches.length;
       await api(server.url, 'POST', `/indexes/${INDEX}/search`, { q: 'after' });
-      await until('a later batch of the telemetry server', () => on.batches.slice(before).some((b) => b.body.batch.some((x: { event: string }) => x.event === 'Searches Aggregated')));
+      await until('a later batch of the telemetry server', () =>
+        on.batches
+          .slice(before)
+          .some((b) => b.body.batch.some((x: { event: string }) => x.event === 'Searches Aggregated')),
+      );
     }
     expect(off.batches).toEqual([]);
     expect(fs.existsSync(path.join(quietDb, 'instance-uid'))).toBe(false);
@@ -208,8 +291,20 @@ describe('usage telemetry', () => {
   it('when the collector is outside --experimental-allowed-ip-networks, then nothing reaches it', async () => {
     const blocked = await collector();
     try {
-      const s = await start(db(), ['--experimental-analytics-url', blocked.url, '--experimental-analytics-interval-ms', '100', '--experimental-allowed-ip-networks', '10.0.0.0/8']);
-      await until('the refused delivery is logged', () => s.stderr().split('\n').some((l) => l.includes('telemetry batch not delivered') && l.includes('refused')));
+      const s = await start(db(), [
+        '--experimental-analytics-url',
+        blocked.url,
+        '--experimental-analytics-interval-ms',
+        '100',
+        '--experimental-allowed-ip-networks',
+        '10.0.0.0/8',
+      ]);
+      await until('the refused delivery is logged', () =>
+        s
+          .stderr()
+          .split('\n')
+          .some((l) => l.includes('telemetry batch not delivered') && l.includes('refused')),
+      );
       expect(blocked.batches).toEqual([]);
     } finally {
       await blocked.close();
@@ -229,7 +324,16 @@ describe('usage telemetry', () => {
 describe('the telemetry batcher', () => {
   const logger = createLogger('off');
   const make = (sent: Buffer[], url: string | null, maxBatchBytes?: number) =>
-    new Analytics({ instanceUid: '00000000-0000-4000-8000-000000000000', url, intervalMs: 3_600_000, maxBatchBytes, logger, version: 't', identify: () => ({}), send: async (_u, b) => void sent.push(b) });
+    new Analytics({
+      instanceUid: '00000000-0000-4000-8000-000000000000',
+      url,
+      intervalMs: 3_600_000,
+      maxBatchBytes,
+      logger,
+      version: 't',
+      identify: () => ({}),
+      send: async (_u, b) => void sent.push(b),
+    });
 
   it('when pending events reach the size limit, then a batch leaves at once, before the interval', async () => {
     const sent: Buffer[] = [];

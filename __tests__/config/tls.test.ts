@@ -21,13 +21,53 @@ function openssl(...args: string[]): void {
 
 /** A CA, and a certificate it signs (with the given subjectAltName, if any). */
 function makeCa(name: string): void {
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}-ca.key`, '-out', `${name}-ca.pem`, '-days', '2', '-subj', `/CN=${name} test CA`);
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    `${name}-ca.key`,
+    '-out',
+    `${name}-ca.pem`,
+    '-days',
+    '2',
+    '-subj',
+    `/CN=${name} test CA`,
+  );
 }
 function makeLeaf(name: string, ca: string, san: string | null): void {
-  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
+  openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.csr`,
+    '-subj',
+    `/CN=${name}`,
+  );
   const ext = san ? ['-extfile', `${name}.ext`] : [];
   if (san) fs.writeFileSync(f(`${name}.ext`), `subjectAltName=${san}\n`);
-  openssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}-ca.pem`, '-CAkey', `${ca}-ca.key`, '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', ...ext);
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    `${ca}-ca.pem`,
+    '-CAkey',
+    `${ca}-ca.key`,
+    '-CAcreateserial',
+    '-out',
+    `${name}.pem`,
+    '-days',
+    '2',
+    ...ext,
+  );
 }
 
 beforeAll(() => {
@@ -48,19 +88,45 @@ afterAll(async () => {
 
 async function start(extra: string[]): Promise<Child> {
   const db = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-tls-db-'));
-  const c = await startQuarry(['--db-path', db, '--http-addr', '127.0.0.1:0', '--master-key', 'tls-master-key-0123456789', '--no-analytics', '--ssl-cert-path', f('localhost.pem'), '--ssl-key-path', f('localhost.key'), ...extra]);
+  const c = await startQuarry([
+    '--db-path',
+    db,
+    '--http-addr',
+    '127.0.0.1:0',
+    '--master-key',
+    'tls-master-key-0123456789',
+    '--no-analytics',
+    '--ssl-cert-path',
+    f('localhost.pem'),
+    '--ssl-key-path',
+    f('localhost.key'),
+    ...extra,
+  ]);
   children.push(c);
   return c;
 }
 
 /** GET over HTTPS trusting the server CA; resolves the status, or the error's code/message. */
-function get(url: string, p: string, opts: https.RequestOptions = {}): Promise<{ status: number; body: string } | { error: string }> {
+function get(
+  url: string,
+  p: string,
+  opts: https.RequestOptions = {},
+): Promise<{ status: number; body: string } | { error: string }> {
   return new Promise((resolve) => {
-    const req = https.request(url + p, { ca: fs.readFileSync(f('server-ca.pem')), agent: false, headers: { Authorization: 'Bearer tls-master-key-0123456789' }, ...opts }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
+    const req = https.request(
+      url + p,
+      {
+        ca: fs.readFileSync(f('server-ca.pem')),
+        agent: false,
+        headers: { Authorization: 'Bearer tls-master-key-0123456789' },
+        ...opts,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      },
+    );
     req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
     req.end();
   });
@@ -85,12 +151,17 @@ describe('HTTPS with --ssl-cert-path and --ssl-key-path', () => {
   });
 
   it('when a client does not trust the CA, then the handshake fails', async () => {
-    expect(await get(server.url, '/health', { ca: fs.readFileSync(f('rogue-ca.pem')) })).toEqual({ error: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
+    expect(await get(server.url, '/health', { ca: fs.readFileSync(f('rogue-ca.pem')) })).toEqual({
+      error: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    });
   });
 
   it('when a client speaks plain HTTP to the port, then it gets no API answer', async () => {
     const plain = server.url.replace('https://', 'http://');
-    const r = await fetch(`${plain}/health`).then((x) => x.status, () => 'failed');
+    const r = await fetch(`${plain}/health`).then(
+      (x) => x.status,
+      () => 'failed',
+    );
     expect(r).not.toBe(200);
   });
 
@@ -159,7 +230,12 @@ describe('OCSP stapling', () => {
   it('when --ssl-ocsp-path is set, then a client asking for the status gets the file as stapled', async () => {
     const s = await start(['--ssl-ocsp-path', f('ocsp.der')]);
     const stapled = await new Promise<Buffer | null>((resolve, reject) => {
-      const sock = tls.connect({ host: '127.0.0.1', port: Number(new URL(s.url).port), ca: fs.readFileSync(f('server-ca.pem')), requestOCSP: true } as tls.ConnectionOptions);
+      const sock = tls.connect({
+        host: '127.0.0.1',
+        port: Number(new URL(s.url).port),
+        ca: fs.readFileSync(f('server-ca.pem')),
+        requestOCSP: true,
+      } as tls.ConnectionOptions);
       let got: Buffer | null = null;
       sock.on('OCSPResponse', (b: Buffer) => (got = b));
       sock.on('secureConnect', () => {
@@ -174,19 +250,40 @@ describe('OCSP stapling', () => {
 
 describe('bad TLS start-up', () => {
   it('when the certificate file does not exist, then start-up fails naming the option', async () => {
-    const r = await failedStart(['--db-path', fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-tls-db-')), '--http-addr', '127.0.0.1:0', '--ssl-cert-path', f('nope.pem'), '--ssl-key-path', f('localhost.key')]);
+    const r = await failedStart([
+      '--db-path',
+      fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-tls-db-')),
+      '--http-addr',
+      '127.0.0.1:0',
+      '--ssl-cert-path',
+      f('nope.pem'),
+      '--ssl-key-path',
+      f('localhost.key'),
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('--ssl-cert-path');
   });
 
   it('when the key does not match the certificate, then start-up fails', async () => {
-    const r = await failedStart(['--db-path', fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-tls-db-')), '--http-addr', '127.0.0.1:0', '--ssl-cert-path', f('localhost.pem'), '--ssl-key-path', f('alice.key')]);
+    const r = await failedStart([
+      '--db-path',
+      fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-tls-db-')),
+      '--http-addr',
+      '127.0.0.1:0',
+      '--ssl-cert-path',
+      f('localhost.pem'),
+      '--ssl-key-path',
+      f('alice.key'),
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('--ssl-key-path');
   });
 
   it('when only MEILI_SSL_CERT_PATH is set, then start-up fails asking for the key', async () => {
-    const r = await failedStart(['--db-path', fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-tls-db-')), '--http-addr', '127.0.0.1:0'], { MEILI_SSL_CERT_PATH: f('localhost.pem') });
+    const r = await failedStart(
+      ['--db-path', fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-tls-db-')), '--http-addr', '127.0.0.1:0'],
+      { MEILI_SSL_CERT_PATH: f('localhost.pem') },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('--ssl-cert-path needs --ssl-key-path');
   });

@@ -7,7 +7,15 @@
  * order, facet counts, task details.
  */
 
-const DATE_KEYS = new Set(['enqueuedAt', 'startedAt', 'finishedAt', 'createdAt', 'updatedAt', 'lastUpdate', 'duration']);
+const DATE_KEYS = new Set([
+  'enqueuedAt',
+  'startedAt',
+  'finishedAt',
+  'createdAt',
+  'updatedAt',
+  'lastUpdate',
+  'duration',
+]);
 const UID_KEYS = new Set(['taskUid', 'batchUid', 'requestUid', 'queryUid', 'canceledBy']);
 const SIZE_KEYS = new Set(['databaseSize', 'usedDatabaseSize', 'rawDocumentDbSize', 'avgDocumentSize']);
 const HUMAN_SIZE = /^\d+(\.\d+)? ?(B|KiB|MiB|GiB|TiB|kB|MB|GB|TB|bytes)$/;
@@ -19,7 +27,14 @@ function normalize(value, ctx, key, parent) {
     if (DATE_KEYS.has(key)) return value === null ? null : `<${key}>`;
     if (key === 'processingTimeMs') return '<ms>';
     if (UID_KEYS.has(key)) return value === null ? null : '<uid>';
-    if (SIZE_KEYS.has(key) || parent === ctx.sizesParent) return typeof value === 'string' ? (HUMAN_SIZE.test(value) ? '<human size>' : value) : typeof value === 'number' ? '<bytes>' : value;
+    if (SIZE_KEYS.has(key) || parent === ctx.sizesParent)
+      return typeof value === 'string'
+        ? HUMAN_SIZE.test(value)
+          ? '<human size>'
+          : value
+        : typeof value === 'number'
+          ? '<bytes>'
+          : value;
     return value;
   }
   const out = {};
@@ -88,7 +103,8 @@ function diff(a, b, p = '', out = [], opts = {}) {
     for (const k of ka) if (k in b) diff(a[k], b[k], `${p}.${k}`, out, opts);
     const common = ka.filter((k) => k in b);
     const commonB = kb.filter((k) => k in a);
-    if (opts.keyOrder && common.join('\u0000') !== commonB.join('\u0000') && !out.some((d) => d.path.startsWith(p))) out.push({ path: p || '.', kind: 'key order', a: common, b: commonB });
+    if (opts.keyOrder && common.join('\u0000') !== commonB.join('\u0000') && !out.some((d) => d.path.startsWith(p)))
+      out.push({ path: p || '.', kind: 'key order', a: common, b: commonB });
     return out;
   }
   if (a !== b) {

@@ -30,7 +30,22 @@ if (why) console.log(`conformance: skipped: ${why}`);
 maybe('conformance with Meilisearch 1.50 (short form)', () => {
   test('seeded generated requests: no unexplained difference', () => {
     const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-')), 'report.json');
-    const r = spawnSync(process.execPath, [path.join(__dirname, 'harness.js'), '--requests', '300', '--seed', '68', '--families', FAMILIES.join(','), '--quiet', '--report', report], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [
+        path.join(__dirname, 'harness.js'),
+        '--requests',
+        '300',
+        '--seed',
+        '68',
+        '--families',
+        FAMILIES.join(','),
+        '--quiet',
+        '--report',
+        report,
+      ],
+      { encoding: 'utf8' },
+    );
     expect(r.status).not.toBe(SKIP);
     expect(fs.existsSync(report)).toBe(true);
     const out = JSON.parse(fs.readFileSync(report, 'utf8'));

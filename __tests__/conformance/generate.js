@@ -43,8 +43,10 @@ function describe(schema) {
     }
     if (schema.def.innerType && schema.def.innerType.def.checks === undefined) void 0;
     const inner = unwrap(schema);
-    if (inner.minValue !== undefined && inner.minValue !== null && Number.isFinite(inner.minValue)) out.min = inner.minValue;
-    if (inner.maxValue !== undefined && inner.maxValue !== null && Number.isFinite(inner.maxValue)) out.max = inner.maxValue;
+    if (inner.minValue !== undefined && inner.minValue !== null && Number.isFinite(inner.minValue))
+      out.min = inner.minValue;
+    if (inner.maxValue !== undefined && inner.maxValue !== null && Number.isFinite(inner.maxValue))
+      out.max = inner.maxValue;
     if (inner.isInt) out.int = true;
   }
   if (d.type === 'enum') out.values = Object.values(d.entries);
@@ -63,26 +65,57 @@ function typo(r, w) {
   if (w.length < 3) return w;
   const i = 1 + r.int(w.length - 1);
   switch (r.int(4)) {
-    case 0: return w.slice(0, i) + w.slice(i + 1); // deletion
-    case 1: return w.slice(0, i) + 'x' + w.slice(i); // insertion
-    case 2: return w.slice(0, i - 1) + w[i] + w[i - 1] + w.slice(i + 1); // transposition
-    default: return w.slice(0, i) + 'q' + w.slice(i + 1); // substitution
+    case 0:
+      return w.slice(0, i) + w.slice(i + 1); // deletion
+    case 1:
+      return `${w.slice(0, i)}x${w.slice(i)}`; // insertion
+    case 2:
+      return w.slice(0, i - 1) + w[i] + w[i - 1] + w.slice(i + 1); // transposition
+    default:
+      return `${w.slice(0, i)}q${w.slice(i + 1)}`; // substitution
   }
 }
 function query(r) {
   switch (r.int(12)) {
-    case 0: return r.pick(WORDS);
-    case 1: return `${r.pick(WORDS)} ${r.pick(WORDS)}`;
-    case 2: return typo(r, r.pick(WORDS.filter((w) => w.length > 4)));
-    case 3: return r.pick(WORDS).slice(0, 1 + r.int(3));
-    case 4: return `"${r.pick(WORDS)} ${r.pick(WORDS)}"`;
-    case 5: return `${r.pick(WORDS)} -${r.pick(WORDS)}`;
-    case 6: return '';
-    case 7: return r.pick(['Tasto', 'Taisto', 'tasto', 'boxing mach', '"While racing to a boxing match"', 'ada lovelace', 'kurosawa', 'zurich', 'cafe', 'TAISTO', '1999', 'drama', 'sci fi', 'Sci-Fi']);
-    case 8: return `${r.pick(WORDS)} ${r.pick(WORDS)} ${r.pick(WORDS).slice(0, 2)}`;
-    case 9: return r.pick(D.NAMES).split(' ')[r.int(2)];
-    case 10: return `${typo(r, r.pick(WORDS.filter((w) => w.length > 5)))} ${r.pick(WORDS)}`;
-    default: return r.pick(D.GENRES).toLowerCase();
+    case 0:
+      return r.pick(WORDS);
+    case 1:
+      return `${r.pick(WORDS)} ${r.pick(WORDS)}`;
+    case 2:
+      return typo(r, r.pick(WORDS.filter((w) => w.length > 4)));
+    case 3:
+      return r.pick(WORDS).slice(0, 1 + r.int(3));
+    case 4:
+      return `"${r.pick(WORDS)} ${r.pick(WORDS)}"`;
+    case 5:
+      return `${r.pick(WORDS)} -${r.pick(WORDS)}`;
+    case 6:
+      return '';
+    case 7:
+      return r.pick([
+        'Tasto',
+        'Taisto',
+        'tasto',
+        'boxing mach',
+        '"While racing to a boxing match"',
+        'ada lovelace',
+        'kurosawa',
+        'zurich',
+        'cafe',
+        'TAISTO',
+        '1999',
+        'drama',
+        'sci fi',
+        'Sci-Fi',
+      ]);
+    case 8:
+      return `${r.pick(WORDS)} ${r.pick(WORDS)} ${r.pick(WORDS).slice(0, 2)}`;
+    case 9:
+      return r.pick(D.NAMES).split(' ')[r.int(2)];
+    case 10:
+      return `${typo(r, r.pick(WORDS.filter((w) => w.length > 5)))} ${r.pick(WORDS)}`;
+    default:
+      return r.pick(D.GENRES).toLowerCase();
   }
 }
 
@@ -132,12 +165,45 @@ function filterExpr(r, depth = 0) {
 function filter(r) {
   if (r.chance(0.7)) return filterExpr(r);
   // the array form: AND of entries, an entry an OR of strings
-  return Array.from({ length: 1 + r.int(3) }, () => (r.chance(0.5) ? FILTER_ATOMS[r.int(24)](r) : [FILTER_ATOMS[r.int(24)](r), FILTER_ATOMS[r.int(24)](r)]));
+  return Array.from({ length: 1 + r.int(3) }, () =>
+    r.chance(0.5) ? FILTER_ATOMS[r.int(24)](r) : [FILTER_ATOMS[r.int(24)](r), FILTER_ATOMS[r.int(24)](r)],
+  );
 }
-const SORTS = ['year:asc', 'year:desc', 'rating:desc', 'rating:asc', 'title:asc', 'price:desc', 'price:asc', 'director.born:asc', '_geoPoint(50, 10):asc', '_geoPoint(45.5,5):desc', 'nope:asc', 'year', 'overview:asc', '_geoPoint(1):asc', 'year:up'];
-const FACETS = ['genres', 'year', 'rating', 'available', 'director.name', 'tags', 'price', 'group', 'cast.role', '*', 'title', 'nope', 'gen*'];
+const SORTS = [
+  'year:asc',
+  'year:desc',
+  'rating:desc',
+  'rating:asc',
+  'title:asc',
+  'price:desc',
+  'price:asc',
+  'director.born:asc',
+  '_geoPoint(50, 10):asc',
+  '_geoPoint(45.5,5):desc',
+  'nope:asc',
+  'year',
+  'overview:asc',
+  '_geoPoint(1):asc',
+  'year:up',
+];
+const FACETS = [
+  'genres',
+  'year',
+  'rating',
+  'available',
+  'director.name',
+  'tags',
+  'price',
+  'group',
+  'cast.role',
+  '*',
+  'title',
+  'nope',
+  'gen*',
+];
 const ATTRS = D.ATTRIBUTES;
-const cropAttr = (r) => (r.chance(0.3) ? `${r.pick(['overview', 'title', '*', 'director.name'])}:${r.int(8)}` : r.pick(ATTRS));
+const cropAttr = (r) =>
+  r.chance(0.3) ? `${r.pick(['overview', 'title', '*', 'director.name'])}:${r.int(8)}` : r.pick(ATTRS);
 
 /** Meaningful values of named fields; fields not named here get a generic value of their type. */
 const DOMAIN = {
@@ -149,7 +215,8 @@ const DOMAIN = {
   attributesToRetrieve: (r) => r.some(ATTRS, 4),
   attributesToCrop: (r) => Array.from({ length: 1 + r.int(3) }, () => cropAttr(r)),
   attributesToHighlight: (r) => r.some(ATTRS, 4),
-  attributesToSearchOn: (r) => (r.chance(0.85) ? r.some(D.SEARCHABLE, 3) : r.some(['title', 'year', 'nope', '*', 'director.*'], 2)),
+  attributesToSearchOn: (r) =>
+    r.chance(0.85) ? r.some(D.SEARCHABLE, 3) : r.some(['title', 'year', 'nope', '*', 'director.*'], 2),
   fields: (r) => r.some(ATTRS, 4),
   cropLength: (r) => r.int(15),
   cropMarker: (r) => r.pick(['…', '', '...', '[..]', '✂']),
@@ -161,7 +228,14 @@ const DOMAIN = {
   facets: (r) => r.some(FACETS.slice(0, r.chance(0.85) ? 10 : FACETS.length), 4),
   rankingScoreThreshold: (r) => r.int(11) / 10,
   locales: (r) => r.some(['eng', 'fra', 'deu', 'jpn', 'fin', 'en', 'fr'], 2),
-  hybrid: (r) => r.pick([{ embedder: 'default' }, { embedder: 'default', semanticRatio: 0.5 }, { semanticRatio: 2 }, 'x', { embedder: 3 }]),
+  hybrid: (r) =>
+    r.pick([
+      { embedder: 'default' },
+      { embedder: 'default', semanticRatio: 0.5 },
+      { semanticRatio: 2 },
+      'x',
+      { embedder: 3 },
+    ]),
   vector: (r) => r.pick([[0.1, 0.2, 0.3], []]),
   media: () => ({ image: 'x' }),
   personalize: () => ({ userContext: 'likes drama' }),
@@ -174,22 +248,35 @@ const DOMAIN = {
 
 function genericValid(desc, r) {
   switch (desc.type) {
-    case 'string': return r.pick(WORDS);
+    case 'string':
+      return r.pick(WORDS);
     case 'number': {
       const lo = desc.min ?? 0;
       const hi = desc.max ?? 50;
       return desc.int ? lo + r.int(Math.max(1, Math.min(hi, 50) - lo + 1)) : lo + r.next() * (hi - lo);
     }
-    case 'boolean': return r.chance(0.5);
-    case 'enum': return r.pick(desc.values);
-    case 'array': return Array.from({ length: r.int(3) }, () => genericValid(desc.element, r));
-    case 'union': return genericValid(r.pick(desc.options), r);
-    default: return r.pick([{}, 'x', 1]);
+    case 'boolean':
+      return r.chance(0.5);
+    case 'enum':
+      return r.pick(desc.values);
+    case 'array':
+      return Array.from({ length: r.int(3) }, () => genericValid(desc.element, r));
+    case 'union':
+      return genericValid(r.pick(desc.options), r);
+    default:
+      return r.pick([{}, 'x', 1]);
   }
 }
 /** A value the schema refuses (wrong type, out of range, not a member). */
 function invalid(desc, r) {
-  const wrongType = { string: [1, true, ['x'], {}], number: ['12', true, [1], {}], boolean: ['true', 1, null], enum: [1, ['x']], array: ['x', 1, { a: 1 }], union: [1, true, {}] }[desc.type];
+  const wrongType = {
+    string: [1, true, ['x'], {}],
+    number: ['12', true, [1], {}],
+    boolean: ['true', 1, null],
+    enum: [1, ['x']],
+    array: ['x', 1, { a: 1 }],
+    union: [1, true, {}],
+  }[desc.type];
   const choices = [...(wrongType ?? [])];
   if (!desc.nullable && desc.type !== 'unknown') choices.push(null);
   if (desc.type === 'number') {
@@ -197,13 +284,22 @@ function invalid(desc, r) {
     if (desc.max !== undefined) choices.push(desc.max + 0.5);
     if (desc.int) choices.push(1.5);
   }
-  if (desc.type === 'enum') choices.push(r.pick(desc.values) + 'x', r.pick(desc.values).toUpperCase());
+  if (desc.type === 'enum') choices.push(`${r.pick(desc.values)}x`, r.pick(desc.values).toUpperCase());
   if (desc.type === 'array') choices.push([1, 2], [null]);
   return choices.length ? r.pick(choices) : 'x';
 }
 
 /** Parameters weighted toward the ones that change answers; the rest still appear. */
-const RARE = new Set(['hybrid', 'vector', 'media', 'personalize', 'useNetwork', 'retrieveVectors', 'locales', 'showPerformanceDetails']);
+const RARE = new Set([
+  'hybrid',
+  'vector',
+  'media',
+  'personalize',
+  'useNetwork',
+  'retrieveVectors',
+  'locales',
+  'showPerformanceDetails',
+]);
 
 /** A body for `schema`: a few fields drawn from it, sometimes one refused value or unknown field. */
 function bodyFrom(schema, r, { maxFields = 6, required = [], bias = {} } = {}) {
@@ -265,11 +361,19 @@ function searchCase(r) {
 }
 
 function multiSearchCase(r) {
-  const queries = Array.from({ length: 1 + r.int(3) }, () => ({ indexUid: r.chance(0.95) ? 'movies' : 'nope', ...bodyFrom(SearchSchema, r, { maxFields: 4, bias: SEARCH_BIAS }) }));
+  const queries = Array.from({ length: 1 + r.int(3) }, () => ({
+    indexUid: r.chance(0.95) ? 'movies' : 'nope',
+    ...bodyFrom(SearchSchema, r, { maxFields: 4, bias: SEARCH_BIAS }),
+  }));
   const body = { queries };
   if (r.chance(0.4)) {
     for (const q of queries) for (const k of ['offset', 'limit', 'page', 'hitsPerPage', 'facets']) delete q[k];
-    body.federation = r.pick([{}, { limit: r.int(10) }, { offset: 2, limit: 5 }, { facetsByIndex: { movies: ['genres'] } }]);
+    body.federation = r.pick([
+      {},
+      { limit: r.int(10) },
+      { offset: 2, limit: 5 },
+      { facetsByIndex: { movies: ['genres'] } },
+    ]);
   }
   return [{ method: 'POST', path: '/multi-search', body }];
 }
@@ -303,7 +407,19 @@ function documentsCase(r) {
       return [{ method: 'GET', path: `/indexes/movies/documents/${encodeURIComponent(id)}`, query: q }];
     }
     default:
-      return [{ method: 'GET', path: r.pick(['/indexes/movies', '/indexes', '/indexes/nope', '/indexes/movies/documents/', '/indexes/nope/documents']), query: r.chance(0.3) ? { limit: String(r.int(5)), offset: String(r.int(3)) } : {} }];
+      return [
+        {
+          method: 'GET',
+          path: r.pick([
+            '/indexes/movies',
+            '/indexes',
+            '/indexes/nope',
+            '/indexes/movies/documents/',
+            '/indexes/nope/documents',
+          ]),
+          query: r.chance(0.3) ? { limit: String(r.int(5)), offset: String(r.int(3)) } : {},
+        },
+      ];
   }
 }
 
@@ -319,11 +435,30 @@ function documentWriteCase(r) {
   });
   const steps = [];
   switch (r.int(5)) {
-    case 0: steps.push({ method: 'POST', path: '/indexes/scratch/documents', body: docs, task: true }); break;
-    case 1: steps.push({ method: 'PUT', path: '/indexes/scratch/documents', body: docs, task: true }); break;
-    case 2: steps.push({ method: 'POST', path: '/indexes/scratch/documents/delete-batch', body: docs.map((d) => d.id), task: true }); break;
-    case 3: steps.push({ method: 'DELETE', path: `/indexes/scratch/documents/${r.int(20)}`, task: true }); break;
-    default: steps.push({ method: 'POST', path: '/indexes/scratch/documents/delete', body: { filter: r.pick(['n > 50', 'id < 5', 'title = x', 'nope']) }, task: true });
+    case 0:
+      steps.push({ method: 'POST', path: '/indexes/scratch/documents', body: docs, task: true });
+      break;
+    case 1:
+      steps.push({ method: 'PUT', path: '/indexes/scratch/documents', body: docs, task: true });
+      break;
+    case 2:
+      steps.push({
+        method: 'POST',
+        path: '/indexes/scratch/documents/delete-batch',
+        body: docs.map((d) => d.id),
+        task: true,
+      });
+      break;
+    case 3:
+      steps.push({ method: 'DELETE', path: `/indexes/scratch/documents/${r.int(20)}`, task: true });
+      break;
+    default:
+      steps.push({
+        method: 'POST',
+        path: '/indexes/scratch/documents/delete',
+        body: { filter: r.pick(['n > 50', 'id < 5', 'title = x', 'nope']) },
+        task: true,
+      });
   }
   steps.push({ method: 'GET', path: '/indexes/scratch/documents', query: { limit: '50' } });
   return steps;
@@ -331,15 +466,43 @@ function documentWriteCase(r) {
 
 const SETTING_VALUES = {
   displayedAttributes: (r) => (r.chance(0.3) ? ['*'] : r.some(ATTRS, 4)),
-  searchableAttributes: (r) => (r.chance(0.3) ? ['*'] : r.some(ATTRS.filter((a) => a !== '*'), 4)),
+  searchableAttributes: (r) =>
+    r.chance(0.3)
+      ? ['*']
+      : r.some(
+          ATTRS.filter((a) => a !== '*'),
+          4,
+        ),
   filterableAttributes: (r) =>
     r.chance(0.8)
-      ? r.some(ATTRS.filter((a) => a !== '*'), 4)
-      : [{ attributePatterns: r.some(['year', 'genres', 'director.*', '*_id'], 2), features: { facetSearch: r.chance(0.5), filter: { equality: true, comparison: r.chance(0.5) } } }],
+      ? r.some(
+          ATTRS.filter((a) => a !== '*'),
+          4,
+        )
+      : [
+          {
+            attributePatterns: r.some(['year', 'genres', 'director.*', '*_id'], 2),
+            features: { facetSearch: r.chance(0.5), filter: { equality: true, comparison: r.chance(0.5) } },
+          },
+        ],
   sortableAttributes: (r) => r.some(['year', 'rating', 'title', '_geo', 'price'], 3),
   foreignKeys: (r) => r.pick([[], [{ foreignIndexUid: 'movies', fieldName: 'movie' }]]),
   rankingRules: (r) => {
-    const rules = r.some(['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness', 'year:desc', 'rating:asc', 'attributeRank', 'wordPosition'], 8);
+    const rules = r.some(
+      [
+        'words',
+        'typo',
+        'proximity',
+        'attribute',
+        'sort',
+        'exactness',
+        'year:desc',
+        'rating:asc',
+        'attributeRank',
+        'wordPosition',
+      ],
+      8,
+    );
     if (r.chance(0.05)) rules.push(r.pick(['bogus', 'year:up', 'typos']));
     return rules;
   },
@@ -347,23 +510,43 @@ const SETTING_VALUES = {
   nonSeparatorTokens: (r) => r.some(['@', '#', '-', '_'], 2),
   separatorTokens: (r) => r.some(['|', '&', '/'], 2),
   dictionary: (r) => r.some(['J. R. R.', 'W. E. B.', 'new york'], 2),
-  synonyms: (r) => r.pick([{}, { sun: ['star'] }, { 'new york': ['nyc', 'big apple'], nyc: ['new york'] }, { Film: ['Movie'] }]),
+  synonyms: (r) =>
+    r.pick([{}, { sun: ['star'] }, { 'new york': ['nyc', 'big apple'], nyc: ['new york'] }, { Film: ['Movie'] }]),
   distinctAttribute: (r) => r.pick(['genres', 'title', 'director.name', null]),
   proximityPrecision: (r) => r.pick(['byWord', 'byAttribute', 'byNothing']),
   typoTolerance: (r) => {
     const t = {};
     if (r.chance(0.5)) t.enabled = r.chance(0.7);
-    if (r.chance(0.5)) t.minWordSizeForTypos = r.pick([{ oneTypo: 4 }, { oneTypo: 3, twoTypos: 7 }, { twoTypos: 2 }, { oneTypo: 8, twoTypos: 4 }]);
+    if (r.chance(0.5))
+      t.minWordSizeForTypos = r.pick([
+        { oneTypo: 4 },
+        { oneTypo: 3, twoTypos: 7 },
+        { twoTypos: 2 },
+        { oneTypo: 8, twoTypos: 4 },
+      ]);
     if (r.chance(0.3)) t.disableOnWords = r.some(WORDS, 2);
     if (r.chance(0.3)) t.disableOnAttributes = r.some(['title', 'overview'], 2);
     if (r.chance(0.2)) t.disableOnNumbers = r.chance(0.5);
     return t;
   },
-  faceting: (r) => r.pick([{ maxValuesPerFacet: r.int(200) }, { sortFacetValuesBy: { '*': 'count', genres: 'alpha' } }, { sortFacetValuesBy: { x: 'size' } }, {}]),
+  faceting: (r) =>
+    r.pick([
+      { maxValuesPerFacet: r.int(200) },
+      { sortFacetValuesBy: { '*': 'count', genres: 'alpha' } },
+      { sortFacetValuesBy: { x: 'size' } },
+      {},
+    ]),
   pagination: (r) => ({ maxTotalHits: r.pick([0, 1, 100, 1000, 20000]) }),
-  embedders: (r) => r.pick([{}, null, { default: { source: 'userProvided', dimensions: 3 } }, { default: { source: 'nope' } }]),
+  embedders: (r) =>
+    r.pick([{}, null, { default: { source: 'userProvided', dimensions: 3 } }, { default: { source: 'nope' } }]),
   searchCutoffMs: (r) => r.pick([null, 100, 0, 1500]),
-  localizedAttributes: (r) => r.pick([[], null, [{ attributePatterns: ['title'], locales: ['fra'] }], [{ attributePatterns: ['*'], locales: ['xx'] }]]),
+  localizedAttributes: (r) =>
+    r.pick([
+      [],
+      null,
+      [{ attributePatterns: ['title'], locales: ['fra'] }],
+      [{ attributePatterns: ['*'], locales: ['xx'] }],
+    ]),
   facetSearch: (r) => r.chance(0.5),
   prefixSearch: (r) => r.pick(['indexingTime', 'disabled', 'never']),
   chat: () => ({ description: 'movies' }),
@@ -387,17 +570,31 @@ function settingsCase(r) {
     }
     case 1: {
       const f = r.pick(SETTINGS_FIELDS.filter((x) => x !== 'chat'));
-      const method = ['synonyms', 'typoTolerance', 'faceting', 'pagination', 'embedders'].includes(f) ? r.pick(['PATCH', 'PUT']) : 'PUT';
-      steps.push({ method, path: `/indexes/scratch/settings/${kebab(f)}`, body: (SETTING_VALUES[f] ?? (() => null))(r), task: true });
+      const method = ['synonyms', 'typoTolerance', 'faceting', 'pagination', 'embedders'].includes(f)
+        ? r.pick(['PATCH', 'PUT'])
+        : 'PUT';
+      steps.push({
+        method,
+        path: `/indexes/scratch/settings/${kebab(f)}`,
+        body: (SETTING_VALUES[f] ?? (() => null))(r),
+        task: true,
+      });
       break;
     }
     case 2: {
       const f = r.pick(SETTINGS_FIELDS.filter((x) => x !== 'chat'));
-      steps.push({ method: 'DELETE', path: `/indexes/scratch/settings/${r.chance(0.2) ? '' : kebab(f)}`.replace(/\/$/, ''), task: true });
+      steps.push({
+        method: 'DELETE',
+        path: `/indexes/scratch/settings/${r.chance(0.2) ? '' : kebab(f)}`.replace(/\/$/, ''),
+        task: true,
+      });
       break;
     }
     default:
-      steps.push({ method: 'GET', path: `/indexes/${r.pick(['movies', 'scratch'])}/settings${r.chance(0.5) ? '' : '/' + kebab(r.pick(SETTINGS_FIELDS))}` });
+      steps.push({
+        method: 'GET',
+        path: `/indexes/${r.pick(['movies', 'scratch'])}/settings${r.chance(0.5) ? '' : `/${kebab(r.pick(SETTINGS_FIELDS))}`}`,
+      });
       return steps;
   }
   steps.push({ method: 'GET', path: '/indexes/scratch/settings' });
@@ -415,14 +612,31 @@ function taskFilterQuery(r, names) {
   const q = {};
   for (const p of r.some(names, 3)) {
     switch (p) {
-      case 'limit': q.limit = String(r.pick([0, 1, 3, 10, 'x', -1])); break;
-      case 'from': q.from = String(r.pick([0, 2, 5, 100, 'x'])); break;
-      case 'reverse': q.reverse = r.pick(['true', 'false', 'yes']); break;
-      case 'uids': case 'batchUids': case 'canceledBy': q[p] = r.pick(['0', '1,2', '3', '*', 'x', '0,99']); break;
-      case 'types': q.types = r.chance(0.9) ? r.some(TASK_TYPES, 2).join(',') : 'documentAdd'; break;
-      case 'statuses': q.statuses = r.chance(0.9) ? r.some(TASK_STATUSES, 2).join(',') : 'done'; break;
-      case 'indexUids': q.indexUids = r.pick(['movies', 'scratch', 'movies,scratch', '*', 'bad uid!', 'nope']); break;
-      default: q[p] = r.pick(['2020-01-01', '2099-01-01T00:00:00Z', '2020-01-01T00:00:00+02:00', 'yesterday', '*']);
+      case 'limit':
+        q.limit = String(r.pick([0, 1, 3, 10, 'x', -1]));
+        break;
+      case 'from':
+        q.from = String(r.pick([0, 2, 5, 100, 'x']));
+        break;
+      case 'reverse':
+        q.reverse = r.pick(['true', 'false', 'yes']);
+        break;
+      case 'uids':
+      case 'batchUids':
+      case 'canceledBy':
+        q[p] = r.pick(['0', '1,2', '3', '*', 'x', '0,99']);
+        break;
+      case 'types':
+        q.types = r.chance(0.9) ? r.some(TASK_TYPES, 2).join(',') : 'documentAdd';
+        break;
+      case 'statuses':
+        q.statuses = r.chance(0.9) ? r.some(TASK_STATUSES, 2).join(',') : 'done';
+        break;
+      case 'indexUids':
+        q.indexUids = r.pick(['movies', 'scratch', 'movies,scratch', '*', 'bad uid!', 'nope']);
+        break;
+      default:
+        q[p] = r.pick(['2020-01-01', '2099-01-01T00:00:00Z', '2020-01-01T00:00:00+02:00', 'yesterday', '*']);
     }
   }
   if (r.chance(0.05)) q.bogus = '1';
@@ -431,18 +645,52 @@ function taskFilterQuery(r, names) {
 
 function tasksCase(r) {
   switch (r.int(5)) {
-    case 0: return [{ method: 'GET', path: '/tasks', query: taskFilterQuery(r, LIST_PARAMS) }];
-    case 1: return [{ method: 'GET', path: '/batches', query: taskFilterQuery(r, LIST_PARAMS) }];
-    case 2: return [{ method: 'GET', path: `/tasks/${r.pick([0, 1, 2, 3, 99999, 'x', -1])}` }];
-    case 3: return [{ method: 'GET', path: `/batches/${r.pick([0, 1, 2, 99999, 'x'])}` }];
-    default: return [{ method: r.pick(['POST', 'DELETE']), path: r.pick(['/tasks/cancel', '/tasks']), query: taskFilterQuery(r, LIST_PARAMS.filter((p) => !['limit', 'from', 'reverse'].includes(p))), task: 'maybe' }];
+    case 0:
+      return [{ method: 'GET', path: '/tasks', query: taskFilterQuery(r, LIST_PARAMS) }];
+    case 1:
+      return [{ method: 'GET', path: '/batches', query: taskFilterQuery(r, LIST_PARAMS) }];
+    case 2:
+      return [{ method: 'GET', path: `/tasks/${r.pick([0, 1, 2, 3, 99999, 'x', -1])}` }];
+    case 3:
+      return [{ method: 'GET', path: `/batches/${r.pick([0, 1, 2, 99999, 'x'])}` }];
+    default:
+      return [
+        {
+          method: r.pick(['POST', 'DELETE']),
+          path: r.pick(['/tasks/cancel', '/tasks']),
+          query: taskFilterQuery(
+            r,
+            LIST_PARAMS.filter((p) => !['limit', 'from', 'reverse'].includes(p)),
+          ),
+          task: 'maybe',
+        },
+      ];
   }
 }
 
-const ACTIONS = ['search', 'documents.add', 'documents.get', 'documents.*', 'indexes.*', 'settings.get', 'tasks.get', 'keys.get', 'stats.get', '*', 'bogus.action'];
+const ACTIONS = [
+  'search',
+  'documents.add',
+  'documents.get',
+  'documents.*',
+  'indexes.*',
+  'settings.get',
+  'tasks.get',
+  'keys.get',
+  'stats.get',
+  '*',
+  'bogus.action',
+];
 function keysCase(r, ctx) {
   switch (r.int(5)) {
-    case 0: return [{ method: 'GET', path: '/keys', query: r.chance(0.5) ? { limit: String(r.int(5)), offset: String(r.int(4)) } : {} }];
+    case 0:
+      return [
+        {
+          method: 'GET',
+          path: '/keys',
+          query: r.chance(0.5) ? { limit: String(r.int(5)), offset: String(r.int(4)) } : {},
+        },
+      ];
     case 1: {
       const body = {};
       if (r.chance(0.9)) body.actions = r.some(ACTIONS.slice(0, r.chance(0.9) ? 10 : 11), 3);
@@ -457,18 +705,31 @@ function keysCase(r, ctx) {
       return [{ method: 'POST', path: '/keys', body, keyCreate: true }];
     }
     case 2: {
-      const uid = ctx.knownUids.length && r.chance(0.8) ? r.pick(ctx.knownUids) : r.pick(['nope', '00000000-0000-0000-0000-000000000000']);
+      const uid =
+        ctx.knownUids.length && r.chance(0.8)
+          ? r.pick(ctx.knownUids)
+          : r.pick(['nope', '00000000-0000-0000-0000-000000000000']);
       return [{ method: 'GET', path: `/keys/${uid}` }];
     }
     case 3: {
       const uid = ctx.knownUids.length ? r.pick(ctx.knownUids) : 'nope';
-      const body = r.pick([{ name: 'renamed' }, { description: 'x' }, { actions: ['search'] }, { expiresAt: null }, { name: 3 }, {}]);
+      const body = r.pick([
+        { name: 'renamed' },
+        { description: 'x' },
+        { actions: ['search'] },
+        { expiresAt: null },
+        { name: 3 },
+        {},
+      ]);
       return [{ method: 'PATCH', path: `/keys/${uid}`, body }];
     }
     default: {
       if (!ctx.knownUids.length) return [{ method: 'DELETE', path: '/keys/nope' }];
       const uid = ctx.knownUids.splice(r.int(ctx.knownUids.length), 1)[0];
-      return [{ method: 'DELETE', path: `/keys/${uid}` }, { method: 'GET', path: `/keys/${uid}` }];
+      return [
+        { method: 'DELETE', path: `/keys/${uid}` },
+        { method: 'GET', path: `/keys/${uid}` },
+      ];
     }
   }
 }
@@ -478,12 +739,25 @@ function tokenCase(r) {
   const future = Math.floor(Date.now() / 1000) + 3600 * 24 * 365;
   const claims = {};
   switch (r.int(6)) {
-    case 0: claims.searchRules = { '*': {} }; break;
-    case 1: claims.searchRules = ['movies']; break;
-    case 2: claims.searchRules = { movies: { filter: r.pick(['year > 1990', 'genres = Drama', 'bad >', ['available = true']]) } }; break;
-    case 3: claims.searchRules = { movies: null }; break;
-    case 4: claims.searchRules = { scratch: {} }; break;
-    default: claims.searchRules = r.pick(['*', 3, null]);
+    case 0:
+      claims.searchRules = { '*': {} };
+      break;
+    case 1:
+      claims.searchRules = ['movies'];
+      break;
+    case 2:
+      claims.searchRules = {
+        movies: { filter: r.pick(['year > 1990', 'genres = Drama', 'bad >', ['available = true']]) },
+      };
+      break;
+    case 3:
+      claims.searchRules = { movies: null };
+      break;
+    case 4:
+      claims.searchRules = { scratch: {} };
+      break;
+    default:
+      claims.searchRules = r.pick(['*', 3, null]);
   }
   claims.apiKeyUid = r.chance(0.9) ? '<searchKeyUid>' : r.pick(['00000000-0000-0000-0000-000000000000', 3, 'x']);
   const exp = r.int(6);
@@ -493,9 +767,19 @@ function tokenCase(r) {
   else if (exp === 3) claims.exp = String(future);
   else if (exp === 4) delete claims.exp;
   else claims.exp = future + 0.5;
-  const token = { claims, alg: r.chance(0.9) ? 'HS256' : r.pick(['HS384', 'HS512', 'none', 'RS256']), tamper: r.chance(0.9) ? null : r.pick(['signature', 'parts', 'payload', 'garbage']) };
+  const token = {
+    claims,
+    alg: r.chance(0.9) ? 'HS256' : r.pick(['HS384', 'HS512', 'none', 'RS256']),
+    tamper: r.chance(0.9) ? null : r.pick(['signature', 'parts', 'payload', 'garbage']),
+  };
   // the token is what is tested here: bodies that do not rank (the search families cover those)
-  const body = r.pick([{}, { limit: 1 + r.int(5) }, { filter: r.pick(['year > 1990', 'available = true', 'genres = Drama']) }, { attributesToRetrieve: ['id', 'title'] }, { facets: ['genres'] }]);
+  const body = r.pick([
+    {},
+    { limit: 1 + r.int(5) },
+    { filter: r.pick(['year > 1990', 'available = true', 'genres = Drama']) },
+    { attributesToRetrieve: ['id', 'title'] },
+    { facets: ['genres'] },
+  ]);
   const target = r.chance(0.85) ? 'movies' : 'scratch';
   return [{ method: 'POST', path: `/indexes/${target}/search`, body, auth: { token } }];
 }
@@ -504,14 +788,82 @@ function tokenCase(r) {
 function headersCase(r) {
   const body = bodyFrom(SearchSchema, r, { maxFields: 2, bias: SEARCH_BIAS });
   switch (r.int(8)) {
-    case 0: return [{ method: 'POST', path: '/indexes/movies/search', body, headers: { 'Meili-Include-Metadata': r.pick(['true', 'false']) } }];
-    case 1: return [{ method: 'POST', path: '/multi-search', body: { queries: [{ indexUid: 'movies', ...body }] }, headers: { 'Meili-Include-Metadata': 'true' } }];
-    case 2: return [{ method: 'POST', path: '/indexes/movies/search', rawBody: JSON.stringify(body), headers: { 'Content-Type': r.pick(['text/plain', 'application/x-ndjson', 'application/json; charset=utf-8', 'application/JSON', '']) } }];
-    case 3: return [{ method: 'POST', path: '/indexes/movies/search', rawBody: r.pick(['{', '', '[]', '"q"', '{"q": "a",}', 'null', '{"q":1e400}']), headers: { 'Content-Type': 'application/json' } }];
-    case 4: return [{ method: 'POST', path: '/indexes/movies/search', body, auth: r.pick(['none', 'wrong', 'basic', 'bearerOnly']) }];
-    case 5: return [{ method: 'POST', path: '/indexes/movies/search', body, headers: { 'X-Meilisearch-Client': 'Meilisearch Python (v0.31.0)', 'User-Agent': 'python-requests/2.31' } }];
-    case 6: return [{ method: r.pick(['GET', 'PUT', 'DELETE']), path: r.pick(['/indexes/movies/search', '/multi-search', '/nope', '/indexes/movies/documents/fetch']) }];
-    default: return [{ method: 'GET', path: r.pick(['/health', '/indexes/movies/settings/bogus', '/keys/', '/tasks?limit=1', '/indexes?limit=x']) }];
+    case 0:
+      return [
+        {
+          method: 'POST',
+          path: '/indexes/movies/search',
+          body,
+          headers: { 'Meili-Include-Metadata': r.pick(['true', 'false']) },
+        },
+      ];
+    case 1:
+      return [
+        {
+          method: 'POST',
+          path: '/multi-search',
+          body: { queries: [{ indexUid: 'movies', ...body }] },
+          headers: { 'Meili-Include-Metadata': 'true' },
+        },
+      ];
+    case 2:
+      return [
+        {
+          method: 'POST',
+          path: '/indexes/movies/search',
+          rawBody: JSON.stringify(body),
+          headers: {
+            'Content-Type': r.pick([
+              'text/plain',
+              'application/x-ndjson',
+              'application/json; charset=utf-8',
+              'application/JSON',
+              '',
+            ]),
+          },
+        },
+      ];
+    case 3:
+      return [
+        {
+          method: 'POST',
+          path: '/indexes/movies/search',
+          rawBody: r.pick(['{', '', '[]', '"q"', '{"q": "a",}', 'null', '{"q":1e400}']),
+          headers: { 'Content-Type': 'application/json' },
+        },
+      ];
+    case 4:
+      return [
+        {
+          method: 'POST',
+          path: '/indexes/movies/search',
+          body,
+          auth: r.pick(['none', 'wrong', 'basic', 'bearerOnly']),
+        },
+      ];
+    case 5:
+      return [
+        {
+          method: 'POST',
+          path: '/indexes/movies/search',
+          body,
+          headers: { 'X-Meilisearch-Client': 'Meilisearch Python (v0.31.0)', 'User-Agent': 'python-requests/2.31' },
+        },
+      ];
+    case 6:
+      return [
+        {
+          method: r.pick(['GET', 'PUT', 'DELETE']),
+          path: r.pick(['/indexes/movies/search', '/multi-search', '/nope', '/indexes/movies/documents/fetch']),
+        },
+      ];
+    default:
+      return [
+        {
+          method: 'GET',
+          path: r.pick(['/health', '/indexes/movies/settings/bogus', '/keys/', '/tasks?limit=1', '/indexes?limit=x']),
+        },
+      ];
   }
 }
 
@@ -548,7 +900,10 @@ function generator(seed, families) {
     let family = names[names.length - 1];
     for (const f of names) {
       x -= FAMILIES[f].weight;
-      if (x < 0) { family = f; break; }
+      if (x < 0) {
+        family = f;
+        break;
+      }
     }
     return { family, steps: FAMILIES[family].gen(r, ctx), ctx };
   };

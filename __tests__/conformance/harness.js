@@ -23,12 +23,24 @@ const path = require('node:path');
 
 const ROOT = path.join(__dirname, '../..');
 const REFERENCE_GZ = path.join(ROOT, '../shared/bin/meilisearch-1.50.0-linux-x64.gz');
-const REFERENCE_BIN = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'quarry-reference/meilisearch-1.50.0');
+const REFERENCE_BIN = path.join(
+  process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'),
+  'quarry-reference/meilisearch-1.50.0',
+);
 const MASTER_KEY = 'masterKey';
 const SEARCH_KEY_UID = '6062abda-a5aa-4414-ac91-ecd7944c0f8d';
 const SKIP = 3;
 /** Families whose requests change nothing (a DELETE of a route that does not exist aside). */
-const READ_ONLY = new Set(['search', 'multiSearch', 'facetSearch', 'similar', 'documents', 'stats', 'tokens', 'headers']);
+const READ_ONLY = new Set([
+  'search',
+  'multiSearch',
+  'facetSearch',
+  'similar',
+  'documents',
+  'stats',
+  'tokens',
+  'headers',
+]);
 
 function parseArgs(argv) {
   const o = { requests: 300, seed: 1, families: null, report: null, inner: false, quiet: false, concurrency: 4 };
@@ -43,7 +55,10 @@ function parseArgs(argv) {
     else if (flag === '--quiet') o.quiet = true;
     else if (flag === '--key-order') o.keyOrder = true;
     else if (flag === '--concurrency') o.concurrency = Math.max(1, parseInt(value(), 10));
-    else throw new Error(`unknown argument ${argv[i]}; usage: --requests N --seed S [--families a,b] [--report file.json] [--key-order]`);
+    else
+      throw new Error(
+        `unknown argument ${argv[i]}; usage: --requests N --seed S [--families a,b] [--report file.json] [--key-order]`,
+      );
   }
   if (!(o.requests > 0) || Number.isNaN(o.seed)) throw new Error('--requests and --seed need numbers');
   return o;
@@ -51,7 +66,8 @@ function parseArgs(argv) {
 
 /** Why the harness cannot run on this machine, or null. */
 function cannotRun() {
-  if (!fs.existsSync(REFERENCE_BIN) && !fs.existsSync(REFERENCE_GZ)) return `the reference Meilisearch 1.50 is not beside the clone (${path.relative(ROOT, REFERENCE_GZ)})`;
+  if (!fs.existsSync(REFERENCE_BIN) && !fs.existsSync(REFERENCE_GZ))
+    return `the reference Meilisearch 1.50 is not beside the clone (${path.relative(ROOT, REFERENCE_GZ)})`;
   if (!fs.existsSync(path.join(ROOT, 'dist/main.js'))) return 'dist/ is not built (npx tsc -p tsconfig.build.json)';
   const u = spawnSync('unshare', ['-n', 'true']);
   if (u.error || u.status !== 0) return 'cannot make a loopback-only network namespace (`unshare -n` needs root)';
@@ -75,7 +91,11 @@ function outer(argv) {
     return SKIP;
   }
   unpackReference();
-  const r = spawnSync('unshare', ['-n', 'bash', '-c', 'ip link set lo up && exec "$@"', 'bash', process.execPath, __filename, '--inner', ...argv], { stdio: 'inherit' });
+  const r = spawnSync(
+    'unshare',
+    ['-n', 'bash', '-c', 'ip link set lo up && exec "$@"', 'bash', process.execPath, __filename, '--inner', ...argv],
+    { stdio: 'inherit' },
+  );
   return r.status ?? 1;
 }
 
@@ -87,7 +107,8 @@ function waitHealthy(url, child, name, logFile) {
     let exited = false;
     child.once('exit', () => (exited = true));
     const tick = async () => {
-      if (exited) return reject(new Error(`${name} exited at start; log: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`));
+      if (exited)
+        return reject(new Error(`${name} exited at start; log: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`));
       try {
         const res = await fetch(`${url}/health`);
         if (res.ok) return resolve();
@@ -103,23 +124,62 @@ function waitHealthy(url, child, name, logFile) {
 
 async function startServers(dir) {
   const meiliLog = path.join(dir, 'meilisearch.log');
-  const meili = spawn(REFERENCE_BIN, ['--http-addr', '127.0.0.1:7700', '--db-path', path.join(dir, 'meili/data.ms'), '--dump-dir', path.join(dir, 'meili/dumps'), '--snapshot-dir', path.join(dir, 'meili/snapshots'), '--master-key', MASTER_KEY, '--no-analytics', '--log-level', 'WARN'], {
-    stdio: ['ignore', fs.openSync(meiliLog, 'w'), fs.openSync(meiliLog, 'a')],
-  });
+  const meili = spawn(
+    REFERENCE_BIN,
+    [
+      '--http-addr',
+      '127.0.0.1:7700',
+      '--db-path',
+      path.join(dir, 'meili/data.ms'),
+      '--dump-dir',
+      path.join(dir, 'meili/dumps'),
+      '--snapshot-dir',
+      path.join(dir, 'meili/snapshots'),
+      '--master-key',
+      MASTER_KEY,
+      '--no-analytics',
+      '--log-level',
+      'WARN',
+    ],
+    {
+      stdio: ['ignore', fs.openSync(meiliLog, 'w'), fs.openSync(meiliLog, 'a')],
+    },
+  );
   const quarryLog = path.join(dir, 'quarry.log');
-  const quarry = spawn(process.execPath, [path.join(ROOT, 'bin/quarry.js'), '--http-addr', '127.0.0.1:7800', '--db-path', path.join(dir, 'quarry/data.ms'), '--dump-dir', path.join(dir, 'quarry/dumps'), '--snapshot-dir', path.join(dir, 'quarry/snapshots'), '--master-key', MASTER_KEY, '--no-analytics', '--log-level', 'WARN'], {
-    stdio: ['ignore', fs.openSync(quarryLog, 'w'), fs.openSync(quarryLog, 'a')],
-  });
+  const quarry = spawn(
+    process.execPath,
+    [
+      path.join(ROOT, 'bin/quarry.js'),
+      '--http-addr',
+      '127.0.0.1:7800',
+      '--db-path',
+      path.join(dir, 'quarry/data.ms'),
+      '--dump-dir',
+      path.join(dir, 'quarry/dumps'),
+      '--snapshot-dir',
+      path.join(dir, 'quarry/snapshots'),
+      '--master-key',
+      MASTER_KEY,
+      '--no-analytics',
+      '--log-level',
+      'WARN',
+    ],
+    {
+      stdio: ['ignore', fs.openSync(quarryLog, 'w'), fs.openSync(quarryLog, 'a')],
+    },
+  );
   const servers = [
     { name: 'quarry', url: 'http://127.0.0.1:7800', child: quarry, log: quarryLog },
     { name: 'meilisearch', url: 'http://127.0.0.1:7700', child: meili, log: meiliLog },
   ];
   // The servers never outlive the harness, whatever ends it.
-  process.once('exit', () => servers.forEach((s) => s.child.exitCode === null && s.child.kill('SIGKILL')));
+  process.once('exit', () => {
+    for (const s of servers) if (s.child.exitCode === null) s.child.kill('SIGKILL');
+  });
   try {
     await Promise.all(servers.map((s) => waitHealthy(s.url, s.child, s.name, s.log)));
   } catch (err) {
-    servers.forEach((s) => s.child.kill('SIGKILL'));
+    for (const s of servers) s.child.kill('SIGKILL');
     throw err;
   }
   return servers;
@@ -177,8 +237,12 @@ async function send(server, step) {
       break;
     } catch (err) {
       // a connection closed under a kept-alive request is tried once more; a server that died is the end
-      if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`${server.name} exited (${server.child.exitCode ?? server.child.signalCode}) answering ${JSON.stringify(step)}; log: ${fs.readFileSync(server.log, 'utf8').slice(-1500)}`);
-      if (attempt >= 1) return { status: 0, contentType: null, body: { '<no answer>': String(err.cause?.code ?? err.message) } };
+      if (server.child.exitCode !== null || server.child.signalCode !== null)
+        throw new Error(
+          `${server.name} exited (${server.child.exitCode ?? server.child.signalCode}) answering ${JSON.stringify(step)}; log: ${fs.readFileSync(server.log, 'utf8').slice(-1500)}`,
+        );
+      if (attempt >= 1)
+        return { status: 0, contentType: null, body: { '<no answer>': String(err.cause?.code ?? err.message) } };
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -190,7 +254,11 @@ async function send(server, step) {
   } catch {
     json = { '<text>': text.slice(0, 300) };
   }
-  return { status: res.status, contentType: (res.headers.get('content-type') ?? '').split(';')[0].trim() || null, body: json };
+  return {
+    status: res.status,
+    contentType: (res.headers.get('content-type') ?? '').split(';')[0].trim() || null,
+    body: json,
+  };
 }
 
 async function waitTask(server, uid) {
@@ -211,16 +279,30 @@ async function setup(servers) {
     { method: 'PATCH', path: '/indexes/movies/settings', body: D.SETTINGS },
     { method: 'POST', path: '/indexes/movies/documents', body: D.DOCUMENTS },
     { method: 'POST', path: '/indexes', body: { uid: 'scratch', primaryKey: 'id' } },
-    { method: 'POST', path: '/indexes/scratch/documents', body: [{ id: 1, title: 'first', n: 1 }, { id: 2, title: 'second', n: 60 }] },
+    {
+      method: 'POST',
+      path: '/indexes/scratch/documents',
+      body: [
+        { id: 1, title: 'first', n: 1 },
+        { id: 2, title: 'second', n: 60 },
+      ],
+    },
   ];
   for (const server of servers) {
     for (const step of steps) {
       const r = await send(server, step);
-      if (r.status !== 202) throw new Error(`${server.name}: setup ${step.method} ${step.path} answered ${r.status} ${JSON.stringify(r.body)}`);
+      if (r.status !== 202)
+        throw new Error(
+          `${server.name}: setup ${step.method} ${step.path} answered ${r.status} ${JSON.stringify(r.body)}`,
+        );
       const t = await waitTask(server, r.body.taskUid);
       if (t.status !== 'succeeded') throw new Error(`${server.name}: setup task ${JSON.stringify(t)}`);
     }
-    const k = await send(server, { method: 'POST', path: '/keys', body: { uid: SEARCH_KEY_UID, name: 'conformance search', actions: ['search'], indexes: ['*'], expiresAt: null } });
+    const k = await send(server, {
+      method: 'POST',
+      path: '/keys',
+      body: { uid: SEARCH_KEY_UID, name: 'conformance search', actions: ['search'], indexes: ['*'], expiresAt: null },
+    });
     if (k.status !== 201) throw new Error(`${server.name}: search key: ${k.status} ${JSON.stringify(k.body)}`);
     server.searchKey = k.body.key;
   }
@@ -230,11 +312,15 @@ async function setup(servers) {
 
 function routeOf(step) {
   let p = step.path;
-  p = p.replace(/^\/indexes\/([^/]+)/, (_, uid) => (['movies', 'scratch'].includes(uid) ? `/indexes/${uid === 'movies' ? '{movies}' : '{scratch}'}` : '/indexes/{other}'));
+  p = p.replace(/^\/indexes\/([^/]+)/, (_, uid) =>
+    ['movies', 'scratch'].includes(uid)
+      ? `/indexes/${uid === 'movies' ? '{movies}' : '{scratch}'}`
+      : '/indexes/{other}',
+  );
   p = p.replace(/\/documents\/(?!fetch$|delete-batch$|delete$)[^/]+$/, '/documents/{id}');
   p = p.replace(/^\/(tasks|batches)\/(?!cancel$)[^/]+$/, '/$1/{uid}');
   p = p.replace(/^\/keys\/[^/]+$/, '/keys/{key}');
-  const auth = step.auth && step.auth.token ? ' [tenant token]' : typeof step.auth === 'string' ? ` [auth ${step.auth}]` : '';
+  const auth = step.auth?.token ? ' [tenant token]' : typeof step.auth === 'string' ? ` [auth ${step.auth}]` : '';
   return `${step.method} ${p}${auth}`;
 }
 
@@ -242,7 +328,12 @@ function loadList(file) {
   const f = path.join(__dirname, file);
   if (!fs.existsSync(f)) return [];
   const entries = JSON.parse(fs.readFileSync(f, 'utf8')).entries ?? [];
-  return entries.map((e) => ({ ...e, routeRe: new RegExp(e.route), pathRe: new RegExp(e.path), requestRe: e.requestMatches ? new RegExp(e.requestMatches) : null }));
+  return entries.map((e) => ({
+    ...e,
+    routeRe: new RegExp(e.route),
+    pathRe: new RegExp(e.path),
+    requestRe: e.requestMatches ? new RegExp(e.requestMatches) : null,
+  }));
 }
 
 /** Named checks an entry may add (`check`): what the difference itself must look like. */
@@ -251,7 +342,9 @@ const CHECKS = {
   tagsOnly: (d, step) => {
     if (typeof d.a !== 'string' || typeof d.b !== 'string') return false;
     const body = step.body ?? step.query ?? {};
-    const tags = [body.highlightPreTag ?? '<em>', body.highlightPostTag ?? '</em>'].filter((t) => typeof t === 'string' && t !== '');
+    const tags = [body.highlightPreTag ?? '<em>', body.highlightPostTag ?? '</em>'].filter(
+      (t) => typeof t === 'string' && t !== '',
+    );
     const strip = (x) => tags.reduce((acc, t) => acc.split(t).join(''), x);
     return strip(d.a) === strip(d.b);
   },
@@ -259,7 +352,12 @@ const CHECKS = {
 
 function explains(entry, route, d, requestText, step) {
   if (entry.check && !CHECKS[entry.check](d, step)) return false;
-  return entry.routeRe.test(route) && entry.pathRe.test(classPath(d.path)) && (!entry.kind || entry.kind === d.kind) && (!entry.requestRe || entry.requestRe.test(requestText));
+  return (
+    entry.routeRe.test(route) &&
+    entry.pathRe.test(classPath(d.path)) &&
+    (!entry.kind || entry.kind === d.kind) &&
+    (!entry.requestRe || entry.requestRe.test(requestText))
+  );
 }
 
 const { normalize, diff, classPath } = require('./compare');
@@ -282,7 +380,11 @@ async function run(o) {
     /** Compares one pair of answers and files its differences by class. */
     const record = (family, step, route, answers) => {
       const nctx = { givenKeyUids };
-      const [qa, ma] = answers.map((a) => ({ status: a.status, contentType: a.contentType, body: normalize(a.body, nctx) }));
+      const [qa, ma] = answers.map((a) => ({
+        status: a.status,
+        contentType: a.contentType,
+        body: normalize(a.body, nctx),
+      }));
       // a different status is one difference, whatever the bodies hold
       // an error answer is one difference: its code, or its message under the same code
       const errA = qa.body && typeof qa.body === 'object' && typeof qa.body.code === 'string';
@@ -308,12 +410,31 @@ async function run(o) {
         seen.add(key);
         let c = classes.get(key);
         if (!c) {
-          c = { class: key, route, path: classPath(d.path), kind: d.kind, family, count: 0, explained: allowed ? { allowlist: allowed.spec, reason: allowed.reason } : pend ? { pendingEngineFix: pend.reason } : null, example: null };
+          c = {
+            class: key,
+            route,
+            path: classPath(d.path),
+            kind: d.kind,
+            family,
+            count: 0,
+            explained: allowed
+              ? { allowlist: allowed.spec, reason: allowed.reason }
+              : pend
+                ? { pendingEngineFix: pend.reason }
+                : null,
+            example: null,
+          };
           classes.set(key, c);
         }
         c.count++;
         if (!c.example || requestText.length < c.example.size) {
-          c.example = { size: requestText.length, request: step, difference: { path: d.path, quarry: d.a, meilisearch: d.b }, quarry: answers[0], meilisearch: answers[1] };
+          c.example = {
+            size: requestText.length,
+            request: step,
+            difference: { path: d.path, quarry: d.a, meilisearch: d.b },
+            quarry: answers[0],
+            meilisearch: answers[1],
+          };
         }
       }
     };
@@ -326,7 +447,14 @@ async function run(o) {
         let finished = null;
         if (step.task) {
           // keep both databases in step: wait for what each enqueued
-          finished = await Promise.all(answers.map((a, i) => (a.status === 202 || (a.status === 200 && a.body && a.body.taskUid !== undefined)) && a.body.taskUid !== undefined ? waitTask(servers[i], a.body.taskUid) : null));
+          finished = await Promise.all(
+            answers.map((a, i) =>
+              (a.status === 202 || (a.status === 200 && a.body && a.body.taskUid !== undefined)) &&
+              a.body.taskUid !== undefined
+                ? waitTask(servers[i], a.body.taskUid)
+                : null,
+            ),
+          );
         }
         if (step.keyCreate && answers.every((a) => a.status === 201) && step.body.uid) {
           ctx.knownUids.push(step.body.uid);
@@ -334,7 +462,13 @@ async function run(o) {
         }
         record(family, step, routeOf(step), answers);
         // what each enqueued, once done, is compared too (its status, details, error)
-        if (finished && finished[0] && finished[1]) record(family, step, `${routeOf(step)} → task`, finished.map((t) => ({ status: 200, contentType: 'application/json', body: t })));
+        if (finished?.[0] && finished[1])
+          record(
+            family,
+            step,
+            `${routeOf(step)} → task`,
+            finished.map((t) => ({ status: 200, contentType: 'application/json', body: t })),
+          );
       }
     };
     // Cases that only read run several at a time; one that writes waits for them and runs alone.
@@ -352,8 +486,15 @@ async function run(o) {
         inFlight.add(p);
         if (inFlight.size >= o.concurrency) await Promise.race(inFlight);
       }
-      if (o.report && cases % 2000 === 0) fs.writeFileSync(o.report, JSON.stringify({ partial: true, seed: o.seed, requests, cases, classes: [...classes.values()] }, null, 1));
-      if (!o.quiet && cases % 500 === 0) process.stderr.write(`conformance: ${requests} requests, ${classes.size} classes, ${Math.round((Date.now() - started) / 1000)} s\n`);
+      if (o.report && cases % 2000 === 0)
+        fs.writeFileSync(
+          o.report,
+          JSON.stringify({ partial: true, seed: o.seed, requests, cases, classes: [...classes.values()] }, null, 1),
+        );
+      if (!o.quiet && cases % 500 === 0)
+        process.stderr.write(
+          `conformance: ${requests} requests, ${classes.size} classes, ${Math.round((Date.now() - started) / 1000)} s\n`,
+        );
     }
     await Promise.all(inFlight);
   } finally {
@@ -364,21 +505,42 @@ async function run(o) {
   const list = [...classes.values()].sort((a, b) => (a.explained ? 1 : 0) - (b.explained ? 1 : 0) || b.count - a.count);
   for (const c of list) delete c.example.size;
   const unexplained = list.filter((c) => !c.explained);
-  const report = { seed: o.seed, requests, cases, families: familyStats, answerMs: Object.fromEntries(servers.map((s) => [s.name, Math.round(s.ms ?? 0)])), unexplained: unexplained.length, classes: list };
+  const report = {
+    seed: o.seed,
+    requests,
+    cases,
+    families: familyStats,
+    answerMs: Object.fromEntries(servers.map((s) => [s.name, Math.round(s.ms ?? 0)])),
+    unexplained: unexplained.length,
+    classes: list,
+  };
   if (o.report) fs.writeFileSync(o.report, JSON.stringify(report, null, 1));
   printSummary(report);
   return unexplained.length === 0 ? 0 : 1;
 }
 
 function printSummary(report) {
-  const lines = [`conformance: seed ${report.seed}, ${report.requests} requests in ${report.cases} cases; ${report.classes.length} difference classes, ${report.unexplained} unexplained (time answering: ${Object.entries(report.answerMs).map(([n, ms]) => `${n} ${ms} ms`).join(', ')})`];
-  for (const [f, s] of Object.entries(report.families)) lines.push(`  ${f.padEnd(15)} ${String(s.requests).padStart(7)} requests, ${s.differing} with differences`);
+  const lines = [
+    `conformance: seed ${report.seed}, ${report.requests} requests in ${report.cases} cases; ${report.classes.length} difference classes, ${report.unexplained} unexplained (time answering: ${Object.entries(
+      report.answerMs,
+    )
+      .map(([n, ms]) => `${n} ${ms} ms`)
+      .join(', ')})`,
+  ];
+  for (const [f, s] of Object.entries(report.families))
+    lines.push(`  ${f.padEnd(15)} ${String(s.requests).padStart(7)} requests, ${s.differing} with differences`);
   for (const c of report.classes) {
-    const tag = c.explained ? (c.explained.allowlist ? `allowed (${c.explained.allowlist})` : 'pending engine fix') : 'UNEXPLAINED';
+    const tag = c.explained
+      ? c.explained.allowlist
+        ? `allowed (${c.explained.allowlist})`
+        : 'pending engine fix'
+      : 'UNEXPLAINED';
     lines.push(`- [${tag}] ${c.class} ×${c.count}`);
     if (!c.explained) {
       lines.push(`    request: ${JSON.stringify(c.example.request)}`);
-      lines.push(`    at ${c.example.difference.path}: quarry ${JSON.stringify(c.example.difference.quarry)?.slice(0, 300)} / meilisearch ${JSON.stringify(c.example.difference.meilisearch)?.slice(0, 300)}`);
+      lines.push(
+        `    at ${c.example.difference.path}: quarry ${JSON.stringify(c.example.difference.quarry)?.slice(0, 300)} / meilisearch ${JSON.stringify(c.example.difference.meilisearch)?.slice(0, 300)}`,
+      );
     }
   }
   console.log(lines.join('\n'));

@@ -17,8 +17,15 @@ async function add(uid: string, docs: unknown, method = 'POST', query = ''): Pro
 describe('POST /indexes/{uid}/documents', () => {
   it('when the index is missing, then the addition creates it and infers the primary key', async () => {
     const uid = uniqueIndex('docs');
-    const t = await add(uid, [{ movie_id: 1, title: 'Carol' }, { movie_id: 2, title: 'Wonder Woman' }]);
-    expect(t).toMatchObject({ status: 'succeeded', type: 'documentAdditionOrUpdate', details: { receivedDocuments: 2, indexedDocuments: 2 } });
+    const t = await add(uid, [
+      { movie_id: 1, title: 'Carol' },
+      { movie_id: 2, title: 'Wonder Woman' },
+    ]);
+    expect(t).toMatchObject({
+      status: 'succeeded',
+      type: 'documentAdditionOrUpdate',
+      details: { receivedDocuments: 2, indexedDocuments: 2 },
+    });
     expect((await s.api('GET', `/indexes/${uid}`)).body.primaryKey).toBe('movie_id');
     const d = await s.api('GET', `/indexes/${uid}/documents/1`);
     expect(d.status).toBe(200);
@@ -68,7 +75,10 @@ describe('POST /indexes/{uid}/documents', () => {
 
   it('when NDJSON is sent, then every line is a document', async () => {
     const uid = uniqueIndex();
-    const r = await s.api('POST', `/indexes/${uid}/documents`, { raw: '{"id":1,"a":"x"}\n{"id":2,"a":"y"}\n', contentType: 'application/x-ndjson' });
+    const r = await s.api('POST', `/indexes/${uid}/documents`, {
+      raw: '{"id":1,"a":"x"}\n{"id":2,"a":"y"}\n',
+      contentType: 'application/x-ndjson',
+    });
     expect(r.status).toBe(202);
     const t = await s.waitTask(r.body.taskUid);
     expect(t.details).toEqual({ receivedDocuments: 2, indexedDocuments: 2 });
@@ -77,11 +87,24 @@ describe('POST /indexes/{uid}/documents', () => {
   it('when CSV with typed headers and a custom delimiter is sent, then values are typed', async () => {
     const uid = uniqueIndex();
     const csv = 'id;title;price:number;used:boolean\n1;Hello;9.5;true\n2;World;;false\n';
-    const r = await s.api('POST', `/indexes/${uid}/documents?csvDelimiter=;`, { raw: csv, contentType: 'text/csv; charset=utf-8' });
+    const r = await s.api('POST', `/indexes/${uid}/documents?csvDelimiter=;`, {
+      raw: csv,
+      contentType: 'text/csv; charset=utf-8',
+    });
     expect(r.status).toBe(202);
     expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
-    expect((await s.api('GET', `/indexes/${uid}/documents/1`)).body).toEqual({ id: '1', title: 'Hello', price: 9.5, used: true });
-    expect((await s.api('GET', `/indexes/${uid}/documents/2`)).body).toEqual({ id: '2', title: 'World', price: null, used: false });
+    expect((await s.api('GET', `/indexes/${uid}/documents/1`)).body).toEqual({
+      id: '1',
+      title: 'Hello',
+      price: 9.5,
+      used: true,
+    });
+    expect((await s.api('GET', `/indexes/${uid}/documents/2`)).body).toEqual({
+      id: '2',
+      title: 'World',
+      price: null,
+      used: false,
+    });
   });
 
   it.each([
@@ -92,14 +115,17 @@ describe('POST /indexes/{uid}/documents', () => {
     ['id,price:number\n1,abc\n', 'text/csv', 400, 'malformed_payload'],
     ['{"id":1}', 'text/plain', 415, 'invalid_content_type'],
     ['{"id":1}', null, 415, 'missing_content_type'],
-  ])('when the payload is %j as %s, then it answers %i %s and enqueues nothing', async (raw, contentType, status, code) => {
-    const before = (await s.api('GET', '/tasks?limit=1')).body.results[0]?.uid;
-    const r = await s.api('POST', `/indexes/${uniqueIndex()}/documents`, { raw, contentType });
-    expect(r.status).toBe(status);
-    expect(r.body.code).toBe(code);
-    expect(Object.keys(r.body).sort()).toEqual(['code', 'link', 'message', 'type']);
-    expect((await s.api('GET', '/tasks?limit=1')).body.results[0]?.uid).toBe(before);
-  });
+  ])(
+    'when the payload is %j as %s, then it answers %i %s and enqueues nothing',
+    async (raw, contentType, status, code) => {
+      const before = (await s.api('GET', '/tasks?limit=1')).body.results[0]?.uid;
+      const r = await s.api('POST', `/indexes/${uniqueIndex()}/documents`, { raw, contentType });
+      expect(r.status).toBe(status);
+      expect(r.body.code).toBe(code);
+      expect(Object.keys(r.body).sort()).toEqual(['code', 'link', 'message', 'type']);
+      expect((await s.api('GET', '/tasks?limit=1')).body.results[0]?.uid).toBe(before);
+    },
+  );
 
   it('when the JSON is nested 10000 levels deep, then it is malformed_payload, not a crash', async () => {
     const raw = `[{"id":1,"x":${'['.repeat(10000)}${']'.repeat(10000)}}]`;
@@ -117,12 +143,17 @@ describe('POST /indexes/{uid}/documents', () => {
   it('when csvDelimiter comes with JSON or is not one ASCII char, then it is rejected', async () => {
     const a = await s.api('POST', `/indexes/${uniqueIndex()}/documents?csvDelimiter=;`, { body: [{ id: 1 }] });
     expect([a.status, a.body.code]).toEqual([415, 'invalid_content_type']);
-    const b = await s.api('POST', `/indexes/${uniqueIndex()}/documents?csvDelimiter=ab`, { raw: 'id\n1\n', contentType: 'text/csv' });
+    const b = await s.api('POST', `/indexes/${uniqueIndex()}/documents?csvDelimiter=ab`, {
+      raw: 'id\n1\n',
+      contentType: 'text/csv',
+    });
     expect([b.status, b.body.code]).toEqual([400, 'invalid_document_csv_delimiter']);
   });
 
   it('when an unknown query parameter or a bad index uid is sent, then it is rejected', async () => {
-    expect((await s.api('POST', `/indexes/${uniqueIndex()}/documents?nope=1`, { body: [] })).body.code).toBe('bad_request');
+    expect((await s.api('POST', `/indexes/${uniqueIndex()}/documents?nope=1`, { body: [] })).body.code).toBe(
+      'bad_request',
+    );
     expect((await s.api('POST', '/indexes/bad%20uid/documents', { body: [] })).body.code).toBe('invalid_index_uid');
   });
 
@@ -136,13 +167,30 @@ describe('reading documents', () => {
   let uid: string;
   beforeAll(async () => {
     uid = uniqueIndex('read');
-    await add(uid, Array.from({ length: 30 }, (_, i) => ({ id: i, title: `t${i}`, genre: i % 2 ? 'odd' : 'even', _vectors: { e: [1, 2] } })));
+    await add(
+      uid,
+      Array.from({ length: 30 }, (_, i) => ({
+        id: i,
+        title: `t${i}`,
+        genre: i % 2 ? 'odd' : 'even',
+        _vectors: { e: [1, 2] },
+      })),
+    );
   });
 
   it('when paging with GET /documents, then offset, limit, total and fields apply', async () => {
     const r = await s.api('GET', `/indexes/${uid}/documents?offset=5&limit=3&fields=id,title`);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ results: [{ id: 5, title: 't5' }, { id: 6, title: 't6' }, { id: 7, title: 't7' }], offset: 5, limit: 3, total: 30 });
+    expect(r.body).toEqual({
+      results: [
+        { id: 5, title: 't5' },
+        { id: 6, title: 't6' },
+        { id: 7, title: 't7' },
+      ],
+      offset: 5,
+      limit: 3,
+      total: 30,
+    });
     const def = await s.api('GET', `/indexes/${uid}/documents`);
     expect(def.body.results).toHaveLength(20);
     expect(def.body.results[0]._vectors).toBeUndefined();
@@ -152,9 +200,13 @@ describe('reading documents', () => {
     const r = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { ids: [3, '4', 99], fields: ['id'] } });
     expect(r.status).toBe(200);
     expect(r.body.results).toEqual([{ id: 3 }, { id: 4 }]);
-    expect((await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { limit: 'x' } })).body.code).toBe('invalid_document_limit');
+    expect((await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { limit: 'x' } })).body.code).toBe(
+      'invalid_document_limit',
+    );
     expect((await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { useNetwork: null } })).status).toBe(200);
-    expect((await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { nope: 1 } })).body.code).toBe('bad_request');
+    expect((await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { nope: 1 } })).body.code).toBe(
+      'bad_request',
+    );
   });
 
   it('when a document or index is missing, then it answers 404 with the right code', async () => {
@@ -168,13 +220,25 @@ describe('reading documents', () => {
 describe('deleting documents', () => {
   it('when deleting one, a batch, then all, then counts follow', async () => {
     const uid = uniqueIndex('del');
-    await add(uid, Array.from({ length: 10 }, (_, i) => ({ id: i })));
+    await add(
+      uid,
+      Array.from({ length: 10 }, (_, i) => ({ id: i })),
+    );
     const one = await s.waitTask((await s.api('DELETE', `/indexes/${uid}/documents/0`)).body.taskUid);
-    expect(one).toMatchObject({ type: 'documentDeletion', status: 'succeeded', details: { providedIds: 1, deletedDocuments: 1, originalFilter: null } });
-    const batch = await s.waitTask((await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { body: [1, '2', 404] })).body.taskUid);
+    expect(one).toMatchObject({
+      type: 'documentDeletion',
+      status: 'succeeded',
+      details: { providedIds: 1, deletedDocuments: 1, originalFilter: null },
+    });
+    const batch = await s.waitTask(
+      (await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { body: [1, '2', 404] })).body.taskUid,
+    );
     expect(batch.details).toEqual({ providedIds: 3, deletedDocuments: 2, originalFilter: null });
     // Its batch shows no originalFilter, as Meilisearch's does.
-    expect((await s.api('GET', `/batches/${batch.batchUid}`)).body.details).toEqual({ providedIds: 3, deletedDocuments: 2 });
+    expect((await s.api('GET', `/batches/${batch.batchUid}`)).body.details).toEqual({
+      providedIds: 3,
+      deletedDocuments: 2,
+    });
     expect((await s.api('GET', `/indexes/${uid}/documents`)).body.total).toBe(7);
     const all = await s.waitTask((await s.api('DELETE', `/indexes/${uid}/documents`)).body.taskUid);
     expect(all.details).toEqual({ deletedDocuments: 7 });
@@ -183,10 +247,18 @@ describe('deleting documents', () => {
 
   it('when deleting by filter, then an empty body is missing_document_filter and an empty filter is refused', async () => {
     const uid = uniqueIndex();
-    expect((await s.api('POST', `/indexes/${uid}/documents/delete`, { body: {} })).body).toMatchObject({ code: 'missing_document_filter', message: 'Missing field `filter`' });
+    expect((await s.api('POST', `/indexes/${uid}/documents/delete`, { body: {} })).body).toMatchObject({
+      code: 'missing_document_filter',
+      message: 'Missing field `filter`',
+    });
     const empty = await s.api('POST', `/indexes/${uid}/documents/delete`, { body: { filter: '' } });
-    expect(empty.body).toMatchObject({ code: 'invalid_document_filter', message: 'Sending an empty filter is forbidden.' });
-    expect((await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { body: { ids: [1] } })).body.code).toBe('bad_request');
+    expect(empty.body).toMatchObject({
+      code: 'invalid_document_filter',
+      message: 'Sending an empty filter is forbidden.',
+    });
+    expect((await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { body: { ids: [1] } })).body.code).toBe(
+      'bad_request',
+    );
   });
 
   it('when deleting by a filter on an attribute that is not filterable, then the task fails cleanly', async () => {
@@ -211,13 +283,19 @@ describe('autobatching', () => {
     const big = Array.from({ length: 20000 }, (_, i) => ({ id: i, text: `document number ${i}` }));
     const first = await s.api('POST', `/indexes/${blocker}/documents`, { body: big });
     const uids: number[] = [];
-    for (let i = 1; i <= 5; i++) uids.push((await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: i }] })).body.taskUid);
+    for (let i = 1; i <= 5; i++)
+      uids.push((await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: i }] })).body.taskUid);
     await s.waitTask(first.body.taskUid, 60000);
     const tasks = await Promise.all(uids.map((u) => s.waitTask(u)));
     expect(tasks.every((t) => t.status === 'succeeded')).toBe(true);
     expect(new Set(tasks.map((t) => t.batchUid)).size).toBe(1);
     const batch = await s.api('GET', `/batches/${tasks[0].batchUid}`);
-    expect(batch.body.stats).toMatchObject({ totalNbTasks: 5, status: { succeeded: 5 }, types: { documentAdditionOrUpdate: 5 }, indexUids: { [uid]: 5 } });
+    expect(batch.body.stats).toMatchObject({
+      totalNbTasks: 5,
+      status: { succeeded: 5 },
+      types: { documentAdditionOrUpdate: 5 },
+      indexUids: { [uid]: 5 },
+    });
     expect(batch.body.details).toEqual({ receivedDocuments: 5, indexedDocuments: 5 });
     expect((await s.api('GET', `/indexes/${uid}/documents`)).body.total).toBe(6);
   });
@@ -248,24 +326,35 @@ describe('sorting documents', () => {
   });
 
   it('when POST /documents/fetch sorts by several keys, then ties fall through to the next key', async () => {
-    const r = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { sort: ['title:asc', 'rank:desc'], fields: ['id'] } });
+    const r = await s.api('POST', `/indexes/${uid}/documents/fetch`, {
+      body: { sort: ['title:asc', 'rank:desc'], fields: ['id'] },
+    });
     expect(r.body.results.map((d: { id: number }) => d.id)).toEqual([4, 1, 5, 2, 3]);
-    const some = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { ids: [3, 1], sort: ['rank:asc'], fields: ['id'] } });
+    const some = await s.api('POST', `/indexes/${uid}/documents/fetch`, {
+      body: { ids: [3, 1], sort: ['rank:asc'], fields: ['id'] },
+    });
     expect(some.body.results).toEqual([{ id: 1 }, { id: 3 }]);
   });
 
   it('when the attribute is not sortable or the syntax is wrong, then invalid_document_sort', async () => {
     const r = await s.api('GET', `/indexes/${uid}/documents?sort=id:asc`);
     expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ code: 'invalid_document_sort', message: 'Attribute `id` is not sortable. Available sortable attributes are: `rank, title`.' });
+    expect(r.body).toMatchObject({
+      code: 'invalid_document_sort',
+      message: 'Attribute `id` is not sortable. Available sortable attributes are: `rank, title`.',
+    });
     const bare = uniqueIndex('nosort');
     await add(bare, [{ id: 1 }]);
     const none = await s.api('POST', `/indexes/${bare}/documents/fetch`, { body: { sort: ['id:asc'] } });
-    expect(none.body.message).toBe('Attribute `id` is not sortable. This index does not have configured sortable attributes.');
+    expect(none.body.message).toBe(
+      'Attribute `id` is not sortable. This index does not have configured sortable attributes.',
+    );
     const syntax = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { sort: ['rank:up'] } });
     expect(syntax.body).toMatchObject({ code: 'invalid_document_sort' });
     expect(syntax.body.message).toMatch(/^Invalid syntax for the sort parameter/);
-    expect((await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { sort: 'rank:asc' } })).body.code).toBe('invalid_document_sort');
+    expect((await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { sort: 'rank:asc' } })).body.code).toBe(
+      'invalid_document_sort',
+    );
   });
 });
 

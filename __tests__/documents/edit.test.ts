@@ -61,29 +61,60 @@ describe('POST /indexes/{uid}/documents/edit', () => {
 
   it('when a key holds documents.* but not *, then the route refuses it, as Meilisearch does', async () => {
     const uid = await indexWith(MOVIES);
-    const key = async (actions: string[]) => (await s.api('POST', '/keys', { body: { actions, indexes: ['*'], expiresAt: null } })).body.key;
-    const refused = await s.api('POST', `/indexes/${uid}/documents/edit`, { key: await key(['documents.*']), body: { function: 'doc.n = 1' } });
+    const key = async (actions: string[]) =>
+      (await s.api('POST', '/keys', { body: { actions, indexes: ['*'], expiresAt: null } })).body.key;
+    const refused = await s.api('POST', `/indexes/${uid}/documents/edit`, {
+      key: await key(['documents.*']),
+      body: { function: 'doc.n = 1' },
+    });
     expect([refused.status, refused.body.code]).toEqual([403, 'invalid_api_key']);
-    const allowed = await s.api('POST', `/indexes/${uid}/documents/edit`, { key: await key(['*']), body: { function: 'doc.n = 1' } });
+    const allowed = await s.api('POST', `/indexes/${uid}/documents/edit`, {
+      key: await key(['*']),
+      body: { function: 'doc.n = 1' },
+    });
     expect(allowed.status).toBe(202);
     await s.waitTask(allowed.body.taskUid);
   });
 
   it.each([
     [{}, 'missing_document_edition_function', 'Missing field `function`'],
-    [{ function: 1 }, 'invalid_document_edition_function_filter', 'Invalid value type at `.function`: expected a string, but found a positive integer: `1`'],
-    [{ function: null }, 'invalid_document_edition_function_filter', 'Invalid value type at `.function`: expected a string, but found null'],
-    [{ function: 'doc.n = 1', foo: 1 }, 'bad_request', 'Unknown field `foo`: expected one of `filter`, `context`, `function`'],
+    [
+      { function: 1 },
+      'invalid_document_edition_function_filter',
+      'Invalid value type at `.function`: expected a string, but found a positive integer: `1`',
+    ],
+    [
+      { function: null },
+      'invalid_document_edition_function_filter',
+      'Invalid value type at `.function`: expected a string, but found null',
+    ],
+    [
+      { function: 'doc.n = 1', foo: 1 },
+      'bad_request',
+      'Unknown field `foo`: expected one of `filter`, `context`, `function`',
+    ],
     [[], 'bad_request', 'Invalid value type: expected an object, but found an array: `[]`'],
     [{ function: 'doc.n = 1', context: 1 }, 'invalid_document_edition_context', 'The context must be an object'],
     [{ function: 'doc.n = 1', context: [1] }, 'invalid_document_edition_context', 'The context must be an object'],
     [{ function: 'doc.n = 1', filter: '' }, 'invalid_document_filter', 'Sending an empty filter is forbidden.'],
     [{ function: 'doc.n = 1', filter: [] }, 'invalid_document_filter', 'Sending an empty filter is forbidden.'],
-    [{ function: 'doc.n = 1', filter: 1 }, 'invalid_document_filter', 'Index `movies`: Invalid syntax for the filter parameter: `expected String, Array, found: 1`.'],
-    [{ function: 'doc.n = 1', filter: 'n = ' }, 'invalid_document_filter', 'Index `movies`: Was expecting a value but instead got nothing.\n5:5 n = '],
+    [
+      { function: 'doc.n = 1', filter: 1 },
+      'invalid_document_filter',
+      'Index `movies`: Invalid syntax for the filter parameter: `expected String, Array, found: 1`.',
+    ],
+    [
+      { function: 'doc.n = 1', filter: 'n = ' },
+      'invalid_document_filter',
+      'Index `movies`: Was expecting a value but instead got nothing.\n5:5 n = ',
+    ],
     [{ function: 'doc.n = ' }, 'bad_request', 'Script is incomplete (line 1, position 9)'],
     [{ function: 'let x = ;' }, 'bad_request', "Unexpected ';' (line 1, position 9)"],
-    [{ function: 1.5 }, 'invalid_document_edition_function_filter', 'Invalid value type at `.function`: expected a string, but found a number: `1.5`'],
+    [
+      { function: 1.5 },
+      'invalid_document_edition_function_filter',
+      'Invalid value type at `.function`: expected a string, but found a number: `1.5`',
+    ],
     [null, 'bad_request', 'Invalid value type: expected an object, but found null'],
     // The function compiles before the context and the filter are looked at.
     [{ context: 5, function: 'doc.m.x = ' }, 'bad_request', 'Script is incomplete (line 1, position 11)'],
@@ -97,7 +128,11 @@ describe('POST /indexes/{uid}/documents/edit', () => {
 
   it('when a function edits the filtered documents, then searches see the edition and the task has Meilisearch details', async () => {
     const uid = await indexWith(MOVIES, { filterableAttributes: ['genre'] });
-    const body = { function: 'doc.title = doc.title.to_upper() + context.suffix; doc.seen = true', filter: 'genre = scifi', context: { suffix: ' remastered' } };
+    const body = {
+      function: 'doc.title = doc.title.to_upper() + context.suffix; doc.seen = true',
+      filter: 'genre = scifi',
+      context: { suffix: ' remastered' },
+    };
     const r = await s.api('POST', `/indexes/${uid}/documents/edit`, { body });
     expect(r.status).toBe(202);
     expect(r.body).toMatchObject({ indexUid: uid, status: 'enqueued', type: 'documentEdition' });
@@ -106,7 +141,13 @@ describe('POST /indexes/{uid}/documents/edit', () => {
       status: 'succeeded',
       type: 'documentEdition',
       error: null,
-      details: { editedDocuments: 2, deletedDocuments: 2, originalFilter: '"genre = scifi"', context: { suffix: ' remastered' }, function: body.function },
+      details: {
+        editedDocuments: 2,
+        deletedDocuments: 2,
+        originalFilter: '"genre = scifi"',
+        context: { suffix: ' remastered' },
+        function: body.function,
+      },
     });
     expect(await documents(uid)).toEqual([
       { id: 1, title: 'ALIEN remastered', genre: 'scifi', seen: true },
@@ -119,7 +160,9 @@ describe('POST /indexes/{uid}/documents/edit', () => {
 
   it('when customMetadata is given, then the task carries it; an unknown parameter is refused', async () => {
     const uid = await indexWith(MOVIES);
-    const r = await s.api('POST', `/indexes/${uid}/documents/edit?customMetadata=abc`, { body: { function: 'doc.n = 1' } });
+    const r = await s.api('POST', `/indexes/${uid}/documents/edit?customMetadata=abc`, {
+      body: { function: 'doc.n = 1' },
+    });
     expect(r.status).toBe(202);
     expect(r.body.customMetadata).toBe('abc');
     expect((await s.waitTask(r.body.taskUid)).customMetadata).toBe('abc');
@@ -143,7 +186,13 @@ describe('POST /indexes/{uid}/documents/edit', () => {
     const task = await s.waitTask(r.body.taskUid);
     expect(task).toMatchObject({
       status: 'failed',
-      details: { editedDocuments: 0, deletedDocuments: null, originalFilter: null, context: null, function: 'doc.n = 1' },
+      details: {
+        editedDocuments: 0,
+        deletedDocuments: null,
+        originalFilter: null,
+        context: null,
+        function: 'doc.n = 1',
+      },
       error: { code: 'index_not_found', message: `Index \`${uid}\` not found.` },
     });
   });
@@ -213,12 +262,18 @@ describe('POST /indexes/{uid}/documents/edit', () => {
     const task = await s.waitTask(taskUid);
     expect(task.status).toBe('failed');
     expect(task.error.code).toBe('edit_documents_by_function_error');
-    expect(task.error.message).toMatch(/^Index `[^`]+`: Document edition runtime error encountered while running the function: Too many operations \(line 1, position \d+\)$/);
+    expect(task.error.message).toMatch(
+      /^Index `[^`]+`: Document edition runtime error encountered while running the function: Too many operations \(line 1, position \d+\)$/,
+    );
   });
 
   it('when the function builds an ever larger string or recurses forever, then its task fails', async () => {
     const uid = await indexWith(MOVIES);
-    for (const fn of ['let s = "ab"; loop { s += s; }', 'fn f(x) { f(x + 1) } f(1)', 'let a = []; loop { a.push(1); }']) {
+    for (const fn of [
+      'let s = "ab"; loop { s += s; }',
+      'fn f(x) { f(x + 1) } f(1)',
+      'let a = []; loop { a.push(1); }',
+    ]) {
       const task = await edit(uid, { function: fn });
       expect(task.status).toBe('failed');
       expect(task.error.code).toBe('edit_documents_by_function_error');

@@ -46,9 +46,13 @@ interface Child {
 
 function startChild(dbPath: string): Promise<Child> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', KEY, '--log-level', 'warn'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [BIN, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', KEY, '--log-level', 'warn'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const log: string[] = [];
     let out = '';
     child.stderr!.on('data', (d: Buffer) => {
@@ -162,7 +166,8 @@ describe('crash loop', () => {
         if (w.acked) {
           const t = tasks.get(w.taskUid!);
           if (!t) problems.push(`after kill ${kill + 1}: acknowledged task ${w.taskUid} (write ${w.seq}) is missing`);
-          else if (t.customMetadata !== `w${w.seq}`) problems.push(`after kill ${kill + 1}: task ${w.taskUid} carries ${t.customMetadata}, expected w${w.seq}`);
+          else if (t.customMetadata !== `w${w.seq}`)
+            problems.push(`after kill ${kill + 1}: task ${w.taskUid} carries ${t.customMetadata}, expected w${w.seq}`);
         } else if (w.uncertain) {
           const t = byMeta.get(`w${w.seq}`);
           w.uncertain = false;
@@ -172,22 +177,31 @@ describe('crash loop', () => {
       }
       for (const uid of seenSucceeded) {
         const status = tasks.get(uid)?.status;
-        if (status !== 'succeeded' && uid !== created.body.taskUid) problems.push(`after kill ${kill + 1}: task ${uid} was succeeded, now ${status}`);
+        if (status !== 'succeeded' && uid !== created.body.taskUid)
+          problems.push(`after kill ${kill + 1}: task ${uid} was succeeded, now ${status}`);
       }
-      for (const w of writes) if (w.dropped && byMeta.has(`w${w.seq}`)) problems.push(`after kill ${kill + 1}: write ${w.seq} was resolved as never enqueued but its task appeared`);
+      for (const w of writes)
+        if (w.dropped && byMeta.has(`w${w.seq}`))
+          problems.push(`after kill ${kill + 1}: write ${w.seq} was resolved as never enqueued but its task appeared`);
     }
 
     // Let everything finish, then compare every document with the model.
     const deadline = Date.now() + 60000;
     let tasks = await allTasks(srv.url);
-    while ([...tasks.values()].some((t) => t.status === 'enqueued' || t.status === 'processing') && Date.now() < deadline) {
+    while (
+      [...tasks.values()].some((t) => t.status === 'enqueued' || t.status === 'processing') &&
+      Date.now() < deadline
+    ) {
       await new Promise((res) => setTimeout(res, 100));
       tasks = await allTasks(srv.url);
     }
     const applied = writes.filter((w) => w.taskUid !== undefined).sort((a, b) => a.taskUid! - b.taskUid!);
     for (const w of applied) {
       const t = tasks.get(w.taskUid!);
-      if (t?.status !== 'succeeded') problems.push(`write ${w.seq} (task ${w.taskUid}, ${w.acked ? 'acknowledged' : 'answer lost'}) ended ${t?.status}: ${JSON.stringify(t?.error)}`);
+      if (t?.status !== 'succeeded')
+        problems.push(
+          `write ${w.seq} (task ${w.taskUid}, ${w.acked ? 'acknowledged' : 'answer lost'}) ended ${t?.status}: ${JSON.stringify(t?.error)}`,
+        );
     }
     const model = new Map<number, Doc>();
     for (const w of applied) {
@@ -203,7 +217,8 @@ describe('crash loop', () => {
     for (const [id, want] of model) {
       const have = stored.get(id);
       if (JSON.stringify(have && sortKeys(have)) !== JSON.stringify(sortKeys(want))) {
-        if (++wrongDocs <= 5) problems.push(`document ${id}: stored ${JSON.stringify(have)}, expected ${JSON.stringify(want)}`);
+        if (++wrongDocs <= 5)
+          problems.push(`document ${id}: stored ${JSON.stringify(have)}, expected ${JSON.stringify(want)}`);
       }
     }
     for (const id of stored.keys()) if (!model.has(id)) problems.push(`document ${id} exists but no write made it`);
@@ -224,7 +239,8 @@ describe('crash loop', () => {
       wrongDocs,
       restartMs: { min: sorted[0], median: sorted[Math.floor(sorted.length / 2)], max: sorted[sorted.length - 1] },
     };
-    if (problems.length || process.env.QUARRY_CRASH_LOOP_VERBOSE) console.log(`crash loop ${JSON.stringify(figures)}\n${problems.slice(0, 30).join('\n')}\n${srv.log.join('')}`);
+    if (problems.length || process.env.QUARRY_CRASH_LOOP_VERBOSE)
+      console.log(`crash loop ${JSON.stringify(figures)}\n${problems.slice(0, 30).join('\n')}\n${srv.log.join('')}`);
     expect(problems).toEqual([]);
     expect(got.body.total).toBe(model.size);
     expect(figures.acknowledged).toBeGreaterThan(KILLS);
@@ -233,5 +249,9 @@ describe('crash loop', () => {
 });
 
 function sortKeys(d: Doc): Doc {
-  return Object.fromEntries(Object.keys(d).sort().map((k) => [k, d[k]]));
+  return Object.fromEntries(
+    Object.keys(d)
+      .sort()
+      .map((k) => [k, d[k]]),
+  );
 }

@@ -15,7 +15,11 @@ describe('crash safety', () => {
     const perTask = 25000;
     const tasks = 6;
     for (let t = 0; t < tasks; t++) {
-      const docs = Array.from({ length: perTask }, (_, i) => ({ id: t * perTask + i, title: `title ${i}`, body: `some words for document ${t}-${i}` }));
+      const docs = Array.from({ length: perTask }, (_, i) => ({
+        id: t * perTask + i,
+        title: `title ${i}`,
+        body: `some words for document ${t}-${i}`,
+      }));
       // Alternate indexes so several batches exist.
       const r = await call(url, 'POST', `/indexes/crash${t % 2}/documents`, docs);
       expect(r.status).toBe(202);
@@ -33,7 +37,7 @@ describe('crash safety', () => {
     ({ child, url } = await startChild(dbPath));
     try {
       for (const uid of accepted) {
-        let task;
+        let task: any;
         for (let i = 0; i < 1200; i++) {
           task = (await call(url, 'GET', `/tasks/${uid}`)).body;
           if (task.status !== 'enqueued' && task.status !== 'processing') break;
@@ -50,8 +54,16 @@ describe('crash safety', () => {
       // The first batch of each index took it past 10,000 documents, so it chose the index's
       // pair words (`document` and the task numbers among them) before writing any: a phrase
       // of two of them and a number too short for typos find the one document holding both.
-      for (const [index, t, i] of [['crash0', 0, 17], ['crash0', 2, 9999], ['crash1', 1, 5], ['crash1', 5, 1234]] as const) {
-        const r = await call(url, 'POST', `/indexes/${index}/search`, { q: `"document ${t}" ${i} `, matchingStrategy: 'all' });
+      for (const [index, t, i] of [
+        ['crash0', 0, 17],
+        ['crash0', 2, 9999],
+        ['crash1', 1, 5],
+        ['crash1', 5, 1234],
+      ] as const) {
+        const r = await call(url, 'POST', `/indexes/${index}/search`, {
+          q: `"document ${t}" ${i} `,
+          matchingStrategy: 'all',
+        });
         expect(r.body.hits.map((h: any) => h.id)).toEqual([t * perTask + i]);
       }
     } finally {
@@ -63,7 +75,10 @@ describe('crash safety', () => {
   it('when the inverted index is lost, then a restart rebuilds it from the stored documents', async () => {
     const dbPath = tempDir('quarry-rebuild-');
     let { child, url } = await startChild(dbPath);
-    const docs = Array.from({ length: 3000 }, (_, i) => ({ id: i, title: i === 7 ? 'lighthouse keeper' : `title ${i}` }));
+    const docs = Array.from({ length: 3000 }, (_, i) => ({
+      id: i,
+      title: i === 7 ? 'lighthouse keeper' : `title ${i}`,
+    }));
     let r = await call(url, 'POST', '/indexes/rebuild/documents', docs);
     for (let i = 0; i < 400; i++) {
       const t = (await call(url, 'GET', `/tasks/${r.body.taskUid}`)).body;

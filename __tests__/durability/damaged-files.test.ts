@@ -23,7 +23,23 @@ interface Run {
 /** Starts the server on `dbPath`, keeping what it prints; rejects with its output if it exits first. */
 function start(dbPath: string, args: string[] = []): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', CHILD_KEY, '--log-level', 'warn', '--no-analytics', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--db-path',
+        dbPath,
+        '--http-addr',
+        '127.0.0.1:0',
+        '--master-key',
+        CHILD_KEY,
+        '--log-level',
+        'warn',
+        '--no-analytics',
+        ...args,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     const collect = (d: Buffer) => {
       out += d.toString();
@@ -56,8 +72,24 @@ async function stop(run: Run): Promise<void> {
   await exited;
 }
 
-
-const WORDS = ['harbor', 'lantern', 'granite', 'meadow', 'copper', 'willow', 'thunder', 'saffron', 'glacier', 'orchard', 'falcon', 'velvet', 'ember', 'canyon', 'juniper', 'quartz'];
+const WORDS = [
+  'harbor',
+  'lantern',
+  'granite',
+  'meadow',
+  'copper',
+  'willow',
+  'thunder',
+  'saffron',
+  'glacier',
+  'orchard',
+  'falcon',
+  'velvet',
+  'ember',
+  'canyon',
+  'juniper',
+  'quartz',
+];
 const docs = Array.from({ length: 6000 }, (_, i) => ({
   id: i,
   title: `${WORDS[i % 16]} ${WORDS[(i * 7) % 16]} ${WORDS[(i * 11 + 3) % 16]} number ${i}`,
@@ -112,7 +144,10 @@ describe('damaged files', () => {
     pristine = tempDir('quarry-pristine-');
     const run = await start(pristine);
     try {
-      let r = await call(run.url, 'PATCH', '/indexes/books/settings', { filterableAttributes: ['year'], sortableAttributes: ['year'] });
+      let r = await call(run.url, 'PATCH', '/indexes/books/settings', {
+        filterableAttributes: ['year'],
+        sortableAttributes: ['year'],
+      });
       await finishedTask(run.url, r.body.taskUid);
       r = await call(run.url, 'POST', '/indexes/books/documents', docs);
       expect((await finishedTask(run.url, r.body.taskUid)).status).toBe('succeeded');
@@ -124,7 +159,9 @@ describe('damaged files', () => {
     }
     const registry = fs.readdirSync(path.join(pristine, 'indexes'));
     // The index with the most tantivy bytes is `books`.
-    indexDir = registry.sort((a, b) => dirBytes(path.join(pristine, 'indexes', b)) - dirBytes(path.join(pristine, 'indexes', a)))[0];
+    indexDir = registry.sort(
+      (a, b) => dirBytes(path.join(pristine, 'indexes', b)) - dirBytes(path.join(pristine, 'indexes', a)),
+    )[0];
   }, 120000);
 
   const tantivyCases: [string, (db: string, index: string) => void, RegExp][] = [
@@ -147,82 +184,99 @@ describe('damaged files', () => {
       /\.pos` does not match its checksum/,
     ],
     ['a segment file missing', (_db, index) => fs.rmSync(segmentFiles(index, '.term')[0]), /\.term` is missing|\.term/],
-    ['the meta file missing', (_db, index) => fs.rmSync(path.join(index, 'tantivy', 'meta.json')), /meta\.json` is missing/],
+    [
+      'the meta file missing',
+      (_db, index) => fs.rmSync(path.join(index, 'tantivy', 'meta.json')),
+      /meta\.json` is missing/,
+    ],
   ];
 
-  it.each(tantivyCases)('when %s, then the inverted index is rebuilt from the documents, the log says so, and searches answer as before', async (_name, damage, reason) => {
-    const db = damagedCopy(damage);
-    const run = await start(db);
-    try {
-      const log = run.output();
-      expect(log).toContain('the inverted index was damaged and has been rebuilt from the documents');
-      expect(log).toMatch(reason);
-      expect(await answer(run.url)).toEqual(answers);
-      const r = await call(run.url, 'GET', '/indexes/books/stats');
-      expect(r.body.numberOfDocuments).toBe(docs.length);
-      // The rebuilt index takes writes.
-      const t = await call(run.url, 'POST', '/indexes/books/documents', [{ id: 9999, title: 'zeppelin' }]);
-      expect((await finishedTask(run.url, t.body.taskUid)).status).toBe('succeeded');
-      expect((await call(run.url, 'POST', '/indexes/books/search', { q: 'zeppelin' })).body.hits.map((h: any) => h.id)).toEqual([9999]);
-    } finally {
-      await stop(run);
-    }
-    // Opened again, nothing is rebuilt.
-    const again = await start(db);
-    try {
-      expect(again.output()).not.toContain('rebuilt');
-    } finally {
-      await stop(again);
-    }
-  }, 120000);
+  it.each(tantivyCases)(
+    'when %s, then the inverted index is rebuilt from the documents, the log says so, and searches answer as before',
+    async (_name, damage, reason) => {
+      const db = damagedCopy(damage);
+      const run = await start(db);
+      try {
+        const log = run.output();
+        expect(log).toContain('the inverted index was damaged and has been rebuilt from the documents');
+        expect(log).toMatch(reason);
+        expect(await answer(run.url)).toEqual(answers);
+        const r = await call(run.url, 'GET', '/indexes/books/stats');
+        expect(r.body.numberOfDocuments).toBe(docs.length);
+        // The rebuilt index takes writes.
+        const t = await call(run.url, 'POST', '/indexes/books/documents', [{ id: 9999, title: 'zeppelin' }]);
+        expect((await finishedTask(run.url, t.body.taskUid)).status).toBe('succeeded');
+        expect(
+          (await call(run.url, 'POST', '/indexes/books/search', { q: 'zeppelin' })).body.hits.map((h: any) => h.id),
+        ).toEqual([9999]);
+      } finally {
+        await stop(run);
+      }
+      // Opened again, nothing is rebuilt.
+      const again = await start(db);
+      try {
+        expect(again.output()).not.toContain('rebuilt');
+      } finally {
+        await stop(again);
+      }
+    },
+    120000,
+  );
 
   // The long form (`npm run faults -- --rounds N`) damages more files at random places.
   const rounds = Number(process.env.QUARRY_FAULTS_ROUNDS ?? 2);
   const seed = Number(process.env.QUARRY_FAULTS_SEED ?? 71);
 
-  it(`when ${rounds} segment files are damaged at random places (seed ${seed}), then each is found and rebuilt, answering as before`, async () => {
-    let state = seed;
-    const random = (n: number) => {
-      state = (state * 1103515245 + 12345) % 2147483648;
-      return state % n;
-    };
-    for (let round = 0; round < rounds; round++) {
-      let what = '';
-      const db = damagedCopy((_db, index) => {
-        const dir = path.join(index, 'tantivy');
-        const files = fs.readdirSync(dir).filter((f) => /^[0-9a-f]{32}\.\w+$/.test(f)).sort();
-        const f = path.join(dir, files[random(files.length)]);
-        const size = fs.statSync(f).size;
-        switch (random(3)) {
-          case 0:
-            what = `${path.basename(f)} cut to ${random(size)} of ${size} bytes`;
-            fs.truncateSync(f, Number(what.split(' ')[3]));
-            break;
-          case 1: {
-            const at = random(size);
-            const fd = fs.openSync(f, 'r+');
-            const old = Buffer.alloc(1);
-            fs.readSync(fd, old, 0, 1, at);
-            fs.writeSync(fd, Buffer.from([old[0] ^ (1 + random(255))]), 0, 1, at);
-            fs.closeSync(fd);
-            what = `${path.basename(f)} byte ${at} of ${size} changed`;
-            break;
+  it(
+    `when ${rounds} segment files are damaged at random places (seed ${seed}), then each is found and rebuilt, answering as before`,
+    async () => {
+      let state = seed;
+      const random = (n: number) => {
+        state = (state * 1103515245 + 12345) % 2147483648;
+        return state % n;
+      };
+      for (let round = 0; round < rounds; round++) {
+        let what = '';
+        const db = damagedCopy((_db, index) => {
+          const dir = path.join(index, 'tantivy');
+          const files = fs
+            .readdirSync(dir)
+            .filter((f) => /^[0-9a-f]{32}\.\w+$/.test(f))
+            .sort();
+          const f = path.join(dir, files[random(files.length)]);
+          const size = fs.statSync(f).size;
+          switch (random(3)) {
+            case 0:
+              what = `${path.basename(f)} cut to ${random(size)} of ${size} bytes`;
+              fs.truncateSync(f, Number(what.split(' ')[3]));
+              break;
+            case 1: {
+              const at = random(size);
+              const fd = fs.openSync(f, 'r+');
+              const old = Buffer.alloc(1);
+              fs.readSync(fd, old, 0, 1, at);
+              fs.writeSync(fd, Buffer.from([old[0] ^ (1 + random(255))]), 0, 1, at);
+              fs.closeSync(fd);
+              what = `${path.basename(f)} byte ${at} of ${size} changed`;
+              break;
+            }
+            default:
+              fs.rmSync(f);
+              what = `${path.basename(f)} deleted`;
           }
-          default:
-            fs.rmSync(f);
-            what = `${path.basename(f)} deleted`;
+        });
+        const run = await start(db);
+        try {
+          expect([what, run.output()]).toEqual([what, expect.stringContaining('has been rebuilt from the documents')]);
+          expect(await answer(run.url)).toEqual(answers);
+        } finally {
+          await stop(run);
+          fs.rmSync(db, { recursive: true, force: true });
         }
-      });
-      const run = await start(db);
-      try {
-        expect([what, run.output()]).toEqual([what, expect.stringContaining('has been rebuilt from the documents')]);
-        expect(await answer(run.url)).toEqual(answers);
-      } finally {
-        await stop(run);
-        fs.rmSync(db, { recursive: true, force: true });
       }
-    }
-  }, 60000 + rounds * 30000);
+    },
+    60000 + rounds * 30000,
+  );
 
   it('when a page of an index store is damaged, then the start is refused naming the file, and --drop-damaged-indexes starts without that index', async () => {
     const db = damagedCopy((_db, index) => {
@@ -281,12 +335,16 @@ describe('damaged files', () => {
   it.each([
     ['missing', (f: string) => fs.rmSync(f)],
     ['empty', (f: string) => fs.truncateSync(f, 0)],
-  ])('when an index store file is %s, then the start is refused rather than serving an empty index', async (what, damage) => {
-    const db = damagedCopy((_db, index) => damage(path.join(index, 'store', 'data.mdb')));
-    const { code, output } = await refused(db);
-    expect(code).toBe(1);
-    expect(output).toContain(`The file \`${path.join(db, 'indexes', indexDir, 'store', 'data.mdb')}\` is ${what}.`);
-  }, 60000);
+  ])(
+    'when an index store file is %s, then the start is refused rather than serving an empty index',
+    async (what, damage) => {
+      const db = damagedCopy((_db, index) => damage(path.join(index, 'store', 'data.mdb')));
+      const { code, output } = await refused(db);
+      expect(code).toBe(1);
+      expect(output).toContain(`The file \`${path.join(db, 'indexes', indexDir, 'store', 'data.mdb')}\` is ${what}.`);
+    },
+    60000,
+  );
 
   it('when the task store is damaged, then the start is refused naming the file and the way out', async () => {
     const db = damagedCopy((d) => {
@@ -307,10 +365,18 @@ describe('damaged files', () => {
     let small: number;
     try {
       // A long batch first, so that the second addition is still waiting when the server is killed.
-      const big = Array.from({ length: 150000 }, (_, i) => ({ id: i, text: `${WORDS[i % 16]} ${WORDS[(i * 3) % 16]} ${i}` }));
+      const big = Array.from({ length: 150000 }, (_, i) => ({
+        id: i,
+        text: `${WORDS[i % 16]} ${WORDS[(i * 3) % 16]} ${i}`,
+      }));
       const first = await call(run.url, 'POST', '/indexes/big/documents', big);
       expect(first.status).toBe(202);
-      const second = await call(run.url, 'POST', '/indexes/small/documents', Array.from({ length: 500 }, (_, i) => ({ id: i, text: `row ${i}` })));
+      const second = await call(
+        run.url,
+        'POST',
+        '/indexes/small/documents',
+        Array.from({ length: 500 }, (_, i) => ({ id: i, text: `row ${i}` })),
+      );
       small = second.body.taskUid;
       expect((await call(run.url, 'GET', `/tasks/${small}`)).body.status).toBe('enqueued');
       run.child.kill('SIGKILL');

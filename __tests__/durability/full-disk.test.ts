@@ -20,7 +20,9 @@ function unavailable(): string | null {
   if (process.platform !== 'linux') return 'a private tmpfs needs Linux mount namespaces';
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-ns-probe-'));
   try {
-    const r = spawnSync('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs "$0"', dir], { encoding: 'utf8' });
+    const r = spawnSync('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs "$0"', dir], {
+      encoding: 'utf8',
+    });
     if (r.error) return `unshare is not available (${r.error.message})`;
     if (r.status !== 0) return `cannot mount a tmpfs in a private mount namespace (needs root): ${r.stderr.trim()}`;
     const n = spawnSync('nsenter', ['--version'], { encoding: 'utf8' });
@@ -37,9 +39,12 @@ if (why !== null) console.warn(`SKIPPED durability/full-disk.test.ts: ${why}`);
 
 /** The server on a tmpfs of `size` mounted at `mnt` in a namespace of its own. */
 function startOnTmpfs(mnt: string, size: string): Promise<{ child: ChildProcess; url: string }> {
-  const script = 'mount -t tmpfs -o size="$1" tmpfs "$0" && exec "$2" "$3" --db-path "$0/db" --dump-dir "$0/dumps" --snapshot-dir "$0/snapshots" --http-addr 127.0.0.1:0 --master-key "$4" --log-level warn --no-analytics';
+  const script =
+    'mount -t tmpfs -o size="$1" tmpfs "$0" && exec "$2" "$3" --db-path "$0/db" --dump-dir "$0/dumps" --snapshot-dir "$0/snapshots" --http-addr 127.0.0.1:0 --master-key "$4" --log-level warn --no-analytics';
   return new Promise((resolve, reject) => {
-    const child = spawn('unshare', ['-m', 'sh', '-c', script, mnt, size, process.execPath, BIN, CHILD_KEY], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('unshare', ['-m', 'sh', '-c', script, mnt, size, process.execPath, BIN, CHILD_KEY], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
@@ -56,7 +61,8 @@ suite('a full disk', () => {
   let child: ChildProcess;
   let url: string;
   /** Runs a shell command inside the server's mount namespace (where the tmpfs is). */
-  const inside = (command: string) => execFileSync('nsenter', ['-t', String(child.pid), '-m', '--', 'sh', '-c', command, mnt], { encoding: 'utf8' });
+  const inside = (command: string) =>
+    execFileSync('nsenter', ['-t', String(child.pid), '-m', '--', 'sh', '-c', command, mnt], { encoding: 'utf8' });
   const fill = () => inside('dd if=/dev/zero of="$0/filler" bs=1M count=4096 2>/dev/null; sync; true');
   const leave = (kib: number) => inside(`truncate -s -${kib}k "$0/filler"`);
   const staged = () => inside('ls "$0/db/update_files"').split('\n').filter(Boolean);
@@ -72,22 +78,34 @@ suite('a full disk', () => {
   const docs = (n: number) =>
     Array.from({ length: n }, () => {
       const id = next++;
-      return { id, title: `lorem ipsum ${id}`, body: `words ${(id * 7919).toString(36)} ${(id * 104729).toString(36)} dolor` };
+      return {
+        id,
+        title: `lorem ipsum ${id}`,
+        body: `words ${(id * 7919).toString(36)} ${(id * 104729).toString(36)} dolor`,
+      };
     });
   /** What a user sees of the index: its count, a search's total and its first hits. */
   const view = async () => {
     const stats = (await call(url, 'GET', '/indexes/books/stats')).body;
     const search = (await call(url, 'POST', '/indexes/books/search', { q: 'lorem dolor', limit: 5 })).body;
     const settings = (await call(url, 'GET', '/indexes/books/settings')).body;
-    return { count: stats.numberOfDocuments, total: search.estimatedTotalHits, hits: search.hits.map((h: any) => h.id), searchable: settings.searchableAttributes };
+    return {
+      count: stats.numberOfDocuments,
+      total: search.estimatedTotalHits,
+      hits: search.hits.map((h: any) => h.id),
+      searchable: settings.searchableAttributes,
+    };
   };
   /** The documents a search for `id`'s own words finds. */
   const found = async (id: number) => {
-    const r = await call(url, 'POST', '/indexes/books/search', { q: `${(id * 7919).toString(36)} ${(id * 104729).toString(36)}`, matchingStrategy: 'all' });
+    const r = await call(url, 'POST', '/indexes/books/search', {
+      q: `${(id * 7919).toString(36)} ${(id * 104729).toString(36)}`,
+      matchingStrategy: 'all',
+    });
     return r.body.hits.map((h: any) => h.id);
   };
   const expectFull = (error: any) => {
-    expect(error).toMatchObject({ code: "no_space_left_on_device", type: "system", message: error.message });
+    expect(error).toMatchObject({ code: 'no_space_left_on_device', type: 'system', message: error.message });
     expect(error.message).toMatch(/no space left on device/i);
   };
 
@@ -162,7 +180,11 @@ suite('a full disk', () => {
       expect(t.status).toBe('failed');
       expectFull(t.error);
     }
-    expect(inside('ls -A "$0/dumps" "$0/snapshots"').split('\n').filter((l) => l && !l.endsWith(':'))).toEqual([]);
+    expect(
+      inside('ls -A "$0/dumps" "$0/snapshots"')
+        .split('\n')
+        .filter((l) => l && !l.endsWith(':')),
+    ).toEqual([]);
     // So does merging the index's two segments into one, leaving no partial segment.
     const compacted = await call(url, 'POST', '/indexes/books/compact');
     expect(compacted.status).toBe(202);
@@ -185,7 +207,9 @@ suite('a full disk', () => {
     expect(after.searchable).toEqual(['body', 'title']);
     // The documents of the refused payload and of the failed addition were never added;
     // those sent again were.
-    const fetched = await call(url, 'POST', '/indexes/books/documents/fetch', { ids: ['20100', '20600', '23599', '23600', '26599'] });
+    const fetched = await call(url, 'POST', '/indexes/books/documents/fetch', {
+      ids: ['20100', '20600', '23599', '23600', '26599'],
+    });
     expect(fetched.body.results.map((d: any) => d.id).sort((a: number, b: number) => a - b)).toEqual([23600, 26599]);
     // And the archives and the compaction succeed.
     for (const route of ['/dumps', '/snapshots', '/indexes/books/compact']) {

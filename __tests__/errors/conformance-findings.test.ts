@@ -13,7 +13,9 @@ const uid = uniqueIndex('conf_findings');
 
 beforeAll(async () => {
   s = await startTestServer();
-  const settings = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['genre'], sortableAttributes: ['year', '_geo'] } });
+  const settings = await s.api('PATCH', `/indexes/${uid}/settings`, {
+    body: { filterableAttributes: ['genre'], sortableAttributes: ['year', '_geo'] },
+  });
   await s.waitTask(settings.body.taskUid);
   const docs = [
     { id: 1, genre: 'a', year: 2000, _geo: { lat: 50, lng: 10 } },
@@ -36,7 +38,9 @@ describe('unknown fields and parameters', () => {
     const r = await s.api('GET', `/indexes/${uid}/search?limits=1`);
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('bad_request');
-    expect(r.body.message).toMatch(/^Unknown parameter `limits`: did you mean `limit`\? expected one of .*`hybridEmbedder`, `hybridSemanticRatio`, `vector`, `retrieveVectors`, `personalizeUserContext`, `useNetwork`/);
+    expect(r.body.message).toMatch(
+      /^Unknown parameter `limits`: did you mean `limit`\? expected one of .*`hybridEmbedder`, `hybridSemanticRatio`, `vector`, `retrieveVectors`, `personalizeUserContext`, `useNetwork`/,
+    );
   });
 
   it('when a tasks parameter is bad before an unknown one, then the bad value is answered, and the other way round', async () => {
@@ -49,8 +53,12 @@ describe('unknown fields and parameters', () => {
   });
 
   it('when two stats parameters are bad, then the first listed is answered', async () => {
-    expect((await s.api('GET', '/stats?sizeFormat=HUMAN&showInternalDatabaseSizes=yes')).body.code).toBe('invalid_stats_size_format');
-    expect((await s.api('GET', '/stats?showInternalDatabaseSizes=yes&sizeFormat=HUMAN')).body.code).toBe('invalid_stats_show_internal_database_sizes');
+    expect((await s.api('GET', '/stats?sizeFormat=HUMAN&showInternalDatabaseSizes=yes')).body.code).toBe(
+      'invalid_stats_size_format',
+    );
+    expect((await s.api('GET', '/stats?showInternalDatabaseSizes=yes&sizeFormat=HUMAN')).body.code).toBe(
+      'invalid_stats_show_internal_database_sizes',
+    );
   });
 });
 
@@ -64,35 +72,62 @@ describe('experimental search parameters without their feature', () => {
       const r = await s.api('POST', path, { body });
       expect(r.status).toBe(400);
       expect(r.body.code).toBe('feature_not_enabled');
-      expect(r.body.message).toBe('passing `useNetwork` in a search query requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805');
+      expect(r.body.message).toBe(
+        'passing `useNetwork` in a search query requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805',
+      );
     }
     expect((await search({ useNetwork: null })).status).toBe(200);
   });
 
   it('when personalize is sent, then it must be an object, and an object asks for the personalization feature', async () => {
     const wrong = await search({ personalize: 'x' });
-    expect(wrong.body).toMatchObject({ code: 'invalid_search_personalize', message: 'Invalid value type at `.personalize`: expected an object, but found a string: `"x"`' });
+    expect(wrong.body).toMatchObject({
+      code: 'invalid_search_personalize',
+      message: 'Invalid value type at `.personalize`: expected an object, but found a string: `"x"`',
+    });
     const asked = await search({ personalize: { userContext: 'x' } });
     expect(asked.body.code).toBe('feature_not_enabled');
-    expect((await s.api('GET', `/indexes/${uid}/search?personalizeUserContext=x`)).body.code).toBe('feature_not_enabled');
+    expect((await s.api('GET', `/indexes/${uid}/search?personalizeUserContext=x`)).body.code).toBe(
+      'feature_not_enabled',
+    );
     expect((await search({ personalize: null })).status).toBe(200);
   });
 
   it('when a vector comes without hybrid, then that is answered before the index’s own errors', async () => {
     const r = await search({ vector: [], distinct: 'nope' });
-    expect(r.body).toMatchObject({ code: 'missing_search_hybrid', message: 'Invalid request: missing `hybrid` parameter when `vector` or `media` are present.' });
+    expect(r.body).toMatchObject({
+      code: 'missing_search_hybrid',
+      message: 'Invalid request: missing `hybrid` parameter when `vector` or `media` are present.',
+    });
     // But after the index is found and the filter read, as on Meilisearch.
-    expect((await s.api('POST', '/indexes/no-such-index/search', { body: { vector: [1], media: { a: 1 } } })).body.code).toBe('index_not_found');
+    expect(
+      (await s.api('POST', '/indexes/no-such-index/search', { body: { vector: [1], media: { a: 1 } } })).body.code,
+    ).toBe('index_not_found');
     expect((await search({ vector: [1], filter: 'year >' })).body.code).toBe('invalid_search_filter');
-    const multi = await s.api('POST', '/multi-search', { body: { queries: [{ indexUid: 'no-such-index', vector: [1] }] } });
-    expect(multi.body).toMatchObject({ code: 'index_not_found', message: 'Inside `.queries[0]`: Index `no-such-index` not found.' });
+    const multi = await s.api('POST', '/multi-search', {
+      body: { queries: [{ indexUid: 'no-such-index', vector: [1] }] },
+    });
+    expect(multi.body).toMatchObject({
+      code: 'index_not_found',
+      message: 'Inside `.queries[0]`: Index `no-such-index` not found.',
+    });
     // A similar search's embedder is checked before its filter; a facet search's filter before its facet.
-    expect((await s.api('POST', `/indexes/${uid}/similar`, { body: { id: 1, embedder: 'x', filter: 'year >' } })).body.code).toBe('invalid_similar_embedder');
-    expect((await s.api('POST', `/indexes/${uid}/facet-search`, { body: { facetName: '*', filter: 'year >' } })).body.code).toBe('invalid_search_filter');
+    expect(
+      (await s.api('POST', `/indexes/${uid}/similar`, { body: { id: 1, embedder: 'x', filter: 'year >' } })).body.code,
+    ).toBe('invalid_similar_embedder');
+    expect(
+      (await s.api('POST', `/indexes/${uid}/facet-search`, { body: { facetName: '*', filter: 'year >' } })).body.code,
+    ).toBe('invalid_search_filter');
     const get = await s.api('GET', `/indexes/${uid}/search?vector=0.1,0.2`);
-    expect(get.body).toMatchObject({ code: 'missing_search_hybrid', message: '`hybridEmbedder` is mandatory when `vector` is present' });
+    expect(get.body).toMatchObject({
+      code: 'missing_search_hybrid',
+      message: '`hybridEmbedder` is mandatory when `vector` is present',
+    });
     const ratio = await s.api('GET', `/indexes/${uid}/search?hybridSemanticRatio=0.5`);
-    expect(ratio.body).toMatchObject({ code: 'invalid_search_hybrid_query', message: '`hybridEmbedder` is mandatory when `hybridSemanticRatio` is present' });
+    expect(ratio.body).toMatchObject({
+      code: 'invalid_search_hybrid_query',
+      message: '`hybridEmbedder` is mandatory when `hybridSemanticRatio` is present',
+    });
   });
 });
 
@@ -107,14 +142,21 @@ describe('search answers', () => {
     const r = await s.api('GET', `/indexes/${uid}/search?sort=${encodeURIComponent('_geoPoint(50, 10):asc,year:asc')}`);
     expect(r.status).toBe(200);
     expect(r.body.hits.map((h: { id: number }) => h.id)).toEqual([1, 2]);
-    const docs = await s.api('GET', `/indexes/${uid}/documents?sort=${encodeURIComponent('year:asc,_geoPoint(50, 10):asc')}`);
+    const docs = await s.api(
+      'GET',
+      `/indexes/${uid}/documents?sort=${encodeURIComponent('year:asc,_geoPoint(50, 10):asc')}`,
+    );
     expect(docs.status).toBe(200);
     expect(docs.body.results.map((h: { id: number }) => h.id)).toEqual([2, 1]);
   });
 
   it('when the engine refuses an attribute, then the message names the index; a syntax error does not', async () => {
     const distinct = await search({ distinct: 'nope' });
-    expect(distinct.body.message).toMatch(new RegExp(`^Index \`${uid}\`: Attribute \`nope\` is not filterable and thus, cannot be used as distinct attribute`));
+    expect(distinct.body.message).toMatch(
+      new RegExp(
+        `^Index \`${uid}\`: Attribute \`nope\` is not filterable and thus, cannot be used as distinct attribute`,
+      ),
+    );
     const sort = await search({ sort: ['nope:asc'] });
     expect(sort.body.message).toMatch(new RegExp(`^Index \`${uid}\`: Attribute \`nope\` is not sortable`));
     const syntax = await search({ sort: ['year'] });
@@ -122,7 +164,10 @@ describe('search answers', () => {
   });
 
   it('when a multi-search query names a missing index, then it is a 400, federated or not', async () => {
-    for (const body of [{ queries: [{ indexUid: uid }, { indexUid: 'missing_index_y' }] }, { federation: {}, queries: [{ indexUid: 'missing_index_y' }] }]) {
+    for (const body of [
+      { queries: [{ indexUid: uid }, { indexUid: 'missing_index_y' }] },
+      { federation: {}, queries: [{ indexUid: 'missing_index_y' }] },
+    ]) {
       const r = await s.api('POST', '/multi-search', { body });
       expect(r.status).toBe(400);
       expect(r.body.code).toBe('index_not_found');
@@ -144,7 +189,10 @@ describe('search bodies', () => {
   it('when the Content-Type header is empty, then it is an invalid content type', async () => {
     const r = await s.api('POST', `/indexes/${uid}/search`, { raw: '{}', contentType: '' });
     expect(r.status).toBe(415);
-    expect(r.body).toMatchObject({ code: 'invalid_content_type', message: 'The Content-Type `` is invalid. Accepted values for the Content-Type header are: `application/json`' });
+    expect(r.body).toMatchObject({
+      code: 'invalid_content_type',
+      message: 'The Content-Type `` is invalid. Accepted values for the Content-Type header are: `application/json`',
+    });
   });
 });
 
@@ -152,7 +200,10 @@ describe('more request shapes', () => {
   it('when the search body is JSON null, then it is refused as not an object', async () => {
     const r = await s.api('POST', `/indexes/${uid}/search`, { raw: 'null', contentType: 'application/json' });
     expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ code: 'bad_request', message: 'Invalid value type: expected an object, but found null' });
+    expect(r.body).toMatchObject({
+      code: 'bad_request',
+      message: 'Invalid value type: expected an object, but found null',
+    });
   });
 
   it('when a key is created with an expiry in the past and no actions, then the expiry is answered, its message ending with a line break', async () => {
@@ -160,13 +211,18 @@ describe('more request shapes', () => {
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_api_key_expires_at');
     expect(r.body.message.endsWith("e.g. 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'.\n")).toBe(true);
-    expect((await s.api('POST', '/keys', { body: { indexes: ['*'], expiresAt: null } })).body.code).toBe('missing_api_key_actions');
+    expect((await s.api('POST', '/keys', { body: { indexes: ['*'], expiresAt: null } })).body.code).toBe(
+      'missing_api_key_actions',
+    );
   });
 
   it('when fetch, delete-batch or delete is asked with another method than POST, then it is a 405, not a document', async () => {
     for (const method of ['GET', 'DELETE']) {
       for (const route of ['fetch', 'delete-batch', 'delete']) {
-        const r = await fetch(`${s.url}/indexes/${uid}/documents/${route}`, { method, headers: { Authorization: `Bearer ${MASTER_KEY}` } });
+        const r = await fetch(`${s.url}/indexes/${uid}/documents/${route}`, {
+          method,
+          headers: { Authorization: `Bearer ${MASTER_KEY}` },
+        });
         expect([method, route, r.status, r.headers.get('allow')]).toEqual([method, route, 405, 'POST']);
       }
     }
@@ -184,6 +240,9 @@ describe('more request shapes', () => {
     expect(task.status).toBe('succeeded');
     expect(task.details).toEqual({ providedIds: 3, deletedDocuments: 0, originalFilter: null });
     const map = await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { body: { a: 1 } });
-    expect(map.body).toMatchObject({ code: 'bad_request', message: 'Json deserialize error: invalid type: map, expected a sequence at line 1 column 0' });
+    expect(map.body).toMatchObject({
+      code: 'bad_request',
+      message: 'Json deserialize error: invalid type: map, expected a sequence at line 1 column 0',
+    });
   });
 });

@@ -13,12 +13,40 @@ afterAll(async () => {
 });
 
 const BOOKS = [
-  { id: 1, title: 'Le Petit Prince', genres: ['Adventure', 'comedy'], price: 10, author: 'Saint-Exupéry', _geo: { lat: 48.8566, lng: 2.3522 } },
-  { id: 2, title: 'Le Rouge et le Noir', genres: 'romance', price: 9, author: 'Stendhal', _geo: { lat: '45.764', lng: '4.8357' } },
-  { id: 3, title: 'Alice in Wonderland', genres: ['adventure'], price: 9.5, author: 'Carroll', _geo: { lat: 51.5072, lng: -0.1276 } },
+  {
+    id: 1,
+    title: 'Le Petit Prince',
+    genres: ['Adventure', 'comedy'],
+    price: 10,
+    author: 'Saint-Exupéry',
+    _geo: { lat: 48.8566, lng: 2.3522 },
+  },
+  {
+    id: 2,
+    title: 'Le Rouge et le Noir',
+    genres: 'romance',
+    price: 9,
+    author: 'Stendhal',
+    _geo: { lat: '45.764', lng: '4.8357' },
+  },
+  {
+    id: 3,
+    title: 'Alice in Wonderland',
+    genres: ['adventure'],
+    price: 9.5,
+    author: 'Carroll',
+    _geo: { lat: 51.5072, lng: -0.1276 },
+  },
   { id: 4, title: 'Pride and Prejudice', genres: ['romance', 'action'], price: '12', author: 'Austen' },
   { id: 5, title: 'Emma', genres: ['Romance'], author: 'Austen', price: null },
-  { id: 6, title: 'Éducation sentimentale', genres: [], author: 'Flaubert', price: 7, _geo: { lat: -33.8688, lng: 151.2093 } },
+  {
+    id: 6,
+    title: 'Éducation sentimentale',
+    genres: [],
+    author: 'Flaubert',
+    price: 7,
+    _geo: { lat: -33.8688, lng: 151.2093 },
+  },
 ];
 
 async function task(r: { status: number; body: any }): Promise<any> {
@@ -39,7 +67,10 @@ const ids = (hits: { id: number }[]) => hits.map((h) => h.id);
 describe('facets in search', () => {
   let uid: string;
   beforeAll(async () => {
-    uid = await books({ filterableAttributes: ['genres', 'price', 'author', '_geo'], sortableAttributes: ['price', 'title', '_geo', 'author'] });
+    uid = await books({
+      filterableAttributes: ['genres', 'price', 'author', '_geo'],
+      sortableAttributes: ['price', 'title', '_geo', 'author'],
+    });
   });
   const search = (body: unknown) => s.api('POST', `/indexes/${uid}/search`, { body });
 
@@ -71,7 +102,14 @@ describe('facets in search', () => {
   it('when facets is `*` or a pattern, then it expands to the filterable attributes', async () => {
     const all = await search({ facets: ['*'], limit: 0 });
     // A filterable `_geo` comes with its parts, as on Meilisearch.
-    expect(Object.keys(all.body.facetDistribution)).toEqual(['_geo', '_geo.lat', '_geo.lng', 'author', 'genres', 'price']);
+    expect(Object.keys(all.body.facetDistribution)).toEqual([
+      '_geo',
+      '_geo.lat',
+      '_geo.lng',
+      'author',
+      'genres',
+      'price',
+    ]);
     const some = await search({ facets: ['gen*'], limit: 0 });
     expect(Object.keys(some.body.facetDistribution)).toEqual(['genres']);
     const get = await s.api('GET', `/indexes/${uid}/search?facets=genres,author&limit=0`);
@@ -85,7 +123,10 @@ describe('facets in search', () => {
       '_geo.lat': { '48.8566': 1, '45.764': 1, '51.5072': 1, '-33.8688': 1 },
       '_geo.lng': { '2.3522': 1, '4.8357': 1, '-0.1276': 1, '151.2093': 1 },
     });
-    expect(r.body.facetStats).toEqual({ '_geo.lat': { min: -33.8688, max: 51.5072 }, '_geo.lng': { min: -0.1276, max: 151.2093 } });
+    expect(r.body.facetStats).toEqual({
+      '_geo.lat': { min: -33.8688, max: 51.5072 },
+      '_geo.lng': { min: -0.1276, max: 151.2093 },
+    });
   });
 
   it('when a facet is not filterable, then invalid_search_facets lists what is', async () => {
@@ -93,12 +134,18 @@ describe('facets in search', () => {
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_search_facets');
     // Meilisearch 1.50's words: the first name that is not filterable, called a pattern.
-    expect(r.body.message).toBe('Invalid facet distribution: Pattern `title` is not filterable. Available filterable attributes patterns are: `_geo, author, genres, price`.');
+    expect(r.body.message).toBe(
+      'Invalid facet distribution: Pattern `title` is not filterable. Available filterable attributes patterns are: `_geo, author, genres, price`.',
+    );
     const two = await search({ facets: ['genres', 'title', 'id'] });
-    expect(two.body.message).toBe('Invalid facet distribution: Pattern `title` is not filterable. Available filterable attributes patterns are: `_geo, author, genres, price`.');
+    expect(two.body.message).toBe(
+      'Invalid facet distribution: Pattern `title` is not filterable. Available filterable attributes patterns are: `_geo, author, genres, price`.',
+    );
     // A pattern that matches no filterable attribute of the documents is refused the same way.
     const pattern = await search({ facets: ['pri*', 'tit*'] });
-    expect(pattern.body.message).toBe('Invalid facet distribution: Pattern `tit*` is not filterable. Available filterable attributes patterns are: `_geo, author, genres, price`.');
+    expect(pattern.body.message).toBe(
+      'Invalid facet distribution: Pattern `tit*` is not filterable. Available filterable attributes patterns are: `_geo, author, genres, price`.',
+    );
   });
 
   it('when maxValuesPerFacet and sortFacetValuesBy are set, then values are capped and ordered', async () => {
@@ -121,7 +168,11 @@ describe('POST /indexes/{uid}/facet-search', () => {
   let uid: string;
   beforeAll(async () => {
     uid = await books({
-      filterableAttributes: ['genres', 'price', { attributePatterns: ['author'], features: { facetSearch: false, filter: { equality: true } } }],
+      filterableAttributes: [
+        'genres',
+        'price',
+        { attributePatterns: ['author'], features: { facetSearch: false, filter: { equality: true } } },
+      ],
     });
   });
   const fs = (body: unknown) => s.api('POST', `/indexes/${uid}/facet-search`, { body });
@@ -167,7 +218,9 @@ describe('POST /indexes/{uid}/facet-search', () => {
     const r = await fs({ facetName: 'author' });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_facet_search_facet_name');
-    expect(r.body.message).toContain('Attribute `author` is not facet-searchable. Note: this attribute matches rule #2');
+    expect(r.body.message).toContain(
+      'Attribute `author` is not facet-searchable. Note: this attribute matches rule #2',
+    );
     const unknown = await fs({ facetName: 'title' });
     expect(unknown.body.code).toBe('invalid_facet_search_facet_name');
     expect(unknown.body.message).toBe(
@@ -179,12 +232,16 @@ describe('POST /indexes/{uid}/facet-search', () => {
     expect((await fs({ facetQuery: 'a' })).body.code).toBe('missing_facet_search_facet_name');
     expect((await fs({ facetName: 3 })).body.code).toBe('invalid_facet_search_facet_name');
     expect((await fs({ facetName: 'genres', facetQuery: 3 })).body.code).toBe('invalid_facet_search_query');
-    expect((await fs({ facetName: 'genres', exhaustiveFacetCount: 'yes' })).body.code).toBe('invalid_facet_search_exhaustive_facet_count');
+    expect((await fs({ facetName: 'genres', exhaustiveFacetCount: 'yes' })).body.code).toBe(
+      'invalid_facet_search_exhaustive_facet_count',
+    );
     expect((await fs({ facetName: 'genres', filter: 'nope = 1' })).body.code).toBe('invalid_search_filter');
     expect((await fs({ facetName: 'genres', whatever: 1 })).status).toBe(200);
     // null is no value, as on Meilisearch.
     expect((await fs({ facetName: 'genres', useNetwork: null })).status).toBe(200);
-    const missing = await s.api('POST', `/indexes/${uniqueIndex('none')}/facet-search`, { body: { facetName: 'genres' } });
+    const missing = await s.api('POST', `/indexes/${uniqueIndex('none')}/facet-search`, {
+      body: { facetName: 'genres' },
+    });
     expect(missing.status).toBe(404);
     expect(missing.body.code).toBe('index_not_found');
   });
@@ -198,9 +255,13 @@ describe('POST /indexes/{uid}/facet-search', () => {
 
   it('when exhaustiveFacetCount is set on an index with distinct, then duplicates count once', async () => {
     const u = await books({ filterableAttributes: ['genres', 'author'], distinctAttribute: 'author' });
-    const plain = await s.api('POST', `/indexes/${u}/facet-search`, { body: { facetName: 'genres', facetQuery: 'rom' } });
+    const plain = await s.api('POST', `/indexes/${u}/facet-search`, {
+      body: { facetName: 'genres', facetQuery: 'rom' },
+    });
     expect(plain.body.facetHits).toEqual([{ value: 'romance', count: 3 }]);
-    const exact = await s.api('POST', `/indexes/${u}/facet-search`, { body: { facetName: 'genres', facetQuery: 'rom', exhaustiveFacetCount: true } });
+    const exact = await s.api('POST', `/indexes/${u}/facet-search`, {
+      body: { facetName: 'genres', facetQuery: 'rom', exhaustiveFacetCount: true },
+    });
     // Emma and Pride and Prejudice share their author: only the first is kept.
     expect(exact.body.facetHits).toEqual([{ value: 'romance', count: 2 }]);
   });
@@ -209,7 +270,10 @@ describe('POST /indexes/{uid}/facet-search', () => {
 describe('sort', () => {
   let uid: string;
   beforeAll(async () => {
-    uid = await books({ filterableAttributes: ['genres', 'author'], sortableAttributes: ['price', 'title', '_geo', 'author'] });
+    uid = await books({
+      filterableAttributes: ['genres', 'author'],
+      sortableAttributes: ['price', 'title', '_geo', 'author'],
+    });
   });
   const search = (body: unknown) => s.api('POST', `/indexes/${uid}/search`, { body });
 
@@ -254,12 +318,16 @@ describe('sort', () => {
     const r = await search({ sort: ['genres:asc'] });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_search_sort');
-    expect(r.body.message).toMatch(/^Index `[^`]+`: Attribute `genres` is not sortable. Available sortable attributes are: `_geo, author, price, title`.$/);
+    expect(r.body.message).toMatch(
+      /^Index `[^`]+`: Attribute `genres` is not sortable. Available sortable attributes are: `_geo, author, price, title`.$/,
+    );
     expect((await search({ sort: ['price'] })).body.code).toBe('invalid_search_sort');
     const u = await books({ sortableAttributes: ['price'], rankingRules: ['words', 'typo'] });
     const noRule = await s.api('POST', `/indexes/${u}/search`, { body: { sort: ['price:asc'] } });
     expect(noRule.body.code).toBe('invalid_search_sort');
-    expect(noRule.body.message).toBe(`Index \`${u}\`: You must specify where \`sort\` is listed in the rankingRules setting to use the sort parameter at search time.`);
+    expect(noRule.body.message).toBe(
+      `Index \`${u}\`: You must specify where \`sort\` is listed in the rankingRules setting to use the sort parameter at search time.`,
+    );
   });
 
   it('when rankingRules hold a custom rule, then a placeholder search follows it', async () => {
@@ -272,7 +340,9 @@ describe('sort', () => {
 describe('distinct', () => {
   it('when distinct is asked, then the best document per value is kept and totals shrink', async () => {
     const uid = await books({ filterableAttributes: ['author', 'genres'], sortableAttributes: ['price'] });
-    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { distinct: 'author', sort: ['price:asc'], hitsPerPage: 10 } });
+    const r = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { distinct: 'author', sort: ['price:asc'], hitsPerPage: 10 },
+    });
     expect(r.status).toBe(200);
     expect(ids(r.body.hits)).toEqual([6, 2, 3, 1, 4]);
     expect(r.body.totalHits).toBe(5);
@@ -294,18 +364,24 @@ describe('distinct', () => {
     const r = await s.api('POST', `/indexes/${uid}/search`, { body: { distinct: 'author' } });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_search_distinct');
-    expect(r.body.message).toBe(`Index \`${uid}\`: Attribute \`author\` is not filterable and thus, cannot be used as distinct attribute. Available filterable attributes patterns are: \`genres\`.`);
+    expect(r.body.message).toBe(
+      `Index \`${uid}\`: Attribute \`author\` is not filterable and thus, cannot be used as distinct attribute. Available filterable attributes patterns are: \`genres\`.`,
+    );
   });
 });
 
 describe('columns follow writes', () => {
   it('when documents change after a faceted search, then the next search sees the new values', async () => {
     const uid = await books({ filterableAttributes: ['genres'], sortableAttributes: ['price'] });
-    const before = await s.api('POST', `/indexes/${uid}/search`, { body: { facets: ['genres'], sort: ['price:desc'], limit: 1 } });
+    const before = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { facets: ['genres'], sort: ['price:desc'], limit: 1 },
+    });
     expect(before.body.facetDistribution.genres.romance).toBe(3);
     expect(ids(before.body.hits)).toEqual([1]);
     await task(await s.api('PUT', `/indexes/${uid}/documents`, { body: [{ id: 5, genres: 'horror', price: 99 }] }));
-    const after = await s.api('POST', `/indexes/${uid}/search`, { body: { facets: ['genres'], sort: ['price:desc'], limit: 1 } });
+    const after = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { facets: ['genres'], sort: ['price:desc'], limit: 1 },
+    });
     expect(after.body.facetDistribution.genres.romance).toBe(2);
     expect(after.body.facetDistribution.genres.horror).toBe(1);
     expect(ids(after.body.hits)).toEqual([5]);

@@ -26,10 +26,14 @@ async function task(r: { status: number; body: any }): Promise<any> {
 }
 
 /** A fresh index with MOVIES and `filterable` as filterableAttributes. */
-async function movies(filterable: unknown[] = ['genre', 'year', 'tags', 'director', 'meta', '_geo', 'title']): Promise<string> {
+async function movies(
+  filterable: unknown[] = ['genre', 'year', 'tags', 'director', 'meta', '_geo', 'title'],
+): Promise<string> {
   const uid = uniqueIndex('flt');
   expect((await task(await s.api('POST', `/indexes/${uid}/documents`, { body: MOVIES }))).status).toBe('succeeded');
-  const t = await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: filterable } }));
+  const t = await task(
+    await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: filterable } }),
+  );
   expect(t.status).toBe('succeeded');
   return uid;
 }
@@ -78,7 +82,11 @@ describe('POST /indexes/{uid}/search with filter', () => {
     ];
     for (const [filter, expected] of cases) {
       const r = await search({ filter });
-      expect({ filter, status: r.status, ids: r.status === 200 ? ids(r.body.hits) : r.body }).toEqual({ filter, status: 200, ids: expected });
+      expect({ filter, status: r.status, ids: r.status === 200 ? ids(r.body.hits) : r.body }).toEqual({
+        filter,
+        status: 200,
+        ids: expected,
+      });
     }
   });
 
@@ -118,15 +126,24 @@ describe('POST /indexes/{uid}/search with filter', () => {
 
   it.each([
     ['year = 2000 AND id = 1', '25:27 ("year" = "2000") AND ("id" = "1")'],
-    ['genre = a OR (year 1 TO 5 AND NOT id EXISTS)', '52:54 ("genre" = "a") OR (("year" "1" TO "5") AND (NOT ("id" EXISTS)))'],
+    [
+      'genre = a OR (year 1 TO 5 AND NOT id EXISTS)',
+      '52:54 ("genre" = "a") OR (("year" "1" TO "5") AND (NOT ("id" EXISTS)))',
+    ],
     ['id NOT IN [1, "a b"]', '7:9 NOT ("id" IN ["1", "a b"])'],
-    ["id = 'say \"hi\"'", '2:4 "id" = "say \\"hi\\""'],
-    [['year = 1', ['genre = x', 'id IS NOT NULL']], '47:49 ("year" = "1") AND (("genre" = "x") OR (NOT ("id" IS NULL)))'],
-  ])('when %j reads an attribute that is not filterable, then the filter is quoted as written out', async (filter, tail) => {
-    const r = await search({ filter });
-    expect(r.body.code).toBe('invalid_search_filter');
-    expect(r.body.message.split('\n')[1]).toBe(tail);
-  });
+    ['id = \'say "hi"\'', '2:4 "id" = "say \\"hi\\""'],
+    [
+      ['year = 1', ['genre = x', 'id IS NOT NULL']],
+      '47:49 ("year" = "1") AND (("genre" = "x") OR (NOT ("id" IS NULL)))',
+    ],
+  ])(
+    'when %j reads an attribute that is not filterable, then the filter is quoted as written out',
+    async (filter, tail) => {
+      const r = await search({ filter });
+      expect(r.body.code).toBe('invalid_search_filter');
+      expect(r.body.message.split('\n')[1]).toBe(tail);
+    },
+  );
 
   it('when a multi-search query reads an attribute that is not filterable, then the query and the index are named', async () => {
     const r = await s.api('POST', '/multi-search', { body: { queries: [{ indexUid: uid, filter: 'id = 1' }] } });
@@ -135,19 +152,25 @@ describe('POST /indexes/{uid}/search with filter', () => {
     );
     // Documents fetch and facet search quote the filter as sent, without the index.
     const docs = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { filter: 'id = 1' } });
-    expect(docs.body.message).toBe('Attribute `id` is not filterable. Available filterable attribute patterns are: `_geo`, `director`, `genre`, `meta`, `tags`, `title`, `year`.\n1:3 id = 1');
+    expect(docs.body.message).toBe(
+      'Attribute `id` is not filterable. Available filterable attribute patterns are: `_geo`, `director`, `genre`, `meta`, `tags`, `title`, `year`.\n1:3 id = 1',
+    );
   });
 });
 
 describe('filterableAttributes pattern rules', () => {
   it('when a rule disables comparison, then `>` is refused and `=` works', async () => {
-    const uid = await movies([{ attributePatterns: ['ye*'], features: { facetSearch: false, filter: { equality: true, comparison: false } } }]);
+    const uid = await movies([
+      { attributePatterns: ['ye*'], features: { facetSearch: false, filter: { equality: true, comparison: false } } },
+    ]);
     const ok = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: 'year = 2017' } });
     expect(ids(ok.body.hits)).toEqual([2]);
     const bad = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: 'year > 2017' } });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('invalid_search_filter');
-    expect(bad.body.message.split('\n')[0]).toBe(`Index \`${uid}\`: Filter operator \`>\` is not allowed for the attribute \`year\`.`);
+    expect(bad.body.message.split('\n')[0]).toBe(
+      `Index \`${uid}\`: Filter operator \`>\` is not allowed for the attribute \`year\`.`,
+    );
   });
 });
 
@@ -158,10 +181,14 @@ describe('documents fetch with filter', () => {
   });
 
   it('when POST /documents/fetch has a filter, then results and total are filtered', async () => {
-    const r = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { filter: 'year = 2015', fields: ['id'] } });
+    const r = await s.api('POST', `/indexes/${uid}/documents/fetch`, {
+      body: { filter: 'year = 2015', fields: ['id'] },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ results: [{ id: 1 }, { id: 4 }], offset: 0, limit: 20, total: 2 });
-    const arr = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { filter: [['genre = action', 'genre = drama'], 'year = 2015'], ids: [1, 2, 4] } });
+    const arr = await s.api('POST', `/indexes/${uid}/documents/fetch`, {
+      body: { filter: [['genre = action', 'genre = drama'], 'year = 2015'], ids: [1, 2, 4] },
+    });
     expect(ids(arr.body.results)).toEqual([1, 4]);
   });
 
@@ -183,9 +210,15 @@ describe('documents fetch with filter', () => {
 describe('POST /indexes/{uid}/documents/delete', () => {
   it('when the filter matches, then the task deletes exactly those documents', async () => {
     const uid = await movies();
-    const t = await task(await s.api('POST', `/indexes/${uid}/documents/delete`, { body: { filter: 'genre = action OR year > 2020' } }));
+    const t = await task(
+      await s.api('POST', `/indexes/${uid}/documents/delete`, { body: { filter: 'genre = action OR year > 2020' } }),
+    );
     expect(t.status).toBe('succeeded');
-    expect(t.details).toEqual({ providedIds: 0, deletedDocuments: 3, originalFilter: '"genre = action OR year > 2020"' });
+    expect(t.details).toEqual({
+      providedIds: 0,
+      deletedDocuments: 3,
+      originalFilter: '"genre = action OR year > 2020"',
+    });
     const left = await s.api('GET', `/indexes/${uid}/documents?fields=id`);
     expect(left.body.results).toEqual([{ id: 1 }, { id: 3 }]);
     const hits = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'max' } });
@@ -202,10 +235,14 @@ describe('POST /indexes/{uid}/documents/delete', () => {
 
   it('when the attribute is not filterable, then the task fails naming the index', async () => {
     const uid = await movies(['genre']);
-    const t = await task(await s.api('POST', `/indexes/${uid}/documents/delete`, { body: { filter: ['year = 2015'] } }));
+    const t = await task(
+      await s.api('POST', `/indexes/${uid}/documents/delete`, { body: { filter: ['year = 2015'] } }),
+    );
     expect(t.status).toBe('failed');
     expect(t.error.code).toBe('invalid_document_filter');
-    expect(t.error.message).toBe(`Index \`${uid}\`: Attribute \`year\` is not filterable. Available filterable attribute patterns are: \`genre\`.\n1:5 year = 2015`);
+    expect(t.error.message).toBe(
+      `Index \`${uid}\`: Attribute \`year\` is not filterable. Available filterable attribute patterns are: \`genre\`.\n1:5 year = 2015`,
+    );
     expect((await s.api('GET', `/indexes/${uid}/documents`)).body.total).toBe(5);
   });
 });
@@ -223,7 +260,9 @@ describe('CONTAINS and the containsFilter feature', () => {
     try {
       const on = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: 'title CONTAINS "ad ma"' } });
       expect(ids(on.body.hits)).toEqual([4]);
-      const fetched = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { filter: 'title NOT CONTAINS a', fields: ['id'] } });
+      const fetched = await s.api('POST', `/indexes/${uid}/documents/fetch`, {
+        body: { filter: 'title NOT CONTAINS a', fields: ['id'] },
+      });
       expect(fetched.body.results).toEqual([{ id: 3 }, { id: 5 }]);
     } finally {
       await s.api('PATCH', '/experimental-features', { body: { containsFilter: false } });

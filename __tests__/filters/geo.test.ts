@@ -24,14 +24,32 @@ const ids = (hits: { id: number }[]) => hits.map((h) => h.id);
 
 describe('_geo validation', () => {
   const cases: [unknown, string][] = [
-    ['Paris', 'The `_geo` field in the document with the id: `1` is not an object. Was expecting an object with the `_geo.lat` and `_geo.lng` fields but instead got `"Paris"`.'],
-    [{}, 'Could not find latitude nor longitude in the document with the id: `1`. Was expecting `_geo.lat` and `_geo.lng` fields.'],
+    [
+      'Paris',
+      'The `_geo` field in the document with the id: `1` is not an object. Was expecting an object with the `_geo.lat` and `_geo.lng` fields but instead got `"Paris"`.',
+    ],
+    [
+      {},
+      'Could not find latitude nor longitude in the document with the id: `1`. Was expecting `_geo.lat` and `_geo.lng` fields.',
+    ],
     [{ lat: 1 }, 'Could not find longitude in the document with the id: `1`. Was expecting a `_geo.lng` field.'],
     [{ lng: 1 }, 'Could not find latitude in the document with the id: `1`. Was expecting a `_geo.lat` field.'],
-    [{ lat: 'north', lng: 2 }, 'Could not parse latitude in the document with the id: `1`. Was expecting a finite number but instead got `"north"`.'],
-    [{ lat: 1, lng: true }, 'Could not parse longitude in the document with the id: `1`. Was expecting a finite number but instead got `true`.'],
-    [{ lat: null, lng: [] }, 'Could not parse latitude nor longitude in the document with the id: `1`. Was expecting finite numbers but instead got `null` and `[]`.'],
-    [{ lat: 1, lng: 2, alt: 3 }, 'The `_geo` field in the document with the id: `1` contains the following unexpected fields: `{"alt":3}`.'],
+    [
+      { lat: 'north', lng: 2 },
+      'Could not parse latitude in the document with the id: `1`. Was expecting a finite number but instead got `"north"`.',
+    ],
+    [
+      { lat: 1, lng: true },
+      'Could not parse longitude in the document with the id: `1`. Was expecting a finite number but instead got `true`.',
+    ],
+    [
+      { lat: null, lng: [] },
+      'Could not parse latitude nor longitude in the document with the id: `1`. Was expecting finite numbers but instead got `null` and `[]`.',
+    ],
+    [
+      { lat: 1, lng: 2, alt: 3 },
+      'The `_geo` field in the document with the id: `1` contains the following unexpected fields: `{"alt":3}`.',
+    ],
   ];
   it.each(cases)('when _geo is %j, then the task fails with invalid_document_geo_field', async (geo, message) => {
     const { uid, task } = await index({ filterableAttributes: ['_geo'] }, [{ id: 1, _geo: geo }]);
@@ -57,7 +75,9 @@ describe('_geo validation', () => {
 
   it('when the id is a string, then the message shows it as JSON', async () => {
     const { task } = await index({ filterableAttributes: ['_geo'] }, [{ id: 'x1', _geo: {} }]);
-    expect(task.error.message).toBe('Could not find latitude nor longitude in the document with the id: `"x1"`. Was expecting `_geo.lat` and `_geo.lng` fields.');
+    expect(task.error.message).toBe(
+      'Could not find latitude nor longitude in the document with the id: `"x1"`. Was expecting `_geo.lat` and `_geo.lng` fields.',
+    );
   });
 });
 
@@ -96,9 +116,38 @@ describe('radius and box at the edges of the map', () => {
 describe('_geoPolygon on _geojson', () => {
   const shapes = [
     { id: 1, _geojson: { type: 'Point', coordinates: [2.35, 48.85] } },
-    { id: 2, _geojson: { type: 'Feature', geometry: { type: 'Point', coordinates: [4.83, 45.76] }, properties: { city: 'Lyon' } } },
-    { id: 3, _geojson: { type: 'LineString', coordinates: [[-10, 46], [10, 46]] } },
-    { id: 4, _geojson: { type: 'Polygon', coordinates: [[[20, 20], [30, 20], [30, 30], [20, 20]]] } },
+    {
+      id: 2,
+      _geojson: {
+        type: 'Feature',
+        geometry: { type: 'Point', coordinates: [4.83, 45.76] },
+        properties: { city: 'Lyon' },
+      },
+    },
+    {
+      id: 3,
+      _geojson: {
+        type: 'LineString',
+        coordinates: [
+          [-10, 46],
+          [10, 46],
+        ],
+      },
+    },
+    {
+      id: 4,
+      _geojson: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [20, 20],
+            [30, 20],
+            [30, 30],
+            [20, 20],
+          ],
+        ],
+      },
+    },
     { id: 5, title: 'no shape' },
   ];
 
@@ -106,10 +155,14 @@ describe('_geoPolygon on _geojson', () => {
     const { uid, task } = await index({ filterableAttributes: ['_geojson'] }, shapes);
     expect(task.status).toBe('succeeded');
     // Around France: lat 42..51, lng -5..8.
-    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: '_geoPolygon([51, -5], [51, 8], [42, 8], [42, -5])' } });
+    const r = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { filter: '_geoPolygon([51, -5], [51, 8], [42, 8], [42, -5])' },
+    });
     expect(r.status).toBe(200);
     expect(ids(r.body.hits)).toEqual([1, 2, 3]);
-    const not = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: 'NOT _geoPolygon([51, -5], [51, 8], [42, 8], [42, -5])' } });
+    const not = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { filter: 'NOT _geoPolygon([51, -5], [51, 8], [42, 8], [42, -5])' },
+    });
     expect(ids(not.body.hits)).toEqual([4, 5]);
   });
 
@@ -118,7 +171,21 @@ describe('_geoPolygon on _geojson', () => {
       { id: 1, _geojson: { type: 'Point', coordinates: [2.35, 48.85] } },
       { id: 2, _geo: { lat: 48.86, lng: 2.34 } },
       { id: 3, _geo: { lat: 45.0, lng: 5.0 }, _geojson: { type: 'Point', coordinates: [2.36, 48.84] } },
-      { id: 4, _geojson: { type: 'Polygon', coordinates: [[[2.0, 48.0], [3.0, 48.0], [3.0, 49.0], [2.0, 49.0], [2.0, 48.0]]] } },
+      {
+        id: 4,
+        _geojson: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [2.0, 48.0],
+              [3.0, 48.0],
+              [3.0, 49.0],
+              [2.0, 49.0],
+              [2.0, 48.0],
+            ],
+          ],
+        },
+      },
       { id: 5, _geojson: { type: 'Point', coordinates: [100, 10] } },
     ];
     const radius = '_geoRadius(48.85, 2.35, 5000)';
@@ -148,7 +215,11 @@ describe('_geoPolygon on _geojson', () => {
       { id: 'b', _geojson: { type: 'Point', coordinates: [2.35, 48.85] } },
       { id: 'c', other: { type: 'Point', lat: 48.86 } },
     ]);
-    for (const [q, expected] of [['point', ['c']], ['48.86', ['c']], ['lat', []]] as const) {
+    for (const [q, expected] of [
+      ['point', ['c']],
+      ['48.86', ['c']],
+      ['lat', []],
+    ] as const) {
       const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q } });
       expect(r.body.hits.map((h: { id: string }) => h.id)).toEqual(expected);
     }
@@ -156,14 +227,18 @@ describe('_geoPolygon on _geojson', () => {
 
   it('when _geojson is not filterable, then the filter names it', async () => {
     const { uid } = await index({ filterableAttributes: ['_geo'] }, [{ id: 1 }]);
-    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: '_geoPolygon([1, 1], [1, 2], [2, 2])' } });
+    const r = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { filter: '_geoPolygon([1, 1], [1, 2], [2, 2])' },
+    });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_search_filter');
     expect(r.body.message).toContain('Attribute `_geojson` is not filterable.');
   });
 
   it('when a _geojson value is not GeoJSON, then the task fails with invalid_document_geojson_field', async () => {
-    const { task } = await index({ filterableAttributes: ['_geojson'] }, [{ id: 1, _geojson: { type: 'Circle', coordinates: [1, 2] } }]);
+    const { task } = await index({ filterableAttributes: ['_geojson'] }, [
+      { id: 1, _geojson: { type: 'Circle', coordinates: [1, 2] } },
+    ]);
     expect(task.status).toBe('failed');
     expect(task.error.code).toBe('invalid_document_geojson_field');
   });

@@ -49,7 +49,8 @@ function makeDocs(count: number): Doc[] {
 }
 
 const numbersOf = (d: Doc): number[] => (d.n === undefined || d.n === null ? [] : Array.isArray(d.n) ? d.n : [d.n]);
-const stringsOf = (d: Doc): string[] => (d.g === undefined ? [] : Array.isArray(d.g) ? d.g : [d.g]).map((x) => x.toLowerCase());
+const stringsOf = (d: Doc): string[] =>
+  (d.g === undefined ? [] : Array.isArray(d.g) ? d.g : [d.g]).map((x) => x.toLowerCase());
 
 /** Per printed value, how many documents hold it (once per document). */
 function countNumbers(docs: Doc[]): Map<number, number> {
@@ -68,7 +69,9 @@ describe('value columns over many documents', () => {
     const docs = makeDocs(6000);
     const add = await s.api('POST', `/indexes/${uid}/documents`, { body: docs });
     expect((await s.waitTask(add.body.taskUid, 60000)).status).toBe('succeeded');
-    const set = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['n', 'g'], pagination: { maxTotalHits: 10000 } } });
+    const set = await s.api('PATCH', `/indexes/${uid}/settings`, {
+      body: { filterableAttributes: ['n', 'g'], pagination: { maxTotalHits: 10000 } },
+    });
     expect((await s.waitTask(set.body.taskUid, 60000)).status).toBe('succeeded');
     // Deleted documents leave holes in the internal ids.
     const gone = docs.filter((d) => d.id % 7 === 0).map((d) => d.id);
@@ -105,7 +108,9 @@ describe('value columns over many documents', () => {
     for (const [filter, pass] of cases) {
       // `NOT` keeps documents without numbers too.
       const negated = filter.startsWith('NOT');
-      const want = kept.filter((d) => (negated ? !numbersOf(d).some((n) => n < 50) : numbersOf(d).some(pass))).map((d) => d.id);
+      const want = kept
+        .filter((d) => (negated ? !numbersOf(d).some((n) => n < 50) : numbersOf(d).some(pass)))
+        .map((d) => d.id);
       expect({ filter, ids: await idsOf(filter) }).toEqual({ filter, ids: want });
       selected += want.length;
     }
@@ -120,18 +125,25 @@ describe('value columns over many documents', () => {
     const want: Record<string, number> = {};
     for (const n of [...numbers.keys()].sort((a, b) => a - b).slice(0, 100)) want[String(n)] = numbers.get(n)!;
     expect(r.body.facetDistribution.n).toEqual(want);
-    const order = [...numbers.keys()].sort((a, b) => a - b).slice(0, 5).map((n) => `"${n}":${numbers.get(n)}`);
+    const order = [...numbers.keys()]
+      .sort((a, b) => a - b)
+      .slice(0, 5)
+      .map((n) => `"${n}":${numbers.get(n)}`);
     expect(r.text).toContain(`"n":{${order.join(',')},`);
     const all = [...numbers.keys()];
     expect(r.body.facetStats.n).toEqual({ min: Math.min(...all), max: Math.max(...all) });
     const strings = new Map<string, number>();
     for (const d of kept) for (const g of new Set(stringsOf(d))) strings.set(g, (strings.get(g) ?? 0) + 1);
-    const lower = Object.fromEntries(Object.entries(r.body.facetDistribution.g as Record<string, number>).map(([k, v]) => [k.toLowerCase(), v]));
+    const lower = Object.fromEntries(
+      Object.entries(r.body.facetDistribution.g as Record<string, number>).map(([k, v]) => [k.toLowerCase(), v]),
+    );
     expect(lower).toEqual(Object.fromEntries(strings));
   });
 
   it('when facets are ordered by count or capped, then the first values are the most frequent', async () => {
-    const set = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { faceting: { sortFacetValuesBy: { '*': 'count' }, maxValuesPerFacet: 7 } } });
+    const set = await s.api('PATCH', `/indexes/${uid}/settings`, {
+      body: { faceting: { sortFacetValuesBy: { '*': 'count' }, maxValuesPerFacet: 7 } },
+    });
     expect((await s.waitTask(set.body.taskUid, 60000)).status).toBe('succeeded');
     const r = await search({ facets: ['n'], limit: 0 });
     const numbers = [...countNumbers(kept).entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, 7);

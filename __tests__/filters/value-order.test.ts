@@ -50,26 +50,35 @@ describe('sort: one value order (issue 11)', () => {
   beforeAll(async () => {
     uid = uniqueIndex('vord');
     expect((await task(await s.api('POST', `/indexes/${uid}/documents`, { body: DOCS }))).status).toBe('succeeded');
-    const t = await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { sortableAttributes: ['v', 'id'] } }));
+    const t = await task(
+      await s.api('PATCH', `/indexes/${uid}/settings`, { body: { sortableAttributes: ['v', 'id'] } }),
+    );
     expect(t.status).toBe('succeeded');
   });
 
   it.each([
     ['asc', ASC],
     ['desc', DESC],
-  ])('when sorting by v:%s, then search, GET /documents and POST /documents/fetch give one order', async (dir, expected) => {
-    const search = await s.api('POST', `/indexes/${uid}/search`, { body: { sort: [`v:${dir}`], limit: 100 } });
-    expect(search.status).toBe(200);
-    expect(ids(search.body.hits)).toEqual(expected);
-    // Two keys take the ranked path (sort keys per document) instead of the value index.
-    const ranked = await s.api('POST', `/indexes/${uid}/search`, { body: { sort: [`v:${dir}`, 'id:asc'], limit: 100 } });
-    expect(ranked.status).toBe(200);
-    expect(ids(ranked.body.hits)).toEqual(expected);
-    const get = await s.api('GET', `/indexes/${uid}/documents?sort=v:${dir}&limit=100`);
-    expect(get.status).toBe(200);
-    expect(ids(get.body.results)).toEqual(expected);
-    const fetch = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { sort: [`v:${dir}`], limit: 100 } });
-    expect(fetch.status).toBe(200);
-    expect(ids(fetch.body.results)).toEqual(expected);
-  });
+  ])(
+    'when sorting by v:%s, then search, GET /documents and POST /documents/fetch give one order',
+    async (dir, expected) => {
+      const search = await s.api('POST', `/indexes/${uid}/search`, { body: { sort: [`v:${dir}`], limit: 100 } });
+      expect(search.status).toBe(200);
+      expect(ids(search.body.hits)).toEqual(expected);
+      // Two keys take the ranked path (sort keys per document) instead of the value index.
+      const ranked = await s.api('POST', `/indexes/${uid}/search`, {
+        body: { sort: [`v:${dir}`, 'id:asc'], limit: 100 },
+      });
+      expect(ranked.status).toBe(200);
+      expect(ids(ranked.body.hits)).toEqual(expected);
+      const get = await s.api('GET', `/indexes/${uid}/documents?sort=v:${dir}&limit=100`);
+      expect(get.status).toBe(200);
+      expect(ids(get.body.results)).toEqual(expected);
+      const fetch = await s.api('POST', `/indexes/${uid}/documents/fetch`, {
+        body: { sort: [`v:${dir}`], limit: 100 },
+      });
+      expect(fetch.status).toBe(200);
+      expect(ids(fetch.body.results)).toEqual(expected);
+    },
+  );
 });

@@ -11,7 +11,10 @@ import readline from 'node:readline';
 import type { Browser, Page } from 'puppeteer-core';
 
 /** Debian's package (`apt-get install chromium`), or CHROMIUM_PATH; null when absent. */
-export const CHROMIUM: string | null = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p): p is string => !!p && fs.existsSync(p)) ?? null;
+export const CHROMIUM: string | null =
+  [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
+    (p): p is string => !!p && fs.existsSync(p),
+  ) ?? null;
 
 export interface DriverContext {
   browser: Browser;
@@ -25,7 +28,9 @@ export interface BrowserHandle {
 }
 
 export async function startBrowser(executablePath: string): Promise<BrowserHandle> {
-  const child = spawn(process.execPath, [path.join(__dirname, 'browser-driver.js'), executablePath], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(__dirname, 'browser-driver.js'), executablePath], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const waiting = new Map<number, { resolve(v: any): void; reject(e: Error): void }>();
   let ready: () => void;
   let failed: (e: Error) => void;

@@ -8,12 +8,31 @@ import path from 'node:path';
 const BIN = path.join(__dirname, '../../bin/quarry.js');
 export const CHILD_KEY = 'crash-test-master-key-000';
 
-export function startChild(dbPath: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; url: string }> {
+export function startChild(
+  dbPath: string,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, '--db-path', dbPath, '--http-addr', '127.0.0.1:0', '--master-key', CHILD_KEY, '--log-level', 'warn', ...args], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env,
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        '--db-path',
+        dbPath,
+        '--http-addr',
+        '127.0.0.1:0',
+        '--master-key',
+        CHILD_KEY,
+        '--log-level',
+        'warn',
+        ...args,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env,
+      },
+    );
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();

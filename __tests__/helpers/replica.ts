@@ -30,20 +30,50 @@ export class QuarryNode {
     this.url = `http://127.0.0.1:${port}`;
   }
 
-  static async create(name: string, natsUrls: string, args: string[] = [], dbPath = tempDir(`quarry-${name}-`)): Promise<QuarryNode> {
-    return new QuarryNode(name, dbPath, await freePort(), ['--replication-nats', natsUrls, '--replication-node', name, ...args]);
+  static async create(
+    name: string,
+    natsUrls: string,
+    args: string[] = [],
+    dbPath = tempDir(`quarry-${name}-`),
+  ): Promise<QuarryNode> {
+    return new QuarryNode(name, dbPath, await freePort(), [
+      '--replication-nats',
+      natsUrls,
+      '--replication-node',
+      name,
+      ...args,
+    ]);
   }
 
   /** Starts the process and resolves once it listens (rejects with its last log lines if it exits). */
   start(timeoutMs = 60_000): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, '--db-path', this.dbPath, '--http-addr', `127.0.0.1:${this.port}`, '--master-key', GROUP_KEY, '--log-level', 'warn', '--no-analytics', ...this.args], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          '--db-path',
+          this.dbPath,
+          '--http-addr',
+          `127.0.0.1:${this.port}`,
+          '--master-key',
+          GROUP_KEY,
+          '--log-level',
+          'warn',
+          '--no-analytics',
+          ...this.args,
+        ],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       this.child = child;
       this.paused = false;
       let out = '';
-      const timer = setTimeout(() => reject(new Error(`${this.name} did not start within ${timeoutMs} ms: ${this.log.join('')}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${this.name} did not start within ${timeoutMs} ms: ${this.log.join('')}`)),
+        timeoutMs,
+      );
       child.stderr!.on('data', (d: Buffer) => {
         this.log.push(d.toString());
         if (this.log.length > 100) this.log.shift();
@@ -104,11 +134,22 @@ export class QuarryNode {
     });
   }
 
-  async api(method: string, p: string, body?: unknown, key: string | null = GROUP_KEY, timeoutMs = 30_000): Promise<Answer> {
+  async api(
+    method: string,
+    p: string,
+    body?: unknown,
+    key: string | null = GROUP_KEY,
+    timeoutMs = 30_000,
+  ): Promise<Answer> {
     const headers: Record<string, string> = {};
     if (key !== null) headers.Authorization = `Bearer ${key}`;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const res = await fetch(this.url + p, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(this.url + p, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const text = await res.text();
     let parsed: unknown = text;
     try {
@@ -132,7 +173,11 @@ export class QuarryNode {
 }
 
 /** Polls `fn` until it returns a value that is not undefined, or throws after `timeoutMs`. */
-export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T | undefined>,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown = null;
   for (;;) {

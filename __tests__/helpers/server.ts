@@ -46,7 +46,9 @@ export function tempDir(prefix = 'quarry-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-export async function startTestServer(opts: { masterKey?: string | null; args?: string[]; dbPath?: string } = {}): Promise<TestServer> {
+export async function startTestServer(
+  opts: { masterKey?: string | null; args?: string[]; dbPath?: string } = {},
+): Promise<TestServer> {
   const dbPath = opts.dbPath ?? tempDir();
   const masterKey = opts.masterKey === undefined ? MASTER_KEY : opts.masterKey;
   const args = ['--http-addr', '127.0.0.1:0', '--db-path', dbPath, '--log-level', 'off', ...(opts.args ?? [])];
@@ -66,7 +68,7 @@ export async function startTestServer(opts: { masterKey?: string | null; args?: 
     if (ct !== null) headers['Content-Type'] = ct;
     const res = await fetch(url + p, { method, headers, body });
     const text = await res.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     if (text.length) {
       try {
         parsed = JSON.parse(text);

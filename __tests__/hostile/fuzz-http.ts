@@ -7,7 +7,18 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { attrList, filterValue, hostileNumber, hostileString, hostileValue, nested, RAW_NUMBERS, randomFilter, type Rng, uuid } from './fuzz-values';
+import {
+  attrList,
+  filterValue,
+  hostileNumber,
+  hostileString,
+  hostileValue,
+  nested,
+  RAW_NUMBERS,
+  randomFilter,
+  type Rng,
+  uuid,
+} from './fuzz-values';
 
 export interface FuzzRequest {
   /** Route family, for the summary. */
@@ -38,7 +49,7 @@ export function hostileUid(rng: Rng, ctx: FuzzContext): string {
     '..',
     '.',
     '%2e%2e',
-    '%2E%2E%2F' + ctx.protectedUid,
+    `%2E%2E%2F${ctx.protectedUid}`,
     `${rng.pick(ctx.writeUids)}%2F..%2F${ctx.protectedUid}`,
     `..%2F${ctx.protectedUid}`,
     `..%5C${ctx.protectedUid}`,
@@ -79,7 +90,28 @@ export function readUid(rng: Rng, ctx: FuzzContext): string {
 }
 
 export function hostileDocId(rng: Rng): string {
-  return rng.pick(['1', '2', '0', '-1', '1.5', '..', '%2e%2e', '%2F', '..%2F..%2Fetc', '%00', 'a%00b', '%zz', '%C3%28', 'a'.repeat(600), '%20', 'é', '9007199254740993', '1e400', 'null', '*']);
+  return rng.pick([
+    '1',
+    '2',
+    '0',
+    '-1',
+    '1.5',
+    '..',
+    '%2e%2e',
+    '%2F',
+    '..%2F..%2Fetc',
+    '%00',
+    'a%00b',
+    '%zz',
+    '%C3%28',
+    'a'.repeat(600),
+    '%20',
+    'é',
+    '9007199254740993',
+    '1e400',
+    'null',
+    '*',
+  ]);
 }
 
 /** Percent-encodes for a query string, or leaves it raw (malformed on purpose) now and then. */
@@ -97,7 +129,9 @@ function pct(v: string): string {
   for (const ch of v) {
     const c = ch.charCodeAt(0);
     if (ch.length === 1 && c >= 0xd800 && c <= 0xdfff) {
-      out += [0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
+      out += [0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)]
+        .map((b) => `%${b.toString(16).toUpperCase()}`)
+        .join('');
     } else out += encodeURIComponent(ch);
   }
   return out;
@@ -114,7 +148,8 @@ export function queryString(rng: Rng, params: Record<string, () => string>): str
     const name = rng.pick(names);
     parts.push(`${name}=${q(rng, params[name]())}`);
   }
-  if (rng.chance(0.05)) parts.push(rng.pick(['%zz', '=', '&&', '%', 'a=%', 'limit', 'limit=', `limit=${'9'.repeat(400)}`]));
+  if (rng.chance(0.05))
+    parts.push(rng.pick(['%zz', '=', '&&', '%', 'a=%', 'limit', 'limit=', `limit=${'9'.repeat(400)}`]));
   return parts.length ? `?${parts.join('&')}` : '';
 }
 
@@ -151,7 +186,18 @@ export function rawBody(rng: Rng, value: unknown): Buffer {
   if (x < 0.82) {
     const b = Buffer.from(text);
     const at = rng.int(0, b.length);
-    const bad = Buffer.from(rng.pick([[0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80], [0xe2, 0x82], [0x00], [0xef, 0xbb, 0xbf]]));
+    const bad = Buffer.from(
+      rng.pick([
+        [0xff],
+        [0xc3, 0x28],
+        [0xed, 0xa0, 0x80],
+        [0xf8, 0x88, 0x80, 0x80, 0x80],
+        [0x80],
+        [0xe2, 0x82],
+        [0x00],
+        [0xef, 0xbb, 0xbf],
+      ]),
+    );
     return Buffer.concat([b.subarray(0, at), bad, b.subarray(at)]);
   }
   if (x < 0.87) {
@@ -169,7 +215,24 @@ export function rawBody(rng: Rng, value: unknown): Buffer {
   }
   if (x < 0.93) return Buffer.alloc(0);
   if (x < 0.96) {
-    text = rng.pick(['{', '}', '[', 'nul', 'tru', '"', '{"a":}', '{,}', '[,]', '{"a" 1}', "{'a':1}", '\u0000', 'undefined', 'NaN', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}']);
+    text = rng.pick([
+      '{',
+      '}',
+      '[',
+      'nul',
+      'tru',
+      '"',
+      '{"a":}',
+      '{,}',
+      '[,]',
+      '{"a" 1}',
+      "{'a':1}",
+      '\u0000',
+      'undefined',
+      'NaN',
+      '{"__proto__":{"x":1}}',
+      '{"constructor":{"prototype":{"x":1}}}',
+    ]);
     return Buffer.from(text);
   }
   return Buffer.from(Array.from({ length: rng.int(1, 64) }, () => rng.int(0, 255)));
@@ -213,8 +276,17 @@ function signed(header: unknown, claims: unknown, secret: string, alg = 'sha256'
 /** A tenant token: valid, or broken in one of many ways. */
 export function hostileToken(rng: Rng, ctx: FuzzContext): string {
   const { uid, key } = ctx.searchKey;
-  const rules = () => rng.pick<unknown>([['*'], { '*': null }, { [ctx.protectedUid]: { filter: randomFilter(rng) } }, { '*': { filter: filterValue(rng) } }, hostileValue(rng), { [hostileString(rng)]: hostileValue(rng) }, []]);
-  const exp = () => rng.pick<unknown>([undefined, 4102444800, 0, -1, 1e300, '2030-01-01', 9007199254740993, 1.5, null]);
+  const rules = () =>
+    rng.pick<unknown>([
+      ['*'],
+      { '*': null },
+      { [ctx.protectedUid]: { filter: randomFilter(rng) } },
+      { '*': { filter: filterValue(rng) } },
+      hostileValue(rng),
+      { [hostileString(rng)]: hostileValue(rng) },
+      [],
+    ]);
+  const exp = () => rng.pick<unknown>([undefined, 4102444800, 0, -1, 1e300, '2030-01-01', 2 ** 53, 1.5, null]);
   const header = { alg: 'HS256', typ: 'JWT' };
   switch (rng.int(0, 12)) {
     case 0:
@@ -228,17 +300,34 @@ export function hostileToken(rng: Rng, ctx: FuzzContext): string {
     case 4:
       return signed(header, { apiKeyUid: uid, searchRules: ['*'] }, 'not-the-key');
     case 5:
-      return signed({ alg: rng.pick(['HS384', 'HS512', 'RS256', 'ES256', 'HS999', '', null, 1]) }, { apiKeyUid: uid, searchRules: ['*'] }, key, rng.pick(['sha384', 'sha512', 'sha256']));
+      return signed(
+        { alg: rng.pick(['HS384', 'HS512', 'RS256', 'ES256', 'HS999', '', null, 1]) },
+        { apiKeyUid: uid, searchRules: ['*'] },
+        key,
+        rng.pick(['sha384', 'sha512', 'sha256']),
+      );
     case 6:
       return `${'!!!not-base64'}.${'$$$'}.${'***'}`;
     case 7:
-      return signed(header, { apiKeyUid: uid, searchRules: { '*': { filter: 'x'.repeat(rng.int(1000, 200000)) } } }, key);
+      return signed(
+        header,
+        { apiKeyUid: uid, searchRules: { '*': { filter: 'x'.repeat(rng.int(1000, 200000)) } } },
+        key,
+      );
     case 8:
       return signed(header, hostileValue(rng), key);
     case 9:
       return signed(header, { apiKeyUid: hostileValue(rng), searchRules: ['*'] }, key);
     case 10:
-      return rng.pick(['a.b', 'a.b.c.d', '..', '...', 'eyJ.eyJ.x', b64('{') + '.' + b64('{') + '.x', `${b64(JSON.stringify(header))}.${b64('[1,2')}.sig`]);
+      return rng.pick([
+        'a.b',
+        'a.b.c.d',
+        '..',
+        '...',
+        'eyJ.eyJ.x',
+        `${b64('{')}.${b64('{')}.x`,
+        `${b64(JSON.stringify(header))}.${b64('[1,2')}.sig`,
+      ]);
     case 11:
       return signed(header, { apiKeyUid: uid, searchRules: nested(rng) }, key);
     default:
@@ -292,12 +381,22 @@ export function send(baseUrl: string, req: FuzzRequest, timeoutMs = 30000): Prom
     };
     let cr: http.ClientRequest;
     try {
-      cr = http.request({ host: u.hostname, port: u.port, method: req.method, path: req.path, headers: { ...req.headers, 'Content-Length': String(req.body?.length ?? 0) }, agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => finish({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', (e) => finish({ status: 0, text: '', error: `response: ${e.message}` }));
-      });
+      cr = http.request(
+        {
+          host: u.hostname,
+          port: u.port,
+          method: req.method,
+          path: req.path,
+          headers: { ...req.headers, 'Content-Length': String(req.body?.length ?? 0) },
+          agent,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => finish({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', (e) => finish({ status: 0, text: '', error: `response: ${e.message}` }));
+        },
+      );
     } catch (e) {
       // The client itself refuses some headers (characters outside latin-1...): not a server answer.
       finish({ status: -1, text: '', error: `client refused: ${(e as Error).message}` });
@@ -322,7 +421,12 @@ export function describeRequest(req: FuzzRequest, max = 600): string {
   const headers = Object.entries(req.headers)
     .map(([k, v]) => `${k}: ${cut(v)}`)
     .join('; ');
-  const body = req.body === undefined ? '(none)' : /^[\x09\x0a\x0d\x20-\x7e]*$/.test(req.body.toString('latin1')) ? cut(req.body.toString('latin1')) : `base64:${cut(req.body.toString('base64'))}`;
+  const body =
+    req.body === undefined
+      ? '(none)'
+      : /^[\x09\x0a\x0d\x20-\x7e]*$/.test(req.body.toString('latin1'))
+        ? cut(req.body.toString('latin1'))
+        : `base64:${cut(req.body.toString('base64'))}`;
   return `${req.method} ${cut(req.path)}\n  headers: ${headers}\n  body: ${body}`;
 }
 

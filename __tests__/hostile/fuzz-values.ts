@@ -44,7 +44,23 @@ export class Rng {
 
 // ---------------------------------------------------------------- values
 
-export const ATTRIBUTES = ['id', 'title', 'genre', 'year', 'tags', 'nested.a', 'nested', '_geo', '_vectors', '_rankingScore', '*', '', 'unknown', 'a.b.c.d', 'title.x'];
+export const ATTRIBUTES = [
+  'id',
+  'title',
+  'genre',
+  'year',
+  'tags',
+  'nested.a',
+  'nested',
+  '_geo',
+  '_vectors',
+  '_rankingScore',
+  '*',
+  '',
+  'unknown',
+  'a.b.c.d',
+  'title.x',
+];
 
 const HOSTILE_STRINGS = [
   '',
@@ -84,12 +100,48 @@ const HOSTILE_STRINGS = [
 ];
 
 const NUMBERS = [
-  0, -0, 1, -1, 2, 3, 1.5, -0.5, 0.999, 20, 1000, 65535, 65536, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 32 + 1, 2 ** 53 - 1, 2 ** 53, 2 ** 53 + 2, -(2 ** 53 - 1), 1e9, 1e21, 1e308, -1e308,
-  Number.MIN_VALUE, 9007199254740991,
+  0,
+  -0,
+  1,
+  -1,
+  2,
+  3,
+  1.5,
+  -0.5,
+  0.999,
+  20,
+  1000,
+  65535,
+  65536,
+  2 ** 31 - 1,
+  2 ** 31,
+  2 ** 32,
+  2 ** 32 + 1,
+  2 ** 53 - 1,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 53 - 1),
+  1e9,
+  1e21,
+  1e308,
+  -1e308,
+  Number.MIN_VALUE,
+  9007199254740991,
 ];
 
 /** Number literals JSON.stringify cannot produce. */
-export const RAW_NUMBERS = ['1e400', '-1e400', '1' + '0'.repeat(400), '0.' + '0'.repeat(400) + '1', '-0', '1E+2', '9007199254740993', '18446744073709551616', '-9223372036854775809', '1e-400'];
+export const RAW_NUMBERS = [
+  '1e400',
+  '-1e400',
+  `1${'0'.repeat(400)}`,
+  `0.${'0'.repeat(400)}1`,
+  '-0',
+  '1E+2',
+  '9007199254740993',
+  '18446744073709551616',
+  '-9223372036854775809',
+  '1e-400',
+];
 
 /** A v4-shaped uuid drawn from `rng`, so that runs repeat. */
 export function uuid(rng: Rng): string {
@@ -136,7 +188,8 @@ export function hostileValue(rng: Rng, depth = 3): unknown {
     }
     default: {
       const o: Record<string, unknown> = {};
-      for (let i = rng.int(0, 4); i > 0; i--) o[rng.chance(0.5) ? rng.pick(ATTRIBUTES) : hostileString(rng)] = hostileValue(rng, depth - 1);
+      for (let i = rng.int(0, 4); i > 0; i--)
+        o[rng.chance(0.5) ? rng.pick(ATTRIBUTES) : hostileString(rng)] = hostileValue(rng, depth - 1);
       return o;
     }
   }
@@ -164,11 +217,68 @@ export function attrList(rng: Rng): string[] {
 // ---------------------------------------------------------------- filters
 
 const FILTER_TOKENS = [
-  'AND', 'OR', 'NOT', 'IN', 'TO', 'EXISTS', 'IS', 'NULL', 'EMPTY', 'CONTAINS', 'STARTS', 'WITH', 'NOT IN', 'IS NOT NULL', 'IS EMPTY',
-  '=', '!=', '>', '>=', '<', '<=', '(', ')', '[', ']', ',', '"', "'", '\\', '\\"', '""', "''",
-  '_geoRadius(45.4, 9.1, 2000)', '_geoRadius(1, 2)', '_geoRadius(999, -999, -1)', '_geoBoundingBox([45.5, 9.1], [45.4, 9.2])', '_geoBoundingBox([1], [2,3])',
-  '_geoPolygon([0,0],[0,1],[1,1])', '_geoPoint(1,2)', '_geo', '_geoRadius(', 'title', 'genre', 'year', 'tags', 'nested.a', 'id', '`title`',
-  '0', '-1', '1.5', '1e400', '9007199254740993', 'NaN', 'inf', '"carol"', "'wonder'", '"unterminated', 'drama', 'comedy', '😀', '\u0000',
+  'AND',
+  'OR',
+  'NOT',
+  'IN',
+  'TO',
+  'EXISTS',
+  'IS',
+  'NULL',
+  'EMPTY',
+  'CONTAINS',
+  'STARTS',
+  'WITH',
+  'NOT IN',
+  'IS NOT NULL',
+  'IS EMPTY',
+  '=',
+  '!=',
+  '>',
+  '>=',
+  '<',
+  '<=',
+  '(',
+  ')',
+  '[',
+  ']',
+  ',',
+  '"',
+  "'",
+  '\\',
+  '\\"',
+  '""',
+  "''",
+  '_geoRadius(45.4, 9.1, 2000)',
+  '_geoRadius(1, 2)',
+  '_geoRadius(999, -999, -1)',
+  '_geoBoundingBox([45.5, 9.1], [45.4, 9.2])',
+  '_geoBoundingBox([1], [2,3])',
+  '_geoPolygon([0,0],[0,1],[1,1])',
+  '_geoPoint(1,2)',
+  '_geo',
+  '_geoRadius(',
+  'title',
+  'genre',
+  'year',
+  'tags',
+  'nested.a',
+  'id',
+  '`title`',
+  '0',
+  '-1',
+  '1.5',
+  '1e400',
+  '9007199254740993',
+  'NaN',
+  'inf',
+  '"carol"',
+  "'wonder'",
+  '"unterminated',
+  'drama',
+  'comedy',
+  '😀',
+  '\u0000',
 ];
 
 export function randomFilter(rng: Rng): string {
@@ -200,7 +310,10 @@ export function randomFilter(rng: Rng): string {
 export function filterValue(rng: Rng): unknown {
   const x = rng.float();
   if (x < 0.6) return randomFilter(rng);
-  if (x < 0.85) return Array.from({ length: rng.int(0, 3) }, () => (rng.chance(0.6) ? randomFilter(rng) : Array.from({ length: rng.int(0, 3) }, () => randomFilter(rng))));
+  if (x < 0.85)
+    return Array.from({ length: rng.int(0, 3) }, () =>
+      rng.chance(0.6) ? randomFilter(rng) : Array.from({ length: rng.int(0, 3) }, () => randomFilter(rng)),
+    );
   if (x < 0.95) return hostileValue(rng);
   return nested(rng);
 }

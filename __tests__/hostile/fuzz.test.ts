@@ -13,7 +13,17 @@
  * [--seed N]`, which sets QUARRY_FUZZ_REQUESTS / QUARRY_FUZZ_SEED for this file.
  */
 import fs from 'node:fs';
-import { closeClient, describeRequest, type FuzzContext, type FuzzRequest, type FuzzResponse, generateRequest, isErrorObject, Rng, send } from './fuzz';
+import {
+  closeClient,
+  describeRequest,
+  type FuzzContext,
+  type FuzzRequest,
+  type FuzzResponse,
+  generateRequest,
+  isErrorObject,
+  Rng,
+  send,
+} from './fuzz';
 import { MASTER_KEY, startTestServer, type TestServer } from '../helpers/server';
 
 const REQUESTS = Number(process.env.QUARRY_FUZZ_REQUESTS ?? 1500);
@@ -40,7 +50,7 @@ const WRITE_UIDS = ['fuzz_w0', 'fuzz_w1', 'fuzz_w2', 'fuzz_new'];
 const GENRES = ['drama', 'comedy', 'horror', 'documentary'];
 const SEED_DOCS = Array.from({ length: 40 }, (_, i) => ({
   id: i,
-  title: ['carol', 'wonder', 'the quiet river', 'a long night in paris', 'élan'][i % 5] + ` ${i}`,
+  title: `${['carol', 'wonder', 'the quiet river', 'a long night in paris', 'élan'][i % 5]} ${i}`,
   genre: GENRES[i % 4],
   year: 1960 + i * 1.5,
   tags: i % 3 === 0 ? [] : ['x', `t${i % 7}`],
@@ -71,11 +81,17 @@ async function ok(method: string, p: string, body?: unknown): Promise<any> {
 /** What must not change: the protected index's documents, settings and record, as bytes. */
 async function protectedState(): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const p of [`/indexes/${PROTECTED}/documents?limit=1000`, `/indexes/${PROTECTED}/settings`, `/indexes/${PROTECTED}`]) {
+  for (const p of [
+    `/indexes/${PROTECTED}/documents?limit=1000`,
+    `/indexes/${PROTECTED}/settings`,
+    `/indexes/${PROTECTED}`,
+  ]) {
     const r = await s.api('GET', p);
     out[p] = `${r.status} ${r.text}`;
   }
-  const search = await s.api('POST', `/indexes/${PROTECTED}/search`, { body: { q: 'carol', filter: 'genre = drama', sort: ['year:desc'], limit: 100 } });
+  const search = await s.api('POST', `/indexes/${PROTECTED}/search`, {
+    body: { q: 'carol', filter: 'genre = drama', sort: ['year:desc'], limit: 100 },
+  });
   out.search = `${search.status} ${JSON.stringify(search.body?.hits)}`;
   return out;
 }
@@ -95,7 +111,10 @@ async function failedTasks(): Promise<{ uid: number; type: string; error: unknow
   const out: { uid: number; type: string; error: unknown }[] = [];
   let from: number | null = null;
   for (;;) {
-    const r: { body: any } = await s.api('GET', `/tasks?statuses=failed&limit=1000${from === null ? '' : `&from=${from}`}`);
+    const r: { body: any } = await s.api(
+      'GET',
+      `/tasks?statuses=failed&limit=1000${from === null ? '' : `&from=${from}`}`,
+    );
     for (const t of r.body.results) out.push({ uid: t.uid, type: t.type, error: t.error });
     if (r.body.next === null || r.body.next === undefined) return out;
     from = r.body.next;
@@ -109,7 +128,9 @@ beforeAll(async () => {
   const capture =
     (level: string) =>
     (msg: unknown, meta?: unknown): typeof logger => {
-      logged.push(`${level}: ${typeof msg === 'string' ? msg : JSON.stringify(msg)} ${meta === undefined ? '' : JSON.stringify(meta)}`);
+      logged.push(
+        `${level}: ${typeof msg === 'string' ? msg : JSON.stringify(msg)} ${meta === undefined ? '' : JSON.stringify(meta)}`,
+      );
       return logger;
     };
   logger.error = capture('error') as typeof logger.error;
@@ -120,7 +141,10 @@ beforeAll(async () => {
   await ok('POST', `/indexes/${PROTECTED}/documents`, SEED_DOCS);
   for (const uid of WRITE_UIDS.slice(0, 3)) {
     await ok('POST', `/indexes/${uid}/documents`, SEED_DOCS.slice(0, 10));
-    await ok('PATCH', `/indexes/${uid}/settings`, { filterableAttributes: ['genre', 'year'], sortableAttributes: ['year'] });
+    await ok('PATCH', `/indexes/${uid}/settings`, {
+      filterableAttributes: ['genre', 'year'],
+      sortableAttributes: ['year'],
+    });
   }
 }, 60000);
 
@@ -133,8 +157,18 @@ describe('hostile requests (fuzz)', () => {
   it(
     `when ${REQUESTS} seeded hostile requests (seed ${SEED}) hit every route family, then nothing answers 5xx, every error is an error object, and the protected index is unchanged`,
     async () => {
-      const key = await ok('POST', '/keys', { actions: ['search'], indexes: ['*'], expiresAt: null, name: 'fuzz tenant parent' });
-      const ctx: FuzzContext = { masterKey: MASTER_KEY, protectedUid: PROTECTED, writeUids: WRITE_UIDS, searchKey: { uid: key.uid, key: key.key } };
+      const key = await ok('POST', '/keys', {
+        actions: ['search'],
+        indexes: ['*'],
+        expiresAt: null,
+        name: 'fuzz tenant parent',
+      });
+      const ctx: FuzzContext = {
+        masterKey: MASTER_KEY,
+        protectedUid: PROTECTED,
+        writeUids: WRITE_UIDS,
+        searchKey: { uid: key.uid, key: key.key },
+      };
       const features = await ok('GET', '/experimental-features');
       const before = await protectedState();
 
@@ -156,7 +190,9 @@ describe('hostile requests (fuzz)', () => {
         if (REQUESTS > 1500 && Math.floor(sent / 10000) > reported) {
           reported = Math.floor(sent / 10000);
           // Long runs report progress straight to stderr (jest holds console output until the end).
-          process.stderr.write(`fuzz: ${sent}/${REQUESTS} sent in ${Math.round((Date.now() - started) / 1000)} s, 5xx ${fiveXX}, unanswered ${unanswered}, bad errors ${badErrors}\n`);
+          process.stderr.write(
+            `fuzz: ${sent}/${REQUESTS} sent in ${Math.round((Date.now() - started) / 1000)} s, 5xx ${fiveXX}, unanswered ${unanswered}, bad errors ${badErrors}\n`,
+          );
         }
         families[req.family] = (families[req.family] ?? 0) + 1;
         statuses[res.status] = (statuses[res.status] ?? 0) + 1;
@@ -172,7 +208,10 @@ describe('hostile requests (fuzz)', () => {
           // One example per kind of failure (why, status, family), then counts.
           const kind = `${why} ${res.status} ${req.family}`;
           kinds[kind] = (kinds[kind] ?? 0) + 1;
-          if (kinds[kind] === 1 && failures.length < 40) failures.push(`${why}: ${describeRequest(req)}\n  answer: ${res.status} ${res.error ?? res.text.slice(0, 400)}`);
+          if (kinds[kind] === 1 && failures.length < 40)
+            failures.push(
+              `${why}: ${describeRequest(req)}\n  answer: ${res.status} ${res.error ?? res.text.slice(0, 400)}`,
+            );
         };
         if (res.status === -1) return; // refused by the client before sending: not a server answer
         if (res.status === 0) fail('unanswered');
@@ -188,7 +227,11 @@ describe('hostile requests (fuzz)', () => {
       // The request list is fixed by the seed; CONCURRENCY of them are in flight at a time.
       // A throw in one sender (a generator bug) stops the others too.
       let stopped = false;
-      const next = (): FuzzRequest | null => (sent < REQUESTS && !stopped ? (sent++, generateRequest(rng, ctx)) : null);
+      const next = (): FuzzRequest | null => {
+        if (sent >= REQUESTS || stopped) return null;
+        sent++;
+        return generateRequest(rng, ctx);
+      };
       await Promise.all(
         Array.from({ length: CONCURRENCY }, async () => {
           try {
@@ -205,7 +248,13 @@ describe('hostile requests (fuzz)', () => {
       const failed = await failedTasks();
       const internalTasks = failed.filter((t) => {
         const e = t.error as Record<string, unknown> | null;
-        return !e || typeof e !== 'object' || Object.keys(e).sort().join(',') !== 'code,link,message,type' || e.code === 'internal' || e.type === 'internal';
+        return (
+          !e ||
+          typeof e !== 'object' ||
+          Object.keys(e).sort().join(',') !== 'code,link,message,type' ||
+          e.code === 'internal' ||
+          e.type === 'internal'
+        );
       });
 
       // The fuzz may have toggled experimental features, which show in the settings view.
@@ -242,9 +291,19 @@ describe('hostile requests (fuzz)', () => {
         knownServerErrors: knownLog,
         unexpectedServerErrors: unexpectedLog.length,
       };
-      if (REPORT) fs.writeFileSync(REPORT, JSON.stringify({ summary, failures, internalTasks: internalTasks.slice(0, 20), logged: logged.slice(0, 50) }, null, 2));
+      if (REPORT)
+        fs.writeFileSync(
+          REPORT,
+          JSON.stringify(
+            { summary, failures, internalTasks: internalTasks.slice(0, 20), logged: logged.slice(0, 50) },
+            null,
+            2,
+          ),
+        );
       if (failures.length || internalTasks.length || changed.length || unexpectedLog.length || REQUESTS > 1500) {
-        console.log(`fuzz summary ${JSON.stringify(summary, null, 2)}\n${failures.join('\n\n')}\n${JSON.stringify(internalTasks.slice(0, 10), null, 2)}\n${logged.slice(0, 20).join('\n')}`);
+        console.log(
+          `fuzz summary ${JSON.stringify(summary, null, 2)}\n${failures.join('\n\n')}\n${JSON.stringify(internalTasks.slice(0, 10), null, 2)}\n${logged.slice(0, 20).join('\n')}`,
+        );
       }
 
       expect({ fiveXX, unanswered, badErrors }).toEqual({ fiveXX: 0, unanswered: 0, badErrors: 0 });
@@ -268,9 +327,21 @@ describe('requests the HTTP parser refuses (found by the fuzz)', () => {
     ['a raw non-ASCII byte in the path', '/indexes/\u00e9/documents', {}, 400],
     ['a request line past the header limit', `/indexes/${'a'.repeat(70000)}`, {}, 431],
     ['a header past the header limit', '/health', { 'X-Big': 'b'.repeat(70000) }, 431],
-  ])('when %s arrives, then the answer is an error object, not a bare status line', async (_label, p, headers, status) => {
-    const res = await send(s.url, { family: 'parser', method: 'GET', path: p, headers: { Authorization: `Bearer ${MASTER_KEY}`, ...headers } });
-    expect({ status: res.status, error: isErrorObject(res.text), code: res.text && JSON.parse(res.text).code }).toEqual({ status, error: true, code: 'bad_request' });
-    expect((await s.api('GET', '/health')).status).toBe(200);
-  });
+  ])(
+    'when %s arrives, then the answer is an error object, not a bare status line',
+    async (_label, p, headers, status) => {
+      const res = await send(s.url, {
+        family: 'parser',
+        method: 'GET',
+        path: p,
+        headers: { Authorization: `Bearer ${MASTER_KEY}`, ...headers },
+      });
+      expect({
+        status: res.status,
+        error: isErrorObject(res.text),
+        code: res.text && JSON.parse(res.text).code,
+      }).toEqual({ status, error: true, code: 'bad_request' });
+      expect((await s.api('GET', '/health')).status).toBe(200);
+    },
+  );
 });

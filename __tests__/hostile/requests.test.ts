@@ -11,9 +11,16 @@ let uid: string;
 beforeAll(async () => {
   s = await startTestServer();
   uid = uniqueIndex('hostile');
-  const r = await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 1, title: 'carol', year: 3 }, { id: 2, title: 'wonder', year: 5 }] });
+  const r = await s.api('POST', `/indexes/${uid}/documents`, {
+    body: [
+      { id: 1, title: 'carol', year: 3 },
+      { id: 2, title: 'wonder', year: 5 },
+    ],
+  });
   expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
-  const t = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['title'], sortableAttributes: ['year'] } });
+  const t = await s.api('PATCH', `/indexes/${uid}/settings`, {
+    body: { filterableAttributes: ['title'], sortableAttributes: ['year'] },
+  });
   expect((await s.waitTask(t.body.taskUid)).status).toBe('succeeded');
 });
 afterAll(async () => {
@@ -21,7 +28,12 @@ afterAll(async () => {
 });
 
 function expectError(r: { status: number; body: any }, status: number, code: string): void {
-  expect({ status: r.status, code: r.body?.code, type: typeof r.body?.type, link: typeof r.body?.link }).toEqual({ status, code, type: 'string', link: 'string' });
+  expect({ status: r.status, code: r.body?.code, type: typeof r.body?.type, link: typeof r.body?.link }).toEqual({
+    status,
+    code,
+    type: 'string',
+    link: 'string',
+  });
 }
 
 async function stillServing(): Promise<void> {
@@ -62,17 +74,21 @@ describe('deeply nested JSON', () => {
     const body = (n: number) => `{"filter":${'['.repeat(n)}${']'.repeat(n)}}`;
     const refused = await s.api('POST', `/indexes/${uid}/search`, { raw: body(127) });
     expectError(refused, 400, 'malformed_payload');
-    expect(refused.body.message).toBe('The json payload provided is malformed. `recursion limit exceeded at line 1 column 137`.');
+    expect(refused.body.message).toBe(
+      'The json payload provided is malformed. `recursion limit exceeded at line 1 column 137`.',
+    );
     // 127 levels are read (the filter itself is then refused for what it says).
     expect((await s.api('POST', `/indexes/${uid}/search`, { raw: body(126) })).body.code).toBe('invalid_search_filter');
   });
 
-  it('a malformed body is described in Meilisearch\'s words, at its place', async () => {
+  it("a malformed body is described in Meilisearch's words, at its place", async () => {
     const r = await s.api('POST', `/indexes/${uid}/search`, { raw: '{\n  "q": "x",\n  "limit": ,\n}' });
     expectError(r, 400, 'malformed_payload');
     expect(r.body.message).toBe('The json payload provided is malformed. `expected value at line 3 column 12`.');
     const bytes = await s.api('POST', `/indexes/${uid}/search`, { raw: Buffer.from('{"q":"a\xff"}', 'latin1') });
-    expect(bytes.body.message).toBe('The json payload provided is malformed. `invalid unicode code point at line 1 column 9`.');
+    expect(bytes.body.message).toBe(
+      'The json payload provided is malformed. `invalid unicode code point at line 1 column 9`.',
+    );
   });
 
   it('126 levels still parse', async () => {
@@ -87,7 +103,11 @@ describe('a Content-Encoding whose body does not decode', () => {
   it.each(['gzip', 'deflate', 'br'])('%s answers 400 bad_request', async (encoding) => {
     const res = await fetch(`${s.url}/indexes/${uid}/search`, {
       method: 'POST',
-      headers: { Authorization: 'Bearer test-master-key-0123456789', 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+      headers: {
+        Authorization: 'Bearer test-master-key-0123456789',
+        'Content-Type': 'application/json',
+        'Content-Encoding': encoding,
+      },
       body: 'this is not compressed',
     });
     const body = await res.json();
@@ -97,7 +117,11 @@ describe('a Content-Encoding whose body does not decode', () => {
   it('a body that does decode is searched', async () => {
     const res = await fetch(`${s.url}/indexes/${uid}/search`, {
       method: 'POST',
-      headers: { Authorization: 'Bearer test-master-key-0123456789', 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      headers: {
+        Authorization: 'Bearer test-master-key-0123456789',
+        'Content-Type': 'application/json',
+        'Content-Encoding': 'gzip',
+      },
       body: zlib.gzipSync(JSON.stringify({ q: 'wonder' })),
     });
     expect(res.status).toBe(200);
@@ -132,17 +156,23 @@ describe('an empty document id', () => {
     expect(two.body.results.map((d: any) => d.id)).toEqual([1, 2]);
   });
 
-  it.each([[['']], [['a b']], [[1.5]], [['x'.repeat(512)]]])('POST /documents/fetch with ids %j answers 400 invalid_document_ids', async (ids) => {
-    const r = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { ids } });
-    expectError(r, 400, 'invalid_document_ids');
-    expect(r.body.message).toContain('In `.ids[0]`: Document identifier');
-  });
+  it.each([[['']], [['a b']], [[1.5]], [['x'.repeat(512)]]])(
+    'POST /documents/fetch with ids %j answers 400 invalid_document_ids',
+    async (ids) => {
+      const r = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { ids } });
+      expectError(r, 400, 'invalid_document_ids');
+      expect(r.body.message).toContain('In `.ids[0]`: Document identifier');
+    },
+  );
 
   it('POST /documents/delete-batch with an empty or 600-byte id deletes nothing and succeeds (it once failed its batch with MDB_BAD_VALSIZE)', async () => {
     for (const ids of [[''], ['x'.repeat(600)], ['', 'nope']]) {
       const r = await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { body: ids });
       const task = await s.waitTask(r.body.taskUid);
-      expect({ status: task.status, deleted: task.details.deletedDocuments }).toEqual({ status: 'succeeded', deleted: 0 });
+      expect({ status: task.status, deleted: task.details.deletedDocuments }).toEqual({
+        status: 'succeeded',
+        deleted: 0,
+      });
     }
     expect((await s.api('GET', `/indexes/${uid}/documents`)).body.total).toBe(2);
   });
@@ -150,10 +180,22 @@ describe('an empty document id', () => {
 
 describe('numbers out of range', () => {
   it('POST /documents/delete-batch [1e400] is refused with malformed_payload', async () => {
-    expectError(await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { raw: '[1e400]' }), 400, 'malformed_payload');
-    expectError(await s.api('POST', `/indexes/${uid}/search`, { raw: '{"q":"a","limit":-1e999}' }), 400, 'malformed_payload');
+    expectError(
+      await s.api('POST', `/indexes/${uid}/documents/delete-batch`, { raw: '[1e400]' }),
+      400,
+      'malformed_payload',
+    );
+    expectError(
+      await s.api('POST', `/indexes/${uid}/search`, { raw: '{"q":"a","limit":-1e999}' }),
+      400,
+      'malformed_payload',
+    );
     // No exponent, but 400 digits: past f64 as surely.
-    expectError(await s.api('POST', `/indexes/${uid}/search`, { raw: `{"q":"a","rankingScoreThreshold":1${'0'.repeat(400)}}` }), 400, 'malformed_payload');
+    expectError(
+      await s.api('POST', `/indexes/${uid}/search`, { raw: `{"q":"a","rankingScoreThreshold":1${'0'.repeat(400)}}` }),
+      400,
+      'malformed_payload',
+    );
     const docs = await s.api('GET', `/indexes/${uid}/documents`);
     expect(docs.body.total).toBe(2);
   });
@@ -162,9 +204,13 @@ describe('numbers out of range', () => {
     const v = uniqueIndex('vec');
     const add = await s.api('POST', `/indexes/${v}/documents`, { body: [{ id: 1, _vectors: { e: [1, 2] } }] });
     expect((await s.waitTask(add.body.taskUid)).status).toBe('succeeded');
-    const set = await s.api('PATCH', `/indexes/${v}/settings`, { body: { embedders: { e: { source: 'userProvided', dimensions: 2 } } } });
+    const set = await s.api('PATCH', `/indexes/${v}/settings`, {
+      body: { embedders: { e: { source: 'userProvided', dimensions: 2 } } },
+    });
     expect((await s.waitTask(set.body.taskUid)).status).toBe('succeeded');
-    const r = await s.api('POST', `/indexes/${v}/search`, { body: { vector: [1e300, 1], hybrid: { embedder: 'e', semanticRatio: 1 } } });
+    const r = await s.api('POST', `/indexes/${v}/search`, {
+      body: { vector: [1e300, 1], hybrid: { embedder: 'e', semanticRatio: 1 } },
+    });
     expect(r.status).toBe(200);
     expect(r.body.hits.map((h: any) => h.id)).toEqual([1]);
     // Past f64 inside the vector is refused where it stands; a small exponent is a number.
@@ -172,7 +218,11 @@ describe('numbers out of range', () => {
     const refused = await s.api('POST', `/indexes/${v}/search`, { raw: body('1e400') });
     expectError(refused, 400, 'malformed_payload');
     expect(refused.body.message).toContain('number out of range at line 1 column 16');
-    expectError(await s.api('POST', `/indexes/${v}/search`, { raw: body(`-1${'0'.repeat(309)}`) }), 400, 'malformed_payload');
+    expectError(
+      await s.api('POST', `/indexes/${v}/search`, { raw: body(`-1${'0'.repeat(309)}`) }),
+      400,
+      'malformed_payload',
+    );
     const small = await s.api('POST', `/indexes/${v}/search`, { raw: body('1e-7') });
     expect(small.status).toBe(200);
     expect(small.body.hits.map((h: any) => h.id)).toEqual([1]);
@@ -195,7 +245,9 @@ describe('echoed values in error messages', () => {
 
   it('short messages are sent whole', async () => {
     const r = await s.api('POST', '/indexes', { body: { uid: 'bad uid' } });
-    expect(r.body.message).toBe('Invalid value at `.uid`: `bad uid` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.');
+    expect(r.body.message).toBe(
+      'Invalid value at `.uid`: `bad uid` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.',
+    );
   });
 });
 
@@ -241,16 +293,26 @@ describe('explicit limits', () => {
     const r = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: long } });
     expectError(r, 400, 'invalid_search_filter');
     expect(r.body.message).toMatch(/at most 1048576 bytes/);
-    const split = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: [long.slice(0, 600_000), long.slice(0, 600_000)] } });
+    const split = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { filter: [long.slice(0, 600_000), long.slice(0, 600_000)] },
+    });
     expectError(split, 400, 'invalid_search_filter');
-    expectError(await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { filter: long } }), 400, 'invalid_document_filter');
-    const ok = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: `title IN [${many(80_000, (i) => `v${i}`).join(',')}]` } });
+    expectError(
+      await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { filter: long } }),
+      400,
+      'invalid_document_filter',
+    );
+    const ok = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { filter: `title IN [${many(80_000, (i) => `v${i}`).join(',')}]` },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.hits).toEqual([]);
   });
 
   it('a filter naming 80,000 distinct attributes is refused without quadratic work', async () => {
-    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: many(80_000, (i) => `a${i}=1`).join(' OR ') } });
+    const r = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { filter: many(80_000, (i) => `a${i}=1`).join(' OR ') },
+    });
     expectError(r, 400, 'invalid_search_filter');
     expect(r.body.message).toContain('is not filterable');
   });
@@ -267,14 +329,22 @@ describe('explicit limits', () => {
   });
 
   it('a filter array with more than 1,000 entries answers invalid_search_filter', async () => {
-    expectError(await s.api('POST', `/indexes/${uid}/search`, { body: { filter: many(1001, () => 'title = carol') } }), 400, 'invalid_search_filter');
+    expectError(
+      await s.api('POST', `/indexes/${uid}/search`, { body: { filter: many(1001, () => 'title = carol') } }),
+      400,
+      'invalid_search_filter',
+    );
   });
 
   it('more than 1,000 multi-search queries answer bad_request', async () => {
-    const r = await s.api('POST', '/multi-search', { body: { queries: many(1001, () => ({ indexUid: uid, q: 'carol' })) } });
+    const r = await s.api('POST', '/multi-search', {
+      body: { queries: many(1001, () => ({ indexUid: uid, q: 'carol' })) },
+    });
     expectError(r, 400, 'bad_request');
     expect(r.body.message).toContain('at most 1000 queries');
-    const fine = await s.api('POST', '/multi-search', { body: { queries: many(3, () => ({ indexUid: uid, q: 'carol' })) } });
+    const fine = await s.api('POST', '/multi-search', {
+      body: { queries: many(3, () => ({ indexUid: uid, q: 'carol' })) },
+    });
     expect(fine.status).toBe(200);
   });
 
@@ -285,20 +355,52 @@ describe('explicit limits', () => {
 
   it('API key names, descriptions and index lists are bounded', async () => {
     const base = { actions: ['search'], indexes: ['*'], expiresAt: null };
-    expectError(await s.api('POST', '/keys', { body: { ...base, name: 'n'.repeat(1025) } }), 400, 'invalid_api_key_name');
-    expectError(await s.api('POST', '/keys', { body: { ...base, description: 'd'.repeat(10_001) } }), 400, 'invalid_api_key_description');
-    expectError(await s.api('POST', '/keys', { body: { ...base, indexes: many(10_001, (i) => `i${i}`) } }), 400, 'invalid_api_key_indexes');
-    expectError(await s.api('POST', '/keys', { body: { ...base, actions: many(101, () => 'search') } }), 400, 'invalid_api_key_actions');
-    const ok = await s.api('POST', '/keys', { body: { ...base, name: 'n'.repeat(1024), indexes: many(10_000, (i) => `i${i}`) } });
+    expectError(
+      await s.api('POST', '/keys', { body: { ...base, name: 'n'.repeat(1025) } }),
+      400,
+      'invalid_api_key_name',
+    );
+    expectError(
+      await s.api('POST', '/keys', { body: { ...base, description: 'd'.repeat(10_001) } }),
+      400,
+      'invalid_api_key_description',
+    );
+    expectError(
+      await s.api('POST', '/keys', { body: { ...base, indexes: many(10_001, (i) => `i${i}`) } }),
+      400,
+      'invalid_api_key_indexes',
+    );
+    expectError(
+      await s.api('POST', '/keys', { body: { ...base, actions: many(101, () => 'search') } }),
+      400,
+      'invalid_api_key_actions',
+    );
+    const ok = await s.api('POST', '/keys', {
+      body: { ...base, name: 'n'.repeat(1024), indexes: many(10_000, (i) => `i${i}`) },
+    });
     expect(ok.status).toBe(201);
-    expectError(await s.api('PATCH', `/keys/${ok.body.uid}`, { body: { description: 'd'.repeat(10_001) } }), 400, 'invalid_api_key_description');
+    expectError(
+      await s.api('PATCH', `/keys/${ok.body.uid}`, { body: { description: 'd'.repeat(10_001) } }),
+      400,
+      'invalid_api_key_description',
+    );
   });
 
   it('a primary key name longer than 512 bytes answers invalid_index_primary_key', async () => {
     const pk = 'é'.repeat(257);
-    expectError(await s.api('POST', '/indexes', { body: { uid: uniqueIndex('pk'), primaryKey: pk } }), 400, 'invalid_index_primary_key');
-    expectError(await s.api('PATCH', `/indexes/${uid}`, { body: { primaryKey: pk } }), 400, 'invalid_index_primary_key');
-    const q = await s.api('POST', `/indexes/${uniqueIndex('pk')}/documents?primaryKey=${encodeURIComponent(pk)}`, { body: [{ [pk]: 1 }] });
+    expectError(
+      await s.api('POST', '/indexes', { body: { uid: uniqueIndex('pk'), primaryKey: pk } }),
+      400,
+      'invalid_index_primary_key',
+    );
+    expectError(
+      await s.api('PATCH', `/indexes/${uid}`, { body: { primaryKey: pk } }),
+      400,
+      'invalid_index_primary_key',
+    );
+    const q = await s.api('POST', `/indexes/${uniqueIndex('pk')}/documents?primaryKey=${encodeURIComponent(pk)}`, {
+      body: [{ [pk]: 1 }],
+    });
     expectError(q, 400, 'invalid_index_primary_key');
   });
 
@@ -312,9 +414,13 @@ describe('explicit limits', () => {
 describe('an index deleted while it is searched', () => {
   it('the deletion completes and the uid can be created again (closing a handle in use once failed after the commit)', async () => {
     const busy = uniqueIndex('busy');
-    const add = await s.api('POST', `/indexes/${busy}/documents`, { body: Array.from({ length: 2000 }, (_, i) => ({ id: i, title: `carol number ${i}` })) });
+    const add = await s.api('POST', `/indexes/${busy}/documents`, {
+      body: Array.from({ length: 2000 }, (_, i) => ({ id: i, title: `carol number ${i}` })),
+    });
     expect((await s.waitTask(add.body.taskUid)).status).toBe('succeeded');
-    const searches = Array.from({ length: 40 }, () => s.api('POST', `/indexes/${busy}/search`, { body: { q: 'carol', limit: 200 } }));
+    const searches = Array.from({ length: 40 }, () =>
+      s.api('POST', `/indexes/${busy}/search`, { body: { q: 'carol', limit: 200 } }),
+    );
     const del = await s.api('DELETE', `/indexes/${busy}`);
     expect((await s.waitTask(del.body.taskUid)).status).toBe('succeeded');
     for (const r of await Promise.all(searches)) expect([200, 404]).toContain(r.status);

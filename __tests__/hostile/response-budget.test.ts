@@ -8,7 +8,7 @@
  * whole budget is sent when nothing else is in flight.
  */
 import net from 'node:net';
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { CHILD_KEY, call, startChild, finishedTask } from '../helpers/child';
 import { tempDir } from '../helpers/server';
 
@@ -23,11 +23,18 @@ let url: string;
 let port: number;
 
 beforeAll(async () => {
-  ({ child, url } = await startChild(tempDir('quarry-budget-'), ['--experimental-search-response-budget', String(BUDGET)]));
+  ({ child, url } = await startChild(tempDir('quarry-budget-'), [
+    '--experimental-search-response-budget',
+    String(BUDGET),
+  ]));
   port = Number(new URL(url).port);
   // 700 documents of about 100 KB each: a 70 MB answer, more than loopback's socket buffers
   // hold, so a client that stops reading keeps most of it in the server.
-  const docs = Array.from({ length: BOOKS }, (_, i) => ({ id: i, title: `book ${i}`, text: `chapter ${i} `.repeat(9000) }));
+  const docs = Array.from({ length: BOOKS }, (_, i) => ({
+    id: i,
+    title: `book ${i}`,
+    text: `chapter ${i} `.repeat(9000),
+  }));
   const r = await call(url, 'POST', '/indexes/books/documents', docs);
   const t = await finishedTask(url, r.body.taskUid);
   if (t.status !== 'succeeded') throw new Error(JSON.stringify(t.error));
@@ -43,7 +50,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ALL_BOOKS = { q: '', limit: 1000, attributesToRetrieve: ['id', 'text'] };
 
 /** A request over fetch: status, Retry-After and body (never throws on status). */
-async function ask(method: string, path: string, body?: unknown): Promise<{ status: number; retryAfter: string | null; body: any }> {
+async function ask(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; retryAfter: string | null; body: any }> {
   const res = await fetch(url + path, {
     method,
     headers: { Authorization: `Bearer ${CHILD_KEY}`, 'Content-Type': 'application/json' },
@@ -54,7 +65,9 @@ async function ask(method: string, path: string, body?: unknown): Promise<{ stat
 }
 
 /** A raw connection that sends `request`, stops reading once the status line arrived, and can read on or hang up. */
-function stalledRequest(request: string): Promise<{ socket: net.Socket; received: () => string; ended: Promise<void>; resume: () => void }> {
+function stalledRequest(
+  request: string,
+): Promise<{ socket: net.Socket; received: () => string; ended: Promise<void>; resume: () => void }> {
   return new Promise((resolve, reject) => {
     let data = '';
     let reading = true;
@@ -72,7 +85,15 @@ function stalledRequest(request: string): Promise<{ socket: net.Socket; received
             // Returning false stops reading from the socket: the server's writes back up.
             reading = false;
             socket.pause();
-            resolve({ socket, received: () => data, ended, resume: () => ((reading = true), socket.resume()) });
+            resolve({
+              socket,
+              received: () => data,
+              ended,
+              resume: () => {
+                reading = true;
+                socket.resume();
+              },
+            });
           }
           return reading;
         },
@@ -136,7 +157,10 @@ describe('the response budget (issue 71)', () => {
 
     expectRefused(await ask('POST', '/indexes/books/search', ALL_BOOKS));
     expectRefused(await ask('GET', '/indexes/books/search?q=book&limit=5'));
-    expectRefused(await ask('POST', '/multi-search', { queries: [{ indexUid: 'books', q: 'book', limit: 2 }] }), '.queries[0]');
+    expectRefused(
+      await ask('POST', '/multi-search', { queries: [{ indexUid: 'books', q: 'book', limit: 2 }] }),
+      '.queries[0]',
+    );
     expectRefused(await ask('POST', '/multi-search', { federation: {}, queries: [{ indexUid: 'books', q: 'book' }] }));
     expectRefused(await ask('GET', `/indexes/books/documents?limit=${BOOKS}`));
     expectRefused(await ask('POST', '/indexes/books/documents/fetch', { limit: 3 }));

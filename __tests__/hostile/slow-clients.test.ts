@@ -6,7 +6,7 @@
  * client's searches are answered.
  */
 import net from 'node:net';
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { CHILD_KEY, call, startChild, finishedTask } from '../helpers/child';
 import { tempDir } from '../helpers/server';
 
@@ -17,11 +17,20 @@ let url: string;
 let port: number;
 
 beforeAll(async () => {
-  ({ child, url } = await startChild(tempDir('quarry-slow-'), ['--http-idle-timeout-secs', '2', '--http-headers-timeout-secs', '2']));
+  ({ child, url } = await startChild(tempDir('quarry-slow-'), [
+    '--http-idle-timeout-secs',
+    '2',
+    '--http-headers-timeout-secs',
+    '2',
+  ]));
   port = Number(new URL(url).port);
   // 700 documents of about 100 KB each: a 70 MB answer, more than loopback's socket buffers
   // hold (their autotuned sizes reach 32 MB for reading and 4 MB for writing on some kernels).
-  const docs = Array.from({ length: 700 }, (_, i) => ({ id: i, title: `book ${i}`, text: `chapter ${i} `.repeat(9000) }));
+  const docs = Array.from({ length: 700 }, (_, i) => ({
+    id: i,
+    title: `book ${i}`,
+    text: `chapter ${i} `.repeat(9000),
+  }));
   const r = await call(url, 'POST', '/indexes/books/documents', docs);
   const t = await finishedTask(url, r.body.taskUid);
   if (t.status !== 'succeeded') throw new Error(JSON.stringify(t.error));
@@ -46,14 +55,30 @@ async function search(): Promise<number> {
  * socket itself (libuv stops reading; the kernel's buffers fill and the server's writes block)
  * until `resume()`.
  */
-function connect(): Promise<{ socket: net.Socket; received: () => string; closed: Promise<number>; stall: () => void; resume: () => void }> {
+function connect(): Promise<{
+  socket: net.Socket;
+  received: () => string;
+  closed: Promise<number>;
+  stall: () => void;
+  resume: () => void;
+}> {
   return new Promise((resolve, reject) => {
     let data = '';
     let reading = true;
     let socket: net.Socket;
     const buffer = Buffer.alloc(64 * 1024);
     // Returning false from `onread` stops reading from the socket.
-    socket = net.connect({ port, host: '127.0.0.1', onread: { buffer, callback: (n: number, buf: Buffer) => ((data += buf.toString('latin1', 0, n)), reading) } });
+    socket = net.connect({
+      port,
+      host: '127.0.0.1',
+      onread: {
+        buffer,
+        callback: (n: number, buf: Buffer) => {
+          data += buf.toString('latin1', 0, n);
+          return reading;
+        },
+      },
+    });
     const t0 = Date.now();
     const closed = new Promise<number>((r) => socket.once('close', () => r(Date.now() - t0)));
     socket.on('error', () => undefined);
@@ -96,13 +121,18 @@ test('a request whose headers trickle in is answered 408 and closed, while searc
   expect(after).toBeGreaterThan(0);
   const answer = received();
   expect(answer).toMatch(/^HTTP\/1\.1 408 /);
-  expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ code: 'bad_request', type: 'invalid_request' });
+  expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
+    code: 'bad_request',
+    type: 'invalid_request',
+  });
 });
 
 test('a client that stops reading a large answer is cut off, and the server answers others meanwhile', async () => {
   const { socket, received, closed, stall, resume } = await connect();
   stall();
-  socket.write(`GET /indexes/books/documents?limit=700 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${CHILD_KEY}\r\n\r\n`);
+  socket.write(
+    `GET /indexes/books/documents?limit=700 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${CHILD_KEY}\r\n\r\n`,
+  );
   // Ten seconds without reading: the answer takes a few to build, then fills the buffers,
   // then the connection sits idle past the 2 s timeout.
   for (let i = 0; i < 10; i++) {
@@ -117,7 +147,9 @@ test('a client that stops reading a large answer is cut off, and the server answ
   expect(answer).toMatch(/^HTTP\/1\.1 200 /);
   expect(body.length).toBeGreaterThan(0);
   // What a client that reads gets: the whole answer.
-  const whole = await fetch(`${url}/indexes/books/documents?limit=700`, { headers: { Authorization: `Bearer ${CHILD_KEY}` } });
+  const whole = await fetch(`${url}/indexes/books/documents?limit=700`, {
+    headers: { Authorization: `Bearer ${CHILD_KEY}` },
+  });
   expect(body.length).toBeLessThan((await whole.arrayBuffer()).byteLength);
   expect(socket.destroyed || socket.readableEnded).toBe(true);
 });

@@ -16,7 +16,10 @@ const SIZE = /^\d+(\.\d+)? (B|KiB|MiB|GiB)$/;
 
 it('merges the segments and keeps every document', async () => {
   // A large batch then a small one: the small one's segment is too small to be merged on its own.
-  for (const [from, n] of [[0, 1000], [1000, 10]]) {
+  for (const [from, n] of [
+    [0, 1000],
+    [1000, 10],
+  ]) {
     const docs = Array.from({ length: n }, (_, i) => ({ id: from + i, t: `word${(from + i) % 50} item${from + i}` }));
     const add = await s.api('POST', '/indexes/comp/documents', { body: docs });
     expect((await s.waitTask(add.body.taskUid)).status).toBe('succeeded');
@@ -43,9 +46,14 @@ it('a bulk load sent in several tasks merges the index once, after the batch not
   // One task per batch, so a load of three tasks runs as three batches.
   const one = await startTestServer({ args: ['--experimental-max-number-of-batched-tasks', '1'] });
   try {
-    const docs = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ id: from + i, t: `word${(from + i) % 50} item${from + i}` }));
+    const docs = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ id: from + i, t: `word${(from + i) % 50} item${from + i}` }));
     const uids: number[] = [];
-    for (const [from, n] of [[0, 40000], [40000, 4000], [44000, 4000]]) {
+    for (const [from, n] of [
+      [0, 40000],
+      [40000, 4000],
+      [44000, 4000],
+    ]) {
       uids.push((await one.api('POST', '/indexes/bulk/documents', { body: docs(from, n) })).body.taskUid);
     }
     const tasks = [];

@@ -11,7 +11,9 @@ const SETTINGS = {
   displayedAttributes: ['title', 'genre'],
   sortableAttributes: ['genre'],
   rankingRules: ['genre:asc', 'words', 'typo', 'proximity', 'attribute', 'sort', 'exactness'],
-  filterableAttributes: [{ attributePatterns: ['genre'], features: { facetSearch: true, filter: { equality: true, comparison: true } } }],
+  filterableAttributes: [
+    { attributePatterns: ['genre'], features: { facetSearch: true, filter: { equality: true, comparison: true } } },
+  ],
   faceting: { sortFacetValuesBy: { genre: 'alpha' } },
   facetSearch: true,
   localizedAttributes: [{ attributePatterns: ['title'], locales: ['eng', 'fra'] }],
@@ -22,7 +24,12 @@ beforeAll(async () => {
   s = await startTestServer();
   await s.waitTask((await s.api('POST', '/indexes', { body: { uid: 'f', primaryKey: 'id' } })).body.taskUid);
   // Every attribute searchable first, so the nested paths get their ids.
-  const add = await s.api('POST', '/indexes/f/documents', { body: [{ id: 1, title: 'Alpha', genre: 'sci-fi', nested: { a: 1, b: 'x' } }, { id: 2, title: 'Bravo', genre: 'fantasy' }] });
+  const add = await s.api('POST', '/indexes/f/documents', {
+    body: [
+      { id: 1, title: 'Alpha', genre: 'sci-fi', nested: { a: 1, b: 'x' } },
+      { id: 2, title: 'Bravo', genre: 'fantasy' },
+    ],
+  });
   expect((await s.waitTask(add.body.taskUid)).status).toBe('succeeded');
   const set = await s.api('PATCH', '/indexes/f/settings', { body: SETTINGS });
   expect((await s.waitTask(set.body.taskUid)).status).toBe('succeeded');
@@ -30,7 +37,15 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 const fields = (body: unknown, uid = 'f') => s.api('POST', `/indexes/${uid}/fields`, { body });
-const off = { displayed: { enabled: false }, searchable: { enabled: false }, sortable: { enabled: false }, distinct: { enabled: false }, rankingRule: { enabled: false }, filterable: { enabled: false, sortBy: 'alpha', facetSearch: false, equality: false, comparison: false }, localized: { locales: [] } };
+const off = {
+  displayed: { enabled: false },
+  searchable: { enabled: false },
+  sortable: { enabled: false },
+  distinct: { enabled: false },
+  rankingRule: { enabled: false },
+  filterable: { enabled: false, sortBy: 'alpha', facetSearch: false, equality: false, comparison: false },
+  localized: { locales: [] },
+};
 
 it('lists every attribute in name order with its settings', async () => {
   const r = await fields({});
@@ -51,7 +66,13 @@ it('lists every attribute in name order with its settings', async () => {
       { name: 'nested', ...off },
       { name: 'nested.a', ...off },
       { name: 'nested.b', ...off },
-      { name: 'title', ...off, displayed: { enabled: true }, searchable: { enabled: true }, localized: { locales: ['Eng', 'Fra'] } },
+      {
+        name: 'title',
+        ...off,
+        displayed: { enabled: true },
+        searchable: { enabled: true },
+        localized: { locales: ['Eng', 'Fra'] },
+      },
     ],
     offset: 0,
     limit: 20,
@@ -73,7 +94,11 @@ it('pages and filters', async () => {
 });
 
 it.each([
-  [{ filter: { bogus: true } }, 'invalid_index_fields_filter', 'Unknown field `bogus` inside `.filter`: expected one of `attributePatterns`, `displayed`, `searchable`, `sortable`, `distinct`, `rankingRule`, `filterable`'],
+  [
+    { filter: { bogus: true } },
+    'invalid_index_fields_filter',
+    'Unknown field `bogus` inside `.filter`: expected one of `attributePatterns`, `displayed`, `searchable`, `sortable`, `distinct`, `rankingRule`, `filterable`',
+  ],
   [{ filter: { displayed: 'yes' } }, 'invalid_index_fields_filter_displayed', null],
   [{ filter: { rankingRule: 1 } }, 'invalid_index_fields_filter_ranking_rule', null],
   [{ limit: -1 }, 'invalid_index_limit', null],
@@ -87,7 +112,9 @@ it.each([
 });
 
 it('needs a body and the fields.post action', async () => {
-  expect((await s.api('POST', '/indexes/f/fields', { raw: '', contentType: 'application/json' })).body.code).toBe('missing_payload');
+  expect((await s.api('POST', '/indexes/f/fields', { raw: '', contentType: 'application/json' })).body.code).toBe(
+    'missing_payload',
+  );
   const k = await s.api('POST', '/keys', { body: { actions: ['search'], indexes: ['*'], expiresAt: null } });
   expect((await s.api('POST', '/indexes/f/fields', { body: {}, key: k.body.key })).status).toBe(403);
 });

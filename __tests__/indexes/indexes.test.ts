@@ -53,8 +53,12 @@ describe('POST /indexes', () => {
   });
 
   it('when the JSON is malformed, missing or of the wrong type, then it answers the payload codes', async () => {
-    expect((await s.api('POST', '/indexes', { raw: '{"uid":', contentType: 'application/json' })).body.code).toBe('malformed_payload');
-    expect((await s.api('POST', '/indexes', { raw: '', contentType: 'application/json' })).body.code).toBe('missing_payload');
+    expect((await s.api('POST', '/indexes', { raw: '{"uid":', contentType: 'application/json' })).body.code).toBe(
+      'malformed_payload',
+    );
+    expect((await s.api('POST', '/indexes', { raw: '', contentType: 'application/json' })).body.code).toBe(
+      'missing_payload',
+    );
     const noType = await s.api('POST', '/indexes', { raw: '{"uid":"a"}', contentType: null });
     expect([noType.status, noType.body.code]).toEqual([415, 'missing_content_type']);
     const wrongType = await s.api('POST', '/indexes', { raw: '{"uid":"a"}', contentType: 'text/plain' });
@@ -65,7 +69,8 @@ describe('POST /indexes', () => {
 describe('GET /indexes', () => {
   it('when indexes exist, then it pages them sorted by uid with the offset/limit envelope', async () => {
     const prefix = uniqueIndex('list');
-    for (const n of ['c', 'a', 'b']) await s.waitTask((await s.api('POST', '/indexes', { body: { uid: `${prefix}_${n}` } })).body.taskUid);
+    for (const n of ['c', 'a', 'b'])
+      await s.waitTask((await s.api('POST', '/indexes', { body: { uid: `${prefix}_${n}` } })).body.taskUid);
     const r = await s.api('GET', '/indexes?limit=1000');
     expect(r.status).toBe(200);
     expect(Object.keys(r.body).sort()).toEqual(['limit', 'offset', 'results', 'total']);
@@ -105,7 +110,9 @@ describe('PATCH and DELETE /indexes/{uid}', () => {
   it('when setting the primary key of an index with documents, then the task fails', async () => {
     const uid = uniqueIndex();
     await s.waitTask((await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 1 }] })).body.taskUid);
-    const t = await s.waitTask((await s.api('PATCH', `/indexes/${uid}`, { body: { primaryKey: 'other' } })).body.taskUid);
+    const t = await s.waitTask(
+      (await s.api('PATCH', `/indexes/${uid}`, { body: { primaryKey: 'other' } })).body.taskUid,
+    );
     expect(t.status).toBe('failed');
     expect(t.error.code).toBe('index_primary_key_already_exists');
     const ok = await s.waitTask((await s.api('PATCH', `/indexes/${uid}`, { body: { primaryKey: 'id' } })).body.taskUid);
@@ -140,7 +147,9 @@ describe('POST /swap-indexes', () => {
     const a = uniqueIndex('sa');
     const b = uniqueIndex('sb');
     await s.waitTask((await s.api('POST', `/indexes/${a}/documents`, { body: [{ id: 'a1' }] })).body.taskUid);
-    await s.waitTask((await s.api('POST', `/indexes/${b}/documents`, { body: [{ id: 'b1' }, { id: 'b2' }] })).body.taskUid);
+    await s.waitTask(
+      (await s.api('POST', `/indexes/${b}/documents`, { body: [{ id: 'b1' }, { id: 'b2' }] })).body.taskUid,
+    );
     const r = await s.api('POST', '/swap-indexes', { body: [{ indexes: [a, b] }] });
     expect(r.status).toBe(202);
     expect(r.body.indexUid).toBeNull();
@@ -155,24 +164,35 @@ describe('POST /swap-indexes', () => {
     const a = uniqueIndex('ra');
     const b = uniqueIndex('rb');
     await s.waitTask((await s.api('POST', '/indexes', { body: { uid: a } })).body.taskUid);
-    const t = await s.waitTask((await s.api('POST', '/swap-indexes', { body: [{ indexes: [a, b], rename: true }] })).body.taskUid);
+    const t = await s.waitTask(
+      (await s.api('POST', '/swap-indexes', { body: [{ indexes: [a, b], rename: true }] })).body.taskUid,
+    );
     expect(t.status).toBe('succeeded');
     expect((await s.api('GET', `/indexes/${b}`)).status).toBe(200);
     expect((await s.api('GET', `/indexes/${a}`)).status).toBe(404);
   });
 
   it('when an index is missing or listed twice, then it fails with the documented codes', async () => {
-    const t = await s.waitTask((await s.api('POST', '/swap-indexes', { body: [{ indexes: [uniqueIndex('x'), uniqueIndex('y')] }] })).body.taskUid);
+    const t = await s.waitTask(
+      (await s.api('POST', '/swap-indexes', { body: [{ indexes: [uniqueIndex('x'), uniqueIndex('y')] }] })).body
+        .taskUid,
+    );
     expect(t.error.code).toBe('index_not_found');
-    expect((await s.api('POST', '/swap-indexes', { body: [{ indexes: ['a', 'b'] }, { indexes: ['b', 'c'] }] })).body.code).toBe('invalid_swap_duplicate_index_found');
-    expect((await s.api('POST', '/swap-indexes', { body: [{ indexes: ['a'] }] })).body.code).toBe('invalid_swap_indexes');
+    expect(
+      (await s.api('POST', '/swap-indexes', { body: [{ indexes: ['a', 'b'] }, { indexes: ['b', 'c'] }] })).body.code,
+    ).toBe('invalid_swap_duplicate_index_found');
+    expect((await s.api('POST', '/swap-indexes', { body: [{ indexes: ['a'] }] })).body.code).toBe(
+      'invalid_swap_indexes',
+    );
   });
 });
 
 describe('GET /indexes/{uid}/stats and /stats', () => {
   it('when documents exist, then stats count them and their fields', async () => {
     const uid = uniqueIndex();
-    await s.waitTask((await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 1, title: 'a' }, { id: 2 }] })).body.taskUid);
+    await s.waitTask(
+      (await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 1, title: 'a' }, { id: 2 }] })).body.taskUid,
+    );
     const r = await s.api('GET', `/indexes/${uid}/stats`);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ numberOfDocuments: 2, isIndexing: false, fieldDistribution: { id: 2, title: 1 } });
@@ -192,14 +212,25 @@ describe('GET /indexes/{uid}/stats and /stats', () => {
       fs.readdirSync(dir, { withFileTypes: true }).reduce((n, e) => {
         const p = path.join(dir, e.name);
         if (e.isDirectory()) return e.name === 'update_files' ? n : n + onDisk(p);
-        return e.name === 'lock.mdb' || e.name.endsWith('.lock') || e.name === 'VERSION' || e.name === 'instance-uid' ? n : n + fs.statSync(p).size;
+        return e.name === 'lock.mdb' || e.name.endsWith('.lock') || e.name === 'VERSION' || e.name === 'instance-uid'
+          ? n
+          : n + fs.statSync(p).size;
       }, 0);
     const all = (await s.api('GET', '/stats')).body;
     expect(all.databaseSize).toBe(onDisk(s.dbPath));
     expect(all.usedDatabaseSize).toBeGreaterThan(0);
     expect(all.usedDatabaseSize).toBeLessThanOrEqual(all.databaseSize);
     const one = (await s.api('GET', `/indexes/${uid}/stats?showInternalDatabaseSizes=true`)).body;
-    expect(Object.keys(one)).toEqual(['numberOfDocuments', 'rawDocumentDbSize', 'avgDocumentSize', 'isIndexing', 'internalDatabaseSizes', 'numberOfEmbeddings', 'numberOfEmbeddedDocuments', 'fieldDistribution']);
+    expect(Object.keys(one)).toEqual([
+      'numberOfDocuments',
+      'rawDocumentDbSize',
+      'avgDocumentSize',
+      'isIndexing',
+      'internalDatabaseSizes',
+      'numberOfEmbeddings',
+      'numberOfEmbeddedDocuments',
+      'fieldDistribution',
+    ]);
     expect(one.internalDatabaseSizes.documents).toBe(one.rawDocumentDbSize);
     expect(one.internalDatabaseSizes.invertedIndex).toBeGreaterThan(0);
     expect(one.internalDatabaseSizes.externalDocumentsIds).toBeGreaterThan(0);

@@ -31,7 +31,9 @@ it('given an app writing through the library, when it is killed with SIGKILL, th
           resolve();
         }
       });
-      child.once('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`the app exited with ${code}`))));
+      child.once('exit', (code, signal) =>
+        signal === 'SIGKILL' ? resolve() : reject(new Error(`the app exited with ${code}`)),
+      );
     });
     await new Promise((r) => child.once('exit', r).exitCode !== null && r(null));
 

@@ -24,7 +24,10 @@ afterAll(() => {
 async function filledDir(): Promise<string> {
   const dir = tmp();
   const q = await Quarry.open(dir);
-  await q.index('m').addDocuments([{ id: 1, title: 'kept' }]).waitTask();
+  await q
+    .index('m')
+    .addDocuments([{ id: 1, title: 'kept' }])
+    .waitTask();
   await q.close();
   return dir;
 }
@@ -33,7 +36,9 @@ describe('given a data directory of another format', () => {
   it('when it was written by a newer Quarry, then it is refused and left as it is', async () => {
     const dir = await filledDir();
     fs.writeFileSync(path.join(dir, 'VERSION'), 'quarry-9\n');
-    await expect(Quarry.open(dir)).rejects.toThrow(/written by a newer Quarry \(format quarry-9\); this one reads quarry-1/);
+    await expect(Quarry.open(dir)).rejects.toThrow(
+      /written by a newer Quarry \(format quarry-9\); this one reads quarry-1/,
+    );
     expect(fs.readFileSync(path.join(dir, 'VERSION'), 'utf8')).toBe('quarry-9\n');
   });
 
@@ -68,7 +73,11 @@ describe('given a server running on a data directory', () => {
     const { child } = await startChild(dir);
     try {
       await expect(Quarry.open(dir)).rejects.toThrow(new RegExp(`is in use by another process \\(pid ${child.pid}\\)`));
-      const second = spawnSync(process.execPath, [BIN, '--db-path', dir, '--http-addr', '127.0.0.1:0', '--no-analytics'], { encoding: 'utf8', timeout: 30_000 });
+      const second = spawnSync(
+        process.execPath,
+        [BIN, '--db-path', dir, '--http-addr', '127.0.0.1:0', '--no-analytics'],
+        { encoding: 'utf8', timeout: 30_000 },
+      );
       expect(second.status).toBe(1);
       expect(second.stderr).toContain(`is in use by another process (pid ${child.pid})`);
     } finally {

@@ -8,7 +8,10 @@ const { Quarry } = require('../../dist/index.js');
   const index = quarry.index('crash');
   const count = 2000;
   for (let batch = 0; ; batch++) {
-    const docs = Array.from({ length: count }, (_, i) => ({ id: batch * count + i, text: `document ${batch * count + i} of batch ${batch}` }));
+    const docs = Array.from({ length: count }, (_, i) => ({
+      id: batch * count + i,
+      text: `document ${batch * count + i} of batch ${batch}`,
+    }));
     const task = await index.addDocuments(docs);
     process.stdout.write(`ack ${task.taskUid} ${batch * count} ${count}\n`);
   }

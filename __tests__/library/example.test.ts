@@ -40,14 +40,22 @@ describe('given the Markdown folder example', () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-notes-'));
     const db = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-notes-db-'));
     try {
-      fs.writeFileSync(path.join(folder, 'garden.md'), '# Gardening\n\nSoil first.\n\n## Tomatoes\n\nWater tomatoes deeply.\n\n```\n# not a heading\n```\n\n## Roses\n\nPrune roses in winter.\n');
+      fs.writeFileSync(
+        path.join(folder, 'garden.md'),
+        '# Gardening\n\nSoil first.\n\n## Tomatoes\n\nWater tomatoes deeply.\n\n```\n# not a heading\n```\n\n## Roses\n\nPrune roses in winter.\n',
+      );
       fs.mkdirSync(path.join(folder, 'kitchen'));
-      fs.writeFileSync(path.join(folder, 'kitchen', 'sauce.md'), '# Sauces\n\n## Tomato sauce\n\nSimmer with garlic.\n');
+      fs.writeFileSync(
+        path.join(folder, 'kitchen', 'sauce.md'),
+        '# Sauces\n\n## Tomato sauce\n\nSimmer with garlic.\n',
+      );
       const first = run([folder, 'tomatos', '--db', db]);
       expect(first).toContain('2 files: 5 sections read, 0 dropped');
       expect(first).toMatch(/garden\.md:5 {2}.*Tomato/);
       expect(first).toMatch(/kitchen\/sauce\.md:3 {2}.*Tomato.* sauce/);
-      expect(run([folder, 'prune', '--db', db])).toMatch(/^2 files: 0 sections read, 0 dropped\ngarden\.md:13 {2}Roses\n/);
+      expect(run([folder, 'prune', '--db', db])).toMatch(
+        /^2 files: 0 sections read, 0 dropped\ngarden\.md:13 {2}Roses\n/,
+      );
       fs.rmSync(path.join(folder, 'kitchen', 'sauce.md'));
       fs.writeFileSync(path.join(folder, 'garden.md'), '# Gardening\n\n## Tomatoes\n\nStake the tomatoes.\n');
       const after = run([folder, 'tomato', '--db', db]);
@@ -66,11 +74,17 @@ describe('given the desktop app example', () => {
     const files = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-app-files-'));
     try {
       fs.writeFileSync(path.join(files, 'settings-notes.txt'), 'x');
-      const out = execFileSync(process.execPath, [path.join(__dirname, '../../examples/local-app/demo.js'), '--files', files, '--type', 'open setings'], { encoding: 'utf8' });
+      const out = execFileSync(
+        process.execPath,
+        [path.join(__dirname, '../../examples/local-app/demo.js'), '--files', files, '--type', 'open setings'],
+        { encoding: 'utf8' },
+      );
       const lines = out.trim().split('\n');
       expect(lines).toHaveLength('open setings'.length);
       expect(lines[0]).toMatch(/^"o" +[\d.]+ ms {2}\d+ hits {2}command: <mark>O<\/mark>pen Settings$/);
-      expect(lines[lines.length - 1]).toMatch(/^"open setings" +[\d.]+ ms {2}\d+ hits {2}command: <mark>Open<\/mark> <mark>Setting<\/mark>s$/);
+      expect(lines[lines.length - 1]).toMatch(
+        /^"open setings" +[\d.]+ ms {2}\d+ hits {2}command: <mark>Open<\/mark> <mark>Setting<\/mark>s$/,
+      );
     } finally {
       fs.rmSync(files, { recursive: true, force: true });
     }

@@ -40,7 +40,10 @@ describe('given an open Quarry with a movies index', () => {
   beforeAll(async () => {
     quarry = await Quarry.open({ dbPath: tmp() });
     await quarry.createIndex('movies', { primaryKey: 'id' }).waitTask();
-    await quarry.index('movies').updateSettings({ filterableAttributes: ['genre', 'year'], sortableAttributes: ['year'] }).waitTask();
+    await quarry
+      .index('movies')
+      .updateSettings({ filterableAttributes: ['genre', 'year'], sortableAttributes: ['year'] })
+      .waitTask();
     const task = await quarry.index('movies').addDocuments(MOVIES).waitTask();
     expect(task.status).toBe('succeeded');
   });
@@ -51,7 +54,11 @@ describe('given an open Quarry with a movies index', () => {
     const enqueued = await write;
     expect(enqueued).toMatchObject({ indexUid: 'movies', status: 'enqueued', type: 'documentAdditionOrUpdate' });
     const done = await write.waitTask();
-    expect(done).toMatchObject({ uid: enqueued.taskUid, status: 'succeeded', details: { receivedDocuments: 1, indexedDocuments: 1 } });
+    expect(done).toMatchObject({
+      uid: enqueued.taskUid,
+      status: 'succeeded',
+      details: { receivedDocuments: 1, indexedDocuments: 1 },
+    });
     expect((await quarry.index('movies').getDocument(5)).title).toBe('Arrival');
   });
 
@@ -59,7 +66,9 @@ describe('given an open Quarry with a movies index', () => {
     const res = await quarry.index('movies').search('carol', { attributesToHighlight: ['title'] });
     expect(res.hits.map((h) => h.id)).toEqual([1]);
     expect(res.hits[0]!._formatted!.title).toBe('<em>Carol</em>');
-    const filtered = await quarry.index('movies').search('', { filter: 'genre = action', sort: ['year:asc'], facets: ['genre'] });
+    const filtered = await quarry
+      .index('movies')
+      .search('', { filter: 'genre = action', sort: ['year:asc'], facets: ['genre'] });
     expect(filtered.hits.map((h) => h.id)).toEqual([4, 2]);
     expect(filtered.facetDistribution).toEqual({ genre: { action: 2 } });
     const bytes = await quarry.index('movies').searchBytes({ q: 'wonder' });
@@ -97,16 +106,32 @@ describe('given an open Quarry with a movies index', () => {
     expect(refusedSync(() => idx.searchSync('x', { limit: -1 })).code).toBe('invalid_search_limit');
     expect(refusedSync(() => idx.searchSync('x', { filter: 'nope = 1' })).code).toBe('invalid_search_filter');
     expect(refusedSync(() => quarry.index('nope').searchSync('x')).code).toBe('index_not_found');
-    expect(() => idx.searchSync('x', { hybrid: { embedder: 'e', semanticRatio: 0.5 } })).toThrow(/searchSync cannot run a search that waits on an embedder \(`hybrid` without `vector`\); use search\(\)/);
+    expect(() => idx.searchSync('x', { hybrid: { embedder: 'e', semanticRatio: 0.5 } })).toThrow(
+      /searchSync cannot run a search that waits on an embedder \(`hybrid` without `vector`\); use search\(\)/,
+    );
     expect(() => idx.searchSync('x', { useNetwork: true })).toThrow(QuarryError);
   });
 
   it('when a facet search and a multi-search run, then they answer', async () => {
     const facets = await quarry.index('movies').facetSearch({ facetName: 'genre', facetQuery: 'adv' });
     expect(facets.facetHits).toEqual([{ value: 'adventure', count: 1 }]);
-    const multi = await quarry.multiSearch({ queries: [{ indexUid: 'movies', q: 'pi' }, { indexUid: 'movies', q: 'max' }] });
-    expect(multi.results.map((r) => [r.indexUid, r.hits[0]!.id])).toEqual([['movies', 3], ['movies', 4]]);
-    const federated = await quarry.multiSearch({ queries: [{ indexUid: 'movies', q: 'pi' }, { indexUid: 'movies', q: 'max' }], federation: {} });
+    const multi = await quarry.multiSearch({
+      queries: [
+        { indexUid: 'movies', q: 'pi' },
+        { indexUid: 'movies', q: 'max' },
+      ],
+    });
+    expect(multi.results.map((r) => [r.indexUid, r.hits[0]!.id])).toEqual([
+      ['movies', 3],
+      ['movies', 4],
+    ]);
+    const federated = await quarry.multiSearch({
+      queries: [
+        { indexUid: 'movies', q: 'pi' },
+        { indexUid: 'movies', q: 'max' },
+      ],
+      federation: {},
+    });
     expect(federated.hits.map((h) => h.id as number).sort()).toEqual([3, 4]);
   });
 
@@ -115,15 +140,24 @@ describe('given an open Quarry with a movies index', () => {
     expect([limit.code, limit.type, limit.httpStatus]).toEqual(['invalid_search_limit', 'invalid_request', 400]);
     expect(limit.link).toContain('invalid_search_limit');
     const missing = await refusal(quarry.index('nope').search('x'));
-    expect([missing.code, missing.httpStatus, missing.message]).toEqual(['index_not_found', 404, 'Index `nope` not found.']);
+    expect([missing.code, missing.httpStatus, missing.message]).toEqual([
+      'index_not_found',
+      404,
+      'Index `nope` not found.',
+    ]);
     expect((await refusal(quarry.index('bad uid!').addDocuments([]))).code).toBe('invalid_index_uid');
     expect((await refusal(quarry.index('movies').getDocument(999))).code).toBe('document_not_found');
-    expect((await refusal(quarry.index('movies').updateSettings({ rankingRules: ['nope'] } as never))).code).toBe('invalid_settings_ranking_rules');
+    expect((await refusal(quarry.index('movies').updateSettings({ rankingRules: ['nope'] } as never))).code).toBe(
+      'invalid_settings_ranking_rules',
+    );
     expect((await refusal(quarry.getTask(123456))).code).toBe('task_not_found');
   });
 
   it('when a task fails, then waitTask resolves with the failed task and its error', async () => {
-    const task = await quarry.index('movies').addDocuments([{ title: 'no id' }]).waitTask();
+    const task = await quarry
+      .index('movies')
+      .addDocuments([{ title: 'no id' }])
+      .waitTask();
     expect(task.status).toBe('failed');
     expect(task.error).toMatchObject({ code: 'missing_document_id', type: 'invalid_request' });
   });
@@ -177,15 +211,21 @@ describe('given an open Quarry with a movies index', () => {
   it('when an embedder is configured, then similar documents are found by their vectors', async () => {
     const idx = quarry.index('vectors');
     await idx.updateSettings({ embedders: { mine: { source: 'userProvided', dimensions: 2 } } } as never).waitTask();
-    const added = await idx.addDocuments([
-      { id: 1, _vectors: { mine: [1, 0] } },
-      { id: 2, _vectors: { mine: [0.9, 0.1] } },
-      { id: 3, _vectors: { mine: [0, 1] } },
-    ]).waitTask();
+    const added = await idx
+      .addDocuments([
+        { id: 1, _vectors: { mine: [1, 0] } },
+        { id: 2, _vectors: { mine: [0.9, 0.1] } },
+        { id: 3, _vectors: { mine: [0, 1] } },
+      ])
+      .waitTask();
     expect(added.status).toBe('succeeded');
     const similar = await idx.similar({ id: 1, embedder: 'mine' });
     expect(similar.hits.map((h) => h.id)).toEqual([2, 3]);
-    const semantic = await idx.search(undefined, { vector: [0, 1], hybrid: { embedder: 'mine', semanticRatio: 1 }, limit: 1 });
+    const semantic = await idx.search(undefined, {
+      vector: [0, 1],
+      hybrid: { embedder: 'mine', semanticRatio: 1 },
+      limit: 1,
+    });
     expect(semantic.hits.map((h) => h.id)).toEqual([3]);
   });
 
@@ -201,7 +241,9 @@ describe('given an open Quarry with a movies index', () => {
   it('when enqueued tasks are canceled, then they end canceled', async () => {
     // The cancelation is enqueued behind nothing that could start the additions first:
     // a long addition keeps the worker busy while the two small ones wait.
-    const long = quarry.index('cancel').addDocuments(Array.from({ length: 30000 }, (_, i) => ({ id: i, text: `row ${i}` })));
+    const long = quarry
+      .index('cancel')
+      .addDocuments(Array.from({ length: 30000 }, (_, i) => ({ id: i, text: `row ${i}` })));
     await long;
     const a = await quarry.index('cancel2').addDocuments([{ id: 1 }]);
     const b = await quarry.index('cancel2').addDocuments([{ id: 2 }]);
@@ -224,9 +266,15 @@ describe('given an open Quarry with a movies index', () => {
   });
 
   it('when a long write runs, then its progress is reported until it ends', async () => {
-    const docs = Array.from({ length: 20000 }, (_, i) => ({ id: i, text: `word${i % 97} other${i % 13} thing number ${i}` }));
+    const docs = Array.from({ length: 20000 }, (_, i) => ({
+      id: i,
+      text: `word${i % 97} other${i % 13} thing number ${i}`,
+    }));
     const seen: string[] = [];
-    const task = await quarry.index('big').addDocuments(docs).waitTask({ onProgress: (p) => seen.push(p.task.status + (p.progress ? `:${p.progress.percentage}` : '')) });
+    const task = await quarry
+      .index('big')
+      .addDocuments(docs)
+      .waitTask({ onProgress: (p) => seen.push(p.task.status + (p.progress ? `:${p.progress.percentage}` : '')) });
     expect(task.status).toBe('succeeded');
     expect(seen[0]).toBe('enqueued');
     expect(seen.some((s) => s.startsWith('processing:'))).toBe(true);
@@ -271,7 +319,12 @@ describe('given a data directory', () => {
     expect(q.dbPath.startsWith(fs.realpathSync(os.tmpdir())) || q.dbPath.startsWith(os.tmpdir())).toBe(true);
     expect(other.dbPath).not.toBe(q.dbPath);
     await q.index('m').addDocuments(MOVIES).waitTask();
-    expect(q.index('m').searchSync('carol').hits.map((h) => h.id)).toEqual([1]);
+    expect(
+      q
+        .index('m')
+        .searchSync('carol')
+        .hits.map((h) => h.id),
+    ).toEqual([1]);
     expect(fs.existsSync(q.dbPath)).toBe(true);
     await q.close();
     expect(fs.existsSync(q.dbPath)).toBe(false);
@@ -289,7 +342,10 @@ describe('given a data directory', () => {
         console.log(q.dbPath);
         process.exit(0);
       });`;
-    const dir = execFileSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '../..'), encoding: 'utf8' }).trim();
+    const dir = execFileSync(process.execPath, ['-e', script], {
+      cwd: path.join(__dirname, '../..'),
+      encoding: 'utf8',
+    }).trim();
     expect(dir).toMatch(/quarry-/);
     expect(fs.existsSync(dir)).toBe(false);
   });
@@ -341,7 +397,12 @@ describe('given worker threads', () => {
     expect(a).toMatchObject({ status: 'succeeded', hits: [1], asyncHits: [1] });
     expect(b).toMatchObject({ status: 'succeeded', hits: [1], asyncHits: [1] });
     expect(fs.existsSync(a.dir as string)).toBe(false);
-    expect(main.index('m').searchSync('wonder').hits.map((h) => h.id)).toEqual([2]);
+    expect(
+      main
+        .index('m')
+        .searchSync('wonder')
+        .hits.map((h) => h.id),
+    ).toEqual([2]);
     await main.close();
   });
 });
@@ -352,17 +413,26 @@ describe('given the built package', () => {
     const script = "Object.defineProperty(process, 'platform', { value: 'freebsd' }); require('./dist/index.js');";
     const r = spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '../..'), encoding: 'utf8' });
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain(`quarry-search has no prebuilt engine for freebsd-${process.arch} (prebuilt: linux-x64-gnu, linux-arm64-gnu, linux-x64-musl, darwin-arm64, darwin-x64, win32-x64-msvc)`);
+    expect(r.stderr).toContain(
+      `quarry-search has no prebuilt engine for freebsd-${process.arch} (prebuilt: linux-x64-gnu, linux-arm64-gnu, linux-x64-musl, darwin-arm64, darwin-x64, win32-x64-msvc)`,
+    );
     expect(r.stderr).toContain('`npm ci` builds the engine for this machine');
   });
 
   it('when the library is loaded, then Express is not (the library has no HTTP layer)', () => {
     const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
-    const script = "require('./dist/library/quarry.js'); console.log(Object.keys(require.cache).filter((k) => k.includes('/node_modules/express/')).length)";
-    const out = execFileSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '../..'), encoding: 'utf8' });
+    const script =
+      "require('./dist/library/quarry.js'); console.log(Object.keys(require.cache).filter((k) => k.includes('/node_modules/express/')).length)";
+    const out = execFileSync(process.execPath, ['-e', script], {
+      cwd: path.join(__dirname, '../..'),
+      encoding: 'utf8',
+    });
     expect(out.trim()).toBe('0');
     // The check can fail: the server entry does load Express.
-    const server = execFileSync(process.execPath, ['-e', script.replace('library/quarry.js', 'server.js')], { cwd: path.join(__dirname, '../..'), encoding: 'utf8' });
+    const server = execFileSync(process.execPath, ['-e', script.replace('library/quarry.js', 'server.js')], {
+      cwd: path.join(__dirname, '../..'),
+      encoding: 'utf8',
+    });
     expect(Number(server.trim())).toBeGreaterThan(0);
   });
 });

@@ -12,14 +12,37 @@ let uid: string;
 beforeAll(async () => {
   s = await startTestServer({ args: ['--experimental-mcp'] });
   uid = uniqueIndex('mcp_example');
-  await s.waitTask((await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['year'] } })).body.taskUid);
-  const added = await s.waitTask((await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 1, title: 'Dune', year: 1965 }, { id: 2, title: 'Dune Messiah', year: 1969 }] })).body.taskUid);
+  await s.waitTask(
+    (await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['year'] } })).body.taskUid,
+  );
+  const added = await s.waitTask(
+    (
+      await s.api('POST', `/indexes/${uid}/documents`, {
+        body: [
+          { id: 1, title: 'Dune', year: 1965 },
+          { id: 2, title: 'Dune Messiah', year: 1969 },
+        ],
+      })
+    ).body.taskUid,
+  );
   expect(added.status).toBe('succeeded');
 });
 afterAll(() => s.close());
 
 it('given an index, when the example agent runs, then it lists the tools and indexes, reads the settings and prints the filtered hits', async () => {
-  const { stdout } = await run(process.execPath, [CLIENT, '--url', s.url, '--key', MASTER_KEY, '--index', uid, '--q', 'dune', '--filter', 'year > 1966']);
+  const { stdout } = await run(process.execPath, [
+    CLIENT,
+    '--url',
+    s.url,
+    '--key',
+    MASTER_KEY,
+    '--index',
+    uid,
+    '--q',
+    'dune',
+    '--filter',
+    'year > 1966',
+  ]);
   const lines = stdout.trim().split('\n');
   expect(lines[0]).toMatch(/^connected to quarry \d+\.\d+\.\d+/);
   expect(lines[1]).toBe('tools this key may use: list_indexes, search, get_documents, get_settings');

@@ -42,7 +42,11 @@ async function task(r: { status: number; body: any }): Promise<any> {
   return t;
 }
 
-async function createKey(actions: string[], indexes: string[] = ['*'], expiresAt: string | null = null): Promise<{ uid: string; key: string }> {
+async function createKey(
+  actions: string[],
+  indexes: string[] = ['*'],
+  expiresAt: string | null = null,
+): Promise<{ uid: string; key: string }> {
   const r = await s.api('POST', '/keys', { body: { actions, indexes, expiresAt } });
   if (r.status !== 201) throw new Error(r.text);
   return r.body;
@@ -64,7 +68,11 @@ async function connect(key: string | null = MASTER_KEY, url = s.url): Promise<Cl
 }
 
 /** A tool's result: its JSON text parsed, whether it is an error, and its structured content. */
-async function call(client: Client, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; json: any; structured: any }> {
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ isError: boolean; json: any; structured: any }> {
   const r: any = await client.callTool({ name, arguments: args });
   expect(r.content).toHaveLength(1);
   expect(r.content[0].type).toBe('text');
@@ -78,7 +86,12 @@ const stable = (body: any) => {
 };
 
 const mcpPost = (body: unknown, opts: { key?: string | null; headers?: Record<string, string>; raw?: string } = {}) =>
-  s.api('POST', '/mcp', { key: opts.key, body: opts.raw === undefined ? body : undefined, raw: opts.raw, headers: { Accept: 'application/json, text/event-stream', ...opts.headers } });
+  s.api('POST', '/mcp', {
+    key: opts.key,
+    body: opts.raw === undefined ? body : undefined,
+    raw: opts.raw,
+    headers: { Accept: 'application/json, text/event-stream', ...opts.headers },
+  });
 
 beforeAll(async () => {
   embedder = http.createServer((req, res) => {
@@ -101,7 +114,13 @@ beforeAll(async () => {
         filterableAttributes: ['genre', 'year'],
         sortableAttributes: ['year'],
         embedders: {
-          plots: { source: 'rest', url, request: { inputs: [{ text: '{{text}}' }, '{{..}}'] }, response: { results: [{ vec: '{{embedding}}' }, '{{..}}'] }, documentTemplate: '{{doc.plot}}' },
+          plots: {
+            source: 'rest',
+            url,
+            request: { inputs: [{ text: '{{text}}' }, '{{..}}'] },
+            response: { results: [{ vec: '{{embedding}}' }, '{{..}}'] },
+            documentTemplate: '{{doc.plot}}',
+          },
         },
       },
     }),
@@ -126,7 +145,10 @@ describe('without --experimental-mcp', () => {
     const seen = [];
     for (const method of ['POST', 'GET', 'DELETE']) {
       for (const key of [MASTER_KEY, null, 'not-a-key']) {
-        const r = await off.api(method, '/mcp', { key, body: method === 'POST' ? { jsonrpc: '2.0', id: 1, method: 'ping' } : undefined });
+        const r = await off.api(method, '/mcp', {
+          key,
+          body: method === 'POST' ? { jsonrpc: '2.0', id: 1, method: 'ping' } : undefined,
+        });
         seen.push({ method, key, status: r.status, text: r.text, allow: r.headers.get('allow') });
       }
     }
@@ -134,13 +156,15 @@ describe('without --experimental-mcp', () => {
     await expect(connect(MASTER_KEY, off.url)).rejects.toMatchObject({ code: 404 });
   });
 
-  it('then /experimental-features is Meilisearch\'s: no `mcp` flag to read or to set', async () => {
+  it("then /experimental-features is Meilisearch's: no `mcp` flag to read or to set", async () => {
     expect(Object.keys((await off.api('GET', '/experimental-features')).body)).not.toContain('mcp');
     const r = await off.api('PATCH', '/experimental-features', { body: { mcp: true } });
     expect([r.status, r.body.code]).toEqual([400, 'bad_request']);
     expect(r.body.message).toMatch(/^Unknown field `mcp`: expected one of `metrics`, .*, `renderRoute`$/);
     // With the option, the flags are the same: the option is no feature.
-    expect((await s.api('GET', '/experimental-features')).body).toEqual((await off.api('GET', '/experimental-features')).body);
+    expect((await s.api('GET', '/experimental-features')).body).toEqual(
+      (await off.api('GET', '/experimental-features')).body,
+    );
   });
 
   it('then /openapi.json does not describe /mcp; with the option it does', async () => {
@@ -151,7 +175,9 @@ describe('without --experimental-mcp', () => {
 
 describe('with --experimental-mcp', () => {
   it('when the key is not a key, then invalid_api_key before any JSON-RPC', async () => {
-    expect((await mcpPost({ jsonrpc: '2.0', id: 1, method: 'ping' }, { key: 'not-a-key' })).body.code).toBe('invalid_api_key');
+    expect((await mcpPost({ jsonrpc: '2.0', id: 1, method: 'ping' }, { key: 'not-a-key' })).body.code).toBe(
+      'invalid_api_key',
+    );
   });
 
   it('when the SDK connects, then the server names itself, offers tools and a version the client speaks', async () => {
@@ -162,7 +188,7 @@ describe('with --experimental-mcp', () => {
     await expect(client.ping()).resolves.toEqual({});
   });
 
-  it('when the tools are listed with the master key, then the four read tools come with input schemas over the routes\' own fields', async () => {
+  it("when the tools are listed with the master key, then the four read tools come with input schemas over the routes' own fields", async () => {
     const { tools } = await (await connect()).listTools();
     expect(tools.map((t) => t.name)).toEqual(['list_indexes', 'search', 'get_documents', 'get_settings']);
     for (const t of tools) {
@@ -172,13 +198,27 @@ describe('with --experimental-mcp', () => {
     }
     const props = (name: string) => Object.keys(tools.find((t) => t.name === name)!.inputSchema.properties ?? {});
     // Every argument but the index is a field of the route's body, validated by the route's schema.
-    for (const p of props('search').filter((p) => p !== 'indexUid')) expect(Object.keys(SearchSchema.shape)).toContain(p);
-    for (const p of props('get_documents').filter((p) => p !== 'indexUid')) expect(Object.keys(FetchSchema.shape)).toContain(p);
-    expect(props('search')).toEqual(expect.arrayContaining(['indexUid', 'q', 'filter', 'facets', 'sort', 'limit', 'offset', 'hybrid', 'attributesToRetrieve']));
+    for (const p of props('search').filter((p) => p !== 'indexUid'))
+      expect(Object.keys(SearchSchema.shape)).toContain(p);
+    for (const p of props('get_documents').filter((p) => p !== 'indexUid'))
+      expect(Object.keys(FetchSchema.shape)).toContain(p);
+    expect(props('search')).toEqual(
+      expect.arrayContaining([
+        'indexUid',
+        'q',
+        'filter',
+        'facets',
+        'sort',
+        'limit',
+        'offset',
+        'hybrid',
+        'attributesToRetrieve',
+      ]),
+    );
     expect(tools.find((t) => t.name === 'get_settings')!.inputSchema.required).toEqual(['indexUid']);
   });
 
-  it('when list_indexes is called, then it answers GET /indexes\'s page', async () => {
+  it("when list_indexes is called, then it answers GET /indexes's page", async () => {
     const client = await connect();
     const r = await call(client, 'list_indexes', { limit: 1000 });
     expect(r.isError).toBe(false);
@@ -192,7 +232,15 @@ describe('with --experimental-mcp', () => {
 
   it('when search is called with q, filter, facets, sort, limit, offset and attributesToRetrieve, then it answers what POST /search answers', async () => {
     const client = await connect();
-    const body = { q: 'a', filter: 'genre IN [action, adventure]', facets: ['genre'], sort: ['year:desc'], limit: 2, offset: 1, attributesToRetrieve: ['title', 'year'] };
+    const body = {
+      q: 'a',
+      filter: 'genre IN [action, adventure]',
+      facets: ['genre'],
+      sort: ['year:desc'],
+      limit: 2,
+      offset: 1,
+      attributesToRetrieve: ['title', 'year'],
+    };
     const r = await call(client, 'search', { indexUid: movies, ...body });
     expect(r.isError).toBe(false);
     const rest = (await s.api('POST', `/indexes/${movies}/search`, { body })).body;
@@ -205,12 +253,24 @@ describe('with --experimental-mcp', () => {
     expect(r.json.estimatedTotalHits).toBe(4);
   });
 
-  it('when search is hybrid, then the query is embedded by the index\'s embedder and semantic hits come first', async () => {
+  it("when search is hybrid, then the query is embedded by the index's embedder and semantic hits come first", async () => {
     const client = await connect();
-    const r = await call(client, 'search', { indexUid: movies, q: 'dog', hybrid: { embedder: 'plots', semanticRatio: 1 }, limit: 1, attributesToRetrieve: ['id'] });
+    const r = await call(client, 'search', {
+      indexUid: movies,
+      q: 'dog',
+      hybrid: { embedder: 'plots', semanticRatio: 1 },
+      limit: 1,
+      attributesToRetrieve: ['id'],
+    });
     expect(r.isError).toBe(false);
     expect(r.json.hits).toEqual([{ id: 6 }]);
-    const car = await call(client, 'search', { indexUid: movies, q: 'car', hybrid: { embedder: 'plots', semanticRatio: 1 }, limit: 1, attributesToRetrieve: ['id'] });
+    const car = await call(client, 'search', {
+      indexUid: movies,
+      q: 'car',
+      hybrid: { embedder: 'plots', semanticRatio: 1 },
+      limit: 1,
+      attributesToRetrieve: ['id'],
+    });
     expect(car.json.hits).toEqual([{ id: 4 }]);
     expect(car.json.semanticHitCount).toBe(1);
   });
@@ -219,9 +279,16 @@ describe('with --experimental-mcp', () => {
     const client = await connect();
     const byIds = await call(client, 'get_documents', { indexUid: movies, ids: [3, '5'], fields: ['title'] });
     expect(byIds.isError).toBe(false);
-    expect(byIds.json).toEqual({ results: [{ title: 'Life of Pi' }, { title: 'Moana' }], offset: 0, limit: 20, total: 2 });
+    expect(byIds.json).toEqual({
+      results: [{ title: 'Life of Pi' }, { title: 'Moana' }],
+      offset: 0,
+      limit: 20,
+      total: 2,
+    });
     const filtered = await call(client, 'get_documents', { indexUid: movies, filter: 'year = 2015', limit: 1 });
-    expect(filtered.json).toEqual((await s.api('POST', `/indexes/${movies}/documents/fetch`, { body: { filter: 'year = 2015', limit: 1 } })).body);
+    expect(filtered.json).toEqual(
+      (await s.api('POST', `/indexes/${movies}/documents/fetch`, { body: { filter: 'year = 2015', limit: 1 } })).body,
+    );
     expect(filtered.json).toMatchObject({ limit: 1, total: 2 });
     expect(filtered.json.results).toHaveLength(1);
   });
@@ -255,7 +322,12 @@ describe('with --experimental-mcp', () => {
         ['get_settings', { indexUid: movies }],
       ] as const) {
         const r = await call(client, name, args);
-        expect([name, r.isError, r.json.code, r.json.message]).toEqual([name, true, 'invalid_api_key', 'The provided API key is invalid.']);
+        expect([name, r.isError, r.json.code, r.json.message]).toEqual([
+          name,
+          true,
+          'invalid_api_key',
+          'The provided API key is invalid.',
+        ]);
       }
     });
 
@@ -270,19 +342,28 @@ describe('with --experimental-mcp', () => {
       const { key } = await createKey(['documents.get', 'settings.get'], ['*']);
       const client = await connect(key);
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['get_documents', 'get_settings']);
-      expect((await call(client, 'get_documents', { indexUid: books })).json.results).toEqual([{ id: 'b1', title: 'Dune' }]);
+      expect((await call(client, 'get_documents', { indexUid: books })).json.results).toEqual([
+        { id: 'b1', title: 'Dune' },
+      ]);
       expect((await call(client, 'get_settings', { indexUid: books })).isError).toBe(false);
       expect((await call(client, 'search', { indexUid: books })).json.code).toBe('invalid_api_key');
     });
 
     it('when the caller holds a tenant token, then its rule filter narrows searches as on /search and no other tool answers', async () => {
       const parent = await createKey(['search', 'documents.get'], ['*']);
-      const token = tenantToken({ apiKeyUid: parent.uid, searchRules: { [movies]: { filter: 'genre = drama' } }, exp: null }, parent.key);
+      const token = tenantToken(
+        { apiKeyUid: parent.uid, searchRules: { [movies]: { filter: 'genre = drama' } }, exp: null },
+        parent.key,
+      );
       const client = await connect(token);
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['search']);
       const r = await call(client, 'search', { indexUid: movies, filter: 'year > 2000' });
       expect(r.json.hits.map((h: any) => h.id)).toEqual([1]);
-      expect(stable(r.json)).toEqual(stable((await s.api('POST', `/indexes/${movies}/search`, { key: token, body: { filter: 'year > 2000' } })).body));
+      expect(stable(r.json)).toEqual(
+        stable(
+          (await s.api('POST', `/indexes/${movies}/search`, { key: token, body: { filter: 'year > 2000' } })).body,
+        ),
+      );
       const books_ = await call(client, 'search', { indexUid: books });
       expect([books_.isError, books_.json.code]).toEqual([true, 'invalid_api_key']);
       expect(books_.json.message).toContain('tenant token cannot acces the index');
@@ -313,15 +394,60 @@ describe('with --experimental-mcp', () => {
       ['search', { indexUid: 'MOVIES!' }, 'invalid_index_uid', '`MOVIES!` is not a valid index uid.'],
       ['search', { q: 'x' }, 'missing_index_uid', 'Missing field `indexUid`'],
       ['search', { indexUid: 'nowhere_mcp' }, 'index_not_found', 'Index `nowhere_mcp` not found.'],
-      ['search', { indexUid: '{movies}', vector: [1, 2, 3] }, 'bad_request', 'Unknown field `vector`: expected one of `indexUid`, `q`, `filter`, `facets`, `sort`, `limit`, `offset`, `attributesToRetrieve`, `matchingStrategy`, `hybrid`, `showRankingScore`'],
-      ['search', { indexUid: '{movies}', limit: 'ten' }, 'invalid_search_limit', 'Invalid value type at `.limit`: expected a positive integer, but found a string: `"ten"`'],
-      ['search', { indexUid: '{movies}', filter: 'title = Carol' }, 'invalid_search_filter', 'Index `{movies}`: Attribute `title` is not filterable. Available filterable attribute patterns are: `genre`, `year`.\n2:7 "title" = "Carol"'],
-      ['search', { indexUid: '{movies}', sort: ['title:asc'] }, 'invalid_search_sort', 'Index `{movies}`: Attribute `title` is not sortable. Available sortable attributes are: `year`.'],
-      ['search', { indexUid: '{movies}', q: 'x', hybrid: { embedder: 'nope' } }, 'invalid_search_embedder', 'Cannot find embedder with name `nope`.'],
-      ['get_documents', { indexUid: '{movies}', ids: ['a b'] }, 'invalid_document_ids', 'In `.ids[0]`: Document identifier `\\"a b\\"` is invalid.'],
-      ['get_documents', { indexUid: '{movies}', limit: -1 }, 'invalid_document_limit', 'Invalid value type at `.limit`: expected a positive integer, but found a negative integer: `-1`'],
-      ['list_indexes', { limit: 'all' }, 'invalid_index_limit', 'Invalid value type at `.limit`: expected a positive integer, but found a string: `"all"`'],
-      ['get_settings', { indexUid: '{movies}', fields: ['x'] }, 'bad_request', 'Unknown field `fields`: expected one of `indexUid`'],
+      [
+        'search',
+        { indexUid: '{movies}', vector: [1, 2, 3] },
+        'bad_request',
+        'Unknown field `vector`: expected one of `indexUid`, `q`, `filter`, `facets`, `sort`, `limit`, `offset`, `attributesToRetrieve`, `matchingStrategy`, `hybrid`, `showRankingScore`',
+      ],
+      [
+        'search',
+        { indexUid: '{movies}', limit: 'ten' },
+        'invalid_search_limit',
+        'Invalid value type at `.limit`: expected a positive integer, but found a string: `"ten"`',
+      ],
+      [
+        'search',
+        { indexUid: '{movies}', filter: 'title = Carol' },
+        'invalid_search_filter',
+        'Index `{movies}`: Attribute `title` is not filterable. Available filterable attribute patterns are: `genre`, `year`.\n2:7 "title" = "Carol"',
+      ],
+      [
+        'search',
+        { indexUid: '{movies}', sort: ['title:asc'] },
+        'invalid_search_sort',
+        'Index `{movies}`: Attribute `title` is not sortable. Available sortable attributes are: `year`.',
+      ],
+      [
+        'search',
+        { indexUid: '{movies}', q: 'x', hybrid: { embedder: 'nope' } },
+        'invalid_search_embedder',
+        'Cannot find embedder with name `nope`.',
+      ],
+      [
+        'get_documents',
+        { indexUid: '{movies}', ids: ['a b'] },
+        'invalid_document_ids',
+        'In `.ids[0]`: Document identifier `\\"a b\\"` is invalid.',
+      ],
+      [
+        'get_documents',
+        { indexUid: '{movies}', limit: -1 },
+        'invalid_document_limit',
+        'Invalid value type at `.limit`: expected a positive integer, but found a negative integer: `-1`',
+      ],
+      [
+        'list_indexes',
+        { limit: 'all' },
+        'invalid_index_limit',
+        'Invalid value type at `.limit`: expected a positive integer, but found a string: `"all"`',
+      ],
+      [
+        'get_settings',
+        { indexUid: '{movies}', fields: ['x'] },
+        'bad_request',
+        'Unknown field `fields`: expected one of `indexUid`',
+      ],
     ])('when %s gets %j, then the tool answers isError with %s', async (name, args, code, message) => {
       const resolved = Object.fromEntries(Object.entries(args).map(([k, v]) => [k, v === '{movies}' ? movies : v]));
       const r = await call(client, name, resolved);
@@ -335,7 +461,9 @@ describe('with --experimental-mcp', () => {
 
     it('when the REST route gets the same bad body, then it answers the same error', async () => {
       const r = await call(client, 'search', { indexUid: movies, filter: 'title = Carol' });
-      expect(r.json).toEqual((await s.api('POST', `/indexes/${movies}/search`, { body: { filter: 'title = Carol' } })).body);
+      expect(r.json).toEqual(
+        (await s.api('POST', `/indexes/${movies}/search`, { body: { filter: 'title = Carol' } })).body,
+      );
     });
 
     it('when an unknown tool is called, then it is a JSON-RPC invalid params error', async () => {
@@ -364,7 +492,32 @@ describe('with --experimental-mcp', () => {
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
     const deep = (n: number): unknown => (n === 0 ? 'genre = drama' : [deep(n - 1)]);
     const values = (): unknown =>
-      pick([null, true, 0, -1, 1.5, 2 ** 60, '', 'genre = drama', '\u0000\ud800', 'x'.repeat(5000), movies, books, ['genre'], ['year:desc'], [null], [1, 'a b'], {}, { embedder: 'plots' }, { embedder: 'plots', semanticRatio: 7 }, { embedder: 5 }, deep(20), deep(200), '*', ['*']]);
+      pick([
+        null,
+        true,
+        0,
+        -1,
+        1.5,
+        2 ** 60,
+        '',
+        'genre = drama',
+        '\u0000\ud800',
+        'x'.repeat(5000),
+        movies,
+        books,
+        ['genre'],
+        ['year:desc'],
+        [null],
+        [1, 'a b'],
+        {},
+        { embedder: 'plots' },
+        { embedder: 'plots', semanticRatio: 7 },
+        { embedder: 5 },
+        deep(20),
+        deep(200),
+        '*',
+        ['*'],
+      ]);
     const tools = (await (await connect()).listTools()).tools;
     const failures: string[] = [];
     for (let i = 0; i < 300; i++) {
@@ -372,44 +525,83 @@ describe('with --experimental-mcp', () => {
       if (rand() < 0.85) {
         const tool = pick(tools);
         const args: Record<string, unknown> = {};
-        for (const p of Object.keys(tool.inputSchema.properties ?? {})) if (rand() < 0.6) args[p] = p === 'indexUid' && rand() < 0.7 ? movies : values();
+        for (const p of Object.keys(tool.inputSchema.properties ?? {}))
+          if (rand() < 0.6) args[p] = p === 'indexUid' && rand() < 0.7 ? movies : values();
         if (rand() < 0.1) args[pick(['vector', 'useNetwork', '__proto__', 'constructor'])] = values();
-        message = { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: tool.name, arguments: rand() < 0.95 ? args : values() } };
+        message = {
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: tool.name, arguments: rand() < 0.95 ? args : values() },
+        };
       } else {
-        message = { jsonrpc: pick(['2.0', '1.0', 2, null]), id: pick([i, 'x', null, 1.5, {}]), method: pick(['initialize', 'tools/list', 'ping', 'tools/call', 'resources/read', '', 7]), params: values() };
+        message = {
+          jsonrpc: pick(['2.0', '1.0', 2, null]),
+          id: pick([i, 'x', null, 1.5, {}]),
+          method: pick(['initialize', 'tools/list', 'ping', 'tools/call', 'resources/read', '', 7]),
+          params: values(),
+        };
       }
       const r = await mcpPost(message);
       const text = r.body?.result?.content?.[0]?.text;
       const failed = r.body?.result?.isError ? JSON.parse(text) : null;
-      if (r.status >= 500 || (failed && (failed.code === 'internal' || Object.keys(failed).join() !== 'message,code,type,link'))) failures.push(`${JSON.stringify(message).slice(0, 300)} -> ${r.status} ${r.text.slice(0, 300)}`);
-      if (r.status === 200 && r.body.result === undefined && r.body.error === undefined) failures.push(`${JSON.stringify(message).slice(0, 300)} -> neither result nor error`);
+      if (
+        r.status >= 500 ||
+        (failed && (failed.code === 'internal' || Object.keys(failed).join() !== 'message,code,type,link'))
+      )
+        failures.push(`${JSON.stringify(message).slice(0, 300)} -> ${r.status} ${r.text.slice(0, 300)}`);
+      if (r.status === 200 && r.body.result === undefined && r.body.error === undefined)
+        failures.push(`${JSON.stringify(message).slice(0, 300)} -> neither result nor error`);
     }
     expect(failures).toEqual([]);
-    expect((await s.api('POST', `/indexes/${movies}/search`, { body: { q: 'moana' } })).body.hits.map((h: any) => h.id)).toEqual([5]);
+    expect(
+      (await s.api('POST', `/indexes/${movies}/search`, { body: { q: 'moana' } })).body.hits.map((h: any) => h.id),
+    ).toEqual([5]);
   });
 
   describe('the transport, with plain HTTP', () => {
-    const init = (protocolVersion: unknown) => ({ jsonrpc: '2.0', id: 'a', method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'curl', version: '1' } } });
+    const init = (protocolVersion: unknown) => ({
+      jsonrpc: '2.0',
+      id: 'a',
+      method: 'initialize',
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+    });
 
     it('when a client asks for 2025-06-18, then that revision is answered; an unknown one gets the newest', async () => {
       const r = await mcpPost(init('2025-06-18'));
       expect(r.status).toBe(200);
       expect(r.headers.get('content-type')).toMatch(/^application\/json/);
       expect(r.headers.get('mcp-session-id')).toBeNull();
-      expect(r.body).toMatchObject({ jsonrpc: '2.0', id: 'a', result: { protocolVersion: '2025-06-18', capabilities: { tools: { listChanged: false } } } });
+      expect(r.body).toMatchObject({
+        jsonrpc: '2.0',
+        id: 'a',
+        result: { protocolVersion: '2025-06-18', capabilities: { tools: { listChanged: false } } },
+      });
       expect((await mcpPost(init('1999-01-01'))).body.result.protocolVersion).toBe('2025-11-25');
-      expect((await mcpPost(init(7))).body).toEqual({ jsonrpc: '2.0', id: 'a', error: { code: -32602, message: 'Invalid params: `protocolVersion` must be a string' } });
+      expect((await mcpPost(init(7))).body).toEqual({
+        jsonrpc: '2.0',
+        id: 'a',
+        error: { code: -32602, message: 'Invalid params: `protocolVersion` must be a string' },
+      });
     });
 
     it('when a notification or a response arrives, then 202 with no body', async () => {
-      for (const msg of [{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 9, result: {} }]) {
+      for (const msg of [
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 9, result: {} },
+      ]) {
         const r = await mcpPost(msg);
         expect([r.status, r.text]).toEqual([202, '']);
       }
     });
 
     it('when tools are called without initializing first, then they answer (the server keeps no session)', async () => {
-      const r = await mcpPost({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_settings', arguments: { indexUid: books } } });
+      const r = await mcpPost({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'get_settings', arguments: { indexUid: books } },
+      });
       expect(r.body.result.isError).toBe(false);
       expect(JSON.parse(r.body.result.content[0].text).rankingRules).toBeDefined();
     });
@@ -421,16 +613,30 @@ describe('with --experimental-mcp', () => {
       const batch = await mcpPost([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
       expect([batch.status, batch.body.error.code]).toEqual([400, -32600]);
       const noVersion = await mcpPost({ id: 3, method: 'ping' });
-      expect([noVersion.status, noVersion.body]).toEqual([400, { jsonrpc: '2.0', id: 3, error: { code: -32600, message: 'Invalid Request: `jsonrpc` must be "2.0"' } }]);
-      const badParams = await mcpPost({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'search', arguments: 'q=x' } });
+      expect([noVersion.status, noVersion.body]).toEqual([
+        400,
+        { jsonrpc: '2.0', id: 3, error: { code: -32600, message: 'Invalid Request: `jsonrpc` must be "2.0"' } },
+      ]);
+      const badParams = await mcpPost({
+        jsonrpc: '2.0',
+        id: 4,
+        method: 'tools/call',
+        params: { name: 'search', arguments: 'q=x' },
+      });
       expect([badParams.status, badParams.body.error.code]).toEqual([200, -32602]);
     });
 
     it('when the MCP-Protocol-Version header names a revision not spoken, then 400', async () => {
-      const r = await mcpPost({ jsonrpc: '2.0', id: 1, method: 'ping' }, { headers: { 'MCP-Protocol-Version': '2024-11-05' } });
+      const r = await mcpPost(
+        { jsonrpc: '2.0', id: 1, method: 'ping' },
+        { headers: { 'MCP-Protocol-Version': '2024-11-05' } },
+      );
       expect(r.status).toBe(400);
       expect(r.body.error.code).toBe(-32600);
-      const ok = await mcpPost({ jsonrpc: '2.0', id: 1, method: 'ping' }, { headers: { 'MCP-Protocol-Version': '2025-06-18' } });
+      const ok = await mcpPost(
+        { jsonrpc: '2.0', id: 1, method: 'ping' },
+        { headers: { 'MCP-Protocol-Version': '2025-06-18' } },
+      );
       expect(ok.body).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
     });
 

@@ -22,8 +22,21 @@ beforeAll(async () => {
   await new Promise<void>((res) => silent.listen(0, '127.0.0.1', res));
   silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
   for (const [s, docs] of [
-    [a, [{ id: 1, t: 'red apple', g: 'x' }, { id: 2, t: 'green apple pie', g: 'y' }]],
-    [b, [{ id: 1, t: 'apple', g: 'x' }, { id: 3, t: 'red apple tart', g: 'z' }, { id: 4, t: 'apple', g: 'y' }]],
+    [
+      a,
+      [
+        { id: 1, t: 'red apple', g: 'x' },
+        { id: 2, t: 'green apple pie', g: 'y' },
+      ],
+    ],
+    [
+      b,
+      [
+        { id: 1, t: 'apple', g: 'x' },
+        { id: 3, t: 'red apple tart', g: 'z' },
+        { id: 4, t: 'apple', g: 'y' },
+      ],
+    ],
   ] as const) {
     const set = await s.api('PATCH', '/indexes/fruit/settings', { body: { filterableAttributes: ['g'] } });
     expect((await s.waitTask(set.body.taskUid)).status).toBe('succeeded');
@@ -46,8 +59,12 @@ describe('/network', () => {
     const r = await a.api('GET', '/network');
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('feature_not_enabled');
-    expect(r.body.message).toBe('Using the /network route requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805');
-    const fed = await a.api('POST', '/multi-search', { body: { federation: {}, queries: [{ indexUid: 'fruit', federationOptions: { remote: 'b' } }] } });
+    expect(r.body.message).toBe(
+      'Using the /network route requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805',
+    );
+    const fed = await a.api('POST', '/multi-search', {
+      body: { federation: {}, queries: [{ indexUid: 'fruit', federationOptions: { remote: 'b' } }] },
+    });
     expect(fed.body.code).toBe('feature_not_enabled');
     expect((await a.api('PATCH', '/experimental-features', { body: { network: true } })).status).toBe(200);
   });
@@ -55,11 +72,20 @@ describe('/network', () => {
   it('starts empty', async () => {
     const r = await a.api('GET', '/network');
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ self: null, remotes: {}, shards: {}, leader: null, version: '00000000-0000-0000-0000-000000000000' });
+    expect(r.body).toEqual({
+      self: null,
+      remotes: {},
+      shards: {},
+      leader: null,
+      version: '00000000-0000-0000-0000-000000000000',
+    });
   });
 
   it('without a leader, a patch applies at once and answers the network', async () => {
-    const r = await patch({ self: 'a', remotes: { a: { url: a.url, searchApiKey: MASTER_KEY }, b: { url: b.url, searchApiKey: MASTER_KEY } } });
+    const r = await patch({
+      self: 'a',
+      remotes: { a: { url: a.url, searchApiKey: MASTER_KEY }, b: { url: b.url, searchApiKey: MASTER_KEY } },
+    });
     expect(r.status).toBe(200);
     expect(r.body.remotes.a).toEqual({ url: a.url, searchApiKey: MASTER_KEY, writeApiKey: null, status: 'available' });
     expect(r.body).toMatchObject({ self: 'a', shards: {}, leader: null });
@@ -72,15 +98,31 @@ describe('/network', () => {
 
   it.each([
     [{ remotes: { c: { searchApiKey: 'x' } } }, 'missing_network_url', 'Missing field `.remotes.c.url`'],
-    [{ remotes: { c: { url: 'notaurl' } } }, 'invalid_network_url', 'Invalid `.remotes.c.url` (`notaurl`): relative URL without a base'],
+    [
+      { remotes: { c: { url: 'notaurl' } } },
+      'invalid_network_url',
+      'Invalid `.remotes.c.url` (`notaurl`): relative URL without a base',
+    ],
     [{ remotes: { c: { url: 'http://x', searchApiKey: 3 } } }, 'invalid_network_search_api_key', null],
     [{ remotes: { c: { url: 'http://x', bogus: 1 } } }, 'bad_request', null],
     [{ self: 1 }, 'invalid_network_self', null],
     [{ shards: [] }, 'invalid_network_shards', null],
-    [{ bogus: 1 }, 'bad_request', 'Unknown field `bogus`: expected one of `remotes`, `shards`, `previousShards`, `self`, `leader`, `previousRemotes`'],
+    [
+      { bogus: 1 },
+      'bad_request',
+      'Unknown field `bogus`: expected one of `remotes`, `shards`, `previousShards`, `self`, `leader`, `previousRemotes`',
+    ],
     [{ previousRemotes: {} }, 'unexpected_network_previous_remotes', null],
-    [{ leader: 'zz' }, 'not_leader', 'This remote is not the leader of the network.\n  - Note: only the leader `zz` can receive new tasks.'],
-    [{ leader: 'a', shards: { s: { remotes: ['zz'] } } }, 'invalid_network_shards', 'unknown remote `zz` in `.s.remotes`'],
+    [
+      { leader: 'zz' },
+      'not_leader',
+      'This remote is not the leader of the network.\n  - Note: only the leader `zz` can receive new tasks.',
+    ],
+    [
+      { leader: 'a', shards: { s: { remotes: ['zz'] } } },
+      'invalid_network_shards',
+      'unknown remote `zz` in `.s.remotes`',
+    ],
   ])('refuses %j with %s', async (body, code, message) => {
     const before = (await a.api('GET', '/network')).body;
     const r = await patch(body);
@@ -92,10 +134,11 @@ describe('/network', () => {
 });
 
 describe('remote federation', () => {
-  const fed = (queries: unknown[], federation: unknown = {}, key?: string) => a.api('POST', '/multi-search', { body: { federation, queries }, key });
+  const fed = (queries: unknown[], federation: unknown = {}, key?: string) =>
+    a.api('POST', '/multi-search', { body: { federation, queries }, key });
   const ids = (r: { body: any }) => r.body.hits.map((h: any) => `${h._federation.remote ?? 'local'}:${h.id}`);
 
-  it('merges a remote\'s hits among the local ones, by the same rules', async () => {
+  it("merges a remote's hits among the local ones, by the same rules", async () => {
     const r = await fed([
       { indexUid: 'fruit', q: 'apple' },
       { indexUid: 'fruit', q: 'apple', federationOptions: { remote: 'b' } },
@@ -104,7 +147,12 @@ describe('remote federation', () => {
     expect(r.body.remoteErrors).toEqual({});
     // b's exact matches first, then ties by query position (the local query is first).
     expect(ids(r)).toEqual(['b:1', 'b:4', 'local:1', 'local:2', 'b:3']);
-    expect(r.body.hits[0]._federation).toEqual({ indexUid: 'fruit', queriesPosition: 1, weightedRankingScore: 1, remote: 'b' });
+    expect(r.body.hits[0]._federation).toEqual({
+      indexUid: 'fruit',
+      queriesPosition: 1,
+      weightedRankingScore: 1,
+      remote: 'b',
+    });
     expect(r.body.hits[2]._federation.remote).toBeUndefined();
     expect(r.body.estimatedTotalHits).toBe(5);
     // A weight flips the order.
@@ -126,7 +174,10 @@ describe('remote federation', () => {
     );
     expect(ids(r)).toEqual(['b:4', 'local:1']);
     expect(r.body.facetsByIndex.fruit.distribution.g).toEqual({ x: 2, y: 2, z: 1 });
-    const merged = await fed([{ indexUid: 'fruit', q: 'apple', federationOptions: { remote: 'b' } }], { facetsByIndex: { fruit: ['g'] }, mergeFacets: {} });
+    const merged = await fed([{ indexUid: 'fruit', q: 'apple', federationOptions: { remote: 'b' } }], {
+      facetsByIndex: { fruit: ['g'] },
+      mergeFacets: {},
+    });
     expect(merged.body.facetDistribution).toEqual({ g: { x: 1, y: 1, z: 1 } });
   });
 
@@ -140,7 +191,9 @@ describe('remote federation', () => {
     const r = await fed([{ indexUid: 'fruit' }, { indexUid: 'fruit', federationOptions: { remote: 'zz' } }]);
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_multi_search_remote');
-    expect(r.body.message).toBe('Inside `.queries[1]`: Invalid `.federation_options.remote`: remote `zz` is not registered');
+    expect(r.body.message).toBe(
+      'Inside `.queries[1]`: Invalid `.federation_options.remote`: remote `zz` is not registered',
+    );
   });
 
   it("a tenant token's filter travels with the remote query", async () => {
@@ -175,7 +228,11 @@ describe('remote federation', () => {
     expect(ids(r)).toEqual(['local:1']);
     const e = r.body.remoteErrors;
     expect(Object.keys(e).sort()).toEqual(['b', 'badkey', 'dead', 'outside', 'silent']);
-    expect(e.dead).toMatchObject({ code: 'proxy_could_not_send_request', type: 'system', link: 'https://docs.meilisearch.com/errors#proxy_could_not_send_request' });
+    expect(e.dead).toMatchObject({
+      code: 'proxy_could_not_send_request',
+      type: 'system',
+      link: 'https://docs.meilisearch.com/errors#proxy_could_not_send_request',
+    });
     expect(e.badkey).toMatchObject({ code: 'remote_invalid_api_key', type: 'auth' });
     expect(e.silent).toMatchObject({ code: 'remote_timeout', type: 'system' });
     // Outside the allowed networks (loopback only here): refused before anything is sent.
@@ -193,17 +250,48 @@ describe('a network with a leader', () => {
     expect(r.status).toBe(202);
     expect(r.body).toMatchObject({ indexUid: null, status: 'enqueued', type: 'networkTopologyChange' });
     const task = await a.waitTask(r.body.taskUid);
-    expect(task).toMatchObject({ status: 'succeeded', details: { movedDocuments: 0, message: 'Finished' }, network: { remote_tasks: {} } });
-    expect((await a.api('GET', '/network')).body).toMatchObject({ self: 'a', leader: 'a', shards: { default: { remotes: ['a'] } } });
+    expect(task).toMatchObject({
+      status: 'succeeded',
+      details: { movedDocuments: 0, message: 'Finished' },
+      network: { remote_tasks: {} },
+    });
+    expect((await a.api('GET', '/network')).body).toMatchObject({
+      self: 'a',
+      leader: 'a',
+      shards: { default: { remotes: ['a'] } },
+    });
 
     const s = await a.api('POST', '/indexes/fruit/search', { body: { q: 'red' } });
-    expect(s.body.hits).toEqual([{ id: 1, t: 'red apple', g: 'x', _federation: { indexUid: 'fruit', queriesPosition: 0, weightedRankingScore: expect.any(Number), remote: 'a' } }]);
+    expect(s.body.hits).toEqual([
+      {
+        id: 1,
+        t: 'red apple',
+        g: 'x',
+        _federation: { indexUid: 'fruit', queriesPosition: 0, weightedRankingScore: expect.any(Number), remote: 'a' },
+      },
+    ]);
     expect(s.body).toMatchObject({ query: 'red', limit: 20, offset: 0, estimatedTotalHits: 1, remoteErrors: {} });
-    expect(Object.keys(s.body)).toEqual(['hits', 'query', 'processingTimeMs', 'limit', 'offset', 'estimatedTotalHits', 'requestUid', 'remoteErrors']);
+    expect(Object.keys(s.body)).toEqual([
+      'hits',
+      'query',
+      'processingTimeMs',
+      'limit',
+      'offset',
+      'estimatedTotalHits',
+      'requestUid',
+      'remoteErrors',
+    ]);
     const local = await a.api('POST', '/indexes/fruit/search', { body: { q: 'red', useNetwork: false } });
     expect(local.body.hits[0]._federation).toBeUndefined();
-    const multi = await a.api('POST', '/multi-search', { body: { queries: [{ indexUid: 'fruit', q: 'red', facets: ['g'] }] } });
-    expect(multi.body.results[0]).toMatchObject({ indexUid: 'fruit', query: 'red', facetDistribution: { g: { x: 1 } }, remoteErrors: {} });
+    const multi = await a.api('POST', '/multi-search', {
+      body: { queries: [{ indexUid: 'fruit', q: 'red', facets: ['g'] }] },
+    });
+    expect(multi.body.results[0]).toMatchObject({
+      indexUid: 'fruit',
+      query: 'red',
+      facetDistribution: { g: { x: 1 } },
+      remoteErrors: {},
+    });
     expect(multi.body.results[0].hits[0]._federation.remote).toBe('a');
   });
 
@@ -222,7 +310,9 @@ describe('a network with a leader', () => {
 
 describe('what only instances send each other', () => {
   it('federation.quarryPins is refused from a client', async () => {
-    const r = await a.api('POST', '/multi-search', { body: { federation: { quarryPins: [] }, queries: [{ indexUid: 'fruit' }] } });
+    const r = await a.api('POST', '/multi-search', {
+      body: { federation: { quarryPins: [] }, queries: [{ indexUid: 'fruit' }] },
+    });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('bad_request');
     expect(r.body.message).toContain('Unknown field `quarryPins` inside `.federation`');

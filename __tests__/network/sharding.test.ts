@@ -32,7 +32,11 @@ function rows(n: number): Row[] {
   const dir = process.env.QUARRY_BENCH_DATA ?? path.join(__dirname, '../../../shared/data');
   const file = path.join(dir, 'pypi-packages.tsv.gz');
   if (fs.existsSync(file)) {
-    const lines = zlib.gunzipSync(fs.readFileSync(file)).toString('utf8').split('\n').slice(1, n + 1);
+    const lines = zlib
+      .gunzipSync(fs.readFileSync(file))
+      .toString('utf8')
+      .split('\n')
+      .slice(1, n + 1);
     return lines.map((l, id) => {
       const [name, version, , , summary] = l.split('\t');
       return { id, name, version, summary: summary ?? '', bucket: `b${id % 7}` };
@@ -84,7 +88,12 @@ async function waitNetworkTask(uid: number): Promise<any> {
 }
 
 const docs = rows(20_000);
-const SETTINGS = { searchableAttributes: ['name', 'summary'], sortableAttributes: ['id'], filterableAttributes: ['bucket'], rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness', 'id:asc'] };
+const SETTINGS = {
+  searchableAttributes: ['name', 'summary'],
+  sortableAttributes: ['id'],
+  filterableAttributes: ['bucket'],
+  rankingRules: ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness', 'id:asc'],
+};
 
 beforeAll(async () => {
   for (const name of ['a', 'b', 'c', 'one']) {
@@ -99,7 +108,9 @@ afterAll(() => {
 
 describe('a network of three shards', () => {
   it('is set up through the leader, which sends it to the others', async () => {
-    const remotes = Object.fromEntries(['a', 'b', 'c'].map((n) => [n, { url: servers[n].url, searchApiKey: CHILD_KEY, writeApiKey: CHILD_KEY }]));
+    const remotes = Object.fromEntries(
+      ['a', 'b', 'c'].map((n) => [n, { url: servers[n].url, searchApiKey: CHILD_KEY, writeApiKey: CHILD_KEY }]),
+    );
     const shards = { s1: { remotes: ['a'] }, s2: { remotes: ['b'] }, s3: { remotes: ['c'] } };
     const r = await api('a', 'PATCH', '/network', { self: 'a', leader: 'a', remotes, shards });
     expect(r.status).toBe(202);
@@ -111,7 +122,10 @@ describe('a network of three shards', () => {
     expect(onB.body).toMatchObject({ self: 'b', leader: 'a', shards });
     expect(onB.body.version).toBe(task.network.network_version);
     const remoteTask = await api('b', 'GET', `/tasks/${task.network.remote_tasks.b.taskUid}`);
-    expect(remoteTask.body.network.origin).toMatchObject({ remoteName: 'a', networkVersion: task.network.network_version });
+    expect(remoteTask.body.network.origin).toMatchObject({
+      remoteName: 'a',
+      networkVersion: task.network.network_version,
+    });
   });
 
   it('refuses writes anywhere but on the leader', async () => {
@@ -130,12 +144,15 @@ describe('a network of three shards', () => {
     const task = await waitNetworkTask(add.body.taskUid);
     expect(task.status).toBe('succeeded');
     expect(task.details.receivedDocuments).toBe(20_000);
-    const counts = await Promise.all(['a', 'b', 'c'].map(async (n) => (await api(n, 'GET', '/indexes/pkgs/stats')).body.numberOfDocuments as number));
+    const counts = await Promise.all(
+      ['a', 'b', 'c'].map(async (n) => (await api(n, 'GET', '/indexes/pkgs/stats')).body.numberOfDocuments as number),
+    );
     expect(counts.reduce((x, y) => x + y, 0)).toBe(20_000);
     for (const c of counts) expect(c).toBeGreaterThan(5_000);
     expect(task.details.indexedDocuments).toBe(counts[0]);
     // Every instance has the settings.
-    for (const n of ['b', 'c']) expect((await api(n, 'GET', '/indexes/pkgs/settings/ranking-rules')).body).toEqual(SETTINGS.rankingRules);
+    for (const n of ['b', 'c'])
+      expect((await api(n, 'GET', '/indexes/pkgs/settings/ranking-rules')).body).toEqual(SETTINGS.rankingRules);
 
     const one = await api('one', 'PATCH', '/indexes/pkgs/settings', SETTINGS);
     await waitTask('one', one.body.taskUid);
@@ -152,7 +169,8 @@ describe('a network of three shards', () => {
     for (const [shape, list] of Object.entries(mix)) {
       for (const { body } of list) {
         queries++;
-        const ask = (name: string) => api(name, 'POST', '/indexes/pkgs/search', { ...body, attributesToRetrieve: ['id'] });
+        const ask = (name: string) =>
+          api(name, 'POST', '/indexes/pkgs/search', { ...body, attributesToRetrieve: ['id'] });
         const [net, single] = await Promise.all([ask('a'), ask('one')]);
         expect(net.status).toBe(200);
         expect(net.body.remoteErrors).toEqual({});
@@ -160,7 +178,13 @@ describe('a network of three shards', () => {
         if (top(net) !== top(single)) idsDiffer.push({ shape, q: body.q, net: top(net), single: top(single) });
         if (single.body.estimatedTotalHits < 1000) {
           exhaustive++;
-          if (net.body.estimatedTotalHits !== single.body.estimatedTotalHits) totalsDiffer.push({ shape, q: body.q, net: net.body.estimatedTotalHits, single: single.body.estimatedTotalHits });
+          if (net.body.estimatedTotalHits !== single.body.estimatedTotalHits)
+            totalsDiffer.push({
+              shape,
+              q: body.q,
+              net: net.body.estimatedTotalHits,
+              single: single.body.estimatedTotalHits,
+            });
         }
       }
     }
@@ -176,7 +200,9 @@ describe('a network of three shards', () => {
     const from = new Set(r.body.hits.map((h: any) => h._federation.remote));
     expect([...from].sort()).toEqual(['a', 'b', 'c']);
     // Bounded by maxTotalHits, as one index's total is.
-    expect(r.body.estimatedTotalHits).toBe((await api('one', 'POST', '/indexes/pkgs/search', { q: '' })).body.estimatedTotalHits);
+    expect(r.body.estimatedTotalHits).toBe(
+      (await api('one', 'POST', '/indexes/pkgs/search', { q: '' })).body.estimatedTotalHits,
+    );
     const local = await api('a', 'POST', '/indexes/pkgs/search', { q: '', useNetwork: false });
     expect(local.body.hits[0]._federation).toBeUndefined();
     expect(local.body.estimatedTotalHits).toBeLessThan(20_000);
@@ -187,10 +213,19 @@ describe('a network of three shards', () => {
     expect(page.status).toBe(200);
     expect(page.body).toMatchObject({ offset: 0, limit: 5, total: 20_000, remoteErrors: {} });
     expect(page.body.results).toHaveLength(5);
-    const sorted = await api('c', 'POST', '/indexes/pkgs/documents/fetch', { sort: ['id:desc'], limit: 3, offset: 1, fields: ['name'] });
+    const sorted = await api('c', 'POST', '/indexes/pkgs/documents/fetch', {
+      sort: ['id:desc'],
+      limit: 3,
+      offset: 1,
+      fields: ['name'],
+    });
     expect(sorted.body.results).toEqual([19_998, 19_997, 19_996].map((id) => ({ name: docs[id].name })));
     expect(sorted.body.total).toBe(20_000);
-    const filtered = await api('a', 'POST', '/indexes/pkgs/documents/fetch', { ids: [7, 8, 9, 10], fields: ['id'], sort: ['id:asc'] });
+    const filtered = await api('a', 'POST', '/indexes/pkgs/documents/fetch', {
+      ids: [7, 8, 9, 10],
+      fields: ['id'],
+      sort: ['id:asc'],
+    });
     expect(filtered.body).toMatchObject({ total: 4, results: [{ id: 7 }, { id: 8 }, { id: 9 }, { id: 10 }] });
     for (const id of [0, 1, 2, 3, 4, 5]) {
       const one = await api('c', 'GET', `/indexes/pkgs/documents/${id}?fields=id,name`);
@@ -204,7 +239,10 @@ describe('a network of three shards', () => {
   it('facet search adds up the values of every shard', async () => {
     for (const q of ['python', 'data', '']) {
       const body = { facetName: 'bucket', q, facetQuery: 'b' };
-      const [net, single] = await Promise.all([api('b', 'POST', '/indexes/pkgs/facet-search', body), api('one', 'POST', '/indexes/pkgs/facet-search', body)]);
+      const [net, single] = await Promise.all([
+        api('b', 'POST', '/indexes/pkgs/facet-search', body),
+        api('one', 'POST', '/indexes/pkgs/facet-search', body),
+      ]);
       expect(net.status).toBe(200);
       expect(net.body.remoteErrors).toEqual({});
       expect(net.body.facetHits).toEqual(single.body.facetHits);
@@ -219,37 +257,58 @@ describe('a network of three shards', () => {
     const alone = await api('one', 'POST', '/indexes/pkgs/documents/delete-batch', [0, 1, 2, 3, 4, 5]);
     await waitTask('one', alone.body.taskUid);
     for (const n of ['a', 'b', 'c']) {
-      for (const id of [0, 1, 2, 3, 4, 5]) expect((await api(n, 'GET', `/indexes/pkgs/documents/${id}`)).status).toBe(404);
+      for (const id of [0, 1, 2, 3, 4, 5])
+        expect((await api(n, 'GET', `/indexes/pkgs/documents/${id}`)).status).toBe(404);
     }
-    const counts = await Promise.all(['a', 'b', 'c'].map(async (n) => (await api(n, 'GET', '/indexes/pkgs/stats')).body.numberOfDocuments as number));
+    const counts = await Promise.all(
+      ['a', 'b', 'c'].map(async (n) => (await api(n, 'GET', '/indexes/pkgs/stats')).body.numberOfDocuments as number),
+    );
     expect(counts.reduce((x, y) => x + y, 0)).toBe(19_994);
   });
 
   it('a new shard takes its documents from the others, and the network still answers like one index', async () => {
     servers.d = await startChild(tempDir('quarry-net-d-'), ['--experimental-remote-timeout-ms', '3000']);
     expect((await api('d', 'PATCH', '/experimental-features', { network: true })).status).toBe(200);
-    const r = await api('a', 'PATCH', '/network', { remotes: { d: { url: servers.d.url, searchApiKey: CHILD_KEY, writeApiKey: CHILD_KEY } }, shards: { s4: { remotes: ['d'] } } });
+    const r = await api('a', 'PATCH', '/network', {
+      remotes: { d: { url: servers.d.url, searchApiKey: CHILD_KEY, writeApiKey: CHILD_KEY } },
+      shards: { s4: { remotes: ['d'] } },
+    });
     expect(r.status).toBe(202);
     const task = await waitNetworkTask(r.body.taskUid);
     expect(task.status).toBe('succeeded');
     expect(task.details.movedDocuments).toBeGreaterThan(1000);
     // The moved documents are tasks on d: wait until every instance is idle.
     for (let idle = 0; idle < 2; ) {
-      const busy = await Promise.all(['a', 'b', 'c', 'd'].map(async (n) => (await api(n, 'GET', '/tasks?statuses=enqueued,processing&limit=1')).body.total as number));
+      const busy = await Promise.all(
+        ['a', 'b', 'c', 'd'].map(
+          async (n) => (await api(n, 'GET', '/tasks?statuses=enqueued,processing&limit=1')).body.total as number,
+        ),
+      );
       idle = busy.every((t) => t === 0) ? idle + 1 : 0;
       await new Promise((res) => setTimeout(res, 50));
     }
-    const counts = await Promise.all(['a', 'b', 'c', 'd'].map(async (n) => (await api(n, 'GET', '/indexes/pkgs/stats')).body.numberOfDocuments as number));
+    const counts = await Promise.all(
+      ['a', 'b', 'c', 'd'].map(
+        async (n) => (await api(n, 'GET', '/indexes/pkgs/stats')).body.numberOfDocuments as number,
+      ),
+    );
     expect(counts.reduce((x, y) => x + y, 0)).toBe(19_994);
     expect(counts[3]).toBeGreaterThan(3000);
     expect((await api('d', 'GET', '/indexes/pkgs/settings/ranking-rules')).body).toEqual(SETTINGS.rankingRules);
-    const queries = (Object.values(queryMix(docs, mulberry32(11), 5)) as Array<Array<{ body: Record<string, unknown> }>>).flat();
+    const queries = (
+      Object.values(queryMix(docs, mulberry32(11), 5)) as Array<Array<{ body: Record<string, unknown> }>>
+    ).flat();
     for (const { body } of queries) {
-      const ask = (name: string) => api(name, 'POST', '/indexes/pkgs/search', { ...body, attributesToRetrieve: ['id'] });
+      const ask = (name: string) =>
+        api(name, 'POST', '/indexes/pkgs/search', { ...body, attributesToRetrieve: ['id'] });
       const [net, single] = await Promise.all([ask('a'), ask('one')]);
       expect(net.body.remoteErrors).toEqual({});
       const seen = { q: body.q, ids: net.body.hits.map((h: any) => h.id), total: net.body.estimatedTotalHits };
-      expect(seen).toEqual({ q: body.q, ids: single.body.hits.map((h: any) => h.id), total: single.body.estimatedTotalHits });
+      expect(seen).toEqual({
+        q: body.q,
+        ids: single.body.hits.map((h: any) => h.id),
+        total: single.body.estimatedTotalHits,
+      });
     }
   });
 
@@ -262,10 +321,18 @@ describe('a network of three shards', () => {
     expect(r.body.remoteErrors.c).toMatchObject({ code: 'proxy_could_not_send_request', type: 'system' });
     expect(r.body.hits.length).toBe(5);
     expect(new Set(r.body.hits.map((h: any) => h._federation.remote)).has('c')).toBe(false);
-    const fed = await api('a', 'POST', '/multi-search', { federation: {}, queries: [{ indexUid: 'pkgs', q: 'python', federationOptions: { remote: 'c' } }, { indexUid: 'pkgs', q: 'python', federationOptions: { remote: 'b' } }] });
+    const fed = await api('a', 'POST', '/multi-search', {
+      federation: {},
+      queries: [
+        { indexUid: 'pkgs', q: 'python', federationOptions: { remote: 'c' } },
+        { indexUid: 'pkgs', q: 'python', federationOptions: { remote: 'b' } },
+      ],
+    });
     expect(fed.status).toBe(200);
     expect(Object.keys(fed.body.remoteErrors)).toEqual(['c']);
-    expect(fed.body.hits.every((h: any) => h._federation.remote === 'b' && h._federation.queriesPosition === 1)).toBe(true);
+    expect(fed.body.hits.every((h: any) => h._federation.remote === 'b' && h._federation.queriesPosition === 1)).toBe(
+      true,
+    );
     const write = await api('a', 'POST', '/indexes/pkgs/documents', [{ id: 999_999, name: 'x' }]);
     expect(write.status).toBe(502);
     expect(write.body).toMatchObject({ code: 'remote_could_not_send_request', type: 'system' });

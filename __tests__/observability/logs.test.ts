@@ -16,7 +16,12 @@ afterAll(async () => {
   await s.close();
 });
 
-const bad = (message: string) => ({ message, code: 'bad_request', type: 'invalid_request', link: 'https://docs.meilisearch.com/errors#bad_request' });
+const bad = (message: string) => ({
+  message,
+  code: 'bad_request',
+  type: 'invalid_request',
+  link: 'https://docs.meilisearch.com/errors#bad_request',
+});
 const IN_USE = bad('The `/logs/stream` route is currently in use by someone else.');
 
 async function setLogsRoute(on: boolean): Promise<void> {
@@ -56,12 +61,17 @@ describe('/logs routes', () => {
   it('when the logsRoute feature is off, then each route answers 400 feature_not_enabled', async () => {
     await setLogsRoute(false);
     const off = {
-      message: 'Modifying logs through the `/logs/*` routes requires enabling the `logs route` experimental feature. See https://github.com/orgs/meilisearch/discussions/721',
+      message:
+        'Modifying logs through the `/logs/*` routes requires enabling the `logs route` experimental feature. See https://github.com/orgs/meilisearch/discussions/721',
       code: 'feature_not_enabled',
       type: 'invalid_request',
       link: 'https://docs.meilisearch.com/errors#feature_not_enabled',
     };
-    for (const [method, p, body] of [['POST', '/logs/stream', { mode: 'human' }], ['DELETE', '/logs/stream', undefined], ['POST', '/logs/stderr', { target: 'info' }]] as const) {
+    for (const [method, p, body] of [
+      ['POST', '/logs/stream', { mode: 'human' }],
+      ['DELETE', '/logs/stream', undefined],
+      ['POST', '/logs/stderr', { target: 'info' }],
+    ] as const) {
       const r = await s.api(method, p, { body });
       expect([method, p, r.status, r.body]).toEqual([method, p, 400, off]);
     }
@@ -71,13 +81,33 @@ describe('/logs routes', () => {
   });
 
   it.each([
-    ['/logs/stream', { mode: 'humann', target: 'info' }, 'Unknown value `humann` at `.mode`: did you mean `human`? expected one of `human`, `json`, `profile`'],
-    ['/logs/stream', { mode: 'human', target: 'info', x: 1 }, 'Unknown field `x`: expected one of `target`, `mode`, `profileMemory`'],
-    ['/logs/stream', { target: 'info=x' }, 'Invalid value at `.target`: error parsing level filter: expected one of "off", "error", "warn", "info", "debug", "trace", or a number 0-5'],
+    [
+      '/logs/stream',
+      { mode: 'humann', target: 'info' },
+      'Unknown value `humann` at `.mode`: did you mean `human`? expected one of `human`, `json`, `profile`',
+    ],
+    [
+      '/logs/stream',
+      { mode: 'human', target: 'info', x: 1 },
+      'Unknown field `x`: expected one of `target`, `mode`, `profileMemory`',
+    ],
+    [
+      '/logs/stream',
+      { target: 'info=x' },
+      'Invalid value at `.target`: error parsing level filter: expected one of "off", "error", "warn", "info", "debug", "trace", or a number 0-5',
+    ],
     ['/logs/stream', { target: null }, 'Invalid value type at `.target`: expected a string, but found null'],
     ['/logs/stderr', { mode: 'human', target: 'info' }, 'Unknown field `mode`: expected one of `target`'],
-    ['/logs/stderr', { target: 'milli=info=debug' }, "Invalid value at `.target`: invalid filter directive: too many '=' in filter directive, expected 0 or 1"],
-    ['/logs/stderr', { target: 3 }, 'Invalid value type at `.target`: expected a string, but found a positive integer: `3`'],
+    [
+      '/logs/stderr',
+      { target: 'milli=info=debug' },
+      "Invalid value at `.target`: invalid filter directive: too many '=' in filter directive, expected 0 or 1",
+    ],
+    [
+      '/logs/stderr',
+      { target: 3 },
+      'Invalid value type at `.target`: expected a string, but found a positive integer: `3`',
+    ],
     [
       '/logs/stderr',
       { target: '' },
@@ -101,7 +131,9 @@ describe('/logs routes', () => {
 
     expect((await s.api('GET', `/indexes/${missing}`)).status).toBe(404);
     const text = await stream.readUntil((t) => t.includes(missing));
-    expect(text).toMatch(new RegExp(`^\\S+Z  INFO quarry::http: request method=GET path=/indexes/${missing} status=404 ms=\\S+$`, 'm'));
+    expect(text).toMatch(
+      new RegExp(`^\\S+Z  INFO quarry::http: request method=GET path=/indexes/${missing} status=404 ms=\\S+$`, 'm'),
+    );
     expect(text).toMatch(/ INFO quarry::http: request method=POST path=\/logs\/stream status=400 /);
 
     const del = await s.api('DELETE', '/logs/stream');
@@ -122,7 +154,10 @@ describe('/logs routes', () => {
     expect((await s.waitTask(add.body.taskUid)).status).toBe('succeeded');
     const text = await stream.readUntil((t) => t.includes('task succeeded') && t.includes(uid));
     expect((await s.api('DELETE', '/logs/stream')).status).toBe(204);
-    const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.target)).toEqual(lines.map(() => 'quarry::tasks'));
     expect(lines).toContainEqual({
       timestamp: expect.stringMatching(/Z$/),
@@ -164,7 +199,20 @@ describe('POST /logs/stderr and --experimental-logs-mode, in a child process', (
   it('when the stderr target is raised at run time, then lines it now allows are written, as JSON', async () => {
     const proc = spawn(
       process.execPath,
-      [BIN, '--db-path', tempDir(), '--http-addr', '127.0.0.1:0', '--master-key', KEY, '--log-level', 'warn', '--experimental-logs-mode', 'JSON', '--experimental-enable-logs-route'],
+      [
+        BIN,
+        '--db-path',
+        tempDir(),
+        '--http-addr',
+        '127.0.0.1:0',
+        '--master-key',
+        KEY,
+        '--log-level',
+        'warn',
+        '--experimental-logs-mode',
+        'JSON',
+        '--experimental-enable-logs-route',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child = proc;
@@ -184,7 +232,11 @@ describe('POST /logs/stderr and --experimental-logs-mode, in a child process', (
       proc.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
     });
     const call = (method: string, p: string, body?: unknown) =>
-      fetch(url + p, { method, headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      fetch(url + p, {
+        method,
+        headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
 
     expect((await call('GET', '/indexes/before_change')).status).toBe(404);
     expect((await call('POST', '/logs/stderr', { target: 'meilisearch=info' })).status).toBe(204);
@@ -193,7 +245,10 @@ describe('POST /logs/stderr and --experimental-logs-mode, in a child process', (
 
     // Lines are written in order, so the request before the change was never logged.
     expect(stderr).not.toContain('before_change');
-    const lines = stderr.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toContainEqual({
       timestamp: expect.any(String),
       level: 'INFO',
@@ -207,9 +262,16 @@ describe('logs and metrics options', () => {
   it('when given on the command line or in MEILI_* variables, then they are read', () => {
     const dflt = loadConfig([], {});
     expect([dflt.enableMetrics, dflt.enableLogsRoute, dflt.logsMode]).toEqual([false, false, 'human']);
-    const cli = loadConfig(['--experimental-enable-metrics', '--experimental-enable-logs-route', '--experimental-logs-mode', 'Json'], {});
+    const cli = loadConfig(
+      ['--experimental-enable-metrics', '--experimental-enable-logs-route', '--experimental-logs-mode', 'Json'],
+      {},
+    );
     expect([cli.enableMetrics, cli.enableLogsRoute, cli.logsMode]).toEqual([true, true, 'json']);
-    const env = loadConfig([], { MEILI_EXPERIMENTAL_ENABLE_METRICS: 'true', MEILI_EXPERIMENTAL_ENABLE_LOGS_ROUTE: 'true', MEILI_EXPERIMENTAL_LOGS_MODE: 'HUMAN' });
+    const env = loadConfig([], {
+      MEILI_EXPERIMENTAL_ENABLE_METRICS: 'true',
+      MEILI_EXPERIMENTAL_ENABLE_LOGS_ROUTE: 'true',
+      MEILI_EXPERIMENTAL_LOGS_MODE: 'HUMAN',
+    });
     expect([env.enableMetrics, env.enableLogsRoute, env.logsMode]).toEqual([true, true, 'human']);
     expect(() => loadConfig(['--experimental-logs-mode', 'jsonx'], {})).toThrow(ConfigError);
   });

@@ -26,12 +26,18 @@ async function scrape(): Promise<Scrape> {
  * One series of a labelled histogram, read from the text: the parser merges the series of a
  * histogram that has labels, so `_bucket`, `_sum` and `_count` lines are read directly.
  */
-function histogram(m: Scrape, family: string, labels: string): { count: number; sum: number; buckets: Map<string, number> } | undefined {
-  const line = (suffix: string, extra = '') => new RegExp(`^${family}${suffix}\\{${labels.replace(/[{}]/g, '\\$&')}${extra}\\} (\\S+)$`, 'm');
+function histogram(
+  m: Scrape,
+  family: string,
+  labels: string,
+): { count: number; sum: number; buckets: Map<string, number> } | undefined {
+  const line = (suffix: string, extra = '') =>
+    new RegExp(`^${family}${suffix}\\{${labels.replace(/[{}]/g, '\\$&')}${extra}\\} (\\S+)$`, 'm');
   const count = line('_count').exec(m.text);
   if (!count) return undefined;
   const buckets = new Map<string, number>();
-  for (const b of m.text.matchAll(new RegExp(line('_bucket', ',le="([^"]+)"').source, 'gm'))) buckets.set(b[1], Number(b[2]));
+  for (const b of m.text.matchAll(new RegExp(line('_bucket', ',le="([^"]+)"').source, 'gm')))
+    buckets.set(b[1], Number(b[2]));
   return { count: Number(count[1]), sum: Number(line('_sum').exec(m.text)![1]), buckets };
 }
 
@@ -59,7 +65,8 @@ describe('GET /metrics', () => {
     expect([r.status, r.body]).toEqual([
       400,
       {
-        message: 'Getting metrics requires enabling the `metrics` experimental feature. See https://github.com/meilisearch/product/discussions/625',
+        message:
+          'Getting metrics requires enabling the `metrics` experimental feature. See https://github.com/meilisearch/product/discussions/625',
         code: 'feature_not_enabled',
         type: 'invalid_request',
         link: 'https://docs.meilisearch.com/errors#feature_not_enabled',
@@ -69,10 +76,17 @@ describe('GET /metrics', () => {
 
   it('when the key lacks metrics.get, reaches only some indexes, or is missing, then it is refused', async () => {
     await setMetrics(true);
-    const invalid = { message: 'The provided API key is invalid.', code: 'invalid_api_key', type: 'auth', link: 'https://docs.meilisearch.com/errors#invalid_api_key' };
+    const invalid = {
+      message: 'The provided API key is invalid.',
+      code: 'invalid_api_key',
+      type: 'auth',
+      link: 'https://docs.meilisearch.com/errors#invalid_api_key',
+    };
     const restricted = await s.api('POST', '/keys', { body: { actions: ['*'], indexes: ['movies'], expiresAt: null } });
     const searchOnly = await s.api('POST', '/keys', { body: { actions: ['search'], indexes: ['*'], expiresAt: null } });
-    const allowed = await s.api('POST', '/keys', { body: { actions: ['metrics.get'], indexes: ['*'], expiresAt: null } });
+    const allowed = await s.api('POST', '/keys', {
+      body: { actions: ['metrics.get'], indexes: ['*'], expiresAt: null },
+    });
     expect([restricted.status, searchOnly.status, allowed.status]).toEqual([201, 201, 201]);
 
     const r1 = await s.api('GET', '/metrics', { key: restricted.body.key });
@@ -127,7 +141,10 @@ describe('GET /metrics', () => {
     expect(used).toBeLessThanOrEqual(size);
     expect(value(m, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     // Every status and type is listed, at zero when no task has it.
-    const kinds = m.get('meilisearch_nb_tasks')!.metrics.filter((x) => x.labels?.kind === 'statuses').map((x) => x.labels?.value);
+    const kinds = m
+      .get('meilisearch_nb_tasks')!
+      .metrics.filter((x) => x.labels?.kind === 'statuses')
+      .map((x) => x.labels?.value);
     expect(kinds).toEqual(['canceled', 'enqueued', 'failed', 'processing', 'succeeded']);
     expect(value(m, 'meilisearch_nb_tasks', { kind: 'types', value: 'dumpCreation' })).toBe(0);
   });
@@ -135,13 +152,18 @@ describe('GET /metrics', () => {
   it('when documents are added, then the index, document, task and batch gauges follow', async () => {
     await setMetrics(true);
     const uid = uniqueIndex('metrics');
-    await addDocuments(uid, [{ id: 1, title: 'one' }, { id: 2, title: 'two' }]);
+    await addDocuments(uid, [
+      { id: 1, title: 'one' },
+      { id: 2, title: 'two' },
+    ]);
     const before = await scrape();
     expect(value(before, 'meilisearch_index_docs_count', { index: uid })).toBe(2);
     expect(value(before, 'meilisearch_nb_tasks', { kind: 'indexes', value: uid })).toBe(1);
     expect(value(before, 'meilisearch_last_indexed_documents_count', { index: uid })).toBe(2);
     expect(value(before, 'meilisearch_last_indexed_documents_duration_ms', { index: uid })).toBeGreaterThanOrEqual(0);
-    expect(before.get('meilisearch_last_finished_batches_progress_trace_ms')!.metrics.map((x) => x.labels?.step_name)).toContain('processing tasks');
+    expect(
+      before.get('meilisearch_last_finished_batches_progress_trace_ms')!.metrics.map((x) => x.labels?.step_name),
+    ).toContain('processing tasks');
     expect(value(before, 'meilisearch_last_update')).toBeGreaterThan(Date.parse('2020-01-01') / 1000);
     expect(value(before, 'meilisearch_is_indexing')).toBe(0);
 
@@ -150,7 +172,9 @@ describe('GET /metrics', () => {
     expect(value(after, 'meilisearch_index_docs_count', { index: uid })).toBe(3);
     expect(value(after, 'meilisearch_index_count')).toBe(value(before, 'meilisearch_index_count'));
     expect(value(after, 'meilisearch_nb_tasks', { kind: 'indexes', value: uid })).toBe(2);
-    expect(value(after, 'meilisearch_nb_tasks', { kind: 'statuses', value: 'succeeded' })).toBe(value(before, 'meilisearch_nb_tasks', { kind: 'statuses', value: 'succeeded' })! + 1);
+    expect(value(after, 'meilisearch_nb_tasks', { kind: 'statuses', value: 'succeeded' })).toBe(
+      value(before, 'meilisearch_nb_tasks', { kind: 'statuses', value: 'succeeded' })! + 1,
+    );
     expect(value(after, 'meilisearch_last_indexed_documents_count', { index: uid })).toBe(1);
 
     const other = uniqueIndex('metrics');
@@ -164,20 +188,43 @@ describe('GET /metrics', () => {
     await addDocuments(uid, [{ id: 1, title: 'hello' }]);
     const series = { method: 'POST', path: '/indexes/{index_uid}/search' };
     const before = await scrape();
-    for (let i = 0; i < 3; i++) expect((await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'hello' } })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'hello' } })).status).toBe(200);
     expect((await s.api('POST', `/indexes/${uid}-missing/search`, { body: {} })).status).toBe(404);
     const after = await scrape();
     const ok = { ...series, status: '200' };
-    expect(value(after, 'meilisearch_http_requests_total', ok)).toBe((value(before, 'meilisearch_http_requests_total', ok) ?? 0) + 3);
-    expect(value(after, 'meilisearch_http_requests_total', { ...series, status: '404' })).toBe((value(before, 'meilisearch_http_requests_total', { ...series, status: '404' }) ?? 0) + 1);
+    expect(value(after, 'meilisearch_http_requests_total', ok)).toBe(
+      (value(before, 'meilisearch_http_requests_total', ok) ?? 0) + 3,
+    );
+    expect(value(after, 'meilisearch_http_requests_total', { ...series, status: '404' })).toBe(
+      (value(before, 'meilisearch_http_requests_total', { ...series, status: '404' }) ?? 0) + 1,
+    );
     const labels = `method="POST",path="${series.path}"`;
     const hist = histogram(after, 'meilisearch_http_response_time_seconds', labels)!;
     expect(hist.count).toBe((histogram(before, 'meilisearch_http_response_time_seconds', labels)?.count ?? 0) + 4);
-    expect([...hist.buckets.keys()]).toEqual(['0.005', '0.01', '0.025', '0.05', '0.075', '0.1', '0.25', '0.5', '0.75', '1', '2.5', '5', '7.5', '10', '+Inf']);
+    expect([...hist.buckets.keys()]).toEqual([
+      '0.005',
+      '0.01',
+      '0.025',
+      '0.05',
+      '0.075',
+      '0.1',
+      '0.25',
+      '0.5',
+      '0.75',
+      '1',
+      '2.5',
+      '5',
+      '7.5',
+      '10',
+      '+Inf',
+    ]);
     expect(hist.buckets.get('+Inf')).toBe(hist.count);
     expect(hist.sum).toBeGreaterThan(0);
     // The scrape before this one was counted once it was answered.
-    expect(value(after, 'meilisearch_http_requests_total', { method: 'GET', path: '/metrics', status: '200' })).toBeGreaterThanOrEqual(1);
+    expect(
+      value(after, 'meilisearch_http_requests_total', { method: 'GET', path: '/metrics', status: '200' }),
+    ).toBeGreaterThanOrEqual(1);
     // Index uids never become labels.
     const paths = after.get('meilisearch_http_requests_total')!.metrics.map((x) => x.labels?.path ?? '');
     expect(paths.filter((p) => p.includes(uid))).toEqual([]);

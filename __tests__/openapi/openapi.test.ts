@@ -23,7 +23,8 @@ function registeredRoutes(app: Express): Set<string> {
         }
       } else if (layer.handle?.stack) {
         // Every router is mounted at the root today; a mount path would have to be read here.
-        if (layer.path && layer.path !== '/' && layer.path !== '') throw new Error(`a router is mounted at ${layer.path}`);
+        if (layer.path && layer.path !== '/' && layer.path !== '')
+          throw new Error(`a router is mounted at ${layer.path}`);
         walk(layer.handle.stack, prefix);
       }
     }
@@ -34,7 +35,8 @@ function registeredRoutes(app: Express): Set<string> {
 
 function describedRoutes(doc: any): Set<string> {
   const out = new Set<string>();
-  for (const [p, item] of Object.entries<any>(doc.paths)) for (const m of Object.keys(item)) if (METHODS.includes(m)) out.add(`${m.toUpperCase()} ${p}`);
+  for (const [p, item] of Object.entries<any>(doc.paths))
+    for (const m of Object.keys(item)) if (METHODS.includes(m)) out.add(`${m.toUpperCase()} ${p}`);
   return out;
 }
 
@@ -111,7 +113,8 @@ describe('GET /openapi.json', () => {
         for (const c of codes) {
           expect(c).toMatch(/^([1-5]\d\d|[1-5]XX|default)$/);
           expect(typeof op.responses[c].description).toBe('string');
-          for (const media of Object.values<any>(op.responses[c].content ?? {})) expect(typeof media.schema).toBe('object');
+          for (const media of Object.values<any>(op.responses[c].content ?? {}))
+            expect(typeof media.schema).toBe('object');
         }
         if (op.requestBody) {
           expect(Object.keys(op.requestBody.content).length).toBeGreaterThan(0);
@@ -133,16 +136,26 @@ describe('GET /openapi.json', () => {
     expect(body.properties.matchingStrategy.enum).toEqual(['last', 'all', 'frequency']);
     expect(body.properties.rankingScoreThreshold).toBeDefined();
     const get = doc.paths['/indexes/{indexUid}/search'].get.parameters.map((p: any) => p.name);
-    expect(get).toEqual(expect.arrayContaining(['indexUid', 'q', 'limit', 'attributesToHighlight', 'showRankingScore']));
+    expect(get).toEqual(
+      expect.arrayContaining(['indexUid', 'q', 'limit', 'attributesToHighlight', 'showRankingScore']),
+    );
   });
 
   it('when called without a key, then the public operations answer and the others ask for one', async () => {
     for (const [p, item] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(item)) {
         const concrete = p.replace(/\{[^}]+\}/g, (m) => (m === '{taskUid}' || m === '{batchUid}' ? '0' : 'x'));
-        const r = await s.api(method.toUpperCase(), concrete, { key: null, body: method === 'get' || method === 'delete' ? undefined : {} });
-        if (op.security) expect({ route: `${method} ${p}`, status: r.status }).toEqual({ route: `${method} ${p}`, status: 200 });
-        else expect({ route: `${method} ${p}`, code: r.body?.code }).toEqual({ route: `${method} ${p}`, code: 'missing_authorization_header' });
+        const r = await s.api(method.toUpperCase(), concrete, {
+          key: null,
+          body: method === 'get' || method === 'delete' ? undefined : {},
+        });
+        if (op.security)
+          expect({ route: `${method} ${p}`, status: r.status }).toEqual({ route: `${method} ${p}`, status: 200 });
+        else
+          expect({ route: `${method} ${p}`, code: r.body?.code }).toEqual({
+            route: `${method} ${p}`,
+            code: 'missing_authorization_header',
+          });
       }
     }
   });

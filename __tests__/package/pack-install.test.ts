@@ -34,7 +34,9 @@ if (!haveAddon && process.env.QUARRY_REQUIRE_PACKAGE_TEST === '1') {
 }
 if (!haveAddon) {
   // Never after `npm ci` (which builds it) on linux-x64: say so instead of passing quietly.
-  process.stderr.write(`pack-install: skipped, ${BUILT_ADDON} is absent (run \`npm ci\` or \`npm run build\` on linux-x64 first)\n`);
+  process.stderr.write(
+    `pack-install: skipped, ${BUILT_ADDON} is absent (run \`npm ci\` or \`npm run build\` on linux-x64 first)\n`,
+  );
 }
 const describeIfBuilt = haveAddon ? describe : describe.skip;
 
@@ -60,7 +62,10 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
 
   /** `npm pack --ignore-scripts` of the package in `dir` into `dest`: the tarball and its file list. */
   async function pack(dir: string, dest: string): Promise<{ tarball: string; files: string[] }> {
-    const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dest], { cwd: dir, env });
+    const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dest], {
+      cwd: dir,
+      env,
+    });
     const [info] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     return { tarball: path.join(dest, info.filename), files: info.files.map((f) => f.path) };
   }
@@ -92,12 +97,19 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
     mainFiles = main.files;
     platformFiles = platform.files;
 
-    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'quarry-pack-install-app', version: '1.0.0', private: true }));
-    await run('npm', ['install', main.tarball, platform.tarball, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'error'], {
-      cwd: app,
-      env,
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    fs.writeFileSync(
+      path.join(app, 'package.json'),
+      JSON.stringify({ name: 'quarry-pack-install-app', version: '1.0.0', private: true }),
+    );
+    await run(
+      'npm',
+      ['install', main.tarball, platform.tarball, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'error'],
+      {
+        cwd: app,
+        env,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
   }, 300_000);
 
   afterAll(() => {
@@ -116,7 +128,9 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
   test('the toolchain-free PATH really has no cargo or rustc', async () => {
     for (const tool of ['cargo', 'rustc']) {
       // `command -v` fails (1 or 127, as the shell has it) when the tool is nowhere on PATH.
-      await expect(run('sh', ['-c', `command -v ${tool}`], { env })).rejects.toMatchObject({ code: expect.any(Number) });
+      await expect(run('sh', ['-c', `command -v ${tool}`], { env })).rejects.toMatchObject({
+        code: expect.any(Number),
+      });
     }
   });
 
@@ -126,18 +140,43 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
     expect(names).toContain(PLATFORM_PACKAGE);
     for (const name of names) {
       expect(rootManifest.optionalDependencies[name]).toBe(rootManifest.version);
-      const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'npm', name.replace('quarry-search-', ''), 'package.json'), 'utf8'));
-      expect(manifest).toMatchObject({ name, version: rootManifest.version, main: `quarry.${name.replace('quarry-search-', '')}.node` });
+      const manifest = JSON.parse(
+        fs.readFileSync(path.join(ROOT, 'npm', name.replace('quarry-search-', ''), 'package.json'), 'utf8'),
+      );
+      expect(manifest).toMatchObject({
+        name,
+        version: rootManifest.version,
+        main: `quarry.${name.replace('quarry-search-', '')}.node`,
+      });
     }
     const { stdout } = await run(process.execPath, [path.join(ROOT, 'scripts', 'sync-versions.js'), '--check']);
     expect(stdout).toContain(`at ${rootManifest.version}`);
   });
 
   test('the tarballs ship what is needed and nothing else', () => {
-    expect(mainFiles).toEqual(expect.arrayContaining(['package.json', 'bin/quarry.js', 'dist/main.js', 'dist/index.js', 'dist/index.d.ts', 'native/index.js', 'native/index.d.ts', 'preview/index.html']));
+    expect(mainFiles).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'bin/quarry.js',
+        'dist/main.js',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'native/index.js',
+        'native/index.d.ts',
+        'preview/index.html',
+      ]),
+    );
     const allowedTops = ['README.md', 'LICENSE', 'bin', 'dist', 'native', 'package.json', 'preview'];
     expect([...new Set(mainFiles.map((f) => f.split('/')[0]))].filter((t) => !allowedTops.includes(t))).toEqual([]);
-    expect(mainFiles.filter((f) => f.endsWith('.node') || f.endsWith('.map') || /\.test\./.test(f) || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+    expect(
+      mainFiles.filter(
+        (f) =>
+          f.endsWith('.node') ||
+          f.endsWith('.map') ||
+          /\.test\./.test(f) ||
+          (f.endsWith('.ts') && !f.endsWith('.d.ts')),
+      ),
+    ).toEqual([]);
     expect(platformFiles.sort()).toEqual(['README.md', 'package.json', `quarry.${PLATFORM}.node`]);
   });
 
@@ -170,13 +209,18 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
     expect(version.stdout.trim()).toBe(`quarry ${rootManifest.version}`);
     const help = await inApp('npx', ['--no-install', 'quarry', '--help']);
     expect(help.stdout).toMatch(/^Usage: quarry/);
-    for (const flag of ['--http-addr', '--db-path', '--master-key', '--no-analytics', '--env']) expect(help.stdout).toContain(flag);
+    for (const flag of ['--http-addr', '--db-path', '--master-key', '--no-analytics', '--env'])
+      expect(help.stdout).toContain(flag);
   });
 
   test('every environment variable --help lists is read, under its QUARRY_* name and its Meilisearch alias', async () => {
     const help = (await inApp('npx', ['--no-install', 'quarry', '--help'])).stdout;
     const [accepted, refused] = help.split(/^Meilisearch options Quarry refuses.*$/m);
-    const listed = (text: string) => [...text.matchAll(/^\s+(--[a-z0-9-]+)\s+((?:QUARRY|MEILI)_[A-Z0-9_]+)/gm)].map((m) => ({ flag: m[1], env: m[2] }));
+    const listed = (text: string) =>
+      [...text.matchAll(/^\s+(--[a-z0-9-]+)\s+((?:QUARRY|MEILI)_[A-Z0-9_]+)/gm)].map((m) => ({
+        flag: m[1],
+        env: m[2],
+      }));
     const acceptedVars = listed(accepted);
     const refusedVars = listed(refused ?? '');
     expect(acceptedVars.length).toBeGreaterThan(20);
@@ -239,12 +283,28 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
 
   test('`npx quarry` starts a server that indexes documents and answers a search', async () => {
     const db = path.join(tmp, 'db');
-    const child = spawn('npx', ['--no-install', 'quarry', '--db-path', db, '--http-addr', '127.0.0.1:0', '--master-key', KEY, '--no-analytics', '--log-level', 'warn'], {
-      cwd: app,
-      env,
-      detached: true, // its own process group, so that afterAll kills npx, its shell and the server
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      'npx',
+      [
+        '--no-install',
+        'quarry',
+        '--db-path',
+        db,
+        '--http-addr',
+        '127.0.0.1:0',
+        '--master-key',
+        KEY,
+        '--no-analytics',
+        '--log-level',
+        'warn',
+      ],
+      {
+        cwd: app,
+        env,
+        detached: true, // its own process group, so that afterAll kills npx, its shell and the server
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     servers.push(child);
     let out = '';
     const url = await new Promise<string>((resolve, reject) => {
@@ -285,7 +345,9 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
 
     // SIGTERM to the whole group (npx, its shell, the server): the server shuts down cleanly,
     // and every process of the group is gone.
-    const exited = new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(null) : child.once('exit', () => r(null))));
+    const exited = new Promise((r) =>
+      child.exitCode !== null || child.signalCode !== null ? r(null) : child.once('exit', () => r(null)),
+    );
     process.kill(-child.pid!, 'SIGTERM');
     await exited;
     let groupAlive = true;
@@ -298,7 +360,7 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
       }
     }
     expect(groupAlive).toBe(false);
-    await expect(fetch(url + '/health')).rejects.toThrow();
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
   });
 
   // ── Embedding: `require('quarry-search')` in the installed app ─────────────────────────────
@@ -323,7 +385,11 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
   });
 
   test("`import { Quarry } from 'quarry-search'` works from an ES module", async () => {
-    const { stdout } = await inApp(process.execPath, ['--input-type=module', '-e', "import { Quarry, QuarryError } from 'quarry-search'; console.log(typeof Quarry.open, typeof QuarryError);"]);
+    const { stdout } = await inApp(process.execPath, [
+      '--input-type=module',
+      '-e',
+      "import { Quarry, QuarryError } from 'quarry-search'; console.log(typeof Quarry.open, typeof QuarryError);",
+    ]);
     expect(stdout.trim()).toBe('function function');
   });
 
@@ -343,7 +409,9 @@ describeIfBuilt('the npm package, packed and installed without a Rust toolchain'
       })().catch((e) => { console.error(e); process.exit(1); });`;
     const { stdout } = await inApp(process.execPath, ['-e', script]);
     const result = JSON.parse(stdout);
-    expect(result.exports).toEqual(expect.arrayContaining(['Quarry', 'QuarryError', 'QuarryIndex', 'startServer', 'loadConfig', 'createLogger']));
+    expect(result.exports).toEqual(
+      expect.arrayContaining(['Quarry', 'QuarryError', 'QuarryIndex', 'startServer', 'loadConfig', 'createLogger']),
+    );
     expect(result.health).toEqual({ status: 'available' });
   });
 });

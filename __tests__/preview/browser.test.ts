@@ -17,7 +17,10 @@ declare function getComputedStyle(e: unknown): any;
 
 const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/preview');
 const describeWithChromium = CHROMIUM ? describe : describe.skip;
-if (!CHROMIUM) console.warn('preview browser test SKIPPED: Chromium is absent (install the Debian package `chromium`, or set CHROMIUM_PATH)');
+if (!CHROMIUM)
+  console.warn(
+    'preview browser test SKIPPED: Chromium is absent (install the Debian package `chromium`, or set CHROMIUM_PATH)',
+  );
 
 const GENRES = ['drama', 'comedy', 'thriller'];
 /** 30 films: two mention hobbits (the one with it in its title must rank first), one is hostile. */
@@ -25,9 +28,15 @@ function movies(): Record<string, unknown>[] {
   const docs: Record<string, unknown>[] = [
     { id: 1, title: 'The Hobbit', genre: 'fantasy', overview: 'Bilbo leaves the Shire with thirteen dwarves.' },
     { id: 2, title: 'Journey to the Mountain', genre: 'fantasy', overview: 'A hobbit carries a ring to a volcano.' },
-    { id: 3, title: 'Injected <img src=x onerror="window.__pwned=1">', genre: '<b>bold</b>', overview: '<script>window.__pwned=2</script>' },
+    {
+      id: 3,
+      title: 'Injected <img src=x onerror="window.__pwned=1">',
+      genre: '<b>bold</b>',
+      overview: '<script>window.__pwned=2</script>',
+    },
   ];
-  for (let i = 4; i <= 30; i++) docs.push({ id: i, title: `Film number ${i}`, genre: GENRES[i % 3], overview: `An ordinary story, part ${i}.` });
+  for (let i = 4; i <= 30; i++)
+    docs.push({ id: i, title: `Film number ${i}`, genre: GENRES[i % 3], overview: `An ordinary story, part ${i}.` });
   return docs;
 }
 
@@ -60,14 +69,17 @@ describeWithChromium('GET / (search preview page) in Chromium', () => {
     ctx.state.text = (sel: string) => ctx.page.$eval(sel, (e: any) => e.textContent);
     ctx.state.hidden = (sel: string) => ctx.page.$eval(sel, (e: any) => e.hidden);
     ctx.state.titles = () => ctx.page.$$eval('#hits .hit h3', (els: any[]) => els.map((e) => e.textContent));
-    ctx.state.hitCount = (n: number) => ctx.page.waitForFunction((k: number) => document.querySelectorAll('#hits .hit').length === k, {}, n);
+    ctx.state.hitCount = (n: number) =>
+      ctx.page.waitForFunction((k: number) => document.querySelectorAll('#hits .hit').length === k, {}, n);
     ctx.state.shot = (name: string) => ctx.page.screenshot({ path: `${artifacts}/${name}.png` });
   };
 
   beforeAll(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     s = await startTestServer();
-    let r = await s.api('PATCH', `/indexes/${index}/settings`, { body: { filterableAttributes: ['genre'], searchableAttributes: ['title', 'overview'] } });
+    let r = await s.api('PATCH', `/indexes/${index}/settings`, {
+      body: { filterableAttributes: ['genre'], searchableAttributes: ['title', 'overview'] },
+    });
     expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
     r = await s.api('POST', `/indexes/${index}/documents`, { body: movies() });
     expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
@@ -101,7 +113,13 @@ describeWithChromium('GET / (search preview page) in Chromium', () => {
         stored: await page.evaluate(() => localStorage.getItem('quarry-preview-key')),
       };
     });
-    expect(seen).toEqual({ reason: 'This server needs an API key.', code: 'invalid_api_key', errorHidden: false, formHidden: false, stored: 'not-a-key' });
+    expect(seen).toEqual({
+      reason: 'This server needs an API key.',
+      code: 'invalid_api_key',
+      errorHidden: false,
+      formHidden: false,
+      stored: 'not-a-key',
+    });
   });
 
   it('when a query is typed, then the expected first hit shows with its highlight, the score on hover, and no document markup runs', async () => {
@@ -112,12 +130,22 @@ describeWithChromium('GET / (search preview page) in Chromium', () => {
       const options = await page.$$eval('#index option', (os) => os.map((o) => o.textContent));
       await page.type('#q', 'hobbit');
       await state.hitCount(2);
-      const marks = await page.$$eval('#hits .hit', (hits) => hits.map((h) => [...h.querySelectorAll('mark')].map((m) => m.textContent)));
+      const marks = await page.$$eval('#hits .hit', (hits) =>
+        hits.map((h) => [...h.querySelectorAll('mark')].map((m) => m.textContent)),
+      );
       const before = await page.$eval('#hits .hit .score', (e) => getComputedStyle(e).visibility);
       await page.hover('#hits .hit');
       const after = await page.$eval('#hits .hit .score', (e) => getComputedStyle(e).visibility);
       await state.shot('query-hobbit');
-      return { options, titles: await state.titles(), marks, before, after, score: await state.text('#hits .hit .score'), title: await page.$eval('#hits .hit', (e) => e.getAttribute('title')) };
+      return {
+        options,
+        titles: await state.titles(),
+        marks,
+        before,
+        after,
+        score: await state.text('#hits .hit .score'),
+        title: await page.$eval('#hits .hit', (e) => e.getAttribute('title')),
+      };
     }, index);
     expect(seen.options).toContain(index);
     expect(seen.titles).toEqual(['The Hobbit', 'Journey to the Mountain']);
@@ -151,11 +179,19 @@ describeWithChromium('GET / (search preview page) in Chromium', () => {
     await b.run(({ state }, url, key) => state.open(url, key), s.url, s.server.deps.config.masterKey);
     const paged = await b.run(async ({ page, state }) => {
       await state.hitCount(20);
-      const first = { stats: await state.text('#stats'), label: await state.text('#page'), prevDisabled: await page.$eval('#prev', (e) => (e as any).disabled), titles: await state.titles() };
+      const first = {
+        stats: await state.text('#stats'),
+        label: await state.text('#page'),
+        prevDisabled: await page.$eval('#prev', (e) => (e as any).disabled),
+        titles: await state.titles(),
+      };
       await page.click('#next');
       await page.waitForFunction(() => document.getElementById('page')!.textContent === 'Page 2 of 2');
       await state.shot('page-2');
-      const second = { titles: await state.titles(), nextDisabled: await page.$eval('#next', (e) => (e as any).disabled) };
+      const second = {
+        titles: await state.titles(),
+        nextDisabled: await page.$eval('#next', (e) => (e as any).disabled),
+      };
       await page.click('#prev');
       await page.waitForFunction(() => document.getElementById('page')!.textContent === 'Page 1 of 2');
       return { first, second, back: await state.titles() };
@@ -179,7 +215,9 @@ describeWithChromium('GET / (search preview page) in Chromium', () => {
       const narrowed = {
         pressed: await page.$eval(drama, (e) => e.getAttribute('aria-pressed')),
         stats: await state.text('#stats'),
-        genres: await page.$$eval('#hits .hit dt', (dts) => dts.filter((d) => d.textContent === 'genre').map((d) => d.nextElementSibling!.textContent)),
+        genres: await page.$$eval('#hits .hit dt', (dts) =>
+          dts.filter((d) => d.textContent === 'genre').map((d) => d.nextElementSibling!.textContent),
+        ),
         pagerHidden: await state.hidden('#pager'),
       };
       // A second value of the same attribute widens (OR); clicking both again clears the filter.
@@ -218,7 +256,12 @@ describeWithChromium('GET / (search preview page) in Chromium', () => {
       await state.hitCount(20);
       return { start, titles, marks, remembered: await page.$eval('#index-uid', (e) => (e as any).value) };
     }, index);
-    expect(seen).toEqual({ start: { selectHidden: true, errorHidden: true }, titles: ['The Hobbit', 'Journey to the Mountain'], marks: ['Hobbit'], remembered: index });
+    expect(seen).toEqual({
+      start: { selectHidden: true, errorHidden: true },
+      titles: ['The Hobbit', 'Journey to the Mountain'],
+      marks: ['Hobbit'],
+      remembered: index,
+    });
   });
 
   it('when every page ran, then the Content-Security-Policy refused nothing', async () => {

@@ -15,7 +15,10 @@ const RUNNING = { status: 'Meilisearch is running' };
 
 function inlineHashes(html: string): { script: string; style: string } {
   const hash = (s: string) => `sha256-${createHash('sha256').update(s, 'utf8').digest('base64')}`;
-  return { script: hash(/<script>([\s\S]*)<\/script>/.exec(html)![1]), style: hash(/<style>([\s\S]*)<\/style>/.exec(html)![1]) };
+  return {
+    script: hash(/<script>([\s\S]*)<\/script>/.exec(html)![1]),
+    style: hash(/<style>([\s\S]*)<\/style>/.exec(html)![1]),
+  };
 }
 
 describe('GET /', () => {
@@ -41,7 +44,7 @@ describe('GET /', () => {
     expect(r.text).not.toMatch(/<script[^>]+src=|<link[^>]+stylesheet|https?:\/\//);
   });
 
-  it('when JSON is asked for, then the answer is Meilisearch\'s status object', async () => {
+  it("when JSON is asked for, then the answer is Meilisearch's status object", async () => {
     const res = await fetch(`${s.url}/`, { headers: { Accept: 'application/json' } });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(RUNNING);

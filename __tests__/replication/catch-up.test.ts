@@ -21,7 +21,16 @@ describe('a key unknown here when it is first used', () => {
   function arriving() {
     const uid = randomUUID();
     const now = new Date().toISOString();
-    const record = { uid, name: null, description: null, actions: ['search'], indexes: ['movies'], expiresAt: null, createdAt: now, updatedAt: now };
+    const record = {
+      uid,
+      name: null,
+      description: null,
+      actions: ['search'],
+      indexes: ['movies'],
+      expiresAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
     return { record, req: { headers: { authorization: `Bearer ${keys.keyValue(uid)}` } } };
   }
 
@@ -48,7 +57,9 @@ describe('a key unknown here when it is first used', () => {
       }),
     ).rejects.toMatchObject({ code: 'invalid_api_key' });
     expect(asked).toBe(1);
-    expect(() => authenticateLatest(req, keys, MASTER, 'search', 'movies', null)).toThrow(expect.objectContaining({ code: 'invalid_api_key' }));
+    expect(() => authenticateLatest(req, keys, MASTER, 'search', 'movies', null)).toThrow(
+      expect.objectContaining({ code: 'invalid_api_key' }),
+    );
   });
 
   test('when the key is known, then the log is not asked', async () => {

@@ -22,7 +22,14 @@ async function documents(n: QuarryNode, index: string): Promise<unknown[]> {
 
 async function tasks(n: QuarryNode): Promise<unknown[]> {
   const r = await n.api('GET', '/tasks?limit=10000');
-  return r.body.results.map((t: any) => ({ uid: t.uid, batchUid: t.batchUid, status: t.status, type: t.type, details: t.details, enqueuedAt: t.enqueuedAt }));
+  return r.body.results.map((t: any) => ({
+    uid: t.uid,
+    batchUid: t.batchUid,
+    status: t.status,
+    type: t.type,
+    details: t.details,
+    enqueuedAt: t.enqueuedAt,
+  }));
 }
 
 suite('when the log loses its quorum', () => {
@@ -32,7 +39,9 @@ suite('when the log loses its quorum', () => {
 
   beforeAll(async () => {
     cluster = await NatsCluster.start(3);
-    [a, b] = await Promise.all(['a', 'b'].map((name) => QuarryNode.create(name, cluster.urls(), ['--replication-timeout-ms', '2000'])));
+    [a, b] = await Promise.all(
+      ['a', 'b'].map((name) => QuarryNode.create(name, cluster.urls(), ['--replication-timeout-ms', '2000'])),
+    );
     await Promise.all([a.start(), b.start()]);
   });
 
@@ -54,16 +63,24 @@ suite('when the log loses its quorum', () => {
     const refused = await a.api('POST', '/indexes/books/documents', [{ id: 2, title: 'Emma' }]);
     const took = Date.now() - t0;
     expect(refused.status).toBe(503);
-    expect(refused.body).toMatchObject({ code: 'replication_unavailable', type: 'system', link: 'https://docs.meilisearch.com/errors#replication_unavailable' });
+    expect(refused.body).toMatchObject({
+      code: 'replication_unavailable',
+      type: 'system',
+      link: 'https://docs.meilisearch.com/errors#replication_unavailable',
+    });
     expect(took).toBeLessThan(8000);
     const key = await b.api('POST', '/keys', { actions: ['search'], indexes: ['*'], expiresAt: null });
     expect(key.status).toBe(503);
     expect(key.body.code).toBe('replication_unavailable');
 
-    const health = await eventually(async () => {
-      const h = await b.api('GET', '/health');
-      return h.body.status === 'degraded' ? h.body : undefined;
-    }, 10_000, 'b degraded');
+    const health = await eventually(
+      async () => {
+        const h = await b.api('GET', '/health');
+        return h.body.status === 'degraded' ? h.body : undefined;
+      },
+      10_000,
+      'b degraded',
+    );
     expect(typeof health.reason).toBe('string');
     expect(health.reason.length).toBeGreaterThan(0);
     const search = await b.api('POST', '/indexes/books/search', { q: 'dune' });
@@ -73,13 +90,23 @@ suite('when the log loses its quorum', () => {
 
     cluster.restart(1);
     cluster.restart(2);
-    const back = await eventually(async () => {
-      const r = await a.api('POST', '/indexes/books/documents', [{ id: 3, title: 'Ulysses' }]);
-      return r.status === 202 ? r : undefined;
-    }, 60_000, 'a write accepted again');
+    const back = await eventually(
+      async () => {
+        const r = await a.api('POST', '/indexes/books/documents', [{ id: 3, title: 'Ulysses' }]);
+        return r.status === 202 ? r : undefined;
+      },
+      60_000,
+      'a write accepted again',
+    );
     for (const n of [a, b]) await n.waitTask(back.body.taskUid);
-    expect((await b.api('POST', '/indexes/books/search', { q: 'ulysses' })).body.hits).toEqual([{ id: 3, title: 'Ulysses' }]);
-    await eventually(async () => ((await a.api('GET', '/health')).body.status === 'available' ? true : undefined), 20_000, 'a available');
+    expect((await b.api('POST', '/indexes/books/search', { q: 'ulysses' })).body.hits).toEqual([
+      { id: 3, title: 'Ulysses' },
+    ]);
+    await eventually(
+      async () => ((await a.api('GET', '/health')).body.status === 'available' ? true : undefined),
+      20_000,
+      'a available',
+    );
     // The refused write was applied nowhere, or everywhere (an acknowledgement lost on the way).
     const [da, db] = await Promise.all([documents(a, 'books'), documents(b, 'books')]);
     expect(db).toEqual(da);
@@ -144,7 +171,9 @@ suite('when the log dropped what an instance has not read', () => {
       expect(await documents(n, 'books')).toEqual(expected);
       expect(await tasks(n)).toEqual(await tasks(a));
       expect((await n.api('GET', '/indexes/books/settings')).body.filterableAttributes).toEqual(['title']);
-      expect((await n.api('POST', '/indexes/books/search', { q: 'book', filter: `title = "book ${last}"` })).body.hits).toEqual([{ id: last, title: `book ${last}` }]);
+      expect(
+        (await n.api('POST', '/indexes/books/search', { q: 'book', filter: `title = "book ${last}"` })).body.hits,
+      ).toEqual([{ id: last, title: `book ${last}` }]);
     }
     expect(paused.log.join('')).toMatch(/restarting from the replicated group's latest snapshot/);
     // And they go on with the group.
@@ -176,6 +205,8 @@ suite('with a single NATS server', () => {
     const r = await solo.api('POST', '/indexes/books/documents', [{ id: 1, title: 'Dune' }]);
     expect(r.status).toBe(202);
     expect((await solo.waitTask(r.body.taskUid)).status).toBe('succeeded');
-    expect((await solo.api('POST', '/indexes/books/search', { q: 'dune' })).body.hits).toEqual([{ id: 1, title: 'Dune' }]);
+    expect((await solo.api('POST', '/indexes/books/search', { q: 'dune' })).body.hits).toEqual([
+      { id: 1, title: 'Dune' },
+    ]);
   });
 });

@@ -16,7 +16,18 @@ jest.setTimeout(180_000);
 
 /** The parts of a task every instance must agree on. */
 function agreed(t: any): unknown {
-  return { uid: t.uid, batchUid: t.batchUid, indexUid: t.indexUid, status: t.status, type: t.type, canceledBy: t.canceledBy, details: t.details, error: t.error, enqueuedAt: t.enqueuedAt, customMetadata: t.customMetadata };
+  return {
+    uid: t.uid,
+    batchUid: t.batchUid,
+    indexUid: t.indexUid,
+    status: t.status,
+    type: t.type,
+    canceledBy: t.canceledBy,
+    details: t.details,
+    error: t.error,
+    enqueuedAt: t.enqueuedAt,
+    customMetadata: t.customMetadata,
+  };
 }
 
 async function allTasks(n: QuarryNode): Promise<any[]> {
@@ -37,7 +48,9 @@ suite('a replicated group of three instances', () => {
 
   beforeAll(async () => {
     cluster = await NatsCluster.start(3);
-    nodes = await Promise.all(['a', 'b', 'c'].map((name) => QuarryNode.create(name, cluster.urls(), ['--replication-timeout-ms', '3000'])));
+    nodes = await Promise.all(
+      ['a', 'b', 'c'].map((name) => QuarryNode.create(name, cluster.urls(), ['--replication-timeout-ms', '3000'])),
+    );
     await Promise.all(nodes.map((n) => n.start()));
   });
 
@@ -55,9 +68,15 @@ suite('a replicated group of three instances', () => {
     expect(r1.status).toBe(202);
     // Asked of another instance at once: it waits to have received what the log holds.
     expect((await c.api('GET', `/tasks/${r1.body.taskUid}`)).status).toBe(200);
-    const r2 = await b.api('PATCH', '/indexes/movies/settings', { filterableAttributes: ['year'], sortableAttributes: ['year'] });
+    const r2 = await b.api('PATCH', '/indexes/movies/settings', {
+      filterableAttributes: ['year'],
+      sortableAttributes: ['year'],
+    });
     expect(r2.status).toBe(202);
-    const r3 = await c.api('PUT', '/indexes/movies/documents', [{ id: 1, subtitle: 'a love story' }, { id: 3, title: 'Caroline', year: 2009 }]);
+    const r3 = await c.api('PUT', '/indexes/movies/documents', [
+      { id: 1, subtitle: 'a love story' },
+      { id: 3, title: 'Caroline', year: 2009 },
+    ]);
     expect(r3.status).toBe(202);
     // A bad document fails its task the same way everywhere.
     const r4 = await a.api('POST', '/indexes/movies/documents', [{ id: 'not valid!', title: 'x' }]);
@@ -73,7 +92,11 @@ suite('a replicated group of three instances', () => {
     expect(tasks[1].map(agreed)).toEqual(tasks[0].map(agreed));
     expect(tasks[2].map(agreed)).toEqual(tasks[0].map(agreed));
     const byUid = new Map(tasks[0].map((t: any) => [t.uid, t]));
-    expect(byUid.get(uids[0])).toMatchObject({ status: 'succeeded', customMetadata: 'first', details: { receivedDocuments: 2, indexedDocuments: 2 } });
+    expect(byUid.get(uids[0])).toMatchObject({
+      status: 'succeeded',
+      customMetadata: 'first',
+      details: { receivedDocuments: 2, indexedDocuments: 2 },
+    });
     expect(byUid.get(uids[3])).toMatchObject({ status: 'failed', error: { code: 'invalid_document_id' } });
 
     const docs = await Promise.all(nodes.map((n) => allDocuments(n, 'movies')));
@@ -85,11 +108,21 @@ suite('a replicated group of three instances', () => {
     expect(docs[1]).toEqual(docs[0]);
     expect(docs[2]).toEqual(docs[0]);
     const query = { q: 'car', filter: 'year > 2000', sort: ['year:desc'] };
-    const hits = await Promise.all(nodes.map(async (n) => (await n.api('POST', '/indexes/movies/search', query)).body.hits));
+    const hits = await Promise.all(
+      nodes.map(async (n) => (await n.api('POST', '/indexes/movies/search', query)).body.hits),
+    );
     expect(hits[0].map((h: any) => h.id)).toEqual([1, 3]);
     expect(hits[1]).toEqual(hits[0]);
     expect(hits[2]).toEqual(hits[0]);
-    const batches = await Promise.all(nodes.map(async (n) => (await n.api('GET', '/batches?limit=1000')).body.results.map((x: any) => [x.uid, x.stats.totalNbTasks, x.stats.status])));
+    const batches = await Promise.all(
+      nodes.map(async (n) =>
+        (await n.api('GET', '/batches?limit=1000')).body.results.map((x: any) => [
+          x.uid,
+          x.stats.totalNbTasks,
+          x.stats.status,
+        ]),
+      ),
+    );
     expect(batches[1]).toEqual(batches[0]);
     expect(batches[2]).toEqual(batches[0]);
     expect((await a.api('GET', '/health')).body).toEqual({ status: 'available' });
@@ -97,7 +130,12 @@ suite('a replicated group of three instances', () => {
 
   test('when a key, a feature, a webhook and a chat workspace are made on one instance, then the others honour them at once', async () => {
     const [a, b, c] = nodes;
-    const key = await a.api('POST', '/keys', { actions: ['search'], indexes: ['movies'], expiresAt: null, name: 'front' });
+    const key = await a.api('POST', '/keys', {
+      actions: ['search'],
+      indexes: ['movies'],
+      expiresAt: null,
+      name: 'front',
+    });
     expect(key.status).toBe(201);
     // Used right away on another instance: it waits to have applied what the log holds.
     const s = await b.api('POST', '/indexes/movies/search', { q: 'wonder' }, key.body.key);
@@ -112,23 +150,48 @@ suite('a replicated group of three instances', () => {
 
     const del = await c.api('DELETE', `/keys/${key.body.uid}`);
     expect(del.status).toBe(204);
-    await eventually(async () => ((await a.api('POST', '/indexes/movies/search', { q: 'x' }, key.body.key)).status === 403 ? true : undefined), 10_000, 'the deleted key refused on a');
+    await eventually(
+      async () =>
+        (await a.api('POST', '/indexes/movies/search', { q: 'x' }, key.body.key)).status === 403 ? true : undefined,
+      10_000,
+      'the deleted key refused on a',
+    );
 
     const f = await b.api('PATCH', '/experimental-features', { containsFilter: true });
     expect(f.status).toBe(200);
     expect(f.body.containsFilter).toBe(true);
-    await eventually(async () => ((await c.api('GET', '/experimental-features')).body.containsFilter === true ? true : undefined), 10_000, 'the feature on c');
+    await eventually(
+      async () => ((await c.api('GET', '/experimental-features')).body.containsFilter === true ? true : undefined),
+      10_000,
+      'the feature on c',
+    );
     const hook = await c.api('POST', '/webhooks', { url: 'http://127.0.0.1:9/hook' });
     expect(hook.status).toBe(201);
-    await eventually(async () => ((await a.api('GET', `/webhooks/${hook.body.uuid}`)).status === 200 ? true : undefined), 10_000, 'the webhook on a');
+    await eventually(
+      async () => ((await a.api('GET', `/webhooks/${hook.body.uuid}`)).status === 200 ? true : undefined),
+      10_000,
+      'the webhook on a',
+    );
     // Chat workspaces are records too (issue 69).
     expect((await a.api('PATCH', '/experimental-features', { chatCompletions: true })).status).toBe(200);
-    await eventually(async () => ((await b.api('GET', '/experimental-features')).body.chatCompletions === true ? true : undefined), 10_000, 'the chat feature on b');
+    await eventually(
+      async () => ((await b.api('GET', '/experimental-features')).body.chatCompletions === true ? true : undefined),
+      10_000,
+      'the chat feature on b',
+    );
     const ws = await a.api('PATCH', '/chats/group-chat/settings', { source: 'mistral', apiKey: 'sk-group-0123456789' });
     expect(ws.status).toBe(200);
-    await eventually(async () => ((await b.api('GET', '/chats/group-chat/settings')).body.apiKey === 'skXXXX...' ? true : undefined), 10_000, 'the chat workspace on b');
+    await eventually(
+      async () => ((await b.api('GET', '/chats/group-chat/settings')).body.apiKey === 'skXXXX...' ? true : undefined),
+      10_000,
+      'the chat workspace on b',
+    );
     expect((await c.api('DELETE', '/chats/group-chat')).status).toBe(204);
-    await eventually(async () => ((await a.api('GET', '/chats/group-chat')).status === 404 ? true : undefined), 10_000, 'the chat workspace gone on a');
+    await eventually(
+      async () => ((await a.api('GET', '/chats/group-chat')).status === 404 ? true : undefined),
+      10_000,
+      'the chat workspace gone on a',
+    );
     // An export would be sent by every instance: refused, not silently repeated.
     const exported = await b.api('POST', '/export', { url: 'http://127.0.0.1:9' });
     expect(exported.status).toBe(501);
@@ -143,7 +206,11 @@ suite('a replicated group of three instances', () => {
       let i = 0;
       while (!stop) {
         const via = i % 2 === 0 ? a : c;
-        const r = await via.api('POST', '/indexes/crash/documents', Array.from({ length: 20 }, (_, k) => ({ id: i * 20 + k, n: i })));
+        const r = await via.api(
+          'POST',
+          '/indexes/crash/documents',
+          Array.from({ length: 20 }, (_, k) => ({ id: i * 20 + k, n: i })),
+        );
         if (r.status === 202) acked.push(r.body.taskUid);
         i++;
       }
@@ -157,7 +224,9 @@ suite('a replicated group of three instances', () => {
     await writer;
     const last = Math.max(...acked);
     for (const n of nodes) await n.waitTask(last);
-    const tasks = await Promise.all(nodes.map(async (n) => (await allTasks(n)).filter((t: any) => t.indexUid === 'crash')));
+    const tasks = await Promise.all(
+      nodes.map(async (n) => (await allTasks(n)).filter((t: any) => t.indexUid === 'crash')),
+    );
     expect(tasks[0]).toHaveLength(acked.length);
     expect(tasks[0].every((t: any) => t.status === 'succeeded')).toBe(true);
     expect(tasks[1].map(agreed)).toEqual(tasks[0].map(agreed));

@@ -21,8 +21,10 @@ suite('the nemesis', () => {
     const lines: string[] = [];
     const report = await runNemesis({ kills: KILLS, seed: SEED, log: (l) => lines.push(l) });
     const summary = { ...report, lost: report.lost.length, disagreements: report.disagreements.length };
-    if (process.env.QUARRY_NEMESIS_REPORT) fs.writeFileSync(process.env.QUARRY_NEMESIS_REPORT, JSON.stringify({ ...report, faults: lines }, null, 2));
-    if (process.env.QUARRY_NEMESIS_VERBOSE || report.lost.length || report.disagreements.length) console.log(JSON.stringify(summary), '\n', lines.join('\n'), '\n', report.disagreements.slice(0, 20).join('\n'));
+    if (process.env.QUARRY_NEMESIS_REPORT)
+      fs.writeFileSync(process.env.QUARRY_NEMESIS_REPORT, JSON.stringify({ ...report, faults: lines }, null, 2));
+    if (process.env.QUARRY_NEMESIS_VERBOSE || report.lost.length || report.disagreements.length)
+      console.log(JSON.stringify(summary), '\n', lines.join('\n'), '\n', report.disagreements.slice(0, 20).join('\n'));
     expect(report.kills).toBeGreaterThanOrEqual(KILLS);
     expect(report.acknowledged).toBeGreaterThan(0);
     expect(report.lost).toEqual([]);

@@ -47,7 +47,11 @@ const INDEX = 'nemesis';
 const below = (r: Rng, n: number) => r.int(0, n - 1);
 const IDS = 400;
 
-type Op = { kind: 'replace'; docs: Array<Record<string, unknown>> } | { kind: 'update'; docs: Array<Record<string, unknown>> } | { kind: 'delete'; ids: number[] } | { kind: 'settings'; body: Record<string, unknown> };
+type Op =
+  | { kind: 'replace'; docs: Array<Record<string, unknown>> }
+  | { kind: 'update'; docs: Array<Record<string, unknown>> }
+  | { kind: 'delete'; ids: number[] }
+  | { kind: 'settings'; body: Record<string, unknown> };
 
 interface Write {
   n: number;
@@ -57,16 +61,43 @@ interface Write {
   outcome: 'acked' | 'refused' | 'uncertain';
 }
 
-const WORDS = ['river', 'stone', 'quarry', 'lantern', 'harbor', 'meadow', 'copper', 'willow', 'ember', 'falcon', 'cedar', 'orbit'];
+const WORDS = [
+  'river',
+  'stone',
+  'quarry',
+  'lantern',
+  'harbor',
+  'meadow',
+  'copper',
+  'willow',
+  'ember',
+  'falcon',
+  'cedar',
+  'orbit',
+];
 
 function makeOp(rng: Rng, n: number): Op {
   const r = below(rng, 100);
-  if (r < 5) return { kind: 'settings', body: below(rng, 2) === 0 ? { filterableAttributes: ['n', 'tag'], sortableAttributes: ['n'] } : { filterableAttributes: ['tag'], searchableAttributes: ['title', 'tag'] } };
+  if (r < 5)
+    return {
+      kind: 'settings',
+      body:
+        below(rng, 2) === 0
+          ? { filterableAttributes: ['n', 'tag'], sortableAttributes: ['n'] }
+          : { filterableAttributes: ['tag'], searchableAttributes: ['title', 'tag'] },
+    };
   if (r < 12) return { kind: 'delete', ids: Array.from({ length: 1 + below(rng, 5) }, () => below(rng, IDS)) };
   const count = 1 + below(rng, 30);
   const docs = Array.from({ length: count }, () => {
     const id = below(rng, IDS);
-    return r < 60 ? { id, title: `${WORDS[below(rng, WORDS.length)]} ${WORDS[below(rng, WORDS.length)]}`, tag: WORDS[below(rng, WORDS.length)], n } : { id, n, tag: WORDS[below(rng, WORDS.length)] };
+    return r < 60
+      ? {
+          id,
+          title: `${WORDS[below(rng, WORDS.length)]} ${WORDS[below(rng, WORDS.length)]}`,
+          tag: WORDS[below(rng, WORDS.length)],
+          n,
+        }
+      : { id, n, tag: WORDS[below(rng, WORDS.length)] };
   });
   return r < 60 ? { kind: 'replace', docs } : { kind: 'update', docs };
 }
@@ -98,7 +129,8 @@ function model(tasks: any[], writes: Map<string, Write>): Map<number, Record<str
     if (!w) continue;
     const op = w.op;
     if (op.kind === 'replace') for (const d of op.docs) docs.set(d.id as number, { ...d });
-    else if (op.kind === 'update') for (const d of op.docs) docs.set(d.id as number, { ...(docs.get(d.id as number) ?? {}), ...d });
+    else if (op.kind === 'update')
+      for (const d of op.docs) docs.set(d.id as number, { ...(docs.get(d.id as number) ?? {}), ...d });
     else if (op.kind === 'delete') for (const id of op.ids) docs.delete(id);
   }
   return docs;
@@ -109,8 +141,33 @@ export async function runNemesis(opts: NemesisOptions): Promise<NemesisReport> {
   const t0 = Date.now();
   const rng = new Rng(opts.seed);
   const cluster = await NatsCluster.start(3);
-  const nodes = await Promise.all(['a', 'b', 'c'].map((name) => QuarryNode.create(name, cluster.urls(), ['--replication-timeout-ms', '3000', '--replication-snapshot-interval', '5'])));
-  const report: NemesisReport = { seed: opts.seed, kills: 0, pauses: 0, natsKills: 0, quarryKills: 0, writes: 0, acknowledged: 0, refused: 0, uncertain: 0, uncertainApplied: 0, lost: [], disagreements: [], documents: 0, tasks: 0, seconds: 0 };
+  const nodes = await Promise.all(
+    ['a', 'b', 'c'].map((name) =>
+      QuarryNode.create(name, cluster.urls(), [
+        '--replication-timeout-ms',
+        '3000',
+        '--replication-snapshot-interval',
+        '5',
+      ]),
+    ),
+  );
+  const report: NemesisReport = {
+    seed: opts.seed,
+    kills: 0,
+    pauses: 0,
+    natsKills: 0,
+    quarryKills: 0,
+    writes: 0,
+    acknowledged: 0,
+    refused: 0,
+    uncertain: 0,
+    uncertainApplied: 0,
+    lost: [],
+    disagreements: [],
+    documents: 0,
+    tasks: 0,
+    seconds: 0,
+  };
   try {
     await Promise.all(nodes.map((n) => n.start()));
     const writes = new Map<string, Write>();
@@ -197,41 +254,69 @@ export async function runNemesis(opts: NemesisOptions): Promise<NemesisReport> {
     await Promise.all(writers);
     for (const node of nodes) {
       let last: unknown = null;
-      await eventually(async () => {
-        last = (await node.api('GET', '/health')).body;
-        return (last as { status?: string }).status === 'available' ? true : undefined;
-      }, 60_000, `${node.name} available`).catch((err: Error) => {
-        throw new Error(`${err.message}; its health: ${JSON.stringify(last)}; its log: ${node.log.slice(-10).join('')}`);
+      await eventually(
+        async () => {
+          last = (await node.api('GET', '/health')).body;
+          return (last as { status?: string }).status === 'available' ? true : undefined;
+        },
+        60_000,
+        `${node.name} available`,
+      ).catch((err: Error) => {
+        throw new Error(
+          `${err.message}; its health: ${JSON.stringify(last)}; its log: ${node.log.slice(-10).join('')}`,
+        );
       });
     }
 
     // A last write through each instance: every instance has then received everything before it.
     const finals: number[] = [];
     for (const node of nodes) {
-      const r = await eventually(async () => {
-        const x = await node.api('POST', `/indexes/${INDEX}/documents?customMetadata=final`, [{ id: IDS + finals.length, final: true }]);
-        return x.status === 202 ? x : undefined;
-      }, 60_000, `a final write through ${node.name}`);
+      const r = await eventually(
+        async () => {
+          const x = await node.api('POST', `/indexes/${INDEX}/documents?customMetadata=final`, [
+            { id: IDS + finals.length, final: true },
+          ]);
+          return x.status === 202 ? x : undefined;
+        },
+        60_000,
+        `a final write through ${node.name}`,
+      );
       finals.push(r.body.taskUid);
     }
     const lastUid = Math.max(...finals);
     for (const node of nodes) await node.waitTask(lastUid, 180_000);
     // Tasks of writes whose answer was lost may come after the last final one: wait for them all.
     for (const node of nodes) {
-      await eventually(async () => {
-        const r = await node.api('GET', '/tasks?statuses=enqueued,processing&limit=1');
-        return r.status === 200 && r.body.total === 0 ? true : undefined;
-      }, 180_000, `${node.name} idle`);
+      await eventually(
+        async () => {
+          const r = await node.api('GET', '/tasks?statuses=enqueued,processing&limit=1');
+          return r.status === 200 && r.body.total === 0 ? true : undefined;
+        },
+        180_000,
+        `${node.name} idle`,
+      );
     }
 
     const tasksOf = async (node: QuarryNode) => (await node.api('GET', '/tasks?limit=1000000')).body.results as any[];
     const all = await Promise.all(nodes.map(tasksOf));
-    const view = (t: any) => JSON.stringify([t.uid, t.batchUid, t.indexUid, t.status, t.type, t.details, t.error, t.customMetadata, t.enqueuedAt]);
+    const view = (t: any) =>
+      JSON.stringify([
+        t.uid,
+        t.batchUid,
+        t.indexUid,
+        t.status,
+        t.type,
+        t.details,
+        t.error,
+        t.customMetadata,
+        t.enqueuedAt,
+      ]);
     const reference = all[0].map(view);
     report.tasks = reference.length;
     for (let k = 1; k < nodes.length; k++) {
       const other = all[k].map(view);
-      if (other.length !== reference.length) report.disagreements.push(`${nodes[k].name} has ${other.length} tasks, a has ${reference.length}`);
+      if (other.length !== reference.length)
+        report.disagreements.push(`${nodes[k].name} has ${other.length} tasks, a has ${reference.length}`);
       for (let j = 0; j < Math.min(other.length, reference.length); j++) {
         if (other[j] !== reference[j]) {
           report.disagreements.push(`task ${all[0][j].uid}: a ${reference[j]} / ${nodes[k].name} ${other[j]}`);
@@ -239,9 +324,14 @@ export async function runNemesis(opts: NemesisOptions): Promise<NemesisReport> {
         }
       }
     }
-    const batchesOf = async (node: QuarryNode) => (await node.api('GET', '/batches?limit=1000000')).body.results.map((b: any) => JSON.stringify([b.uid, b.stats.totalNbTasks, b.stats.status, b.details]));
+    const batchesOf = async (node: QuarryNode) =>
+      (await node.api('GET', '/batches?limit=1000000')).body.results.map((b: any) =>
+        JSON.stringify([b.uid, b.stats.totalNbTasks, b.stats.status, b.details]),
+      );
     const batches = await Promise.all(nodes.map(batchesOf));
-    for (let k = 1; k < nodes.length; k++) if (JSON.stringify(batches[k]) !== JSON.stringify(batches[0])) report.disagreements.push(`${nodes[k].name}'s batches differ from a's`);
+    for (let k = 1; k < nodes.length; k++)
+      if (JSON.stringify(batches[k]) !== JSON.stringify(batches[0]))
+        report.disagreements.push(`${nodes[k].name}'s batches differ from a's`);
 
     const byMeta = new Map(all[0].filter((t) => t.customMetadata).map((t) => [t.customMetadata, t]));
     for (const w of writes.values()) {
@@ -250,13 +340,19 @@ export async function runNemesis(opts: NemesisOptions): Promise<NemesisReport> {
         report.acknowledged++;
         const t = all[0].find((x) => x.uid === w.taskUid);
         // Settings tasks keep no customMetadata (nor do Meilisearch's): known by uid and type.
-        const mine = t !== undefined && (w.op.kind === 'settings' ? t.type === 'settingsUpdate' : t.customMetadata === `w${w.n}`);
+        const mine =
+          t !== undefined && (w.op.kind === 'settings' ? t.type === 'settingsUpdate' : t.customMetadata === `w${w.n}`);
         if (!mine) {
           report.lost.push(w.taskUid!);
           const found = byMeta.get(`w${w.n}`);
-          if (report.lost.length <= 10) report.disagreements.push(`lost: w${w.n} via ${w.via} acknowledged as task ${w.taskUid}; that uid holds ${t ? `w=${t.customMetadata} ${t.type} ${t.status}` : 'nothing'}; w${w.n} is ${found ? `task ${found.uid}` : 'nowhere'}`);
-        }
-        else if (t.status !== 'succeeded') report.disagreements.push(`acknowledged write w${w.n} (task ${t.uid}) ended ${t.status}: ${JSON.stringify(t.error)}`);
+          if (report.lost.length <= 10)
+            report.disagreements.push(
+              `lost: w${w.n} via ${w.via} acknowledged as task ${w.taskUid}; that uid holds ${t ? `w=${t.customMetadata} ${t.type} ${t.status}` : 'nothing'}; w${w.n} is ${found ? `task ${found.uid}` : 'nowhere'}`,
+            );
+        } else if (t.status !== 'succeeded')
+          report.disagreements.push(
+            `acknowledged write w${w.n} (task ${t.uid}) ended ${t.status}: ${JSON.stringify(t.error)}`,
+          );
       } else {
         report.uncertain++;
         if (byMeta.has(`w${w.n}`)) report.uncertainApplied++;
@@ -269,14 +365,28 @@ export async function runNemesis(opts: NemesisOptions): Promise<NemesisReport> {
     };
     const docs = await Promise.all(nodes.map(docsOf));
     report.documents = docs[0].length;
-    for (let k = 1; k < nodes.length; k++) if (JSON.stringify(docs[k]) !== JSON.stringify(docs[0])) report.disagreements.push(`${nodes[k].name}'s documents differ from a's`);
+    for (let k = 1; k < nodes.length; k++)
+      if (JSON.stringify(docs[k]) !== JSON.stringify(docs[0]))
+        report.disagreements.push(`${nodes[k].name}'s documents differ from a's`);
     const expected = [...model(all[0], writes).values()].sort((x, y) => (x.id as number) - (y.id as number));
-    if (JSON.stringify(expected) !== JSON.stringify(docs[0])) report.disagreements.push(`the documents are not what the tasks give: ${docs[0].length} held, ${expected.length} expected`);
+    if (JSON.stringify(expected) !== JSON.stringify(docs[0]))
+      report.disagreements.push(
+        `the documents are not what the tasks give: ${docs[0].length} held, ${expected.length} expected`,
+      );
 
-    const queries = Array.from({ length: 20 }, (_, q) => ({ q: `${WORDS[q % WORDS.length]} ${q % 3 === 0 ? WORDS[(q * 7) % WORDS.length] : ''}`.trim(), limit: 20 }));
+    const queries = Array.from({ length: 20 }, (_, q) => ({
+      q: `${WORDS[q % WORDS.length]} ${q % 3 === 0 ? WORDS[(q * 7) % WORDS.length] : ''}`.trim(),
+      limit: 20,
+    }));
     for (const query of queries) {
-      const hits = await Promise.all(nodes.map(async (node) => JSON.stringify((await node.api('POST', `/indexes/${INDEX}/search`, query)).body.hits)));
-      for (let k = 1; k < nodes.length; k++) if (hits[k] !== hits[0]) report.disagreements.push(`search ${JSON.stringify(query)}: ${nodes[k].name} differs from a`);
+      const hits = await Promise.all(
+        nodes.map(async (node) =>
+          JSON.stringify((await node.api('POST', `/indexes/${INDEX}/search`, query)).body.hits),
+        ),
+      );
+      for (let k = 1; k < nodes.length; k++)
+        if (hits[k] !== hits[0])
+          report.disagreements.push(`search ${JSON.stringify(query)}: ${nodes[k].name} differs from a`);
     }
     return report;
   } finally {

@@ -44,7 +44,8 @@ afterAll(async () => {
   await s.close();
 });
 
-const fed = (queries: unknown[], federation: unknown = {}, key?: string) => s.api('POST', '/multi-search', { body: { federation, queries }, key });
+const fed = (queries: unknown[], federation: unknown = {}, key?: string) =>
+  s.api('POST', '/multi-search', { body: { federation, queries }, key });
 const ids = (r: { body: any }) => r.body.hits.map((h: any) => `${h._federation.indexUid === a ? 'a' : 'b'}${h.id}`);
 
 describe('the merge order', () => {
@@ -58,7 +59,14 @@ describe('the merge order', () => {
     expect(r.body.hits[0]._federation).toEqual({ indexUid: b, queriesPosition: 1, weightedRankingScore: 1 });
     expect(r.body.hits[1]._federation.weightedRankingScore).toBeCloseTo(0.9242424242424242, 12);
     expect(r.body).toMatchObject({ limit: 20, offset: 0, estimatedTotalHits: 3 });
-    expect(Object.keys(r.body)).toEqual(['hits', 'processingTimeMs', 'limit', 'offset', 'estimatedTotalHits', 'requestUid']);
+    expect(Object.keys(r.body)).toEqual([
+      'hits',
+      'processingTimeMs',
+      'limit',
+      'offset',
+      'estimatedTotalHits',
+      'requestUid',
+    ]);
   });
 
   it('a weight below one flips that order, and _rankingScore stays unweighted after _federation', async () => {
@@ -129,21 +137,45 @@ describe('the merge order', () => {
 
 describe('the window', () => {
   it('offset and limit cut the merged list', async () => {
-    const r = await fed([{ indexUid: a, q: 'apple' }, { indexUid: a, q: 'red' }], { limit: 2, offset: 1 });
+    const r = await fed(
+      [
+        { indexUid: a, q: 'apple' },
+        { indexUid: a, q: 'red' },
+      ],
+      { limit: 2, offset: 1 },
+    );
     expect(ids(r)).toEqual(['a2']);
     expect(r.body).toMatchObject({ limit: 2, offset: 1 });
   });
 
   it('page and hitsPerPage give exhaustive totals', async () => {
-    const r = await fed([{ indexUid: a, q: 'apple' }, { indexUid: b, q: 'red' }], { page: 1, hitsPerPage: 2 });
+    const r = await fed(
+      [
+        { indexUid: a, q: 'apple' },
+        { indexUid: b, q: 'red' },
+      ],
+      { page: 1, hitsPerPage: 2 },
+    );
     expect(ids(r)).toEqual(['b3', 'a1']);
     expect(r.body).toMatchObject({ hitsPerPage: 2, page: 1, totalPages: 2, totalHits: 3 });
     expect(r.body.limit).toBeUndefined();
   });
 
   it('showPerformanceDetails times the steps', async () => {
-    const r = await fed([{ indexUid: a, q: 'apple' }, { indexUid: a, q: 'red' }], { showPerformanceDetails: true });
-    expect(Object.keys(r.body.performanceDetails)).toEqual(['search > execute local search', 'search > merge results', 'search > hydrate documents', 'search > merge facets', 'search']);
+    const r = await fed(
+      [
+        { indexUid: a, q: 'apple' },
+        { indexUid: a, q: 'red' },
+      ],
+      { showPerformanceDetails: true },
+    );
+    expect(Object.keys(r.body.performanceDetails)).toEqual([
+      'search > execute local search',
+      'search > merge results',
+      'search > hydrate documents',
+      'search > merge facets',
+      'search',
+    ]);
     expect(r.body.performanceDetails.search).toMatch(/^[0-9.]+(ns|µs|ms|s)$/);
   });
 
@@ -155,7 +187,13 @@ describe('the window', () => {
 
 describe('facets', () => {
   it('facetsByIndex gives each index its distribution and stats', async () => {
-    const r = await fed([{ indexUid: a, q: 'apple' }, { indexUid: b, q: '' }], { facetsByIndex: { [a]: ['g', 'n'], [b]: ['g'] } });
+    const r = await fed(
+      [
+        { indexUid: a, q: 'apple' },
+        { indexUid: b, q: '' },
+      ],
+      { facetsByIndex: { [a]: ['g', 'n'], [b]: ['g'] } },
+    );
     expect(r.body.facetsByIndex).toEqual({
       [a]: { distribution: { g: { x: 1, y: 1 }, n: { '3': 1, '5': 1 } }, stats: { n: { min: 3, max: 5 } } },
       [b]: { distribution: { g: { x: 1, z: 1 } }, stats: {} },
@@ -165,16 +203,25 @@ describe('facets', () => {
   it('facetsByIndex null is refused as Meilisearch refuses it; an index given null has no facets', async () => {
     const r = await fed([{ indexUid: a }], { facetsByIndex: null });
     expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ code: 'invalid_multi_search_facets_by_index', message: 'Invalid value type at `.federation.facetsByIndex`: expected an object, but found null' });
+    expect(r.body).toMatchObject({
+      code: 'invalid_multi_search_facets_by_index',
+      message: 'Invalid value type at `.federation.facetsByIndex`: expected an object, but found null',
+    });
     expect((await fed([{ indexUid: a }], { facetsByIndex: { [a]: null } })).status).toBe(200);
   });
 
   it('mergeFacets sums the counts and bounds the stats; maxValuesPerFacet cuts each facet', async () => {
-    const r = await fed([{ indexUid: a }, { indexUid: b }], { facetsByIndex: { [a]: ['g', 'n'], [b]: ['g', 'n'] }, mergeFacets: {} });
+    const r = await fed([{ indexUid: a }, { indexUid: b }], {
+      facetsByIndex: { [a]: ['g', 'n'], [b]: ['g', 'n'] },
+      mergeFacets: {},
+    });
     expect(r.body.facetsByIndex).toBeUndefined();
     expect(r.body.facetDistribution).toEqual({ g: { x: 2, y: 1, z: 1 }, n: { '1': 1, '3': 1, '4': 1, '5': 1 } });
     expect(r.body.facetStats).toEqual({ n: { min: 1, max: 5 } });
-    const cut = await fed([{ indexUid: a }, { indexUid: b }], { facetsByIndex: { [a]: ['g'], [b]: ['g'] }, mergeFacets: { maxValuesPerFacet: 1 } });
+    const cut = await fed([{ indexUid: a }, { indexUid: b }], {
+      facetsByIndex: { [a]: ['g'], [b]: ['g'] },
+      mergeFacets: { maxValuesPerFacet: 1 },
+    });
     expect(cut.body.facetDistribution).toEqual({ g: { x: 2 } });
   });
 
@@ -184,7 +231,9 @@ describe('facets', () => {
     expect(unused.body.facetsByIndex).toBeUndefined();
     const missing = await fed([{ indexUid: a }], { facetsByIndex: { nope_index: ['g'] } });
     expect(missing.status).toBe(404);
-    expect(missing.body.message).toBe('Inside `.federation.facetsByIndex.nope_index`: Index `nope_index` not found.\n - Note: index `nope_index` is not used in queries');
+    expect(missing.body.message).toBe(
+      'Inside `.federation.facetsByIndex.nope_index`: Index `nope_index` not found.\n - Note: index `nope_index` is not used in queries',
+    );
   });
 });
 
@@ -198,12 +247,24 @@ describe('federation.distinct', () => {
 
 describe('errors', () => {
   it.each([
-    [{ indexUid: 'A', limit: 3 }, 'invalid_multi_search_query_pagination', 'Inside `.queries[0]`: Using pagination options is not allowed in federated queries.\n - Hint: remove `limit` from the query or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search'],
+    [
+      { indexUid: 'A', limit: 3 },
+      'invalid_multi_search_query_pagination',
+      'Inside `.queries[0]`: Using pagination options is not allowed in federated queries.\n - Hint: remove `limit` from the query or remove `federation` from the request\n - Hint: pass `federation.limit` and `federation.offset` for pagination in federated search',
+    ],
     [{ indexUid: 'A', page: 1 }, 'invalid_multi_search_query_pagination', null],
     [{ indexUid: 'A', facets: ['g'] }, 'invalid_multi_search_query_facets', null],
     [{ indexUid: 'A', showPerformanceDetails: true }, 'invalid_multi_search_query_show_performance_details', null],
-    [{ indexUid: 'A', federationOptions: { weight: -1 } }, 'invalid_multi_search_weight', 'Invalid value at `.queries[0].federationOptions.weight`: the value of `weight` is invalid, expected a positive float (>= 0.0).'],
-    [{ indexUid: 'A', federationOptions: { bogus: 1 } }, 'bad_request', 'Unknown field `bogus` inside `.queries[0].federationOptions`: expected one of `weight`, `remote`, `queryPosition`'],
+    [
+      { indexUid: 'A', federationOptions: { weight: -1 } },
+      'invalid_multi_search_weight',
+      'Invalid value at `.queries[0].federationOptions.weight`: the value of `weight` is invalid, expected a positive float (>= 0.0).',
+    ],
+    [
+      { indexUid: 'A', federationOptions: { bogus: 1 } },
+      'bad_request',
+      'Unknown field `bogus` inside `.queries[0].federationOptions`: expected one of `weight`, `remote`, `queryPosition`',
+    ],
     [{ indexUid: 'A', federationOptions: { remote: 'x' } }, 'feature_not_enabled', null],
     [{ indexUid: 'missing_index_x' }, 'index_not_found', 'Inside `.queries[0]`: Index `missing_index_x` not found.'],
   ])('query %j answers %s', async (query, code, message) => {
@@ -222,15 +283,21 @@ describe('errors', () => {
   });
 
   it('federationOptions without federation is refused', async () => {
-    const r = await s.api('POST', '/multi-search', { body: { queries: [{ indexUid: a, federationOptions: { weight: 2 } }] } });
+    const r = await s.api('POST', '/multi-search', {
+      body: { queries: [{ indexUid: a, federationOptions: { weight: 2 } }] },
+    });
     expect(r.body.code).toBe('invalid_multi_search_federation_options');
-    expect(r.body.message).toBe('Inside `.queries[0]`: Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from the query or add `federation` to the request.');
+    expect(r.body.message).toBe(
+      'Inside `.queries[0]`: Using `federationOptions` is not allowed in a non-federated search.\n - Hint: remove `federationOptions` from the query or add `federation` to the request.',
+    );
   });
 
   it('an unknown field of federation is a bad_request naming the accepted ones', async () => {
     const r = await fed([{ indexUid: a }], { bogus: 1 });
     expect(r.body.code).toBe('bad_request');
-    expect(r.body.message).toBe('Unknown field `bogus` inside `.federation`: expected one of `limit`, `offset`, `page`, `hitsPerPage`, `facetsByIndex`, `mergeFacets`, `distinct`, `showPerformanceDetails`, `personalize`');
+    expect(r.body.message).toBe(
+      'Unknown field `bogus` inside `.federation`: expected one of `limit`, `offset`, `page`, `hitsPerPage`, `facetsByIndex`, `mergeFacets`, `distinct`, `showPerformanceDetails`, `personalize`',
+    );
   });
 });
 

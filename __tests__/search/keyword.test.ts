@@ -123,7 +123,11 @@ describe('matching strategy, phrases and negations', () => {
 describe('formatting phrases and absent attributes', () => {
   let uid: string;
   const DOCS = [
-    { id: 1, title: 'Boxing match', overview: 'While racing to a boxing match, Ariel meets a boxer. The match was racing fast while boxing.' },
+    {
+      id: 1,
+      title: 'Boxing match',
+      overview: 'While racing to a boxing match, Ariel meets a boxer. The match was racing fast while boxing.',
+    },
     { id: 2, title: 'Zebra', overview: 'A zebra is racing. While a boxing match starts, to a friend.' },
   ];
   beforeAll(async () => {
@@ -138,9 +142,16 @@ describe('formatting phrases and absent attributes', () => {
   };
 
   it('when a phrase matches, then it is wrapped whole and its words nowhere else', async () => {
-    const hits = await search({ q: '"While racing to a boxing match"', attributesToSearchOn: ['overview'], attributesToHighlight: ['*'], showMatchesPosition: true });
+    const hits = await search({
+      q: '"While racing to a boxing match"',
+      attributesToSearchOn: ['overview'],
+      attributesToHighlight: ['*'],
+      showMatchesPosition: true,
+    });
     expect(hits.map((h) => h.id)).toEqual([1]);
-    expect(hits[0]._formatted.overview).toBe('<em>While racing to a boxing match</em>, Ariel meets a boxer. The match was racing fast while boxing.');
+    expect(hits[0]._formatted.overview).toBe(
+      '<em>While racing to a boxing match</em>, Ariel meets a boxer. The match was racing fast while boxing.',
+    );
     expect(hits[0]._formatted.title).toBe('Boxing match');
     expect(hits[0]._matchesPosition).toEqual({ overview: [{ start: 0, length: 30 }] });
   });
@@ -148,17 +159,28 @@ describe('formatting phrases and absent attributes', () => {
   it('when a phrase comes with a word, then each is highlighted as itself', async () => {
     const hits = await search({ q: '"boxing match" zebra', attributesToHighlight: ['overview'] });
     const zebra = hits.find((h) => h.id === 2);
-    expect(zebra._formatted.overview).toBe('A <em>zebra</em> is racing. While a <em>boxing match</em> starts, to a friend.');
+    expect(zebra._formatted.overview).toBe(
+      'A <em>zebra</em> is racing. While a <em>boxing match</em> starts, to a friend.',
+    );
   });
 
   it('when a crop meets a hard separator, then it grows on the other side', async () => {
-    const hits = await search({ q: '"boxing match"', attributesToCrop: ['overview'], cropLength: 4, attributesToHighlight: ['overview'] });
+    const hits = await search({
+      q: '"boxing match"',
+      attributesToCrop: ['overview'],
+      cropLength: 4,
+      attributesToHighlight: ['overview'],
+    });
     expect(hits.find((h) => h.id === 1)._formatted.overview).toBe('…to a <em>boxing match</em>…');
     expect(hits.find((h) => h.id === 2)._formatted.overview).toBe('…a <em>boxing match</em> starts…');
   });
 
   it('when no attribute asked to highlight or crop exists, then hits have no _formatted', async () => {
-    for (const body of [{ q: 'boxing', attributesToHighlight: ['name'] }, { q: 'boxing', attributesToCrop: ['name'] }, { q: 'boxing', attributesToHighlight: ['title.x'], attributesToRetrieve: ['id'] }]) {
+    for (const body of [
+      { q: 'boxing', attributesToHighlight: ['name'] },
+      { q: 'boxing', attributesToCrop: ['name'] },
+      { q: 'boxing', attributesToHighlight: ['title.x'], attributesToRetrieve: ['id'] },
+    ]) {
       const hits = await search(body);
       expect(hits.length).toBeGreaterThan(0);
       for (const h of hits) expect(h).not.toHaveProperty('_formatted');
@@ -173,14 +195,20 @@ describe('nested paths in attributesToRetrieve and fields', () => {
   let uid: string;
   beforeAll(async () => {
     uid = uniqueIndex('nest');
-    const doc = { id: 1, cast: [{ name: 'A', role: 'r' }, { role: 'only' }, 'str', { name: { first: 'F' } }], director: { name: 'D', age: 3 }, t: 'Hello world.' };
+    const doc = {
+      id: 1,
+      cast: [{ name: 'A', role: 'r' }, { role: 'only' }, 'str', { name: { first: 'F' } }],
+      director: { name: 'D', age: 3 },
+      t: 'Hello world.',
+    };
     const r = await s.api('POST', `/indexes/${uid}/documents`, { body: [doc] });
     expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
   });
 
   it('when a path goes through an array, then each object of it is cut to the path, as Meilisearch selects', async () => {
     const cast = [{ name: 'A' }, {}, 'str', { name: { first: 'F' } }];
-    const hit = async (attributesToRetrieve: string[]) => (await s.api('POST', `/indexes/${uid}/search`, { body: { attributesToRetrieve } })).body.hits[0];
+    const hit = async (attributesToRetrieve: string[]) =>
+      (await s.api('POST', `/indexes/${uid}/search`, { body: { attributesToRetrieve } })).body.hits[0];
     expect(await hit(['cast.name'])).toEqual({ cast });
     // A path that meets a string keeps it.
     expect(await hit(['cast.name.first'])).toEqual({ cast });
@@ -200,7 +228,15 @@ describe('nested paths in attributesToRetrieve and fields', () => {
 describe('formatting', () => {
   let uid: string;
   const BOOKS = [
-    { id: 456, title: 'Le Petit Prince', comment: 'A french book about a prince that walks on little cute planets', genre: ['adventure', 'fantasy'], isNull: null, isTrue: true, meta: { pages: 96, tag: 'Prince classic' } },
+    {
+      id: 456,
+      title: 'Le Petit Prince',
+      comment: 'A french book about a prince that walks on little cute planets',
+      genre: ['adventure', 'fantasy'],
+      isNull: null,
+      isTrue: true,
+      meta: { pages: 96, tag: 'Prince classic' },
+    },
   ];
   beforeAll(async () => {
     uid = uniqueIndex('fmt');
@@ -229,7 +265,12 @@ describe('formatting', () => {
   it('when cropping, then the best window of cropLength words is kept with markers', async () => {
     const r = await search({ q: 'prince', attributesToCrop: ['comment'], cropLength: 6 });
     expect(r.body.hits[0]._formatted.comment).toBe('…book about a prince that walks…');
-    const own = await search({ q: 'prince', attributesToCrop: ['comment:3'], cropMarker: '~', attributesToHighlight: ['comment'] });
+    const own = await search({
+      q: 'prince',
+      attributesToCrop: ['comment:3'],
+      cropMarker: '~',
+      attributesToHighlight: ['comment'],
+    });
     expect(own.body.hits[0]._formatted.comment).toBe('~a <em>prince</em> that~');
     // Only displayed-and-asked fields are added: not retrieved, but cropped, so present.
     const some = await search({ q: 'prince', attributesToRetrieve: ['id'], attributesToCrop: ['comment:2'] });
@@ -254,7 +295,12 @@ describe('performance details', () => {
     expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
     const res = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'hobbit', showPerformanceDetails: true } });
     const details = res.body.performanceDetails;
-    expect(Object.keys(details)).toEqual(['search > filter', 'search > keyword search and ranking', 'search > format', 'search']);
+    expect(Object.keys(details)).toEqual([
+      'search > filter',
+      'search > keyword search and ranking',
+      'search > format',
+      'search',
+    ]);
     for (const v of Object.values(details)) expect(v).toMatch(/^[0-9.]+(ns|µs|ms|s)$/);
     const plain = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'hobbit' } });
     expect(plain.body.performanceDetails).toBeUndefined();
@@ -266,7 +312,8 @@ describe('typo tolerance', () => {
   beforeAll(async () => {
     uid = await index();
   });
-  const search = (q: string, extra: Record<string, unknown> = {}, u = uid) => s.api('POST', `/indexes/${u}/search`, { body: { q, ...extra } });
+  const search = (q: string, extra: Record<string, unknown> = {}, u = uid) =>
+    s.api('POST', `/indexes/${u}/search`, { body: { q, ...extra } });
 
   it('when a word of 5 to 8 letters has one typo, then it still matches', async () => {
     expect(ids((await search('hobit ')).body.hits)).toEqual([2]);
@@ -306,8 +353,16 @@ describe('typo tolerance', () => {
     const words = await index({ typoTolerance: { disableOnWords: ['Hobit'] } });
     expect((await search('hobit ', {}, words)).body.hits).toEqual([]);
     // Stored as Meilisearch stores them: normalized by the default tokenizer, sorted.
-    const stored = await index({ typoTolerance: { disableOnWords: ['Éclair', 'New York', 'Straße', 'apple', "L'avion"] } });
-    expect((await s.api('GET', `/indexes/${stored}/settings/typo-tolerance`)).body.disableOnWords).toEqual(['apple', 'eclair', "l'avion", 'new york', 'straße']);
+    const stored = await index({
+      typoTolerance: { disableOnWords: ['Éclair', 'New York', 'Straße', 'apple', "L'avion"] },
+    });
+    expect((await s.api('GET', `/indexes/${stored}/settings/typo-tolerance`)).body.disableOnWords).toEqual([
+      'apple',
+      'eclair',
+      "l'avion",
+      'new york',
+      'straße',
+    ]);
     expect(ids((await search('hamlt ', {}, words)).body.hits)).toEqual([3]);
   });
 });
@@ -359,22 +414,34 @@ describe('attributesToSearchOn', () => {
     const r = await s.api('POST', `/indexes/${u}/search`, { body: { q: 'x', attributesToSearchOn: ['id'] } });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_search_attributes_to_search_on');
-    expect(r.body.message).toMatch(/^Index `[^`]+`: Attribute `id` is not searchable. Available searchable attributes are: `genre, title`.$/);
+    expect(r.body.message).toMatch(
+      /^Index `[^`]+`: Attribute `id` is not searchable. Available searchable attributes are: `genre, title`.$/,
+    );
   });
 });
 
 describe('search concurrency limit', () => {
   it('when searches exceed the slots and the queue, then 503 too_many_search_requests with Retry-After', async () => {
-    const small = await startTestServer({ args: ['--experimental-search-queue-size', '0', '--experimental-nb-searches-per-core', '1'] });
+    const small = await startTestServer({
+      args: ['--experimental-search-queue-size', '0', '--experimental-nb-searches-per-core', '1'],
+    });
     try {
       const uid = uniqueIndex('busy');
-      const docs = Array.from({ length: 20000 }, (_, i) => ({ id: i, title: `word${i % 97} common text ${i}`, n: i % 13 }));
+      const docs = Array.from({ length: 20000 }, (_, i) => ({
+        id: i,
+        title: `word${i % 97} common text ${i}`,
+        n: i % 13,
+      }));
       let r = await small.api('POST', `/indexes/${uid}/documents`, { body: docs });
       expect((await small.waitTask(r.body.taskUid)).status).toBe('succeeded');
-      r = await small.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['n'], sortableAttributes: ['n'] } });
+      r = await small.api('PATCH', `/indexes/${uid}/settings`, {
+        body: { filterableAttributes: ['n'], sortableAttributes: ['n'] },
+      });
       expect((await small.waitTask(r.body.taskUid)).status).toBe('succeeded');
       const body = { q: 'common', facets: ['n'], sort: ['n:desc'] };
-      const all = await Promise.all(Array.from({ length: 60 }, () => small.api('POST', `/indexes/${uid}/search`, { body })));
+      const all = await Promise.all(
+        Array.from({ length: 60 }, () => small.api('POST', `/indexes/${uid}/search`, { body })),
+      );
       const refused = all.filter((x) => x.status === 503);
       expect(refused.length).toBeGreaterThan(0);
       expect(all.filter((x) => x.status === 200).length).toBeGreaterThan(0);
@@ -407,7 +474,8 @@ describe('stop words and synonyms', () => {
 
   it('when a word has synonyms, then documents holding them match too, multi-word ones as phrases', async () => {
     const uid = await index({ synonyms: { wizard: ['potter', 'half blood'], play: ['hamlet'], Tolkien: ['hobbit'] } });
-    const search = (q: string, extra: Record<string, unknown> = {}) => s.api('POST', `/indexes/${uid}/search`, { body: { q, ...extra } });
+    const search = (q: string, extra: Record<string, unknown> = {}) =>
+      s.api('POST', `/indexes/${uid}/search`, { body: { q, ...extra } });
     expect(ids((await search('wizard ')).body.hits)).toEqual([1]);
     expect(ids((await search('play ')).body.hits)).toEqual([3]);
     expect(ids((await search('tolkien ')).body.hits)).toEqual([2]);

@@ -37,7 +37,13 @@ async function index(settings: Record<string, unknown>): Promise<string> {
 type Hit = { id: number; _formatted: Record<string, string> };
 /** `id:highlighted text` of each hit, in order. */
 const shown = (hits: Hit[]) =>
-  hits.map((h) => `${h.id}:${Object.entries(h._formatted).filter(([k]) => k !== 'id' && k !== 'kind').map(([, v]) => v).join('|')}`);
+  hits.map(
+    (h) =>
+      `${h.id}:${Object.entries(h._formatted)
+        .filter(([k]) => k !== 'id' && k !== 'kind')
+        .map(([, v]) => v)
+        .join('|')}`,
+  );
 
 async function search(uid: string, body: Record<string, unknown>): Promise<string[]> {
   const r = await s.api('POST', `/indexes/${uid}/search`, { body: { attributesToHighlight: ['*'], ...body } });
@@ -80,7 +86,9 @@ describe('the search `locales`', () => {
   });
 
   it('when matches are positioned, then the fields are cut in the query locales', async () => {
-    const r = await s.api('POST', `/indexes/${plain}/search`, { body: { q: 'كتاب', locales: ['pes'], showMatchesPosition: true } });
+    const r = await s.api('POST', `/indexes/${plain}/search`, {
+      body: { q: 'كتاب', locales: ['pes'], showMatchesPosition: true },
+    });
     expect(r.body.hits.map((h: { id: number; _matchesPosition: unknown }) => [h.id, h._matchesPosition])).toEqual([
       [14, { fa: [{ start: 0, length: 8 }] }],
     ]);
@@ -88,10 +96,17 @@ describe('the search `locales`', () => {
 
   it('when a multi-search or federated query names locales, then that query is cut in them', async () => {
     const r = await s.api('POST', '/multi-search', {
-      body: { queries: [{ indexUid: plain, q: 'كتاب', locales: ['pes'] }, { indexUid: plain, q: 'كتاب' }] },
+      body: {
+        queries: [
+          { indexUid: plain, q: 'كتاب', locales: ['pes'] },
+          { indexUid: plain, q: 'كتاب' },
+        ],
+      },
     });
     expect(r.body.results.map((x: { hits: { id: number }[] }) => x.hits.map((h) => h.id))).toEqual([[14], [13]]);
-    const f = await s.api('POST', '/multi-search', { body: { federation: {}, queries: [{ indexUid: plain, q: 'كتاب', locales: ['pes'] }] } });
+    const f = await s.api('POST', '/multi-search', {
+      body: { federation: {}, queries: [{ indexUid: plain, q: 'كتاب', locales: ['pes'] }] },
+    });
     expect(f.body.hits.map((h: { id: number }) => h.id)).toEqual([14]);
   });
 
@@ -114,7 +129,10 @@ describe('localizedAttributes', () => {
     // An explicit locale replaces the index's: cut as Arabic, the query keeps its kaf.
     expect(await search(uid, { q: 'كتاب', locales: ['ara'] })).toEqual([]);
     // Highlighting cuts the text in the query's locales too: the Arabic spelling is not folded.
-    expect(await search(uid, { q: 'کتاب', locales: ['swe'] })).toEqual(['13:كتاب المكتبة', '14:<em>کتاب</em> خانه ی یک']);
+    expect(await search(uid, { q: 'کتاب', locales: ['swe'] })).toEqual([
+      '13:كتاب المكتبة',
+      '14:<em>کتاب</em> خانه ی یک',
+    ]);
   });
 
   it('when one attribute is Persian, then only its text is folded, and queries take the locales of the searchable ones', async () => {
@@ -124,7 +142,10 @@ describe('localizedAttributes', () => {
     expect(await search(uid, { q: 'كتاب' })).toEqual(['14:<em>کتاب</em> خانه ی یک']);
     expect(await search(uid, { q: 'يك' })).toEqual(['14:کتاب خانه ی <em>یک</em>']);
     // A rule on attributes that are not searchable does not choose the query's languages.
-    const hidden = await index({ searchableAttributes: ['ar', 'sv'], localizedAttributes: [{ attributePatterns: ['fa'], locales: ['pes'] }] });
+    const hidden = await index({
+      searchableAttributes: ['ar', 'sv'],
+      localizedAttributes: [{ attributePatterns: ['fa'], locales: ['pes'] }],
+    });
     expect(await search(hidden, { q: 'كتاب' })).toEqual(['13:<em>كتاب</em> المكتبة']);
   });
 

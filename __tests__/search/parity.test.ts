@@ -67,7 +67,11 @@ describe('parity with Meilisearch on real data', () => {
     ]);
     const hits = await search(uid, { q: 'react router' });
     expect(order(hits)).toEqual([1, 3, 2]);
-    expect(hits.map((h) => h._rankingScoreDetails.exactness.matchType)).toEqual(['matchesStart', 'noExactMatch', 'noExactMatch']);
+    expect(hits.map((h) => h._rankingScoreDetails.exactness.matchType)).toEqual([
+      'matchesStart',
+      'noExactMatch',
+      'noExactMatch',
+    ]);
     expect(hits.map((h) => h._rankingScoreDetails.wordPosition.score)).toEqual([1, 20 / 21, 1]);
   });
 
@@ -79,7 +83,9 @@ describe('parity with Meilisearch on real data', () => {
     ]);
     const hits = await search(uid, { q: 'kit' });
     expect(order(hits)).toEqual([2, 1, 3]);
-    expect(hits.map((h) => [h._rankingScoreDetails.attributeRank.score, h._rankingScoreDetails.wordPosition.score])).toEqual([
+    expect(
+      hits.map((h) => [h._rankingScoreDetails.attributeRank.score, h._rankingScoreDetails.wordPosition.score]),
+    ).toEqual([
       [1, 1],
       [1, 10 / 11],
       [0.5, 1],
@@ -162,12 +168,16 @@ describe('parity with Meilisearch on real data', () => {
     const two = (i: number) => String.fromCharCode(97 + Math.floor(i / 26)) + String.fromCharCode(97 + (i % 26));
     const docs: Doc[] = [];
     for (const stem of ['dar', 'darwi']) {
-      for (let i = 0; i < 50; i++) for (let k = 0; k < 2; k++) docs.push({ id: docs.length + 1, name: `${stem}${two(i)} tool`, summary: 'common words' });
+      for (let i = 0; i < 50; i++)
+        for (let k = 0; k < 2; k++)
+          docs.push({ id: docs.length + 1, name: `${stem}${two(i)} tool`, summary: 'common words' });
       docs.push({ id: docs.length + 1, name: `${stem}zz tool`, summary: 'rare' });
     }
     const uid = await index(docs);
     const total = async (q: string) => {
-      const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q, limit: 300, attributesToRetrieve: ['id'] } });
+      const r = await s.api('POST', `/indexes/${uid}/search`, {
+        body: { q, limit: 300, attributesToRetrieve: ['id'] },
+      });
       return { total: r.body.estimatedTotalHits, ids: order(r.body.hits) };
     };
     const dar = await total('dar');

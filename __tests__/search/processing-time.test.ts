@@ -31,7 +31,11 @@ afterAll(async () => {
 });
 
 /** Sends a request with its body `delayMs` after its headers; resolves with the parsed answer. */
-function slowSearch(path: string, delayMs: number, json: object = { q: 'carol' }): Promise<{ status: number; body: any }> {
+function slowSearch(
+  path: string,
+  delayMs: number,
+  json: object = { q: 'carol' },
+): Promise<{ status: number; body: any }> {
   const { port, hostname } = new URL(t.url);
   const body = JSON.stringify(json);
   return new Promise((resolve, reject) => {
@@ -68,7 +72,10 @@ describe('processingTimeMs', () => {
     const similar = await slowSearch(`/indexes/${uid}/similar`, 400, { id: 1, embedder: 'man' });
     expect(similar.status).toBe(200);
     expect(similar.body.hits.map((h: { id: number }) => h.id)).toEqual([2]);
-    const queries = [{ indexUid: uid, q: 'carol' }, { indexUid: uid, q: 'dave' }];
+    const queries = [
+      { indexUid: uid, q: 'carol' },
+      { indexUid: uid, q: 'dave' },
+    ];
     const multi = await slowSearch('/multi-search', 400, { queries });
     expect(multi.status).toBe(200);
     expect(multi.body.results.map((r: { hits: { id: number }[] }) => r.hits[0]!.id)).toEqual([1, 2]);

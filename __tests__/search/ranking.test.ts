@@ -155,11 +155,22 @@ describe('ranking rules, one at a time', () => {
         { id: 2, t: 'blue sky', rank: 5 },
         { id: 3, t: 'sky', rank: 9 },
       ],
-      { sortableAttributes: ['rank'], rankingRules: ['rank:desc', 'words', 'typo', 'proximity', 'attributeRank', 'wordPosition', 'exactness'] },
+      {
+        sortableAttributes: ['rank'],
+        rankingRules: ['rank:desc', 'words', 'typo', 'proximity', 'attributeRank', 'wordPosition', 'exactness'],
+      },
     );
     const r = await search(uid, { q: 'blue sky', matchingStrategy: 'last', showRankingScoreDetails: true });
     expect(order(r.hits)).toEqual([2, 1]);
-    expect(Object.keys(r.hits[0]._rankingScoreDetails)).toEqual(['rank:desc', 'words', 'typo', 'proximity', 'attributeRank', 'wordPosition', 'exactness']);
+    expect(Object.keys(r.hits[0]._rankingScoreDetails)).toEqual([
+      'rank:desc',
+      'words',
+      'typo',
+      'proximity',
+      'attributeRank',
+      'wordPosition',
+      'exactness',
+    ]);
     expect(r.hits[0]._rankingScoreDetails['rank:desc']).toEqual({ order: 0, value: 5 });
   });
 });
@@ -177,7 +188,22 @@ describe('short pages', () => {
       docs.push({ id, title: pick(1 + (next() % 3)), body: pick(1 + (next() % 6)) });
     }
     const uid = await index(docs, { searchableAttributes: ['title', 'body'] });
-    for (const q of ['sun', 'sun ', 'su', 'moon', 'sunflower', 'star sun', 'sky', 'sunnx ', 'sunflowr', 'moon star', 'star sun moon', 'moon st', 'sun sunn', 'sky moon ']) {
+    for (const q of [
+      'sun',
+      'sun ',
+      'su',
+      'moon',
+      'sunflower',
+      'star sun',
+      'sky',
+      'sunnx ',
+      'sunflowr',
+      'moon star',
+      'star sun moon',
+      'moon st',
+      'sun sunn',
+      'sky moon ',
+    ]) {
       const full = order((await search(uid, { q, limit: 200 })).hits);
       expect(full.length).toBeGreaterThan(0);
       for (const limit of [1, 3, 10]) {
@@ -218,10 +244,17 @@ describe('ranking scores', () => {
   });
 
   it('when the legacy `attribute` rule is configured, then one `attribute` entry holds both scores', async () => {
-    const u = await index([{ id: 1, t: 'a b' }], { rankingRules: ['words', 'typo', 'proximity', 'attribute', 'exactness'] });
+    const u = await index([{ id: 1, t: 'a b' }], {
+      rankingRules: ['words', 'typo', 'proximity', 'attribute', 'exactness'],
+    });
     const d = (await search(u, { q: 'b', showRankingScoreDetails: true })).hits[0]._rankingScoreDetails;
     expect(Object.keys(d)).toEqual(['words', 'typo', 'proximity', 'attribute', 'exactness']);
-    expect(Object.keys(d.attribute)).toEqual(['order', 'attributeRankingOrderScore', 'queryWordDistanceScore', 'score']);
+    expect(Object.keys(d.attribute)).toEqual([
+      'order',
+      'attributeRankingOrderScore',
+      'queryWordDistanceScore',
+      'score',
+    ]);
     expect(d.attribute.attributeRankingOrderScore).toBe(1);
     expect(d.attribute.queryWordDistanceScore).toBeLessThan(1);
   });
@@ -301,7 +334,10 @@ describe('query derivations and typo settings', () => {
   });
 
   it('when searchCutoffMs runs out, then searches still answer with a full page of matching hits', async () => {
-    const docs = Array.from({ length: 5000 }, (_, i) => ({ id: i, t: `alpha beta ${i % 7 === 0 ? 'gamma' : 'delta'} ${i}` }));
+    const docs = Array.from({ length: 5000 }, (_, i) => ({
+      id: i,
+      t: `alpha beta ${i % 7 === 0 ? 'gamma' : 'delta'} ${i}`,
+    }));
     const uid = await index(docs, { searchCutoffMs: 1 });
     for (const q of ['alpha', 'alpha gamma', 'alpha 12']) {
       const r = await search(uid, { q });
@@ -320,7 +356,11 @@ describe('tokenization settings', () => {
   });
 
   it('when a separator is made a word character, then words keep it, after a reindex', async () => {
-    const uid = await index([{ id: 1, t: 'C++ and C#' }, { id: 2, t: 'C and more' }, { id: 3, t: 'blueandgreen' }]);
+    const uid = await index([
+      { id: 1, t: 'C++ and C#' },
+      { id: 2, t: 'C and more' },
+      { id: 3, t: 'blueandgreen' },
+    ]);
     expect((await search(uid, { q: 'green ' })).hits).toEqual([]);
     let r = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { nonSeparatorTokens: ['+', '#'] } });
     expect((await s.waitTask(r.body.taskUid)).status).toBe('succeeded');
@@ -356,7 +396,13 @@ describe('tokenization settings', () => {
   });
 
   it('when the dictionary holds a string, then it is one word', async () => {
-    const uid = await index([{ id: 1, t: 'J. R. R. Tolkien' }, { id: 2, t: 'R. Tolkien' }], { dictionary: ['J. R. R.'] });
+    const uid = await index(
+      [
+        { id: 1, t: 'J. R. R. Tolkien' },
+        { id: 2, t: 'R. Tolkien' },
+      ],
+      { dictionary: ['J. R. R.'] },
+    );
     expect(order((await search(uid, { q: 'J. R. R.' })).hits)).toEqual([1]);
   });
 

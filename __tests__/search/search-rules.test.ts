@@ -27,14 +27,20 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 describe('without the feature', () => {
-  test('every route refuses with Meilisearch\'s messages', async () => {
+  test("every route refuses with Meilisearch's messages", async () => {
     const list = await s.api('POST', '/dynamic-search-rules', { body: {} });
     expect([list.status, list.body.code]).toEqual([400, 'feature_not_enabled']);
     expect(list.body.message).toBe(
       'Calling the `POST /dynamic-search-rules` route requires enabling the `dynamic search rules` experimental feature. See https://github.com/orgs/meilisearch/discussions/884',
     );
-    expect((await s.api('GET', '/dynamic-search-rules/x')).body.message).toMatch(/^Calling the `GET \/dynamic-search-rules\/\{:ruleUid\}` route requires/);
-    for (const [method, p] of [['PATCH', '/dynamic-search-rules/x'], ['DELETE', '/dynamic-search-rules/x'], ['DELETE', '/dynamic-search-rules']] as const) {
+    expect((await s.api('GET', '/dynamic-search-rules/x')).body.message).toMatch(
+      /^Calling the `GET \/dynamic-search-rules\/\{:ruleUid\}` route requires/,
+    );
+    for (const [method, p] of [
+      ['PATCH', '/dynamic-search-rules/x'],
+      ['DELETE', '/dynamic-search-rules/x'],
+      ['DELETE', '/dynamic-search-rules'],
+    ] as const) {
       const r = await s.api(method, p, method === 'PATCH' ? { body: {} } : {});
       expect(r.body.message).toMatch(/^Using the `\/dynamic-search-rules` routes requires enabling/);
     }
@@ -56,12 +62,57 @@ describe('with the feature', () => {
     await s.api('PATCH', '/indexes/movies/settings', { body: { filterableAttributes: ['g'] } });
     await s.api('POST', '/indexes/other/documents', { body: [{ id: 1, title: 'other invoice' }] });
     const rules: Array<[string, unknown]> = [
-      ['r1', { description: 'Black Friday deals', conditions: { query: { words: 'Invoice' } }, actions: [{ selector: { indexUid: 'movies', id: '1' }, action: { type: 'pin', position: 1 } }, { selector: { id: '5' }, action: { type: 'pin', position: 0 } }] }],
-      ['r2', { precedence: 0, conditions: { query: { words: 'three' } }, actions: [{ selector: { id: '4' }, action: { type: 'pin', position: 0 } }] }],
-      ['r3', { active: false, conditions: { query: { words: 'four' } }, actions: [{ selector: { id: '1' }, action: { type: 'pin', position: 0 } }] }],
-      ['r4', { conditions: { query: { isEmpty: true } }, actions: [{ selector: { id: '4' }, action: { type: 'pin', position: 2 } }] }],
-      ['r5', { conditions: { query: { words: 'wonder woman' } }, actions: [{ selector: { id: '999' }, action: { type: 'pin', position: 0 } }, { selector: { id: '3' }, action: { type: 'pin', position: 10 } }] }],
-      ['future', { conditions: { time: { start: '2999-01-01T00:00:00Z' } }, actions: [{ selector: { id: '2' }, action: { type: 'pin', position: 0 } }] }],
+      [
+        'r1',
+        {
+          description: 'Black Friday deals',
+          conditions: { query: { words: 'Invoice' } },
+          actions: [
+            { selector: { indexUid: 'movies', id: '1' }, action: { type: 'pin', position: 1 } },
+            { selector: { id: '5' }, action: { type: 'pin', position: 0 } },
+          ],
+        },
+      ],
+      [
+        'r2',
+        {
+          precedence: 0,
+          conditions: { query: { words: 'three' } },
+          actions: [{ selector: { id: '4' }, action: { type: 'pin', position: 0 } }],
+        },
+      ],
+      [
+        'r3',
+        {
+          active: false,
+          conditions: { query: { words: 'four' } },
+          actions: [{ selector: { id: '1' }, action: { type: 'pin', position: 0 } }],
+        },
+      ],
+      [
+        'r4',
+        {
+          conditions: { query: { isEmpty: true } },
+          actions: [{ selector: { id: '4' }, action: { type: 'pin', position: 2 } }],
+        },
+      ],
+      [
+        'r5',
+        {
+          conditions: { query: { words: 'wonder woman' } },
+          actions: [
+            { selector: { id: '999' }, action: { type: 'pin', position: 0 } },
+            { selector: { id: '3' }, action: { type: 'pin', position: 10 } },
+          ],
+        },
+      ],
+      [
+        'future',
+        {
+          conditions: { time: { start: '2999-01-01T00:00:00Z' } },
+          actions: [{ selector: { id: '2' }, action: { type: 'pin', position: 0 } }],
+        },
+      ],
     ];
     for (const [uid, rule] of rules) {
       const r = await s.api('PATCH', `/dynamic-search-rules/${uid}`, { body: rule });
@@ -73,16 +124,30 @@ describe('with the feature', () => {
   test('a rule is read back as stored, and patches merge', async () => {
     const r1 = (await s.api('GET', '/dynamic-search-rules/r1')).body;
     expect(Object.keys(r1)).toEqual(['uid', 'description', 'lastUpdatedAt', 'active', 'conditions', 'actions']);
-    expect(r1).toMatchObject({ uid: 'r1', description: 'Black Friday deals', active: true, conditions: { query: { words: 'Invoice' } } });
+    expect(r1).toMatchObject({
+      uid: 'r1',
+      description: 'Black Friday deals',
+      active: true,
+      conditions: { query: { words: 'Invoice' } },
+    });
     const task = await s.api('PATCH', '/dynamic-search-rules/r1', { body: { description: null } });
     const done = await s.waitTask(task.body.taskUid);
-    expect(done).toMatchObject({ status: 'succeeded', type: 'dsrUpdate', details: { rule: { description: null }, updatedRules: 1 } });
+    expect(done).toMatchObject({
+      status: 'succeeded',
+      type: 'dsrUpdate',
+      details: { rule: { description: null }, updatedRules: 1 },
+    });
     const after = (await s.api('GET', '/dynamic-search-rules/r1')).body;
     expect(after.description).toBeUndefined();
     expect(after.actions).toEqual(r1.actions);
     expect(after.lastUpdatedAt).toBe(done.enqueuedAt);
-    await s.waitTask((await s.api('PATCH', '/dynamic-search-rules/r1', { body: { description: 'Black Friday deals' } })).body.taskUid);
-    expect((await s.api('GET', '/dynamic-search-rules/nope')).body).toMatchObject({ code: 'dynamic_search_rule_not_found', message: 'Dynamic search rule `nope` not found.' });
+    await s.waitTask(
+      (await s.api('PATCH', '/dynamic-search-rules/r1', { body: { description: 'Black Friday deals' } })).body.taskUid,
+    );
+    expect((await s.api('GET', '/dynamic-search-rules/nope')).body).toMatchObject({
+      code: 'dynamic_search_rule_not_found',
+      message: 'Dynamic search rule `nope` not found.',
+    });
   });
 
   test('the list filters by words and by activity, newest first', async () => {
@@ -122,40 +187,70 @@ describe('with the feature', () => {
   test('pins reach multi-search and federated search', async () => {
     const multi = await s.api('POST', '/multi-search', { body: { queries: [{ indexUid: 'movies', q: 'invoice' }] } });
     expect(multi.body.results[0].hits.map((h: any) => h.id)).toEqual([5, 1, 2, 3, 4]);
-    const fed = await s.api('POST', '/multi-search', { body: { federation: {}, queries: [{ indexUid: 'movies', q: 'my invoice here' }] } });
+    const fed = await s.api('POST', '/multi-search', {
+      body: { federation: {}, queries: [{ indexUid: 'movies', q: 'my invoice here' }] },
+    });
     expect(fed.body.hits.map((h: any) => [h.id, h._federation.weightedRankingScore])).toEqual([
       [5, 1],
       [1, 1],
     ]);
   });
 
-  test('validation answers Meilisearch\'s codes and messages', async () => {
+  test("validation answers Meilisearch's codes and messages", async () => {
     const patch = async (body: unknown) => (await s.api('PATCH', '/dynamic-search-rules/e', { body })).body;
-    expect(await patch({ precedence: 'x' })).toMatchObject({ code: 'invalid_dynamic_search_rule_priority', message: 'Invalid value type at `.precedence`: expected a positive integer, but found a string: `"x"`' });
+    expect(await patch({ precedence: 'x' })).toMatchObject({
+      code: 'invalid_dynamic_search_rule_priority',
+      message: 'Invalid value type at `.precedence`: expected a positive integer, but found a string: `"x"`',
+    });
     expect(await patch({ actions: [{ selector: { id: '1' }, action: { type: 'pin', position: -1 } }] })).toMatchObject({
       code: 'invalid_dynamic_search_rule_actions',
-      message: 'Invalid value type at `.actions[0].action.position`: expected a positive integer, but found a negative integer: `-1`',
+      message:
+        'Invalid value type at `.actions[0].action.position`: expected a positive integer, but found a negative integer: `-1`',
     });
-    expect(await patch({ actions: [{ selector: { id: '1' }, action: { type: 'boost', position: 0 } }] })).toMatchObject({ message: 'Invalid value at `.actions[0].action`: Incorrect tag value' });
-    expect(await patch({ nope: 1 })).toMatchObject({ code: 'bad_request', message: 'Unknown field `nope`: expected one of `description`, `precedence`, `active`, `conditions`, `actions`' });
-    expect(await patch({ conditions: { nope: 1 } })).toMatchObject({ code: 'invalid_dynamic_search_rule_conditions', message: 'Unknown field `nope` inside `.conditions`: expected one of `time`, `query`, `filter`' });
-    expect((await patch({ conditions: { time: { start: 'nope' } } })).message).toMatch(/^Invalid value at `.conditions.time.start`: `nope` is not a valid date/);
+    expect(await patch({ actions: [{ selector: { id: '1' }, action: { type: 'boost', position: 0 } }] })).toMatchObject(
+      { message: 'Invalid value at `.actions[0].action`: Incorrect tag value' },
+    );
+    expect(await patch({ nope: 1 })).toMatchObject({
+      code: 'bad_request',
+      message: 'Unknown field `nope`: expected one of `description`, `precedence`, `active`, `conditions`, `actions`',
+    });
+    expect(await patch({ conditions: { nope: 1 } })).toMatchObject({
+      code: 'invalid_dynamic_search_rule_conditions',
+      message: 'Unknown field `nope` inside `.conditions`: expected one of `time`, `query`, `filter`',
+    });
+    expect((await patch({ conditions: { time: { start: 'nope' } } })).message).toMatch(
+      /^Invalid value at `.conditions.time.start`: `nope` is not a valid date/,
+    );
     expect(await patch({ description: 5 })).toMatchObject({ code: 'invalid_dynamic_search_rule_description' });
-    expect(await patch({ active: 'yes' })).toMatchObject({ code: 'invalid_dynamic_search_rule_active', message: 'Invalid value type at `.active`: expected a boolean, but found a string: `"yes"`' });
+    expect(await patch({ active: 'yes' })).toMatchObject({
+      code: 'invalid_dynamic_search_rule_active',
+      message: 'Invalid value type at `.active`: expected a boolean, but found a string: `"yes"`',
+    });
     // Filter conditions are not built: refused, never ignored.
-    expect(await patch({ conditions: { filter: 'g = a' } })).toMatchObject({ code: 'invalid_dynamic_search_rule_conditions' });
+    expect(await patch({ conditions: { filter: 'g = a' } })).toMatchObject({
+      code: 'invalid_dynamic_search_rule_conditions',
+    });
     const list = async (body: unknown) => (await s.api('POST', '/dynamic-search-rules', { body })).body;
     expect(await list({ limit: -1 })).toMatchObject({ code: 'invalid_dynamic_search_rule_limit' });
     expect(await list({ offset: 'x' })).toMatchObject({ code: 'invalid_dynamic_search_rule_offset' });
     expect(await list({ filter: { query: 5 } })).toMatchObject({ code: 'invalid_dynamic_search_rule_filter_query' });
-    expect(await list({ filter: { active: 'x' } })).toMatchObject({ code: 'invalid_dynamic_search_rule_filter_active' });
-    expect(await list({ nope: 1 })).toMatchObject({ code: 'bad_request', message: 'Unknown field `nope`: expected one of `offset`, `limit`, `filter`' });
+    expect(await list({ filter: { active: 'x' } })).toMatchObject({
+      code: 'invalid_dynamic_search_rule_filter_active',
+    });
+    expect(await list({ nope: 1 })).toMatchObject({
+      code: 'bad_request',
+      message: 'Unknown field `nope`: expected one of `offset`, `limit`, `filter`',
+    });
   });
 
   // r68: Meilisearch keeps a write's `customMetadata` on its task, here as on every write route.
   test('when a write carries customMetadata, then its task keeps it; other parameters are refused', async () => {
     const writes: Array<[string, string, unknown]> = [
-      ['PATCH', '/dynamic-search-rules/meta?customMetadata=patched', { actions: [{ selector: { id: '1' }, action: { type: 'pin', position: 0 } }] }],
+      [
+        'PATCH',
+        '/dynamic-search-rules/meta?customMetadata=patched',
+        { actions: [{ selector: { id: '1' }, action: { type: 'pin', position: 0 } }] },
+      ],
       ['DELETE', '/dynamic-search-rules/meta?customMetadata=deleted', undefined],
       ['DELETE', '/dynamic-search-rules/meta?customMetadata=', undefined],
     ];
@@ -166,11 +261,20 @@ describe('with the feature', () => {
       const task = await s.waitTask(r.body.taskUid);
       expect([task.status, task.customMetadata]).toEqual(['succeeded', expected]);
     }
-    for (const [method, p] of [['PATCH', '/dynamic-search-rules/meta?foo=1'], ['DELETE', '/dynamic-search-rules/meta?foo=1'], ['DELETE', '/dynamic-search-rules?foo=1']] as const) {
+    for (const [method, p] of [
+      ['PATCH', '/dynamic-search-rules/meta?foo=1'],
+      ['DELETE', '/dynamic-search-rules/meta?foo=1'],
+      ['DELETE', '/dynamic-search-rules?foo=1'],
+    ] as const) {
       const r = await s.api(method, p, method === 'PATCH' ? { body: {} } : {});
       expect([r.status, r.body]).toEqual([
         400,
-        { message: 'Unknown parameter `foo`: expected one of `customMetadata`', code: 'bad_request', type: 'invalid_request', link: 'https://docs.meilisearch.com/errors#bad_request' },
+        {
+          message: 'Unknown parameter `foo`: expected one of `customMetadata`',
+          code: 'bad_request',
+          type: 'invalid_request',
+          link: 'https://docs.meilisearch.com/errors#bad_request',
+        },
       ]);
     }
   });
@@ -179,11 +283,18 @@ describe('with the feature', () => {
     const one = await s.waitTask((await s.api('DELETE', '/dynamic-search-rules/r2')).body.taskUid);
     expect(one).toMatchObject({ type: 'dsrUpdate', status: 'succeeded', details: { updatedRules: 1 } });
     expect((await ids({ q: 'invoice three' })).ids).toEqual([5, 1, 3, 2, 4]);
-    expect((await s.waitTask((await s.api('DELETE', '/dynamic-search-rules/missing')).body.taskUid)).status).toBe('succeeded');
+    expect((await s.waitTask((await s.api('DELETE', '/dynamic-search-rules/missing')).body.taskUid)).status).toBe(
+      'succeeded',
+    );
     const cleared = await s.api('DELETE', '/dynamic-search-rules?customMetadata=cleared');
     expect(cleared.body.customMetadata).toBe('cleared');
     const clear = await s.waitTask(cleared.body.taskUid);
-    expect(clear).toMatchObject({ type: 'dsrClear', status: 'succeeded', details: { deletedDocuments: 5 }, customMetadata: 'cleared' });
+    expect(clear).toMatchObject({
+      type: 'dsrClear',
+      status: 'succeeded',
+      details: { deletedDocuments: 5 },
+      customMetadata: 'cleared',
+    });
     expect((await s.api('POST', '/dynamic-search-rules', { body: {} })).body.results).toEqual([]);
     expect((await ids({ q: 'invoice' })).ids).toEqual([2, 3, 4]);
   });

@@ -33,7 +33,14 @@ async function thpOf(env: NodeJS.ProcessEnv): Promise<string> {
 
 /** The flag of a plain `node` (no addon) started the same way: what a child inherits from here. */
 function inherited(env: NodeJS.ProcessEnv): string {
-  const out = spawnSync(process.execPath, ['-e', "process.stdout.write(/THP_enabled:\\s*(\\d)/.exec(require('fs').readFileSync('/proc/self/status','utf8'))[1])"], { env });
+  const out = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      "process.stdout.write(/THP_enabled:\\s*(\\d)/.exec(require('fs').readFileSync('/proc/self/status','utf8'))[1])",
+    ],
+    { env },
+  );
   return out.stdout.toString();
 }
 

@@ -45,12 +45,20 @@ function expectHuman(bytes: number, text: unknown): void {
 /** Every size field of an IndexStats object, raw next to human. */
 function expectIndexStats(raw: any, human: any): void {
   expect(Object.keys(human)).toEqual(Object.keys(raw));
-  for (const k of ['numberOfDocuments', 'isIndexing', 'numberOfEmbeddings', 'numberOfEmbeddedDocuments', 'fieldDistribution']) expect(human[k]).toEqual(raw[k]);
+  for (const k of [
+    'numberOfDocuments',
+    'isIndexing',
+    'numberOfEmbeddings',
+    'numberOfEmbeddedDocuments',
+    'fieldDistribution',
+  ])
+    expect(human[k]).toEqual(raw[k]);
   expectHuman(raw.rawDocumentDbSize, human.rawDocumentDbSize);
   expectHuman(raw.avgDocumentSize, human.avgDocumentSize);
   if (raw.internalDatabaseSizes !== undefined) {
     expect(Object.keys(human.internalDatabaseSizes)).toEqual(Object.keys(raw.internalDatabaseSizes));
-    for (const [k, v] of Object.entries(raw.internalDatabaseSizes)) expectHuman(v as number, human.internalDatabaseSizes[k]);
+    for (const [k, v] of Object.entries(raw.internalDatabaseSizes))
+      expectHuman(v as number, human.internalDatabaseSizes[k]);
   }
 }
 
@@ -79,29 +87,33 @@ describe('GET /stats?sizeFormat=human', () => {
     expectIndexStats(raw, human);
   });
 
-  it.each([['/stats'], ['/indexes/INDEX/stats']])('when a parameter has an invalid value, then %s answers Meilisearch\'s code and message', async (route) => {
-    const path = route.replace('INDEX', uid);
-    for (const value of ['bytes', 'HUMAN', '']) {
-      const r = await s.api('GET', `${path}?sizeFormat=${value}`);
+  it.each([['/stats'], ['/indexes/INDEX/stats']])(
+    "when a parameter has an invalid value, then %s answers Meilisearch's code and message",
+    async (route) => {
+      const path = route.replace('INDEX', uid);
+      for (const value of ['bytes', 'HUMAN', '']) {
+        const r = await s.api('GET', `${path}?sizeFormat=${value}`);
+        expect([r.status, r.body]).toEqual([
+          400,
+          {
+            message: `Unknown value \`${value}\` for parameter \`sizeFormat\`: expected one of \`human\`, \`raw\``,
+            code: 'invalid_stats_size_format',
+            type: 'invalid_request',
+            link: 'https://docs.meilisearch.com/errors#invalid_stats_size_format',
+          },
+        ]);
+      }
+      const r = await s.api('GET', `${path}?sizeFormat=human&showInternalDatabaseSizes=yes`);
       expect([r.status, r.body]).toEqual([
         400,
         {
-          message: `Unknown value \`${value}\` for parameter \`sizeFormat\`: expected one of \`human\`, \`raw\``,
-          code: 'invalid_stats_size_format',
+          message:
+            'Invalid value in parameter `showInternalDatabaseSizes`: could not parse `yes` as a boolean, expected either `true` or `false`',
+          code: 'invalid_stats_show_internal_database_sizes',
           type: 'invalid_request',
-          link: 'https://docs.meilisearch.com/errors#invalid_stats_size_format',
+          link: 'https://docs.meilisearch.com/errors#invalid_stats_show_internal_database_sizes',
         },
       ]);
-    }
-    const r = await s.api('GET', `${path}?sizeFormat=human&showInternalDatabaseSizes=yes`);
-    expect([r.status, r.body]).toEqual([
-      400,
-      {
-        message: 'Invalid value in parameter `showInternalDatabaseSizes`: could not parse `yes` as a boolean, expected either `true` or `false`',
-        code: 'invalid_stats_show_internal_database_sizes',
-        type: 'invalid_request',
-        link: 'https://docs.meilisearch.com/errors#invalid_stats_show_internal_database_sizes',
-      },
-    ]);
-  });
+    },
+  );
 });

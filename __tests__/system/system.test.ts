@@ -55,7 +55,9 @@ describe('authentication', () => {
     const admin = byName['Default Admin API Key'];
     expect(search.key).toMatch(/^[0-9a-f]{64}$/);
     const uid = uniqueIndex();
-    await s.waitTask((await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 1 }], key: admin.key })).body.taskUid);
+    await s.waitTask(
+      (await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 1 }], key: admin.key })).body.taskUid,
+    );
     expect((await s.api('POST', `/indexes/${uid}/search`, { body: {}, key: search.key })).status).toBe(200);
     expect((await s.api('GET', '/indexes', { key: search.key })).status).toBe(403);
     // Like Meilisearch 1.50, a key holding `*` may manage keys; the search key may not.
@@ -68,7 +70,9 @@ describe('experimental features', () => {
   it('when patching flags, then every flag is stored and returned', async () => {
     const before = await s.api('GET', '/experimental-features');
     expect(before.body).toMatchObject({ metrics: false, logsRoute: false, network: false });
-    const r = await s.api('PATCH', '/experimental-features', { body: { metrics: true, renderRoute: true, network: null } });
+    const r = await s.api('PATCH', '/experimental-features', {
+      body: { metrics: true, renderRoute: true, network: null },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ metrics: true, renderRoute: true, network: false });
     expect((await s.api('GET', '/experimental-features')).body.metrics).toBe(true);
@@ -79,23 +83,49 @@ describe('experimental features', () => {
 describe('placeholder search', () => {
   it('when searching without q, then hits come in insertion order with the envelope', async () => {
     const uid = uniqueIndex('search');
-    await s.waitTask((await s.api('POST', `/indexes/${uid}/documents`, { body: Array.from({ length: 25 }, (_, i) => ({ id: i, n: i })) })).body.taskUid);
+    await s.waitTask(
+      (
+        await s.api('POST', `/indexes/${uid}/documents`, {
+          body: Array.from({ length: 25 }, (_, i) => ({ id: i, n: i })),
+        })
+      ).body.taskUid,
+    );
     const r = await s.api('POST', `/indexes/${uid}/search`, { body: { offset: 2, limit: 3 } });
     expect(r.status).toBe(200);
-    expect(r.body.hits).toEqual([{ id: 2, n: 2 }, { id: 3, n: 3 }, { id: 4, n: 4 }]);
+    expect(r.body.hits).toEqual([
+      { id: 2, n: 2 },
+      { id: 3, n: 3 },
+      { id: 4, n: 4 },
+    ]);
     expect(r.body).toMatchObject({ query: '', limit: 3, offset: 2, estimatedTotalHits: 25 });
     const paged = await s.api('GET', `/indexes/${uid}/search?page=2&hitsPerPage=10&attributesToRetrieve=id`);
     expect(paged.body).toMatchObject({ page: 2, hitsPerPage: 10, totalHits: 25, totalPages: 3 });
     expect(paged.body.hits[0]).toEqual({ id: 10 });
-    expect((await s.api('POST', `/indexes/${uid}/search`, { body: { limit: 'x' } })).body.code).toBe('invalid_search_limit');
-    expect((await s.api('POST', `/indexes/${uniqueIndex('none')}/search`, { body: {} })).body.code).toBe('index_not_found');
+    expect((await s.api('POST', `/indexes/${uid}/search`, { body: { limit: 'x' } })).body.code).toBe(
+      'invalid_search_limit',
+    );
+    expect((await s.api('POST', `/indexes/${uniqueIndex('none')}/search`, { body: {} })).body.code).toBe(
+      'index_not_found',
+    );
   });
 });
 
 describe('configuration', () => {
   it('when options are valid, then flags win over QUARRY_* which win over MEILI_*', () => {
-    const c = loadConfig(['--http-addr', '127.0.0.1:7701'], { QUARRY_DB_PATH: '/tmp/q', MEILI_DB_PATH: '/tmp/m', MEILI_MASTER_KEY: 'k'.repeat(16), MEILI_NO_ANALYTICS: 'true' });
-    expect(c).toMatchObject({ host: '127.0.0.1', port: 7701, dbPath: '/tmp/q', masterKey: 'k'.repeat(16), noAnalytics: true, payloadSizeLimit: 100_000_000 });
+    const c = loadConfig(['--http-addr', '127.0.0.1:7701'], {
+      QUARRY_DB_PATH: '/tmp/q',
+      MEILI_DB_PATH: '/tmp/m',
+      MEILI_MASTER_KEY: 'k'.repeat(16),
+      MEILI_NO_ANALYTICS: 'true',
+    });
+    expect(c).toMatchObject({
+      host: '127.0.0.1',
+      port: 7701,
+      dbPath: '/tmp/q',
+      masterKey: 'k'.repeat(16),
+      noAnalytics: true,
+      payloadSizeLimit: 100_000_000,
+    });
     expect(loadConfig([], {}).allowedNetworks).toEqual(['127.0.0.0/8', '::1/128']);
     expect(parseByteSize('2 GiB')).toBe(2 * 1024 ** 3);
     expect(parseByteSize('100Mb')).toBe(100_000_000);
@@ -114,7 +144,9 @@ describe('configuration', () => {
   });
 
   it('when the CLI gets a bad option, then it exits non-zero with a message', () => {
-    const r = spawnSync(process.execPath, [path.join(__dirname, '../../bin/quarry.js'), '--env', 'production'], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [path.join(__dirname, '../../bin/quarry.js'), '--env', 'production'], {
+      encoding: 'utf8',
+    });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/master key/);
     void MASTER_KEY;
@@ -151,7 +183,12 @@ describe('keyword search and multi-search', () => {
 
   it('when multi-searching, then each result is tagged with its index in query order', async () => {
     const r = await s.api('POST', '/multi-search', {
-      body: { queries: [{ indexUid: uid, q: 'pear' }, { indexUid: uid, limit: 1 }] },
+      body: {
+        queries: [
+          { indexUid: uid, q: 'pear' },
+          { indexUid: uid, limit: 1 },
+        ],
+      },
     });
     expect(r.status).toBe(200);
     expect(r.body.results).toHaveLength(2);

@@ -34,7 +34,10 @@ function sliceOf(pid: number, tid: number): number | null {
 
 /** Whether this kernel takes custom slices of its fair scheduler (6.12 and later). */
 function customSlices(): boolean {
-  const [major, minor] = os.release().split('.').map((n) => parseInt(n, 10));
+  const [major, minor] = os
+    .release()
+    .split('.')
+    .map((n) => parseInt(n, 10));
   return major! > 6 || (major === 6 && minor! >= 12);
 }
 
@@ -49,7 +52,9 @@ onLinux('the request path is favoured over V8 background threads, and the search
       if (task.body.status === 'succeeded') break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    const searches = await Promise.all(Array.from({ length: 2 * POOL }, () => call(url, 'POST', '/indexes/t/search', { q: 'thread' })));
+    const searches = await Promise.all(
+      Array.from({ length: 2 * POOL }, () => call(url, 'POST', '/indexes/t/search', { q: 'thread' })),
+    );
     expect(searches.every((s) => s.status === 200 && s.body.hits.length === 1)).toBe(true);
 
     const base = os.getPriority(process.pid);

@@ -11,7 +11,6 @@ afterAll(async () => {
   await s.close();
 });
 
-
 describe('POST /tasks/compact', () => {
   it('when the feature is off, then it answers feature_not_enabled', async () => {
     const r = await s.api('POST', '/tasks/compact');
@@ -41,7 +40,9 @@ describe('POST /tasks/compact', () => {
     const words = Array.from({ length: 400 }, (_, i) => `word${i}`);
     let last = 0;
     for (let i = 0; i < 60; i++) {
-      const r = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { stopWords: words.map((w) => `${w}_${i}`) } });
+      const r = await s.api('PATCH', `/indexes/${uid}/settings`, {
+        body: { stopWords: words.map((w) => `${w}_${i}`) },
+      });
       expect(r.status).toBe(202);
       last = r.body.taskUid;
     }
@@ -58,7 +59,12 @@ describe('POST /tasks/compact', () => {
     const after = fs.statSync(file).size;
     expect(after).toBeLessThan(before / 2);
     // Meilisearch's human sizes: `240 KiB`, `1.06 MiB`.
-    expect(r.body).toEqual({ preSize: byteSize(before), postSize: byteSize(after), status: 'succeeded', actionRequired: 'you must restart your instance' });
+    expect(r.body).toEqual({
+      preSize: byteSize(before),
+      postSize: byteSize(after),
+      status: 'succeeded',
+      actionRequired: 'you must restart your instance',
+    });
 
     // As Meilisearch, /health then asks for a restart.
     const health = await s.api('GET', '/health');

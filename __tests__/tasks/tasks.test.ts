@@ -8,7 +8,20 @@ afterAll(async () => {
   await s.close();
 });
 
-const TASK_KEYS = ['batchUid', 'canceledBy', 'details', 'duration', 'enqueuedAt', 'error', 'finishedAt', 'indexUid', 'startedAt', 'status', 'type', 'uid'];
+const TASK_KEYS = [
+  'batchUid',
+  'canceledBy',
+  'details',
+  'duration',
+  'enqueuedAt',
+  'error',
+  'finishedAt',
+  'indexUid',
+  'startedAt',
+  'status',
+  'type',
+  'uid',
+];
 
 describe('GET /tasks/{uid}', () => {
   it('when a task finished, then it has the full shape with dates and duration', async () => {
@@ -37,7 +50,8 @@ describe('GET /tasks filters and pagination', () => {
   beforeAll(async () => {
     index = uniqueIndex('filters');
     uids = [];
-    for (let i = 0; i < 3; i++) uids.push((await s.api('POST', `/indexes/${index}/documents`, { body: [{ id: i }] })).body.taskUid);
+    for (let i = 0; i < 3; i++)
+      uids.push((await s.api('POST', `/indexes/${index}/documents`, { body: [{ id: i }] })).body.taskUid);
     uids.push((await s.api('PATCH', `/indexes/${index}/settings`, { body: { rankingRules: ['words'] } })).body.taskUid);
     for (const u of uids) await s.waitTask(u);
   });
@@ -98,7 +112,16 @@ describe('GET /tasks filters and pagination', () => {
     expect(r.status).toBe(200);
     expect(r.body.results.length).toBeGreaterThan(0);
     const b = r.body.results[0];
-    expect(Object.keys(b).sort()).toEqual(['batchStrategy', 'details', 'duration', 'finishedAt', 'progress', 'startedAt', 'stats', 'uid']);
+    expect(Object.keys(b).sort()).toEqual([
+      'batchStrategy',
+      'details',
+      'duration',
+      'finishedAt',
+      'progress',
+      'startedAt',
+      'stats',
+      'uid',
+    ]);
     expect(b.progress).toBeNull();
     expect(Object.keys(b.stats).sort()).toEqual(['indexUids', 'progressTrace', 'status', 'totalNbTasks', 'types']);
   });
@@ -123,7 +146,11 @@ describe('POST /tasks/cancel and DELETE /tasks', () => {
     expect(ct.status).toBe('succeeded');
     expect(ct.details).toEqual({ matchedTasks: 1, canceledTasks: 1, originalFilter: `?uids=${victim.body.taskUid}` });
     const v = await s.waitTask(victim.body.taskUid);
-    expect(v).toMatchObject({ status: 'canceled', canceledBy: cancel.body.taskUid, details: { receivedDocuments: 1, indexedDocuments: 0 } });
+    expect(v).toMatchObject({
+      status: 'canceled',
+      canceledBy: cancel.body.taskUid,
+      details: { receivedDocuments: 1, indexedDocuments: 0 },
+    });
     expect((await s.waitTask(first.body.taskUid, 60000)).status).toBe('succeeded');
     const byCanceler = await s.api('GET', `/tasks?canceledBy=${cancel.body.taskUid}`);
     expect(byCanceler.body.results.map((t: any) => t.uid)).toEqual([victim.body.taskUid]);

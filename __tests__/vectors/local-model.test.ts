@@ -41,7 +41,9 @@ describe('a local model', () => {
   beforeAll(async () => {
     uid = uniqueIndex('local');
     expect((await task(await s.api('POST', `/indexes/${uid}/documents`, { body: DOCS }))).status).toBe('succeeded');
-    const t = await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { local: EMBEDDER } } }));
+    const t = await task(
+      await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { local: EMBEDDER } } }),
+    );
     expect(t.error).toBeNull();
     expect(t.status).toBe('succeeded');
   }, 180_000);
@@ -56,21 +58,27 @@ describe('a local model', () => {
   });
 
   it('when the query is text, then the model embeds it and the nearest meaning ranks first', async () => {
-    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'kitten', hybrid: { embedder: 'local', semanticRatio: 1 }, showRankingScore: true } });
+    const r = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { q: 'kitten', hybrid: { embedder: 'local', semanticRatio: 1 }, showRankingScore: true },
+    });
     expect(r.status).toBe(200);
     expect(r.body.hits[0].id).toBe(1);
     expect(r.body.semanticHitCount).toBe(5);
-    const finance = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'economy and investors', hybrid: { embedder: 'local', semanticRatio: 1 }, limit: 1 } });
+    const finance = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { q: 'economy and investors', hybrid: { embedder: 'local', semanticRatio: 1 }, limit: 1 },
+    });
     expect(finance.body.hits[0].id).toBe(2);
   });
 
   it('when hybrid search finds no keyword, then the semantic side answers', async () => {
-    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'soccer', hybrid: { embedder: 'local', semanticRatio: 0.5 }, limit: 1 } });
+    const r = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { q: 'soccer', hybrid: { embedder: 'local', semanticRatio: 0.5 }, limit: 1 },
+    });
     expect(r.body.hits.map((h: { id: number }) => h.id)).toEqual([4]);
     expect(r.body.semanticHitCount).toBe(1);
   });
 
-  it('when documents are added or changed, then they are embedded again, and given vectors stay the user\'s', async () => {
+  it("when documents are added or changed, then they are embedded again, and given vectors stay the user's", async () => {
     const own = Array.from({ length: 384 }, (_, i) => (i === 0 ? 1 : 0));
     const t = await task(
       await s.api('POST', `/indexes/${uid}/documents`, {
@@ -82,8 +90,13 @@ describe('a local model', () => {
       }),
     );
     expect(t.status).toBe('succeeded');
-    expect((await s.api('GET', `/indexes/${uid}/stats`)).body).toMatchObject({ numberOfEmbeddings: 7, numberOfEmbeddedDocuments: 7 });
-    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'kitten', hybrid: { embedder: 'local', semanticRatio: 1 }, limit: 1 } });
+    expect((await s.api('GET', `/indexes/${uid}/stats`)).body).toMatchObject({
+      numberOfEmbeddings: 7,
+      numberOfEmbeddedDocuments: 7,
+    });
+    const r = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { q: 'kitten', hybrid: { embedder: 'local', semanticRatio: 1 }, limit: 1 },
+    });
     expect(r.body.hits[0].id).toBe(6);
     const money = await s.api('POST', `/indexes/${uid}/similar`, { body: { id: 2, embedder: 'local', limit: 1 } });
     expect(money.body.hits[0].id).toBe(1);
@@ -92,7 +105,11 @@ describe('a local model', () => {
   }, 120_000);
 
   it('when the model is not on disk, then the settings task fails with vector_embedding_error', async () => {
-    const t = await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { other: { source: 'huggingFace', model: 'nobody/no-such-model' } } } }));
+    const t = await task(
+      await s.api('PATCH', `/indexes/${uid}/settings`, {
+        body: { embedders: { other: { source: 'huggingFace', model: 'nobody/no-such-model' } } },
+      }),
+    );
     expect(t.status).toBe('failed');
     expect(t.error.code).toBe('vector_embedding_error');
     expect((await s.api('GET', `/indexes/${uid}/stats`)).body.numberOfEmbeddings).toBe(7);
@@ -107,25 +124,53 @@ describe('a composite embedder', () => {
   it('when both halves run the same model, then documents index with one and queries embed with the other', async () => {
     const uid = uniqueIndex('composite');
     await task(await s.api('POST', `/indexes/${uid}/documents`, { body: DOCS }));
-    const composite = { source: 'composite', indexingEmbedder: EMBEDDER, searchEmbedder: { source: 'huggingFace', model: MODEL } };
-    const t = await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { both: composite } } }));
+    const composite = {
+      source: 'composite',
+      indexingEmbedder: EMBEDDER,
+      searchEmbedder: { source: 'huggingFace', model: MODEL },
+    };
+    const t = await task(
+      await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { both: composite } } }),
+    );
     expect(t.error).toBeNull();
-    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'a kitten', hybrid: { embedder: 'both', semanticRatio: 1 }, limit: 1 } });
+    const r = await s.api('POST', `/indexes/${uid}/search`, {
+      body: { q: 'a kitten', hybrid: { embedder: 'both', semanticRatio: 1 }, limit: 1 },
+    });
     expect(r.body.hits[0].id).toBe(1);
   }, 120_000);
 
   it('when the halves disagree, then the settings task fails; when a half is not allowed, then 400', async () => {
     const uid = uniqueIndex('composite');
-    const cls = { source: 'composite', indexingEmbedder: EMBEDDER, searchEmbedder: { source: 'huggingFace', model: MODEL, pooling: 'forceCls' } };
+    const cls = {
+      source: 'composite',
+      indexingEmbedder: EMBEDDER,
+      searchEmbedder: { source: 'huggingFace', model: MODEL, pooling: 'forceCls' },
+    };
     const t = await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { both: cls } } }));
     expect(t.status).toBe('failed');
     expect(t.error.code).toBe('vector_embedding_error');
     expect(t.error.message).toContain('error while generating test embeddings');
-    const nested = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { both: { source: 'composite', indexingEmbedder: EMBEDDER, searchEmbedder: { source: 'userProvided', dimensions: 384 } } } } });
+    const nested = await s.api('PATCH', `/indexes/${uid}/settings`, {
+      body: {
+        embedders: {
+          both: {
+            source: 'composite',
+            indexingEmbedder: EMBEDDER,
+            searchEmbedder: { source: 'userProvided', dimensions: 384 },
+          },
+        },
+      },
+    });
     expect(nested.status).toBe(400);
-    expect(nested.body.message).toBe('`.embedders.both.searchEmbedder.source`: Source `userProvided` is not available in a nested embedder');
-    const template = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { both: { source: 'composite', indexingEmbedder: EMBEDDER, searchEmbedder: EMBEDDER } } } });
+    expect(nested.body.message).toBe(
+      '`.embedders.both.searchEmbedder.source`: Source `userProvided` is not available in a nested embedder',
+    );
+    const template = await s.api('PATCH', `/indexes/${uid}/settings`, {
+      body: { embedders: { both: { source: 'composite', indexingEmbedder: EMBEDDER, searchEmbedder: EMBEDDER } } },
+    });
     expect(template.status).toBe(400);
-    expect(template.body.message).toContain('Field `documentTemplate` unavailable for source `huggingFace` for the search embedder.');
+    expect(template.body.message).toContain(
+      'Field `documentTemplate` unavailable for source `huggingFace` for the search embedder.',
+    );
   }, 120_000);
 });

@@ -38,7 +38,10 @@ const rest = (path: string) => ({
 
 async function addWith(s: TestServer, path: string): Promise<{ uid: string; task: any }> {
   const uid = uniqueIndex('stall');
-  const settings = await s.waitTask((await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { e: rest(path) } } })).body.taskUid, 60_000);
+  const settings = await s.waitTask(
+    (await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { e: rest(path) } } })).body.taskUid,
+    60_000,
+  );
   expect(settings.status).toBe('succeeded');
   const r = await s.api('POST', `/indexes/${uid}/documents`, { body: [{ id: 1, title: 'a cat' }] });
   return { uid, task: await s.waitTask(r.body.taskUid, 60_000) };
@@ -60,7 +63,14 @@ it('when the embedder never answers, then each try times out, three tries are ma
 });
 
 it('when the retry duration has passed after the first try, then it is not tried again', async () => {
-  const s = await startTestServer({ args: ['--experimental-rest-embedder-timeout-seconds', '0.5', '--experimental-rest-embedder-max-retry-duration-seconds', '0.1'] });
+  const s = await startTestServer({
+    args: [
+      '--experimental-rest-embedder-timeout-seconds',
+      '0.5',
+      '--experimental-rest-embedder-max-retry-duration-seconds',
+      '0.1',
+    ],
+  });
   try {
     const { task } = await addWith(s, '/once');
     expect(task.status).toBe('failed');
@@ -72,5 +82,7 @@ it('when the retry duration has passed after the first try, then it is not tried
 });
 
 it('when the time-out is not a positive number of seconds, then start-up is refused', async () => {
-  await expect(startTestServer({ args: ['--experimental-rest-embedder-timeout-seconds', '0'] })).rejects.toThrow('not a positive number of seconds');
+  await expect(startTestServer({ args: ['--experimental-rest-embedder-timeout-seconds', '0'] })).rejects.toThrow(
+    'not a positive number of seconds',
+  );
 });

@@ -38,14 +38,18 @@ beforeAll(async () => {
       switch (req.url) {
         case '/v1/embeddings':
           if (req.headers.authorization !== 'Bearer sk-test') return send(401, { error: 'bad key' });
-          return send(200, { data: body.input.map((t: string, index: number) => ({ index, embedding: fakeEmbedding(t) })).reverse() });
+          return send(200, {
+            data: body.input.map((t: string, index: number) => ({ index, embedding: fakeEmbedding(t) })).reverse(),
+          });
         case '/api/embed':
           return send(200, { model: body.model, embeddings: body.input.map(fakeEmbedding) });
         case '/custom':
           return send(200, { results: body.inputs.map((t: { text: string }) => ({ vec: fakeEmbedding(t.text) })) });
         case '/flaky':
           flaky += 1;
-          return flaky === 1 ? send(500, { error: 'try again' }) : send(200, { results: body.inputs.map((t: { text: string }) => ({ vec: fakeEmbedding(t.text) })) });
+          return flaky === 1
+            ? send(500, { error: 'try again' })
+            : send(200, { results: body.inputs.map((t: { text: string }) => ({ vec: fakeEmbedding(t.text) })) });
         case '/broken':
           return send(500, { error: 'down' });
         case '/wide':
@@ -86,20 +90,37 @@ const rest = (url: string, extra: Record<string, unknown> = {}) => ({
 
 async function indexWith(embedder: Record<string, unknown>): Promise<{ uid: string; settings: any; docs: any }> {
   const uid = uniqueIndex('remote');
-  const settings = await task(await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { e: embedder } } }));
+  const settings = await task(
+    await s.api('PATCH', `/indexes/${uid}/settings`, { body: { embedders: { e: embedder } } }),
+  );
   const docs = await task(await s.api('POST', `/indexes/${uid}/documents`, { body: DOCS }));
   return { uid, settings, docs };
 }
 
 const first = async (uid: string, q: string) =>
-  (await s.api('POST', `/indexes/${uid}/search`, { body: { q, hybrid: { embedder: 'e', semanticRatio: 1 }, limit: 1 } })).body.hits[0]?.id;
+  (
+    await s.api('POST', `/indexes/${uid}/search`, {
+      body: { q, hybrid: { embedder: 'e', semanticRatio: 1 }, limit: 1 },
+    })
+  ).body.hits[0]?.id;
 
 it('when the source is OpenAI-style, then documents and queries are embedded with the key, model and dimensions', async () => {
-  const { uid, settings, docs } = await indexWith({ source: 'openAi', url: `${base}/v1/embeddings`, apiKey: 'sk-test', model: 'text-embedding-3-small', dimensions: 3, documentTemplate: '{{doc.title}}' });
+  const { uid, settings, docs } = await indexWith({
+    source: 'openAi',
+    url: `${base}/v1/embeddings`,
+    apiKey: 'sk-test',
+    model: 'text-embedding-3-small',
+    dimensions: 3,
+    documentTemplate: '{{doc.title}}',
+  });
   expect(settings.status).toBe('succeeded');
   expect(docs.error).toBeNull();
   const sent = seen.filter((x) => x.path === '/v1/embeddings');
-  expect(sent[0].body).toMatchObject({ model: 'text-embedding-3-small', dimensions: 3, input: ['a cat on a mat', 'a dog in the park', 'a fast car'] });
+  expect(sent[0].body).toMatchObject({
+    model: 'text-embedding-3-small',
+    dimensions: 3,
+    input: ['a cat on a mat', 'a dog in the park', 'a fast car'],
+  });
   expect(await first(uid, 'my dog')).toBe(2);
   expect((await s.api('GET', `/indexes/${uid}/stats`)).body.numberOfEmbeddings).toBe(3);
 });
@@ -115,7 +136,9 @@ it('when the source is a custom REST API, then its templates shape the batch and
   const { uid, docs } = await indexWith(rest(`${base}/custom`, { apiKey: 'secret', headers: { 'X-Tenant': 'blue' } }));
   expect(docs.error).toBeNull();
   const sent = seen.filter((x) => x.path === '/custom');
-  expect(sent[0].body).toEqual({ inputs: [{ text: 'a cat on a mat' }, { text: 'a dog in the park' }, { text: 'a fast car' }] });
+  expect(sent[0].body).toEqual({
+    inputs: [{ text: 'a cat on a mat' }, { text: 'a dog in the park' }, { text: 'a fast car' }],
+  });
   expect(sent[0].headers.authorization).toBe('Bearer secret');
   expect(sent[0].headers['x-tenant']).toBe('blue');
   expect(await first(uid, 'cats')).toBe(1);

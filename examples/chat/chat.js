@@ -30,10 +30,34 @@ const { values, positionals } = parseArgs({
 const question = positionals.join(' ') || 'Which movies are set in space?';
 
 const MOVIES = [
-  { id: 1, title: 'Interstellar', year: 2014, genre: 'scifi', overview: 'Explorers travel through a wormhole in space to find a new home for humanity.' },
-  { id: 2, title: 'Gravity', year: 2013, genre: 'scifi', overview: 'Two astronauts are stranded in space after their shuttle is destroyed.' },
-  { id: 3, title: 'Amelie', year: 2001, genre: 'romance', overview: 'A shy waitress in Paris decides to change the lives of those around her.' },
-  { id: 4, title: 'The Martian', year: 2015, genre: 'scifi', overview: 'An astronaut stranded on Mars must survive until rescue.' },
+  {
+    id: 1,
+    title: 'Interstellar',
+    year: 2014,
+    genre: 'scifi',
+    overview: 'Explorers travel through a wormhole in space to find a new home for humanity.',
+  },
+  {
+    id: 2,
+    title: 'Gravity',
+    year: 2013,
+    genre: 'scifi',
+    overview: 'Two astronauts are stranded in space after their shuttle is destroyed.',
+  },
+  {
+    id: 3,
+    title: 'Amelie',
+    year: 2001,
+    genre: 'romance',
+    overview: 'A shy waitress in Paris decides to change the lives of those around her.',
+  },
+  {
+    id: 4,
+    title: 'The Martian',
+    year: 2015,
+    genre: 'scifi',
+    overview: 'An astronaut stranded on Mars must survive until rescue.',
+  },
 ];
 
 async function quarry(method, path, body) {
@@ -46,7 +70,9 @@ async function quarry(method, path, body) {
   if (r.status >= 400) throw new Error(`${method} ${path}: ${answer.message}`);
   if (answer.taskUid !== undefined) {
     for (;;) {
-      const t = await (await fetch(`${values.quarry}/tasks/${answer.taskUid}`, { headers: { Authorization: `Bearer ${values.key}` } })).json();
+      const t = await (
+        await fetch(`${values.quarry}/tasks/${answer.taskUid}`, { headers: { Authorization: `Bearer ${values.key}` } })
+      ).json();
       if (t.status === 'failed') throw new Error(`task ${t.uid}: ${t.error.message}`);
       if (t.status === 'succeeded') break;
       await new Promise((res) => setTimeout(res, 50));
@@ -56,11 +82,22 @@ async function quarry(method, path, body) {
 }
 
 /** The stand-in model's idea of keywords: the question's last word. */
-const lastWord = (text) => text.replace(/[^\p{L}\p{N}\s]/gu, '').trim().split(/\s+/).pop() ?? '';
+const lastWord = (text) =>
+  text
+    .replace(/[^\p{L}\p{N}\s]/gu, '')
+    .trim()
+    .split(/\s+/)
+    .pop() ?? '';
 
 /** A stand-in OpenAI-compatible model: one search, then an answer from the tool's result. */
 function standInModel() {
-  const chunk = (delta, finish = null) => ({ id: 'stand-in', object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: 'stand-in', choices: [{ index: 0, delta, finish_reason: finish }] });
+  const chunk = (delta, finish = null) => ({
+    id: 'stand-in',
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model: 'stand-in',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (d) => (body += d));
@@ -70,9 +107,26 @@ function standInModel() {
       const user = [...messages].reverse().find((m) => m.role === 'user');
       const chunks =
         last.role === 'tool'
-          ? [chunk({ role: 'assistant', content: 'From the index: ' }), chunk({ content: last.content.split('\n').join('; ') }), chunk({}, 'stop')]
+          ? [
+              chunk({ role: 'assistant', content: 'From the index: ' }),
+              chunk({ content: last.content.split('\n').join('; ') }),
+              chunk({}, 'stop'),
+            ]
           : [
-              chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: '_meiliSearchInIndex', arguments: JSON.stringify({ index_uid: 'movies', q: lastWord(user.content), filter: null }) } }] }),
+              chunk({
+                role: 'assistant',
+                tool_calls: [
+                  {
+                    index: 0,
+                    id: 'call_1',
+                    type: 'function',
+                    function: {
+                      name: '_meiliSearchInIndex',
+                      arguments: JSON.stringify({ index_uid: 'movies', q: lastWord(user.content), filter: null }),
+                    },
+                  },
+                ],
+              }),
               chunk({}, 'tool_calls'),
             ];
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
@@ -91,10 +145,18 @@ async function main() {
     await quarry('POST', '/indexes/movies/documents', MOVIES);
     await quarry('PATCH', '/indexes/movies/settings', {
       filterableAttributes: ['genre', 'year'],
-      chat: { description: 'Movies with their year, genre and a short overview', documentTemplate: '{{ doc.title }} ({{ doc.year }}): {{ doc.overview }}', searchParameters: { limit: 3, matchingStrategy: 'last' } },
+      chat: {
+        description: 'Movies with their year, genre and a short overview',
+        documentTemplate: '{{ doc.title }} ({{ doc.year }}): {{ doc.overview }}',
+        searchParameters: { limit: 3, matchingStrategy: 'last' },
+      },
     });
     // `vLlm` is the source for any OpenAI-compatible server at a base URL of your own.
-    await quarry('PATCH', `/chats/${values.workspace}/settings`, { source: 'vLlm', baseUrl: llm, prompts: { system: 'Answer from the movies you find with the search tool. Be brief.' } });
+    await quarry('PATCH', `/chats/${values.workspace}/settings`, {
+      source: 'vLlm',
+      baseUrl: llm,
+      prompts: { system: 'Answer from the movies you find with the search tool. Be brief.' },
+    });
 
     const client = new OpenAI({ baseURL: `${values.quarry}/chats/${values.workspace}`, apiKey: values.key });
     const stream = await client.chat.completions.create({
@@ -110,7 +172,8 @@ async function main() {
       for (const call of delta.tool_calls ?? []) {
         const args = JSON.parse(call.function.arguments);
         if (call.function.name === '_meiliSearchProgress') console.log(`[searching ${args.function_arguments}]`);
-        if (call.function.name === '_meiliSearchSources') console.log(`[sources: ${args.sources.map((d) => d.title).join(', ')}]`);
+        if (call.function.name === '_meiliSearchSources')
+          console.log(`[sources: ${args.sources.map((d) => d.title).join(', ')}]`);
       }
       if (delta.content) process.stdout.write(delta.content);
     }

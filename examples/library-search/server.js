@@ -32,7 +32,11 @@ const SAMPLE = [
   { name: 'express', downloads: 90000000, summary: 'Fast, unopinionated, minimalist web framework' },
   { name: 'react', downloads: 80000000, summary: 'React is a JavaScript library for building user interfaces.' },
   { name: 'lodash', downloads: 70000000, summary: 'Lodash modular utilities.' },
-  { name: 'zod', downloads: 20000000, summary: 'TypeScript-first schema declaration and validation library with static type inference' },
+  {
+    name: 'zod',
+    downloads: 20000000,
+    summary: 'TypeScript-first schema declaration and validation library with static type inference',
+  },
 ];
 
 /** Rows of the npm catalogue TSV (name, version, downloads, summary), as documents. */
@@ -60,7 +64,9 @@ async function load(index, file, rows) {
     }
   }
   if (chunk.length) last = index.addDocuments(chunk.join('\n'), { format: 'ndjson' });
-  return last && last.waitTask({ onProgress: (p) => p.progress && process.stdout.write(`indexing: ${p.progress.percentage}%\r`) });
+  return last?.waitTask({
+    onProgress: (p) => p.progress && process.stdout.write(`indexing: ${p.progress.percentage}%\r`),
+  });
 }
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>Package search</title>
@@ -87,7 +93,12 @@ async function main() {
   const db = path.resolve(option('db', './example-data'));
   const quarry = await Quarry.open({ dbPath: db });
   const index = quarry.index('packages');
-  const settings = await index.updateSettings({ searchableAttributes: ['name', 'summary'], rankingRules: ['words', 'typo', 'proximity', 'attribute', 'exactness', 'downloads:desc'] }).waitTask();
+  const settings = await index
+    .updateSettings({
+      searchableAttributes: ['name', 'summary'],
+      rankingRules: ['words', 'typo', 'proximity', 'attribute', 'exactness', 'downloads:desc'],
+    })
+    .waitTask();
   if (settings.status !== 'succeeded') throw new Error(JSON.stringify(settings.error));
   if ((await index.getStats()).numberOfDocuments === 0) {
     const task = await load(index, option('catalogue', null), Number(option('rows', 50000)));
@@ -99,10 +110,16 @@ async function main() {
     if (url.pathname === '/search') {
       try {
         // The engine's JSON bytes, sent as they are.
-        const bytes = await index.searchBytes({ q: url.searchParams.get('q') ?? '', limit: 10, attributesToHighlight: ['name', 'summary'] });
+        const bytes = await index.searchBytes({
+          q: url.searchParams.get('q') ?? '',
+          limit: 10,
+          attributesToHighlight: ['name', 'summary'],
+        });
         res.writeHead(200, { 'content-type': 'application/json' }).end(bytes);
       } catch (err) {
-        res.writeHead(err.httpStatus ?? 500, { 'content-type': 'application/json' }).end(JSON.stringify({ code: err.code, message: err.message }));
+        res
+          .writeHead(err.httpStatus ?? 500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ code: err.code, message: err.message }));
       }
       return;
     }

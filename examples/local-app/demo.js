@@ -32,7 +32,14 @@ function files(dir, max = 5000) {
       if (out.length >= max || e.name.startsWith('.') || e.name === 'node_modules' || e.name === 'target') continue;
       const full = path.join(d, e.name);
       if (e.isDirectory()) walk(full);
-      else out.push({ id: `f${out.length}`, kind: 'file', title: e.name, path: path.relative(dir, full), openedAt: fs.statSync(full).mtimeMs });
+      else
+        out.push({
+          id: `f${out.length}`,
+          kind: 'file',
+          title: e.name,
+          path: path.relative(dir, full),
+          openedAt: fs.statSync(full).mtimeMs,
+        });
     }
   };
   walk(dir);
@@ -49,7 +56,9 @@ async function main() {
       const answer = service.search(typed.slice(0, n));
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       const first = answer.items[0];
-      process.stdout.write(`${JSON.stringify(typed.slice(0, n)).padEnd(16)} ${ms.toFixed(3)} ms  ${answer.total} hits  ${first ? `${first.kind}: ${first.title}` : '-'}\n`);
+      process.stdout.write(
+        `${JSON.stringify(typed.slice(0, n)).padEnd(16)} ${ms.toFixed(3)} ms  ${answer.total} hits  ${first ? `${first.kind}: ${first.title}` : '-'}\n`,
+      );
     }
   } finally {
     await service.close();

@@ -38,7 +38,9 @@ const SETTINGS = {
  * for them.
  */
 async function openSearch(userDataDir) {
-  const quarry = await Quarry.open(userDataDir ? { dbPath: path.join(userDataDir, 'search'), logLevel: 'error' } : { logLevel: 'error' });
+  const quarry = await Quarry.open(
+    userDataDir ? { dbPath: path.join(userDataDir, 'search'), logLevel: 'error' } : { logLevel: 'error' },
+  );
   const items = quarry.index('items');
   await items.updateSettings(SETTINGS).waitTask();
   return {
@@ -56,7 +58,10 @@ async function openSearch(userDataDir) {
         highlightPreTag: '<mark>',
         highlightPostTag: '</mark>',
       });
-      return { total: estimatedTotalHits, items: hits.map((h) => ({ id: h.id, kind: h.kind, title: h._formatted.title, path: h.path ?? null })) };
+      return {
+        total: estimatedTotalHits,
+        items: hits.map((h) => ({ id: h.id, kind: h.kind, title: h._formatted.title, path: h.path ?? null })),
+      };
     },
     close: () => quarry.close(),
   };

@@ -67,7 +67,15 @@ function sections(file, text, mtimeMs) {
   out.push(current);
   // Ids may hold letters, digits, `-` and `_` only: the file's path is spelled out in hex.
   const key = Buffer.from(file).toString('hex');
-  return out.map((s, n) => ({ id: `${key}-${n}`, file, line: s.line, title, heading: s.heading, text: s.body.join('\n').trim(), mtimeMs }));
+  return out.map((s, n) => ({
+    id: `${key}-${n}`,
+    file,
+    line: s.line,
+    title,
+    heading: s.heading,
+    text: s.body.join('\n').trim(),
+    mtimeMs,
+  }));
 }
 
 /** Brings the index up to date with the folder: re-reads what changed, drops what is gone. */
@@ -97,7 +105,10 @@ async function sync(index, folder) {
     added.push(...sections(file, fs.readFileSync(path.join(folder, file), 'utf8'), mtimeMs));
   }
   for (const gone of known.values()) removed.push(...gone.ids);
-  for (const write of [removed.length && index.deleteDocuments(removed), added.length && index.addDocuments(added, { primaryKey: 'id' })]) {
+  for (const write of [
+    removed.length && index.deleteDocuments(removed),
+    added.length && index.addDocuments(added, { primaryKey: 'id' }),
+  ]) {
     if (!write) continue;
     const task = await write.waitTask();
     if (task.status !== 'succeeded') throw new Error(task.error.message);
@@ -111,7 +122,12 @@ async function main() {
   const quarry = await Quarry.open({ dbPath: o.db ?? path.join(folder, '.quarry'), logLevel: 'error' });
   try {
     const index = quarry.index('notes');
-    await index.updateSettings({ searchableAttributes: ['heading', 'title', 'text', 'file'], displayedAttributes: ['file', 'line', 'heading', 'text'] }).waitTask();
+    await index
+      .updateSettings({
+        searchableAttributes: ['heading', 'title', 'text', 'file'],
+        displayedAttributes: ['file', 'line', 'heading', 'text'],
+      })
+      .waitTask();
     const synced = await sync(index, folder);
     process.stdout.write(`${synced.files} files: ${synced.sections} sections read, ${synced.removed} dropped\n`);
     if (!o.words.length) return;
@@ -123,7 +139,10 @@ async function main() {
       highlightPreTag: '\x1b[1m',
       highlightPostTag: '\x1b[0m',
     });
-    for (const h of hits) process.stdout.write(`${h.file}:${h.line}  ${h._formatted.heading}\n    ${h._formatted.text.replace(/\s+/g, ' ')}\n`);
+    for (const h of hits)
+      process.stdout.write(
+        `${h.file}:${h.line}  ${h._formatted.heading}\n    ${h._formatted.text.replace(/\s+/g, ' ')}\n`,
+      );
     process.stdout.write(`${estimatedTotalHits} sections match\n`);
   } finally {
     await quarry.close();

@@ -48,11 +48,13 @@ async function main() {
 
     const { results } = await tool(client, 'list_indexes', {});
     console.log(`indexes: ${results.map((i) => i.uid).join(', ') || '(none)'}`);
-    const index = option('index', results[0] && results[0].uid);
+    const index = option('index', results[0]?.uid);
     if (!index) return;
 
     const settings = await tool(client, 'get_settings', { indexUid: index });
-    console.log(`${index}: filterable ${JSON.stringify(settings.filterableAttributes)}, sortable ${JSON.stringify(settings.sortableAttributes)}, embedders ${JSON.stringify(Object.keys(settings.embedders || {}))}`);
+    console.log(
+      `${index}: filterable ${JSON.stringify(settings.filterableAttributes)}, sortable ${JSON.stringify(settings.sortableAttributes)}, embedders ${JSON.stringify(Object.keys(settings.embedders || {}))}`,
+    );
 
     const search = { indexUid: index, q: option('q', ''), limit: 5 };
     const filter = option('filter');

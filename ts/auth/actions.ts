@@ -133,7 +133,12 @@ const FAMILIES: Record<string, readonly string[]> = {
   'chats.*': ['chats.get', 'chats.delete'],
   'chatsSettings.*': ['chatsSettings.get', 'chatsSettings.update'],
   'webhooks.*': ['webhooks.get', 'webhooks.create', 'webhooks.update', 'webhooks.delete'],
-  'dynamicSearchRules.*': ['dynamicSearchRules.get', 'dynamicSearchRules.create', 'dynamicSearchRules.update', 'dynamicSearchRules.delete'],
+  'dynamicSearchRules.*': [
+    'dynamicSearchRules.get',
+    'dynamicSearchRules.create',
+    'dynamicSearchRules.update',
+    'dynamicSearchRules.delete',
+  ],
 };
 
 /**

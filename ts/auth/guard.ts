@@ -58,11 +58,22 @@ export const FULL_ACCESS: AuthContext = {
 const TOKEN_ACTIONS = new Set(['search', 'chatCompletions']);
 
 const invalidKey = () => new ApiError('invalid_api_key', 'The provided API key is invalid.');
-const missingHeader = () => new ApiError('missing_authorization_header', 'The Authorization header is missing. It must use the bearer authorization method.');
+const missingHeader = () =>
+  new ApiError(
+    'missing_authorization_header',
+    'The Authorization header is missing. It must use the bearer authorization method.',
+  );
 const missingMasterKey = () =>
-  new ApiError('missing_master_key', 'Meilisearch is running without a master key. To access this API endpoint, you must have set a master key at launch.');
+  new ApiError(
+    'missing_master_key',
+    'Meilisearch is running without a master key. To access this API endpoint, you must have set a master key at launch.',
+  );
 
-const list = (patterns: readonly string[]) => `[${[...patterns].sort().map((i) => JSON.stringify(i)).join(', ')}]`;
+const list = (patterns: readonly string[]) =>
+  `[${[...patterns]
+    .sort()
+    .map((i) => JSON.stringify(i))
+    .join(', ')}]`;
 
 /** The token of `Authorization: Bearer <token>`; null when the header is absent. */
 function bearer(req: Pick<Request, 'headers'>): string | null {
@@ -85,7 +96,13 @@ function isExpired(key: KeyRecord, now: number): boolean {
  * that checks an action for each thing it does (`/mcp`, with `authorize`): any key that has
  * not expired is let in, and tenant tokens are read.
  */
-export function authenticate(req: Pick<Request, 'headers'>, keys: KeyStore, masterKey: string | null, action: string | null, indexUid: string | null): AuthContext {
+export function authenticate(
+  req: Pick<Request, 'headers'>,
+  keys: KeyStore,
+  masterKey: string | null,
+  action: string | null,
+  indexUid: string | null,
+): AuthContext {
   const token = bearer(req);
   if (masterKey === null) {
     if (action?.startsWith('keys.')) throw missingMasterKey();
@@ -95,12 +112,19 @@ export function authenticate(req: Pick<Request, 'headers'>, keys: KeyStore, mast
   if (isMasterKey(masterKey, token)) return FULL_ACCESS;
   if ((action === null || TOKEN_ACTIONS.has(action)) && isJwtShaped(token)) {
     const outcome = readTenantToken(token, keys);
-    return outcome.kind === 'valid' ? contextOf(outcome.key, outcome.rules, action, indexUid) : contextOf(keys.findByValue(token), null, action, indexUid);
+    return outcome.kind === 'valid'
+      ? contextOf(outcome.key, outcome.rules, action, indexUid)
+      : contextOf(keys.findByValue(token), null, action, indexUid);
   }
   return contextOf(keys.findByValue(token), null, action, indexUid);
 }
 
-function contextOf(key: KeyRecord | undefined, rules: SearchRules | null, action: string | null, indexUid: string | null): AuthContext {
+function contextOf(
+  key: KeyRecord | undefined,
+  rules: SearchRules | null,
+  action: string | null,
+  indexUid: string | null,
+): AuthContext {
   if (!key) throw invalidKey();
   const k = key;
 
@@ -119,7 +143,10 @@ function contextOf(key: KeyRecord | undefined, rules: SearchRules | null, action
     },
     assertIndex(uid) {
       if (rules !== null && !rules.allows(uid)) {
-        throw new ApiError('invalid_api_key', `The provided tenant token cannot acces the index \`${uid}\`, allowed indexes are ${list(rules.patterns())}.`);
+        throw new ApiError(
+          'invalid_api_key',
+          `The provided tenant token cannot acces the index \`${uid}\`, allowed indexes are ${list(rules.patterns())}.`,
+        );
       }
       if (!indexAllowed(k.indexes, uid)) {
         // A token's holder must not learn which indexes its parent key reaches.
@@ -163,7 +190,14 @@ export type CatchUp = (() => Promise<boolean>) | null;
  * in a replicated group a key created through another instance may not have arrived here yet,
  * and its first use must not fail for that.
  */
-export function authenticateLatest(req: Pick<Request, 'headers'>, keys: KeyStore, masterKey: string | null, action: string | null, indexUid: string | null, catchUp: CatchUp): AuthContext | Promise<AuthContext> {
+export function authenticateLatest(
+  req: Pick<Request, 'headers'>,
+  keys: KeyStore,
+  masterKey: string | null,
+  action: string | null,
+  indexUid: string | null,
+  catchUp: CatchUp,
+): AuthContext | Promise<AuthContext> {
   try {
     return authenticate(req, keys, masterKey, action, indexUid);
   } catch (err) {
@@ -176,7 +210,10 @@ export function authenticateLatest(req: Pick<Request, 'headers'>, keys: KeyStore
 }
 
 /** A route's guard for `action` (null: any key; the route checks each action with `authorize`). */
-export type Guard = (action: string | null, index?: 'param' | 'none') => (req: Request, res: Response, next: NextFunction) => void;
+export type Guard = (
+  action: string | null,
+  index?: 'param' | 'none',
+) => (req: Request, res: Response, next: NextFunction) => void;
 
 export function makeGuard(keys: KeyStore, masterKey: string | null, catchUp: CatchUp = null): Guard {
   return (action, index = 'none') =>

@@ -22,10 +22,15 @@ export interface KeyRecord {
 const DB = 'keys';
 
 const DEFAULT_KEYS: Array<Pick<KeyRecord, 'name' | 'description' | 'actions'>> = [
-  { name: 'Default Chat API Key', description: 'Use it to chat and search from the frontend', actions: ['chatCompletions', 'search'] },
+  {
+    name: 'Default Chat API Key',
+    description: 'Use it to chat and search from the frontend',
+    actions: ['chatCompletions', 'search'],
+  },
   {
     name: 'Default Read-Only Admin API Key',
-    description: 'Use it to read information across the whole database. Caution! Do not expose this key on a public frontend',
+    description:
+      'Use it to read information across the whole database. Caution! Do not expose this key on a public frontend',
     actions: ['*.get', 'keys.get'],
   },
   {
@@ -87,7 +92,9 @@ export class KeyStore {
   }
 
   keyValue(uid: string): string {
-    return createHmac('sha256', this.masterKey ?? '').update(uid).digest('hex');
+    return createHmac('sha256', this.masterKey ?? '')
+      .update(uid)
+      .digest('hex');
   }
 
   /** A key by uid or by its value. */

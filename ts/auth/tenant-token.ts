@@ -75,7 +75,10 @@ function specificity(p: string): number {
   return (p.endsWith('*') ? 0 : 1_000_000) + p.length;
 }
 
-export type TokenOutcome = { kind: 'notToken' } | { kind: 'unknownKey' } | { kind: 'valid'; key: KeyRecord; rules: SearchRules };
+export type TokenOutcome =
+  | { kind: 'notToken' }
+  | { kind: 'unknownKey' }
+  | { kind: 'valid'; key: KeyRecord; rules: SearchRules };
 
 const undecodable = (reason: string) => new ApiError('invalid_api_key', `Could not decode tenant token, ${reason}.`);
 
@@ -98,7 +101,8 @@ export function decodePart(text: string): Buffer {
   const fail = (detail: string) => undecodable(`Base64 error: ${detail}`);
   const invalid = (at: number) => fail(`Invalid symbol ${text.charCodeAt(at)}, offset ${at}.`);
   const rem = text.length % 4;
-  if (rem === 1 && text.charCodeAt(text.length - 1) !== PAD && symbolValue(text.charCodeAt(text.length - 1)) < 0) throw invalid(text.length - 1);
+  if (rem === 1 && text.charCodeAt(text.length - 1) !== PAD && symbolValue(text.charCodeAt(text.length - 1)) < 0)
+    throw invalid(text.length - 1);
   const last = Math.max(0, text.length - rem - (rem === 0 ? 4 : 0));
   for (let i = 0; i < last; i++) if (symbolValue(text.charCodeAt(i)) < 0) throw invalid(i);
   let symbols = 0;
@@ -160,11 +164,15 @@ export function readTenantToken(token: string, keys: KeyStore, now = Date.now())
   const claims = readPart(readClaims, decodePart(token.slice(middle + 1, last)));
   if (HASHES[header.alg] === undefined) throw undecodable('InvalidAlgorithm');
   const signature = decodePart(token.slice(last + 1));
-  if (!signatureMatches(header.alg, signed, signature, keys.keyValue(claims.apiKeyUid))) throw undecodable('InvalidSignature');
+  if (!signatureMatches(header.alg, signed, signature, keys.keyValue(claims.apiKeyUid)))
+    throw undecodable('InvalidSignature');
   if (hasAudience(claims.aud)) throw undecodable('InvalidAudience');
   const nowSeconds = BigInt(Math.floor(now / 1000));
   if (claims.exp !== null && nowSeconds > claims.exp) {
-    throw new ApiError('invalid_api_key', `Tenant token expired. Was valid up to \`${claims.exp}\` and we're now \`${nowSeconds}\`.`);
+    throw new ApiError(
+      'invalid_api_key',
+      `Tenant token expired. Was valid up to \`${claims.exp}\` and we're now \`${nowSeconds}\`.`,
+    );
   }
   const key = keys.get(claims.apiKeyUid);
   if (!key) return { kind: 'unknownKey' };

@@ -18,7 +18,20 @@
 import { type Json, JsonError, JsonReader, Mismatch, unexpected } from './token-json';
 
 /** The algorithms Meilisearch's decoder knows by name; only the HS ones verify (later). */
-const ALGORITHMS = ['HS256', 'HS384', 'HS512', 'ES256', 'ES384', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA'];
+const ALGORITHMS = [
+  'HS256',
+  'HS384',
+  'HS512',
+  'ES256',
+  'ES384',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'EdDSA',
+];
 const STRING_FIELDS = new Set(['typ', 'cty', 'jku', 'kid', 'x5u', 'x5t', 'x5t#S256', 'enc', 'zip', 'url', 'nonce']);
 const LIST_FIELDS = new Set(['x5c', 'crit']);
 
@@ -65,7 +78,8 @@ export function readHeader(bytes: Buffer): TokenHeader {
       }
     }
     if (alg === undefined) throw new Mismatch('missing field `alg`');
-    for (const [, v] of others) if (v.kind !== 'string') throw new Mismatch(`invalid type: ${unexpected(v)}, expected a string`);
+    for (const [, v] of others)
+      if (v.kind !== 'string') throw new Mismatch(`invalid type: ${unexpected(v)}, expected a string`);
     r.closeMap(true);
     r.end();
     return { alg };
@@ -96,7 +110,8 @@ function readAlgorithm(r: JsonReader): string {
   if (c === 0x7b && r.peek() !== 0x22) r.failAhead('expected value');
   if (c === 0x7b) r.eat();
   const name = r.string();
-  if (!ALGORITHMS.includes(name)) r.fail(`unknown variant \`${name}\`, expected one of ${ALGORITHMS.map((a) => `\`${a}\``).join(', ')}`);
+  if (!ALGORITHMS.includes(name))
+    r.fail(`unknown variant \`${name}\`, expected one of ${ALGORITHMS.map((a) => `\`${a}\``).join(', ')}`);
   if (c === 0x7b) {
     r.colon();
     const v = r.peek();
@@ -267,7 +282,8 @@ function readUuid(r: JsonReader): string {
 
 function canonicalUuid(s: string): string | null {
   const inner = s.startsWith('{') && s.endsWith('}') ? s.slice(1, -1) : s.startsWith('urn:uuid:') ? s.slice(9) : s;
-  if (inner === s && /^[0-9a-f]{32}$/i.test(s)) return s.replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5').toLowerCase();
+  if (inner === s && /^[0-9a-f]{32}$/i.test(s))
+    return s.replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5').toLowerCase();
   return HYPHENATED.test(inner) ? inner.toLowerCase() : null;
 }
 
@@ -283,10 +299,12 @@ function uuidFault(s: string): string {
     index += Buffer.byteLength(ch);
   }
   // A string of the hyphenated length is read as a hyphenated UUID, whatever it holds.
-  if (hyphens.length === 0 && wrapped === 0 && inner.length !== 36) return `invalid length: found ${Buffer.byteLength(s)}`;
+  if (hyphens.length === 0 && wrapped === 0 && inner.length !== 36)
+    return `invalid length: found ${Buffer.byteLength(s)}`;
   if (hyphens.length !== 4) return `invalid group count: expected 5, found ${hyphens.length + 1}`;
   for (let g = 0; g < 4; g++) {
-    if (hyphens[g] !== GROUP_ENDS[g]) return `invalid group length in group ${g}: expected ${GROUP_LENGTHS[g]}, found ${hyphens[g]! - (g === 0 ? 0 : GROUP_ENDS[g - 1]! + 1)}`;
+    if (hyphens[g] !== GROUP_ENDS[g])
+      return `invalid group length in group ${g}: expected ${GROUP_LENGTHS[g]}, found ${hyphens[g]! - (g === 0 ? 0 : GROUP_ENDS[g - 1]! + 1)}`;
   }
   return `invalid group length in group 4: expected 12, found ${index - 24}`;
 }

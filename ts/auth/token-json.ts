@@ -39,7 +39,16 @@ const U64_MAX = (1n << 64n) - 1n;
 const I64_MIN = -(1n << 63n);
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const ESCAPES: Record<number, string> = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' };
+const ESCAPES: Record<number, string> = {
+  34: '"',
+  92: '\\',
+  47: '/',
+  98: '\b',
+  102: '\f',
+  110: '\n',
+  114: '\r',
+  116: '\t',
+};
 
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 
@@ -224,7 +233,8 @@ export class JsonReader {
     if (this.bytes[this.i] === 0x2e) {
       float = true;
       this.i++;
-      if (!isDigit(this.bytes[this.i] ?? -1)) this.failAhead(this.i < this.bytes.length ? 'invalid number' : 'EOF while parsing a value');
+      if (!isDigit(this.bytes[this.i] ?? -1))
+        this.failAhead(this.i < this.bytes.length ? 'invalid number' : 'EOF while parsing a value');
       while (isDigit(this.bytes[this.i] ?? -1)) this.i++;
     }
     const e = this.bytes[this.i];
@@ -320,7 +330,10 @@ export class JsonReader {
   /** A list's closing step. With `strict`, what is not its `]` is an error; else only skipped to. */
   closeSeq(strict: boolean): void {
     const c = this.peek();
-    if (c === 0x5d) return this.eat();
+    if (c === 0x5d) {
+      this.eat();
+      return;
+    }
     if (!strict) {
       // After a shape error serde still takes a `,` before giving up on the list.
       if (c === 0x2c) this.eat();
@@ -356,14 +369,20 @@ export class JsonReader {
   /** The `:` between a key and its value. */
   colon(): void {
     const c = this.peek();
-    if (c === 0x3a) return this.eat();
+    if (c === 0x3a) {
+      this.eat();
+      return;
+    }
     this.failAhead(c === -1 ? 'EOF while parsing an object' : 'expected `:`');
   }
 
   /** An object's closing step; `strict` as for {@link closeSeq} (a `,` is never taken here). */
   closeMap(strict: boolean): void {
     const c = this.peek();
-    if (c === 0x7d) return this.eat();
+    if (c === 0x7d) {
+      this.eat();
+      return;
+    }
     if (!strict) return;
     if (c === -1) this.failAhead('EOF while parsing an object');
     this.failAhead(c === 0x2c ? 'trailing comma' : 'trailing characters');

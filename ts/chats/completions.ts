@@ -73,7 +73,9 @@ function deserializeError(message: string): ApiError {
 /** Checks a request body as Meilisearch's OpenAI types read it (the fields the conversation relies on). */
 export function checkCompletionRequest(body: unknown, text: string): Json {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw deserializeError(`invalid type: ${Array.isArray(body) ? 'sequence' : typeof body === 'string' ? `string ${JSON.stringify(body)}` : String(body)}, expected struct CreateChatCompletionRequest at ${endOf(text)}`);
+    throw deserializeError(
+      `invalid type: ${Array.isArray(body) ? 'sequence' : typeof body === 'string' ? `string ${JSON.stringify(body)}` : String(body)}, expected struct CreateChatCompletionRequest at ${endOf(text)}`,
+    );
   }
   const b = body as Json;
   if (!Array.isArray(b.messages)) {
@@ -87,18 +89,25 @@ export function checkCompletionRequest(body: unknown, text: string): Json {
   for (const [i, m] of b.messages.entries()) {
     const role = m !== null && typeof m === 'object' ? (m as Json).role : undefined;
     if (typeof role !== 'string' || !ROLES.includes(role)) {
-      throw deserializeError(`unknown variant \`${String(role)}\`, expected one of ${ROLES.map((r) => `\`${r}\``).join(', ')}${roleAt(text, i)}`);
+      throw deserializeError(
+        `unknown variant \`${String(role)}\`, expected one of ${ROLES.map((r) => `\`${r}\``).join(', ')}${roleAt(text, i)}`,
+      );
     }
   }
-  if (b.stream !== undefined && b.stream !== null && typeof b.stream !== 'boolean') throw deserializeError('invalid type: expected a boolean at `stream`');
-  if (b.tools !== undefined && b.tools !== null && !Array.isArray(b.tools)) throw deserializeError('invalid type: expected a sequence at `tools`');
+  if (b.stream !== undefined && b.stream !== null && typeof b.stream !== 'boolean')
+    throw deserializeError('invalid type: expected a boolean at `stream`');
+  if (b.tools !== undefined && b.tools !== null && !Array.isArray(b.tools))
+    throw deserializeError('invalid type: expected a sequence at `tools`');
   return b;
 }
 
 /** Meilisearch's refusal of `n` other than 1 (checked before anything else is looked up). */
 export function checkSingleChoice(b: Json): void {
   if (b.n !== undefined && b.n !== null && b.n !== 1) {
-    throw new ApiError('unimplemented_multi_choice_chat_completions', `You tried to specify n = ${String(b.n)} but only single choices are supported (n = 1).`);
+    throw new ApiError(
+      'unimplemented_multi_choice_chat_completions',
+      `You tried to specify n = ${String(b.n)} but only single choices are supported (n = 1).`,
+    );
   }
 }
 
@@ -117,7 +126,11 @@ function reportingTools(tools: unknown[]): Reporting {
     if (name === SEARCH_PROGRESS) out.progress = true;
     else if (name === SEARCH_SOURCES) out.sources = true;
     else if (name === APPEND_MESSAGE) out.append = true;
-    else throw new ApiError('unimplemented_external_function_calling', `${name}: External functions are not supported yet.`);
+    else
+      throw new ApiError(
+        'unimplemented_external_function_calling',
+        `${name}: External functions are not supported yet.`,
+      );
   }
   return out;
 }
@@ -125,7 +138,9 @@ function reportingTools(tools: unknown[]): Reporting {
 /** OpenAI's older models take the system prompt as `system`, the newer ones as `developer` (Meilisearch's rule). */
 function systemRole(s: ChatWorkspaceSettings, model: string): 'system' | 'developer' {
   if (s.source === 'mistral' || s.source === 'vLlm') return 'system';
-  const old = ['gpt-3.5', 'gpt-4', 'gpt-4.1', 'gpt-4.5', 'gpt-4o', 'chatgpt-4o'].some((p) => model.startsWith(p) && (model.length === p.length || model[p.length] === '-'));
+  const old = ['gpt-3.5', 'gpt-4', 'gpt-4.1', 'gpt-4.5', 'gpt-4o', 'chatgpt-4o'].some(
+    (p) => model.startsWith(p) && (model.length === p.length || model[p.length] === '-'),
+  );
   return old ? 'system' : 'developer';
 }
 
@@ -164,7 +179,12 @@ async function facetLines(search: SearchService, auth: AuthContext, uid: string,
 }
 
 /** The `_meiliSearchInIndex` tool over the indexes `auth` may reach. */
-async function searchTool(deps: Deps, search: SearchService, auth: AuthContext, prompts: ChatWorkspaceSettings['prompts']): Promise<Json> {
+async function searchTool(
+  deps: Deps,
+  search: SearchService,
+  auth: AuthContext,
+  prompts: ChatWorkspaceSettings['prompts'],
+): Promise<Json> {
   let description = prompts.searchDescription;
   let filterDescription = prompts.searchFilterParam;
   const uids: string[] = [];
@@ -202,7 +222,13 @@ function normalizeChunk(c: Json): Json {
     const d = (ch.delta ?? {}) as Json;
     return {
       index: ch.index ?? 0,
-      delta: { content: d.content ?? null, function_call: d.function_call ?? null, tool_calls: d.tool_calls ?? null, role: d.role ?? null, refusal: d.refusal ?? null },
+      delta: {
+        content: d.content ?? null,
+        function_call: d.function_call ?? null,
+        tool_calls: d.tool_calls ?? null,
+        role: d.role ?? null,
+        refusal: d.refusal ?? null,
+      },
       finish_reason: ch.finish_reason ?? null,
       logprobs: ch.logprobs ?? null,
     };
@@ -227,7 +253,9 @@ function toolChunk(template: Json, name: string, args: unknown): Json {
     delta: {
       content: null,
       function_call: null,
-      tool_calls: [{ index: 0, id: randomUUID(), type: 'function', function: { name, arguments: JSON.stringify(args) } }],
+      tool_calls: [
+        { index: 0, id: randomUUID(), type: 'function', function: { name, arguments: JSON.stringify(args) } },
+      ],
       role: 'assistant',
       refusal: null,
     },
@@ -254,7 +282,8 @@ function parseArguments(text: string): { index_uid: string; q: string | null; fi
   } catch (err) {
     return (err as Error).message;
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'invalid type: expected struct SearchInIndexParameters';
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    return 'invalid type: expected struct SearchInIndexParameters';
   const a = v as Json;
   if (a.index_uid === undefined) return `missing field \`index_uid\` at ${endOf(text)}`;
   if (typeof a.index_uid !== 'string') return 'invalid type: expected a string at `index_uid`';
@@ -287,7 +316,12 @@ function rendersSearchableOnly(template: string, searchable: string[]): boolean 
   return !searchable.includes('*') && template.includes('is_searchable') && !/\bdoc\b/.test(template);
 }
 
-async function runSearch(deps: Deps, search: SearchService, auth: AuthContext, args: { index_uid: string; q: string | null; filter: string | null }): Promise<SearchOutcome> {
+async function runSearch(
+  deps: Deps,
+  search: SearchService,
+  auth: AuthContext,
+  args: { index_uid: string; q: string | null; filter: string | null },
+): Promise<SearchOutcome> {
   const uid = args.index_uid;
   try {
     const found = chatOf(deps, uid);
@@ -301,7 +335,8 @@ async function runSearch(deps: Deps, search: SearchService, auth: AuthContext, a
       answer = JSON.parse((await search.search(auth, uid, body, undefined, false, true)).toString()) as Json;
     } catch (err) {
       // A query the index refuses (its filter, its sort) is the model's to fix: the text says why.
-      if (err instanceof ApiError && err.code.startsWith('invalid_search_')) return { ok: true, sources: [], text: err.message };
+      if (err instanceof ApiError && err.code.startsWith('invalid_search_'))
+        return { ok: true, sources: [], text: err.message };
       throw err;
     }
     deps.metrics.chat.searched();
@@ -309,7 +344,10 @@ async function runSearch(deps: Deps, search: SearchService, auth: AuthContext, a
     const handle = deps.registry.handle(uid);
     const primaryKey = handle.primaryKey();
     const isSearchable = searchableIn((settings.searchableAttributes as string[]) ?? ['*']);
-    const narrowFields = rendersSearchableOnly(chat.documentTemplate, (settings.searchableAttributes as string[]) ?? ['*']);
+    const narrowFields = rendersSearchableOnly(
+      chat.documentTemplate,
+      (settings.searchableAttributes as string[]) ?? ['*'],
+    );
     const texts: string[] = [];
     for (const hit of hits) {
       // The template sees the stored document, not only its displayed attributes.
@@ -356,10 +394,14 @@ export async function prepareCompletion(c: Completion): Promise<(send: Send) => 
   const tools = Array.isArray(c.body.tools) ? c.body.tools : [];
   const reporting = reportingTools(tools);
   const { tools: _t, messages: given, stream: _s, stream_options: _o, ...rest } = c.body;
-  const messages = [{ role: systemRole(c.settings, String(c.body.model)), content: c.settings.prompts.system }, ...(given as unknown[])];
+  const messages = [
+    { role: systemRole(c.settings, String(c.body.model)), content: c.settings.prompts.system },
+    ...(given as unknown[]),
+  ];
   // Meilisearch's key order (its OpenAI request type's): the messages first, the tools last.
   const request: Json = { messages, ...rest, stream: true };
-  if (c.settings.source === 'openAi' || c.settings.source === 'azureOpenAi') request.stream_options = { include_usage: true };
+  if (c.settings.source === 'openAi' || c.settings.source === 'azureOpenAi')
+    request.stream_options = { include_usage: true };
   request.tools = [await searchTool(c.deps, c.search, c.auth, c.settings.prompts)];
   return (send) => converse(c, request, reporting, send);
 }
@@ -387,13 +429,28 @@ async function converse(c: Completion, request: Json, reporting: Reporting, send
             if (known.internal) known.arguments += typeof fn.arguments === 'string' ? fn.arguments : '';
           } else {
             const internal = fn.name === SEARCH_IN_INDEX;
-            calls.set(index, { internal, id: String(t.id ?? ''), name: String(fn.name ?? ''), arguments: typeof fn.arguments === 'string' ? fn.arguments : '' });
+            calls.set(index, {
+              internal,
+              id: String(t.id ?? ''),
+              name: String(fn.name ?? ''),
+              arguments: typeof fn.arguments === 'string' ? fn.arguments : '',
+            });
           }
         }
       } else if (calls.size > 0) {
-        const meili = [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, call]) => call).filter((call) => call.internal);
+        const meili = [...calls.entries()]
+          .sort((a, b) => a[0] - b[0])
+          .map(([, call]) => call)
+          .filter((call) => call.internal);
         calls.clear();
-        messages.push({ role: 'assistant', tool_calls: meili.map((m) => ({ id: m.id, type: 'function', function: { name: m.name, arguments: m.arguments } })) });
+        messages.push({
+          role: 'assistant',
+          tool_calls: meili.map((m) => ({
+            id: m.id,
+            type: 'function',
+            function: { name: m.name, arguments: m.arguments },
+          })),
+        });
         if (!(await answerCalls(c, meili, chunk, reporting, messages, send))) return;
       } else if (!send(normalizeChunk(chunk))) {
         return;
@@ -409,15 +466,38 @@ async function converse(c: Completion, request: Json, reporting: Reporting, send
 }
 
 /** Runs the model's searches, reporting as the client asked; false once the client is gone. */
-async function answerCalls(c: Completion, meili: Call[], template: Json, reporting: Reporting, messages: unknown[], send: Send): Promise<boolean> {
+async function answerCalls(
+  c: Completion,
+  meili: Call[],
+  template: Json,
+  reporting: Reporting,
+  messages: unknown[],
+  send: Send,
+): Promise<boolean> {
   for (const call of meili) {
-    if (reporting.progress && !send(toolChunk(template, SEARCH_PROGRESS, { call_id: call.id, function_name: call.name, function_arguments: call.arguments }))) return false;
+    if (
+      reporting.progress &&
+      !send(
+        toolChunk(template, SEARCH_PROGRESS, {
+          call_id: call.id,
+          function_name: call.name,
+          function_arguments: call.arguments,
+        }),
+      )
+    )
+      return false;
     if (reporting.append) {
-      const message = { role: 'assistant', tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] };
+      const message = {
+        role: 'assistant',
+        tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
+      };
       if (!send(toolChunk(template, APPEND_MESSAGE, message))) return false;
     }
     const args = parseArguments(call.arguments);
-    const outcome: SearchOutcome = typeof args === 'string' ? { ok: true, sources: [], text: args } : await runSearch(c.deps, c.search, c.auth, args);
+    const outcome: SearchOutcome =
+      typeof args === 'string'
+        ? { ok: true, sources: [], text: args }
+        : await runSearch(c.deps, c.search, c.auth, args);
     if (outcome.ok && typeof args !== 'string' && reporting.sources) {
       if (!send(toolChunk(template, SEARCH_SOURCES, { call_id: call.id, sources: outcome.sources }))) return false;
     }

@@ -31,7 +31,12 @@ export interface StreamErrorEvent {
   error: { type: string; code: string | null; message: string; param: string | null; event_id: null };
 }
 
-export function errorEvent(type: string, code: string | null, message: string, param: string | null = null): StreamErrorEvent {
+export function errorEvent(
+  type: string,
+  code: string | null,
+  message: string,
+  param: string | null = null,
+): StreamErrorEvent {
   return { event_id: randomUUID(), type: 'error', error: { type, code, message, param, event_id: null } };
 }
 
@@ -79,7 +84,8 @@ function refusal(s: ChatWorkspaceSettings, text: string): StreamErrorEvent {
   const e = s.source === 'mistral' ? body : (body as { error?: unknown } | null)?.error;
   if (e === null || typeof e !== 'object') return errorEvent('reqwest_error', null, 'error decoding response body');
   const { message, type, code, param } = e as Record<string, unknown>;
-  if (typeof message !== 'string' || typeof type !== 'string') return errorEvent('reqwest_error', null, 'error decoding response body');
+  if (typeof message !== 'string' || typeof type !== 'string')
+    return errorEvent('reqwest_error', null, 'error decoding response body');
   return errorEvent(type, optionalText(code), message, optionalText(param));
 }
 
@@ -120,10 +126,25 @@ function parseEvents(s: ChatWorkspaceSettings, text: string): ProviderRound {
       return { chunks, error: errorEvent('json_deserialize_error', 'internal', (err as Error).message) };
     }
     if (chunk === null || typeof chunk !== 'object' || Array.isArray(chunk)) {
-      return { chunks, error: errorEvent('json_deserialize_error', 'internal', `invalid type: expected struct CreateChatCompletionStreamResponse at line 1 column ${data.length}`) };
+      return {
+        chunks,
+        error: errorEvent(
+          'json_deserialize_error',
+          'internal',
+          `invalid type: expected struct CreateChatCompletionStreamResponse at line 1 column ${data.length}`,
+        ),
+      };
     }
     const missing = CHUNK_FIELDS.find(([name, ok]) => !ok((chunk as Record<string, unknown>)[name]));
-    if (missing) return { chunks, error: errorEvent('json_deserialize_error', 'internal', `missing field \`${missing[0]}\` at line 1 column ${data.length}`) };
+    if (missing)
+      return {
+        chunks,
+        error: errorEvent(
+          'json_deserialize_error',
+          'internal',
+          `missing field \`${missing[0]}\` at line 1 column ${data.length}`,
+        ),
+      };
     chunks.push(chunk);
   }
   // A stream that stops without `[DONE]` ends as Meilisearch's client reports it.

@@ -11,7 +11,16 @@
  */
 import { ApiError } from '../errors/api-error';
 import { hideSecret } from '../native';
-import { compareBytes, DeserrError, incorrectType, isObject, type Loc, oneOf, string, unknownField } from '../settings/deserr';
+import {
+  compareBytes,
+  DeserrError,
+  incorrectType,
+  isObject,
+  type Loc,
+  oneOf,
+  string,
+  unknownField,
+} from '../settings/deserr';
 import { jsonValue, type Records } from '../store/durable';
 
 const DB = 'chats';
@@ -41,19 +50,28 @@ export interface ChatWorkspaceSettings {
 /** Meilisearch 1.50's default prompts, as its API shows them. */
 export const DEFAULT_PROMPTS: ChatPrompts = {
   system:
-    "You are a highly capable research assistant with access to powerful search tools. IMPORTANT INSTRUCTIONS:1. When answering questions, you MUST make multiple tool calls (at least 2-3) to gather comprehensive information.2. Use different search queries for each tool call - vary keywords, rephrase questions, and explore different semantic angles to ensure broad coverage.3. Always explicitly announce BEFORE making each tool call by saying: \"I'll search for [specific information] now.\"4. Combine information from ALL tool calls to provide complete, nuanced answers rather than relying on a single source.5. For complex topics, break down your research into multiple targeted queries rather than using a single generic search. Meilisearch doesn't use the colon (:) syntax to filter but rather the equal (=) one. Separate filters from query and keep the q parameter empty if needed. Same for the filter parameter: keep it empty if need be. If you need to find documents that CONTAINS keywords simply put the keywords in the q parameter do no use a filter for this purpose. Whenever you get an error, read the error message and fix your error. ",
+    'You are a highly capable research assistant with access to powerful search tools. IMPORTANT INSTRUCTIONS:1. When answering questions, you MUST make multiple tool calls (at least 2-3) to gather comprehensive information.2. Use different search queries for each tool call - vary keywords, rephrase questions, and explore different semantic angles to ensure broad coverage.3. Always explicitly announce BEFORE making each tool call by saying: "I\'ll search for [specific information] now."4. Combine information from ALL tool calls to provide complete, nuanced answers rather than relying on a single source.5. For complex topics, break down your research into multiple targeted queries rather than using a single generic search. Meilisearch doesn\'t use the colon (:) syntax to filter but rather the equal (=) one. Separate filters from query and keep the q parameter empty if needed. Same for the filter parameter: keep it empty if need be. If you need to find documents that CONTAINS keywords simply put the keywords in the q parameter do no use a filter for this purpose. Whenever you get an error, read the error message and fix your error. ',
   searchDescription:
-    "Query: 'best story about Rust before 2018' with year: 2018, 2020, 2021\nlabel: analysis, golang, javascript\ntype: story, link\nvote: 300, 298, 278\n: {\"q\": \"\", \"filter\": \"category = Rust AND type = story AND year < 2018 AND vote > 100\"}\nQuery: 'A black or green car that can go fast with red brakes' with maxspeed_kmh: 200, 150, 130\ncolor: black, grey, red, green\nbrand: Toyota, Renault, Jeep, Ferrari\n: {\"q\": \"red brakes\", \"filter\": \"maxspeed_kmh > 150 AND color IN ['black', green]\"}\nQuery: 'Superman movie released in 2018 or after' with year: 2018, 2020, 2021\ngenres: Drama, Comedy, Adventure, Fiction\n: {\"q\":\"Superman\",\"filter\":\"genres IN [Adventure, Fiction] AND year >= 2018\"}",
+    'Query: \'best story about Rust before 2018\' with year: 2018, 2020, 2021\nlabel: analysis, golang, javascript\ntype: story, link\nvote: 300, 298, 278\n: {"q": "", "filter": "category = Rust AND type = story AND year < 2018 AND vote > 100"}\nQuery: \'A black or green car that can go fast with red brakes\' with maxspeed_kmh: 200, 150, 130\ncolor: black, grey, red, green\nbrand: Toyota, Renault, Jeep, Ferrari\n: {"q": "red brakes", "filter": "maxspeed_kmh > 150 AND color IN [\'black\', green]"}\nQuery: \'Superman movie released in 2018 or after\' with year: 2018, 2020, 2021\ngenres: Drama, Comedy, Adventure, Fiction\n: {"q":"Superman","filter":"genres IN [Adventure, Fiction] AND year >= 2018"}',
   searchQParam:
-    "The search query string used to find relevant documents in the index. This should contain keywords or phrases that best represent what the user is looking for. More specific queries will yield more precise results.",
+    'The search query string used to find relevant documents in the index. This should contain keywords or phrases that best represent what the user is looking for. More specific queries will yield more precise results.',
   searchFilterParam:
-    "The search filter string used to find relevant documents in the index. It supports parentheses, `=`, `!=`, `>=`, `>`, `<=`, `<`, `IN`, `NOT IN`, `TO`, `EXISTS`, `NOT EXISTS`, `IS NULL`, `IS NOT NULL`, `IS EMPTY`, `IS NOT EMPTY`, `_geoRadius`, or `_geoBoundingBox`. Here is an example: \"price > 100 AND category = 'electronics'\". The following is a list of fields that can be filtered on: ",
+    'The search filter string used to find relevant documents in the index. It supports parentheses, `=`, `!=`, `>=`, `>`, `<=`, `<`, `IN`, `NOT IN`, `TO`, `EXISTS`, `NOT EXISTS`, `IS NULL`, `IS NOT NULL`, `IS EMPTY`, `IS NOT EMPTY`, `_geoRadius`, or `_geoBoundingBox`. Here is an example: "price > 100 AND category = \'electronics\'". The following is a list of fields that can be filtered on: ',
   searchIndexUidParam:
-    "The name of the index to search within. An index is a collection of documents organized for search. Selecting the right index ensures the most relevant results for the user query.",
+    'The name of the index to search within. An index is a collection of documents organized for search. Selecting the right index ensures the most relevant results for the user query.',
 };
 
 export function defaultChatSettings(): ChatWorkspaceSettings {
-  return { source: 'openAi', orgId: null, projectId: null, apiVersion: null, deploymentId: null, baseUrl: null, apiKey: null, prompts: { ...DEFAULT_PROMPTS } };
+  return {
+    source: 'openAi',
+    orgId: null,
+    projectId: null,
+    apiVersion: null,
+    deploymentId: null,
+    baseUrl: null,
+    apiKey: null,
+    prompts: { ...DEFAULT_PROMPTS },
+  };
 }
 
 /** The settings as the API shows them: `apiKey` hidden. */
@@ -62,7 +80,13 @@ export function chatSettingsView(s: ChatWorkspaceSettings): ChatWorkspaceSetting
 }
 
 const FIELDS = ['source', 'orgId', 'projectId', 'apiVersion', 'deploymentId', 'baseUrl', 'apiKey', 'prompts'] as const;
-const PROMPT_FIELDS = ['system', 'searchDescription', 'searchQParam', 'searchFilterParam', 'searchIndexUidParam'] as const;
+const PROMPT_FIELDS = [
+  'system',
+  'searchDescription',
+  'searchQParam',
+  'searchFilterParam',
+  'searchIndexUidParam',
+] as const;
 
 /** Each field's code when its value is refused (`source` and `prompts` itself are `bad_request`). */
 const FIELD_CODES: Record<string, string> = {
@@ -84,7 +108,9 @@ const PROMPT_CODES: Record<string, string> = {
 };
 
 /** A patch: absent = unchanged, null = reset to the default. */
-export type ChatSettingsPatch = { [K in Exclude<keyof ChatWorkspaceSettings, 'prompts'>]?: ChatWorkspaceSettings[K] | null } & {
+export type ChatSettingsPatch = {
+  [K in Exclude<keyof ChatWorkspaceSettings, 'prompts'>]?: ChatWorkspaceSettings[K] | null;
+} & {
   prompts?: { [K in keyof ChatPrompts]?: string | null } | null;
 };
 
@@ -102,7 +128,8 @@ export function parseChatSettingsPatch(body: unknown): ChatSettingsPatch {
   if (!isObject(body)) throw new ApiError('bad_request', incorrectType(body, ['object'], []).message);
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {
-    if (!(FIELDS as readonly string[]).includes(key)) throw new ApiError('bad_request', unknownField(key, FIELDS, []).message);
+    if (!(FIELDS as readonly string[]).includes(key))
+      throw new ApiError('bad_request', unknownField(key, FIELDS, []).message);
     if (value === null) {
       out[key] = null;
       continue;
@@ -119,14 +146,18 @@ function parsePrompts(value: unknown): Record<string, string | null> {
   if (!isObject(value)) throw new ApiError('bad_request', incorrectType(value, ['object'], ['prompts']).message);
   const out: Record<string, string | null> = {};
   for (const [key, v] of Object.entries(value)) {
-    if (!(PROMPT_FIELDS as readonly string[]).includes(key)) throw new ApiError('bad_request', unknownField(key, PROMPT_FIELDS, ['prompts']).message);
+    if (!(PROMPT_FIELDS as readonly string[]).includes(key))
+      throw new ApiError('bad_request', unknownField(key, PROMPT_FIELDS, ['prompts']).message);
     out[key] = v === null ? null : withCode(PROMPT_CODES[key], () => string(v, ['prompts', key]));
   }
   return out;
 }
 
 /** `current` with `patch` applied: given fields replace, null ones go back to their default. */
-export function applyChatSettingsPatch(current: ChatWorkspaceSettings, patch: ChatSettingsPatch): ChatWorkspaceSettings {
+export function applyChatSettingsPatch(
+  current: ChatWorkspaceSettings,
+  patch: ChatSettingsPatch,
+): ChatWorkspaceSettings {
   const defaults = defaultChatSettings();
   const next: ChatWorkspaceSettings = { ...current, prompts: { ...current.prompts } };
   for (const key of FIELDS) {
@@ -148,9 +179,13 @@ export function applyChatSettingsPatch(current: ChatWorkspaceSettings, patch: Ch
 /** Meilisearch's check of a workspace's settings once the patch is applied. */
 function checkSource(s: ChatWorkspaceSettings): void {
   if (s.source === 'azureOpenAi' && (s.baseUrl === null || s.deploymentId === null || s.apiVersion === null)) {
-    throw new ApiError('bad_request', 'azureOpenAi requires setting a valid `baseUrl`, `deploymentId`, and `apiVersion`');
+    throw new ApiError(
+      'bad_request',
+      'azureOpenAi requires setting a valid `baseUrl`, `deploymentId`, and `apiVersion`',
+    );
   }
-  if (s.source === 'vLlm' && s.baseUrl === null) throw new ApiError('bad_request', 'vLlm requires setting a valid `baseUrl`');
+  if (s.source === 'vLlm' && s.baseUrl === null)
+    throw new ApiError('bad_request', 'vLlm requires setting a valid `baseUrl`');
 }
 
 export function chatNotFound(uid: string): ApiError {
@@ -211,7 +246,10 @@ export class ChatStore {
   async replaceAll(entries: Array<[string, ChatWorkspaceSettings]>): Promise<void> {
     const keep = new Set(entries.map(([uid]) => uid));
     const gone = [...this.#workspaces.keys()].filter((k) => !keep.has(k));
-    await this.records.commit([...gone.map((k) => ({ db: DB, key: k, value: null })), ...entries.map(([uid, s]) => ({ db: DB, key: uid, value: jsonValue(s) }))]);
+    await this.records.commit([
+      ...gone.map((k) => ({ db: DB, key: k, value: null })),
+      ...entries.map(([uid, s]) => ({ db: DB, key: uid, value: jsonValue(s) })),
+    ]);
   }
 }
 

@@ -28,9 +28,17 @@ export interface AddDocumentsOptions {
 }
 
 /** Stages `payload` (JSON, NDJSON or CSV bytes) and enqueues its addition to `uid`. */
-export async function addDocuments(deps: Deps, uid: string, payload: Buffer, o: AddDocumentsOptions): Promise<TaskRecord> {
-  if (o.csvDelimiter !== null && !/^[\x00-\x7f]$/.test(o.csvDelimiter)) {
-    throw new ApiError('invalid_document_csv_delimiter', `Invalid value in parameter \`csvDelimiter\`: \`${o.csvDelimiter}\` is not a valid csv delimiter. It must be a single ASCII character.`);
+export async function addDocuments(
+  deps: Deps,
+  uid: string,
+  payload: Buffer,
+  o: AddDocumentsOptions,
+): Promise<TaskRecord> {
+  if (o.csvDelimiter !== null && !(o.csvDelimiter.length === 1 && o.csvDelimiter.charCodeAt(0) < 0x80)) {
+    throw new ApiError(
+      'invalid_document_csv_delimiter',
+      `Invalid value in parameter \`csvDelimiter\`: \`${o.csvDelimiter}\` is not a valid csv delimiter. It must be a single ASCII character.`,
+    );
   }
   fs.mkdirSync(deps.updateFiles, { recursive: true });
   const file = path.join(deps.updateFiles, `${randomUUID()}.ndjson`);
@@ -40,7 +48,15 @@ export async function addDocuments(deps: Deps, uid: string, payload: Buffer, o: 
       indexUid: uid,
       type: 'documentAdditionOrUpdate',
       details: { receivedDocuments: documents, indexedDocuments: null },
-      payload: { kind: 'documentAddition', file, method: o.method, primaryKey: o.primaryKey, skipCreation: o.skipCreation, canCreateIndex: o.canCreateIndex, check: { bytes, crc32 } },
+      payload: {
+        kind: 'documentAddition',
+        file,
+        method: o.method,
+        primaryKey: o.primaryKey,
+        skipCreation: o.skipCreation,
+        canCreateIndex: o.canCreateIndex,
+        check: { bytes, crc32 },
+      },
       customMetadata: o.customMetadata,
     });
   } catch (err) {
@@ -65,10 +81,21 @@ export function emptyFilterRefused(): ApiError {
  * Enqueues a deletion. A filter is refused when empty, its syntax is checked now and its
  * filterability when the task runs (as Meilisearch does); callers check its shape first.
  */
-export function deleteDocuments(deps: Deps, uid: string, selection: DocumentSelection, customMetadata?: string): Promise<TaskRecord> {
+export function deleteDocuments(
+  deps: Deps,
+  uid: string,
+  selection: DocumentSelection,
+  customMetadata?: string,
+): Promise<TaskRecord> {
   const { queue } = deps;
   if ('all' in selection) {
-    return queue.enqueue({ indexUid: uid, type: 'documentDeletion', details: { deletedDocuments: null }, payload: { kind: 'documentClear' }, customMetadata });
+    return queue.enqueue({
+      indexUid: uid,
+      type: 'documentDeletion',
+      details: { deletedDocuments: null },
+      payload: { kind: 'documentClear' },
+      customMetadata,
+    });
   }
   if ('ids' in selection) {
     const { ids } = selection;
@@ -106,5 +133,7 @@ export function fetchDocuments(deps: Deps, uid: string, body: FetchBody): Promis
     filter: body.filter ?? null,
   };
   if (usesNetwork(deps, body.useNetwork)) return fetchOverNetwork(deps, uid, query);
-  return deps.registry.handle(uid).fetchDocuments({ ...query, containsFilter: deps.features.enabled('containsFilter') });
+  return deps.registry
+    .handle(uid)
+    .fetchDocuments({ ...query, containsFilter: deps.features.enabled('containsFilter') });
 }

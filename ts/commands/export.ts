@@ -10,7 +10,15 @@ import type { TaskRecord } from '../tasks/types';
  */
 export async function exportIndexes(deps: Pick<Deps, 'queue' | 'replica'>, req: ExportRequest): Promise<TaskRecord> {
   if (deps.replica) {
-    throw new ApiError('unimplemented_in_replicated_group', 'Exporting from a replicated group is not supported yet: every instance would send the indexes. Export from a single instance started on a snapshot or a dump of the group.');
+    throw new ApiError(
+      'unimplemented_in_replicated_group',
+      'Exporting from a replicated group is not supported yet: every instance would send the indexes. Export from a single instance started on a snapshot or a dump of the group.',
+    );
   }
-  return deps.queue.enqueue({ indexUid: null, type: 'export', details: exportDetails(req), payload: { kind: 'export', ...req } });
+  return deps.queue.enqueue({
+    indexUid: null,
+    type: 'export',
+    details: exportDetails(req),
+    payload: { kind: 'export', ...req },
+  });
 }

@@ -50,7 +50,7 @@ export async function packDirectory(dir: string, file: string): Promise<void> {
   }
 }
 
-function entry(pack: tar.Pack, header: Parameters<tar.Pack["entry"]>[0]): Promise<void> {
+function entry(pack: tar.Pack, header: Parameters<tar.Pack['entry']>[0]): Promise<void> {
   return new Promise((resolve, reject) => pack.entry(header, (err) => (err ? reject(err) : resolve())));
 }
 

@@ -68,7 +68,17 @@ export function archives(src: Sources, dirs: { dumpDir: string; snapshotDir: str
     async snapshot(tasks, batch) {
       const finishedAt = nowIso();
       const n = tasks.length;
-      const b: BatchRecord = { ...batch, finishedAt, stats: { ...batch.stats, totalNbTasks: n, status: { succeeded: n }, types: { snapshotCreation: n }, indexUids: {} } };
+      const b: BatchRecord = {
+        ...batch,
+        finishedAt,
+        stats: {
+          ...batch.stats,
+          totalNbTasks: n,
+          status: { succeeded: n },
+          types: { snapshotCreation: n },
+          indexUids: {},
+        },
+      };
       const done = tasks.map((t): TaskRecord => ({ ...t, status: 'succeeded', finishedAt }));
       await writeSnapshot(src, dirs.snapshotDir, [...done.map(taskOp), batchOp(b)]);
     },
@@ -98,25 +108,47 @@ export async function writeDump(src: Sources, dumpDir: string, uid: string, self
     fs.mkdirSync(path.join(dir, 'tasks', 'update_files'), { recursive: true });
     const tasks: unknown[] = [];
     for (const t of [...src.queue.allTasks()].sort((a, b) => a.uid - b.uid)) {
-      const record = t.uid === self.uid ? { ...t, status: 'succeeded' as const, batchUid: null, finishedAt: nowIso() } : t;
+      const record =
+        t.uid === self.uid ? { ...t, status: 'succeeded' as const, batchUid: null, finishedAt: nowIso() } : t;
       const line = taskToDump(record);
       if (!line) continue;
       tasks.push(line);
       const file = payloadFile(src.updateFiles, t);
-      if (t.status === 'enqueued' && file && fs.existsSync(file)) fs.copyFileSync(file, path.join(dir, 'tasks', 'update_files', `${t.uid}.jsonl`));
+      if (t.status === 'enqueued' && file && fs.existsSync(file))
+        fs.copyFileSync(file, path.join(dir, 'tasks', 'update_files', `${t.uid}.jsonl`));
     }
     write('tasks/queue.jsonl', lines(tasks));
-    write('batches/queue.jsonl', lines([...src.queue.allBatches()].filter((b) => b.finishedAt !== null).sort((a, b) => a.uid - b.uid).map(batchToDump)));
+    write(
+      'batches/queue.jsonl',
+      lines(
+        [...src.queue.allBatches()]
+          .filter((b) => b.finishedAt !== null)
+          .sort((a, b) => a.uid - b.uid)
+          .map(batchToDump),
+      ),
+    );
 
     for (const entry of src.registry.list()) {
       const h = src.registry.handleOf(entry);
       const base = path.join('indexes', entry.uid);
-      write(`${base}/metadata.json`, JSON.stringify({ uid: entry.uid, primaryKey: h.primaryKey(), createdAt: entry.createdAt, updatedAt: entry.updatedAt }));
+      write(
+        `${base}/metadata.json`,
+        JSON.stringify({
+          uid: entry.uid,
+          primaryKey: h.primaryKey(),
+          createdAt: entry.createdAt,
+          updatedAt: entry.updatedAt,
+        }),
+      );
       write(`${base}/settings.json`, JSON.stringify(h.settings()));
       const out = fs.openSync(path.join(dir, base, 'documents.jsonl'), 'w');
       try {
         for (let offset = 0; ; offset += PAGE) {
-          const page = JSON.parse((await h.fetchDocuments({ offset, limit: PAGE, fields: null, ids: null, retrieveVectors: true })).toString()) as { results: Array<Record<string, unknown>> };
+          const page = JSON.parse(
+            (
+              await h.fetchDocuments({ offset, limit: PAGE, fields: null, ids: null, retrieveVectors: true })
+            ).toString(),
+          ) as { results: Array<Record<string, unknown>> };
           if (page.results.length === 0) break;
           for (const doc of page.results) {
             const vectors = doc._vectors as Record<string, unknown> | undefined;
@@ -134,19 +166,43 @@ export async function writeDump(src: Sources, dumpDir: string, uid: string, self
     if (rules.length) {
       const base = path.join('indexes', RULES_INDEX);
       const dates = rules.map((r) => r.lastUpdatedAt).sort();
-      write(`${base}/metadata.json`, JSON.stringify({ uid: RULES_INDEX, primaryKey: 'uid', createdAt: dates[0], updatedAt: dates[dates.length - 1] }));
+      write(
+        `${base}/metadata.json`,
+        JSON.stringify({
+          uid: RULES_INDEX,
+          primaryKey: 'uid',
+          createdAt: dates[0],
+          updatedAt: dates[dates.length - 1],
+        }),
+      );
       write(`${base}/settings.json`, JSON.stringify(RULES_INDEX_SETTINGS));
       write(`${base}/documents.jsonl`, lines(rules.map(ruleView)));
     }
     write('experimental-features.json', JSON.stringify(src.features.get()));
     const network = src.network.get();
-    write('network.json', JSON.stringify({ self: network.self, remotes: network.remotes, shards: network.shards, leader: network.leader, version: network.version }));
+    write(
+      'network.json',
+      JSON.stringify({
+        self: network.self,
+        remotes: network.remotes,
+        shards: network.shards,
+        leader: network.leader,
+        version: network.version,
+      }),
+    );
     // The API's webhooks, keyed by uuid as Meilisearch writes them (the command line's is not).
-    write('webhooks.json', JSON.stringify({ webhooks: Object.fromEntries(src.webhooks.stored().map((w) => [w.uuid, { url: w.url, headers: w.headers }])) }));
+    write(
+      'webhooks.json',
+      JSON.stringify({
+        webhooks: Object.fromEntries(src.webhooks.stored().map((w) => [w.uuid, { url: w.url, headers: w.headers }])),
+      }),
+    );
     // Chat workspaces, one file each, their settings whole (the API key in clear), as Meilisearch writes them.
     // A uid that is no plain file name (a `/`, a `%`, `.` or `..`) is percent-encoded, and decoded on import.
-    const fileName = (uid: string) => (/[/\\%]/.test(uid) || uid === '.' || uid === '..' ? encodeURIComponent(uid).replace(/\./g, '%2E') : uid);
-    for (const [uid, settings] of src.chats.all()) write(`chat-completions-settings/${fileName(uid)}.json`, JSON.stringify(settings));
+    const fileName = (uid: string) =>
+      /[/\\%]/.test(uid) || uid === '.' || uid === '..' ? encodeURIComponent(uid).replace(/\./g, '%2E') : uid;
+    for (const [uid, settings] of src.chats.all())
+      write(`chat-completions-settings/${fileName(uid)}.json`, JSON.stringify(settings));
   });
 }
 
@@ -167,7 +223,8 @@ export async function writeSnapshot(src: Sources, snapshotDir: string, done: KvO
       copy.close();
     }
     fs.mkdirSync(path.join(dir, 'indexes'), { recursive: true });
-    for (const entry of src.registry.list()) await src.registry.handleOf(entry).copyTo(path.join(dir, 'indexes', entry.dir));
+    for (const entry of src.registry.list())
+      await src.registry.handleOf(entry).copyTo(path.join(dir, 'indexes', entry.dir));
     // Payloads of tasks still to run; the worker is busy with this task, so none goes away.
     fs.mkdirSync(path.join(dir, 'update_files'), { recursive: true });
     for (const t of src.queue.allTasks()) {

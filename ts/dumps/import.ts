@@ -31,7 +31,15 @@ import { batchFromDump, DUMP_VERSION, DumpFormatError, type DumpTask, keyFromDum
 export class ImportError extends Error {}
 
 /** The start-up options of imports. */
-export type ImportOptions = Pick<Config, 'importDump' | 'ignoreMissingDump' | 'ignoreDumpIfDbExists' | 'importSnapshot' | 'ignoreMissingSnapshot' | 'ignoreSnapshotIfDbExists'>;
+export type ImportOptions = Pick<
+  Config,
+  | 'importDump'
+  | 'ignoreMissingDump'
+  | 'ignoreDumpIfDbExists'
+  | 'importSnapshot'
+  | 'ignoreMissingSnapshot'
+  | 'ignoreSnapshotIfDbExists'
+>;
 
 /** Documents are staged and indexed this many bytes of NDJSON at a time. */
 const CHUNK_BYTES = 64 * 1024 ** 2;
@@ -80,7 +88,8 @@ export async function importAtStartup(opts: ImportOptions, dbPath: string, logge
     const db = path.join(staging, 'db');
     if (kind === 'snapshot') {
       await unpackArchive(file, db);
-      if (!databaseExists(db) || !fs.existsSync(path.join(db, 'VERSION'))) throw new ImportError(`${file} is not a Quarry snapshot: it holds no task store`);
+      if (!databaseExists(db) || !fs.existsSync(path.join(db, 'VERSION')))
+        throw new ImportError(`${file} is not a Quarry snapshot: it holds no task store`);
     } else {
       const unpacked = path.join(staging, 'dump');
       await unpackArchive(file, unpacked);
@@ -90,7 +99,8 @@ export async function importAtStartup(opts: ImportOptions, dbPath: string, logge
     fs.renameSync(db, dbPath);
   } catch (err) {
     if (err instanceof ImportError) throw err;
-    const reason = err instanceof ApiError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
+    const reason =
+      err instanceof ApiError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
     throw new ImportError(`the ${kind} ${file} could not be imported: ${reason}`);
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
@@ -126,7 +136,9 @@ async function* jsonLines(file: string): AsyncGenerator<Record<string, unknown>>
 async function loadDump(dir: string, db: string, logger: Logger): Promise<void> {
   const meta = readJsonFile(path.join(dir, 'metadata.json'));
   if (meta.dumpVersion !== DUMP_VERSION) {
-    throw new DumpFormatError(`dump version \`${String(meta.dumpVersion)}\` is not supported: Quarry imports version ${DUMP_VERSION} dumps (Meilisearch 1.0 and later)`);
+    throw new DumpFormatError(
+      `dump version \`${String(meta.dumpVersion)}\` is not supported: Quarry imports version ${DUMP_VERSION} dumps (Meilisearch 1.0 and later)`,
+    );
   }
   fs.mkdirSync(db, { recursive: true });
   fs.writeFileSync(path.join(db, 'VERSION'), 'quarry-1\n');
@@ -134,7 +146,8 @@ async function loadDump(dir: string, db: string, logger: Logger): Promise<void> 
   const uid = path.join(dir, 'instance_uid.uuid');
   if (fs.existsSync(uid)) {
     const text = fs.readFileSync(uid, 'utf8').trim();
-    if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text)) fs.writeFileSync(path.join(db, 'instance-uid'), text);
+    if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text))
+      fs.writeFileSync(path.join(db, 'instance-uid'), text);
   }
   const updateFiles = path.join(db, 'update_files');
   fs.mkdirSync(updateFiles, { recursive: true });
@@ -142,7 +155,9 @@ async function loadDump(dir: string, db: string, logger: Logger): Promise<void> 
   const durable = new Durable(kv);
   const registry = new IndexRegistry(durable, path.join(db, 'indexes'));
   try {
-    const features = fs.existsSync(path.join(dir, 'experimental-features.json')) ? readJsonFile(path.join(dir, 'experimental-features.json')) : {};
+    const features = fs.existsSync(path.join(dir, 'experimental-features.json'))
+      ? readJsonFile(path.join(dir, 'experimental-features.json'))
+      : {};
     const flags = Object.fromEntries(FEATURE_FLAGS.map((f) => [f, features[f] === true]));
     const ops: KvOp[] = [{ db: 'meta', key: 'features', value: jsonValue(flags) }];
     if (fs.existsSync(path.join(dir, 'network.json'))) {
@@ -150,18 +165,37 @@ async function loadDump(dir: string, db: string, logger: Logger): Promise<void> 
       const remotes = Object.fromEntries(
         Object.entries((n.remotes ?? {}) as Record<string, Record<string, unknown>>).map(([name, r]) => [
           name,
-          { url: String(r.url ?? ''), searchApiKey: (r.searchApiKey as string | null) ?? null, writeApiKey: (r.writeApiKey as string | null) ?? null },
+          {
+            url: String(r.url ?? ''),
+            searchApiKey: (r.searchApiKey as string | null) ?? null,
+            writeApiKey: (r.writeApiKey as string | null) ?? null,
+          },
         ]),
       );
-      ops.push({ db: 'meta', key: 'network', value: jsonValue({ self: n.self ?? null, remotes, shards: n.shards ?? {}, leader: n.leader ?? null, version: n.version ?? '00000000-0000-0000-0000-000000000000' }) });
+      ops.push({
+        db: 'meta',
+        key: 'network',
+        value: jsonValue({
+          self: n.self ?? null,
+          remotes,
+          shards: n.shards ?? {},
+          leader: n.leader ?? null,
+          version: n.version ?? '00000000-0000-0000-0000-000000000000',
+        }),
+      });
     }
     await durable.commit(ops);
 
     if (fs.existsSync(path.join(dir, 'webhooks.json'))) {
-      const hooks = (readJsonFile(path.join(dir, 'webhooks.json')).webhooks ?? {}) as Record<string, { url?: unknown; headers?: unknown }>;
+      const hooks = (readJsonFile(path.join(dir, 'webhooks.json')).webhooks ?? {}) as Record<
+        string,
+        { url?: unknown; headers?: unknown }
+      >;
       const list = Object.entries(hooks).map(([uuid, w]) => {
         if (typeof w.url !== 'string') throw new DumpFormatError(`webhook \`${uuid}\` has no URL`);
-        const headers = Object.fromEntries(Object.entries((w.headers ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v ?? '')]));
+        const headers = Object.fromEntries(
+          Object.entries((w.headers ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v ?? '')]),
+        );
         return { uuid: parseWebhookUuid(uuid), url: w.url, headers };
       });
       await new WebhookStore(durable, null).replaceAll(list);
@@ -173,7 +207,10 @@ async function loadDump(dir: string, db: string, logger: Logger): Promise<void> 
         .readdirSync(chatsDir)
         .filter((f) => f.endsWith('.json'))
         .sort()
-        .map((f): [string, ReturnType<typeof readRecord>] => [decodeFileName(f.slice(0, -'.json'.length)), readRecord(fs.readFileSync(path.join(chatsDir, f)))]);
+        .map((f): [string, ReturnType<typeof readRecord>] => [
+          decodeFileName(f.slice(0, -'.json'.length)),
+          readRecord(fs.readFileSync(path.join(chatsDir, f))),
+        ]);
       await new ChatStore(durable).replaceAll(workspaces);
     }
 
@@ -195,7 +232,13 @@ async function loadDump(dir: string, db: string, logger: Logger): Promise<void> 
   }
 }
 
-async function loadIndex(dir: string, registry: IndexRegistry, flags: Record<string, boolean>, updateFiles: string, logger: Logger): Promise<void> {
+async function loadIndex(
+  dir: string,
+  registry: IndexRegistry,
+  flags: Record<string, boolean>,
+  updateFiles: string,
+  logger: Logger,
+): Promise<void> {
   const meta = readJsonFile(path.join(dir, 'metadata.json'));
   const uid = String(meta.uid ?? path.basename(dir));
   const entry = registry.newEntry(uid, typeof meta.createdAt === 'string' ? meta.createdAt : new Date().toISOString());
@@ -203,7 +246,8 @@ async function loadIndex(dir: string, registry: IndexRegistry, flags: Record<str
   const h = registry.handleOf(entry);
   const apply = async (ops: BatchOp[]) => {
     const taskUid = importTaskUid--;
-    for (const r of await h.applyBatch(ops.map((op) => ({ ...op, taskUid })))) if (!r.ok) throw new DumpFormatError(`index \`${uid}\`: ${r.error.message}`);
+    for (const r of await h.applyBatch(ops.map((op) => ({ ...op, taskUid }))))
+      if (!r.ok) throw new DumpFormatError(`index \`${uid}\`: ${r.error.message}`);
   };
   const first: BatchOp[] = [];
   const primaryKey = typeof meta.primaryKey === 'string' ? meta.primaryKey : null;
@@ -214,7 +258,7 @@ async function loadIndex(dir: string, registry: IndexRegistry, flags: Record<str
     // settings routes leave them out.
     if (!flags.chatCompletions) delete settings.chat;
     if (!flags.foreignKeys) delete settings.foreignKeys;
-    let patch;
+    let patch: ReturnType<typeof parseSettingsBody>;
     try {
       patch = parseSettingsBody(settings, flags);
     } catch (err) {
@@ -235,9 +279,24 @@ async function loadIndex(dir: string, registry: IndexRegistry, flags: Record<str
       if (!chunk.length) return;
       const staged = path.join(updateFiles, `import-${n++}.ndjson`);
       try {
-        const { documents, bytes: size, crc32 } = await stageDocuments(Buffer.from(chunk.join('\n')), 'ndjson', null, staged);
+        const {
+          documents,
+          bytes: size,
+          crc32,
+        } = await stageDocuments(Buffer.from(chunk.join('\n')), 'ndjson', null, staged);
         count += documents;
-        await apply([{ type: 'addDocuments', taskUid: 0, file: staged, method: 'replace', primaryKey, skipCreation: false, shards: null, check: { bytes: size, crc32 } }]);
+        await apply([
+          {
+            type: 'addDocuments',
+            taskUid: 0,
+            file: staged,
+            method: 'replace',
+            primaryKey,
+            skipCreation: false,
+            shards: null,
+            check: { bytes: size, crc32 },
+          },
+        ]);
       } finally {
         fs.rmSync(staged, { force: true });
       }
@@ -265,13 +324,21 @@ async function loadRules(dir: string, durable: Durable): Promise<void> {
   const ops: KvOp[] = [];
   for await (const doc of jsonLines(path.join(dir, 'documents.jsonl'))) {
     const { uid, lastUpdatedAt, ...fields } = doc;
-    let patch;
+    let patch: ReturnType<typeof parseRulePatch>;
     try {
       patch = parseRulePatch(fields);
     } catch (err) {
       throw new DumpFormatError(`dynamic search rule \`${String(uid)}\`: ${(err as Error).message}`);
     }
-    ops.push(rules.putOp(rules.patched(checkRuleUid(uid), patch, typeof lastUpdatedAt === 'string' ? lastUpdatedAt : new Date().toISOString())));
+    ops.push(
+      rules.putOp(
+        rules.patched(
+          checkRuleUid(uid),
+          patch,
+          typeof lastUpdatedAt === 'string' ? lastUpdatedAt : new Date().toISOString(),
+        ),
+      ),
+    );
   }
   await durable.commit(ops);
 }

@@ -17,7 +17,10 @@ export function encodeRoaring(values: Iterable<number>): number[] {
   for (const v of [...new Set(values)].sort((a, b) => a - b)) {
     const key = v >>> 16;
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = []));
+    if (!g) {
+      g = [];
+      groups.set(key, g);
+    }
     g.push(v & 0xffff);
   }
   const keys = [...groups.keys()].sort((a, b) => a - b);
@@ -25,7 +28,7 @@ export function encodeRoaring(values: Iterable<number>): number[] {
     const lows = groups.get(k)!;
     if (lows.length <= ARRAY_MAX) {
       const b = Buffer.alloc(lows.length * 2);
-      lows.forEach((v, i) => b.writeUInt16LE(v, i * 2));
+      for (const [i, v] of lows.entries()) b.writeUInt16LE(v, i * 2);
       return b;
     }
     const b = Buffer.alloc(8192);

@@ -59,7 +59,12 @@ export function taskToDump(t: TaskRecord): DumpTask | null {
           allow_index_creation: p.kind === 'documentAddition' ? p.canCreateIndex : true,
         },
       };
-      details = { DocumentAdditionOrUpdate: { received_documents: num(d.receivedDocuments) ?? 0, indexed_documents: num(d.indexedDocuments) } };
+      details = {
+        DocumentAdditionOrUpdate: {
+          received_documents: num(d.receivedDocuments) ?? 0,
+          indexed_documents: num(d.indexedDocuments),
+        },
+      };
       break;
     }
     case 'documentDeletion':
@@ -68,17 +73,30 @@ export function taskToDump(t: TaskRecord): DumpTask | null {
         details = { ClearAll: { deleted_documents: num(d.deletedDocuments) } };
       } else if (p.kind === 'documentDeletionByFilter') {
         kind = { documentDeletionByFilter: { filter: p.filter } };
-        details = { DocumentDeletionByFilter: { original_filter: str(d.originalFilter) ?? JSON.stringify(p.filter), deleted_documents: num(d.deletedDocuments) } };
+        details = {
+          DocumentDeletionByFilter: {
+            original_filter: str(d.originalFilter) ?? JSON.stringify(p.filter),
+            deleted_documents: num(d.deletedDocuments),
+          },
+        };
       } else {
         kind = { documentDeletion: { documents_ids: p.kind === 'documentDeletion' ? p.ids : [] } };
-        details = { DocumentDeletion: { provided_ids: num(d.providedIds) ?? 0, deleted_documents: num(d.deletedDocuments) } };
+        details = {
+          DocumentDeletion: { provided_ids: num(d.providedIds) ?? 0, deleted_documents: num(d.deletedDocuments) },
+        };
       }
       break;
     case 'documentEdition':
       kind =
         p.kind === 'documentEdition'
           ? { documentEdition: { filter: p.filter ?? null, context: p.context, function: p.function } }
-          : { documentEdition: { filter: parseFilterText(d.originalFilter), context: d.context ?? null, function: str(d.function) ?? '' } };
+          : {
+              documentEdition: {
+                filter: parseFilterText(d.originalFilter),
+                context: d.context ?? null,
+                function: str(d.function) ?? '',
+              },
+            };
       details = {
         DocumentEdition: {
           deleted_documents: num(d.deletedDocuments),
@@ -91,7 +109,13 @@ export function taskToDump(t: TaskRecord): DumpTask | null {
       break;
     case 'settingsUpdate': {
       const patch = p.kind === 'settingsUpdate' ? p.patch : ((d as Json) ?? {});
-      kind = { settings: { settings: patch, is_deletion: p.kind === 'settingsUpdate' && p.reset, allow_index_creation: p.kind === 'settingsUpdate' ? p.canCreateIndex : true } };
+      kind = {
+        settings: {
+          settings: patch,
+          is_deletion: p.kind === 'settingsUpdate' && p.reset,
+          allow_index_creation: p.kind === 'settingsUpdate' ? p.canCreateIndex : true,
+        },
+      };
       details = { SettingsUpdate: { settings: d } };
       break;
     }
@@ -101,7 +125,13 @@ export function taskToDump(t: TaskRecord): DumpTask | null {
       break;
     case 'indexUpdate':
       kind = { indexUpdate: { primary_key: str(d.primaryKey), uid: str(d.newIndexUid) } };
-      details = { IndexInfo: { primary_key: str(d.primaryKey), new_index_uid: str(d.newIndexUid), old_index_uid: str(d.oldIndexUid) } };
+      details = {
+        IndexInfo: {
+          primary_key: str(d.primaryKey),
+          new_index_uid: str(d.newIndexUid),
+          old_index_uid: str(d.oldIndexUid),
+        },
+      };
       break;
     case 'indexDeletion':
       kind = 'indexDeletion';
@@ -112,12 +142,34 @@ export function taskToDump(t: TaskRecord): DumpTask | null {
       details = { IndexSwap: { swaps: d.swaps ?? [] } };
       break;
     case 'taskCancelation':
-      kind = { taskCancelation: { query: str(d.originalFilter) ?? '', tasks: encodeRoaring(p.kind === 'taskCancelation' ? p.matched : []) } };
-      details = { TaskCancelation: { matched_tasks: num(d.matchedTasks) ?? 0, canceled_tasks: num(d.canceledTasks), original_filter: str(d.originalFilter) ?? '' } };
+      kind = {
+        taskCancelation: {
+          query: str(d.originalFilter) ?? '',
+          tasks: encodeRoaring(p.kind === 'taskCancelation' ? p.matched : []),
+        },
+      };
+      details = {
+        TaskCancelation: {
+          matched_tasks: num(d.matchedTasks) ?? 0,
+          canceled_tasks: num(d.canceledTasks),
+          original_filter: str(d.originalFilter) ?? '',
+        },
+      };
       break;
     case 'taskDeletion':
-      kind = { tasksDeletion: { query: str(d.originalFilter) ?? '', tasks: encodeRoaring(p.kind === 'taskDeletion' ? p.matched : []) } };
-      details = { TaskDeletion: { matched_tasks: num(d.matchedTasks) ?? 0, deleted_tasks: num(d.deletedTasks), original_filter: str(d.originalFilter) ?? '' } };
+      kind = {
+        tasksDeletion: {
+          query: str(d.originalFilter) ?? '',
+          tasks: encodeRoaring(p.kind === 'taskDeletion' ? p.matched : []),
+        },
+      };
+      details = {
+        TaskDeletion: {
+          matched_tasks: num(d.matchedTasks) ?? 0,
+          deleted_tasks: num(d.deletedTasks),
+          original_filter: str(d.originalFilter) ?? '',
+        },
+      };
       break;
     case 'dumpCreation':
       kind = { dumpCreation: { keys: [], instance_uid: null } };
@@ -127,7 +179,10 @@ export function taskToDump(t: TaskRecord): DumpTask | null {
       kind = 'snapshotCreation';
       break;
     case 'dsrUpdate': {
-      const change = p.kind === 'dsrUpdate' && p.patch !== null ? { createOrUpdate: { rule_id: p.uid, update: p.patch } } : { deletion: p.kind === 'dsrUpdate' ? p.uid : '' };
+      const change =
+        p.kind === 'dsrUpdate' && p.patch !== null
+          ? { createOrUpdate: { rule_id: p.uid, update: p.patch } }
+          : { deletion: p.kind === 'dsrUpdate' ? p.uid : '' };
       kind = { dsrUpdate: change };
       details = { DsrUpdate: change };
       break;
@@ -138,7 +193,13 @@ export function taskToDump(t: TaskRecord): DumpTask | null {
       break;
     case 'indexCompaction':
       kind = { indexCompaction: { index_uid: t.indexUid } };
-      details = { IndexCompaction: { index_uid: t.indexUid, pre_compaction_size: str(d.preCompactionSize), post_compaction_size: str(d.postCompactionSize) } };
+      details = {
+        IndexCompaction: {
+          index_uid: t.indexUid,
+          pre_compaction_size: str(d.preCompactionSize),
+          post_compaction_size: str(d.postCompactionSize),
+        },
+      };
       break;
     default:
       return null;
@@ -173,7 +234,8 @@ export function taskFromDump(raw: DumpTask, payloadFile: (uid: number) => string
   if (typeof raw.uid !== 'number' || typeof raw.status !== 'string' || typeof raw.enqueuedAt !== 'string') {
     throw new DumpFormatError(`task record \`${JSON.stringify(raw).slice(0, 200)}\` is not a dumped task`);
   }
-  const [kindName, k] = typeof raw.type === 'string' ? [raw.type, {} as Json] : (Object.entries(raw.type)[0] as [string, Json]);
+  const [kindName, k] =
+    typeof raw.type === 'string' ? [raw.type, {} as Json] : (Object.entries(raw.type)[0] as [string, Json]);
   const [, dv] = raw.details ? (Object.entries(raw.details)[0] as [string, Json]) : ['', {} as Json];
   const dd: Json = dv ?? {};
   let type: TaskType;
@@ -182,7 +244,10 @@ export function taskFromDump(raw: DumpTask, payloadFile: (uid: number) => string
   switch (kindName) {
     case 'documentImport':
       type = 'documentAdditionOrUpdate';
-      details = { receivedDocuments: num(dd.received_documents) ?? num(k.documents_count) ?? 0, indexedDocuments: num(dd.indexed_documents) };
+      details = {
+        receivedDocuments: num(dd.received_documents) ?? num(k.documents_count) ?? 0,
+        indexedDocuments: num(dd.indexed_documents),
+      };
       payload = {
         kind: 'documentAddition',
         file: payloadFile(raw.uid),
@@ -194,12 +259,20 @@ export function taskFromDump(raw: DumpTask, payloadFile: (uid: number) => string
       break;
     case 'documentDeletion':
       type = 'documentDeletion';
-      details = { providedIds: num(dd.provided_ids) ?? 0, deletedDocuments: num(dd.deleted_documents), originalFilter: null };
+      details = {
+        providedIds: num(dd.provided_ids) ?? 0,
+        deletedDocuments: num(dd.deleted_documents),
+        originalFilter: null,
+      };
       payload = { kind: 'documentDeletion', ids: Array.isArray(k.documents_ids) ? k.documents_ids.map(String) : [] };
       break;
     case 'documentDeletionByFilter':
       type = 'documentDeletion';
-      details = { providedIds: 0, deletedDocuments: num(dd.deleted_documents), originalFilter: str(dd.original_filter) ?? JSON.stringify(k.filter) };
+      details = {
+        providedIds: 0,
+        deletedDocuments: num(dd.deleted_documents),
+        originalFilter: str(dd.original_filter) ?? JSON.stringify(k.filter),
+      };
       payload = { kind: 'documentDeletionByFilter', filter: k.filter };
       break;
     case 'documentClear':
@@ -216,13 +289,23 @@ export function taskFromDump(raw: DumpTask, payloadFile: (uid: number) => string
         function: str(k.function) ?? str(dd.function),
         originalFilter: str(dd.original_filter) ?? (k.filter == null ? null : JSON.stringify(k.filter)),
       };
-      payload = { kind: 'documentEdition', filter: k.filter ?? null, function: str(k.function) ?? '', context: (k.context as Json | null) ?? null };
+      payload = {
+        kind: 'documentEdition',
+        filter: k.filter ?? null,
+        function: str(k.function) ?? '',
+        context: (k.context as Json | null) ?? null,
+      };
       break;
     case 'settings': {
       type = 'settingsUpdate';
       const settings = (k.settings as Json | undefined) ?? (dd.settings as Json | undefined) ?? {};
       details = (dd.settings as Json | undefined) ?? settings;
-      payload = { kind: 'settingsUpdate', patch: settings, reset: k.is_deletion === true, canCreateIndex: k.allow_index_creation !== false };
+      payload = {
+        kind: 'settingsUpdate',
+        patch: settings,
+        reset: k.is_deletion === true,
+        canCreateIndex: k.allow_index_creation !== false,
+      };
       break;
     }
     case 'indexCreation':
@@ -234,7 +317,8 @@ export function taskFromDump(raw: DumpTask, payloadFile: (uid: number) => string
       type = 'indexUpdate';
       const newUid = str(k.uid) ?? str(k.new_index_uid);
       details = { primaryKey: str(k.primary_key) };
-      if (newUid !== null) Object.assign(details, { oldIndexUid: str(dd.old_index_uid) ?? raw.indexUid ?? null, newIndexUid: newUid });
+      if (newUid !== null)
+        Object.assign(details, { oldIndexUid: str(dd.old_index_uid) ?? raw.indexUid ?? null, newIndexUid: newUid });
       payload = { kind: 'indexUpdate', primaryKey: str(k.primary_key), newUid };
       break;
     }
@@ -245,19 +329,30 @@ export function taskFromDump(raw: DumpTask, payloadFile: (uid: number) => string
       break;
     case 'indexSwap': {
       type = 'indexSwap';
-      const swaps = (Array.isArray(k.swaps) ? k.swaps : []).map((s: Json) => ({ indexes: s.indexes as [string, string], rename: s.rename === true }));
+      const swaps = (Array.isArray(k.swaps) ? k.swaps : []).map((s: Json) => ({
+        indexes: s.indexes as [string, string],
+        rename: s.rename === true,
+      }));
       details = { swaps };
       payload = { kind: 'indexSwap', swaps };
       break;
     }
     case 'taskCancelation':
       type = 'taskCancelation';
-      details = { matchedTasks: num(dd.matched_tasks) ?? 0, canceledTasks: num(dd.canceled_tasks), originalFilter: str(dd.original_filter) ?? str(k.query) };
+      details = {
+        matchedTasks: num(dd.matched_tasks) ?? 0,
+        canceledTasks: num(dd.canceled_tasks),
+        originalFilter: str(dd.original_filter) ?? str(k.query),
+      };
       payload = { kind: 'taskCancelation', matched: taskSet(k.tasks) };
       break;
     case 'tasksDeletion':
       type = 'taskDeletion';
-      details = { matchedTasks: num(dd.matched_tasks) ?? 0, deletedTasks: num(dd.deleted_tasks), originalFilter: str(dd.original_filter) ?? str(k.query) };
+      details = {
+        matchedTasks: num(dd.matched_tasks) ?? 0,
+        deletedTasks: num(dd.deleted_tasks),
+        originalFilter: str(dd.original_filter) ?? str(k.query),
+      };
       payload = { kind: 'taskDeletion', matched: taskSet(k.tasks) };
       break;
     case 'dumpCreation':
@@ -289,7 +384,10 @@ export function taskFromDump(raw: DumpTask, payloadFile: (uid: number) => string
       break;
     case 'indexCompaction':
       type = 'indexCompaction';
-      details = raw.status === 'succeeded' ? { preCompactionSize: str(dd.pre_compaction_size), postCompactionSize: str(dd.post_compaction_size) } : {};
+      details =
+        raw.status === 'succeeded'
+          ? { preCompactionSize: str(dd.pre_compaction_size), postCompactionSize: str(dd.post_compaction_size) }
+          : {};
       payload = { kind: 'indexCompaction' };
       break;
     default:
@@ -324,7 +422,14 @@ function taskSet(v: unknown): number[] {
 
 /** A batch as a dump line. */
 export function batchToDump(b: BatchRecord): Json {
-  return { uid: b.uid, details: b.details, stats: b.stats, startedAt: b.startedAt, finishedAt: b.finishedAt, stopReason: b.batchStrategy };
+  return {
+    uid: b.uid,
+    details: b.details,
+    stats: b.stats,
+    startedAt: b.startedAt,
+    finishedAt: b.finishedAt,
+    stopReason: b.batchStrategy,
+  };
 }
 
 export function batchFromDump(raw: Json, taskUids: number[]): BatchRecord {
@@ -350,7 +455,14 @@ export function batchFromDump(raw: Json, taskUids: number[]): BatchRecord {
 export function keyToDump(k: KeyRecord): Json {
   const out: Json = { description: k.description };
   if (k.name !== null) out.name = k.name;
-  Object.assign(out, { uid: k.uid, actions: k.actions, indexes: k.indexes, expires_at: k.expiresAt, created_at: k.createdAt, updated_at: k.updatedAt });
+  Object.assign(out, {
+    uid: k.uid,
+    actions: k.actions,
+    indexes: k.indexes,
+    expires_at: k.expiresAt,
+    created_at: k.createdAt,
+    updated_at: k.updatedAt,
+  });
   return out;
 }
 

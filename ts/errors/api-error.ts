@@ -24,7 +24,11 @@ export class ApiError extends Error {
  * or not); every other code keeps its status.
  */
 export function insideQuery(err: ApiError, i: number): ApiError {
-  return new ApiError(err.code, `Inside \`.queries[${i}]\`: ${err.message}`, err.code === 'index_not_found' ? 400 : err.status);
+  return new ApiError(
+    err.code,
+    `Inside \`.queries[${i}]\`: ${err.message}`,
+    err.code === 'index_not_found' ? 400 : err.status,
+  );
 }
 
 export interface ErrorBody {
@@ -46,12 +50,18 @@ const EXCERPT = 100;
  */
 export function shortMessage(message: string): string {
   if (message.length <= MESSAGE_MAX) return message;
-  const cut = message.replace(/`([^`]*)`/g, (whole, inner: string) => (inner.length > 2 * EXCERPT ? `\`${inner.slice(0, EXCERPT)}…\`` : whole));
+  const cut = message.replace(/`([^`]*)`/g, (whole, inner: string) =>
+    inner.length > 2 * EXCERPT ? `\`${inner.slice(0, EXCERPT)}…\`` : whole,
+  );
   return cut.length <= MESSAGE_MAX ? cut : `${cut.slice(0, MESSAGE_MAX)}…`;
 }
 
 /** The codes of the system failures a Node call reports by `errno` name (the engine's own are mapped in Rust). */
-const SYSTEM_CODES: Record<string, string> = { ENOSPC: 'no_space_left_on_device', EMFILE: 'too_many_open_files', ENFILE: 'too_many_open_files' };
+const SYSTEM_CODES: Record<string, string> = {
+  ENOSPC: 'no_space_left_on_device',
+  EMFILE: 'too_many_open_files',
+  ENFILE: 'too_many_open_files',
+};
 
 /**
  * A full disk or exhausted file descriptors met by Node itself (a dump's or a snapshot's
@@ -61,5 +71,8 @@ export function systemError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return Object.values(SYSTEM_CODES).includes(err.code) ? err : null;
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string' || !(code in SYSTEM_CODES)) return null;
-  return new ApiError(SYSTEM_CODES[code], `${(err as Error).message}. This error generally happens when you have no space left on device or when your database doesn't have read or write right.`);
+  return new ApiError(
+    SYSTEM_CODES[code],
+    `${(err as Error).message}. This error generally happens when you have no space left on device or when your database doesn't have read or write right.`,
+  );
 }

@@ -11,5 +11,10 @@ export function typeOf(code: string): string {
 }
 
 export function errorBody(code: string, message: string): ErrorBody {
-  return { message: shortMessage(message), code, type: typeOf(code), link: (catalogByCode().get(code) ?? catalogByCode().get('internal')!).link };
+  return {
+    message: shortMessage(message),
+    code,
+    type: typeOf(code),
+    link: (catalogByCode().get(code) ?? catalogByCode().get('internal')!).link,
+  };
 }

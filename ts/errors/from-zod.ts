@@ -50,17 +50,23 @@ export function pathText(path: PropertyKey[]): string {
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
 }
 
-type Unwrappable = { _zod: { def: { type: string; innerType?: z.ZodType; element?: z.ZodType } }; shape?: Record<string, z.ZodType> };
+type Unwrappable = {
+  _zod: { def: { type: string; innerType?: z.ZodType; element?: z.ZodType } };
+  shape?: Record<string, z.ZodType>;
+};
 
 /** The schema of the value at `path` inside `schema` (through optional and nullable), if known. */
 function schemaAt(schema: z.ZodType, path: PropertyKey[]): Unwrappable | undefined {
   const unwrap = (s: Unwrappable | undefined) => {
-    while (s && (s._zod.def.type === 'optional' || s._zod.def.type === 'nullable')) s = s._zod.def.innerType as unknown as Unwrappable;
+    while (s && (s._zod.def.type === 'optional' || s._zod.def.type === 'nullable'))
+      s = s._zod.def.innerType as unknown as Unwrappable;
     return s;
   };
   let s = unwrap(schema as unknown as Unwrappable);
   for (const p of path) {
-    s = unwrap((typeof p === 'number' ? s?._zod.def.element : s?.shape?.[String(p)]) as unknown as Unwrappable | undefined);
+    s = unwrap(
+      (typeof p === 'number' ? s?._zod.def.element : s?.shape?.[String(p)]) as unknown as Unwrappable | undefined,
+    );
     if (!s) return undefined;
   }
   return s;
@@ -78,10 +84,14 @@ function isCount(schema: z.ZodType, path: PropertyKey[]): boolean {
  */
 export function filterShapeMessage(filter: unknown): string | null {
   if (!Array.isArray(filter)) {
-    return typeof filter === 'string' ? null : `Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(filter)}\`.`;
+    return typeof filter === 'string'
+      ? null
+      : `Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(filter)}\`.`;
   }
   const bad = filter.find((f) => typeof f !== 'string' && !Array.isArray(f));
-  return bad === undefined ? null : `Invalid syntax for the filter parameter: \`expected String, [String], found: ${JSON.stringify(bad)}\`.`;
+  return bad === undefined
+    ? null
+    : `Invalid syntax for the filter parameter: \`expected String, [String], found: ${JSON.stringify(bad)}\`.`;
 }
 
 /**
@@ -93,7 +103,13 @@ export interface Within {
   fields?: readonly string[];
 }
 
-export function parseWith<T>(schema: z.ZodType<T>, body: unknown, codes: FieldCodes, fallbackCode = 'bad_request', within: Within = { at: [] }): T {
+export function parseWith<T>(
+  schema: z.ZodType<T>,
+  body: unknown,
+  codes: FieldCodes,
+  fallbackCode = 'bad_request',
+  within: Within = { at: [] },
+): T {
   const outer = pathText(within.at);
   const res = schema.safeParse(body);
   if (res.success) return res.data;
@@ -112,7 +128,10 @@ export function parseWith<T>(schema: z.ZodType<T>, body: unknown, codes: FieldCo
     const expected = fields.map((k) => `\`${k}\``).join(', ');
     const inside = outer + pathText(issue.path);
     const where = inside ? ` inside \`${inside}\`` : '';
-    throw new ApiError('bad_request', `Unknown field \`${key}\`${where}: ${didYouMean(key, fields)}expected one of ${expected}`);
+    throw new ApiError(
+      'bad_request',
+      `Unknown field \`${key}\`${where}: ${didYouMean(key, fields)}expected one of ${expected}`,
+    );
   }
   const field = issue.path[0];
   // A nested field may have a code of its own (`mergeFacets.maxValuesPerFacet`).
@@ -124,9 +143,13 @@ export function parseWith<T>(schema: z.ZodType<T>, body: unknown, codes: FieldCo
   if (issue.path.length === 0 && issue.code === 'invalid_type') {
     // The body itself is of the wrong type: deserr's root error, always `bad_request`.
     const expected = issue.expected === 'array' ? 'an array' : 'an object';
-    throw new ApiError('bad_request', `Invalid value type${outer ? ` at \`${outer}\`` : ''}: expected ${expected}, but found ${found(body)}`);
+    throw new ApiError(
+      'bad_request',
+      `Invalid value type${outer ? ` at \`${outer}\`` : ''}: expected ${expected}, but found ${found(body)}`,
+    );
   }
-  const filterMessage = field === 'filter' && code.endsWith('_filter') ? filterShapeMessage(valueAt(body, ['filter'])) : null;
+  const filterMessage =
+    field === 'filter' && code.endsWith('_filter') ? filterShapeMessage(valueAt(body, ['filter'])) : null;
   if (value === undefined) {
     const parent = outer + pathText(issue.path.slice(0, -1));
     message = `Missing field \`${String(issue.path[issue.path.length - 1])}\`${parent ? ` inside \`${parent}\`` : ''}`;
@@ -139,7 +162,11 @@ export function parseWith<T>(schema: z.ZodType<T>, body: unknown, codes: FieldCo
   } else if (issue.code === 'invalid_value' && typeof value === 'string') {
     // An enum: deserr's "Unknown value" message, with its suggestion.
     const accepted = (issue.values ?? []).map(String);
-    message = unknownValue(value, accepted, [...within.at, ...issue.path].map((p) => (typeof p === 'number' ? p : String(p)))).message;
+    message = unknownValue(
+      value,
+      accepted,
+      [...within.at, ...issue.path].map((p) => (typeof p === 'number' ? p : String(p))),
+    ).message;
   } else if (issue.code === 'invalid_value') {
     message = `Invalid value type at \`${at}\`: expected a string, but found ${found(value)}`;
   } else if (issue.code === 'invalid_type') {

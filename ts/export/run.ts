@@ -42,7 +42,13 @@ export interface Backoff {
   maxElapsedMs: number;
   randomization: number;
 }
-export const DEFAULT_BACKOFF: Backoff = { initialMs: 500, multiplier: 1.5, maxIntervalMs: 60_000, maxElapsedMs: 15 * 60_000, randomization: 0.5 };
+export const DEFAULT_BACKOFF: Backoff = {
+  initialMs: 500,
+  multiplier: 1.5,
+  maxIntervalMs: 60_000,
+  maxElapsedMs: 15 * 60_000,
+  randomization: 0.5,
+};
 
 export type ExportPayload = Extract<TaskPayload, { kind: 'export' }>;
 
@@ -71,17 +77,29 @@ export class Exporter {
       const index = this.deps.registry.handleOf(entry);
       const matched = await this.exportIndex(entry.uid, index, options, target, limit);
       trace[`processing tasks > Exporting index \`${entry.uid}\``] = `${(performance.now() - t0).toFixed(2)}ms`;
-      exported[entry.uid] = { filter: options.filter, overrideSettings: options.overrideSettings, matched_documents: matched };
+      exported[entry.uid] = {
+        filter: options.filter,
+        overrideSettings: options.overrideSettings,
+        matched_documents: matched,
+      };
     }
     return { indexes: exported };
   }
 
-  private async exportIndex(uid: string, index: NativeIndex, options: ExportIndexOptions, target: Target, limit: number): Promise<number> {
+  private async exportIndex(
+    uid: string,
+    index: NativeIndex,
+    options: ExportIndexOptions,
+    target: Target,
+    limit: number,
+  ): Promise<number> {
     const filter = options.filter ?? null;
     const containsFilter = !!this.deps.features.get().containsFilter;
     const page = async (offset: number) => {
       try {
-        return splitResults(await index.fetchDocuments({ offset, limit: PAGE, filter, retrieveVectors: true, containsFilter }));
+        return splitResults(
+          await index.fetchDocuments({ offset, limit: PAGE, filter, retrieveVectors: true, containsFilter }),
+        );
       } catch (err) {
         // A bad filter fails the task before anything is sent, naming the index.
         if (err instanceof ApiError) throw new ApiError(err.code, `Index \`${uid}\`: ${err.message}`);
@@ -143,10 +161,14 @@ const NEWLINE = Buffer.from('\n');
  */
 function refuseHiddenSecrets(uid: string, settings: Record<string, unknown>): void {
   const embedders = (settings.embedders ?? {}) as Record<string, Record<string, unknown>>;
-  const keyed = (e: unknown) => !!e && typeof e === 'object' && typeof (e as Record<string, unknown>).apiKey === 'string';
+  const keyed = (e: unknown) =>
+    !!e && typeof e === 'object' && typeof (e as Record<string, unknown>).apiKey === 'string';
   for (const [name, e] of Object.entries(embedders)) {
     if (keyed(e) || keyed(e?.searchEmbedder) || keyed(e?.indexingEmbedder)) {
-      throw new ApiError('internal', `Index \`${uid}\`: the embedder \`${name}\` has an API key, which Quarry cannot export yet: its settings show the key masked.`);
+      throw new ApiError(
+        'internal',
+        `Index \`${uid}\`: the embedder \`${name}\` has an API key, which Quarry cannot export yet: its settings show the key masked.`,
+      );
     }
   }
 }
@@ -183,24 +205,40 @@ class Target {
   }
 
   async send(method: string, path: string, body: unknown): Promise<void> {
-    const a = await this.request(method, path, { 'Content-Type': 'application/json; charset=utf-8' }, Buffer.from(JSON.stringify(body, null, 2)));
+    const a = await this.request(
+      method,
+      path,
+      { 'Content-Type': 'application/json; charset=utf-8' },
+      Buffer.from(JSON.stringify(body, null, 2)),
+    );
     if (a.status < 200 || a.status >= 300) throw remoteError(a);
   }
 
   async sendDocuments(path: string, gzipped: Buffer): Promise<void> {
-    const a = await this.request('POST', path, { 'Content-Type': 'application/x-ndjson', 'Content-Encoding': 'gzip' }, gzipped);
+    const a = await this.request(
+      'POST',
+      path,
+      { 'Content-Type': 'application/x-ndjson', 'Content-Encoding': 'gzip' },
+      gzipped,
+    );
     if (a.status < 200 || a.status >= 300) throw remoteError(a);
   }
 
   /** One request, tried again while it fails for the network or the target's 5xx. */
-  private async request(method: string, path: string, headers: Record<string, string>, body: Buffer): Promise<OutboundAnswer> {
+  private async request(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: Buffer,
+  ): Promise<OutboundAnswer> {
     const url = this.base + path;
     const started = Date.now();
     let interval = this.backoff.initialMs;
     for (;;) {
       const a = await outboundRequest(method, url, this.headers(headers), body, REQUEST_TIMEOUT_MS);
       // Meilisearch tries a rejected address again too; here the allowlist cannot change meanwhile.
-      if (a.failure === 'refused') throw new ApiError('internal', a.message ?? 'the address is outside the allowed networks');
+      if (a.failure === 'refused')
+        throw new ApiError('internal', a.message ?? 'the address is outside the allowed networks');
       const transient = a.failure !== null || a.status >= 500;
       if (!transient) return a;
       const wait = interval * (1 + this.backoff.randomization * (2 * Math.random() - 1));
@@ -224,9 +262,21 @@ function remoteError(a: OutboundAnswer): ApiError {
     parsed = null;
   }
   const e = parsed as { message?: unknown; code?: unknown; type?: unknown; link?: unknown } | null;
-  if (e && typeof e.message === 'string' && typeof e.code === 'string' && typeof e.type === 'string' && typeof e.link === 'string') {
-    return new ApiError('internal', `Failed to export documents to remote server ${e.code} (${e.type}): ${e.message} <${e.link}>`);
+  if (
+    e &&
+    typeof e.message === 'string' &&
+    typeof e.code === 'string' &&
+    typeof e.type === 'string' &&
+    typeof e.link === 'string'
+  ) {
+    return new ApiError(
+      'internal',
+      `Failed to export documents to remote server ${e.code} (${e.type}): ${e.message} <${e.link}>`,
+    );
   }
   const text = a.body.toString().slice(0, 200);
-  return new ApiError('internal', `Failed to export documents to remote server: the answer (status ${a.status}) is not a Meilisearch error${text ? `: ${text}` : ''}`);
+  return new ApiError(
+    'internal',
+    `Failed to export documents to remote server: the answer (status ${a.status}) is not a Meilisearch error${text ? `: ${text}` : ''}`,
+  );
 }

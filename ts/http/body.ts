@@ -33,10 +33,16 @@ export function readJson(req: Request, optional = false): unknown {
 export function parseJsonBody(body: Buffer, type: string | null, optional = false): unknown {
   if (body.length === 0 && optional) return undefined;
   if (type === null) {
-    throw new ApiError('missing_content_type', 'A Content-Type header is missing. Accepted values for the Content-Type header are: `application/json`');
+    throw new ApiError(
+      'missing_content_type',
+      'A Content-Type header is missing. Accepted values for the Content-Type header are: `application/json`',
+    );
   }
   if (type !== 'application/json') {
-    throw new ApiError('invalid_content_type', `The Content-Type \`${type}\` is invalid. Accepted values for the Content-Type header are: \`application/json\``);
+    throw new ApiError(
+      'invalid_content_type',
+      `The Content-Type \`${type}\` is invalid. Accepted values for the Content-Type header are: \`application/json\``,
+    );
   }
   if (body.length === 0) throw new ApiError('missing_payload', 'A json payload is missing.');
   const text = body.toString('utf8');
@@ -81,7 +87,6 @@ function plainValue(value: unknown, depth: number): boolean {
 function malformed(reason: string): ApiError {
   return new ApiError('malformed_payload', `The json payload provided is malformed. \`${reason}\`.`);
 }
-
 
 export function formatBytes(n: number): string {
   if (n % 1024 === 0) {

@@ -29,7 +29,11 @@ const ROUTE = { path: '/indexes/:indexUid/search' };
 const NOT_HERE = [ORIGIN_HEADER, FEDERATION_RUNS_HEADER, DERIVATION_CANDIDATES_HEADER].map((h) => h.toLowerCase());
 
 /** Returns a handler that answers the plain search request and says so, or leaves it (false). */
-export function fastSearch(deps: Deps, service: SearchService, observers: readonly RequestObserver[]): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function fastSearch(
+  deps: Deps,
+  service: SearchService,
+  observers: readonly RequestObserver[],
+): (req: IncomingMessage, res: ServerResponse) => boolean {
   const limit = deps.config.payloadSizeLimit;
   return (req, res) => {
     if (req.method !== 'POST') return false;
@@ -37,7 +41,13 @@ export function fastSearch(deps: Deps, service: SearchService, observers: readon
     if (m === null) return false;
     const h = req.headers;
     const length = h['content-length'];
-    if (length === undefined || !(Number(length) <= limit) || h['content-encoding'] !== undefined || h['transfer-encoding'] !== undefined) return false;
+    if (
+      length === undefined ||
+      !(Number(length) <= limit) ||
+      h['content-encoding'] !== undefined ||
+      h['transfer-encoding'] !== undefined
+    )
+      return false;
     const type = mediaTypeOf(h['content-type']);
     if (type !== 'application/json') return false;
     for (const name of NOT_HERE) if (h[name] !== undefined) return false;
@@ -58,10 +68,27 @@ export function fastSearch(deps: Deps, service: SearchService, observers: readon
   };
 }
 
-async function answer(deps: Deps, service: SearchService, req: IncomingMessage, res: ServerResponse, uid: string, body: Buffer, type: string): Promise<void> {
-  const auth = await authenticateLatest(req, deps.keys, deps.config.masterKey, 'search', uid, deps.replica ? () => deps.replica!.catchUp() : null);
+async function answer(
+  deps: Deps,
+  service: SearchService,
+  req: IncomingMessage,
+  res: ServerResponse,
+  uid: string,
+  body: Buffer,
+  type: string,
+): Promise<void> {
+  const auth = await authenticateLatest(
+    req,
+    deps.keys,
+    deps.config.masterKey,
+    'search',
+    uid,
+    deps.replica ? () => deps.replica!.catchUp() : null,
+  );
   const metadata = wantsMetadata(req.headers[METADATA_HEADER.toLowerCase()] as string | undefined);
   const bytes = await service.search(auth, uid, parseJsonBody(body, type), arrivalOf(req), metadata);
   deps.responseBudget.holdFor(res, bytes.length);
-  allowAnyOrigin(res).writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bytes.length }).end(bytes);
+  allowAnyOrigin(res)
+    .writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': bytes.length })
+    .end(bytes);
 }

@@ -16,9 +16,14 @@ const ROUTES: ReadonlyArray<{ pattern: RegExp; methods: Operation[]; params: num
     methods.push(op);
     byPath.set(op.path, methods);
   }
-  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return [...byPath].map(([path, methods]) => ({
-    pattern: new RegExp(`^${path.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : escape(seg))).join('/')}$`),
+    pattern: new RegExp(
+      `^${path
+        .split('/')
+        .map((seg) => (seg.startsWith(':') ? '[^/]+' : escapeRegex(seg)))
+        .join('/')}$`,
+    ),
     methods,
     params: path.split('/').filter((seg) => seg.startsWith(':')).length,
   }));
@@ -33,6 +38,7 @@ export function allowedMethods(path: string, options: RouteOptions): string[] {
   const matching = ROUTES.filter((r) => r.pattern.test(path) && r.methods.some((op) => served(op, options)));
   const fewest = Math.min(...matching.map((r) => r.params));
   const methods = new Set<Method>();
-  for (const r of matching) if (r.params === fewest) for (const op of r.methods) if (served(op, options)) methods.add(op.method);
+  for (const r of matching)
+    if (r.params === fewest) for (const op of r.methods) if (served(op, options)) methods.add(op.method);
   return ORDER.filter((m) => methods.has(m)).map((m) => m.toUpperCase());
 }

@@ -48,7 +48,11 @@ export function arrivalOf(req: object): bigint | undefined {
 /** Starts timing `req` for the observers that want it. */
 export function observe(observers: readonly RequestObserver[], req: ObservedRequest, res: ServerResponse): void {
   let picked: RequestObserver[] | null = null;
-  for (const o of observers) if (o.wants(req)) (picked ??= []).push(o);
+  for (const o of observers) {
+    if (!o.wants(req)) continue;
+    picked ??= [];
+    picked.push(o);
+  }
   if (picked === null) return;
   const start = process.hrtime.bigint();
   res.once('close', () => {

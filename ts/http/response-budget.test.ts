@@ -6,7 +6,8 @@ import { ResponseBudget } from './response-budget';
 
 /** What `holdFor` reads of a response. */
 function response(): ServerResponse & EventEmitter {
-  return Object.assign(new EventEmitter(), { destroyed: false, writableEnded: false }) as unknown as ServerResponse & EventEmitter;
+  return Object.assign(new EventEmitter(), { destroyed: false, writableEnded: false }) as unknown as ServerResponse &
+    EventEmitter;
 }
 
 describe('ResponseBudget', () => {

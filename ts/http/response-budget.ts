@@ -74,7 +74,10 @@ export class ResponseBudget {
   }
 
   private refusal(): ApiError {
-    return new ApiError('too_many_search_requests', `Too many search answers being sent at the same time: together they would hold more than the response budget of ${this.limit} bytes. Retry after 10s.`);
+    return new ApiError(
+      'too_many_search_requests',
+      `Too many search answers being sent at the same time: together they would hold more than the response budget of ${this.limit} bytes. Retry after 10s.`,
+    );
   }
 
   /**

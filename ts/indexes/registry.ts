@@ -87,7 +87,10 @@ export class IndexRegistry {
    * `repaired` hears of each inverted index rebuilt from its documents; the indexes that could
    * not be opened, or that `damaged` says are, are returned with their errors.
    */
-  openAll(repaired: (uid: string, why: string) => void, damaged: (entry: IndexEntry) => Error | null = () => null): { entry: IndexEntry; error: Error }[] {
+  openAll(
+    repaired: (uid: string, why: string) => void,
+    damaged: (entry: IndexEntry) => Error | null = () => null,
+  ): { entry: IndexEntry; error: Error }[] {
     const failed: { entry: IndexEntry; error: Error }[] = [];
     for (const entry of this.list()) {
       // Known damaged (`damaged`): never opened in this process.
@@ -168,7 +171,12 @@ export class IndexRegistry {
 }
 
 /** An index as the API shows it. */
-export function indexView(e: IndexEntry): { uid: string; createdAt: string; updatedAt: string; primaryKey: string | null } {
+export function indexView(e: IndexEntry): {
+  uid: string;
+  createdAt: string;
+  updatedAt: string;
+  primaryKey: string | null;
+} {
   return { uid: e.uid, createdAt: e.createdAt, updatedAt: e.updatedAt, primaryKey: e.primaryKey };
 }
 

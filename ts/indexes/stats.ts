@@ -24,7 +24,10 @@ function readStatsQuery(query: Record<string, unknown>): StatsQuery {
   const internal = boolParam(query, 'showInternalDatabaseSizes', 'invalid_stats_show_internal_database_sizes', false);
   const fmt = stringParam(query, 'sizeFormat', 'invalid_stats_size_format') ?? 'raw';
   if (fmt !== 'raw' && fmt !== 'human') {
-    throw new ApiError('invalid_stats_size_format', `Unknown value \`${fmt}\` for parameter \`sizeFormat\`: expected one of \`human\`, \`raw\``);
+    throw new ApiError(
+      'invalid_stats_size_format',
+      `Unknown value \`${fmt}\` for parameter \`sizeFormat\`: expected one of \`human\`, \`raw\``,
+    );
   }
   return { human: fmt === 'human', internal };
 }
@@ -60,6 +63,9 @@ export function statsOf(deps: Deps, uid: string, q: StatsQuery): { raw: IndexSta
     numberOfEmbeddedDocuments: s.numberOfEmbeddedDocuments,
     fieldDistribution: s.fieldDistribution,
   };
-  if (q.internal) view.internalDatabaseSizes = Object.fromEntries(Object.entries(s.internalDatabaseSizes).map(([k, v]) => [k, size(v)]));
+  if (q.internal)
+    view.internalDatabaseSizes = Object.fromEntries(
+      Object.entries(s.internalDatabaseSizes).map(([k, v]) => [k, size(v)]),
+    );
   return { raw: s, view };
 }

@@ -52,7 +52,8 @@ export class QuarryIndex<T extends Record<string, unknown> = Record<string, unkn
     return this.quarry.write(async () => {
       const uid = checkIndexUid(this.uid);
       const format = Array.isArray(documents) ? 'json' : (o.format ?? 'json');
-      if (o.csvDelimiter !== undefined && format !== 'csv') throw new ApiError('invalid_document_csv_delimiter', '`csvDelimiter` applies to CSV documents only.');
+      if (o.csvDelimiter !== undefined && format !== 'csv')
+        throw new ApiError('invalid_document_csv_delimiter', '`csvDelimiter` applies to CSV documents only.');
       return addDocuments(this.deps, uid, await payloadBytes(documents), {
         format,
         method,
@@ -68,7 +69,11 @@ export class QuarryIndex<T extends Record<string, unknown> = Record<string, unkn
   /** One document, or `document_not_found`. */
   async getDocument(id: string | number, options: { fields?: string[]; retrieveVectors?: boolean } = {}): Promise<T> {
     return guarded(async () => {
-      const bytes = await this.handle().getDocument(String(id), options.fields ?? null, options.retrieveVectors ?? false);
+      const bytes = await this.handle().getDocument(
+        String(id),
+        options.fields ?? null,
+        options.retrieveVectors ?? false,
+      );
       if (bytes === null) throw new ApiError('document_not_found', `Document \`${id}\` not found.`);
       return JSON.parse(bytes.toString()) as T;
     });
@@ -133,12 +138,16 @@ export class QuarryIndex<T extends Record<string, unknown> = Record<string, unkn
   }
 
   async facetSearch(params: FacetSearchParams): Promise<FacetSearchResponse> {
-    return JSON.parse((await guarded(() => this.quarry.searchService.facetSearch(FULL_ACCESS, this.uid, params))).toString());
+    return JSON.parse(
+      (await guarded(() => this.quarry.searchService.facetSearch(FULL_ACCESS, this.uid, params))).toString(),
+    );
   }
 
   /** Documents near one document's embedding (`POST /similar`). */
   async similar(params: SimilarParams): Promise<SearchResponse<T>> {
-    return JSON.parse((await guarded(() => this.quarry.searchService.similar(FULL_ACCESS, this.uid, params))).toString());
+    return JSON.parse(
+      (await guarded(() => this.quarry.searchService.similar(FULL_ACCESS, this.uid, params))).toString(),
+    );
   }
 
   async getSettings(): Promise<Settings> {
@@ -149,7 +158,13 @@ export class QuarryIndex<T extends Record<string, unknown> = Record<string, unkn
   updateSettings(patch: SettingsPatch): TaskPromise {
     return this.quarry.write(async () => {
       const uid = checkIndexUid(this.uid);
-      return updateSettings(this.deps, uid, parseSettingsBody(patch, this.deps.features.get() as Record<string, boolean>), false, true);
+      return updateSettings(
+        this.deps,
+        uid,
+        parseSettingsBody(patch, this.deps.features.get() as Record<string, boolean>),
+        false,
+        true,
+      );
     });
   }
 

@@ -27,7 +27,19 @@ import { summaryView, taskNotFound, taskView } from '../tasks/queue';
 import type { TaskRecord } from '../tasks/types';
 import { asQuarryError, guarded, QuarryError } from './errors';
 import { QuarryIndex } from './index-handle';
-import type { EnqueuedTask, FacetSearchResponse, IndexInfo, MultiSearchRequest, SearchResponse, Task, TaskProgress, TaskPromise, TasksPage, TasksQuery, WaitOptions } from './types';
+import type {
+  EnqueuedTask,
+  FacetSearchResponse,
+  IndexInfo,
+  MultiSearchRequest,
+  SearchResponse,
+  Task,
+  TaskProgress,
+  TaskPromise,
+  TasksPage,
+  TasksQuery,
+  WaitOptions,
+} from './types';
 
 export interface QuarryOptions {
   /**
@@ -78,7 +90,8 @@ export class Quarry {
    */
   static async open(where: string | QuarryOptions = {}): Promise<Quarry> {
     const o: QuarryOptions = typeof where === 'string' ? { dbPath: where } : where;
-    const named = o.dbPath !== undefined || (o.options ?? []).some((a) => a === '--db-path' || a.startsWith('--db-path='));
+    const named =
+      o.dbPath !== undefined || (o.options ?? []).some((a) => a === '--db-path' || a.startsWith('--db-path='));
     const temporary = named ? null : new TemporaryDir();
     try {
       const dbPath = o.dbPath ?? temporary?.dir;
@@ -120,7 +133,12 @@ export class Quarry {
   updateIndex(uid: string, options: { primaryKey?: string; uid?: string }): TaskPromise {
     return this.write(() => {
       const current = checkIndexUid(uid);
-      return updateIndex(this.#deps, current, options.primaryKey ?? null, options.uid === undefined ? null : checkIndexUid(options.uid));
+      return updateIndex(
+        this.#deps,
+        current,
+        options.primaryKey ?? null,
+        options.uid === undefined ? null : checkIndexUid(options.uid),
+      );
     });
   }
 
@@ -130,7 +148,12 @@ export class Quarry {
 
   /** Swaps pairs of indexes (with `rename`, renames the first to the second). */
   swapIndexes(swaps: Array<{ indexes: [string, string]; rename?: boolean }>): TaskPromise {
-    return this.write(async () => swapIndexes(this.#deps, checkSwaps(swaps, () => undefined)));
+    return this.write(async () =>
+      swapIndexes(
+        this.#deps,
+        checkSwaps(swaps, () => undefined),
+      ),
+    );
   }
 
   async getIndex(uid: string): Promise<IndexInfo> {
@@ -141,7 +164,9 @@ export class Quarry {
     });
   }
 
-  async getIndexes(options: { offset?: number; limit?: number } = {}): Promise<{ results: IndexInfo[]; offset: number; limit: number; total: number }> {
+  async getIndexes(
+    options: { offset?: number; limit?: number } = {},
+  ): Promise<{ results: IndexInfo[]; offset: number; limit: number; total: number }> {
     const offset = options.offset ?? 0;
     const limit = options.limit ?? 20;
     const all = this.#deps.registry.list();
@@ -149,8 +174,12 @@ export class Quarry {
   }
 
   /** Several searches in one call (as `POST /multi-search`): with `federation`, one merged list. */
-  multiSearch<T = Record<string, unknown>>(request: MultiSearchRequest & { federation: Record<string, unknown> }): Promise<SearchResponse<T>>;
-  multiSearch<T = Record<string, unknown>>(request: MultiSearchRequest): Promise<{ results: Array<SearchResponse<T> & { indexUid: string }> }>;
+  multiSearch<T = Record<string, unknown>>(
+    request: MultiSearchRequest & { federation: Record<string, unknown> },
+  ): Promise<SearchResponse<T>>;
+  multiSearch<T = Record<string, unknown>>(
+    request: MultiSearchRequest,
+  ): Promise<{ results: Array<SearchResponse<T> & { indexUid: string }> }>;
   async multiSearch(request: MultiSearchRequest): Promise<unknown> {
     return JSON.parse((await guarded(() => this.#search.multiSearch(OWNER, request))).toString());
   }
@@ -167,20 +196,30 @@ export class Quarry {
     return guarded(() => {
       const q = parseListQuery(queryParams(query));
       const page = this.#deps.queue.list(q.filter, q.limit, q.from, q.reverse, () => true);
-      return { results: page.results.map((t) => taskView(t) as unknown as Task), total: page.total, limit: page.limit, from: page.from, next: page.next };
+      return {
+        results: page.results.map((t) => taskView(t) as unknown as Task),
+        total: page.total,
+        limit: page.limit,
+        from: page.from,
+        next: page.next,
+      };
     });
   }
 
   /** Cancels the enqueued or processing tasks `query` matches (a `taskCancelation` task). */
   cancelTasks(query: TasksQuery): TaskPromise {
     const params = queryParams(query);
-    return this.write(() => this.#deps.queue.cancel(parseCancelOrDeleteQuery(params, 'cancel'), () => true, originalFilter(params)));
+    return this.write(() =>
+      this.#deps.queue.cancel(parseCancelOrDeleteQuery(params, 'cancel'), () => true, originalFilter(params)),
+    );
   }
 
   /** Deletes the finished tasks `query` matches from the history (a `taskDeletion` task). */
   deleteTasks(query: TasksQuery): TaskPromise {
     const params = queryParams(query);
-    return this.write(() => this.#deps.queue.delete(parseCancelOrDeleteQuery(params, 'delete'), () => true, originalFilter(params)));
+    return this.write(() =>
+      this.#deps.queue.delete(parseCancelOrDeleteQuery(params, 'delete'), () => true, originalFilter(params)),
+    );
   }
 
   /**
@@ -206,7 +245,9 @@ export class Quarry {
     for (;;) {
       const t = this.#deps.queue.get(uid);
       if (!t) throw asQuarryError(taskNotFound(uid));
-      const progress = (t.status === 'processing' && t.batchUid !== null ? this.#deps.queue.batchProgress(t.batchUid) : null) as TaskProgress['progress'];
+      const progress = (
+        t.status === 'processing' && t.batchUid !== null ? this.#deps.queue.batchProgress(t.batchUid) : null
+      ) as TaskProgress['progress'];
       const key = `${t.status}|${JSON.stringify(progress)}`;
       if (key !== seen) {
         seen = key;
@@ -214,7 +255,8 @@ export class Quarry {
       }
       if (isFinished(t)) return;
       if (this.#closed) throw new Error(`Quarry was closed while task ${uid} was ${t.status}`);
-      if (Date.now() > deadline) throw new Error(`Task ${uid} did not end within ${timeoutMs} ms (it is ${t.status}; it goes on)`);
+      if (Date.now() > deadline)
+        throw new Error(`Task ${uid} did not end within ${timeoutMs} ms (it is ${t.status}; it goes on)`);
       await this.nextChange();
     }
   }
@@ -238,7 +280,9 @@ export class Quarry {
       if (this.#closed) throw new Error('Quarry is closed');
       return summaryView(await enqueue()) as unknown as EnqueuedTask;
     });
-    return Object.assign(enqueued, { waitTask: (options?: WaitOptions) => enqueued.then((t) => this.waitForTask(t.taskUid, options)) });
+    return Object.assign(enqueued, {
+      waitTask: (options?: WaitOptions) => enqueued.then((t) => this.waitForTask(t.taskUid, options)),
+    });
   }
 
   /** @internal */

@@ -24,7 +24,14 @@ export type DocumentsQuery = z.input<typeof FetchSchema>;
 export type Document = Record<string, unknown>;
 
 export interface SearchResponse<T = Document> {
-  hits: Array<T & { _formatted?: Record<string, unknown>; _rankingScore?: number; _rankingScoreDetails?: Record<string, unknown>; _matchesPosition?: Record<string, unknown> }>;
+  hits: Array<
+    T & {
+      _formatted?: Record<string, unknown>;
+      _rankingScore?: number;
+      _rankingScoreDetails?: Record<string, unknown>;
+      _matchesPosition?: Record<string, unknown>;
+    }
+  >;
   query: string;
   processingTimeMs: number;
   limit?: number;
@@ -88,7 +95,20 @@ export interface EnqueuedTask {
 }
 
 /** A task, as `GET /tasks/{uid}` shows it: the stored record's public fields and its duration. */
-export type Task = Pick<TaskRecord, 'uid' | 'batchUid' | 'indexUid' | 'status' | 'type' | 'canceledBy' | 'error' | 'enqueuedAt' | 'startedAt' | 'finishedAt' | 'customMetadata'> & {
+export type Task = Pick<
+  TaskRecord,
+  | 'uid'
+  | 'batchUid'
+  | 'indexUid'
+  | 'status'
+  | 'type'
+  | 'canceledBy'
+  | 'error'
+  | 'enqueuedAt'
+  | 'startedAt'
+  | 'finishedAt'
+  | 'customMetadata'
+> & {
   details?: Record<string, unknown>;
   duration: string | null;
 };
@@ -105,8 +125,23 @@ export interface TasksPage {
  * Which tasks: `GET /tasks`'s query parameters, lists as arrays (`{ statuses: ['failed'],
  * indexUids: ['movies'] }`) and dates as `Date`s or RFC 3339 text.
  */
-export type TasksQuery = Partial<Record<'uids' | 'batchUids' | 'indexUids' | 'statuses' | 'types' | 'canceledBy', Array<string | number> | string | number>> &
-  Partial<Record<'beforeEnqueuedAt' | 'afterEnqueuedAt' | 'beforeStartedAt' | 'afterStartedAt' | 'beforeFinishedAt' | 'afterFinishedAt', Date | string>> & {
+export type TasksQuery = Partial<
+  Record<
+    'uids' | 'batchUids' | 'indexUids' | 'statuses' | 'types' | 'canceledBy',
+    Array<string | number> | string | number
+  >
+> &
+  Partial<
+    Record<
+      | 'beforeEnqueuedAt'
+      | 'afterEnqueuedAt'
+      | 'beforeStartedAt'
+      | 'afterStartedAt'
+      | 'beforeFinishedAt'
+      | 'afterFinishedAt',
+      Date | string
+    >
+  > & {
     limit?: number;
     from?: number;
     reverse?: boolean;

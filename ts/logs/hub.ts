@@ -12,10 +12,10 @@
  * slow reader: when more than {@link STREAM_BACKLOG_BYTES} are waiting to be sent, lines
  * are dropped rather than held in memory.
  */
-import winston from 'winston';
+import type winston from 'winston';
 // winston's own transport base class (winston re-exports it at run time, not in its types).
 import TransportStream from 'winston-transport';
-import { type LevelNumber, TargetFilter } from './target';
+import type { LevelNumber, TargetFilter } from './target';
 
 export type LogMode = 'human' | 'json';
 

@@ -8,7 +8,13 @@ describe('TargetFilter', () => {
 
   it('when Meilisearch crate names are given, then they stand for the matching part of Quarry, the most specific winning', () => {
     const f = TargetFilter.parse('meilisearch=info, index_scheduler=trace,milli=3');
-    expect([f.levelFor('quarry'), f.levelFor('quarry::http'), f.levelFor('quarry::tasks'), f.levelFor('quarry::engine'), f.max]).toEqual([3, 3, 5, 3, 5]);
+    expect([
+      f.levelFor('quarry'),
+      f.levelFor('quarry::http'),
+      f.levelFor('quarry::tasks'),
+      f.levelFor('quarry::engine'),
+      f.max,
+    ]).toEqual([3, 3, 5, 3, 5]);
   });
 
   it('when no directive covers a target, then its lines are off', () => {
@@ -20,6 +26,7 @@ describe('TargetFilter', () => {
 
   it('when a directive is malformed, then TargetError', () => {
     for (const t of ['', 'a=b=c', 'milli=6', 'milli=loud']) expect(() => TargetFilter.parse(t)).toThrow(TargetError);
-    for (const t of ['info,', 'milli=', '=info', '3', 'milli[span]=info', ' info']) expect(() => TargetFilter.parse(t)).not.toThrow();
+    for (const t of ['info,', 'milli=', '=info', '3', 'milli[span]=info', ' info'])
+      expect(() => TargetFilter.parse(t)).not.toThrow();
   });
 });

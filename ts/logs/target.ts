@@ -37,7 +37,8 @@ interface Directive {
 /** Why a target was refused; the message is the text after "Invalid value at `.target`: ". */
 export class TargetError extends Error {}
 
-const LEVEL_ERROR = 'error parsing level filter: expected one of "off", "error", "warn", "info", "debug", "trace", or a number 0-5';
+const LEVEL_ERROR =
+  'error parsing level filter: expected one of "off", "error", "warn", "info", "debug", "trace", or a number 0-5';
 
 function parseLevel(text: string): LevelNumber | null {
   const lower = text.toLowerCase();
@@ -57,7 +58,7 @@ export class TargetFilter {
     readonly text: string,
     private readonly directives: Directive[],
   ) {
-    this.max = directives.reduce<LevelNumber>((m, d) => (d.level > m ? d.level : m), 0);
+    this.max = directives.reduce<LevelNumber>((m, d) => Math.max(d.level, m) as LevelNumber, 0);
   }
 
   /** Parses `text`; throws TargetError with Meilisearch's wording when it is not a target. */
@@ -72,7 +73,8 @@ export class TargetFilter {
       const part = raw.trim();
       if (part === '') continue;
       const pieces = part.split('=');
-      if (pieces.length > 2) throw new TargetError("invalid filter directive: too many '=' in filter directive, expected 0 or 1");
+      if (pieces.length > 2)
+        throw new TargetError("invalid filter directive: too many '=' in filter directive, expected 0 or 1");
       if (pieces.length === 1) {
         const level = parseLevel(part);
         directives.push(level === null ? { target: targetOf(part), level: 5 } : { target: '', level });

@@ -37,10 +37,27 @@ const isId = (v: unknown): v is Id => typeof v === 'string' || (typeof v === 'nu
 
 /** Sorts a parsed body into one of the kinds of `Message`. */
 export function classify(body: unknown): Message {
-  if (Array.isArray(body)) return { kind: 'invalid', id: null, error: new RpcError(INVALID_REQUEST, 'Invalid Request: batches are not accepted (one JSON-RPC message per request)') };
-  if (!isObject(body)) return { kind: 'invalid', id: null, error: new RpcError(INVALID_REQUEST, 'Invalid Request: expected a JSON-RPC 2.0 message object') };
+  if (Array.isArray(body))
+    return {
+      kind: 'invalid',
+      id: null,
+      error: new RpcError(
+        INVALID_REQUEST,
+        'Invalid Request: batches are not accepted (one JSON-RPC message per request)',
+      ),
+    };
+  if (!isObject(body))
+    return {
+      kind: 'invalid',
+      id: null,
+      error: new RpcError(INVALID_REQUEST, 'Invalid Request: expected a JSON-RPC 2.0 message object'),
+    };
   const id = isId(body.id) ? body.id : null;
-  const invalid = (why: string): Message => ({ kind: 'invalid', id, error: new RpcError(INVALID_REQUEST, `Invalid Request: ${why}`) });
+  const invalid = (why: string): Message => ({
+    kind: 'invalid',
+    id,
+    error: new RpcError(INVALID_REQUEST, `Invalid Request: ${why}`),
+  });
   if (body.jsonrpc !== '2.0') return invalid('`jsonrpc` must be "2.0"');
   if (body.id !== undefined && id === null) return invalid('`id` must be a string or an integer');
   if (body.method === undefined) {
@@ -50,7 +67,12 @@ export function classify(body: unknown): Message {
   if (typeof body.method !== 'string') return invalid('`method` must be a string');
   if (body.params !== undefined && !isObject(body.params)) return invalid('`params` must be an object');
   if (id === null) return { kind: 'notification', method: body.method };
-  return { kind: 'request', id, method: body.method, params: (body.params as Record<string, unknown> | undefined) ?? {} };
+  return {
+    kind: 'request',
+    id,
+    method: body.method,
+    params: (body.params as Record<string, unknown> | undefined) ?? {},
+  };
 }
 
 export function resultOf(id: Id, result: unknown): Record<string, unknown> {

@@ -28,7 +28,8 @@ export async function answer(ctx: ToolContext, method: string, params: Record<st
   switch (method) {
     case 'initialize': {
       const asked = params.protocolVersion;
-      if (typeof asked !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: `protocolVersion` must be a string');
+      if (typeof asked !== 'string')
+        throw new RpcError(INVALID_PARAMS, 'Invalid params: `protocolVersion` must be a string');
       const version = (PROTOCOL_VERSIONS as readonly string[]).includes(asked) ? asked : PROTOCOL_VERSIONS[0];
       return {
         protocolVersion: version,
@@ -63,13 +64,21 @@ async function callTool(ctx: ToolContext, params: Record<string, unknown>): Prom
   if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: `name` must be a string');
   const tool = TOOLS.find((t) => t.name === name);
   if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
-  if (args !== undefined && !isObject(args)) throw new RpcError(INVALID_PARAMS, 'Invalid params: `arguments` must be an object');
+  if (args !== undefined && !isObject(args))
+    throw new RpcError(INVALID_PARAMS, 'Invalid params: `arguments` must be an object');
   try {
     const out = await runTool(tool, ctx, args ?? {});
     const text = Buffer.isBuffer(out) ? out.toString('utf8') : JSON.stringify(out);
-    return { content: [{ type: 'text', text }], structuredContent: Buffer.isBuffer(out) ? JSON.parse(text) : out, isError: false };
+    return {
+      content: [{ type: 'text', text }],
+      structuredContent: Buffer.isBuffer(out) ? JSON.parse(text) : out,
+      isError: false,
+    };
   } catch (err) {
-    const e = apiErrorOf(err, ctx.deps.logger, ctx.deps.config.payloadSizeLimit, { method: 'POST', path: `/mcp (${name})` });
+    const e = apiErrorOf(err, ctx.deps.logger, ctx.deps.config.payloadSizeLimit, {
+      method: 'POST',
+      path: `/mcp (${name})`,
+    });
     const body = e ? errorBody(e.code, e.message) : errorBody('internal', 'An internal error has occurred.');
     return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
   }

@@ -51,7 +51,11 @@ const filter: JsonSchema = {
 function checkFields(tool: Tool, args: Record<string, unknown>): void {
   const known = Object.keys(tool.inputSchema.properties);
   for (const k of Object.keys(args)) {
-    if (!known.includes(k)) throw new ApiError('bad_request', `Unknown field \`${k}\`: expected one of ${known.map((f) => `\`${f}\``).join(', ')}`);
+    if (!known.includes(k))
+      throw new ApiError(
+        'bad_request',
+        `Unknown field \`${k}\`: expected one of ${known.map((f) => `\`${f}\``).join(', ')}`,
+      );
   }
 }
 
@@ -64,22 +68,32 @@ function scoped(ctx: ToolContext, action: string, args: Record<string, unknown>)
   return [uid, rest];
 }
 
-const ListSchema = z.strictObject({ offset: z.number().int().nonnegative().optional(), limit: z.number().int().nonnegative().optional() });
+const ListSchema = z.strictObject({
+  offset: z.number().int().nonnegative().optional(),
+  limit: z.number().int().nonnegative().optional(),
+});
 
 export const TOOLS: readonly Tool[] = [
   {
     name: 'list_indexes',
     title: 'List indexes',
-    description: 'Lists the indexes this key may read: uid, primary key, creation and update dates. 20 at a time unless `limit` says otherwise; `total` counts them all.',
+    description:
+      'Lists the indexes this key may read: uid, primary key, creation and update dates. 20 at a time unless `limit` says otherwise; `total` counts them all.',
     action: 'indexes.get',
     inputSchema: {
       type: 'object',
-      properties: { offset: count('Indexes to skip (0 by default).'), limit: count('Most indexes to return (20 by default).') },
+      properties: {
+        offset: count('Indexes to skip (0 by default).'),
+        limit: count('Most indexes to return (20 by default).'),
+      },
       additionalProperties: false,
     },
     async run(ctx, args) {
       authorize(ctx.auth, 'indexes.get', null);
-      const { offset = 0, limit = 20 } = parseWith(ListSchema, args, { offset: 'invalid_index_offset', limit: 'invalid_index_limit' });
+      const { offset = 0, limit = 20 } = parseWith(ListSchema, args, {
+        offset: 'invalid_index_offset',
+        limit: 'invalid_index_limit',
+      });
       return indexPage(ctx.deps.registry, ctx.auth.canSeeIndex, offset, limit);
     },
   },
@@ -93,20 +107,35 @@ export const TOOLS: readonly Tool[] = [
       type: 'object',
       properties: {
         indexUid,
-        q: { type: 'string', description: 'The words to look for; absent or empty: every document (filtered and sorted as asked).' },
+        q: {
+          type: 'string',
+          description: 'The words to look for; absent or empty: every document (filtered and sorted as asked).',
+        },
         filter,
-        facets: strings('Filterable attributes whose values to count among the matches (`facetDistribution`); `["*"]` for all.'),
+        facets: strings(
+          'Filterable attributes whose values to count among the matches (`facetDistribution`); `["*"]` for all.',
+        ),
         sort: strings('Sortable attributes with a direction, first one first: `["price:asc", "rating:desc"]`.'),
         limit: count('Most hits to return (20 by default).'),
         offset: count('Hits to skip (0 by default).'),
         attributesToRetrieve: strings('The attributes each hit shows (all displayed attributes by default).'),
-        matchingStrategy: { type: 'string', enum: ['last', 'all', 'frequency'], description: '`last` (default) drops query words from the end until documents match; `all` requires every word.' },
+        matchingStrategy: {
+          type: 'string',
+          enum: ['last', 'all', 'frequency'],
+          description:
+            '`last` (default) drops query words from the end until documents match; `all` requires every word.',
+        },
         hybrid: {
           type: 'object',
-          description: 'Hybrid (keyword and semantic) search with one of the index\'s embedders.',
+          description: "Hybrid (keyword and semantic) search with one of the index's embedders.",
           properties: {
-            embedder: { type: 'string', description: 'The name of an embedder in the index\'s `embedders` setting.' },
-            semanticRatio: { type: 'number', minimum: 0, maximum: 1, description: 'Weight of the semantic results, 0.0 to 1.0 (0.5 by default).' },
+            embedder: { type: 'string', description: "The name of an embedder in the index's `embedders` setting." },
+            semanticRatio: {
+              type: 'number',
+              minimum: 0,
+              maximum: 1,
+              description: 'Weight of the semantic results, 0.0 to 1.0 (0.5 by default).',
+            },
           },
           required: ['embedder'],
           additionalProperties: false,
@@ -132,7 +161,11 @@ export const TOOLS: readonly Tool[] = [
       type: 'object',
       properties: {
         indexUid,
-        ids: { type: 'array', items: { anyOf: [str, { type: 'integer' }] }, description: 'Primary keys of the documents to fetch.' },
+        ids: {
+          type: 'array',
+          items: { anyOf: [str, { type: 'integer' }] },
+          description: 'Primary keys of the documents to fetch.',
+        },
         filter,
         limit: count('Most documents to return (20 by default).'),
         offset: count('Documents to skip (0 by default).'),

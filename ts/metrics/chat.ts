@@ -15,7 +15,10 @@ const TOKEN_FAMILIES: Record<TokenKind, [string, string]> = {
 
 export class ChatMetrics {
   #searches = 0;
-  readonly #tokens = new Map<string, { workspace: string; model: string; prompt: number; completion: number; total: number }>();
+  readonly #tokens = new Map<
+    string,
+    { workspace: string; model: string; prompt: number; completion: number; total: number }
+  >();
 
   /** One search the model asked for ran. */
   searched(): void {
@@ -37,14 +40,24 @@ export class ChatMetrics {
 
   render(out: Exposition): void {
     if (this.#searches > 0) {
-      out.family('meilisearch_chat_searches_total', 'counter', 'Total number of searches performed by the chat route').sample('meilisearch_chat_searches_total', [['type', 'internal']], this.#searches);
+      out
+        .family('meilisearch_chat_searches_total', 'counter', 'Total number of searches performed by the chat route')
+        .sample('meilisearch_chat_searches_total', [['type', 'internal']], this.#searches);
     }
     if (this.#tokens.size === 0) return;
     const rows = [...this.#tokens.values()].sort((a, b) => (a.model + a.workspace < b.model + b.workspace ? -1 : 1));
     for (const kind of ['completion', 'prompt', 'total'] as const) {
       const [name, help] = TOKEN_FAMILIES[kind];
       out.family(name, 'counter', help);
-      for (const r of rows) out.sample(name, [['model', r.model], ['workspace', r.workspace]], r[kind]);
+      for (const r of rows)
+        out.sample(
+          name,
+          [
+            ['model', r.model],
+            ['workspace', r.workspace],
+          ],
+          r[kind],
+        );
     }
   }
 }

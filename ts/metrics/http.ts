@@ -57,7 +57,13 @@ export class HttpMetrics {
       wants: () => enabled(),
       done: (req, res, ms) => {
         const routePath = req.route?.path;
-        this.record(req.method, typeof routePath === 'string' ? this.template(routePath) : null, req.path, res.statusCode, ms / 1000);
+        this.record(
+          req.method,
+          typeof routePath === 'string' ? this.template(routePath) : null,
+          req.path,
+          res.statusCode,
+          ms / 1000,
+        );
       },
     };
   }
@@ -102,9 +108,19 @@ export class HttpMetrics {
 
   render(out: Exposition): void {
     out.family('meilisearch_http_requests_total', 'counter', 'HTTP requests answered, by method, route and status');
-    const byLabels = <T extends { method: string; path: string }>(a: T, b: T) => (a.method === b.method ? cmp(a.path, b.path) : cmp(a.method, b.method));
+    const byLabels = <T extends { method: string; path: string }>(a: T, b: T) =>
+      a.method === b.method ? cmp(a.path, b.path) : cmp(a.method, b.method);
     const counts = [...this.counts.values()].sort((a, b) => byLabels(a, b) || cmp(a.status, b.status));
-    for (const c of counts) out.sample('meilisearch_http_requests_total', [['method', c.method], ['path', c.path], ['status', c.status]], c.n);
+    for (const c of counts)
+      out.sample(
+        'meilisearch_http_requests_total',
+        [
+          ['method', c.method],
+          ['path', c.path],
+          ['status', c.status],
+        ],
+        c.n,
+      );
 
     const name = 'meilisearch_http_response_time_seconds';
     out.family(name, 'histogram', 'Time taken to answer HTTP requests, in seconds, by method and route');
@@ -113,10 +129,35 @@ export class HttpMetrics {
       for (let i = 0; i <= BUCKETS.length; i++) {
         cumulative += t.buckets[i];
         const le = i < BUCKETS.length ? String(BUCKETS[i]) : '+Inf';
-        out.sample(name, [['method', t.method], ['path', t.path], ['le', le]], cumulative, '_bucket');
+        out.sample(
+          name,
+          [
+            ['method', t.method],
+            ['path', t.path],
+            ['le', le],
+          ],
+          cumulative,
+          '_bucket',
+        );
       }
-      out.sample(name, [['method', t.method], ['path', t.path]], t.sum, '_sum');
-      out.sample(name, [['method', t.method], ['path', t.path]], t.count, '_count');
+      out.sample(
+        name,
+        [
+          ['method', t.method],
+          ['path', t.path],
+        ],
+        t.sum,
+        '_sum',
+      );
+      out.sample(
+        name,
+        [
+          ['method', t.method],
+          ['path', t.path],
+        ],
+        t.count,
+        '_count',
+      );
     }
   }
 }

@@ -25,6 +25,11 @@ export interface Staged {
 }
 
 /** Parses and validates a documents payload off the JS thread; writes canonical NDJSON, fsynced. */
-export function stageDocuments(payload: Buffer, format: PayloadFormat, csvDelimiter: string | null, destPath: string): Promise<Staged> {
+export function stageDocuments(
+  payload: Buffer,
+  format: PayloadFormat,
+  csvDelimiter: string | null,
+  destPath: string,
+): Promise<Staged> {
   return call(() => binding.stageDocuments(payload, format, csvDelimiter, destPath));
 }

@@ -12,14 +12,50 @@
  */
 import type * as Native from '../../native/index';
 import { binding, call, callSync } from './binding';
-import type { BatchInput, BatchOp, BatchOpResult, FacetSearchQuery, FetchQuery, FieldsQuery, IndexStats, SearchQuery, Shards, SimilarQuery } from './shapes.generated';
+import type {
+  BatchInput,
+  BatchOp,
+  BatchOpResult,
+  FacetSearchQuery,
+  FetchQuery,
+  FieldsQuery,
+  IndexStats,
+  SearchQuery,
+  Shards,
+  SimilarQuery,
+} from './shapes.generated';
 
 export { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER, type OutboundAnswer, outboundRequest } from './outbound';
-export { catalogByCode, checkEmbedder, configureModels, configureOutbound, configureRemoteEmbedders, engineVersion, renderTemplate, type ErrorCodeRow, hideSecret, releaseFreeMemory, settingsLocales, shortenSlice } from './binding';
+export {
+  catalogByCode,
+  checkEmbedder,
+  configureModels,
+  configureOutbound,
+  configureRemoteEmbedders,
+  engineVersion,
+  renderTemplate,
+  type ErrorCodeRow,
+  hideSecret,
+  releaseFreeMemory,
+  settingsLocales,
+  shortenSlice,
+} from './binding';
 export { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from './documents';
 export { damagedFileMessage, type KvEntry, type KvOp, KvStore } from './kv';
 
-export type { BatchOp, BatchOpResult, FacetSearchQuery, FetchQuery, FieldsQuery, Hybrid, IndexStats, SearchQuery, Shards, SimilarQuery, StagedCheck } from './shapes.generated';
+export type {
+  BatchOp,
+  BatchOpResult,
+  FacetSearchQuery,
+  FetchQuery,
+  FieldsQuery,
+  Hybrid,
+  IndexStats,
+  SearchQuery,
+  Shards,
+  SimilarQuery,
+  StagedCheck,
+} from './shapes.generated';
 
 /** One open index of the engine. */
 export class NativeIndex {
@@ -148,12 +184,23 @@ export class NativeIndex {
 
   /** A federated multi-search: `indexes[i]` is the index of `request.queries[i]`; `receivedAt`: as for `search`. */
   static federatedSearch(indexes: NativeIndex[], request: unknown, receivedAt?: bigint): Promise<Buffer> {
-    return call(() => binding.federatedSearch(indexes.map((i) => i.raw), JSON.stringify(request), sinceMs(receivedAt)));
+    return call(() =>
+      binding.federatedSearch(
+        indexes.map((i) => i.raw),
+        JSON.stringify(request),
+        sinceMs(receivedAt),
+      ),
+    );
   }
 
   /** What the words of each query of a federated `request` derive from here (see the binding). */
   static derivationCandidates(indexes: NativeIndex[], request: unknown): Promise<Buffer> {
-    return call(() => binding.derivationCandidates(indexes.map((i) => i.raw), JSON.stringify(request)));
+    return call(() =>
+      binding.derivationCandidates(
+        indexes.map((i) => i.raw),
+        JSON.stringify(request),
+      ),
+    );
   }
 
   /** One page of a network's documents from each instance's first pages (see the binding). */

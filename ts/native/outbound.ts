@@ -11,9 +11,20 @@ export interface OutboundAnswer {
 }
 
 /** Sends one request off the JS thread; never rejects on a network failure. */
-export async function outboundRequest(method: string, url: string, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<OutboundAnswer> {
+export async function outboundRequest(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  timeoutMs: number,
+): Promise<OutboundAnswer> {
   const a = await binding.outboundRequest(method, url, Object.entries(headers), body, timeoutMs);
-  return { status: a.status, body: a.body, failure: (a.failure ?? null) as OutboundAnswer['failure'], message: a.message ?? null };
+  return {
+    status: a.status,
+    body: a.body,
+    failure: (a.failure ?? null) as OutboundAnswer['failure'],
+    message: a.message ?? null,
+  };
 }
 
 /** The header that asks another instance for each federated hit's score runs. */

@@ -10,7 +10,15 @@ import type { RemoteConfig } from './state';
  * Sends `method path` to `remote` with `key` (none: unsigned) and `headers`, `body` as JSON
  * (a Buffer as it is), within `timeoutMs`.
  */
-export function sendTo(remote: RemoteConfig, method: string, path: string, body: unknown, key: string | null, headers: Record<string, string>, timeoutMs: number): Promise<OutboundAnswer> {
+export function sendTo(
+  remote: RemoteConfig,
+  method: string,
+  path: string,
+  body: unknown,
+  key: string | null,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<OutboundAnswer> {
   const all: Record<string, string> = { 'Content-Type': 'application/json', ...headers };
   if (key !== null) all.Authorization = `Bearer ${key}`;
   const bytes = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
@@ -21,7 +29,14 @@ export function sendTo(remote: RemoteConfig, method: string, path: string, body:
  * What another instance answers to `POST path` with `body` (with its write key, for reading
  * documents, or its search key): the parsed body, or its error as `remoteErrors` shows it.
  */
-export async function askInstance(deps: Deps, target: Extract<Target, { local: false }>, path: string, body: unknown, key: 'search' | 'write' = 'write'): Promise<{ ok: true; body: any } | { ok: false; error: ReturnType<typeof errorBody> }> {
+export async function askInstance(
+  deps: Deps,
+  target: Extract<Target, { local: false }>,
+  path: string,
+  body: unknown,
+  key: 'search' | 'write' = 'write',
+  // biome-ignore lint/suspicious/noExplicitAny: another instance's JSON, read by each caller as its route's shape
+): Promise<{ ok: true; body: any } | { ok: false; error: ReturnType<typeof errorBody> }> {
   const { remote, name } = target;
   const secret = key === 'write' ? (remote.writeApiKey ?? remote.searchApiKey) : remote.searchApiKey;
   const answer = await sendTo(remote, 'POST', path, body, secret, {}, deps.config.remoteTimeoutMs);

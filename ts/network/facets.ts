@@ -8,16 +8,31 @@ import { errorBody } from '../errors/catalog';
 import { askInstance } from './ask';
 import { networkTargets } from './search';
 
-export async function facetSearchOverNetwork(deps: Deps, uid: string, body: Record<string, unknown>, local: () => Promise<Buffer>): Promise<Buffer> {
+export async function facetSearchOverNetwork(
+  deps: Deps,
+  uid: string,
+  body: Record<string, unknown>,
+  local: () => Promise<Buffer>,
+): Promise<Buffer> {
   const remoteErrors: Record<string, unknown> = {};
   const pages = await Promise.all(
     networkTargets(deps).map(async (target) => {
       if (target.local) return (JSON.parse((await local()).toString()) as { facetHits: unknown[] }).facetHits;
-      const r = await askInstance(deps, target, `/indexes/${encodeURIComponent(uid)}/facet-search`, { ...body, useNetwork: false }, 'search');
+      const r = await askInstance(
+        deps,
+        target,
+        `/indexes/${encodeURIComponent(uid)}/facet-search`,
+        { ...body, useNetwork: false },
+        'search',
+      );
       if (r.ok && Array.isArray(r.body.facetHits)) return r.body.facetHits as unknown[];
-      remoteErrors[target.name] = r.ok ? errorBody('remote_remote_error', `Remote \`${target.name}\` encountered an error: ${String(r.body.message)}`) : r.error;
+      remoteErrors[target.name] = r.ok
+        ? errorBody('remote_remote_error', `Remote \`${target.name}\` encountered an error: ${String(r.body.message)}`)
+        : r.error;
       return [];
     }),
   );
-  return deps.registry.handle(uid).mergeFacetHits({ facetName: body.facetName, facetQuery: body.facetQuery ?? null, pages, remoteErrors });
+  return deps.registry
+    .handle(uid)
+    .mergeFacetHits({ facetName: body.facetName, facetQuery: body.facetQuery ?? null, pages, remoteErrors });
 }

@@ -39,12 +39,30 @@ interface Incoming {
 const current = new AsyncLocalStorage<Incoming>();
 
 /** The writes a leader forwards. */
-const FORWARDED = new Set<TaskType>(['documentAdditionOrUpdate', 'documentEdition', 'documentDeletion', 'settingsUpdate', 'indexCreation', 'indexUpdate', 'indexDeletion', 'indexSwap']);
+const FORWARDED = new Set<TaskType>([
+  'documentAdditionOrUpdate',
+  'documentEdition',
+  'documentDeletion',
+  'settingsUpdate',
+  'indexCreation',
+  'indexUpdate',
+  'indexDeletion',
+  'indexSwap',
+]);
 
 /** Middleware: remembers the request being answered, for the queue below. */
 export function networkContext(req: Request, _res: Response, next: NextFunction): void {
   const raw = req.body as unknown;
-  current.run({ method: req.method, url: req.originalUrl, contentType: req.headers['content-type'], body: Buffer.isBuffer(raw) ? raw : Buffer.alloc(0), origin: originOf(req) }, next);
+  current.run(
+    {
+      method: req.method,
+      url: req.originalUrl,
+      contentType: req.headers['content-type'],
+      body: Buffer.isBuffer(raw) ? raw : Buffer.alloc(0),
+      origin: originOf(req),
+    },
+    next,
+  );
 }
 
 /** The origin a leader's request names, if it carries one. */
@@ -54,32 +72,56 @@ export function originOf(req: Request): Origin | null {
   try {
     const o = JSON.parse(raw) as Partial<Origin>;
     if (typeof o.remoteName === 'string' && typeof o.networkVersion === 'string') {
-      return { remoteName: o.remoteName, taskUid: typeof o.taskUid === 'number' ? o.taskUid : null, networkVersion: o.networkVersion };
+      return {
+        remoteName: o.remoteName,
+        taskUid: typeof o.taskUid === 'number' ? o.taskUid : null,
+        networkVersion: o.networkVersion,
+      };
     }
   } catch {
     // fall through
   }
-  throw new ApiError('bad_request', `Invalid \`${ORIGIN_HEADER}\` header: expected \`{"remoteName","taskUid","networkVersion"}\``);
+  throw new ApiError(
+    'bad_request',
+    `Invalid \`${ORIGIN_HEADER}\` header: expected \`{"remoteName","taskUid","networkVersion"}\``,
+  );
 }
 
 export function notLeader(leader: string): ApiError {
-  return new ApiError('not_leader', `This remote is not the leader of the network.\n  - Note: only the leader \`${leader}\` can receive new tasks.`);
+  return new ApiError(
+    'not_leader',
+    `This remote is not the leader of the network.\n  - Note: only the leader \`${leader}\` can receive new tasks.`,
+  );
 }
 
 /** The queue routes use: the same, with index writes forwarded as described above. */
-export function networkedQueue(queue: TaskQueue, network: NetworkStore, features: FeatureStore, timeoutMs: number): TaskQueue {
+export function networkedQueue(
+  queue: TaskQueue,
+  network: NetworkStore,
+  features: FeatureStore,
+  timeoutMs: number,
+): TaskQueue {
   async function enqueue(init: EnqueueInit) {
     const incoming = current.getStore();
     const state = network.get();
-    if (!incoming || !FORWARDED.has(init.type) || !features.get().network || state.leader === null) return queue.enqueue(init);
+    if (!incoming || !FORWARDED.has(init.type) || !features.get().network || state.leader === null)
+      return queue.enqueue(init);
     const shards = shardsOf(state);
-    if (init.payload.kind === 'documentAddition' && shards !== null) init = { ...init, payload: { ...init.payload, shards } };
+    if (init.payload.kind === 'documentAddition' && shards !== null)
+      init = { ...init, payload: { ...init.payload, shards } };
     if (incoming.origin !== null) {
       checkVersion(state, incoming.origin);
       return queue.enqueue({ ...init, network: { origin: incoming.origin } });
     }
     if (state.self !== state.leader) throw notLeader(state.leader);
-    const remoteTasks = await forwardToAll(state, incoming.method, incoming.url, incoming.contentType, () => incoming.body, timeoutMs);
+    const remoteTasks = await forwardToAll(
+      state,
+      incoming.method,
+      incoming.url,
+      incoming.contentType,
+      () => incoming.body,
+      timeoutMs,
+    );
     return queue.enqueue({ ...init, network: { remote_tasks: remoteTasks, network_version: state.version } });
   }
   return new Proxy(queue, {
@@ -93,7 +135,10 @@ export function networkedQueue(queue: TaskQueue, network: NetworkStore, features
 
 function checkVersion(state: NetworkState, origin: Origin): void {
   if (origin.networkVersion !== state.version) {
-    throw new ApiError('network_version_mismatch', `The leader \`${origin.remoteName}\` sent a task for network version \`${origin.networkVersion}\`, but this instance is at version \`${state.version}\`.\n  - Hint: apply the leader's network change first`);
+    throw new ApiError(
+      'network_version_mismatch',
+      `The leader \`${origin.remoteName}\` sent a task for network version \`${origin.networkVersion}\`, but this instance is at version \`${state.version}\`.\n  - Hint: apply the leader's network change first`,
+    );
   }
 }
 
@@ -141,12 +186,24 @@ export async function forwardToAll(
  * instance that cannot be reached is `unreachable` (a write: `remote_could_not_send_request`;
  * a read, reported in `remoteErrors`: `proxy_could_not_send_request`, as the search's).
  */
-export function remoteFailure(name: string, a: OutboundAnswer, unreachable = 'remote_could_not_send_request'): ApiError | null {
-  if (a.failure === 'timeout') return new ApiError('remote_timeout', `Remote \`${name}\` did not answer within the time allowed: ${a.message ?? ''}`);
-  if (a.failure !== null) return new ApiError(unreachable, `Could not send the request to remote \`${name}\`: ${a.message ?? ''}`);
+export function remoteFailure(
+  name: string,
+  a: OutboundAnswer,
+  unreachable = 'remote_could_not_send_request',
+): ApiError | null {
+  if (a.failure === 'timeout')
+    return new ApiError(
+      'remote_timeout',
+      `Remote \`${name}\` did not answer within the time allowed: ${a.message ?? ''}`,
+    );
+  if (a.failure !== null)
+    return new ApiError(unreachable, `Could not send the request to remote \`${name}\`: ${a.message ?? ''}`);
   if (a.status >= 200 && a.status < 300) return null;
   if (a.status === 401 || a.status === 403) {
-    return new ApiError('remote_invalid_api_key', `could not authenticate against the remote \`${name}\`\n  - hint: check that the remote was registered with a valid \`writeApiKey\``);
+    return new ApiError(
+      'remote_invalid_api_key',
+      `could not authenticate against the remote \`${name}\`\n  - hint: check that the remote was registered with a valid \`writeApiKey\``,
+    );
   }
   try {
     const e = JSON.parse(a.body.toString()) as { code?: unknown; message?: unknown };
@@ -161,5 +218,8 @@ export function remoteFailure(name: string, a: OutboundAnswer, unreachable = 're
 }
 
 function badResponse(name: string, body: Buffer): ApiError {
-  return new ApiError('remote_bad_response', `could not parse the response of remote \`${name}\`:\n  - response from remote: ${body.toString().slice(0, 200)}`);
+  return new ApiError(
+    'remote_bad_response',
+    `could not parse the response of remote \`${name}\`:\n  - response from remote: ${body.toString().slice(0, 200)}`,
+  );
 }

@@ -19,15 +19,28 @@ interface Moves {
   moves: Array<{ shard: string; ids: string[]; documents: unknown[] }>;
 }
 
-export function rebalancer(network: NetworkStore, registry: IndexRegistry, timeoutMs: number): (taskUid: number) => Promise<Record<string, unknown>> {
+export function rebalancer(
+  network: NetworkStore,
+  registry: IndexRegistry,
+  timeoutMs: number,
+): (taskUid: number) => Promise<Record<string, unknown>> {
   return async (taskUid) => {
     const state = network.get();
     const shards = shardsOf(state);
-    if (shards === null || state.leader === null || state.self === null) return { movedDocuments: 0, message: 'Finished' };
+    if (shards === null || state.leader === null || state.self === null)
+      return { movedDocuments: 0, message: 'Finished' };
     const origin: Origin = { remoteName: state.self, taskUid, networkVersion: state.version };
     const send = async (name: string, method: string, path: string, body: unknown, what: string) => {
       const remote = state.remotes[name];
-      const answer = await sendTo(remote, method, path, body, remote.writeApiKey, { [ORIGIN_HEADER]: JSON.stringify(origin) }, timeoutMs);
+      const answer = await sendTo(
+        remote,
+        method,
+        path,
+        body,
+        remote.writeApiKey,
+        { [ORIGIN_HEADER]: JSON.stringify(origin) },
+        timeoutMs,
+      );
       const failure = remoteFailure(name, answer);
       if (failure) throw new ApiError(failure.code, `${what}: ${failure.message}`);
     };
@@ -39,7 +52,8 @@ export function rebalancer(network: NetworkStore, registry: IndexRegistry, timeo
         // Experimental settings need their feature on the other side; they stay here.
         const { foreignKeys: _f, chat: _c, ...settings } = handle.settings();
         for (const name of Object.keys(state.remotes)) {
-          if (name !== state.self) await send(name, 'PATCH', `${path}/settings`, settings, `Sending the settings of \`${entry.uid}\``);
+          if (name !== state.self)
+            await send(name, 'PATCH', `${path}/settings`, settings, `Sending the settings of \`${entry.uid}\``);
         }
       }
       const found = JSON.parse((await handle.documentsElsewhere(shards)).toString()) as Moves;
@@ -47,7 +61,13 @@ export function rebalancer(network: NetworkStore, registry: IndexRegistry, timeo
         for (const name of state.shards[m.shard]?.remotes ?? []) {
           if (name === state.self || state.remotes[name] === undefined) continue;
           const pk = encodeURIComponent(found.primaryKey ?? '');
-          await send(name, 'POST', `${path}/documents?primaryKey=${pk}`, m.documents, `Moving ${m.ids.length} documents of \`${entry.uid}\` to shard \`${m.shard}\``);
+          await send(
+            name,
+            'POST',
+            `${path}/documents?primaryKey=${pk}`,
+            m.documents,
+            `Moving ${m.ids.length} documents of \`${entry.uid}\` to shard \`${m.shard}\``,
+          );
         }
         const [r] = await handle.applyBatch([{ type: 'deleteDocuments', taskUid, ids: m.ids }]);
         if (!r.ok) throw new ApiError(r.error.code, r.error.message);

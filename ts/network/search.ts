@@ -13,11 +13,18 @@ export type Target = { local: true; name: string | null } | { local: false; name
 /** The instance `federationOptions.remote` names, checked as Meilisearch checks it. */
 export function remoteTarget(deps: Deps, name: string): Target {
   if (!deps.features.get().network) {
-    throw new ApiError('feature_not_enabled', 'Performing a remote federated search requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805');
+    throw new ApiError(
+      'feature_not_enabled',
+      'Performing a remote federated search requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805',
+    );
   }
   const state = deps.network.get();
   const remote = state.remotes[name];
-  if (remote === undefined) throw new ApiError('invalid_multi_search_remote', `Invalid \`.federation_options.remote\`: remote \`${name}\` is not registered`);
+  if (remote === undefined)
+    throw new ApiError(
+      'invalid_multi_search_remote',
+      `Invalid \`.federation_options.remote\`: remote \`${name}\` is not registered`,
+    );
   return name === state.self ? { local: true, name } : { local: false, name, remote };
 }
 
@@ -29,7 +36,10 @@ export function remoteTarget(deps: Deps, name: string): Target {
  */
 export function checkSearchFeatures(deps: Deps, query: { useNetwork?: unknown }): void {
   if (query.useNetwork != null && !deps.features.enabled('network')) {
-    throw new ApiError('feature_not_enabled', 'passing `useNetwork` in a search query requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805');
+    throw new ApiError(
+      'feature_not_enabled',
+      'passing `useNetwork` in a search query requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805',
+    );
   }
 }
 
@@ -37,7 +47,8 @@ export function checkSearchFeatures(deps: Deps, query: { useNetwork?: unknown })
 export function usesNetwork(deps: Deps, useNetwork: unknown): boolean {
   if (!deps.features.enabled('network')) return false;
   const state = deps.network.get();
-  if (typeof useNetwork === 'boolean') return useNetwork && (state.self !== null || Object.keys(state.remotes).length > 0);
+  if (typeof useNetwork === 'boolean')
+    return useNetwork && (state.self !== null || Object.keys(state.remotes).length > 0);
   return state.self !== null && Object.keys(state.shards).length > 0;
 }
 

@@ -34,7 +34,9 @@ export class NetworkStore {
 
   constructor(private readonly records: Records) {
     const stored = records.kv.get('meta', 'network');
-    this.#state = stored ? (JSON.parse(stored.toString()) as NetworkState) : { self: null, remotes: {}, shards: {}, leader: null, version: NO_VERSION };
+    this.#state = stored
+      ? (JSON.parse(stored.toString()) as NetworkState)
+      : { self: null, remotes: {}, shards: {}, leader: null, version: NO_VERSION };
     records.watch('meta', (op) => {
       if (op.key === 'network' && op.value) this.#state = JSON.parse(op.value.toString()) as NetworkState;
     });
@@ -46,7 +48,9 @@ export class NetworkStore {
 
   /** The wire view: every remote `available` (Quarry keeps no health record). */
   view(state: NetworkState = this.#state): Record<string, unknown> {
-    const remotes = Object.fromEntries(Object.entries(state.remotes).map(([name, r]) => [name, { ...r, status: 'available' }]));
+    const remotes = Object.fromEntries(
+      Object.entries(state.remotes).map(([name, r]) => [name, { ...r, status: 'available' }]),
+    );
     return { self: state.self, remotes, shards: state.shards, leader: state.leader, version: state.version };
   }
 
@@ -62,15 +66,31 @@ export class NetworkStore {
   plan(body: unknown, replace = false, version: string = randomUUID()): NetworkState {
     if (!isObject(body)) throw new ApiError('bad_request', 'Invalid value type: expected an object');
     for (const k of Object.keys(body)) {
-      if (!FIELDS.includes(k)) throw new ApiError('bad_request', `Unknown field \`${k}\`: expected one of ${FIELDS.map((f) => `\`${f}\``).join(', ')}`);
+      if (!FIELDS.includes(k))
+        throw new ApiError(
+          'bad_request',
+          `Unknown field \`${k}\`: expected one of ${FIELDS.map((f) => `\`${f}\``).join(', ')}`,
+        );
     }
     if (!replace) {
       for (const k of ['previousRemotes', 'previousShards']) {
-        if (body[k] !== undefined) throw new ApiError('unexpected_network_previous_remotes', `\`.${k}\` is only accepted in a network change sent by the leader.`);
+        if (body[k] !== undefined)
+          throw new ApiError(
+            'unexpected_network_previous_remotes',
+            `\`.${k}\` is only accepted in a network change sent by the leader.`,
+          );
       }
     }
-    const base: NetworkState = replace ? { self: null, remotes: {}, shards: {}, leader: null, version: this.#state.version } : this.#state;
-    const next: NetworkState = { self: base.self, remotes: { ...base.remotes }, shards: { ...base.shards }, leader: base.leader, version };
+    const base: NetworkState = replace
+      ? { self: null, remotes: {}, shards: {}, leader: null, version: this.#state.version }
+      : this.#state;
+    const next: NetworkState = {
+      self: base.self,
+      remotes: { ...base.remotes },
+      shards: { ...base.shards },
+      leader: base.leader,
+      version,
+    };
     if (body.self !== undefined) next.self = nameOrNull(body.self, 'self', 'invalid_network_self');
     if (body.leader !== undefined) next.leader = nameOrNull(body.leader, 'leader', 'invalid_network_leader');
     next.remotes = patchMap(next.remotes, body.remotes, 'remotes', 'invalid_network_remotes', remoteOf);
@@ -83,7 +103,8 @@ export class NetworkStore {
 export function checkShards(state: NetworkState): void {
   for (const [name, shard] of Object.entries(state.shards)) {
     for (const r of shard.remotes) {
-      if (!(r in state.remotes)) throw new ApiError('invalid_network_shards', `unknown remote \`${r}\` in \`.${name}.remotes\``);
+      if (!(r in state.remotes))
+        throw new ApiError('invalid_network_shards', `unknown remote \`${r}\` in \`.${name}.remotes\``);
     }
   }
 }
@@ -105,17 +126,27 @@ export function searchTargets(state: NetworkState): string[] {
   const chosen: string[] = [];
   for (const shard of shards) {
     if (shard.remotes.some((r) => chosen.includes(r))) continue;
-    const pick = state.self !== null && shard.remotes.includes(state.self) ? state.self : shard.remotes.find((r) => r in state.remotes);
+    const pick =
+      state.self !== null && shard.remotes.includes(state.self)
+        ? state.self
+        : shard.remotes.find((r) => r in state.remotes);
     if (pick !== undefined) chosen.push(pick);
   }
   return chosen;
 }
 
 /** `map` after `patch`: `null` empties it, a `null` entry removes that entry, others are merged by `entry`. */
-function patchMap<T>(map: Record<string, T>, patch: unknown, field: string, code: string, entry: (name: string, raw: unknown, prev: T | undefined) => T): Record<string, T> {
+function patchMap<T>(
+  map: Record<string, T>,
+  patch: unknown,
+  field: string,
+  code: string,
+  entry: (name: string, raw: unknown, prev: T | undefined) => T,
+): Record<string, T> {
   if (patch === undefined) return map;
   if (patch === null) return {};
-  if (!isObject(patch)) throw new ApiError(code, `Invalid value type at \`.${field}\`: expected an object, but found ${kind(patch)}`);
+  if (!isObject(patch))
+    throw new ApiError(code, `Invalid value type at \`.${field}\`: expected an object, but found ${kind(patch)}`);
   const out = { ...map };
   for (const [name, raw] of Object.entries(patch)) {
     if (raw === null) delete out[name];
@@ -142,13 +173,25 @@ function nameOrNull(v: unknown, field: string, code: string): string | null {
 
 function remoteOf(name: string, raw: unknown, prev: RemoteConfig | undefined): RemoteConfig {
   const at = `.remotes.${name}`;
-  if (!isObject(raw)) throw new ApiError('invalid_network_remotes', `Invalid value type at \`${at}\`: expected an object, but found ${kind(raw)}`);
+  if (!isObject(raw))
+    throw new ApiError(
+      'invalid_network_remotes',
+      `Invalid value type at \`${at}\`: expected an object, but found ${kind(raw)}`,
+    );
   for (const k of Object.keys(raw)) {
-    if (!REMOTE_FIELDS.includes(k)) throw new ApiError('bad_request', `Unknown field \`${k}\` inside \`${at}\`: expected one of ${REMOTE_FIELDS.map((f) => `\`${f}\``).join(', ')}`);
+    if (!REMOTE_FIELDS.includes(k))
+      throw new ApiError(
+        'bad_request',
+        `Unknown field \`${k}\` inside \`${at}\`: expected one of ${REMOTE_FIELDS.map((f) => `\`${f}\``).join(', ')}`,
+      );
   }
   let url = prev?.url;
   if (raw.url !== undefined) {
-    if (typeof raw.url !== 'string') throw new ApiError('invalid_network_url', `Invalid value type at \`${at}.url\`: expected a string, but found ${kind(raw.url)}`);
+    if (typeof raw.url !== 'string')
+      throw new ApiError(
+        'invalid_network_url',
+        `Invalid value type at \`${at}.url\`: expected a string, but found ${kind(raw.url)}`,
+      );
     let parsed: URL;
     try {
       parsed = new URL(raw.url);
@@ -156,7 +199,10 @@ function remoteOf(name: string, raw: unknown, prev: RemoteConfig | undefined): R
       throw new ApiError('invalid_network_url', `Invalid \`${at}.url\` (\`${raw.url}\`): relative URL without a base`);
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new ApiError('invalid_network_url', `Invalid \`${at}.url\` (\`${raw.url}\`): only \`http\` and \`https\` URLs are accepted`);
+      throw new ApiError(
+        'invalid_network_url',
+        `Invalid \`${at}.url\` (\`${raw.url}\`): only \`http\` and \`https\` URLs are accepted`,
+      );
     }
     url = raw.url;
   }
@@ -167,20 +213,35 @@ function remoteOf(name: string, raw: unknown, prev: RemoteConfig | undefined): R
     if (v === null || typeof v === 'string') return v;
     throw new ApiError(code, `Invalid value type at \`${at}.${field}\`: expected a string, but found ${kind(v)}`);
   };
-  return { url, searchApiKey: key('searchApiKey', 'invalid_network_search_api_key'), writeApiKey: key('writeApiKey', 'invalid_network_write_api_key') };
+  return {
+    url,
+    searchApiKey: key('searchApiKey', 'invalid_network_search_api_key'),
+    writeApiKey: key('writeApiKey', 'invalid_network_write_api_key'),
+  };
 }
 
 function shardOf(name: string, raw: unknown, prev: { remotes: string[] } | undefined): { remotes: string[] } {
   const at = `.shards.${name}`;
-  if (!isObject(raw)) throw new ApiError('invalid_network_shards', `Invalid value type at \`${at}\`: expected an object, but found ${kind(raw)}`);
+  if (!isObject(raw))
+    throw new ApiError(
+      'invalid_network_shards',
+      `Invalid value type at \`${at}\`: expected an object, but found ${kind(raw)}`,
+    );
   for (const k of Object.keys(raw)) {
-    if (!SHARD_FIELDS.includes(k)) throw new ApiError('bad_request', `Unknown field \`${k}\` inside \`${at}\`: expected one of ${SHARD_FIELDS.map((f) => `\`${f}\``).join(', ')}`);
+    if (!SHARD_FIELDS.includes(k))
+      throw new ApiError(
+        'bad_request',
+        `Unknown field \`${k}\` inside \`${at}\`: expected one of ${SHARD_FIELDS.map((f) => `\`${f}\``).join(', ')}`,
+      );
   }
   const list = (field: string): string[] | undefined => {
     const v = raw[field];
     if (v === undefined || v === null) return undefined;
     if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
-      throw new ApiError('invalid_network_shards', `Invalid value type at \`${at}.${field}\`: expected an array of strings, but found ${kind(v)}`);
+      throw new ApiError(
+        'invalid_network_shards',
+        `Invalid value type at \`${at}.${field}\`: expected an array of strings, but found ${kind(v)}`,
+      );
     }
     return v as string[];
   };

@@ -15,46 +15,92 @@ const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
   Error: {
     type: 'object',
     required: ['message', 'code', 'type', 'link'],
-    properties: { message: str, code: str, type: { type: 'string', enum: ['invalid_request', 'internal', 'auth', 'system'] }, link: { type: 'string', format: 'uri' } },
+    properties: {
+      message: str,
+      code: str,
+      type: { type: 'string', enum: ['invalid_request', 'internal', 'auth', 'system'] },
+      link: { type: 'string', format: 'uri' },
+    },
   },
   TaskSummary: {
     type: 'object',
     required: ['taskUid', 'indexUid', 'status', 'type', 'enqueuedAt'],
-    properties: { taskUid: { type: 'integer' }, indexUid: { type: ['string', 'null'] }, status: str, type: str, enqueuedAt: time },
+    properties: {
+      taskUid: { type: 'integer' },
+      indexUid: { type: ['string', 'null'] },
+      status: str,
+      type: str,
+      enqueuedAt: time,
+    },
   },
   Task: {
     type: 'object',
     properties: {
-      uid: { type: 'integer' }, batchUid: { type: ['integer', 'null'] }, indexUid: { type: ['string', 'null'] }, status: str, type: str,
-      canceledBy: { type: ['integer', 'null'] }, details: { type: ['object', 'null'] }, error: { anyOf: [{ $ref: '#/components/schemas/Error' }, { type: 'null' }] },
-      duration: { type: ['string', 'null'] }, enqueuedAt: time, startedAt: { type: ['string', 'null'] }, finishedAt: { type: ['string', 'null'] },
+      uid: { type: 'integer' },
+      batchUid: { type: ['integer', 'null'] },
+      indexUid: { type: ['string', 'null'] },
+      status: str,
+      type: str,
+      canceledBy: { type: ['integer', 'null'] },
+      details: { type: ['object', 'null'] },
+      error: { anyOf: [{ $ref: '#/components/schemas/Error' }, { type: 'null' }] },
+      duration: { type: ['string', 'null'] },
+      enqueuedAt: time,
+      startedAt: { type: ['string', 'null'] },
+      finishedAt: { type: ['string', 'null'] },
     },
   },
-  Index: { type: 'object', properties: { uid: str, createdAt: time, updatedAt: time, primaryKey: { type: ['string', 'null'] } } },
+  Index: {
+    type: 'object',
+    properties: { uid: str, createdAt: time, updatedAt: time, primaryKey: { type: ['string', 'null'] } },
+  },
   IndexPage: {
     type: 'object',
-    properties: { results: { type: 'array', items: { $ref: '#/components/schemas/Index' } }, offset: { type: 'integer' }, limit: { type: 'integer' }, total: { type: 'integer' } },
+    properties: {
+      results: { type: 'array', items: { $ref: '#/components/schemas/Index' } },
+      offset: { type: 'integer' },
+      limit: { type: 'integer' },
+      total: { type: 'integer' },
+    },
   },
   Key: {
     type: 'object',
     properties: {
-      name: { type: ['string', 'null'] }, description: { type: ['string', 'null'] }, key: str, uid: { type: 'string', format: 'uuid' },
-      actions: { type: 'array', items: str }, indexes: { type: 'array', items: str }, expiresAt: { type: ['string', 'null'] }, createdAt: time, updatedAt: time,
+      name: { type: ['string', 'null'] },
+      description: { type: ['string', 'null'] },
+      key: str,
+      uid: { type: 'string', format: 'uuid' },
+      actions: { type: 'array', items: str },
+      indexes: { type: 'array', items: str },
+      expiresAt: { type: ['string', 'null'] },
+      createdAt: time,
+      updatedAt: time,
     },
   },
   Version: { type: 'object', properties: { commitSha: str, commitDate: str, pkgVersion: str } },
   SearchResult: {
     type: 'object',
     properties: {
-      hits: { type: 'array', items: { type: 'object' } }, query: str, processingTimeMs: { type: 'integer' },
-      limit: { type: 'integer' }, offset: { type: 'integer' }, estimatedTotalHits: { type: 'integer' },
-      page: { type: 'integer' }, hitsPerPage: { type: 'integer' }, totalPages: { type: 'integer' }, totalHits: { type: 'integer' },
-      facetDistribution: { type: 'object' }, facetStats: { type: 'object' },
+      hits: { type: 'array', items: { type: 'object' } },
+      query: str,
+      processingTimeMs: { type: 'integer' },
+      limit: { type: 'integer' },
+      offset: { type: 'integer' },
+      estimatedTotalHits: { type: 'integer' },
+      page: { type: 'integer' },
+      hitsPerPage: { type: 'integer' },
+      totalPages: { type: 'integer' },
+      totalHits: { type: 'integer' },
+      facetDistribution: { type: 'object' },
+      facetStats: { type: 'object' },
     },
   },
 };
 
-const ERROR_RESPONSE = { description: 'The error object.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+const ERROR_RESPONSE = {
+  description: 'The error object.',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
 
 /** `/indexes/:indexUid` → `/indexes/{indexUid}`. */
 export function openApiPath(expressPath: string): string {
@@ -62,10 +108,21 @@ export function openApiPath(expressPath: string): string {
 }
 
 function operationObject(op: Operation): Record<string, unknown> {
-  const pathParams = [...op.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: str }));
-  const queryParams = Object.entries(op.query ?? {}).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
+  const pathParams = [...op.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
+    name: m[1],
+    in: 'path',
+    required: true,
+    schema: str,
+  }));
+  const queryParams = Object.entries(op.query ?? {}).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: false,
+    schema,
+  }));
   const success: Record<string, unknown> = { description: op.ok.description };
-  if (op.ok.schema && op.ok.status !== 204) success.content = { [op.ok.contentType ?? 'application/json']: { schema: op.ok.schema } };
+  if (op.ok.schema && op.ok.status !== 204)
+    success.content = { [op.ok.contentType ?? 'application/json']: { schema: op.ok.schema } };
   const out: Record<string, unknown> = {
     operationId: `${op.method}${op.path.replace(/[:{}]/g, '').replace(/[^A-Za-z0-9]+([A-Za-z0-9])?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
     summary: op.summary,
@@ -73,7 +130,11 @@ function operationObject(op: Operation): Record<string, unknown> {
     parameters: [...pathParams, ...queryParams],
     responses: { [String(op.ok.status)]: success, '4XX': ERROR_RESPONSE, '5XX': ERROR_RESPONSE },
   };
-  if (op.body) out.requestBody = { required: true, content: Object.fromEntries(Object.entries(op.body).map(([type, schema]) => [type, { schema }])) };
+  if (op.body)
+    out.requestBody = {
+      required: true,
+      content: Object.fromEntries(Object.entries(op.body).map(([type, schema]) => [type, { schema }])),
+    };
   // Public routes drop the document-wide key requirement.
   if (op.action === null) out.security = [];
   else out['x-quarry-action'] = op.action;
@@ -91,7 +152,9 @@ export function openApiDocument(options: RouteOptions): Record<string, unknown> 
   if (hit) return hit;
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of ops) {
-    const p = (paths[openApiPath(op.path)] ??= {});
+    const at = openApiPath(op.path);
+    paths[at] ??= {};
+    const p = paths[at];
     if (p[op.method]) throw new Error(`openapi: ${op.method.toUpperCase()} ${op.path} is described twice`);
     p[op.method] = operationObject(op);
   }
@@ -100,7 +163,8 @@ export function openApiDocument(options: RouteOptions): Record<string, unknown> 
     info: {
       title: 'Quarry',
       version: engineVersion(),
-      description: 'A search engine that answers the Meilisearch 1.50 REST API. Errors are `{message, code, type, link}`; writes answer 202 with a task summary.',
+      description:
+        'A search engine that answers the Meilisearch 1.50 REST API. Errors are `{message, code, type, link}`; writes answer 202 with a task summary.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
@@ -109,7 +173,13 @@ export function openApiDocument(options: RouteOptions): Record<string, unknown> 
     paths,
     components: {
       schemas: COMPONENT_SCHEMAS,
-      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'The master key, an API key, or a tenant token (search routes).' } },
+      securitySchemes: {
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The master key, an API key, or a tenant token (search routes).',
+        },
+      },
     },
   };
   cached.set(key, doc);

@@ -64,7 +64,10 @@ export class ReplicatedBatches implements BatchPlanner {
         try {
           this.#known.set(m.seq, decodeDecision(m.data));
         } catch (err) {
-          this.logger.error('replication: a batch that cannot be read is run as empty', { seq: m.seq, reason: describe(err) });
+          this.logger.error('replication: a batch that cannot be read is run as empty', {
+            seq: m.seq,
+            reason: describe(err),
+          });
           this.#known.set(m.seq, { tasks: [], indexUid: null, strategy: 'unreadable', node: '' });
         }
         this.wake();
@@ -101,7 +104,11 @@ export class ReplicatedBatches implements BatchPlanner {
     this.#timer.unref?.();
   }
 
-  async plan(enqueued: TaskRecord[], indexState: (uid: string) => IndexState, maxTasks: number): Promise<BatchPlan | null> {
+  async plan(
+    enqueued: TaskRecord[],
+    indexState: (uid: string) => IndexState,
+    maxTasks: number,
+  ): Promise<BatchPlan | null> {
     if (this.beforePlan) await this.beforePlan();
     for (;;) {
       const seq = this.#decided + 1;
@@ -117,7 +124,12 @@ export class ReplicatedBatches implements BatchPlanner {
       }
       const next = nextBatch(enqueued, indexState, maxTasks);
       if (!next) return null;
-      const decision: BatchDecision = { tasks: next.tasks.map((t) => t.uid), indexUid: next.indexUid, strategy: next.strategy, node: this.node };
+      const decision: BatchDecision = {
+        tasks: next.tasks.map((t) => t.uid),
+        indexUid: next.indexUid,
+        strategy: next.strategy,
+        node: this.node,
+      };
       let appended: number | null;
       try {
         appended = await this.log.propose(encodeDecision(decision), this.#decided);
@@ -141,7 +153,12 @@ export class ReplicatedBatches implements BatchPlanner {
       const t = this.queue.get(uid);
       if (!t) return null; // not received yet: the receiver wakes the worker
       if (t.status === 'enqueued') tasks.push(t);
-      else this.logger.warn('replication: a batch names a task that is no longer enqueued here', { batch: seq - 1, task: uid, status: t.status });
+      else
+        this.logger.warn('replication: a batch names a task that is no longer enqueued here', {
+          batch: seq - 1,
+          task: uid,
+          status: t.status,
+        });
     }
     const ops = [cursorOp(DECIDED_KEY, { seq, time: null })];
     if (tasks.length === 0) {

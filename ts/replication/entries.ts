@@ -66,20 +66,32 @@ export function decodeEntry(bytes: Uint8Array): { entry: LogEntry; inline: Buffe
   } catch (err) {
     throw new BadEntry(`its JSON does not parse: ${(err as Error).message}`);
   }
-  if (entry === null || typeof entry !== 'object' || (entry.kind !== 'task' && entry.kind !== 'records')) throw new BadEntry('it is neither a task nor a change of records');
+  if (entry === null || typeof entry !== 'object' || (entry.kind !== 'task' && entry.kind !== 'records'))
+    throw new BadEntry('it is neither a task nor a change of records');
   const inline = buf.subarray(4 + len);
-  if (entry.kind === 'task' && entry.documents && 'inline' in entry.documents && entry.documents.inline !== inline.length) throw new BadEntry('its payload is cut short');
+  if (
+    entry.kind === 'task' &&
+    entry.documents &&
+    'inline' in entry.documents &&
+    entry.documents.inline !== inline.length
+  )
+    throw new BadEntry('its payload is cut short');
   return { entry, inline };
 }
 
 export function recordsEntry(node: string, ops: KvOp[]): RecordsEntry {
-  return { kind: 'records', node, ops: ops.map((o) => ({ db: o.db, key: o.key, value: o.value ? o.value.toString('base64') : null })) };
+  return {
+    kind: 'records',
+    node,
+    ops: ops.map((o) => ({ db: o.db, key: o.key, value: o.value ? o.value.toString('base64') : null })),
+  };
 }
 
 /** The ops of a change, refused when one writes outside the instance-wide records. */
 export function recordsOps(entry: RecordsEntry): KvOp[] {
   return entry.ops.map((o) => {
-    if (!RECORD_DBS.has(o.db) && !(o.db === 'meta' && RECORD_META_KEYS.has(o.key))) throw new BadEntry(`it writes \`${o.db}/${o.key}\`, which is not an instance-wide record`);
+    if (!RECORD_DBS.has(o.db) && !(o.db === 'meta' && RECORD_META_KEYS.has(o.key)))
+      throw new BadEntry(`it writes \`${o.db}/${o.key}\`, which is not an instance-wide record`);
     return { db: o.db, key: o.key, value: o.value === null ? null : Buffer.from(o.value, 'base64') };
   });
 }

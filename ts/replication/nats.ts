@@ -19,7 +19,15 @@
  */
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream, type JetStreamClient, type JetStreamManager, JetStreamApiError, jetstreamManager, StorageType } from '@nats-io/jetstream';
+import {
+  DeliverPolicy,
+  jetstream,
+  type JetStreamClient,
+  type JetStreamManager,
+  JetStreamApiError,
+  jetstreamManager,
+  StorageType,
+} from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { type ObjectStore, Objm, setSha256Backend } from '@nats-io/obj';
 
@@ -89,7 +97,11 @@ export interface LogOptions {
 }
 
 export class NatsLog {
-  #status: { connected: boolean; since: number; lastError: string | null } = { connected: false, since: Date.now(), lastError: null };
+  #status: { connected: boolean; since: number; lastError: string | null } = {
+    connected: false,
+    since: Date.now(),
+    lastError: null,
+  };
   #buckets = new Map<string, ObjectStore>();
   #positions: KV | null = null;
 
@@ -130,7 +142,8 @@ export class NatsLog {
         return new NatsLog(nc, jetstream(nc, { timeout: opts.timeoutMs }), jsm, quick, opts);
       } catch (err) {
         last = err;
-        if (Date.now() >= deadline) throw new LogUnavailable(`no NATS server of ${opts.servers.join(', ')} answered: ${describe(last)}`);
+        if (Date.now() >= deadline)
+          throw new LogUnavailable(`no NATS server of ${opts.servers.join(', ')} answered: ${describe(last)}`);
         await sleep(Math.min(500, Math.max(0, deadline - Date.now())));
       }
     }
@@ -139,7 +152,11 @@ export class NatsLog {
   async #watchStatus(): Promise<void> {
     for await (const s of this.nc.status()) {
       if (s.type === 'disconnect' || s.type === 'staleConnection') {
-        this.#status = { connected: false, since: Date.now(), lastError: `disconnected from ${s.type === 'disconnect' ? s.server : 'a stale server'}` };
+        this.#status = {
+          connected: false,
+          since: Date.now(),
+          lastError: `disconnected from ${s.type === 'disconnect' ? s.server : 'a stale server'}`,
+        };
       } else if (s.type === 'reconnect') {
         this.#status = { connected: true, since: Date.now(), lastError: null };
       } else if (s.type === 'close') {
@@ -173,13 +190,21 @@ export class NatsLog {
         if (!(err instanceof JetStreamApiError) || err.status !== 404) throw err;
       }
       try {
-        await this.jsm.streams.add({ name, subjects: [this.#subject(which)], num_replicas: this.opts.replicas, storage: StorageType.File, duplicate_window: 120 * 1e9 });
+        await this.jsm.streams.add({
+          name,
+          subjects: [this.#subject(which)],
+          num_replicas: this.opts.replicas,
+          storage: StorageType.File,
+          duplicate_window: 120 * 1e9,
+        });
       } catch (err) {
         // Another instance created it first: same configuration, nothing to do.
         const raced = err instanceof JetStreamApiError && /already in use/i.test(err.message);
         // NATS refuses the stream as asked (more copies than servers, say): waiting will not help.
         if (!raced && err instanceof JetStreamApiError && (err.status === 400 || REFUSALS.has(err.code))) {
-          throw new LogRefused(`NATS refused to create the stream \`${name}\` with ${this.opts.replicas} copies: ${err.message}${/replicas|insufficient|cluster/i.test(err.message) ? ' (with a single NATS server, start with --replication-replicas 1)' : ''}`);
+          throw new LogRefused(
+            `NATS refused to create the stream \`${name}\` with ${this.opts.replicas} copies: ${err.message}${/replicas|insufficient|cluster/i.test(err.message) ? ' (with a single NATS server, start with --replication-replicas 1)' : ''}`,
+          );
         }
         if (!raced) throw err;
       }
@@ -187,9 +212,15 @@ export class NatsLog {
     }
     const objm = new Objm(this.js);
     for (const kind of ['payloads', 'snapshots']) {
-      this.#buckets.set(kind, await objm.create(`${this.opts.stream}-${kind}`, { replicas: this.opts.replicas, storage: StorageType.File }));
+      this.#buckets.set(
+        kind,
+        await objm.create(`${this.opts.stream}-${kind}`, { replicas: this.opts.replicas, storage: StorageType.File }),
+      );
     }
-    this.#positions = await new Kvm(this.js).create(`${this.opts.stream}-positions`, { replicas: this.opts.replicas, history: 1 });
+    this.#positions = await new Kvm(this.js).create(`${this.opts.stream}-positions`, {
+      replicas: this.opts.replicas,
+      history: 1,
+    });
     return out;
   }
 
@@ -206,7 +237,7 @@ export class NatsLog {
     const out: Position[] = [];
     for await (const key of await kv.keys()) {
       const e = await kv.get(key);
-      if (!e || e.operation !== 'PUT') continue;
+      if (e?.operation !== 'PUT') continue;
       try {
         out.push(JSON.parse(e.string()) as Position);
       } catch {
@@ -236,7 +267,11 @@ export class NatsLog {
     let wait = 1000;
     while (Date.now() < deadline) {
       try {
-        const ack = await this.js.publish(this.#subject('log'), data, { msgID: msgId, timeout: Math.max(100, Math.min(wait, deadline - Date.now())), retries: 0 });
+        const ack = await this.js.publish(this.#subject('log'), data, {
+          msgID: msgId,
+          timeout: Math.max(100, Math.min(wait, deadline - Date.now())),
+          retries: 0,
+        });
         return ack.seq;
       } catch (err) {
         last = err;
@@ -245,13 +280,19 @@ export class NatsLog {
         await sleep(Math.min(100, Math.max(0, deadline - Date.now())));
       }
     }
-    throw new LogUnavailable(`the log did not acknowledge the write within ${this.opts.timeoutMs} ms (${describe(last)})`);
+    throw new LogUnavailable(
+      `the log did not acknowledge the write within ${this.opts.timeoutMs} ms (${describe(last)})`,
+    );
   }
 
   /** Appends an entry only if the log is empty: its sequence, or null when it is not. */
   async appendFirst(data: Uint8Array): Promise<number | null> {
     try {
-      const ack = await this.js.publish(this.#subject('log'), data, { expect: { lastSequence: 0 }, timeout: this.opts.timeoutMs, retries: 0 });
+      const ack = await this.js.publish(this.#subject('log'), data, {
+        expect: { lastSequence: 0 },
+        timeout: this.opts.timeoutMs,
+        retries: 0,
+      });
       return ack.seq;
     } catch (err) {
       if (err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) return null;
@@ -265,7 +306,11 @@ export class NatsLog {
    */
   async propose(data: Uint8Array, after: number): Promise<number | null> {
     try {
-      const ack = await this.js.publish(this.#subject('batches'), data, { expect: { lastSequence: after }, timeout: this.opts.timeoutMs, retries: 0 });
+      const ack = await this.js.publish(this.#subject('batches'), data, {
+        expect: { lastSequence: after },
+        timeout: this.opts.timeoutMs,
+        retries: 0,
+      });
       return ack.seq;
     } catch (err) {
       if (err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) return null;
@@ -278,11 +323,15 @@ export class NatsLog {
    * (an ordered consumer: it recreates itself after a lost server). Ends with `stop()`.
    */
   async read(which: LogName, from: number): Promise<{ messages: AsyncIterable<StoredMessage>; stop(): void }> {
-    const consumer = await this.js.consumers.get(this.streamName(which), { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(1, from) });
+    const consumer = await this.js.consumers.get(this.streamName(which), {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: Math.max(1, from),
+    });
     // Heartbeats every second: a consumer on a server that died is noticed and made again.
     const iter = await consumer.consume({ max_messages: 256, expires: 5000, idle_heartbeat: 1000 });
     async function* messages(): AsyncGenerator<StoredMessage> {
-      for await (const m of iter) yield { seq: m.seq, data: m.data, time: m.time.toISOString(), pending: m.info.pending };
+      for await (const m of iter)
+        yield { seq: m.seq, data: m.data, time: m.time.toISOString(), pending: m.info.pending };
     }
     return { messages: messages(), stop: () => void iter.stop() };
   }
@@ -308,19 +357,31 @@ export class NatsLog {
     return b;
   }
 
-  async putObject(kind: 'payloads' | 'snapshots', name: string, data: ReadableStream<Uint8Array>, metadata: Record<string, string> = {}): Promise<void> {
-    await this.#bucket(kind).put({ name, metadata, options: { max_chunk_size: CHUNK_BYTES } }, data, { timeout: this.opts.timeoutMs });
+  async putObject(
+    kind: 'payloads' | 'snapshots',
+    name: string,
+    data: ReadableStream<Uint8Array>,
+    metadata: Record<string, string> = {},
+  ): Promise<void> {
+    await this.#bucket(kind).put({ name, metadata, options: { max_chunk_size: CHUNK_BYTES } }, data, {
+      timeout: this.opts.timeoutMs,
+    });
   }
 
   /** The object's bytes as a stream, or null when it does not exist. */
-  async getObject(kind: 'payloads' | 'snapshots', name: string): Promise<{ data: ReadableStream<Uint8Array>; error: Promise<Error | null> } | null> {
+  async getObject(
+    kind: 'payloads' | 'snapshots',
+    name: string,
+  ): Promise<{ data: ReadableStream<Uint8Array>; error: Promise<Error | null> } | null> {
     const r = await this.#bucket(kind).get(name);
     return r ? { data: r.data, error: r.error } : null;
   }
 
   async listObjects(kind: 'payloads' | 'snapshots'): Promise<ObjectEntry[]> {
     const all = await this.#bucket(kind).list();
-    return all.filter((o) => !o.deleted).map((o) => ({ name: o.name, size: o.size, mtime: o.mtime, metadata: o.metadata ?? {} }));
+    return all
+      .filter((o) => !o.deleted)
+      .map((o) => ({ name: o.name, size: o.size, mtime: o.mtime, metadata: o.metadata ?? {} }));
   }
 
   async deleteObject(kind: 'payloads' | 'snapshots', name: string): Promise<void> {

@@ -69,7 +69,10 @@ export class StreamReader {
         }
       } catch (err) {
         if (this.#stopped) break;
-        this.o.logger.warn(`replication: reading the ${this.o.which} failed, retrying`, { error: describe(err), next: this.o.next() });
+        this.o.logger.warn(`replication: reading the ${this.o.which} failed, retrying`, {
+          error: describe(err),
+          next: this.o.next(),
+        });
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(backoff * 2, 2000);
       } finally {

@@ -117,7 +117,9 @@ export class Receiver {
 
   async #handle(m: StoredMessage): Promise<boolean> {
     if (m.seq !== this.#cursor.seq + 1) {
-      this.#fail(`the log no longer holds entries ${this.#cursor.seq + 1} to ${m.seq - 1}: this instance fell behind its retention and starts again from the latest snapshot`);
+      this.#fail(
+        `the log no longer holds entries ${this.#cursor.seq + 1} to ${m.seq - 1}: this instance fell behind its retention and starts again from the latest snapshot`,
+      );
       return false;
     }
     this.#known = Math.max(this.#known, m.seq + m.pending);
@@ -210,10 +212,15 @@ export class Receiver {
       } else {
         const obj = await this.log.getObject('payloads', docs.object);
         if (!obj) {
-          this.#fail(`the payload of task ${path.basename(file, '.ndjson')} is no longer in the payloads bucket: this instance fell behind the log's retention and starts again from the latest snapshot`);
+          this.#fail(
+            `the payload of task ${path.basename(file, '.ndjson')} is no longer in the payloads bucket: this instance fell behind the log's retention and starts again from the latest snapshot`,
+          );
           throw new Error('payload missing');
         }
-        await pipeline(Readable.fromWeb(obj.data as import('node:stream/web').ReadableStream<Uint8Array>), fs.createWriteStream(tmp));
+        await pipeline(
+          Readable.fromWeb(obj.data as import('node:stream/web').ReadableStream<Uint8Array>),
+          fs.createWriteStream(tmp),
+        );
         const failed = await obj.error;
         if (failed) throw failed;
       }

@@ -60,7 +60,16 @@ export class Replica {
   /** Connects and, with `dbPath` locked and not yet opened, starts it from a snapshot if it must. */
   static async join(config: ReplicationConfig, dbPath: string, logger: Logger): Promise<Replica> {
     const deadline = Date.now() + STARTUP_WAIT_MS;
-    const log = await NatsLog.connect({ servers: config.servers, stream: config.stream, replicas: config.replicas, node: config.node, timeoutMs: config.timeoutMs }, STARTUP_WAIT_MS).catch((err: unknown) => {
+    const log = await NatsLog.connect(
+      {
+        servers: config.servers,
+        stream: config.stream,
+        replicas: config.replicas,
+        node: config.node,
+        timeoutMs: config.timeoutMs,
+      },
+      STARTUP_WAIT_MS,
+    ).catch((err: unknown) => {
       throw new ReplicationStartError(describe(err));
     });
     let last: unknown = null;
@@ -81,7 +90,10 @@ export class Replica {
       // No quorum now. A directory that already replicates this stream starts on its own
       // data (reads answer; writes wait for the log); an empty one cannot start.
       const local = localState(dbPath);
-      if (!local.identity || local.identity.name !== config.stream) throw new ReplicationStartError(`the streams could not be opened within ${STARTUP_WAIT_MS / 1000} s: ${describe(last)}`);
+      if (!local.identity || local.identity.name !== config.stream)
+        throw new ReplicationStartError(
+          `the streams could not be opened within ${STARTUP_WAIT_MS / 1000} s: ${describe(last)}`,
+        );
       logger.warn("replication: the log has no quorum; starting on this instance's data", { error: describe(last) });
       return new Replica(log, config, local.identity, logger);
     } catch (err) {
@@ -97,10 +109,31 @@ export class Replica {
   }
 
   /** Wires the receiver and the batches to this instance's queue; returns the worker's planner. */
-  attach(queue: LocalQueue, durable: Durable, updateFiles: string, wake: () => void): { planner: BatchPlanner; records: Records } {
+  attach(
+    queue: LocalQueue,
+    durable: Durable,
+    updateFiles: string,
+    wake: () => void,
+  ): { planner: BatchPlanner; records: Records } {
     const kv: KvStore = durable.kv;
-    this.#receiver = new Receiver(this.log, queue, durable, path.resolve(updateFiles), this.config.node, this.logger, readCursor(kv, RECEIVED_KEY), (reason) => this.onBehind(reason));
-    this.#batches = new ReplicatedBatches(this.log, queue, this.config.node, wake, this.logger, readCursor(kv, DECIDED_KEY));
+    this.#receiver = new Receiver(
+      this.log,
+      queue,
+      durable,
+      path.resolve(updateFiles),
+      this.config.node,
+      this.logger,
+      readCursor(kv, RECEIVED_KEY),
+      (reason) => this.onBehind(reason),
+    );
+    this.#batches = new ReplicatedBatches(
+      this.log,
+      queue,
+      this.config.node,
+      wake,
+      this.logger,
+      readCursor(kv, DECIDED_KEY),
+    );
     this.#ctx = {
       log: this.log,
       receiver: this.#receiver,
@@ -124,10 +157,19 @@ export class Replica {
     const receiver = this.#receiver!;
     const batches = this.#batches!;
     if (this.identity && this.config.snapshotIntervalSeconds > 0) {
-      this.#snapshots = new Snapshots(this.log, this.identity, this.config.snapshotIntervalSeconds * 1000, this.config.laggingGraceSeconds * 1000, this.config.node, this.logger, writeSnapshot, () => ({
-        received: receiver.received(),
-        decided: batches.decided(),
-      }));
+      this.#snapshots = new Snapshots(
+        this.log,
+        this.identity,
+        this.config.snapshotIntervalSeconds * 1000,
+        this.config.laggingGraceSeconds * 1000,
+        this.config.node,
+        this.logger,
+        writeSnapshot,
+        () => ({
+          received: receiver.received(),
+          decided: batches.decided(),
+        }),
+      );
       const snapshots = this.#snapshots;
       batches.beforePlan = () => snapshots.maybeTake();
     }
@@ -186,7 +228,8 @@ export class Replica {
     const conn = this.log.connection();
     if (!conn.connected) return `not connected to the NATS servers: ${conn.reason ?? 'connecting'}`;
     if (!this.#probe.ok) return `the replicated log does not answer: ${this.#probe.error}`;
-    if (!this.#lastWrite.ok) return `the last write was not acknowledged by the replicated log: ${this.#lastWrite.error}`;
+    if (!this.#lastWrite.ok)
+      return `the last write was not acknowledged by the replicated log: ${this.#lastWrite.error}`;
     if (this.#batches?.blocked) return this.#batches.blocked;
     return null;
   }

@@ -57,7 +57,13 @@ function metaOf(o: ObjectEntry): SnapshotMeta | null {
   const decided = Number(m.decided);
   if (!Number.isInteger(received) || !Number.isInteger(decided) || m.format !== DATA_FORMAT || !m.identity) return null;
   try {
-    return { name: o.name, received, decided, receivedTime: m.receivedTime || null, identity: JSON.parse(m.identity) as StreamIdentity };
+    return {
+      name: o.name,
+      received,
+      decided,
+      receivedTime: m.receivedTime || null,
+      identity: JSON.parse(m.identity) as StreamIdentity,
+    };
   } catch {
     return null;
   }
@@ -69,7 +75,9 @@ function sameStream(a: StreamIdentity, b: StreamIdentity): boolean {
 
 /** The snapshots of this incarnation of the streams, newest (most batches) first. */
 async function snapshotsOf(log: NatsLog, identity: StreamIdentity): Promise<SnapshotMeta[]> {
-  const all = (await log.listObjects('snapshots')).map(metaOf).filter((m): m is SnapshotMeta => m !== null && sameStream(m.identity, identity));
+  const all = (await log.listObjects('snapshots'))
+    .map(metaOf)
+    .filter((m): m is SnapshotMeta => m !== null && sameStream(m.identity, identity));
   return all.sort((a, b) => b.decided - a.decided || b.received - a.received);
 }
 
@@ -114,9 +122,25 @@ export class Snapshots {
     const file = await this.write();
     try {
       const name = `snapshot-${String(decided).padStart(12, '0')}-${String(received.seq).padStart(12, '0')}`;
-      const metadata = { received: String(received.seq), receivedTime: received.time ?? '', decided: String(decided), identity: JSON.stringify(this.identity), format: DATA_FORMAT, node: this.node };
-      await this.log.putObject('snapshots', name, Readable.toWeb(fs.createReadStream(file)) as ReadableStream<Uint8Array>, metadata);
-      this.logger.info('replication: snapshot published', { name, bytes: fs.statSync(file).size, ms: Math.round(performance.now() - t0) });
+      const metadata = {
+        received: String(received.seq),
+        receivedTime: received.time ?? '',
+        decided: String(decided),
+        identity: JSON.stringify(this.identity),
+        format: DATA_FORMAT,
+        node: this.node,
+      };
+      await this.log.putObject(
+        'snapshots',
+        name,
+        Readable.toWeb(fs.createReadStream(file)) as ReadableStream<Uint8Array>,
+        metadata,
+      );
+      this.logger.info('replication: snapshot published', {
+        name,
+        bytes: fs.statSync(file).size,
+        ms: Math.round(performance.now() - t0),
+      });
     } finally {
       fs.rmSync(path.dirname(file), { recursive: true, force: true });
     }
@@ -153,13 +177,23 @@ export class Snapshots {
 }
 
 /** The cursors and stream identity a data directory holds (zeros when it has none). */
-export function localState(dbPath: string): { exists: boolean; received: number; decided: number; identity: StreamIdentity | null } {
+export function localState(dbPath: string): {
+  exists: boolean;
+  received: number;
+  decided: number;
+  identity: StreamIdentity | null;
+} {
   const tasks = path.join(dbPath, 'tasks');
   if (!fs.existsSync(path.join(tasks, 'data.mdb'))) return { exists: false, received: 0, decided: 0, identity: null };
   const kv = KvStore.open(tasks, META_MAP_SIZE);
   try {
     const raw = kv.get('meta', STREAM_KEY);
-    return { exists: true, received: readCursor(kv, RECEIVED_KEY).seq, decided: readCursor(kv, DECIDED_KEY).seq, identity: raw ? (JSON.parse(raw.toString()) as StreamIdentity) : null };
+    return {
+      exists: true,
+      received: readCursor(kv, RECEIVED_KEY).seq,
+      decided: readCursor(kv, DECIDED_KEY).seq,
+      identity: raw ? (JSON.parse(raw.toString()) as StreamIdentity) : null,
+    };
   } finally {
     kv.close();
   }
@@ -171,7 +205,12 @@ export class ReplicationStartError extends Error {}
  * Before the stores open: refuses a data directory of another stream, and replaces one that
  * is empty or behind the log's retention with the newest snapshot. `dbPath` is locked.
  */
-export async function joinLog(log: NatsLog, states: Record<'log' | 'batches', StreamState>, dbPath: string, logger: Logger): Promise<StreamIdentity> {
+export async function joinLog(
+  log: NatsLog,
+  states: Record<'log' | 'batches', StreamState>,
+  dbPath: string,
+  logger: Logger,
+): Promise<StreamIdentity> {
   const identity: StreamIdentity = { name: log.opts.stream, log: states.log.created, batches: states.batches.created };
   const local = localState(dbPath);
   if (local.identity && !sameStream(local.identity, identity)) {
@@ -201,7 +240,13 @@ export async function joinLog(log: NatsLog, states: Record<'log' | 'batches', St
   }
   const t0 = performance.now();
   await restore(log, newest, dbPath);
-  logger.info('replication: started from a snapshot', { snapshot: newest.name, received: newest.received, decided: newest.decided, replaced: local.exists, ms: Math.round(performance.now() - t0) });
+  logger.info('replication: started from a snapshot', {
+    snapshot: newest.name,
+    received: newest.received,
+    decided: newest.decided,
+    replaced: local.exists,
+    ms: Math.round(performance.now() - t0),
+  });
   return identity;
 }
 
@@ -213,15 +258,20 @@ async function restore(log: NatsLog, snap: SnapshotMeta, dbPath: string): Promis
     const file = path.join(staging, 'snapshot.tar.gz');
     const obj = await log.getObject('snapshots', snap.name);
     if (!obj) throw new ReplicationStartError(`the snapshot ${snap.name} disappeared while it was being read`);
-    await pipeline(Readable.fromWeb(obj.data as import('node:stream/web').ReadableStream<Uint8Array>), fs.createWriteStream(file));
+    await pipeline(
+      Readable.fromWeb(obj.data as import('node:stream/web').ReadableStream<Uint8Array>),
+      fs.createWriteStream(file),
+    );
     const failed = await obj.error;
     if (failed) throw failed;
     const db = path.join(staging, 'db');
     await unpackArchive(file, db);
-    if (!fs.existsSync(path.join(db, 'tasks', 'data.mdb'))) throw new ReplicationStartError(`the snapshot ${snap.name} holds no task store`);
+    if (!fs.existsSync(path.join(db, 'tasks', 'data.mdb')))
+      throw new ReplicationStartError(`the snapshot ${snap.name} holds no task store`);
     const trash = path.join(staging, 'old');
     fs.mkdirSync(trash);
-    for (const f of fs.readdirSync(dbPath)) if (f !== 'quarry.lock') fs.renameSync(path.join(dbPath, f), path.join(trash, f));
+    for (const f of fs.readdirSync(dbPath))
+      if (f !== 'quarry.lock') fs.renameSync(path.join(dbPath, f), path.join(trash, f));
     for (const f of fs.readdirSync(db)) fs.renameSync(path.join(db, f), path.join(dbPath, f));
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });

@@ -33,11 +33,19 @@ const TASK_WAIT_MS = 250;
 
 export function unavailable(err: unknown): ApiError {
   const why = err instanceof Error ? err.message : String(err);
-  return new ApiError('replication_unavailable', `The replicated task log is unavailable: ${why}. The write was not acknowledged; searches and reads keep answering from this instance.`);
+  return new ApiError(
+    'replication_unavailable',
+    `The replicated task log is unavailable: ${why}. The write was not acknowledged; searches and reads keep answering from this instance.`,
+  );
 }
 
 /** Appends an entry; `LogUnavailable` becomes `replication_unavailable`. */
-async function append(log: NatsLog, bytes: Buffer, msgId: string, onOutcome: (ok: boolean, err?: unknown) => void): Promise<number> {
+async function append(
+  log: NatsLog,
+  bytes: Buffer,
+  msgId: string,
+  onOutcome: (ok: boolean, err?: unknown) => void,
+): Promise<number> {
   try {
     const seq = await log.append(bytes, msgId);
     onOutcome(true);
@@ -65,7 +73,15 @@ export function replicatedQueue(local: LocalQueue, ctx: WriteContext): TaskQueue
   const pending = new Map<number, TaskRecord>();
 
   async function enqueue(init: EnqueueInit, msgId: string = randomUUID()): Promise<TaskRecord> {
-    const entry: TaskEntry = { kind: 'task', node: ctx.node, enqueuedAt: nowIso(), indexUid: init.indexUid, type: init.type, details: init.details, payload: init.payload };
+    const entry: TaskEntry = {
+      kind: 'task',
+      node: ctx.node,
+      enqueuedAt: nowIso(),
+      indexUid: init.indexUid,
+      type: init.type,
+      details: init.details,
+      payload: init.payload,
+    };
     if (init.customMetadata !== undefined) entry.customMetadata = init.customMetadata;
     if (init.network !== undefined) entry.network = init.network;
     let inline: Buffer | null = null;
@@ -80,7 +96,11 @@ export function replicatedQueue(local: LocalQueue, ctx: WriteContext): TaskQueue
           entry.documents = { inline: inline.length };
         } else {
           try {
-            await ctx.log.putObject('payloads', msgId, Readable.toWeb(fs.createReadStream(staged)) as ReadableStream<Uint8Array>);
+            await ctx.log.putObject(
+              'payloads',
+              msgId,
+              Readable.toWeb(fs.createReadStream(staged)) as ReadableStream<Uint8Array>,
+            );
           } catch (err) {
             ctx.onOutcome(false, err);
             throw unavailable(err);
@@ -90,7 +110,20 @@ export function replicatedQueue(local: LocalQueue, ctx: WriteContext): TaskQueue
       }
       const seq = await append(ctx.log, encodeEntry(entry, inline), msgId, ctx.onOutcome);
       const uid = seq - 1;
-      const record: TaskRecord = { uid, batchUid: null, indexUid: entry.indexUid, status: 'enqueued', type: entry.type, canceledBy: null, details: entry.details, error: null, enqueuedAt: entry.enqueuedAt, startedAt: null, finishedAt: null, payload: init.payload };
+      const record: TaskRecord = {
+        uid,
+        batchUid: null,
+        indexUid: entry.indexUid,
+        status: 'enqueued',
+        type: entry.type,
+        canceledBy: null,
+        details: entry.details,
+        error: null,
+        enqueuedAt: entry.enqueuedAt,
+        startedAt: null,
+        finishedAt: null,
+        payload: init.payload,
+      };
       if (entry.customMetadata !== undefined) record.customMetadata = entry.customMetadata;
       if (entry.network !== undefined) record.network = entry.network;
       pending.set(uid, record);
@@ -109,8 +142,10 @@ export function replicatedQueue(local: LocalQueue, ctx: WriteContext): TaskQueue
     enqueue: (init) => enqueue(init),
     get: (uid) => local.get(uid) ?? pending.get(uid),
     list: (filter, limit, from, reverse, visible) => local.list(filter, limit, from, reverse, visible),
-    cancel: (filter: TaskFilter, visible: Visible, originalFilter: string) => enqueue(local.cancelation(filter, visible, originalFilter)),
-    delete: (filter: TaskFilter, visible: Visible, originalFilter: string) => enqueue(local.deletion(filter, visible, originalFilter)),
+    cancel: (filter: TaskFilter, visible: Visible, originalFilter: string) =>
+      enqueue(local.cancelation(filter, visible, originalFilter)),
+    delete: (filter: TaskFilter, visible: Visible, originalFilter: string) =>
+      enqueue(local.deletion(filter, visible, originalFilter)),
     getBatch: (uid) => local.getBatch(uid),
     listBatches: (filter, limit, from, reverse, visible) => local.listBatches(filter, limit, from, reverse, visible),
     allBatches: () => local.allBatches(),
@@ -145,7 +180,12 @@ export class ReplicatedRecords implements Records {
   }
 
   async commit(ops: KvOp[]): Promise<void> {
-    const seq = await append(this.ctx.log, encodeEntry(recordsEntry(this.ctx.node, ops)), randomUUID(), this.ctx.onOutcome);
+    const seq = await append(
+      this.ctx.log,
+      encodeEntry(recordsEntry(this.ctx.node, ops)),
+      randomUUID(),
+      this.ctx.onOutcome,
+    );
     await this.ctx.receiver.waitFor(seq, this.ctx.applyWaitMs);
   }
 }

@@ -13,6 +13,9 @@ export function requireIndexAccess(req: Request, uid: string): void {
  */
 export function requireAllIndexes(req: Request, route: string): void {
   if (!req.auth!.allIndexes) {
-    throw new ApiError('invalid_api_key', `The provided API key is invalid. The API key for the \`${route}\` route must allow access to all indexes.`);
+    throw new ApiError(
+      'invalid_api_key',
+      `The provided API key is invalid. The API key for the \`${route}\` route must allow access to all indexes.`,
+    );
   }
 }

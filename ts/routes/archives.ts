@@ -8,12 +8,22 @@ export function archiveRoutes(deps: Deps): Router {
   const { guard, queue } = deps;
 
   r.post('/dumps', guard('dumps.create'), async (_req, res) => {
-    const task = await queue.enqueue({ indexUid: null, type: 'dumpCreation', details: { dumpUid: null }, payload: { kind: 'dumpCreation' } });
+    const task = await queue.enqueue({
+      indexUid: null,
+      type: 'dumpCreation',
+      details: { dumpUid: null },
+      payload: { kind: 'dumpCreation' },
+    });
     res.status(202).json(summaryView(task));
   });
 
   r.post('/snapshots', guard('snapshots.create'), async (_req, res) => {
-    const task = await queue.enqueue({ indexUid: null, type: 'snapshotCreation', details: null, payload: { kind: 'snapshotCreation' } });
+    const task = await queue.enqueue({
+      indexUid: null,
+      type: 'snapshotCreation',
+      details: null,
+      payload: { kind: 'snapshotCreation' },
+    });
     res.status(202).json(summaryView(task));
   });
 

@@ -17,7 +17,11 @@ export function chatRoutes(deps: Deps, search = new SearchService(deps)): Router
   const r = Router();
   const { guard, chats, features } = deps;
   const requireFeature = (what: string) => {
-    if (!features.enabled('chatCompletions')) throw new ApiError('feature_not_enabled', `${what} requires enabling the \`chat completions\` experimental feature. See ${DISCUSSION}`);
+    if (!features.enabled('chatCompletions'))
+      throw new ApiError(
+        'feature_not_enabled',
+        `${what} requires enabling the \`chat completions\` experimental feature. See ${DISCUSSION}`,
+      );
   };
   const workspace = (req: Request) => String(req.params.workspace);
 
@@ -29,7 +33,12 @@ export function chatRoutes(deps: Deps, search = new SearchService(deps)): Router
     // As in Meilisearch, the request is read before the feature is checked.
     requireFeature('listing the chats');
     const uids = chats.uids();
-    res.json({ results: uids.slice(offset, offset + limit).map((uid) => ({ uid })), offset, limit, total: uids.length });
+    res.json({
+      results: uids.slice(offset, offset + limit).map((uid) => ({ uid })),
+      offset,
+      limit,
+      total: uids.length,
+    });
   });
 
   r.get('/chats/:workspace', guard('chats.get'), (req, res) => {
@@ -67,7 +76,11 @@ export function chatRoutes(deps: Deps, search = new SearchService(deps)): Router
     const body = checkCompletionRequest(readJson(req), rawBody(req).toString('utf8'));
     requireFeature('using the /chats chat completions route');
     checkSingleChoice(body);
-    if (body.stream !== true) throw new ApiError('unimplemented_non_streaming_chat_completions', 'Non-streamed chat completions is not implemented');
+    if (body.stream !== true)
+      throw new ApiError(
+        'unimplemented_non_streaming_chat_completions',
+        'Non-streamed chat completions is not implemented',
+      );
     const settings = chats.get(workspace(req));
     if (!settings) throw chatNotFound(workspace(req));
     const run = await prepareCompletion({ deps, search, workspace: workspace(req), auth: req.auth!, settings, body });

@@ -8,7 +8,14 @@ import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { mediaType, rawBody, readJson } from '../http/body';
 import type { ResponseBudget } from '../http/response-budget';
-import { addDocuments, deleteDocuments, fetchDocuments, type DocumentSelection, emptyFilterRefused, isEmptyFilter } from '../commands/documents';
+import {
+  addDocuments,
+  deleteDocuments,
+  fetchDocuments,
+  type DocumentSelection,
+  emptyFilterRefused,
+  isEmptyFilter,
+} from '../commands/documents';
 import { checkDocumentFilter, checkEditFunction, type PayloadFormat } from '../native';
 import { checkEditContext, parseEditBody } from '../schemas/edit';
 import { documentIds, FETCH_CODES, FetchSchema } from '../schemas/documents';
@@ -25,8 +32,8 @@ const FORMATS: Record<string, PayloadFormat> = {
   'application/x-ndjson': 'ndjson',
   'text/csv': 'csv',
 };
-const ACCEPTED = 'Accepted values for the Content-Type header are: `application/json`, `application/x-ndjson`, `text/csv`';
-
+const ACCEPTED =
+  'Accepted values for the Content-Type header are: `application/json`, `application/x-ndjson`, `text/csv`';
 
 export const DeleteByFilterSchema = z.strictObject({
   filter: filterShape,
@@ -35,13 +42,17 @@ export const DeleteByFilterSchema = z.strictObject({
 /** An edition's filter: its syntax now (errors name the index, as Meilisearch's do). */
 function checkEditionFilter(uid: string, filter: unknown, containsFilter: boolean): void {
   if (typeof filter !== 'string' && !Array.isArray(filter)) {
-    throw new ApiError('invalid_document_filter', `Index \`${uid}\`: Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(filter)}\`.`);
+    throw new ApiError(
+      'invalid_document_filter',
+      `Index \`${uid}\`: Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(filter)}\`.`,
+    );
   }
   if (isEmptyFilter(filter)) throw emptyFilterRefused();
   try {
     checkDocumentFilter(filter, containsFilter);
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'invalid_document_filter') throw new ApiError(err.code, `Index \`${uid}\`: ${err.message}`);
+    if (err instanceof ApiError && err.code === 'invalid_document_filter')
+      throw new ApiError(err.code, `Index \`${uid}\`: ${err.message}`);
     throw err;
   }
 }
@@ -82,8 +93,12 @@ export function documentRoutes(deps: Deps): Router {
     res.status(202).json(summaryView(task));
   }
 
-  r.post('/indexes/:indexUid/documents', guard('documents.add', 'param'), (req, res) => postDocuments(req, res, 'replace'));
-  r.put('/indexes/:indexUid/documents', guard('documents.add', 'param'), (req, res) => postDocuments(req, res, 'update'));
+  r.post('/indexes/:indexUid/documents', guard('documents.add', 'param'), (req, res) =>
+    postDocuments(req, res, 'replace'),
+  );
+  r.put('/indexes/:indexUid/documents', guard('documents.add', 'param'), (req, res) =>
+    postDocuments(req, res, 'update'),
+  );
 
   r.get('/indexes/:indexUid/documents', guard('documents.get', 'param'), async (req, res) => {
     const q = req.query as Record<string, unknown>;
@@ -97,22 +112,49 @@ export function documentRoutes(deps: Deps): Router {
     const filter = stringParam(q, 'filter', 'invalid_document_filter');
     const sortText = stringParam(q, 'sort', 'invalid_document_sort');
     const sort = sortText === undefined ? null : splitSort(sortText);
-    const useNetwork = q.useNetwork === undefined ? undefined : boolParam(q, 'useNetwork', 'invalid_document_use_network', false);
+    const useNetwork =
+      q.useNetwork === undefined ? undefined : boolParam(q, 'useNetwork', 'invalid_document_use_network', false);
     const uid = checkIndexUid(req.params.indexUid);
     deps.responseBudget.refuseWhenFull();
     if (usesNetwork(deps, useNetwork)) {
-      sendJsonBytes(res, deps.responseBudget, await fetchOverNetwork(deps, uid, { offset, limit, fields, ids, retrieveVectors, sort, filter: filter ?? null }));
+      sendJsonBytes(
+        res,
+        deps.responseBudget,
+        await fetchOverNetwork(deps, uid, {
+          offset,
+          limit,
+          fields,
+          ids,
+          retrieveVectors,
+          sort,
+          filter: filter ?? null,
+        }),
+      );
       return;
     }
     const index = registry.handle(uid);
     const containsFilter = deps.features.get().containsFilter;
-    sendJsonBytes(res, deps.responseBudget, await index.fetchDocuments({ offset, limit, fields, ids, retrieveVectors, sort, filter: filter ?? null, containsFilter }));
+    sendJsonBytes(
+      res,
+      deps.responseBudget,
+      await index.fetchDocuments({
+        offset,
+        limit,
+        fields,
+        ids,
+        retrieveVectors,
+        sort,
+        filter: filter ?? null,
+        containsFilter,
+      }),
+    );
   });
 
   // `fetch`, `delete-batch` and `delete` are routes of their own, never document ids: asked with
   // another method than POST they pass on to the 405 answer (`http/methods.ts`), as Meilisearch
   // answers, not a read or a deletion of a document so named.
-  const routeNames = (req: Request, _res: Response, next: NextFunction) => (OWN_ROUTES.has(String(req.params.documentId)) ? next('route') : next());
+  const routeNames = (req: Request, _res: Response, next: NextFunction) =>
+    OWN_ROUTES.has(String(req.params.documentId)) ? next('route') : next();
 
   r.post('/indexes/:indexUid/documents/fetch', guard('documents.get', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
@@ -126,10 +168,13 @@ export function documentRoutes(deps: Deps): Router {
     rejectUnknownParams(q, ['fields', 'retrieveVectors', 'useNetwork']);
     const fields = listParam(q, 'fields', 'invalid_document_fields') ?? null;
     const retrieveVectors = boolParam(q, 'retrieveVectors', 'invalid_document_retrieve_vectors', false);
-    const useNetwork = q.useNetwork === undefined ? undefined : boolParam(q, 'useNetwork', 'invalid_document_use_network', false);
+    const useNetwork =
+      q.useNetwork === undefined ? undefined : boolParam(q, 'useNetwork', 'invalid_document_use_network', false);
     const uid = checkIndexUid(req.params.indexUid);
     const id = String(req.params.documentId);
-    const doc = usesNetwork(deps, useNetwork) ? await documentOverNetwork(deps, uid, id, fields, retrieveVectors) : await registry.handle(uid).getDocument(id, fields, retrieveVectors);
+    const doc = usesNetwork(deps, useNetwork)
+      ? await documentOverNetwork(deps, uid, id, fields, retrieveVectors)
+      : await registry.handle(uid).getDocument(id, fields, retrieveVectors);
     if (doc === null) throw new ApiError('document_not_found', `Document \`${id}\` not found.`);
     sendJsonBytes(res, deps.responseBudget, doc);
   });
@@ -142,19 +187,28 @@ export function documentRoutes(deps: Deps): Router {
     res.status(202).json(summaryView(await deleteDocuments(deps, uid, selection, customMetadata)));
   }
 
-  r.delete('/indexes/:indexUid/documents', guard('documents.delete', 'param'), (req, res) => enqueueDeletion(req, res, { all: true }));
+  r.delete('/indexes/:indexUid/documents', guard('documents.delete', 'param'), (req, res) =>
+    enqueueDeletion(req, res, { all: true }),
+  );
 
-  r.delete('/indexes/:indexUid/documents/:documentId', routeNames, guard('documents.delete', 'param'), (req, res) => enqueueDeletion(req, res, { ids: [String(req.params.documentId)] }));
+  r.delete('/indexes/:indexUid/documents/:documentId', routeNames, guard('documents.delete', 'param'), (req, res) =>
+    enqueueDeletion(req, res, { ids: [String(req.params.documentId)] }),
+  );
 
   r.post('/indexes/:indexUid/documents/delete-batch', guard('documents.delete', 'param'), async (req, res) => {
     const body = readJson(req);
     if (!Array.isArray(body)) {
-      const what = body !== null && typeof body === 'object' ? 'map, expected a sequence at line 1 column 0' : 'expected a sequence of document ids';
+      const what =
+        body !== null && typeof body === 'object'
+          ? 'map, expected a sequence at line 1 column 0'
+          : 'expected a sequence of document ids';
       throw new ApiError('bad_request', `Json deserialize error: invalid type: ${what}`);
     }
     // Meilisearch takes any JSON values: each counts as a provided id, and one that is neither a
     // string nor a number (null, an object) names no document.
-    await enqueueDeletion(req, res, { ids: body.map((v) => (typeof v === 'string' || typeof v === 'number' ? String(v) : JSON.stringify(v))) });
+    await enqueueDeletion(req, res, {
+      ids: body.map((v) => (typeof v === 'string' || typeof v === 'number' ? String(v) : JSON.stringify(v))),
+    });
   });
 
   r.post('/indexes/:indexUid/documents/delete', guard('documents.delete', 'param'), async (req, res) => {

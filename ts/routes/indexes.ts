@@ -15,7 +15,10 @@ import { requireIndexAccess } from './access';
 import { parseStatsQuery, statsOf } from '../indexes/stats';
 
 export const CreateSchema = z.strictObject({ uid: z.unknown(), primaryKey: primaryKeyName.nullable().optional() });
-export const UpdateSchema = z.strictObject({ primaryKey: primaryKeyName.nullable().optional(), uid: z.unknown().optional() });
+export const UpdateSchema = z.strictObject({
+  primaryKey: primaryKeyName.nullable().optional(),
+  uid: z.unknown().optional(),
+});
 
 export function indexRoutes(deps: Deps): Router {
   const r = Router();
@@ -50,8 +53,12 @@ export function indexRoutes(deps: Deps): Router {
 
   r.patch('/indexes/:indexUid', guard('indexes.update', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
-    const parsed = parseWith(UpdateSchema, readJson(req), { primaryKey: 'invalid_index_primary_key', uid: 'invalid_index_uid' });
-    const newUid = parsed.uid === undefined || parsed.uid === null ? null : checkBodyIndexUid(parsed.uid, '.uid', false);
+    const parsed = parseWith(UpdateSchema, readJson(req), {
+      primaryKey: 'invalid_index_primary_key',
+      uid: 'invalid_index_uid',
+    });
+    const newUid =
+      parsed.uid === undefined || parsed.uid === null ? null : checkBodyIndexUid(parsed.uid, '.uid', false);
     const primaryKey = parsed.primaryKey ?? null;
     if (newUid !== null && newUid !== uid) requireIndexAccess(req, newUid);
     res.status(202).json(summaryView(await updateIndex(deps, uid, primaryKey, newUid)));
@@ -65,7 +72,12 @@ export function indexRoutes(deps: Deps): Router {
   /** Compaction: the index's inverted index merged into one segment, as a task. */
   r.post('/indexes/:indexUid/compact', guard('indexes.compact', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
-    const task = await queue.enqueue({ indexUid: uid, type: 'indexCompaction', details: {}, payload: { kind: 'indexCompaction' } });
+    const task = await queue.enqueue({
+      indexUid: uid,
+      type: 'indexCompaction',
+      details: {},
+      payload: { kind: 'indexCompaction' },
+    });
     res.status(202).json(summaryView(task));
   });
 
@@ -77,7 +89,14 @@ export function indexRoutes(deps: Deps): Router {
   });
 
   r.post('/swap-indexes', guard('indexes.swap'), async (req, res) => {
-    res.status(202).json(summaryView(await swapIndexes(deps, checkSwaps(readJson(req), (uid) => requireIndexAccess(req, uid)))));
+    res.status(202).json(
+      summaryView(
+        await swapIndexes(
+          deps,
+          checkSwaps(readJson(req), (uid) => requireIndexAccess(req, uid)),
+        ),
+      ),
+    );
   });
 
   return r;

@@ -11,7 +11,14 @@ import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { readJson } from '../http/body';
-import { boundedList, boundedString, MAX_KEY_ACTIONS, MAX_KEY_DESCRIPTION, MAX_KEY_INDEXES, MAX_KEY_NAME } from '../schemas/limits';
+import {
+  boundedList,
+  boundedString,
+  MAX_KEY_ACTIONS,
+  MAX_KEY_DESCRIPTION,
+  MAX_KEY_INDEXES,
+  MAX_KEY_NAME,
+} from '../schemas/limits';
 import { rejectUnknownParams, uintParam } from '../schemas/query';
 import { nowIso } from '../util/time';
 
@@ -92,7 +99,8 @@ export function keyRoutes(deps: Deps): Router {
     }
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
       for (const f of ['actions', 'indexes', 'expiresAt']) {
-        if (!(f in raw)) throw new ApiError(`missing_api_key_${f === 'expiresAt' ? 'expires_at' : f}`, `Missing field \`${f}\``);
+        if (!(f in raw))
+          throw new ApiError(`missing_api_key_${f === 'expiresAt' ? 'expires_at' : f}`, `Missing field \`${f}\``);
       }
     }
     const body = parseWith(CreateSchema, raw, CREATE_CODES);
@@ -106,9 +114,19 @@ export function keyRoutes(deps: Deps): Router {
       );
     }
     const uid = (body.uid ?? randomUUID()).toLowerCase();
-    if (keys.get(uid)) throw new ApiError('api_key_already_exists', `\`uid\` field value \`${uid}\` is already an existing API key.`);
+    if (keys.get(uid))
+      throw new ApiError('api_key_already_exists', `\`uid\` field value \`${uid}\` is already an existing API key.`);
     const now = nowIso();
-    const record = { uid, name: body.name ?? null, description: body.description ?? null, actions: body.actions, indexes: body.indexes, expiresAt, createdAt: now, updatedAt: now };
+    const record = {
+      uid,
+      name: body.name ?? null,
+      description: body.description ?? null,
+      actions: body.actions,
+      indexes: body.indexes,
+      expiresAt,
+      createdAt: now,
+      updatedAt: now,
+    };
     await keys.put([record]);
     res.status(201).json(keys.view(record));
   });
@@ -118,11 +136,18 @@ export function keyRoutes(deps: Deps): Router {
     const raw = readJson(req);
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
       for (const f of Object.keys(raw)) {
-        if (IMMUTABLE.includes(f)) throw new ApiError(`immutable_api_key_${f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`, `Immutable field \`${f}\`: expected one of \`description\`, \`name\``);
+        if (IMMUTABLE.includes(f))
+          throw new ApiError(
+            `immutable_api_key_${f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`,
+            `Immutable field \`${f}\`: expected one of \`description\`, \`name\``,
+          );
         if (!Object.hasOwn(UpdateSchema.shape, f)) break;
       }
     }
-    const body = parseWith(UpdateSchema, raw, { name: 'invalid_api_key_name', description: 'invalid_api_key_description' });
+    const body = parseWith(UpdateSchema, raw, {
+      name: 'invalid_api_key_name',
+      description: 'invalid_api_key_description',
+    });
     const k = find(String(req.params.key));
     const updated = { ...k, updatedAt: nowIso() };
     if (body.name !== undefined) updated.name = body.name;

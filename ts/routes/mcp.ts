@@ -19,7 +19,8 @@ import { classify, errorOf, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, result
 import { answer, PROTOCOL_VERSIONS } from '../mcp/server';
 import type { SearchService } from '../search/service';
 
-const send = (res: Response, status: number, body: unknown) => res.status(status).type('application/json').send(JSON.stringify(body));
+const send = (res: Response, status: number, body: unknown) =>
+  res.status(status).type('application/json').send(JSON.stringify(body));
 
 export function mcpRoutes(deps: Deps, search: SearchService): Router {
   const r = Router();
@@ -28,7 +29,17 @@ export function mcpRoutes(deps: Deps, search: SearchService): Router {
     // Sent by the client after `initialize`; an unknown revision is refused, as the transport asks.
     const version = req.get('mcp-protocol-version');
     if (version !== undefined && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
-      send(res, 400, errorOf(null, new RpcError(INVALID_REQUEST, `Bad Request: unsupported MCP-Protocol-Version \`${version}\` (supported: ${PROTOCOL_VERSIONS.join(', ')})`)));
+      send(
+        res,
+        400,
+        errorOf(
+          null,
+          new RpcError(
+            INVALID_REQUEST,
+            `Bad Request: unsupported MCP-Protocol-Version \`${version}\` (supported: ${PROTOCOL_VERSIONS.join(', ')})`,
+          ),
+        ),
+      );
       return;
     }
     let body: unknown;
@@ -51,12 +62,23 @@ export function mcpRoutes(deps: Deps, search: SearchService): Router {
       return;
     }
     try {
-      send(res, 200, resultOf(message.id, await answer({ deps, search, auth: req.auth! }, message.method, message.params)));
+      send(
+        res,
+        200,
+        resultOf(message.id, await answer({ deps, search, auth: req.auth! }, message.method, message.params)),
+      );
     } catch (err) {
       if (!(err instanceof RpcError)) {
-        deps.logger.error('mcp request failed', { method: message.method, error: err instanceof Error ? err.stack : String(err) });
+        deps.logger.error('mcp request failed', {
+          method: message.method,
+          error: err instanceof Error ? err.stack : String(err),
+        });
       }
-      send(res, 200, errorOf(message.id, err instanceof RpcError ? err : new RpcError(INTERNAL_ERROR, 'Internal error')));
+      send(
+        res,
+        200,
+        errorOf(message.id, err instanceof RpcError ? err : new RpcError(INTERNAL_ERROR, 'Internal error')),
+      );
     }
   });
 

@@ -20,7 +20,10 @@ export function networkRoutes(deps: Deps): Router {
 
   function requireFeature(action: string): void {
     if (!deps.features.get().network) {
-      throw new ApiError('feature_not_enabled', `${action} requires enabling the \`network\` experimental feature. See ${FEATURE_LINK}`);
+      throw new ApiError(
+        'feature_not_enabled',
+        `${action} requires enabling the \`network\` experimental feature. See ${FEATURE_LINK}`,
+      );
     }
   }
 
@@ -36,7 +39,13 @@ export function networkRoutes(deps: Deps): Router {
     if (origin) {
       // The leader's change: the whole network, this instance's name in `self`.
       await network.save(network.plan(body, true, origin.networkVersion));
-      const task = await queue.enqueue({ indexUid: null, type: 'networkTopologyChange', details: null, payload: { kind: 'networkTopologyChange' }, network: { origin } });
+      const task = await queue.enqueue({
+        indexUid: null,
+        type: 'networkTopologyChange',
+        details: null,
+        payload: { kind: 'networkTopologyChange' },
+        network: { origin },
+      });
       res.status(202).json(summaryView(task));
       return;
     }
@@ -48,7 +57,13 @@ export function networkRoutes(deps: Deps): Router {
       return;
     }
     checkShards(next);
-    const pending = queue.list({ types: new Set(['networkTopologyChange']), statuses: new Set(['enqueued', 'processing']) }, 1, null, false, () => true).results[0];
+    const pending = queue.list(
+      { types: new Set(['networkTopologyChange']), statuses: new Set(['enqueued', 'processing']) },
+      1,
+      null,
+      false,
+      () => true,
+    ).results[0];
     if (pending) {
       throw new ApiError(
         'unprocessed_network_task',
@@ -60,7 +75,8 @@ export function networkRoutes(deps: Deps): Router {
       'PATCH',
       '/network',
       'application/json',
-      (name) => Buffer.from(JSON.stringify({ self: name, leader: next.leader, remotes: next.remotes, shards: next.shards })),
+      (name) =>
+        Buffer.from(JSON.stringify({ self: name, leader: next.leader, remotes: next.remotes, shards: next.shards })),
       deps.config.remoteTimeoutMs,
     );
     await network.save(next);

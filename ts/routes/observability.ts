@@ -36,7 +36,10 @@ const StreamBody = struct<{ target: TargetFilter; mode: 'human' | 'json' | 'prof
   { defaults: { target: () => TargetFilter.parse('info'), mode: () => 'human', profileMemory: () => false } },
 );
 
-const StderrBody = struct<{ target: TargetFilter }>({ target: targetField }, { defaults: { target: () => TargetFilter.parse('info') } });
+const StderrBody = struct<{ target: TargetFilter }>(
+  { target: targetField },
+  { defaults: { target: () => TargetFilter.parse('info') } },
+);
 
 function parseBody<T>(parser: Parser<T>, body: unknown): T {
   try {
@@ -63,7 +66,10 @@ export function observabilityRoutes(deps: Deps): Router {
 
   r.get('/metrics', guard('metrics.get'), async (_req, res) => {
     if (!features.enabled('metrics')) {
-      throw new ApiError('feature_not_enabled', 'Getting metrics requires enabling the `metrics` experimental feature. See https://github.com/meilisearch/product/discussions/625');
+      throw new ApiError(
+        'feature_not_enabled',
+        'Getting metrics requires enabling the `metrics` experimental feature. See https://github.com/meilisearch/product/discussions/625',
+      );
     }
     const text = await deps.metrics.render();
     res.status(200).setHeader('Content-Type', CONTENT_TYPE);

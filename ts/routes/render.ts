@@ -12,13 +12,23 @@ import { checkIndexUid } from '../schemas/indexes';
 
 type Part = Record<string, unknown>;
 
-const TEMPLATE_KINDS = ['documentTemplate', 'chatDocumentTemplate', 'indexingFragment', 'searchFragment', 'inlineDocumentTemplate', 'inlineFragment'];
+const TEMPLATE_KINDS = [
+  'documentTemplate',
+  'chatDocumentTemplate',
+  'indexingFragment',
+  'searchFragment',
+  'inlineDocumentTemplate',
+  'inlineFragment',
+];
 const INPUT_KINDS = ['indexDocument', 'inlineDocument', 'inlineSearch'];
 
 function field(part: Part, name: string, kind: string, what: 'template' | 'input'): unknown {
   const v = part[name];
   if (v === undefined || v === null) {
-    throw new ApiError(`invalid_render_${what}`, `error while fetching ${what}: parameter \`${name}\` missing for kind \`${kind}\``);
+    throw new ApiError(
+      `invalid_render_${what}`,
+      `error while fetching ${what}: parameter \`${name}\` missing for kind \`${kind}\``,
+    );
   }
   return v;
 }
@@ -29,7 +39,10 @@ function kindOf(part: unknown, what: 'template' | 'input', kinds: string[]): [Pa
   }
   const kind = (part as Part).kind;
   if (typeof kind !== 'string' || !kinds.includes(kind)) {
-    throw new ApiError(`invalid_render_${what}`, `Unknown value \`${String(kind)}\` at \`.${what}.kind\`: expected one of ${kinds.map((k) => `\`${k}\``).join(', ')}`);
+    throw new ApiError(
+      `invalid_render_${what}`,
+      `Unknown value \`${String(kind)}\` at \`.${what}.kind\`: expected one of ${kinds.map((k) => `\`${k}\``).join(', ')}`,
+    );
   }
   return [part as Part, kind];
 }
@@ -49,14 +62,24 @@ export function renderRoutes(deps: Deps): Router {
         const name = String(field(p, 'embedder', kind, 'template'));
         const embedders = (registry.handle(uid).settings().embedders ?? {}) as Record<string, Record<string, unknown>>;
         const e = embedders[name];
-        if (!e) throw new ApiError('invalid_render_template', `error while fetching template: cannot find embedder \`${name}\` in index \`${uid}\``);
+        if (!e)
+          throw new ApiError(
+            'invalid_render_template',
+            `error while fetching template: cannot find embedder \`${name}\` in index \`${uid}\``,
+          );
         if (e.source === 'userProvided' || e.source === 'composite' || typeof e.documentTemplate !== 'string') {
-          throw new ApiError('invalid_render_template', `error while fetching template: embedder \`${name}\` in index \`${uid}\` does not use a document template.`);
+          throw new ApiError(
+            'invalid_render_template',
+            `error while fetching template: embedder \`${name}\` in index \`${uid}\` does not use a document template.`,
+          );
         }
         return e.documentTemplate;
       }
       default:
-        throw new ApiError('invalid_render_template', `error while fetching template: templates of kind \`${kind}\` are not available in this version of Quarry`);
+        throw new ApiError(
+          'invalid_render_template',
+          `error while fetching template: templates of kind \`${kind}\` are not available in this version of Quarry`,
+        );
     }
   }
 
@@ -67,29 +90,42 @@ export function renderRoutes(deps: Deps): Router {
     switch (kind) {
       case 'inlineDocument': {
         const doc = field(p, 'inline', kind, 'input');
-        if (typeof doc !== 'object' || Array.isArray(doc)) throw new ApiError('invalid_render_input', 'error while fetching input: `inline` must be an object');
+        if (typeof doc !== 'object' || Array.isArray(doc))
+          throw new ApiError('invalid_render_input', 'error while fetching input: `inline` must be an object');
         return doc as Record<string, unknown>;
       }
       case 'indexDocument': {
         const uid = checkIndexUid(String(field(p, 'indexUid', kind, 'input')));
         const id = String(field(p, 'id', kind, 'input'));
         const bytes = await registry.handle(uid).getDocument(id, null);
-        if (bytes === null) throw new ApiError('render_document_not_found', `error while fetching input: document \`${id}\` not found in \`${uid}\``);
+        if (bytes === null)
+          throw new ApiError(
+            'render_document_not_found',
+            `error while fetching input: document \`${id}\` not found in \`${uid}\``,
+          );
         return JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
       }
       default:
-        throw new ApiError('invalid_render_input', `error while fetching input: inputs of kind \`${kind}\` are not available in this version of Quarry`);
+        throw new ApiError(
+          'invalid_render_input',
+          `error while fetching input: inputs of kind \`${kind}\` are not available in this version of Quarry`,
+        );
     }
   }
 
   r.post('/render-template', guard('settings.get', 'none'), async (req, res) => {
     if (!deps.features.get().renderRoute) {
-      throw new ApiError('feature_not_enabled', 'calling the /render-template route requires enabling the `render_route` experimental feature. See https://github.com/orgs/meilisearch/discussions/888');
+      throw new ApiError(
+        'feature_not_enabled',
+        'calling the /render-template route requires enabling the `render_route` experimental feature. See https://github.com/orgs/meilisearch/discussions/888',
+      );
     }
     const body = readJson(req) as Part | null;
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ApiError('bad_request', 'Invalid value type: expected an object');
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw new ApiError('bad_request', 'Invalid value type: expected an object');
     for (const k of Object.keys(body)) {
-      if (k !== 'template' && k !== 'input') throw new ApiError('bad_request', `Unknown field \`${k}\`: expected one of \`template\`, \`input\``);
+      if (k !== 'template' && k !== 'input')
+        throw new ApiError('bad_request', `Unknown field \`${k}\`: expected one of \`template\`, \`input\``);
     }
     if (body.template === undefined) throw new ApiError('bad_request', 'Missing field `template`');
     const source = template(body.template);

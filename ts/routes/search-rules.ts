@@ -21,8 +21,13 @@ export function searchRuleRoutes(deps: Deps): Router {
   /** Meilisearch words the refusal after the route (list and read) or the routes (writes). */
   function requireFeature(route: string | null): void {
     if (deps.features.get().dynamicSearchRules) return;
-    const what = route ? `Calling the \`${route}\` route requires` : 'Using the `/dynamic-search-rules` routes requires';
-    throw new ApiError('feature_not_enabled', `${what} enabling the \`dynamic search rules\` experimental feature. ${DISCUSSION}`);
+    const what = route
+      ? `Calling the \`${route}\` route requires`
+      : 'Using the `/dynamic-search-rules` routes requires';
+    throw new ApiError(
+      'feature_not_enabled',
+      `${what} enabling the \`dynamic search rules\` experimental feature. ${DISCUSSION}`,
+    );
   }
 
   r.post('/dynamic-search-rules', guard('dynamicSearchRules.get'), (req, res) => {
@@ -47,7 +52,12 @@ export function searchRuleRoutes(deps: Deps): Router {
     return stringParam(q, 'customMetadata', 'invalid_index_custom_metadata');
   }
 
-  async function enqueue(type: 'dsrUpdate' | 'dsrClear', details: Record<string, unknown>, payload: Parameters<typeof queue.enqueue>[0]['payload'], customMetadata: string | undefined) {
+  async function enqueue(
+    type: 'dsrUpdate' | 'dsrClear',
+    details: Record<string, unknown>,
+    payload: Parameters<typeof queue.enqueue>[0]['payload'],
+    customMetadata: string | undefined,
+  ) {
     return summaryView(await queue.enqueue({ indexUid: RULES_INDEX, type, details, payload, customMetadata }));
   }
 
@@ -57,14 +67,25 @@ export function searchRuleRoutes(deps: Deps): Router {
     requireFeature(null);
     const uid = checkRuleUid(req.params.ruleUid);
     const patch = parseRulePatch(body);
-    res.status(202).json(await enqueue('dsrUpdate', { rule: body, updatedRules: 1 }, { kind: 'dsrUpdate', uid, patch: patch as Record<string, unknown> }, customMetadata));
+    res
+      .status(202)
+      .json(
+        await enqueue(
+          'dsrUpdate',
+          { rule: body, updatedRules: 1 },
+          { kind: 'dsrUpdate', uid, patch: patch as Record<string, unknown> },
+          customMetadata,
+        ),
+      );
   });
 
   r.delete('/dynamic-search-rules/:ruleUid', guard('dynamicSearchRules.delete'), async (req, res) => {
     const customMetadata = customMetadataOf(req);
     requireFeature(null);
     const uid = checkRuleUid(req.params.ruleUid);
-    res.status(202).json(await enqueue('dsrUpdate', { updatedRules: 1 }, { kind: 'dsrUpdate', uid, patch: null }, customMetadata));
+    res
+      .status(202)
+      .json(await enqueue('dsrUpdate', { updatedRules: 1 }, { kind: 'dsrUpdate', uid, patch: null }, customMetadata));
   });
 
   r.delete('/dynamic-search-rules', guard('dynamicSearchRules.delete'), async (req, res) => {

@@ -32,16 +32,47 @@ export function searchRoutes(deps: Deps, service = new SearchService(deps)): Rou
   const params = (req: Request) => req.query as Record<string, unknown>;
   const metadata = (req: Request) => wantsMetadata(req.get(METADATA_HEADER));
 
-  r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, deps.responseBudget, service.search(req.auth!, req.params.indexUid, readJson(req), arrivalOf(req), metadata(req))));
-  r.get('/indexes/:indexUid/search', guard('search', 'param'), (req, res) => send(res, deps.responseBudget, service.search(req.auth!, req.params.indexUid, searchQueryFromParams(params(req)), arrivalOf(req), metadata(req))));
-  r.post('/indexes/:indexUid/facet-search', guard('search', 'param'), (req, res) => send(res, deps.responseBudget, service.facetSearch(req.auth!, req.params.indexUid, readJson(req))));
-  r.post('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => send(res, deps.responseBudget, service.similar(req.auth!, req.params.indexUid, readJson(req), arrivalOf(req))));
-  r.get('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) => send(res, deps.responseBudget, service.similar(req.auth!, req.params.indexUid, similarQueryFromParams(params(req)), arrivalOf(req))));
+  r.post('/indexes/:indexUid/search', guard('search', 'param'), (req, res) =>
+    send(
+      res,
+      deps.responseBudget,
+      service.search(req.auth!, req.params.indexUid, readJson(req), arrivalOf(req), metadata(req)),
+    ),
+  );
+  r.get('/indexes/:indexUid/search', guard('search', 'param'), (req, res) =>
+    send(
+      res,
+      deps.responseBudget,
+      service.search(req.auth!, req.params.indexUid, searchQueryFromParams(params(req)), arrivalOf(req), metadata(req)),
+    ),
+  );
+  r.post('/indexes/:indexUid/facet-search', guard('search', 'param'), (req, res) =>
+    send(res, deps.responseBudget, service.facetSearch(req.auth!, req.params.indexUid, readJson(req))),
+  );
+  r.post('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) =>
+    send(res, deps.responseBudget, service.similar(req.auth!, req.params.indexUid, readJson(req), arrivalOf(req))),
+  );
+  r.get('/indexes/:indexUid/similar', guard('search', 'param'), (req, res) =>
+    send(
+      res,
+      deps.responseBudget,
+      service.similar(req.auth!, req.params.indexUid, similarQueryFromParams(params(req)), arrivalOf(req)),
+    ),
+  );
   r.post('/multi-search', guard('search', 'none'), (req, res) =>
     send(
       res,
       deps.responseBudget,
-      service.multiSearch(req.auth!, readJson(req), { runs: req.get(FEDERATION_RUNS_HEADER) === 'true', derivations: req.get(DERIVATION_CANDIDATES_HEADER) === 'true' }, arrivalOf(req), metadata(req)),
+      service.multiSearch(
+        req.auth!,
+        readJson(req),
+        {
+          runs: req.get(FEDERATION_RUNS_HEADER) === 'true',
+          derivations: req.get(DERIVATION_CANDIDATES_HEADER) === 'true',
+        },
+        arrivalOf(req),
+        metadata(req),
+      ),
     ),
   );
 

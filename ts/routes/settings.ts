@@ -19,7 +19,9 @@ export function settingsRoutes(deps: Deps): Router {
 
   async function enqueue(req: Request, res: Response, patch: SettingsPatch, reset: boolean): Promise<void> {
     const uid = checkIndexUid(req.params.indexUid);
-    res.status(202).json(summaryView(await updateSettings(deps, uid, patch, reset, req.auth!.can('indexes.create', uid))));
+    res
+      .status(202)
+      .json(summaryView(await updateSettings(deps, uid, patch, reset, req.auth!.can('indexes.create', uid))));
   }
 
   r.get('/indexes/:indexUid/settings', guard('settings.get', 'param'), (req, res) => {
@@ -29,13 +31,18 @@ export function settingsRoutes(deps: Deps): Router {
   r.post('/indexes/:indexUid/fields', guard('fields.post', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
     const query = parseFields(readJson(req));
-    res.status(200).type('application/json').send(await registry.handle(uid).fields(query));
+    res
+      .status(200)
+      .type('application/json')
+      .send(await registry.handle(uid).fields(query));
   });
   r.patch('/indexes/:indexUid/settings', guard('settings.update', 'param'), (req, res) => {
     checkIndexUid(req.params.indexUid);
     return enqueue(req, res, parseSettingsBody(readJson(req), flags()), false);
   });
-  r.delete('/indexes/:indexUid/settings', guard('settings.update', 'param'), (req, res) => enqueue(req, res, resetPatch(), true));
+  r.delete('/indexes/:indexUid/settings', guard('settings.update', 'param'), (req, res) =>
+    enqueue(req, res, resetPatch(), true),
+  );
 
   for (const { route, field, method } of SETTINGS_SUBROUTES) {
     const p = `/indexes/:indexUid/settings/${route}`;

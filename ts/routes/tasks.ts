@@ -28,13 +28,17 @@ function visibility(req: Request): (t: TaskRecord) => boolean {
  * and every index it can see (a batch's stats would otherwise name hidden indexes). The result
  * is a task predicate, as the queue's batch listing expects one.
  */
-function batchVisibility(deps: Deps, req: Request): { task: (t: TaskRecord) => boolean; batch: (b: BatchRecord) => boolean } {
+function batchVisibility(
+  deps: Deps,
+  req: Request,
+): { task: (t: TaskRecord) => boolean; batch: (b: BatchRecord) => boolean } {
   const visible = visibility(req);
   if (req.auth!.allIndexes) return { task: visible, batch: () => true };
   const hidden = new Set<number>();
   for (const b of deps.queue.allBatches()) {
     const members = b.taskUids.map((u) => deps.queue.get(u)).filter((t): t is TaskRecord => t !== undefined);
-    if (Object.keys(b.stats.indexUids).some((u) => !req.auth!.canSeeIndex(u)) || members.some((t) => !visible(t))) hidden.add(b.uid);
+    if (Object.keys(b.stats.indexUids).some((u) => !req.auth!.canSeeIndex(u)) || members.some((t) => !visible(t)))
+      hidden.add(b.uid);
   }
   return {
     task: (t) => visible(t) && (t.batchUid === null || !hidden.has(t.batchUid)),
@@ -61,7 +65,13 @@ export function taskRoutes(deps: Deps): Router {
   r.get('/tasks', guard('tasks.get'), (req, res) => {
     const q = parseListQuery(req.query as Record<string, unknown>);
     const page = queue.list(q.filter, q.limit, q.from, q.reverse, visibility(req));
-    res.json({ results: page.results.map(taskView), total: page.total, limit: page.limit, from: page.from, next: page.next });
+    res.json({
+      results: page.results.map(taskView),
+      total: page.total,
+      limit: page.limit,
+      from: page.from,
+      next: page.next,
+    });
   });
 
   r.get('/tasks/:taskUid', guard('tasks.get'), async (req, res) => {
@@ -84,7 +94,8 @@ export function taskRoutes(deps: Deps): Router {
     const t = queue.get(uid);
     if (!t || !visibility(req)(t)) throw taskNotFound(uid);
     const file = payloadFile(deps.updateFiles, t);
-    if (!file || !fs.existsSync(file)) throw new ApiError('task_file_not_found', `The task file for task \`${uid}\` was not found.`);
+    if (!file || !fs.existsSync(file))
+      throw new ApiError('task_file_not_found', `The task file for task \`${uid}\` was not found.`);
     res.status(200).type('application/x-ndjson');
     fs.createReadStream(file).pipe(res);
   });
@@ -106,13 +117,20 @@ export function taskRoutes(deps: Deps): Router {
   r.get('/batches', guard('tasks.get'), (req, res) => {
     const q = parseListQuery(req.query as Record<string, unknown>);
     const page = queue.listBatches(q.filter, q.limit, q.from, q.reverse, batchVisibility(deps, req).task);
-    res.json({ results: page.results.map((b) => batchView(b, queue.batchProgress(b.uid))), total: page.total, limit: page.limit, from: page.from, next: page.next });
+    res.json({
+      results: page.results.map((b) => batchView(b, queue.batchProgress(b.uid))),
+      total: page.total,
+      limit: page.limit,
+      from: page.from,
+      next: page.next,
+    });
   });
 
   r.get('/batches/:batchUid', guard('tasks.get'), (req, res) => {
     const uid = parseUidParam(String(req.params.batchUid), 'invalid_batch_uids', 'Batch');
     const b = queue.getBatch(uid);
-    if (!b || !batchVisibility(deps, req).batch(b)) throw new ApiError('batch_not_found', `Batch \`${uid}\` not found.`);
+    if (!b || !batchVisibility(deps, req).batch(b))
+      throw new ApiError('batch_not_found', `Batch \`${uid}\` not found.`);
     res.json(batchView(b, queue.batchProgress(uid)));
   });
 

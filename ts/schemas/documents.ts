@@ -31,7 +31,10 @@ export const FetchSchema = z.strictObject({
   limit: z.number().int().nonnegative().optional(),
   fields: boundedList(z.string()).nullable().optional(),
   retrieveVectors: z.boolean().optional(),
-  ids: z.array(z.union([z.string(), z.number()])).nullable().optional(),
+  ids: z
+    .array(z.union([z.string(), z.number()]))
+    .nullable()
+    .optional(),
   filter: filterShape.nullable().optional(),
   sort: boundedList(z.string()).nullable().optional(),
   useNetwork: z.boolean().nullable().optional(),

@@ -39,15 +39,25 @@ export function parseEditBody(body: unknown): EditBody {
   const fields = body as Record<string, unknown>;
   for (const [key, value] of Object.entries(fields)) {
     if (!FIELDS.includes(key)) {
-      throw new ApiError('bad_request', `Unknown field \`${key}\`: expected one of ${FIELDS.map((f) => `\`${f}\``).join(', ')}`);
+      throw new ApiError(
+        'bad_request',
+        `Unknown field \`${key}\`: expected one of ${FIELDS.map((f) => `\`${f}\``).join(', ')}`,
+      );
     }
     if (key === 'function' && typeof value !== 'string') {
       // Meilisearch's code for a `function` of the wrong type.
-      throw new ApiError('invalid_document_edition_function_filter', `Invalid value type at \`.function\`: expected a string, but found ${found(value)}`);
+      throw new ApiError(
+        'invalid_document_edition_function_filter',
+        `Invalid value type at \`.function\`: expected a string, but found ${found(value)}`,
+      );
     }
   }
   if (!('function' in fields)) throw new ApiError('missing_document_edition_function', 'Missing field `function`');
-  return { function: fields.function as string, filter: fields.filter ?? null, context: (fields.context ?? null) as Record<string, unknown> | null };
+  return {
+    function: fields.function as string,
+    filter: fields.filter ?? null,
+    context: (fields.context ?? null) as Record<string, unknown> | null,
+  };
 }
 
 /** The context's shape, checked after the function compiles (Meilisearch's order). */

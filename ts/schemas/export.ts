@@ -5,7 +5,21 @@
 import { ApiError } from '../errors/api-error';
 import { isIndexPattern } from '../auth/actions';
 import { hideSecret } from '../native';
-import { DeserrError, type Loc, type Parser, boolean, incorrectType, invalidValue, isObject, json, kindOf, setEntry, sortedRecord, string, struct } from '../settings/deserr';
+import {
+  DeserrError,
+  type Loc,
+  type Parser,
+  boolean,
+  incorrectType,
+  invalidValue,
+  isObject,
+  json,
+  kindOf,
+  setEntry,
+  sortedRecord,
+  string,
+  struct,
+} from '../settings/deserr';
 
 export interface ExportIndexOptions {
   filter: unknown;
@@ -46,7 +60,8 @@ export function parseByteSize(text: string): number | string {
   const value = Number(numberText);
   while (s[i] === ' ' || s[i] === '\t') i++;
   const unit = s.slice(i);
-  const incorrect = (c: string, expected: string) => `the character '${c}' is incorrect (${expected} or no character is expected)`;
+  const incorrect = (c: string, expected: string) =>
+    `the character '${c}' is incorrect (${expected} or no character is expected)`;
   let multiplier = 1;
   let bits = false;
   if (unit.length > 0) {
@@ -119,7 +134,10 @@ const patterns: Parser<Record<string, ExportIndexOptions>> = (value, loc) => {
   const out: Record<string, ExportIndexOptions> = {};
   for (const key of Object.keys(value)) {
     if (!isIndexPattern(key)) {
-      throw invalidValue(`the key "${key}" could not be deserialized into the key type \`meilisearch_types::index_uid_pattern::IndexUidPattern\``, loc);
+      throw invalidValue(
+        `the key "${key}" could not be deserialized into the key type \`meilisearch_types::index_uid_pattern::IndexUidPattern\``,
+        loc,
+      );
     }
     setEntry(out, key, indexOptions(value[key], [...loc, key]));
   }
@@ -128,17 +146,34 @@ const patterns: Parser<Record<string, ExportIndexOptions>> = (value, loc) => {
 
 const nullableString: Parser<string | null> = (value, loc) => (value === null ? null : string(value, loc));
 
-const FIELD_CODES: Record<string, string> = { url: 'invalid_export_url', apiKey: 'invalid_export_api_key', payloadSize: 'invalid_export_payload_size' };
+const FIELD_CODES: Record<string, string> = {
+  url: 'invalid_export_url',
+  apiKey: 'invalid_export_api_key',
+  payloadSize: 'invalid_export_payload_size',
+};
 
 const body = struct<ExportRequest>(
-  { url: string, apiKey: nullableString, payloadSize, indexes: (v, loc) => (v === null ? { '*': { filter: null, overrideSettings: false } } : patterns(v, loc)) },
-  { defaults: { url: () => '', apiKey: () => null, payloadSize: () => null, indexes: () => ({ '*': { filter: null, overrideSettings: false } }) } },
+  {
+    url: string,
+    apiKey: nullableString,
+    payloadSize,
+    indexes: (v, loc) => (v === null ? { '*': { filter: null, overrideSettings: false } } : patterns(v, loc)),
+  },
+  {
+    defaults: {
+      url: () => '',
+      apiKey: () => null,
+      payloadSize: () => null,
+      indexes: () => ({ '*': { filter: null, overrideSettings: false } }),
+    },
+  },
 );
 
 /** The code of the field an error is about: the first key of its path, or `overrideSettings`. */
 function codeOf(loc: Loc): string {
   if (loc.length === 0) return 'bad_request';
-  if (loc[0] === 'indexes') return loc.length === 3 && loc[2] === 'overrideSettings' ? 'invalid_export_index_override_settings' : 'bad_request';
+  if (loc[0] === 'indexes')
+    return loc.length === 3 && loc[2] === 'overrideSettings' ? 'invalid_export_index_override_settings' : 'bad_request';
   return FIELD_CODES[String(loc[0])] ?? 'bad_request';
 }
 

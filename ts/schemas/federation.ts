@@ -39,7 +39,9 @@ export type Federation = z.infer<typeof InternalFederationSchema>;
 /** `internal`: the request comes from another Quarry instance (it may pin derivations). */
 export function parseFederation(raw: unknown, internal = false): Federation {
   // deserr names the object: "Unknown field `x` inside `.federation`", "at `.federation.limit`".
-  const f = parseWith(internal ? InternalFederationSchema : FederationSchema, raw, FEDERATION_CODES, 'bad_request', { at: ['federation'] });
+  const f = parseWith(internal ? InternalFederationSchema : FederationSchema, raw, FEDERATION_CODES, 'bad_request', {
+    at: ['federation'],
+  });
   f.personalize = checkPersonalize(f.personalize, '.federation') ?? undefined;
   return f;
 }
@@ -65,7 +67,12 @@ const PAGINATION = ['limit', 'offset', 'page', 'hitsPerPage'];
  * Splits query `i` of a multi-search. `federated`: the request has `federation`; otherwise
  * `federationOptions` is refused. Errors name the query as Meilisearch does.
  */
-export function splitQuery(raw: unknown, i: number, federated: boolean, federationDistinct = false): FederatedQueryParts {
+export function splitQuery(
+  raw: unknown,
+  i: number,
+  federated: boolean,
+  federationDistinct = false,
+): FederatedQueryParts {
   try {
     return split(raw, i, federated, federationDistinct);
   } catch (err) {
@@ -123,14 +130,20 @@ function split(raw: unknown, i: number, federated: boolean, federationDistinct: 
     if (typeof federationOptions === 'object' && !Array.isArray(federationOptions)) {
       for (const k of Object.keys(federationOptions)) {
         if (!(k in OptionsSchema.shape)) {
-          throw new ApiError('bad_request', `Unknown field \`${k}\` inside \`.queries[${i}].federationOptions\`: expected one of \`weight\`, \`remote\`, \`queryPosition\``);
+          throw new ApiError(
+            'bad_request',
+            `Unknown field \`${k}\` inside \`.queries[${i}].federationOptions\`: expected one of \`weight\`, \`remote\`, \`queryPosition\``,
+          );
         }
       }
     }
     const o = parseWith(OptionsSchema, federationOptions, {}, 'invalid_multi_search_federation_options');
     if (o.weight !== undefined) {
       if (!(o.weight >= 0)) {
-        throw new ApiError('invalid_multi_search_weight', `Invalid value at \`.queries[${i}].federationOptions.weight\`: the value of \`weight\` is invalid, expected a positive float (>= 0.0).`);
+        throw new ApiError(
+          'invalid_multi_search_weight',
+          `Invalid value at \`.queries[${i}].federationOptions.weight\`: the value of \`weight\` is invalid, expected a positive float (>= 0.0).`,
+        );
       }
       weight = o.weight;
     }

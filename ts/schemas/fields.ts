@@ -4,7 +4,15 @@ import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { boundedList } from './limits';
 
-const FILTER_FIELDS = ['attributePatterns', 'displayed', 'searchable', 'sortable', 'distinct', 'rankingRule', 'filterable'];
+const FILTER_FIELDS = [
+  'attributePatterns',
+  'displayed',
+  'searchable',
+  'sortable',
+  'distinct',
+  'rankingRule',
+  'filterable',
+];
 
 export const FieldsSchema = z.strictObject({
   offset: z.number().int().nonnegative().optional(),
@@ -34,16 +42,27 @@ export function parseFields(body: unknown): FieldsQuery {
   if (filter !== null && typeof filter === 'object' && !Array.isArray(filter)) {
     for (const [k, v] of Object.entries(filter)) {
       if (!FILTER_FIELDS.includes(k)) {
-        throw new ApiError('invalid_index_fields_filter', `Unknown field \`${k}\` inside \`.filter\`: expected one of ${FILTER_FIELDS.map((f) => `\`${f}\``).join(', ')}`);
+        throw new ApiError(
+          'invalid_index_fields_filter',
+          `Unknown field \`${k}\` inside \`.filter\`: expected one of ${FILTER_FIELDS.map((f) => `\`${f}\``).join(', ')}`,
+        );
       }
       const code = `invalid_index_fields_filter_${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
       const patterns = k === 'attributePatterns';
-      const ok = v === null || (patterns ? Array.isArray(v) && v.every((p) => typeof p === 'string') : typeof v === 'boolean');
+      const ok =
+        v === null || (patterns ? Array.isArray(v) && v.every((p) => typeof p === 'string') : typeof v === 'boolean');
       if (!ok) {
-        throw new ApiError(code, `Invalid value type at \`.filter.${k}\`: expected ${patterns ? 'an array of strings' : 'a boolean'}, but found ${JSON.stringify(v)}`);
+        throw new ApiError(
+          code,
+          `Invalid value type at \`.filter.${k}\`: expected ${patterns ? 'an array of strings' : 'a boolean'}, but found ${JSON.stringify(v)}`,
+        );
       }
     }
   }
-  const b = parseWith(FieldsSchema, body, { offset: 'invalid_index_offset', limit: 'invalid_index_limit', filter: 'invalid_index_fields_filter' });
+  const b = parseWith(FieldsSchema, body, {
+    offset: 'invalid_index_offset',
+    limit: 'invalid_index_limit',
+    filter: 'invalid_index_fields_filter',
+  });
   return { offset: b.offset ?? 0, limit: b.limit ?? 20, filter: b.filter ?? {} };
 }

@@ -19,8 +19,10 @@ export function invalidIndexUidMessage(uid: string): string {
  * a bad string.
  */
 export function checkBodyIndexUid(uid: unknown, at: string, prefixed: boolean, code = 'invalid_index_uid'): string {
-  if (typeof uid !== 'string') throw new ApiError(code, `Invalid value type at \`${at}\`: expected a string, but found ${found(uid)}`);
-  if (!isValidIndexUid(uid)) throw new ApiError(code, `${prefixed ? `Invalid value at \`${at}\`: ` : ''}${invalidIndexUidMessage(uid)}`);
+  if (typeof uid !== 'string')
+    throw new ApiError(code, `Invalid value type at \`${at}\`: expected a string, but found ${found(uid)}`);
+  if (!isValidIndexUid(uid))
+    throw new ApiError(code, `${prefixed ? `Invalid value at \`${at}\`: ` : ''}${invalidIndexUidMessage(uid)}`);
   return uid;
 }
 
@@ -55,11 +57,16 @@ export function checkSwaps(raw: unknown, reach: (uid: string) => void): SwapSpec
         `Two indexes must be given for each swap. The list \`[${s.indexes.map((x) => JSON.stringify(x)).join(', ')}]\` contains ${s.indexes.length} indexes.`,
       );
     }
-    const pair = s.indexes.map((u, j) => checkBodyIndexUid(u, `[${i}].indexes[${j}]`, true, 'invalid_swap_indexes')) as [string, string];
+    const pair = s.indexes.map((u, j) =>
+      checkBodyIndexUid(u, `[${i}].indexes[${j}]`, true, 'invalid_swap_indexes'),
+    ) as [string, string];
     for (const u of pair) {
       reach(u);
       if (seen.has(u)) {
-        throw new ApiError('invalid_swap_duplicate_index_found', `Indexes must be declared only once during a swap. \`${u}\` was specified several times.`);
+        throw new ApiError(
+          'invalid_swap_duplicate_index_found',
+          `Indexes must be declared only once during a swap. \`${u}\` was specified several times.`,
+        );
       }
       seen.add(u);
     }

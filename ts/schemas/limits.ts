@@ -40,7 +40,11 @@ export const primaryKeyName = z.string().refine(primaryKeyFits, PRIMARY_KEY_TOO_
 
 /** The same rule for the `primaryKey` query parameter. */
 export function checkPrimaryKeyParam(pk: string | null): string | null {
-  if (pk !== null && !primaryKeyFits(pk)) throw new ApiError('invalid_index_primary_key', `Invalid value in parameter \`primaryKey\`: ${PRIMARY_KEY_TOO_LONG}`);
+  if (pk !== null && !primaryKeyFits(pk))
+    throw new ApiError(
+      'invalid_index_primary_key',
+      `Invalid value in parameter \`primaryKey\`: ${PRIMARY_KEY_TOO_LONG}`,
+    );
   return pk;
 }
 

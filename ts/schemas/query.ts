@@ -5,11 +5,15 @@ import { didYouMean } from '../settings/deserr';
 export type Query = Record<string, unknown>;
 
 /** Meilisearch's words for a `rankingScoreThreshold` outside [0, 1], in a body or a parameter. */
-export const THRESHOLD_RANGE = 'the value of `rankingScoreThreshold` is invalid, expected a float between `0.0` and `1.0`.';
+export const THRESHOLD_RANGE =
+  'the value of `rankingScoreThreshold` is invalid, expected a float between `0.0` and `1.0`.';
 
 /** deserr's error for an unknown query parameter, with its suggestion. */
 export function unknownParam(key: string, allowed: readonly string[]): ApiError {
-  return new ApiError('bad_request', `Unknown parameter \`${key}\`: ${didYouMean(key, allowed)}expected one of ${allowed.map((a) => `\`${a}\``).join(', ')}`);
+  return new ApiError(
+    'bad_request',
+    `Unknown parameter \`${key}\`: ${didYouMean(key, allowed)}expected one of ${allowed.map((a) => `\`${a}\``).join(', ')}`,
+  );
 }
 
 /**
@@ -54,7 +58,10 @@ export function boolParam(query: Query, name: string, code: string, dflt: boolea
   if (v === undefined) return dflt;
   if (v === 'true') return true;
   if (v === 'false') return false;
-  throw new ApiError(code, `Invalid value in parameter \`${name}\`: could not parse \`${v}\` as a boolean, expected either \`true\` or \`false\``);
+  throw new ApiError(
+    code,
+    `Invalid value in parameter \`${name}\`: could not parse \`${v}\` as a boolean, expected either \`true\` or \`false\``,
+  );
 }
 
 export function listParam(query: Query, name: string, code: string): string[] | undefined {
@@ -92,7 +99,10 @@ export function bodyFromParams(query: Record<string, unknown>, kinds: ParamKinds
     } else if (kinds.numbers.has(k)) {
       // Every other number parameter is a count, parsed as Rust parses a `usize` (`+5` is 5).
       if (!/^\+?\d+$/.test(v)) {
-        throw new ApiError(kinds.codes[k], `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a positive integer`);
+        throw new ApiError(
+          kinds.codes[k],
+          `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a positive integer`,
+        );
       }
       out[k] = Number(v);
     } else if (kinds.bools.has(k)) {

@@ -14,7 +14,10 @@ import { LOCALES } from '../settings/vocabulary';
 
 const strList = boundedList(z.string()).nullable();
 /** `locales` (search and facet search): the codes Meilisearch accepts, checked as it does. */
-const localesShape = z.array(z.enum(LOCALES as [string, ...string[]])).nullable().optional();
+const localesShape = z
+  .array(z.enum(LOCALES as [string, ...string[]]))
+  .nullable()
+  .optional();
 
 const SEMANTIC_RATIO_RANGE = 'the value of `semanticRatio` is invalid, expected a float between `0.0` and `1.0`.';
 
@@ -59,26 +62,49 @@ export type SearchBody = z.infer<typeof SearchSchema>;
 export const QUERY_FIELDS = ['indexUid', ...Object.keys(SearchSchema.shape), 'federationOptions'];
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-export const SEARCH_CODES: Record<string, string> = Object.fromEntries(Object.keys(SearchSchema.shape).map((k) => [k, `invalid_search_${snake(k)}`]));
+export const SEARCH_CODES: Record<string, string> = Object.fromEntries(
+  Object.keys(SearchSchema.shape).map((k) => [k, `invalid_search_${snake(k)}`]),
+);
 // `hybrid` is the one field whose code is not `invalid_search_<field>` (Meilisearch's name).
 SEARCH_CODES.hybrid = 'invalid_search_hybrid_query';
 
 const SEARCH_PARAMS: ParamKinds = {
   numbers: new Set(['offset', 'limit', 'page', 'hitsPerPage', 'cropLength', 'rankingScoreThreshold']),
-  bools: new Set(['retrieveVectors', 'showMatchesPosition', 'showRankingScore', 'showRankingScoreDetails', 'showPerformanceDetails', 'useNetwork']),
-  lists: new Set(['attributesToRetrieve', 'attributesToCrop', 'attributesToHighlight', 'sort', 'facets', 'attributesToSearchOn']),
+  bools: new Set([
+    'retrieveVectors',
+    'showMatchesPosition',
+    'showRankingScore',
+    'showRankingScoreDetails',
+    'showPerformanceDetails',
+    'useNetwork',
+  ]),
+  lists: new Set([
+    'attributesToRetrieve',
+    'attributesToCrop',
+    'attributesToHighlight',
+    'sort',
+    'facets',
+    'attributesToSearchOn',
+  ]),
   codes: SEARCH_CODES,
   // The GET form's parameters, in Meilisearch's order (its error for an unknown one lists them).
   known: [
     ...Object.keys(SearchSchema.shape).flatMap((k) =>
-      k === 'hybrid' ? ['hybridEmbedder', 'hybridSemanticRatio'] : k === 'personalize' ? ['personalizeUserContext'] : k === 'media' ? [] : [k],
+      k === 'hybrid'
+        ? ['hybridEmbedder', 'hybridSemanticRatio']
+        : k === 'personalize'
+          ? ['personalizeUserContext']
+          : k === 'media'
+            ? []
+            : [k],
     ),
   ],
   special: (k, v, out) => {
     if (k === 'vector') {
       // Empty entries are skipped, as Meilisearch does (`1,,0` is two numbers).
       const parts = v.split(',').filter((p) => p.trim() !== '');
-      if (parts.some((p) => Number.isNaN(Number(p)))) throw new ApiError('invalid_search_vector', 'Invalid value in parameter `vector`: invalid float literal');
+      if (parts.some((p) => Number.isNaN(Number(p))))
+        throw new ApiError('invalid_search_vector', 'Invalid value in parameter `vector`: invalid float literal');
       out[k] = parts.map(Number);
     } else if (k === 'hybridEmbedder' || k === 'hybridSemanticRatio') {
       // The GET form of `hybrid`: two flat parameters.
@@ -86,7 +112,11 @@ const SEARCH_PARAMS: ParamKinds = {
       if (k === 'hybridEmbedder') h.embedder = v;
       else {
         const r = v.trim() === '' ? Number.NaN : Number(v);
-        if (!(r >= 0 && r <= 1)) throw new ApiError('invalid_search_semantic_ratio', `Invalid value in parameter \`hybridSemanticRatio\`: ${SEMANTIC_RATIO_RANGE}`);
+        if (!(r >= 0 && r <= 1))
+          throw new ApiError(
+            'invalid_search_semantic_ratio',
+            `Invalid value in parameter \`hybridSemanticRatio\`: ${SEMANTIC_RATIO_RANGE}`,
+          );
         h.semanticRatio = r;
       }
       out.hybrid = h;
@@ -99,7 +129,10 @@ const SEARCH_PARAMS: ParamKinds = {
       if (unknown !== undefined) {
         // Meilisearch lists the two-letter codes, then the three-letter ones, each alphabetically.
         const sorted = [...LOCALES].sort((a, b) => a.length - b.length || a.localeCompare(b));
-        throw new ApiError('invalid_search_locales', `Invalid value in parameter \`locales\`: Unsupported locale \`${unknown}\`, expected one of ${sorted.join(', ')}`);
+        throw new ApiError(
+          'invalid_search_locales',
+          `Invalid value in parameter \`locales\`: Unsupported locale \`${unknown}\`, expected one of ${sorted.join(', ')}`,
+        );
       }
       out[k] = codes;
     } else {
@@ -114,7 +147,10 @@ export function searchQueryFromParams(query: Record<string, unknown>): unknown {
   const body = bodyFromParams(query, SEARCH_PARAMS);
   const hybrid = body.hybrid as { embedder?: unknown; semanticRatio?: unknown } | undefined;
   if (hybrid !== undefined && hybrid.embedder === undefined) {
-    throw new ApiError('invalid_search_hybrid_query', '`hybridEmbedder` is mandatory when `hybridSemanticRatio` is present');
+    throw new ApiError(
+      'invalid_search_hybrid_query',
+      '`hybridEmbedder` is mandatory when `hybridSemanticRatio` is present',
+    );
   }
   if (body.vector !== undefined && hybrid === undefined) {
     throw new ApiError('missing_search_hybrid', '`hybridEmbedder` is mandatory when `vector` is present');
@@ -131,7 +167,10 @@ export function parseSearch(body: unknown): SearchBody {
 const queryIndexUid = z.string().superRefine((uid, ctx) => {
   if (!isValidIndexUid(uid)) ctx.addIssue({ code: 'custom', message: invalidIndexUidMessage(uid) });
 });
-const QuerySchema = SearchSchema.extend({ indexUid: queryIndexUid.optional(), federationOptions: z.unknown().optional() });
+const QuerySchema = SearchSchema.extend({
+  indexUid: queryIndexUid.optional(),
+  federationOptions: z.unknown().optional(),
+});
 const QUERY_CODES: Record<string, string> = { ...SEARCH_CODES, indexUid: 'invalid_index_uid' };
 
 /**
@@ -141,12 +180,22 @@ const QUERY_CODES: Record<string, string> = { ...SEARCH_CODES, indexUid: 'invali
  * Returns the query's search parameters (without `indexUid` and `federationOptions`).
  */
 export function parseQuery(raw: unknown, i: number): SearchBody {
-  const { indexUid, federationOptions: _options, ...search } = parseBody(QuerySchema, QUERY_CODES, raw, { at: ['queries', i], fields: QUERY_FIELDS });
-  if (indexUid === undefined) throw new ApiError('missing_index_uid', `Missing field \`indexUid\` inside \`.queries[${i}]\``);
+  const {
+    indexUid,
+    federationOptions: _options,
+    ...search
+  } = parseBody(QuerySchema, QUERY_CODES, raw, { at: ['queries', i], fields: QUERY_FIELDS });
+  if (indexUid === undefined)
+    throw new ApiError('missing_index_uid', `Missing field \`indexUid\` inside \`.queries[${i}]\``);
   return search;
 }
 
-function parseBody<T extends { vector?: number[] | null; hybrid?: unknown }>(schema: z.ZodType<T>, codes: Record<string, string>, body: unknown, within?: Within): T {
+function parseBody<T extends { vector?: number[] | null; hybrid?: unknown }>(
+  schema: z.ZodType<T>,
+  codes: Record<string, string>,
+  body: unknown,
+  within?: Within,
+): T {
   // No body reads as `{}`; a JSON `null` is refused as deserr refuses it.
   const raw = body === undefined ? {} : body;
   // A query vector of finite numbers passes the schema unchanged, so it is checked by this one
@@ -178,12 +227,17 @@ export function checkPersonalize(value: unknown, outer = ''): Personalize | null
   const at = `${outer}.personalize`;
   if (value === undefined || value === null) return null;
   const code = 'invalid_search_personalize';
-  if (typeof value !== 'object' || Array.isArray(value)) throw new ApiError(code, `Invalid value type at \`${at}\`: expected an object, but found ${describe(value)}`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new ApiError(code, `Invalid value type at \`${at}\`: expected an object, but found ${describe(value)}`);
   const p = value as Record<string, unknown>;
   for (const k of Object.keys(p)) {
-    if (k !== 'userContext') throw new ApiError(code, `Unknown field \`${k}\` inside \`${at}\`: expected one of \`userContext\``);
+    if (k !== 'userContext')
+      throw new ApiError(code, `Unknown field \`${k}\` inside \`${at}\`: expected one of \`userContext\``);
     if (typeof p.userContext !== 'string') {
-      throw new ApiError('invalid_search_personalize_user_context', `Invalid value type at \`${at}.userContext\`: expected a string, but found ${describe(p.userContext)}`);
+      throw new ApiError(
+        'invalid_search_personalize_user_context',
+        `Invalid value type at \`${at}.userContext\`: expected a string, but found ${describe(p.userContext)}`,
+      );
     }
   }
   if (p.userContext === undefined) throw new ApiError(code, `Missing field \`userContext\` inside \`${at}\``);
@@ -216,19 +270,32 @@ export function checkHybrid(hybrid: unknown, outer = ''): void {
   const h = hybrid as Record<string, unknown>;
   for (const k of Object.keys(h)) {
     if (k !== 'embedder' && k !== 'semanticRatio') {
-      throw new ApiError(code, `Unknown field \`${k}\` inside \`${at}\`: expected one of \`semanticRatio\`, \`embedder\``);
+      throw new ApiError(
+        code,
+        `Unknown field \`${k}\` inside \`${at}\`: expected one of \`semanticRatio\`, \`embedder\``,
+      );
     }
   }
   if (h.semanticRatio !== undefined) {
     const r = h.semanticRatio;
     if (typeof r !== 'number') {
-      throw new ApiError('invalid_search_semantic_ratio', `Invalid value type at \`${at}.semanticRatio\`: expected a number, but found ${found(r)}`);
+      throw new ApiError(
+        'invalid_search_semantic_ratio',
+        `Invalid value type at \`${at}.semanticRatio\`: expected a number, but found ${found(r)}`,
+      );
     }
-    if (!(r >= 0 && r <= 1)) throw new ApiError('invalid_search_semantic_ratio', `Invalid value at \`${at}.semanticRatio\`: ${SEMANTIC_RATIO_RANGE}`);
+    if (!(r >= 0 && r <= 1))
+      throw new ApiError(
+        'invalid_search_semantic_ratio',
+        `Invalid value at \`${at}.semanticRatio\`: ${SEMANTIC_RATIO_RANGE}`,
+      );
   }
   if (h.embedder === undefined) throw new ApiError(code, `Missing field \`embedder\` inside \`${at}\``);
   if (typeof h.embedder !== 'string') {
-    throw new ApiError('invalid_search_embedder', `Invalid value type at \`${at}.embedder\`: expected a string, but found ${found(h.embedder)}`);
+    throw new ApiError(
+      'invalid_search_embedder',
+      `Invalid value type at \`${at}.embedder\`: expected a string, but found ${found(h.embedder)}`,
+    );
   }
 }
 
@@ -312,7 +379,12 @@ export function facetEngineQuery(b: FacetSearchBody, containsFilter: boolean): F
 }
 
 export function parseFacetSearch(body: unknown): FacetSearchBody {
-  if (body && typeof body === 'object' && !Array.isArray(body) && (body as Record<string, unknown>).facetName === undefined) {
+  if (
+    body &&
+    typeof body === 'object' &&
+    !Array.isArray(body) &&
+    (body as Record<string, unknown>).facetName === undefined
+  ) {
     throw new ApiError('missing_facet_search_facet_name', 'Missing field `facetName`');
   }
   const b = parseWith(FacetSearchSchema, body ?? {}, FACET_SEARCH_CODES);

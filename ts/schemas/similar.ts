@@ -27,7 +27,9 @@ export const SimilarSchema = z.strictObject({
 export type SimilarBody = z.infer<typeof SimilarSchema>;
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-const CODES: Record<string, string> = Object.fromEntries(Object.keys(SimilarSchema.shape).map((k) => [k, `invalid_similar_${snake(k)}`]));
+const CODES: Record<string, string> = Object.fromEntries(
+  Object.keys(SimilarSchema.shape).map((k) => [k, `invalid_similar_${snake(k)}`]),
+);
 
 const SIMILAR_PARAMS: ParamKinds = {
   numbers: new Set(['offset', 'limit', 'rankingScoreThreshold']),
@@ -46,7 +48,8 @@ const ID_RULE = /^[A-Za-z0-9_-]{1,511}$/;
 export function parseSimilar(body: unknown): SimilarBody {
   if (body && typeof body === 'object' && !Array.isArray(body)) {
     for (const field of ['id', 'embedder']) {
-      if ((body as Record<string, unknown>)[field] === undefined) throw new ApiError('bad_request', `Missing field \`${field}\``);
+      if ((body as Record<string, unknown>)[field] === undefined)
+        throw new ApiError('bad_request', `Missing field \`${field}\``);
     }
   }
   const b = parseWith(SimilarSchema, body ?? {}, CODES);

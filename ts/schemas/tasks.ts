@@ -32,7 +32,10 @@ function uidSet(query: Query, name: string, code: string, what: string): Set<num
   const out = new Set<number>();
   for (const v of list) {
     if (!/^\d+$/.test(v) || Number(v) > 0xffffffff) {
-      throw new ApiError(code, `Invalid value in parameter \`${name}\`: could not parse \`${v}\` as a positive integer`);
+      throw new ApiError(
+        code,
+        `Invalid value in parameter \`${name}\`: could not parse \`${v}\` as a positive integer`,
+      );
     }
     out.add(Number(v));
   }
@@ -40,7 +43,13 @@ function uidSet(query: Query, name: string, code: string, what: string): Set<num
   return out;
 }
 
-function enumSet(query: Query, name: string, code: string, valid: readonly string[], what: string): Set<string> | undefined {
+function enumSet(
+  query: Query,
+  name: string,
+  code: string,
+  valid: readonly string[],
+  what: string,
+): Set<string> | undefined {
   const list = listParam(query, name, code);
   if (!list || list.includes('*')) return undefined;
   const out = new Set<string>();
@@ -65,7 +74,10 @@ function dateParam(query: Query, name: string, isAfter: boolean): bigint | undef
   if (v === '*') return undefined;
   const t = parseDateFilter(v, isAfter);
   if (t === null) {
-    throw new ApiError(code, `Invalid value in parameter \`${name}\`: \`${v}\` is an invalid date-time. It should follow the YYYY-MM-DD or RFC 3339 date-time format.`);
+    throw new ApiError(
+      code,
+      `Invalid value in parameter \`${name}\`: \`${v}\` is an invalid date-time. It should follow the YYYY-MM-DD or RFC 3339 date-time format.`,
+    );
   }
   return t;
 }
@@ -80,7 +92,11 @@ export function parseTaskFilter(query: Query): TaskFilter {
   const indexUids = listParam(query, 'indexUids', 'invalid_index_uid');
   if (indexUids && !indexUids.includes('*')) {
     for (const uid of indexUids) {
-      if (!isValidIndexUid(uid)) throw new ApiError('invalid_index_uid', `Invalid value in parameter \`indexUids\`: ${invalidIndexUidMessage(uid)}`);
+      if (!isValidIndexUid(uid))
+        throw new ApiError(
+          'invalid_index_uid',
+          `Invalid value in parameter \`indexUids\`: ${invalidIndexUidMessage(uid)}`,
+        );
     }
     f.indexUids = new Set(indexUids);
   }

@@ -17,9 +17,18 @@ describe('SearchLimiter', () => {
     const b = gate();
     const c = gate();
     const started: string[] = [];
-    const pa = l.run(() => (started.push('a'), a.promise));
-    const pb = l.run(() => (started.push('b'), b.promise));
-    const pc = l.run(() => (started.push('c'), c.promise));
+    const pa = l.run(() => {
+      started.push('a');
+      return a.promise;
+    });
+    const pb = l.run(() => {
+      started.push('b');
+      return b.promise;
+    });
+    const pc = l.run(() => {
+      started.push('c');
+      return c.promise;
+    });
     await Promise.resolve();
     expect(started).toEqual(['a', 'b']);
     expect(l.load).toEqual({ active: 2, waiting: 1 });
@@ -78,7 +87,10 @@ describe('SearchLimiter', () => {
     const run = (name: string, large: boolean) => {
       const g = gate();
       gates.set(name, g);
-      return l.run(() => (started.push(name), g.promise), large);
+      return l.run(() => {
+        started.push(name);
+        return g.promise;
+      }, large);
     };
     const big = ['L1', 'L2', 'L3', 'L4'].map((n) => run(n, true));
     await Promise.resolve();

@@ -40,7 +40,10 @@ export class SearchLimiter {
   }
 
   private tooMany(): ApiError {
-    return new ApiError('too_many_search_requests', `Too many search requests running at the same time: ${this.queueSize}. Retry after 10s.`);
+    return new ApiError(
+      'too_many_search_requests',
+      `Too many search requests running at the same time: ${this.queueSize}. Retry after 10s.`,
+    );
   }
 
   private canStart(large: boolean): boolean {

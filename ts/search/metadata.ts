@@ -63,7 +63,10 @@ export function uuidV7(now = Date.now()): string {
     bits = freshBits();
   }
   last = { ms, bits };
-  const hex = ms.toString(16).padStart(12, '0') + (0x7000n | (bits >> 62n)).toString(16) + ((2n << 62n) | (bits & ((1n << 62n) - 1n))).toString(16);
+  const hex =
+    ms.toString(16).padStart(12, '0') +
+    (0x7000n | (bits >> 62n)).toString(16) +
+    ((2n << 62n) | (bits & ((1n << 62n) - 1n))).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
@@ -78,8 +81,14 @@ export function wantsMetadata(header: string | undefined): boolean {
 }
 
 /** The metadata of one query on `indexUid`. */
-export function queryMetadata(q: unknown, indexUid: string, primaryKey: string | null | undefined, remote: string | null = null): QueryMetadata {
-  const m: QueryMetadata = typeof q === 'string' ? { query: q, queryUid: uuidV7(), indexUid } : { queryUid: uuidV7(), indexUid };
+export function queryMetadata(
+  q: unknown,
+  indexUid: string,
+  primaryKey: string | null | undefined,
+  remote: string | null = null,
+): QueryMetadata {
+  const m: QueryMetadata =
+    typeof q === 'string' ? { query: q, queryUid: uuidV7(), indexUid } : { queryUid: uuidV7(), indexUid };
   if (primaryKey) m.primaryKey = primaryKey;
   if (remote !== null) m.remote = remote;
   return m;
@@ -95,7 +104,12 @@ export function withMetadata(answer: Buffer, meta: SearchMetadata, tail: readonl
   const members = tailMembers(answer, tail);
   const at = members.length ? members[members.length - 1]!.start : answer.length - 1;
   members.sort((a, b) => tail.indexOf(a.key) - tail.indexOf(b.key));
-  return Buffer.concat([answer.subarray(0, at), Buffer.from(fields), ...members.map((m) => answer.subarray(m.start, m.end)), answer.subarray(answer.length - 1)]);
+  return Buffer.concat([
+    answer.subarray(0, at),
+    Buffer.from(fields),
+    ...members.map((m) => answer.subarray(m.start, m.end)),
+    answer.subarray(answer.length - 1),
+  ]);
 }
 
 /**

@@ -28,7 +28,8 @@ const MAX_RETRIES = 10;
 const REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_BUDGET_MS = 1500;
 
-const NOT_ENABLED = 'reranking search results requires enabling the `personalization` experimental feature. See https://github.com/orgs/meilisearch/discussions/866';
+const NOT_ENABLED =
+  'reranking search results requires enabling the `personalization` experimental feature. See https://github.com/orgs/meilisearch/discussions/866';
 
 type Failure = { error: ApiError; retry: 'no' | 'later' | 'rateLimited' };
 
@@ -58,7 +59,8 @@ export class Reranker {
       for (const k of HIT_KEYS) delete doc[k];
       return JSON.stringify(doc);
     });
-    const query = q === null ? `User Context: ${personalize.userContext}` : `User Context: ${personalize.userContext}\nQuery: ${q}`;
+    const query =
+      q === null ? `User Context: ${personalize.userContext}` : `User Context: ${personalize.userContext}\nQuery: ${q}`;
     const body = Buffer.from(JSON.stringify({ query, documents, model: MODEL }));
     for (let attempt = 0; ; attempt++) {
       const result = await this.call(body);
@@ -78,26 +80,56 @@ export class Reranker {
 
   /** One request: the indexes of the hits in the API's order, or why not. */
   private async call(body: Buffer): Promise<number[] | Failure> {
-    const a = await outboundRequest('POST', this.url, { Authorization: `Bearer ${this.apiKey}`, 'Content-Type': 'application/json' }, body, REQUEST_TIMEOUT_MS);
-    const fail = (code: string, message: string, retry: Failure['retry']): Failure => ({ error: new ApiError(code, `Personalization service: ${message}`), retry });
-    if (a.failure === 'refused') return fail('remote_could_not_send_request', `Network error: Network error: ${a.message ?? 'outside the allowed networks'}`, 'no');
-    if (a.failure === 'timeout') return fail('remote_could_not_send_request', `Network error: Request timeout: ${a.message ?? 'no answer in time'}`, 'later');
-    if (a.failure !== null) return fail('remote_could_not_send_request', `Network error: Network error: ${a.message ?? a.failure}`, 'later');
+    const a = await outboundRequest(
+      'POST',
+      this.url,
+      { Authorization: `Bearer ${this.apiKey}`, 'Content-Type': 'application/json' },
+      body,
+      REQUEST_TIMEOUT_MS,
+    );
+    const fail = (code: string, message: string, retry: Failure['retry']): Failure => ({
+      error: new ApiError(code, `Personalization service: ${message}`),
+      retry,
+    });
+    if (a.failure === 'refused')
+      return fail(
+        'remote_could_not_send_request',
+        `Network error: Network error: ${a.message ?? 'outside the allowed networks'}`,
+        'no',
+      );
+    if (a.failure === 'timeout')
+      return fail(
+        'remote_could_not_send_request',
+        `Network error: Request timeout: ${a.message ?? 'no answer in time'}`,
+        'later',
+      );
+    if (a.failure !== null)
+      return fail('remote_could_not_send_request', `Network error: Network error: ${a.message ?? a.failure}`, 'later');
     const text = a.body.toString();
     if (a.status >= 200 && a.status < 300) {
       try {
         const parsed = JSON.parse(text) as { results?: Array<{ index?: unknown }> };
-        if (!Array.isArray(parsed.results) || parsed.results.some((r) => typeof r?.index !== 'number' || !Number.isInteger(r.index) || r.index < 0)) throw new Error('missing field `results` of indexes');
+        if (
+          !Array.isArray(parsed.results) ||
+          parsed.results.some((r) => typeof r?.index !== 'number' || !Number.isInteger(r.index) || r.index < 0)
+        )
+          throw new Error('missing field `results` of indexes');
         return parsed.results.map((r) => r.index as number);
       } catch (err) {
-        return fail('remote_bad_response', `Failed to parse response: Failed to parse response: ${(err as Error).message}`, 'later');
+        return fail(
+          'remote_bad_response',
+          `Failed to parse response: Failed to parse response: ${(err as Error).message}`,
+          'later',
+        );
       }
     }
     if (a.status === 401) return fail('remote_invalid_api_key', 'Unauthorized: invalid API key', 'no');
     if (a.status === 429) return fail('too_many_search_requests', 'Rate limited: too many requests', 'rateLimited');
     if (a.status === 400) return fail('remote_bad_request', `Bad request: ${text}`, 'no');
-    if (a.status >= 500) return fail('remote_remote_error', `Internal server error: Status ${a.status}: ${text}`, 'later');
-    if (a.status >= 402 && a.status < 500) return fail('remote_bad_response', `Cohere API error: Status ${a.status}: ${text}`, 'no');
+    if (a.status >= 500)
+      return fail('remote_remote_error', `Internal server error: Status ${a.status}: ${text}`, 'later');
+    if (a.status >= 402 && a.status < 500)
+      return fail('remote_bad_response', `Cohere API error: Status ${a.status}: ${text}`, 'no');
     return fail('remote_bad_response', `Cohere API error: Unexpected status ${a.status}: ${text}`, 'later');
   }
 }

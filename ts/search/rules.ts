@@ -86,7 +86,10 @@ function strictObject(value: unknown, fields: readonly string[], loc: Loc): Reco
 /** An RFC 3339 date (or `YYYY-MM-DD`, `YYYY-MM-DD HH:MM:SS`), as Meilisearch's message says. */
 const date: Parser<string> = (value, loc) => {
   const text = string(value, loc);
-  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(text) || Number.isNaN(Date.parse(text))) {
+  if (
+    !/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(text) ||
+    Number.isNaN(Date.parse(text))
+  ) {
     throw invalidValue(
       `\`${text}\` is not a valid date. It should follow the RFC 3339 format to represents a date or datetime in the future or specified as a null value. e.g. 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'.\n`,
       loc,
@@ -98,7 +101,10 @@ const date: Parser<string> = (value, loc) => {
 const conditions: Parser<RuleConditions> = (value, loc) => {
   const o = strictObject(value, ['time', 'query', 'filter'], loc);
   if (o.filter !== undefined && o.filter !== null) {
-    throw invalidValue('filter conditions are not supported by Quarry: use `query` and `time` conditions', [...loc, 'filter']);
+    throw invalidValue('filter conditions are not supported by Quarry: use `query` and `time` conditions', [
+      ...loc,
+      'filter',
+    ]);
   }
   const out: RuleConditions = {};
   if (o.time !== undefined) {
@@ -139,14 +145,16 @@ const action: Parser<PinAction> = (value, loc) => {
   const a = o.action;
   if (!isObject(a)) throw incorrectType(a, ['object'], [...loc, 'action']);
   if (a.type !== 'pin') throw invalidValue('Incorrect tag value', [...loc, 'action']);
-  for (const k of Object.keys(a)) if (k !== 'type' && k !== 'position') throw unknownField(k, ['type', 'position'], [...loc, 'action']);
+  for (const k of Object.keys(a))
+    if (k !== 'type' && k !== 'position') throw unknownField(k, ['type', 'position'], [...loc, 'action']);
   return { selector, action: { type: 'pin', position: u64(a.position, [...loc, 'action', 'position']) } };
 };
 
 /** Validates a rule patch with Meilisearch's codes and messages. */
 export function parseRulePatch(body: unknown): RulePatch {
   if (!isObject(body)) throw new ApiError('bad_request', incorrectType(body, ['object'], []).message);
-  for (const k of Object.keys(body)) if (!PATCH_FIELDS.includes(k)) throw new ApiError('bad_request', unknownField(k, PATCH_FIELDS, []).message);
+  for (const k of Object.keys(body))
+    if (!PATCH_FIELDS.includes(k)) throw new ApiError('bad_request', unknownField(k, PATCH_FIELDS, []).message);
   const patch: RulePatch = {};
   const field = <T>(key: keyof RulePatch, code: string, parse: Parser<T>) => {
     if (body[key] === undefined) return;
@@ -179,7 +187,8 @@ export interface RuleList {
 /** `POST /dynamic-search-rules`: `{offset, limit, filter: {query, active}}`. */
 export function parseRuleList(body: unknown): RuleList {
   if (!isObject(body)) throw new ApiError('bad_request', incorrectType(body, ['object'], []).message);
-  for (const k of Object.keys(body)) if (!LIST_FIELDS.includes(k)) throw new ApiError('bad_request', unknownField(k, LIST_FIELDS, []).message);
+  for (const k of Object.keys(body))
+    if (!LIST_FIELDS.includes(k)) throw new ApiError('bad_request', unknownField(k, LIST_FIELDS, []).message);
   const out: RuleList = { offset: 0, limit: 20, query: null, active: null };
   try {
     if (body.offset !== undefined) out.offset = u64(body.offset, ['offset']);
@@ -214,7 +223,10 @@ export function parseRuleList(body: unknown): RuleList {
 
 /** Lowercased words, as rule conditions and list filters compare them. */
 function words(text: string | null | undefined): string[] {
-  return (text ?? '').toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  return (text ?? '')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 }
 
 /** Whether `rule` applies to a search with `q` at `now`. */
@@ -261,8 +273,15 @@ export class SearchRules {
         const have = new Set([...words(r.description), ...words(r.conditions.query?.words)]);
         return wanted.every((w) => have.has(w));
       })
-      .sort((a, b) => (a.lastUpdatedAt === b.lastUpdatedAt ? (a.uid < b.uid ? -1 : 1) : a.lastUpdatedAt < b.lastUpdatedAt ? 1 : -1));
-    return { results: found.slice(l.offset, l.offset + l.limit), offset: l.offset, limit: l.limit, total: found.length };
+      .sort((a, b) =>
+        a.lastUpdatedAt === b.lastUpdatedAt ? (a.uid < b.uid ? -1 : 1) : a.lastUpdatedAt < b.lastUpdatedAt ? 1 : -1,
+      );
+    return {
+      results: found.slice(l.offset, l.offset + l.limit),
+      offset: l.offset,
+      limit: l.limit,
+      total: found.length,
+    };
   }
 
   /**
@@ -274,7 +293,10 @@ export class SearchRules {
     if (this.#rules.size === 0) return [];
     const rules = this.all()
       .filter((r) => ruleMatches(r, q, now))
-      .sort((a, b) => (a.precedence ?? Infinity) - (b.precedence ?? Infinity) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+      .sort(
+        (a, b) =>
+          (a.precedence ?? Infinity) - (b.precedence ?? Infinity) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0),
+      );
     const pins: Pin[] = [];
     for (const r of rules) {
       for (const a of [...r.actions].sort((x, y) => x.action.position - y.action.position)) {
@@ -287,7 +309,13 @@ export class SearchRules {
 
   /** The rule after `patch` (a new one when `uid` has none), stamped `at`. */
   patched(uid: string, patch: RulePatch, at: string): SearchRule {
-    const base: SearchRule = this.#rules.get(uid) ?? { uid, lastUpdatedAt: at, active: true, conditions: {}, actions: [] };
+    const base: SearchRule = this.#rules.get(uid) ?? {
+      uid,
+      lastUpdatedAt: at,
+      active: true,
+      conditions: {},
+      actions: [],
+    };
     const next: SearchRule = { ...base, lastUpdatedAt: at };
     if (patch.description !== undefined) {
       if (patch.description === null) delete next.description;

@@ -16,7 +16,16 @@ import { checkIndexUid } from '../schemas/indexes';
 import { parseFederation, splitQuery } from '../schemas/federation';
 import { MAX_MULTI_SEARCH_QUERIES } from '../schemas/limits';
 import { parseSimilar, similarEngineQuery } from '../schemas/similar';
-import { engineQuery, type FacetSearchBody, facetEngineQuery, parseFacetSearch, parseQuery, parseSearch, type Personalize, type SearchBody } from '../schemas/search';
+import {
+  engineQuery,
+  type FacetSearchBody,
+  facetEngineQuery,
+  parseFacetSearch,
+  parseQuery,
+  parseSearch,
+  type Personalize,
+  type SearchBody,
+} from '../schemas/search';
 import { DEFAULT_PERSONALIZATION_URL } from '../config';
 import { LARGE_PAGE } from './limiter';
 import { DEFAULT_BUDGET_MS, Reranker } from './personalize';
@@ -42,7 +51,10 @@ export function scopedFilter(auth: AuthContext, uid: string, filter: unknown): u
   const rule = auth.searchFilter(uid);
   if (rule === null || rule === undefined) return filter ?? null;
   if (!(typeof rule === 'string' || (Array.isArray(rule) && rule.every(filterTerm)))) {
-    throw new ApiError('invalid_search_filter', `The tenant token's search rule filter for \`${uid}\` is not a valid filter: expected a string or an array of strings and arrays of strings.`);
+    throw new ApiError(
+      'invalid_search_filter',
+      `The tenant token's search rule filter for \`${uid}\` is not a valid filter: expected a string or an array of strings and arrays of strings.`,
+    );
   }
   return mergeFilters(filter, rule);
 }
@@ -73,20 +85,36 @@ export class SearchService {
   private readonly reranker: Reranker;
 
   constructor(private readonly deps: Deps) {
-    this.reranker = new Reranker(deps.config.personalizationApiKey ?? null, deps.config.personalizationUrl ?? DEFAULT_PERSONALIZATION_URL, deps.logger.child({ target: 'quarry::personalization' }));
+    this.reranker = new Reranker(
+      deps.config.personalizationApiKey ?? null,
+      deps.config.personalizationUrl ?? DEFAULT_PERSONALIZATION_URL,
+      deps.logger.child({ target: 'quarry::personalization' }),
+    );
   }
 
   /**
    * `answer` reranked for the query's `personalize` (unchanged without it); the time budget is
    * the index's `searchCutoffMs` (else 1.5 s) from the request's arrival.
    */
-  private async personalized(answer: Buffer, query: SearchBody, uid: string | null, receivedAt: bigint | undefined): Promise<Buffer> {
+  private async personalized(
+    answer: Buffer,
+    query: SearchBody,
+    uid: string | null,
+    receivedAt: bigint | undefined,
+  ): Promise<Buffer> {
     const personalize = query.personalize as Personalize | null | undefined;
     if (personalize === undefined || personalize === null) return answer;
     this.reranker.requireEnabled();
-    const cutoff = uid === null ? null : (this.deps.registry.handle(uid).settings().searchCutoffMs as number | null | undefined);
-    const arrived = receivedAt === undefined ? Date.now() : Date.now() - Number(process.hrtime.bigint() - receivedAt) / 1e6;
-    return this.reranker.rerank(answer, personalize, typeof query.q === 'string' ? query.q : null, arrived + (cutoff ?? DEFAULT_BUDGET_MS));
+    const cutoff =
+      uid === null ? null : (this.deps.registry.handle(uid).settings().searchCutoffMs as number | null | undefined);
+    const arrived =
+      receivedAt === undefined ? Date.now() : Date.now() - Number(process.hrtime.bigint() - receivedAt) / 1e6;
+    return this.reranker.rerank(
+      answer,
+      personalize,
+      typeof query.q === 'string' ? query.q : null,
+      arrived + (cutoff ?? DEFAULT_BUDGET_MS),
+    );
   }
 
   /**
@@ -101,7 +129,10 @@ export class SearchService {
     // Meilisearch's search routes answer (not what its chat tool gives the model).
     if (!plainErrors) out.indexUid = uid;
     if (filter !== null && auth.tenantToken && (out.filter === undefined || out.filter === null)) {
-      throw new ApiError('invalid_search_filter', `This tenant token restricts \`${uid}\` with a filter, and the search could not carry it.`);
+      throw new ApiError(
+        'invalid_search_filter',
+        `This tenant token restricts \`${uid}\` with a filter, and the search could not carry it.`,
+      );
     }
     const features = this.deps.features;
     out.containsFilter = features.enabled('containsFilter');
@@ -133,7 +164,14 @@ export class SearchService {
    * errors about the index's settings as the engine words them, without the index's name and
    * with the filter as sent (what the chat tool gives the model).
    */
-  async search(auth: AuthContext, indexUid: unknown, body: unknown, receivedAt?: bigint, metadata = false, plainErrors = false): Promise<Buffer> {
+  async search(
+    auth: AuthContext,
+    indexUid: unknown,
+    body: unknown,
+    receivedAt?: bigint,
+    metadata = false,
+    plainErrors = false,
+  ): Promise<Buffer> {
     const requestUid = uuidV7();
     const uid = checkIndexUid(indexUid);
     const query = parseSearch(body);
@@ -143,13 +181,24 @@ export class SearchService {
     if (network) {
       // The other instances answer the plain search; this one reranks the merged hits.
       const { personalize: _personalize, ...forwarded } = (body ?? {}) as Record<string, unknown>;
-      const answer = await this.limited(() => this.overNetwork(auth, uid, forwarded, query, receivedAt), hitsAsked(query));
-      return withMetadata(await this.personalized(answer, query, uid, receivedAt), { requestUid, metadata: meta }, SEARCH_TAIL);
+      const answer = await this.limited(
+        () => this.overNetwork(auth, uid, forwarded, query, receivedAt),
+        hitsAsked(query),
+      );
+      return withMetadata(
+        await this.personalized(answer, query, uid, receivedAt),
+        { requestUid, metadata: meta },
+        SEARCH_TAIL,
+      );
     }
     const index = this.deps.registry.handle(uid);
     const engineQ = this.scopedQuery(auth, uid, query, plainErrors);
     const answer = await this.limited(() => index.search(engineQ, receivedAt), hitsAsked(query));
-    return withMetadata(await this.personalized(answer, query, uid, receivedAt), { requestUid, metadata: meta }, SEARCH_TAIL);
+    return withMetadata(
+      await this.personalized(answer, query, uid, receivedAt),
+      { requestUid, metadata: meta },
+      SEARCH_TAIL,
+    );
   }
 
   /**
@@ -166,7 +215,11 @@ export class SearchService {
     const waits = waitsOn(this.deps, query);
     if (waits) throw new Error(`searchSync cannot run a search that waits on ${waits}; use search()`);
     const engineQ = this.scopedQuery(auth, uid, query);
-    return withMetadata(this.deps.registry.handle(uid).searchSync(engineQ), { requestUid, metadata: undefined }, SEARCH_TAIL);
+    return withMetadata(
+      this.deps.registry.handle(uid).searchSync(engineQ),
+      { requestUid, metadata: undefined },
+      SEARCH_TAIL,
+    );
   }
 
   /**
@@ -189,7 +242,10 @@ export class SearchService {
     checkSearchFeatures(this.deps, body);
     const index = this.deps.registry.handle(uid);
     const filter = scopedFilter(auth, uid, body.filter);
-    const query = facetEngineQuery({ ...body, filter: filter as FacetSearchBody['filter'] }, this.deps.features.enabled('containsFilter'));
+    const query = facetEngineQuery(
+      { ...body, filter: filter as FacetSearchBody['filter'] },
+      this.deps.features.enabled('containsFilter'),
+    );
     const useNetwork = (raw as Record<string, unknown> | undefined)?.useNetwork;
     if (!usesNetwork(this.deps, useNetwork)) return this.limited(() => index.facetSearch(query));
     // The caller's tenant-token rule travels with the request.
@@ -202,7 +258,11 @@ export class SearchService {
     const uid = checkIndexUid(indexUid);
     const query = parseSimilar(body);
     const index = this.deps.registry.handle(uid);
-    const engineQ = similarEngineQuery(query, scopedFilter(auth, uid, query.filter), this.deps.features.enabled('containsFilter'));
+    const engineQ = similarEngineQuery(
+      query,
+      scopedFilter(auth, uid, query.filter),
+      this.deps.features.enabled('containsFilter'),
+    );
     return this.limited(() => index.similar(engineQ, receivedAt));
   }
 
@@ -214,7 +274,13 @@ export class SearchService {
    * queries answered before it). `metadata` as for `search`; the request uid is the same in
    * every result.
    */
-  async multiSearch(auth: AuthContext, raw: unknown, internal: Internal = NOT_INTERNAL, receivedAt?: bigint, metadata = false): Promise<Buffer> {
+  async multiSearch(
+    auth: AuthContext,
+    raw: unknown,
+    internal: Internal = NOT_INTERNAL,
+    receivedAt?: bigint,
+    metadata = false,
+  ): Promise<Buffer> {
     const requestUid = uuidV7();
     const body = raw as { queries?: unknown; federation?: unknown } | null;
     if (!body || typeof body !== 'object' || Array.isArray(body)) {
@@ -226,14 +292,23 @@ export class SearchService {
       }
     }
     if (body.queries === undefined) throw new ApiError('bad_request', 'Missing field `queries`');
-    if (!Array.isArray(body.queries)) throw new ApiError('bad_request', `Invalid value type at \`.queries\`: expected an array, but found ${found(body.queries)}`);
+    if (!Array.isArray(body.queries))
+      throw new ApiError(
+        'bad_request',
+        `Invalid value type at \`.queries\`: expected an array, but found ${found(body.queries)}`,
+      );
     if (body.queries.length > MAX_MULTI_SEARCH_QUERIES) {
-      throw new ApiError('bad_request', `Invalid value at \`.queries\`: at most ${MAX_MULTI_SEARCH_QUERIES} queries are accepted in one request`);
+      throw new ApiError(
+        'bad_request',
+        `Invalid value at \`.queries\`: at most ${MAX_MULTI_SEARCH_QUERIES} queries are accepted in one request`,
+      );
     }
     if (body.federation !== undefined && body.federation !== null) {
       const [answer, metas] = await this.federated(auth, body.queries, body.federation, internal, receivedAt, metadata);
       // What another instance asks of this one is not a search answer.
-      return internal.runs || internal.derivations ? answer : withMetadata(answer, { requestUid, metadata: metas }, FEDERATED_TAIL);
+      return internal.runs || internal.derivations
+        ? answer
+        : withMetadata(answer, { requestUid, metadata: metas }, FEDERATED_TAIL);
     }
     const parts: Buffer[] = [];
     for (const [i, rawQuery] of body.queries.entries()) {
@@ -242,11 +317,16 @@ export class SearchService {
       try {
         const uid = this.queryIndex(auth, indexUid);
         const network = usesNetwork(this.deps, parsed.useNetwork);
-        const meta = metadata ? this.metadataOf(parsed.q, uid, network ? this.deps.network.get().self : null) : undefined;
+        const meta = metadata
+          ? this.metadataOf(parsed.q, uid, network ? this.deps.network.get().self : null)
+          : undefined;
         let bytes: Buffer;
         if (network) {
           const { personalize: _personalize, ...forwarded } = search;
-          bytes = await this.limited(() => this.overNetwork(auth, uid, forwarded, parsed, receivedAt), hitsAsked(parsed));
+          bytes = await this.limited(
+            () => this.overNetwork(auth, uid, forwarded, parsed, receivedAt),
+            hitsAsked(parsed),
+          );
         } else {
           const engineQ = this.scopedQuery(auth, uid, parsed);
           const handle = this.deps.registry.handle(uid);
@@ -277,10 +357,20 @@ export class SearchService {
    * Runs `items` as one federated search in the engine: local ones on their indexes, the
    * others asked of their instances while the local ones run.
    */
-  private federate(auth: AuthContext, items: Item[], federation: Record<string, unknown>, internal: Internal, receivedAt: bigint | undefined, pins?: unknown[]): Promise<Buffer> {
+  private federate(
+    auth: AuthContext,
+    items: Item[],
+    federation: Record<string, unknown>,
+    internal: Internal,
+    receivedAt: bigint | undefined,
+    pins?: unknown[],
+  ): Promise<Buffer> {
     const handles: NativeIndex[] = [];
     const queries: Array<Record<string, unknown>> = [];
-    const remotes = new Map<string, { name: string; url: string; apiKey: string | null; queries: Array<Record<string, unknown>> }>();
+    const remotes = new Map<
+      string,
+      { name: string; url: string; apiKey: string | null; queries: Array<Record<string, unknown>> }
+    >();
     for (const item of items) {
       try {
         const { parsed } = item;
@@ -288,7 +378,13 @@ export class SearchService {
           const query = this.scopedQuery(auth, item.uid, parsed);
           handles.push(this.deps.registry.handle(item.uid));
           if (pins?.[item.position] !== undefined) query.pins = pins[item.position];
-          queries.push({ indexUid: item.uid, weight: item.weight, position: item.position, remote: item.target.name, query });
+          queries.push({
+            indexUid: item.uid,
+            weight: item.weight,
+            position: item.position,
+            remote: item.target.name,
+            query,
+          });
           continue;
         }
         const { name, remote } = item.target;
@@ -319,11 +415,24 @@ export class SearchService {
    * A search over the network: the same query on every instance it asks, merged, read as one
    * search. `body` as sent, `query` as checked; the page, facets and details go to the merge.
    */
-  private overNetwork(auth: AuthContext, uid: string, body: Record<string, unknown>, query: SearchBody, receivedAt?: bigint): Promise<Buffer> {
+  private overNetwork(
+    auth: AuthContext,
+    uid: string,
+    body: Record<string, unknown>,
+    query: SearchBody,
+    receivedAt?: bigint,
+  ): Promise<Buffer> {
     const { limit, offset, page, hitsPerPage, facets, showPerformanceDetails } = body;
     const search = withoutMerged(body);
     const parsed = withoutMerged(query);
-    const items: Item[] = networkTargets(this.deps).map((target) => ({ position: 0, uid, weight: 1, search, parsed, target }));
+    const items: Item[] = networkTargets(this.deps).map((target) => ({
+      position: 0,
+      uid,
+      weight: 1,
+      search,
+      parsed,
+      target,
+    }));
     const faceted = Array.isArray(facets) && facets.length > 0;
     return this.federate(
       auth,
@@ -364,7 +473,12 @@ export class SearchService {
     let remoteNamed = false;
     for (const [i, rawQuery] of queries.entries()) {
       const parsed = parseQuery(rawQuery, i);
-      const { indexUid, weight, remote, search } = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
+      const { indexUid, weight, remote, search } = splitQuery(
+        rawQuery,
+        i,
+        true,
+        typeof federation.distinct === 'string',
+      );
       try {
         const uid = this.queryIndex(auth, indexUid);
         if (remote !== null) {
@@ -373,7 +487,8 @@ export class SearchService {
         } else if (usesNetwork(this.deps, search.useNetwork)) {
           const { useNetwork: _useNetwork, ...rest } = search;
           overNetwork = true;
-          for (const target of networkTargets(this.deps)) items.push({ position: i, uid, weight, search: rest, parsed, target });
+          for (const target of networkTargets(this.deps))
+            items.push({ position: i, uid, weight, search: rest, parsed, target });
         } else {
           items.push({ position: i, uid, weight, search, parsed, target: { local: true, name: null } });
         }
@@ -389,36 +504,43 @@ export class SearchService {
       try {
         this.deps.registry.require(checkIndexUid(uid));
       } catch (err) {
-        if (err instanceof ApiError) throw new ApiError(err.code, `Inside \`.federation.facetsByIndex.${uid}\`: ${err.message}\n - Note: index \`${uid}\` is not used in queries`);
+        if (err instanceof ApiError)
+          throw new ApiError(
+            err.code,
+            `Inside \`.federation.facetsByIndex.${uid}\`: ${err.message}\n - Note: index \`${uid}\` is not used in queries`,
+          );
         throw err;
       }
     }
     // A federation that asks other instances labels the queries it runs here with this one.
     const self = this.deps.network.get().self;
     if ((overNetwork || remoteNamed) && self !== null) for (const m of metas) m.remote ??= self;
-    const answer = await this.limited(() =>
-      this.federate(
-        auth,
-        items,
-        {
-          offset: federation.offset,
-          limit: federation.limit,
-          page: federation.page,
-          hitsPerPage: federation.hitsPerPage,
-          facetsByIndex: facetsByIndex ? Object.entries(facetsByIndex).map(([uid, f]) => [uid, f ?? []]) : null,
-          mergeFacets: federation.mergeFacets ?? null,
-          distinct: federation.distinct ?? null,
-          showPerformanceDetails: federation.showPerformanceDetails ?? false,
-          pinDerivations: overNetwork,
-        },
-        internal,
-        receivedAt,
-        federation.quarryPins,
-      ),
+    const answer = await this.limited(
+      () =>
+        this.federate(
+          auth,
+          items,
+          {
+            offset: federation.offset,
+            limit: federation.limit,
+            page: federation.page,
+            hitsPerPage: federation.hitsPerPage,
+            facetsByIndex: facetsByIndex ? Object.entries(facetsByIndex).map(([uid, f]) => [uid, f ?? []]) : null,
+            mergeFacets: federation.mergeFacets ?? null,
+            distinct: federation.distinct ?? null,
+            showPerformanceDetails: federation.showPerformanceDetails ?? false,
+            pinDerivations: overNetwork,
+          },
+          internal,
+          receivedAt,
+          federation.quarryPins,
+        ),
       hitsAsked(federation),
     );
     // `federation.personalize` reranks the merged page (no query line: the queries are several).
-    const personalized = federation.personalize ? await this.personalized(answer, { personalize: federation.personalize } as SearchBody, null, receivedAt) : answer;
+    const personalized = federation.personalize
+      ? await this.personalized(answer, { personalize: federation.personalize } as SearchBody, null, receivedAt)
+      : answer;
     return [personalized, metadata ? metas : undefined];
   }
 }
@@ -428,12 +550,18 @@ function waitsOn(deps: Deps, query: SearchBody): string | null {
   if (usesNetwork(deps, query.useNetwork)) return 'other instances (`useNetwork`)';
   if (query.personalize !== undefined && query.personalize !== null) return 'the reranker (`personalize`)';
   if (query.media !== undefined && query.media !== null) return 'an embedder (`media`)';
-  if (query.hybrid !== undefined && query.hybrid !== null && query.vector == null) return 'an embedder (`hybrid` without `vector`)';
+  if (query.hybrid !== undefined && query.hybrid !== null && query.vector == null)
+    return 'an embedder (`hybrid` without `vector`)';
   return null;
 }
 
 /** How many hits a search asks for: its page's end (offset + limit, or page × hitsPerPage). */
-function hitsAsked(q: { offset?: number | null; limit?: number | null; page?: number | null; hitsPerPage?: number | null }): number {
+function hitsAsked(q: {
+  offset?: number | null;
+  limit?: number | null;
+  page?: number | null;
+  hitsPerPage?: number | null;
+}): number {
   if (typeof q.page === 'number' || typeof q.hitsPerPage === 'number') return (q.page ?? 1) * (q.hitsPerPage ?? 20);
   return (q.offset ?? 0) + (q.limit ?? 20);
 }

@@ -28,7 +28,16 @@ export class DeserrError extends Error {
 
 type Kind = 'null' | 'boolean' | 'integer' | 'negativeInteger' | 'float' | 'string' | 'array' | 'object';
 
-const KIND_ORDER: readonly Kind[] = ['null', 'boolean', 'integer', 'negativeInteger', 'float', 'string', 'array', 'object'];
+const KIND_ORDER: readonly Kind[] = [
+  'null',
+  'boolean',
+  'integer',
+  'negativeInteger',
+  'float',
+  'string',
+  'array',
+  'object',
+];
 
 const KIND_TEXT: Record<Kind, string> = {
   null: 'null',
@@ -111,7 +120,9 @@ function quotedList(items: readonly string[]): string {
 }
 
 export function incorrectType(value: unknown, accepted: readonly Kind[], loc: Loc): DeserrError {
-  return new DeserrError(`Invalid value type${where(loc, 'at')}: expected ${describeKinds(accepted)}, but found ${describeValue(value)}`);
+  return new DeserrError(
+    `Invalid value type${where(loc, 'at')}: expected ${describeKinds(accepted)}, but found ${describeValue(value)}`,
+  );
 }
 
 export function missingField(field: string, loc: Loc): DeserrError {
@@ -119,11 +130,15 @@ export function missingField(field: string, loc: Loc): DeserrError {
 }
 
 export function unknownField(key: string, accepted: readonly string[], loc: Loc): DeserrError {
-  return new DeserrError(`Unknown field \`${key}\`${where(loc, 'inside')}: ${didYouMean(key, accepted)}expected one of ${quotedList(accepted)}`);
+  return new DeserrError(
+    `Unknown field \`${key}\`${where(loc, 'inside')}: ${didYouMean(key, accepted)}expected one of ${quotedList(accepted)}`,
+  );
 }
 
 export function unknownValue(value: string, accepted: readonly string[], loc: Loc): DeserrError {
-  return new DeserrError(`Unknown value \`${value}\`${where(loc, 'at')}: ${didYouMean(value, accepted)}expected one of ${quotedList(accepted)}`);
+  return new DeserrError(
+    `Unknown value \`${value}\`${where(loc, 'at')}: ${didYouMean(value, accepted)}expected one of ${quotedList(accepted)}`,
+  );
 }
 
 /** A value of the right type that a validation rejected: "Invalid value at `.x`: <msg>". */
@@ -245,7 +260,11 @@ export function unsigned(max: number = TWO_POW_64, maxText: string = U64_MAX): P
   return (value, loc) => {
     if (kindOf(value) !== 'integer') throw incorrectType(value, ['integer'], loc);
     const n = value as number;
-    if (n > max) throw invalidValue(`value: \`${integerText(n)}\` is too large to be deserialized, maximum value authorized is \`${maxText}\``, loc);
+    if (n > max)
+      throw invalidValue(
+        `value: \`${integerText(n)}\` is too large to be deserialized, maximum value authorized is \`${maxText}\``,
+        loc,
+      );
     return n;
   };
 }
@@ -255,7 +274,8 @@ export const u64 = unsigned();
 
 /** NonZeroUsize. */
 export const nonZeroU64: Parser<number> = (value, loc) => {
-  if (value === 0) throw invalidValue(`a non-zero integer value lower than \`${U64_MAX}\` was expected, but found a zero`, loc);
+  if (value === 0)
+    throw invalidValue(`a non-zero integer value lower than \`${U64_MAX}\` was expected, but found a zero`, loc);
   return u64(value, loc);
 };
 
@@ -325,7 +345,10 @@ export type StructOptions<T> = {
  * error is the body's first bad field), unknown fields are rejected, then missing required
  * fields are reported. The output lists fields in declaration order.
  */
-export function struct<T extends object>(fields: { [K in keyof T]-?: Parser<T[K]> }, options: StructOptions<T> = {}): Parser<T> {
+export function struct<T extends object>(
+  fields: { [K in keyof T]-?: Parser<T[K]> },
+  options: StructOptions<T> = {},
+): Parser<T> {
   const names = Object.keys(fields) as (keyof T & string)[];
   const parsers = fields as Record<string, Parser<unknown>>;
   return (value, loc) => {

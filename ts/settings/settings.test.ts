@@ -5,7 +5,14 @@
  */
 import { ApiError } from '../errors/api-error';
 import { hideSecret } from '../native';
-import { parseSettingsBody, parseSubrouteBody, resetPatch, SETTINGS_FIELDS, SETTINGS_SUBROUTES, settingsTaskDetails } from './index';
+import {
+  parseSettingsBody,
+  parseSubrouteBody,
+  resetPatch,
+  SETTINGS_FIELDS,
+  SETTINGS_SUBROUTES,
+  settingsTaskDetails,
+} from './index';
 
 /** Runs `fn`, expects an ApiError, returns its code and message. */
 function failure(fn: () => unknown): { code: string; message: string } {
@@ -24,12 +31,17 @@ describe('validation', () => {
       code: 'bad_request',
       message: 'Invalid value type: expected an object, but found an array: `["a"]`',
     });
-    expect(failure(() => parseSettingsBody(null)).message).toBe('Invalid value type: expected an object, but found null');
+    expect(failure(() => parseSettingsBody(null)).message).toBe(
+      'Invalid value type: expected an object, but found null',
+    );
   });
 
   it('when a field is unknown, then it is a bad_request listing every field (with a suggestion when close)', () => {
     const all = SETTINGS_FIELDS.map((f) => `\`${f}\``).join(', ');
-    expect(failure(() => parseSettingsBody({ foo: 1 }))).toEqual({ code: 'bad_request', message: `Unknown field \`foo\`: expected one of ${all}` });
+    expect(failure(() => parseSettingsBody({ foo: 1 }))).toEqual({
+      code: 'bad_request',
+      message: `Unknown field \`foo\`: expected one of ${all}`,
+    });
     expect(failure(() => parseSettingsBody({ rankingRule: [] })).message).toBe(
       `Unknown field \`rankingRule\`: did you mean \`rankingRules\`? expected one of ${all}`,
     );
@@ -44,7 +56,9 @@ describe('validation', () => {
       code: 'invalid_settings_stop_words',
       message: 'Invalid value type at `.stopWords`: expected an array, but found a positive integer: `1`',
     });
-    expect(failure(() => parseSettingsBody({ distinctAttribute: 'ok', foo: 1, stopWords: 1 })).code).toBe('bad_request');
+    expect(failure(() => parseSettingsBody({ distinctAttribute: 'ok', foo: 1, stopWords: 1 })).code).toBe(
+      'bad_request',
+    );
   });
 
   it.each([
@@ -79,7 +93,9 @@ describe('validation', () => {
     expect(message({ filterableAttributes: [{ attributePatterns: 'a' }] })).toBe(
       'Invalid value type at `.filterableAttributes[0].attributePatterns`: expected an array, but found a string: `"a"`',
     );
-    expect(message({ filterableAttributes: [{ features: {} }] })).toBe('Missing field `attributePatterns` inside `.filterableAttributes[0]`');
+    expect(message({ filterableAttributes: [{ features: {} }] })).toBe(
+      'Missing field `attributePatterns` inside `.filterableAttributes[0]`',
+    );
     expect(message({ typoTolerance: { foo: 1 } })).toBe(
       'Unknown field `foo` inside `.typoTolerance`: expected one of `enabled`, `minWordSizeForTypos`, `disableOnWords`, `disableOnAttributes`, `disableOnNumbers`',
     );
@@ -98,7 +114,9 @@ describe('validation', () => {
     expect(message({ faceting: { sortFacetValuesBy: { genre: 'desc' } } })).toBe(
       'Unknown value `desc` at `.faceting.sortFacetValuesBy.genre`: expected one of `alpha`, `count`',
     );
-    expect(message({ localizedAttributes: [{ attributePatterns: ['a'] }] })).toBe('Missing field `locales` inside `.localizedAttributes[0]`');
+    expect(message({ localizedAttributes: [{ attributePatterns: ['a'] }] })).toBe(
+      'Missing field `locales` inside `.localizedAttributes[0]`',
+    );
     expect(message({ embedders: { default: { source: 'openAi', foo: 1 } } })).toMatch(
       /^Unknown field `foo` inside `\.embedders\.default`: expected one of `source`, `model`, `revision`, `pooling`, `apiKey`, /,
     );
@@ -119,8 +137,20 @@ describe('validation', () => {
     expect(failure(() => parseSettingsBody({ rankingRules: ['_geoPoint(1,2):asc'] })).message).toBe(
       "Invalid value at `.rankingRules[0]`: `_geoPoint` is a reserved keyword and thus can't be used as a ranking rule. `_geoPoint` can only be used for sorting at search time",
     );
-    const rules = ['words', 'typo', 'proximity', 'attribute', 'attributeRank', 'wordPosition', 'sort', 'exactness', 'price:asc', 'a.b:desc'];
-    for (const rule of rules.filter((r) => r !== 'attribute')) expect(parseSettingsBody({ rankingRules: [rule] }).rankingRules).toEqual([rule]);
+    const rules = [
+      'words',
+      'typo',
+      'proximity',
+      'attribute',
+      'attributeRank',
+      'wordPosition',
+      'sort',
+      'exactness',
+      'price:asc',
+      'a.b:desc',
+    ];
+    for (const rule of rules.filter((r) => r !== 'attribute'))
+      expect(parseSettingsBody({ rankingRules: [rule] }).rankingRules).toEqual([rule]);
     expect(parseSettingsBody({ rankingRules: ['attribute', 'words'] }).rankingRules).toEqual(['attribute', 'words']);
   });
 
@@ -133,7 +163,9 @@ describe('validation', () => {
   });
 
   it('when oneTypo > twoTypos in the same body, then the body is rejected', () => {
-    expect(failure(() => parseSettingsBody({ typoTolerance: { minWordSizeForTypos: { oneTypo: 10, twoTypos: 5 } } }))).toEqual({
+    expect(
+      failure(() => parseSettingsBody({ typoTolerance: { minWordSizeForTypos: { oneTypo: 10, twoTypos: 5 } } })),
+    ).toEqual({
       code: 'invalid_settings_typo_tolerance',
       message:
         'Invalid value at `.typoTolerance.minWordSizeForTypos`: `minWordSizeForTypos` setting is invalid. `oneTypo` and `twoTypos` fields should be between `0` and `255`, and `twoTypos` should be greater or equals to `oneTypo` but found `oneTypo: 10` and twoTypos: 5`.',
@@ -148,11 +180,17 @@ describe('validation', () => {
     });
     expect(failure(() => parseSubrouteBody('foreignKeys', [], {})).code).toBe('feature_not_enabled');
     expect(parseSettingsBody({ chat: null }, {})).toEqual({ chat: null });
-    expect(parseSettingsBody({ chat: { description: 'x' } }, { chatCompletions: true }).chat).toEqual({ description: 'x' });
+    expect(parseSettingsBody({ chat: { description: 'x' } }, { chatCompletions: true }).chat).toEqual({
+      description: 'x',
+    });
   });
 
   it('when a body is valid, then the patch lists fields in Meilisearch order with normalized values', () => {
-    const patch = parseSettingsBody({ stopWords: ['b', 'a'], displayedAttributes: ['x'], chat: { searchParameters: { hybrid: { embedder: 'e' } } } });
+    const patch = parseSettingsBody({
+      stopWords: ['b', 'a'],
+      displayedAttributes: ['x'],
+      chat: { searchParameters: { hybrid: { embedder: 'e' } } },
+    });
     expect(Object.keys(patch)).toEqual(['displayedAttributes', 'stopWords', 'chat']);
     expect(patch.stopWords).toEqual(['a', 'b']);
     expect(patch.chat).toEqual({ searchParameters: { hybrid: { semanticRatio: 0.5, embedder: 'e' } } });
@@ -166,7 +204,9 @@ describe('sub-routes', () => {
       code: 'invalid_settings_ranking_rules',
       message: 'Invalid value type: expected an array, but found a string: `"x"`',
     });
-    expect(failure(() => parseSubrouteBody('rankingRules', ['x'])).message).toMatch(/^Invalid value at `\[0\]`: `x` ranking rule is invalid/);
+    expect(failure(() => parseSubrouteBody('rankingRules', ['x'])).message).toMatch(
+      /^Invalid value at `\[0\]`: `x` ranking rule is invalid/,
+    );
     expect(failure(() => parseSubrouteBody('typoTolerance', { foo: true })).message).toBe(
       'Unknown field `foo`: expected one of `enabled`, `minWordSizeForTypos`, `disableOnWords`, `disableOnAttributes`, `disableOnNumbers`',
     );
@@ -198,14 +238,26 @@ describe('secrets and task details', () => {
     expect(hideSecret('short')).toBe('XXX...');
     expect(hideSecret('0123456789abc')).toBe('01XXXX...');
     expect(hideSecret('0123456789012345678901234567890123')).toBe('01234XXXXXX...');
-    const patch = parseSubrouteBody('embedders', { default: { source: 'openAi', apiKey: '<your-OpenAI-API-key>', model: 'text-embedding-3-small' } });
-    expect(settingsTaskDetails(patch)).toEqual({ embedders: { default: { source: 'openAi', model: 'text-embedding-3-small', apiKey: '<yoXXXXX...' } } });
+    const patch = parseSubrouteBody('embedders', {
+      default: { source: 'openAi', apiKey: '<your-OpenAI-API-key>', model: 'text-embedding-3-small' },
+    });
+    expect(settingsTaskDetails(patch)).toEqual({
+      embedders: { default: { source: 'openAi', model: 'text-embedding-3-small', apiKey: '<yoXXXXX...' } },
+    });
   });
 
   it('when an update is submitted, then its details are the parsed update in Meilisearch order', () => {
-    const patch = parseSettingsBody({ stopWords: ['b', 'a', 'b'], rankingRules: ['typo'], typoTolerance: { minWordSizeForTypos: { oneTypo: null } } });
+    const patch = parseSettingsBody({
+      stopWords: ['b', 'a', 'b'],
+      rankingRules: ['typo'],
+      typoTolerance: { minWordSizeForTypos: { oneTypo: null } },
+    });
     const details = settingsTaskDetails(patch);
-    expect(details).toEqual({ rankingRules: ['typo'], stopWords: ['a', 'b'], typoTolerance: { minWordSizeForTypos: { oneTypo: null } } });
+    expect(details).toEqual({
+      rankingRules: ['typo'],
+      stopWords: ['a', 'b'],
+      typoTolerance: { minWordSizeForTypos: { oneTypo: null } },
+    });
     expect(Object.keys(details)).toEqual(['rankingRules', 'stopWords', 'typoTolerance']);
   });
 

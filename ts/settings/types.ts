@@ -194,4 +194,6 @@ export type SettingsPatch = {
 };
 
 /** The experimental features that change what settings routes accept or show. */
-export type SettingsFeatures = Partial<Record<'chatCompletions' | 'foreignKeys' | 'compositeEmbedders' | 'multimodal', boolean>>;
+export type SettingsFeatures = Partial<
+  Record<'chatCompletions' | 'foreignKeys' | 'compositeEmbedders' | 'multimodal', boolean>
+>;

@@ -73,10 +73,19 @@ import type {
 
 const RANKING_RULE_INVALID = (name: string): string =>
   `\`${name}\` ranking rule is invalid. Valid ranking rules are words, typo, sort, proximity, attribute, exactness and custom ranking rules.`;
-const RESERVED_FOR_SORT = '`_geoPoint` is a reserved keyword and thus can\'t be used as a ranking rule. `_geoPoint` can only be used for sorting at search time';
+const RESERVED_FOR_SORT =
+  "`_geoPoint` is a reserved keyword and thus can't be used as a ranking rule. `_geoPoint` can only be used for sorting at search time";
 const RESERVED_FOR_FILTER = (name: string): string =>
   `\`${name}\` is a reserved keyword and thus can't be used as a ranking rule. \`${name}\` can only be used for filtering at search time`;
-const RESERVED_KEYWORDS = ['_geo', '_geojson', '_geoDistance', '_geoPoint', '_geoRadius', '_geoBoundingBox', '_geoPolygon'];
+const RESERVED_KEYWORDS = [
+  '_geo',
+  '_geojson',
+  '_geoDistance',
+  '_geoPoint',
+  '_geoRadius',
+  '_geoBoundingBox',
+  '_geoPolygon',
+];
 
 /** Why a ranking rule is rejected, or null: built-in names and `<attribute>:asc|desc`. */
 export function rankingRuleError(rule: string): string | null {
@@ -87,7 +96,8 @@ export function rankingRuleError(rule: string): string | null {
   const field = rule.slice(0, colon);
   if (field.startsWith('_geoPoint(') && field.endsWith(')')) return RESERVED_FOR_SORT;
   const reserved =
-    RESERVED_KEYWORDS.includes(field) || ['_geoRadius(', '_geoBoundingBox(', '_geo(', '_geoDistance('].some((p) => field.startsWith(p));
+    RESERVED_KEYWORDS.includes(field) ||
+    ['_geoRadius(', '_geoBoundingBox(', '_geo(', '_geoDistance('].some((p) => field.startsWith(p));
   if (!reserved) return null;
   if (field.startsWith('_geoPoint')) return RESERVED_FOR_SORT;
   if (field.startsWith('_geoRadius')) return RESERVED_FOR_FILTER('_geoRadius');
@@ -127,7 +137,10 @@ const filterableAttributePattern = struct<FilterableAttributePattern>(
 const filterableAttributeRule: Parser<FilterableAttributeRule> = (value, loc) =>
   isObject(value) ? filterableAttributePattern(value, loc) : string(value, loc);
 
-const foreignKey = struct<ForeignKey>({ foreignIndexUid: string, fieldName: string }, { required: ['foreignIndexUid', 'fieldName'] });
+const foreignKey = struct<ForeignKey>(
+  { foreignIndexUid: string, fieldName: string },
+  { required: ['foreignIndexUid', 'fieldName'] },
+);
 
 const localizedAttributeRule = struct<LocalizedAttributeRule>(
   { attributePatterns: arrayOf(string), locales: arrayOf(oneOf(LOCALES)) },
@@ -166,12 +179,16 @@ const pagination = struct<PaginationPatch>({ maxTotalHits: nullable(nonZeroU64) 
 
 const distribution: Parser<Distribution> = (value, loc) => {
   const parsed = struct<Distribution>({ mean: float, sigma: float }, { required: ['mean', 'sigma'] })(value, loc);
-  if (parsed.mean < 0 || parsed.mean > 1) throw invalidValue(`the distribution mean must be in the range [0, 1], got ${parsed.mean}`, loc);
-  if (parsed.sigma <= 0 || parsed.sigma > 1) throw invalidValue(`the distribution sigma must be in the range ]0, 1], got ${parsed.sigma}`, loc);
+  if (parsed.mean < 0 || parsed.mean > 1)
+    throw invalidValue(`the distribution mean must be in the range [0, 1], got ${parsed.mean}`, loc);
+  if (parsed.sigma <= 0 || parsed.sigma > 1)
+    throw invalidValue(`the distribution sigma must be in the range ]0, 1], got ${parsed.sigma}`, loc);
   return parsed;
 };
 
-const fragments: Parser<Record<string, Fragment | null>> = btreeMap(nullable(struct<Fragment>({ value: json }, { required: ['value'], allowUnknown: true })));
+const fragments: Parser<Record<string, Fragment | null>> = btreeMap(
+  nullable(struct<Fragment>({ value: json }, { required: ['value'], allowUnknown: true })),
+);
 
 const subEmbedder = struct<SubEmbedderPatch>({
   source: nullable(oneOf(EMBEDDER_SOURCES)),
@@ -220,7 +237,9 @@ const embedder = struct<EmbedderPatch>({
 });
 
 const ratio = (name: string): Parser<number> =>
-  refine(float, (n) => (n < 0 || n > 1 ? `the value of \`${name}\` is invalid, expected a float between \`0.0\` and \`1.0\`.` : null));
+  refine(float, (n) =>
+    n < 0 || n > 1 ? `the value of \`${name}\` is invalid, expected a float between \`0.0\` and \`1.0\`.` : null,
+  );
 
 const chatHybrid = struct<ChatHybrid>(
   { semanticRatio: ratio('semanticRatio'), embedder: string },
@@ -307,7 +326,10 @@ function assignField<K extends SettingsField>(patch: SettingsPatch, field: K, va
 // Whole-update checks
 
 function featureError(action: string, feature: string, link: string): ApiError {
-  return new ApiError('feature_not_enabled', `${action} requires enabling the \`${feature}\` experimental feature. See ${link}`);
+  return new ApiError(
+    'feature_not_enabled',
+    `${action} requires enabling the \`${feature}\` experimental feature. See ${link}`,
+  );
 }
 
 const COMPOSITE_LINK = 'https://github.com/orgs/meilisearch/discussions/816';
@@ -321,23 +343,35 @@ function validatePatch(patch: SettingsPatch, features: SettingsFeatures | undefi
       if (config.source === 'composite' && !features.compositeEmbedders) {
         throw featureError('using `"composite"` as source', 'composite embedders', COMPOSITE_LINK);
       }
-      if (config.searchEmbedder && !features.compositeEmbedders) throw featureError('setting `searchEmbedder`', 'composite embedders', COMPOSITE_LINK);
-      if (config.indexingEmbedder && !features.compositeEmbedders) throw featureError('setting `indexingEmbedder`', 'composite embedders', COMPOSITE_LINK);
-      if (config.indexingFragments && !features.multimodal) throw featureError('setting `indexingFragments`', 'multimodal', MULTIMODAL_LINK);
-      if (config.searchFragments && !features.multimodal) throw featureError('setting `searchFragments`', 'multimodal', MULTIMODAL_LINK);
+      if (config.searchEmbedder && !features.compositeEmbedders)
+        throw featureError('setting `searchEmbedder`', 'composite embedders', COMPOSITE_LINK);
+      if (config.indexingEmbedder && !features.compositeEmbedders)
+        throw featureError('setting `indexingEmbedder`', 'composite embedders', COMPOSITE_LINK);
+      if (config.indexingFragments && !features.multimodal)
+        throw featureError('setting `indexingFragments`', 'multimodal', MULTIMODAL_LINK);
+      if (config.searchFragments && !features.multimodal)
+        throw featureError('setting `searchFragments`', 'multimodal', MULTIMODAL_LINK);
     }
     if (patch.chat && !features.chatCompletions) {
-      throw featureError('setting `chat` in the index settings', 'chat completions', 'https://github.com/orgs/meilisearch/discussions/835');
+      throw featureError(
+        'setting `chat` in the index settings',
+        'chat completions',
+        'https://github.com/orgs/meilisearch/discussions/835',
+      );
     }
     if (patch.foreignKeys && !features.foreignKeys) {
-      throw featureError('setting `foreignKeys` in the index settings', 'foreign_keys', 'https://github.com/orgs/meilisearch/discussions/873');
+      throw featureError(
+        'setting `foreignKeys` in the index settings',
+        'foreign_keys',
+        'https://github.com/orgs/meilisearch/discussions/873',
+      );
     }
   }
   for (const [name, config] of Object.entries(patch.embedders ?? {})) {
     if (config) checkEmbedder(name, config);
   }
   const rules = patch.rankingRules;
-  if (rules && rules.includes('attribute') && rules.some((r) => r === 'attributeRank' || r === 'wordPosition')) {
+  if (rules?.includes('attribute') && rules.some((r) => r === 'attributeRank' || r === 'wordPosition')) {
     throw new ApiError('invalid_settings_ranking_rules', MIXED_ATTRIBUTE_RULES);
   }
 }

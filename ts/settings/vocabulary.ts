@@ -34,7 +34,16 @@ export const SETTINGS_FIELDS: readonly SettingsField[] = [
 ];
 
 /** The built-in ranking rule names; anything else must be `<attribute>:asc|desc`. */
-export const BUILT_IN_RANKING_RULES: readonly string[] = ['words', 'typo', 'proximity', 'attribute', 'attributeRank', 'wordPosition', 'sort', 'exactness'];
+export const BUILT_IN_RANKING_RULES: readonly string[] = [
+  'words',
+  'typo',
+  'proximity',
+  'attribute',
+  'attributeRank',
+  'wordPosition',
+  'sort',
+  'exactness',
+];
 
 export const PROXIMITY_PRECISIONS = ['byWord', 'byAttribute'] as const;
 export const PREFIX_SEARCHES = ['indexingTime', 'disabled'] as const;

@@ -41,7 +41,10 @@ export class ConfigFileError extends Error {}
 const SELF_KEY = ['config', 'file', 'path'].join('_');
 
 /** The file to read: the explicit path (must exist), else `./config.toml` if it exists. */
-export function configFileToRead(explicit: string | undefined, cwd: string): { file: string; explicit: boolean } | null {
+export function configFileToRead(
+  explicit: string | undefined,
+  cwd: string,
+): { file: string; explicit: boolean } | null {
   if (explicit !== undefined && explicit !== '') return { file: path.resolve(cwd, explicit), explicit: true };
   const fallback = path.resolve(cwd, 'config.toml');
   return fs.existsSync(fallback) ? { file: fallback, explicit: false } : null;
@@ -51,7 +54,8 @@ function typeName(v: unknown): string {
   if (Array.isArray(v)) return 'an array';
   if (v instanceof Date || (v !== null && typeof v === 'object' && 'isDate' in (v as object))) return 'a date';
   if (typeof v === 'object' && v !== null) return 'a table';
-  if (typeof v === 'number' || typeof v === 'bigint') return Number.isInteger(Number(v)) ? `integer \`${String(v)}\`` : `float \`${String(v)}\``;
+  if (typeof v === 'number' || typeof v === 'bigint')
+    return Number.isInteger(Number(v)) ? `integer \`${String(v)}\`` : `float \`${String(v)}\``;
   if (typeof v === 'boolean') return `boolean \`${v}\``;
   return `string \`${String(v)}\``;
 }
@@ -91,13 +95,18 @@ export function readConfigFile(
   try {
     text = fs.readFileSync(target.file, 'utf8');
   } catch (err) {
-    throw new ConfigFileError(`unable to open or read the configuration file \`${target.file}\`: ${(err as Error).message}`);
+    throw new ConfigFileError(
+      `unable to open or read the configuration file \`${target.file}\`: ${(err as Error).message}`,
+    );
   }
   let doc: Record<string, unknown>;
   try {
     doc = parse(text) as Record<string, unknown>;
   } catch (err) {
-    if (err instanceof TomlError) throw new ConfigFileError(`configuration file \`${target.file}\` is not valid TOML (line ${err.line}, column ${err.column}): ${err.message.split('\n')[0]}`);
+    if (err instanceof TomlError)
+      throw new ConfigFileError(
+        `configuration file \`${target.file}\` is not valid TOML (line ${err.line}, column ${err.column}): ${err.message.split('\n')[0]}`,
+      );
     throw err;
   }
   const where = `configuration file \`${target.file}\``;
@@ -108,7 +117,10 @@ export function readConfigFile(
     const refusal = refused(key);
     if (refusal !== null) throw new ConfigFileError(refusal);
     const spec = keys.get(key);
-    if (!spec) throw new ConfigFileError(`${where}: unknown key \`${key}\` (keys are the snake_case option names, e.g. \`db_path\`, \`http_addr\`; see --help)`);
+    if (!spec)
+      throw new ConfigFileError(
+        `${where}: unknown key \`${key}\` (keys are the snake_case option names, e.g. \`db_path\`, \`http_addr\`; see --help)`,
+      );
     out[spec.name] = asText(key, spec.kind, value, where);
   }
   return out;

@@ -36,12 +36,16 @@ function formatOf(dbPath: string): number | null {
         `The data directory \`${dbPath}\` holds a Meilisearch ${text} database, which Quarry does not open directly. Create a dump with Meilisearch (\`POST /dumps\`) and start Quarry with \`--import-dump <file>\` and another \`--db-path\`.`,
       );
     }
-    throw new DataDirError(`The data directory \`${dbPath}\` has a VERSION file Quarry does not know (\`${text.slice(0, 40)}\`): it was not written by Quarry.`);
+    throw new DataDirError(
+      `The data directory \`${dbPath}\` has a VERSION file Quarry does not know (\`${text.slice(0, 40)}\`): it was not written by Quarry.`,
+    );
   }
   const entries = fs.existsSync(dbPath) ? fs.readdirSync(dbPath).filter((n) => n !== 'quarry.lock') : [];
   if (entries.length === 0) return null;
   if (fs.existsSync(path.join(dbPath, 'tasks', 'data.mdb'))) return 0;
-  throw new DataDirError(`The data directory \`${dbPath}\` holds files but no Quarry database (no VERSION file): choose an empty or new directory.`);
+  throw new DataDirError(
+    `The data directory \`${dbPath}\` holds files but no Quarry database (no VERSION file): choose an empty or new directory.`,
+  );
 }
 
 /**

@@ -30,7 +30,11 @@ export function walkStores(dirs: string[]): Map<string, string> {
   while (rest.length > 0) {
     // Embedded in Electron, `process.execPath` is Electron's binary: this makes it a plain Node.
     const env = { ...process.env, ELECTRON_RUN_AS_NODE: '1' };
-    const run = spawnSync(process.execPath, ['-e', CHILD, LOADER, ...rest], { encoding: 'utf8', maxBuffer: 64 << 20, env });
+    const run = spawnSync(process.execPath, ['-e', CHILD, LOADER, ...rest], {
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+      env,
+    });
     if (run.error) throw run.error;
     const done = new Set<string>();
     let current: string | null = null;
@@ -47,7 +51,13 @@ export function walkStores(dirs: string[]): Map<string, string> {
     }
     if (current === null) break;
     // The walk of `current` killed the process: it is damaged, and the others are walked again.
-    damaged.set(current, damagedFileMessage(path.join(current, 'data.mdb'), `reading it makes LMDB fail (${run.signal ?? `exit ${run.status}`}).`));
+    damaged.set(
+      current,
+      damagedFileMessage(
+        path.join(current, 'data.mdb'),
+        `reading it makes LMDB fail (${run.signal ?? `exit ${run.status}`}).`,
+      ),
+    );
     done.add(current);
     rest = rest.filter((d) => !done.has(d));
   }

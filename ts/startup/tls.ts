@@ -53,13 +53,27 @@ export function tlsConfigFrom(raw: TlsRaw, bool: (name: string, v: string) => bo
       resumption && '--ssl-resumption',
       tickets && '--ssl-tickets',
     ].filter(Boolean);
-    if (stray.length) throw new TlsOptionError(`${stray.join(', ')}: TLS options need --ssl-cert-path and --ssl-key-path`);
+    if (stray.length)
+      throw new TlsOptionError(`${stray.join(', ')}: TLS options need --ssl-cert-path and --ssl-key-path`);
     return null;
   }
-  if (cert === undefined) throw new TlsOptionError('--ssl-key-path needs --ssl-cert-path: the certificate and its key are given together');
-  if (key === undefined) throw new TlsOptionError('--ssl-cert-path needs --ssl-key-path: the certificate and its key are given together');
-  if (requireAuth && raw.sslAuthPath === undefined) throw new TlsOptionError('--ssl-require-auth needs --ssl-auth-path: the CA certificates client certificates are checked against');
-  return { certPath: cert, keyPath: key, authPath: raw.sslAuthPath ?? null, ocspPath: raw.sslOcspPath ?? null, requireAuth, resumption, tickets };
+  if (cert === undefined)
+    throw new TlsOptionError('--ssl-key-path needs --ssl-cert-path: the certificate and its key are given together');
+  if (key === undefined)
+    throw new TlsOptionError('--ssl-cert-path needs --ssl-key-path: the certificate and its key are given together');
+  if (requireAuth && raw.sslAuthPath === undefined)
+    throw new TlsOptionError(
+      '--ssl-require-auth needs --ssl-auth-path: the CA certificates client certificates are checked against',
+    );
+  return {
+    certPath: cert,
+    keyPath: key,
+    authPath: raw.sslAuthPath ?? null,
+    ocspPath: raw.sslOcspPath ?? null,
+    requireAuth,
+    resumption,
+    tickets,
+  };
 }
 
 export class TlsOptionError extends Error {}
@@ -89,7 +103,9 @@ export function httpsOptions(c: TlsConfig): https.ServerOptions {
     // Fails here, with the option named, rather than on the first connection.
     tls.createSecureContext(opts);
   } catch (err) {
-    throw new TlsOptionError(`--ssl-cert-path / --ssl-key-path${c.authPath ? ' / --ssl-auth-path' : ''}: ${(err as Error).message}`);
+    throw new TlsOptionError(
+      `--ssl-cert-path / --ssl-key-path${c.authPath ? ' / --ssl-auth-path' : ''}: ${(err as Error).message}`,
+    );
   }
   return opts;
 }
@@ -98,7 +114,9 @@ export function httpsOptions(c: TlsConfig): https.ServerOptions {
 export function attachTls(server: tls.Server, c: TlsConfig): void {
   if (c.ocspPath !== null) {
     const response = readFile('--ssl-ocsp-path', c.ocspPath);
-    server.on('OCSPRequest', (_cert: Buffer, _issuer: Buffer, done: (err: Error | null, resp?: Buffer) => void) => done(null, response));
+    server.on('OCSPRequest', (_cert: Buffer, _issuer: Buffer, done: (err: Error | null, resp?: Buffer) => void) =>
+      done(null, response),
+    );
   }
   if (c.resumption) {
     const sessions = new Map<string, Buffer>();
@@ -107,12 +125,15 @@ export function attachTls(server: tls.Server, c: TlsConfig): void {
       sessions.set(id.toString('hex'), data);
       done();
     });
-    server.on('resumeSession', (id: Buffer, done: (err: Error | null, data: Buffer | null) => void) => done(null, sessions.get(id.toString('hex')) ?? null));
+    server.on('resumeSession', (id: Buffer, done: (err: Error | null, data: Buffer | null) => void) =>
+      done(null, sessions.get(id.toString('hex')) ?? null),
+    );
   }
   if (c.authPath !== null && !c.requireAuth) {
     // Optional client certificates: none is fine, an invalid one is not.
     server.on('secureConnection', (socket: tls.TLSSocket) => {
-      if (!socket.authorized && socket.getPeerCertificate() && Object.keys(socket.getPeerCertificate()).length > 0) socket.destroy();
+      if (!socket.authorized && socket.getPeerCertificate() && Object.keys(socket.getPeerCertificate()).length > 0)
+        socket.destroy();
     });
   }
 }

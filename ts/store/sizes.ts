@@ -5,7 +5,10 @@
  */
 import type { IndexStats, KvStore } from '../native';
 
-export function databaseSizes(kv: KvStore, indexes: Iterable<Pick<IndexStats, 'databaseSize' | 'usedDatabaseSize'>>): { size: number; used: number } {
+export function databaseSizes(
+  kv: KvStore,
+  indexes: Iterable<Pick<IndexStats, 'databaseSize' | 'usedDatabaseSize'>>,
+): { size: number; used: number } {
   const store = kv.sizes();
   let size = store.file;
   let used = store.used;

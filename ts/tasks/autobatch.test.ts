@@ -19,8 +19,16 @@ function task(type: TaskType, indexUid: string | null, payload: TaskPayload): Ta
   };
 }
 const add = (index: string, primaryKey: string | null = null) =>
-  task('documentAdditionOrUpdate', index, { kind: 'documentAddition', file: 'f', method: 'replace', primaryKey, skipCreation: false, canCreateIndex: true });
-const settings = (index: string) => task('settingsUpdate', index, { kind: 'settingsUpdate', patch: {}, reset: false, canCreateIndex: true });
+  task('documentAdditionOrUpdate', index, {
+    kind: 'documentAddition',
+    file: 'f',
+    method: 'replace',
+    primaryKey,
+    skipCreation: false,
+    canCreateIndex: true,
+  });
+const settings = (index: string) =>
+  task('settingsUpdate', index, { kind: 'settingsUpdate', patch: {}, reset: false, canCreateIndex: true });
 const missing = () => ({ exists: false, primaryKey: null });
 const uids = (b: ReturnType<typeof nextBatch>) => b!.tasks.map((t) => t.uid);
 
@@ -32,7 +40,14 @@ describe('nextBatch', () => {
   it('when compactions, snapshots and dumps wait behind index work, then they go first, in that order', () => {
     const snapshot = () => task('snapshotCreation', null, { kind: 'snapshotCreation' });
     const dump = () => task('dumpCreation', null, { kind: 'dumpCreation' });
-    const tasks = [add('a'), dump(), snapshot(), dump(), snapshot(), task('indexCompaction', 'a', { kind: 'indexCompaction' })];
+    const tasks = [
+      add('a'),
+      dump(),
+      snapshot(),
+      dump(),
+      snapshot(),
+      task('indexCompaction', 'a', { kind: 'indexCompaction' }),
+    ];
     expect(uids(nextBatch(tasks, missing, 100))).toEqual([5]);
     expect(uids(nextBatch(tasks.slice(0, 5), missing, 100))).toEqual([2, 4]);
     expect(uids(nextBatch([tasks[0], tasks[1], tasks[3]], missing, 100))).toEqual([1]);

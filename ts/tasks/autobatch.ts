@@ -37,15 +37,24 @@ function family(t: TaskRecord): Family {
   }
 }
 
-export function nextBatch(enqueued: TaskRecord[], indexState: (uid: string) => IndexState, maxTasks: number): NextBatch | null {
+export function nextBatch(
+  enqueued: TaskRecord[],
+  indexState: (uid: string) => IndexState,
+  maxTasks: number,
+): NextBatch | null {
   if (enqueued.length === 0) return null;
   const cancels = enqueued.filter((t) => t.type === 'taskCancelation');
   if (cancels.length > 0) {
     const t = cancels[cancels.length - 1];
-    return { tasks: [t], indexUid: null, strategy: `created batch containing only task with id ${t.uid} of type \`taskCancelation\` that cannot be batched with any other task.` };
+    return {
+      tasks: [t],
+      indexUid: null,
+      strategy: `created batch containing only task with id ${t.uid} of type \`taskCancelation\` that cannot be batched with any other task.`,
+    };
   }
   const deletions = enqueued.filter((t) => t.type === 'taskDeletion');
-  if (deletions.length > 0) return { tasks: deletions, indexUid: null, strategy: 'batched all enqueued task deletions' };
+  if (deletions.length > 0)
+    return { tasks: deletions, indexUid: null, strategy: 'batched all enqueued task deletions' };
   const alone = (t: TaskRecord): NextBatch => ({
     tasks: [t],
     indexUid: t.indexUid,
@@ -56,7 +65,8 @@ export function nextBatch(enqueued: TaskRecord[], indexState: (uid: string) => I
   const exported = enqueued.find((t) => t.type === 'export');
   if (exported) return alone(exported);
   const snapshots = enqueued.filter((t) => t.type === 'snapshotCreation');
-  if (snapshots.length > 0) return { tasks: snapshots, indexUid: null, strategy: 'batched all enqueued snapshot creations' };
+  if (snapshots.length > 0)
+    return { tasks: snapshots, indexUid: null, strategy: 'batched all enqueued snapshot creations' };
   const dump = enqueued.find((t) => t.type === 'dumpCreation');
   if (dump) return alone(dump);
 
@@ -67,10 +77,16 @@ export function nextBatch(enqueued: TaskRecord[], indexState: (uid: string) => I
   const uid = first.indexUid;
   const state = indexState(uid);
   const batch: TaskRecord[] = [first];
-  let batchPk = first.payload.kind === 'documentAddition' ? (state.primaryKey ?? first.payload.primaryKey) : state.primaryKey;
+  let batchPk =
+    first.payload.kind === 'documentAddition' ? (state.primaryKey ?? first.payload.primaryKey) : state.primaryKey;
   const guessing = fam === 'documents' && state.primaryKey === null && batchPk === null;
   // A task naming a primary key the index does not have is isolated so that it fails alone.
-  if (first.payload.kind === 'documentAddition' && state.primaryKey !== null && first.payload.primaryKey !== null && first.payload.primaryKey !== state.primaryKey) {
+  if (
+    first.payload.kind === 'documentAddition' &&
+    state.primaryKey !== null &&
+    first.payload.primaryKey !== null &&
+    first.payload.primaryKey !== state.primaryKey
+  ) {
     return { tasks: [first], indexUid: uid, strategy: `primary key mismatch: task ${first.uid} runs alone` };
   }
   let stopReason = `batched all enqueued tasks for index \`${uid}\``;
@@ -84,7 +100,12 @@ export function nextBatch(enqueued: TaskRecord[], indexState: (uid: string) => I
       stopReason = `stopped batching before task with id ${t.uid} because it cannot be batched with the previous tasks`;
       break;
     }
-    if (t.payload.kind === 'documentAddition' && !state.exists && first.payload.kind !== 'documentAddition' && t.payload.canCreateIndex) {
+    if (
+      t.payload.kind === 'documentAddition' &&
+      !state.exists &&
+      first.payload.kind !== 'documentAddition' &&
+      t.payload.canCreateIndex
+    ) {
       stopReason = `stopped batching before task with id ${t.uid} because it can create the index`;
       break;
     }
@@ -98,7 +119,10 @@ export function nextBatch(enqueued: TaskRecord[], indexState: (uid: string) => I
         batchPk = pk;
       }
       // Documents that may create the index must not be batched after tasks that cannot.
-      if (!state.exists && t.payload.canCreateIndex !== (first.payload.kind === 'documentAddition' ? first.payload.canCreateIndex : true)) {
+      if (
+        !state.exists &&
+        t.payload.canCreateIndex !== (first.payload.kind === 'documentAddition' ? first.payload.canCreateIndex : true)
+      ) {
         stopReason = `stopped batching before task with id ${t.uid} because it can create the index`;
         break;
       }

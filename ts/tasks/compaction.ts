@@ -32,7 +32,12 @@ export class TaskDbCompaction {
       .compact()
       .then(({ before, after }) => {
         this.mustRestart = true;
-        return { preSize: byteSize(before), postSize: byteSize(after), status: 'succeeded' as const, actionRequired: 'you must restart your instance' };
+        return {
+          preSize: byteSize(before),
+          postSize: byteSize(after),
+          status: 'succeeded' as const,
+          actionRequired: 'you must restart your instance',
+        };
       })
       .finally(() => {
         this.running = null;

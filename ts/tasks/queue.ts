@@ -58,7 +58,13 @@ export interface TaskQueue {
   delete(filter: TaskFilter, visible: Visible, originalFilter: string): Promise<TaskRecord>;
   getBatch(uid: number): BatchRecord | undefined;
   /** A page of the batches with a task matching `filter` and a visible task. */
-  listBatches(filter: TaskFilter, limit: number, from: number | null, reverse: boolean, visible: Visible): Page<BatchRecord>;
+  listBatches(
+    filter: TaskFilter,
+    limit: number,
+    from: number | null,
+    reverse: boolean,
+    visible: Visible,
+  ): Page<BatchRecord>;
   /** Every batch, in no particular order. */
   allBatches(): Iterable<BatchRecord>;
   /** The progress of batch `uid` while it runs, else null. */
@@ -96,7 +102,11 @@ export interface WorkerQueue {
    * Commits `next`'s tasks as `processing` in a new batch, which becomes the running one. Its
    * uid is the next one, or `uid` when the batch was numbered elsewhere (the replicated log).
    */
-  startBatch(next: NextBatch, progress: () => unknown, uid?: number): Promise<{ batch: BatchRecord; processing: TaskRecord[] }>;
+  startBatch(
+    next: NextBatch,
+    progress: () => unknown,
+    uid?: number,
+  ): Promise<{ batch: BatchRecord; processing: TaskRecord[] }>;
   /** Undoes `startBatch`: its tasks back to `enqueued`, its record gone; nothing runs any more. */
   abandonBatch(batch: BatchRecord): Promise<void>;
   /**
@@ -158,7 +168,11 @@ class Queue implements TaskQueue, WorkerQueue, ReceivingQueue {
 
   /** Persists the counters so uids are never reused after deletions. */
   #countersOp(): KvOp {
-    return { db: 'meta', key: 'counters', value: jsonValue({ nextUid: this.#nextUid, nextBatchUid: this.#nextBatchUid }) };
+    return {
+      db: 'meta',
+      key: 'counters',
+      value: jsonValue({ nextUid: this.#nextUid, nextBatchUid: this.#nextBatchUid }),
+    };
   }
 
   async enqueue(init: EnqueueInit): Promise<TaskRecord> {
@@ -218,12 +232,22 @@ class Queue implements TaskQueue, WorkerQueue, ReceivingQueue {
 
   cancelation(filter: TaskFilter, visible: Visible, originalFilter: string): EnqueueInit {
     const matched = this.#matching(filter, visible);
-    return { indexUid: null, type: 'taskCancelation', details: { matchedTasks: matched.length, canceledTasks: null, originalFilter }, payload: { kind: 'taskCancelation', matched } };
+    return {
+      indexUid: null,
+      type: 'taskCancelation',
+      details: { matchedTasks: matched.length, canceledTasks: null, originalFilter },
+      payload: { kind: 'taskCancelation', matched },
+    };
   }
 
   deletion(filter: TaskFilter, visible: Visible, originalFilter: string): EnqueueInit {
     const matched = this.#matching(filter, visible);
-    return { indexUid: null, type: 'taskDeletion', details: { matchedTasks: matched.length, deletedTasks: null, originalFilter }, payload: { kind: 'taskDeletion', matched } };
+    return {
+      indexUid: null,
+      type: 'taskDeletion',
+      details: { matchedTasks: matched.length, deletedTasks: null, originalFilter },
+      payload: { kind: 'taskDeletion', matched },
+    };
   }
 
   get(uid: number): TaskRecord | undefined {
@@ -255,7 +279,12 @@ class Queue implements TaskQueue, WorkerQueue, ReceivingQueue {
   batchProgress(uid: number): unknown {
     const cur = this.#current;
     if (!cur || cur.batch.uid !== uid) return null;
-    return cur.progress() ?? { steps: [{ currentStep: 'processing tasks', finished: 0, total: cur.batch.taskUids.length }], percentage: 0 };
+    return (
+      cur.progress() ?? {
+        steps: [{ currentStep: 'processing tasks', finished: 0, total: cur.batch.taskUids.length }],
+        percentage: 0,
+      }
+    );
   }
 
   isIndexing(indexUid: string): boolean {
@@ -280,7 +309,13 @@ class Queue implements TaskQueue, WorkerQueue, ReceivingQueue {
     return { results, total, limit, from: results.length ? results[0].uid : null, next };
   }
 
-  listBatches(filter: TaskFilter, limit: number, from: number | null, reverse: boolean, visible: Visible): Page<BatchRecord> {
+  listBatches(
+    filter: TaskFilter,
+    limit: number,
+    from: number | null,
+    reverse: boolean,
+    visible: Visible,
+  ): Page<BatchRecord> {
     const uids = [...this.#batches.keys()].sort((a, b) => a - b);
     if (!reverse) uids.reverse();
     const { uids: batchFilter, ...taskFilter } = filter;
@@ -292,7 +327,11 @@ class Queue implements TaskQueue, WorkerQueue, ReceivingQueue {
       if (filter.batchUids && !filter.batchUids.has(uid)) continue;
       const members = b.taskUids.map((u) => this.#tasks.get(u)).filter((t): t is TaskRecord => t !== undefined);
       const hasTaskFilter = Object.values(taskFilter).some((v) => v !== undefined);
-      if (hasTaskFilter && !members.some((t) => matchesTask({ ...taskFilter, batchUids: undefined }, t, t.startedAt ?? b.startedAt))) continue;
+      if (
+        hasTaskFilter &&
+        !members.some((t) => matchesTask({ ...taskFilter, batchUids: undefined }, t, t.startedAt ?? b.startedAt))
+      )
+        continue;
       if (members.length > 0 && !members.some(visible)) continue;
       total++;
       if (from !== null && (reverse ? uid < from : uid > from)) continue;
@@ -319,7 +358,11 @@ class Queue implements TaskQueue, WorkerQueue, ReceivingQueue {
     return touched.map((t) => t.uid);
   }
 
-  async startBatch(next: NextBatch, progress: () => unknown, uid?: number): Promise<{ batch: BatchRecord; processing: TaskRecord[] }> {
+  async startBatch(
+    next: NextBatch,
+    progress: () => unknown,
+    uid?: number,
+  ): Promise<{ batch: BatchRecord; processing: TaskRecord[] }> {
     const startedAt = nowIso();
     const batchUid = uid ?? this.#nextBatchUid;
     this.#nextBatchUid = Math.max(this.#nextBatchUid, batchUid + 1);
@@ -327,7 +370,13 @@ class Queue implements TaskQueue, WorkerQueue, ReceivingQueue {
       uid: batchUid,
       taskUids: next.tasks.map((t) => t.uid),
       details: {},
-      stats: { totalNbTasks: next.tasks.length, status: { processing: next.tasks.length }, types: {}, indexUids: {}, progressTrace: {} },
+      stats: {
+        totalNbTasks: next.tasks.length,
+        status: { processing: next.tasks.length },
+        types: {},
+        indexUids: {},
+        progressTrace: {},
+      },
       startedAt,
       finishedAt: null,
       batchStrategy: next.strategy,
@@ -341,7 +390,10 @@ class Queue implements TaskQueue, WorkerQueue, ReceivingQueue {
   }
 
   async abandonBatch(batch: BatchRecord): Promise<void> {
-    const back = batch.taskUids.map((u) => this.#tasks.get(u)).filter((t): t is TaskRecord => t !== undefined).map((t) => ({ ...t, status: 'enqueued' as const, batchUid: null, startedAt: null }));
+    const back = batch.taskUids
+      .map((u) => this.#tasks.get(u))
+      .filter((t): t is TaskRecord => t !== undefined)
+      .map((t) => ({ ...t, status: 'enqueued' as const, batchUid: null, startedAt: null }));
     await this.#durable.commit([...back.map(taskOp), deleteBatchOp(batch.uid)]);
     for (const t of back) this.#tasks.set(t.uid, t);
     this.#batches.delete(batch.uid);
@@ -402,7 +454,13 @@ export function taskNotFound(uid: number): ApiError {
 }
 
 export function summaryView(t: TaskRecord): Record<string, unknown> {
-  const out: Record<string, unknown> = { taskUid: t.uid, indexUid: t.indexUid, status: t.status, type: t.type, enqueuedAt: t.enqueuedAt };
+  const out: Record<string, unknown> = {
+    taskUid: t.uid,
+    indexUid: t.indexUid,
+    status: t.status,
+    type: t.type,
+    enqueuedAt: t.enqueuedAt,
+  };
   if (t.customMetadata !== undefined) out.customMetadata = t.customMetadata;
   return out;
 }

@@ -35,7 +35,16 @@ export interface SwapSpec {
 
 /** What the worker needs to run a task; never shown to clients. */
 export type TaskPayload =
-  | { kind: 'documentAddition'; file: string; method: 'replace' | 'update'; primaryKey: string | null; skipCreation: boolean; canCreateIndex: boolean; shards?: { all: string[]; own: string[] }; check?: StagedCheck }
+  | {
+      kind: 'documentAddition';
+      file: string;
+      method: 'replace' | 'update';
+      primaryKey: string | null;
+      skipCreation: boolean;
+      canCreateIndex: boolean;
+      shards?: { all: string[]; own: string[] };
+      check?: StagedCheck;
+    }
   | { kind: 'documentDeletion'; ids: string[] }
   | { kind: 'documentDeletionByFilter'; filter: unknown }
   | { kind: 'documentClear' }
@@ -55,7 +64,13 @@ export type TaskPayload =
   | { kind: 'dsrUpdate'; uid: string; patch: Record<string, unknown> | null }
   | { kind: 'dsrClear' }
   /** Where and what to export; the key is kept whole here (the details show it hidden). */
-  | { kind: 'export'; url: string; apiKey: string | null; payloadSize: number | null; indexes: Record<string, { filter: unknown; overrideSettings: boolean }> };
+  | {
+      kind: 'export';
+      url: string;
+      apiKey: string | null;
+      payloadSize: number | null;
+      indexes: Record<string, { filter: unknown; overrideSettings: boolean }>;
+    };
 
 export interface TaskRecord {
   uid: number;

@@ -17,7 +17,16 @@ import type { Logger } from '../logging';
 import type { NativeIndex } from '../native';
 import type { SearchRules } from '../search/rules';
 import { nowIso } from '../util/time';
-import { type Archives, type Effects, type ExportRunner, one, type Outcome, type RunContext, toErrorBody, ZEROED } from './outcome';
+import {
+  type Archives,
+  type Effects,
+  type ExportRunner,
+  one,
+  type Outcome,
+  type RunContext,
+  toErrorBody,
+  ZEROED,
+} from './outcome';
 import { localPlanner, type BatchPlan, type BatchPlanner } from './planner';
 import { noQueueWrites, removePayload, type WorkerQueue } from './queue';
 import { indexBatch } from './run/documents';
@@ -45,7 +54,10 @@ export class Worker {
     /** When true (the `getTaskDocumentsRoute` feature), payloads stay until their task is deleted. */
     private readonly keepPayloads: () => boolean = () => false,
     /** Runs a `networkTopologyChange` (moving documents to the shards that now hold them). */
-    private readonly topologyChange: (taskUid: number) => Promise<Record<string, unknown>> = async () => ({ movedDocuments: 0, message: 'Finished' }),
+    private readonly topologyChange: (taskUid: number) => Promise<Record<string, unknown>> = async () => ({
+      movedDocuments: 0,
+      message: 'Finished',
+    }),
     /** Writes dumps and snapshots (`dumps/create.ts`). */
     archives: Archives | null = null,
     /** The dynamic search rules `dsrUpdate` and `dsrClear` tasks change. */
@@ -69,7 +81,8 @@ export class Worker {
       if (t.payload.kind === 'documentAddition') live.add(path.basename(t.payload.file));
     }
     fs.mkdirSync(this.updateFiles, { recursive: true });
-    for (const f of fs.readdirSync(this.updateFiles)) if (!live.has(f)) fs.rmSync(path.join(this.updateFiles, f), { force: true });
+    for (const f of fs.readdirSync(this.updateFiles))
+      if (!live.has(f)) fs.rmSync(path.join(this.updateFiles, f), { force: true });
     this.registry.removeOrphans();
   }
 
@@ -130,8 +143,13 @@ export class Worker {
     const inBatch = new Set(next.tasks.map((t) => t.uid));
     const idle = () => !this.queue.enqueued().some((t) => t.indexUid === next.indexUid && !inBatch.has(t.uid));
     let handle: NativeIndex | null = null;
-    const { batch, processing } = await this.queue.startBatch(next, () => (handle ? handle.progress() : null), plan.uid);
-    for (const t of processing) this.logger.info('task processing', { taskUid: t.uid, batchUid: batch.uid, type: t.type, indexUid: t.indexUid });
+    const { batch, processing } = await this.queue.startBatch(
+      next,
+      () => (handle ? handle.progress() : null),
+      plan.uid,
+    );
+    for (const t of processing)
+      this.logger.info('task processing', { taskUid: t.uid, batchUid: batch.uid, type: t.type, indexUid: t.indexUid });
 
     const effects: Effects = { ops: [], queue: noQueueWrites(), after: [] };
     let outcomes: Map<number, Outcome>;
@@ -157,11 +175,18 @@ export class Worker {
     return true;
   }
 
-  private async finish(tasks: TaskRecord[], batch: BatchRecord, outcomes: Map<number, Outcome>, effects: Effects, plan: BatchPlan): Promise<void> {
+  private async finish(
+    tasks: TaskRecord[],
+    batch: BatchRecord,
+    outcomes: Map<number, Outcome>,
+    effects: Effects,
+    plan: BatchPlan,
+  ): Promise<void> {
     const finishedAt = nowIso();
     const done: TaskRecord[] = tasks.map((t) => {
       const o = outcomes.get(t.uid) ?? {};
-      const details = t.details === null && o.details === undefined ? null : { ...(t.details ?? {}), ...(o.details ?? {}) };
+      const details =
+        t.details === null && o.details === undefined ? null : { ...(t.details ?? {}), ...(o.details ?? {}) };
       if (o.error && details) for (const k of ZEROED[t.type] ?? []) details[k] = 0;
       return { ...t, status: o.error ? 'failed' : 'succeeded', error: o.error ?? null, details, finishedAt };
     });
@@ -179,21 +204,40 @@ export class Worker {
     }
     // A batch shows no `originalFilter` where its tasks had none (deletions by ids carry a null one), as on Meilisearch.
     if (details.originalFilter === null) delete details.originalFilter;
-    const finished: BatchRecord = { ...batch, finishedAt, details, stats: { totalNbTasks: done.length, status, types, indexUids, progressTrace: batch.stats.progressTrace ?? {} } };
+    const finished: BatchRecord = {
+      ...batch,
+      finishedAt,
+      details,
+      stats: { totalNbTasks: done.length, status, types, indexUids, progressTrace: batch.stats.progressTrace ?? {} },
+    };
     await this.queue.finishBatch(done, finished, effects.queue, [...effects.ops, ...plan.ops]);
     plan.committed?.();
     for (const f of effects.after) f();
     // Webhooks hear of the tasks a cancelation ended too.
-    const ended = [...done, ...effects.queue.tasks.filter((t) => t.status === 'canceled')].sort((a, b) => a.uid - b.uid);
+    const ended = [...done, ...effects.queue.tasks.filter((t) => t.status === 'canceled')].sort(
+      (a, b) => a.uid - b.uid,
+    );
     for (const listener of this.finishedListeners) listener(ended, plan.announce);
     const keep = this.keepPayloads();
     for (const t of done) {
       if (!keep) removePayload(this.updateFiles, t);
-      this.logger.info(`task ${t.status}`, { taskUid: t.uid, batchUid: batch.uid, type: t.type, indexUid: t.indexUid, error: t.error?.code });
+      this.logger.info(`task ${t.status}`, {
+        taskUid: t.uid,
+        batchUid: batch.uid,
+        type: t.type,
+        indexUid: t.indexUid,
+        error: t.error?.code,
+      });
     }
   }
 
-  private async execute(tasks: TaskRecord[], batch: BatchRecord, fx: Effects, idle: () => boolean, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
+  private async execute(
+    tasks: TaskRecord[],
+    batch: BatchRecord,
+    fx: Effects,
+    idle: () => boolean,
+    onHandle: (h: NativeIndex) => void,
+  ): Promise<Map<number, Outcome>> {
     const first = tasks[0];
     switch (first.payload.kind) {
       case 'taskCancelation':
@@ -223,7 +267,11 @@ export class Worker {
         try {
           return one(first, { details: await this.topologyChange(first.uid) });
         } catch (err) {
-          if (err instanceof ApiError) return one(first, { details: { movedDocuments: 0, message: 'Failed' }, error: errorBody(err.code, err.message) });
+          if (err instanceof ApiError)
+            return one(first, {
+              details: { movedDocuments: 0, message: 'Failed' },
+              error: errorBody(err.code, err.message),
+            });
           throw err;
         }
       default:

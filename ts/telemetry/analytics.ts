@@ -112,7 +112,8 @@ export class Analytics {
       this.launched = true;
       batch.push({ event: 'Launched', timestamp: now, properties: {} });
     }
-    if (this.searchesReceived > 0) batch.push({ event: 'Searches Aggregated', timestamp: now, properties: { requests: this.takeSearchCounters() } });
+    if (this.searchesReceived > 0)
+      batch.push({ event: 'Searches Aggregated', timestamp: now, properties: { requests: this.takeSearchCounters() } });
     batch.push(...this.events);
     this.events = [];
     this.pendingBytes = 0;

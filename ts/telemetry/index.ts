@@ -83,7 +83,13 @@ function infos(config: Config): Record<string, unknown> {
   };
 }
 
-export function createAnalytics(config: Config, dbPath: string, registry: IndexRegistry, features: FeatureStore, logger: Logger): Analytics | null {
+export function createAnalytics(
+  config: Config,
+  dbPath: string,
+  registry: IndexRegistry,
+  features: FeatureStore,
+  logger: Logger,
+): Analytics | null {
   if (config.noAnalytics) return null;
   const started = Date.now();
   const version = (require('../../package.json') as { version: string }).version;

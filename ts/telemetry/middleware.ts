@@ -45,37 +45,47 @@ const INDEX = /^\/indexes\/[^/]+\/?$/;
 /** The feature-usage event of a successful write, if it has one. */
 export function describeWrite(req: ObservedRequest): [string, Record<string, unknown>] | null {
   const { method, path } = req;
-  let m: RegExpExecArray | null;
+  const settings = SETTINGS.exec(path);
+  const documents = DOCUMENTS.exec(path);
   if (method === 'POST' && (path === '/indexes' || path === '/indexes/')) {
     const b = bodyOf(req) as Record<string, unknown> | undefined;
     return ['Index Created', { primary_key: typeof b?.primaryKey === 'string' }];
   }
   if (method === 'DELETE' && INDEX.test(path)) return ['Index Deleted', {}];
-  if ((method === 'PATCH' || method === 'PUT' || method === 'POST' || method === 'DELETE') && (m = SETTINGS.exec(path))) {
+  if ((method === 'PATCH' || method === 'PUT' || method === 'POST' || method === 'DELETE') && settings) {
+    const m = settings;
     const props: Record<string, unknown> = {};
-    if (method === 'DELETE') props[m[1] ? snake(m[1].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())) : 'all'] = { reset: true };
-    else if (m[1]) props[snake(m[1].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()))] = describeSetting(bodyOf(req));
+    if (method === 'DELETE')
+      props[m[1] ? snake(m[1].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())) : 'all'] = { reset: true };
+    else if (m[1])
+      props[snake(m[1].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()))] = describeSetting(bodyOf(req));
     else {
       const b = bodyOf(req);
-      if (b && typeof b === 'object' && !Array.isArray(b)) for (const [k, v] of Object.entries(b)) props[snake(k)] = describeSetting(v);
+      if (b && typeof b === 'object' && !Array.isArray(b))
+        for (const [k, v] of Object.entries(b)) props[snake(k)] = describeSetting(v);
     }
     return ['Settings Updated', props];
   }
-  if ((method === 'POST' || method === 'PUT') && (m = DOCUMENTS.exec(path)) && !m[1]) {
+  if ((method === 'POST' || method === 'PUT') && documents && !documents[1]) {
     const ct = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    return [method === 'POST' ? 'Documents Added' : 'Documents Updated', {
-      payload_type: PAYLOAD_TYPES.includes(ct) ? ct : 'other',
-      primary_key: typeof req.query.primaryKey === 'string',
-    }];
+    return [
+      method === 'POST' ? 'Documents Added' : 'Documents Updated',
+      {
+        payload_type: PAYLOAD_TYPES.includes(ct) ? ct : 'other',
+        primary_key: typeof req.query.primaryKey === 'string',
+      },
+    ];
   }
   if (method === 'POST' && /^\/indexes\/[^/]+\/documents\/(delete|delete-batch)\/?$/.test(path)) {
     return ['Documents Deleted', path.includes('delete-batch') ? { per_batch: true } : { per_filter: true }];
   }
-  if (method === 'DELETE' && (m = DOCUMENTS.exec(path))) return ['Documents Deleted', m[1] ? { per_document_id: true } : { clear_all: true }];
+  if (method === 'DELETE' && documents)
+    return ['Documents Deleted', documents[1] ? { per_document_id: true } : { clear_all: true }];
   if (method === 'PATCH' && path === '/experimental-features') {
     const b = bodyOf(req);
     const flags: Record<string, boolean> = {};
-    if (b && typeof b === 'object') for (const [k, v] of Object.entries(b)) if (typeof v === 'boolean') flags[snake(k)] = v;
+    if (b && typeof b === 'object')
+      for (const [k, v] of Object.entries(b)) if (typeof v === 'boolean') flags[snake(k)] = v;
     return ['Experimental Features Updated', flags];
   }
   if (method === 'POST' && path === '/swap-indexes') {

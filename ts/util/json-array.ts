@@ -46,7 +46,7 @@ export function arrayItems(bytes: Buffer, key: string): ArrayItems {
 /** `bytes` with the array's items replaced by `items`. */
 export function withItems(bytes: Buffer, found: ArrayItems, items: Buffer[]): Buffer {
   const parts: Buffer[] = [bytes.subarray(0, found.open)];
-  items.forEach((item, i) => parts.push(...(i === 0 ? [item] : [COMMA, item])));
+  for (const [i, item] of items.entries()) parts.push(...(i === 0 ? [item] : [COMMA, item]));
   parts.push(bytes.subarray(found.close));
   return Buffer.concat(parts);
 }

@@ -56,7 +56,10 @@ export class WebhookDispatcher {
       queue.push({ hook, body, batchUid: tasks[0].batchUid });
       if (queue.length > MAX_PENDING) {
         const dropped = queue.shift()!;
-        this.logger.warn('webhook delivery dropped: too many waiting', { url: dropped.hook.url, batchUid: dropped.batchUid });
+        this.logger.warn('webhook delivery dropped: too many waiting', {
+          url: dropped.hook.url,
+          batchUid: dropped.batchUid,
+        });
       }
       this.#pending.set(hook.uuid, queue);
       this.#pump(hook.uuid);
@@ -93,16 +96,26 @@ export class WebhookDispatcher {
     for (let attempt = 0; ; attempt++) {
       const a = await outboundRequest('POST', d.hook.url, headers, d.body, TIMEOUT_MS);
       if (a.failure === 'refused') {
-        this.logger.warn('webhook not delivered: its address is outside the allowed networks', { url: d.hook.url, batchUid: d.batchUid, reason: a.message });
+        this.logger.warn('webhook not delivered: its address is outside the allowed networks', {
+          url: d.hook.url,
+          batchUid: d.batchUid,
+          reason: a.message,
+        });
         return;
       }
       if (a.failure === null && a.status < 500) {
-        if (a.status >= 400) this.logger.warn('webhook refused the delivery', { url: d.hook.url, batchUid: d.batchUid, status: a.status });
+        if (a.status >= 400)
+          this.logger.warn('webhook refused the delivery', { url: d.hook.url, batchUid: d.batchUid, status: a.status });
         return;
       }
       const delay = this.options.retryDelaysMs[attempt];
       if (delay === undefined) {
-        this.logger.warn('webhook delivery failed', { url: d.hook.url, batchUid: d.batchUid, status: a.status, reason: a.failure ?? undefined });
+        this.logger.warn('webhook delivery failed', {
+          url: d.hook.url,
+          batchUid: d.batchUid,
+          status: a.status,
+          reason: a.failure ?? undefined,
+        });
         return;
       }
       await new Promise((r) => setTimeout(r, delay).unref());

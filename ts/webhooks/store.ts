@@ -60,7 +60,9 @@ export class WebhookStore {
     private readonly records: Records,
     cli: { url: string; authorization: string | null } | null,
   ) {
-    this.#cli = cli ? { uuid: CLI_WEBHOOK_UUID, url: cli.url, headers: cli.authorization ? { Authorization: cli.authorization } : {} } : null;
+    this.#cli = cli
+      ? { uuid: CLI_WEBHOOK_UUID, url: cli.url, headers: cli.authorization ? { Authorization: cli.authorization } : {} }
+      : null;
     for (const { value } of records.kv.scan(DB)) {
       const w = JSON.parse(value.toString()) as Webhook;
       this.#hooks.set(w.uuid, w);
@@ -125,12 +127,18 @@ export class WebhookStore {
   async replaceAll(hooks: Webhook[]): Promise<void> {
     const keep = new Set(hooks.map((w) => w.uuid));
     const gone = [...this.#hooks.keys()].filter((k) => !keep.has(k));
-    await this.records.commit([...gone.map((k) => ({ db: DB, key: k, value: null })), ...hooks.map((w) => ({ db: DB, key: w.uuid, value: jsonValue(w) }))]);
+    await this.records.commit([
+      ...gone.map((k) => ({ db: DB, key: k, value: null })),
+      ...hooks.map((w) => ({ db: DB, key: w.uuid, value: jsonValue(w) })),
+    ]);
   }
 
   private refuseCli(uuid: string): void {
     if (uuid === CLI_WEBHOOK_UUID) {
-      throw new ApiError('immutable_webhook', `Webhook \`${uuid}\` is immutable. The webhook defined from the command line cannot be modified using the API.`);
+      throw new ApiError(
+        'immutable_webhook',
+        `Webhook \`${uuid}\` is immutable. The webhook defined from the command line cannot be modified using the API.`,
+      );
     }
   }
 
@@ -154,13 +162,20 @@ function missingUrl(uuid: string): ApiError {
 function parseChange(body: unknown): { url?: string | null; headers?: Record<string, string | null> } {
   if (!isObject(body)) throw new ApiError('bad_request', incorrectType(body, ['object'], []).message);
   for (const k of Object.keys(body)) {
-    if (k === 'uuid') throw new ApiError('immutable_webhook_uuid', 'Immutable field `uuid`: expected one of `url`, `headers`');
-    if (k === 'isEditable') throw new ApiError('immutable_webhook_is_editable', 'Immutable field `isEditable`: expected one of `url`, `headers`');
-    if (!FIELDS.includes(k)) throw new ApiError('bad_request', `Unknown field \`${k}\`: expected one of \`url\`, \`headers\``);
+    if (k === 'uuid')
+      throw new ApiError('immutable_webhook_uuid', 'Immutable field `uuid`: expected one of `url`, `headers`');
+    if (k === 'isEditable')
+      throw new ApiError(
+        'immutable_webhook_is_editable',
+        'Immutable field `isEditable`: expected one of `url`, `headers`',
+      );
+    if (!FIELDS.includes(k))
+      throw new ApiError('bad_request', `Unknown field \`${k}\`: expected one of \`url\`, \`headers\``);
   }
   const out: { url?: string | null; headers?: Record<string, string | null> } = {};
   if (body.url !== undefined && body.url !== null) {
-    if (typeof body.url !== 'string') throw new ApiError('invalid_webhook_url', incorrectType(body.url, ['string'], ['url']).message);
+    if (typeof body.url !== 'string')
+      throw new ApiError('invalid_webhook_url', incorrectType(body.url, ['string'], ['url']).message);
     try {
       new URL(body.url);
     } catch {
@@ -171,11 +186,15 @@ function parseChange(body: unknown): { url?: string | null; headers?: Record<str
     out.url = null;
   }
   if (body.headers !== undefined && body.headers !== null) {
-    if (!isObject(body.headers)) throw new ApiError('invalid_webhook_headers', incorrectType(body.headers, ['object'], ['headers']).message);
+    if (!isObject(body.headers))
+      throw new ApiError('invalid_webhook_headers', incorrectType(body.headers, ['object'], ['headers']).message);
     const headers: Record<string, string | null> = {};
     for (const [k, v] of Object.entries(body.headers)) {
       if (v !== null && typeof v !== 'string') {
-        throw new ApiError('invalid_webhook_headers', `Invalid value type at \`.headers.${k}\`: expected a string, but found ${describeValue(v)}`);
+        throw new ApiError(
+          'invalid_webhook_headers',
+          `Invalid value type at \`.headers.${k}\`: expected a string, but found ${describeValue(v)}`,
+        );
       }
       headers[k] = v;
     }

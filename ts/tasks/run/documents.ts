@@ -11,7 +11,13 @@ import type { TaskRecord } from '../types';
 export const COMPACTION_STEP = 'processing tasks > compacting the inverted index';
 
 /** Document and settings tasks of one index: one engine call, one commit (then a merge of the inverted index when nothing else waits for it). */
-export async function indexBatch(ctx: RunContext, tasks: TaskRecord[], fx: Effects, idle: () => boolean, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
+export async function indexBatch(
+  ctx: RunContext,
+  tasks: TaskRecord[],
+  fx: Effects,
+  idle: () => boolean,
+  onHandle: (h: NativeIndex) => void,
+): Promise<Map<number, Outcome>> {
   const uid = tasks[0].indexUid!;
   const out = new Map<number, Outcome>();
   let entry = ctx.registry.get(uid);
@@ -34,7 +40,16 @@ export async function indexBatch(ctx: RunContext, tasks: TaskRecord[], fx: Effec
     const p = t.payload;
     switch (p.kind) {
       case 'documentAddition':
-        ops.push({ type: 'addDocuments', taskUid: t.uid, file: payloadFile(ctx.updateFiles, t)!, method: p.method, primaryKey: p.primaryKey, skipCreation: p.skipCreation, shards: p.shards ?? null, check: p.check ?? null });
+        ops.push({
+          type: 'addDocuments',
+          taskUid: t.uid,
+          file: payloadFile(ctx.updateFiles, t)!,
+          method: p.method,
+          primaryKey: p.primaryKey,
+          skipCreation: p.skipCreation,
+          shards: p.shards ?? null,
+          check: p.check ?? null,
+        });
         break;
       case 'documentDeletion':
         ops.push({ type: 'deleteDocuments', taskUid: t.uid, ids: p.ids });
@@ -62,7 +77,8 @@ export async function indexBatch(ctx: RunContext, tasks: TaskRecord[], fx: Effec
   if (ops.length && idle()) {
     // The batch is committed: a merge that fails leaves its tasks succeeded and the index as it was.
     const t0 = performance.now();
-    const failed = (err: unknown) => ctx.logger.warn('compaction after a batch failed', { indexUid: uid, error: String(err) });
+    const failed = (err: unknown) =>
+      ctx.logger.warn('compaction after a batch failed', { indexUid: uid, error: String(err) });
     const done = await h.compactIfWorthwhile().catch(failed);
     // Only a trickle is new: merged while the tasks are reported and the next batches run.
     if (done === 'later') void h.compactLater().catch(failed);

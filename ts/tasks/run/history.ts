@@ -10,10 +10,17 @@ export function cancel(ctx: RunContext, task: TaskRecord, batch: BatchRecord, fx
   let canceled = 0;
   for (const uid of matched) {
     const t = ctx.queue.get(uid);
-    if (!t || t.status !== 'enqueued' || uid === task.uid) continue;
+    if (t?.status !== 'enqueued' || uid === task.uid) continue;
     const details = t.details ? { ...t.details } : null;
     if (details) for (const k of ZEROED[t.type] ?? []) details[k] = 0;
-    const c: TaskRecord = { ...t, status: 'canceled', canceledBy: task.uid, batchUid: batch.uid, finishedAt: now, details };
+    const c: TaskRecord = {
+      ...t,
+      status: 'canceled',
+      canceledBy: task.uid,
+      batchUid: batch.uid,
+      finishedAt: now,
+      details,
+    };
     fx.queue.tasks.push(c);
     fx.after.push(() => {
       if (!ctx.keepPayloads()) removePayload(ctx.updateFiles, c);
@@ -42,7 +49,8 @@ export function deleteTasks(ctx: RunContext, tasks: TaskRecord[], fx: Effects): 
   fx.queue.deletedTasks.push(...deleted.keys());
   // Batches whose every task is gone go too.
   for (const b of ctx.queue.allBatches()) {
-    if (b.finishedAt !== null && b.taskUids.every((u) => deleted.has(u) || ctx.queue.get(u) === undefined)) fx.queue.deletedBatches.push(b.uid);
+    if (b.finishedAt !== null && b.taskUids.every((u) => deleted.has(u) || ctx.queue.get(u) === undefined))
+      fx.queue.deletedBatches.push(b.uid);
   }
   fx.after.push(() => {
     for (const t of deleted.values()) removePayload(ctx.updateFiles, t);

@@ -8,9 +8,16 @@ import { nowIso } from '../../util/time';
 import { one, type Effects, type Outcome, type RunContext } from '../outcome';
 import type { TaskRecord } from '../types';
 
-export async function createIndex(ctx: RunContext, task: TaskRecord, primaryKey: string | null, fx: Effects, onHandle: (h: NativeIndex) => void): Promise<Map<number, Outcome>> {
+export async function createIndex(
+  ctx: RunContext,
+  task: TaskRecord,
+  primaryKey: string | null,
+  fx: Effects,
+  onHandle: (h: NativeIndex) => void,
+): Promise<Map<number, Outcome>> {
   const uid = task.indexUid!;
-  if (ctx.registry.has(uid)) return one(task, { error: errorBody('index_already_exists', `Index \`${uid}\` already exists.`) });
+  if (ctx.registry.has(uid))
+    return one(task, { error: errorBody('index_already_exists', `Index \`${uid}\` already exists.`) });
   const entry = ctx.registry.newEntry(uid, nowIso());
   const h = ctx.registry.handleOf(entry);
   onHandle(h);
@@ -24,7 +31,9 @@ export async function createIndex(ctx: RunContext, task: TaskRecord, primaryKey:
   return one(task, {});
 }
 
-export async function updateIndex(ctx: RunContext,   task: TaskRecord,
+export async function updateIndex(
+  ctx: RunContext,
+  task: TaskRecord,
   primaryKey: string | null,
   newUid: string | null,
   fx: Effects,
@@ -63,7 +72,9 @@ export async function compactIndex(ctx: RunContext, task: TaskRecord): Promise<M
   const dir = ctx.registry.pathOf(entry);
   const before = directorySize(dir);
   await ctx.registry.handleOf(entry).compact();
-  return one(task, { details: { preCompactionSize: byteSize(before), postCompactionSize: byteSize(directorySize(dir)) } });
+  return one(task, {
+    details: { preCompactionSize: byteSize(before), postCompactionSize: byteSize(directorySize(dir)) },
+  });
 }
 
 export function deleteIndex(ctx: RunContext, task: TaskRecord, fx: Effects): Map<number, Outcome> {
@@ -85,7 +96,10 @@ export function swapIndexes(ctx: RunContext, task: TaskRecord, fx: Effects): Map
   const puts: IndexEntry[] = [];
   const deletes: string[] = [];
   const now = nowIso();
-  for (const { indexes: [a, b], rename } of task.payload.swaps) {
+  for (const {
+    indexes: [a, b],
+    rename,
+  } of task.payload.swaps) {
     const ea = ctx.registry.get(a);
     const eb = ctx.registry.get(b);
     if (rename) {
@@ -97,7 +111,10 @@ export function swapIndexes(ctx: RunContext, task: TaskRecord, fx: Effects): Map
     } else {
       const missing = [a, b].filter((u) => !ctx.registry.has(u));
       if (missing.length) {
-        const msg = missing.length === 1 ? `Index \`${missing[0]}\` not found.` : `Indexes ${missing.map((m) => `\`${m}\``).join(', ')} not found.`;
+        const msg =
+          missing.length === 1
+            ? `Index \`${missing[0]}\` not found.`
+            : `Indexes ${missing.map((m) => `\`${m}\``).join(', ')} not found.`;
         return one(task, { error: errorBody('index_not_found', msg) });
       }
       puts.push({ ...eb!, uid: a, updatedAt: now }, { ...ea!, uid: b, updatedAt: now });

@@ -19,7 +19,10 @@ export async function archive(ctx: RunContext, tasks: TaskRecord[], batch: Batch
     return all({});
   } catch (err) {
     const dump = task.type === 'dumpCreation';
-    ctx.logger.error(`${task.type} failed`, { taskUid: task.uid, error: err instanceof Error ? err.stack : String(err) });
+    ctx.logger.error(`${task.type} failed`, {
+      taskUid: task.uid,
+      error: err instanceof Error ? err.stack : String(err),
+    });
     const reason = err instanceof Error ? err.message : String(err);
     // A full disk keeps its own code (type `system`), as Meilisearch reports it.
     const code = systemError(err)?.code ?? (dump ? 'dump_process_failed' : 'internal');
@@ -30,12 +33,15 @@ export async function archive(ctx: RunContext, tasks: TaskRecord[], batch: Batch
 /** A dynamic search rule patched or deleted, or every rule deleted. */
 export function updateRules(ctx: RunContext, task: TaskRecord, fx: Effects): Map<number, Outcome> {
   const rules = ctx.searchRules;
-  if (!rules) return one(task, { error: errorBody('internal', 'dynamic search rules are not configured on this server') });
+  if (!rules)
+    return one(task, { error: errorBody('internal', 'dynamic search rules are not configured on this server') });
   const p = task.payload;
   if (p.kind === 'dsrClear') {
     const all = rules.all();
     for (const r of all) fx.ops.push(rules.deleteOp(r.uid));
-    fx.after.push(() => all.forEach((r) => rules.applyDelete(r.uid)));
+    fx.after.push(() => {
+      for (const r of all) rules.applyDelete(r.uid);
+    });
     return one(task, { details: { deletedDocuments: all.length } });
   }
   if (p.kind !== 'dsrUpdate') return one(task, {});
