@@ -50,9 +50,8 @@ pub use documents::{merge_pages, FetchQuery, IndexStats};
 pub use fields::FieldsQuery;
 pub use open::TEXT_LAYOUT;
 pub use search::{
-    derivation_candidates_json, federated_search, federated_search_json, FacetSearchQuery,
-    FederatedQuery, Federation, MergeFacets, SearchQuery, SimilarQuery, CANDIDATES_HEADER,
-    RUNS_HEADER,
+    derivation_candidates_json, federated_search, federated_search_json, Asking, FacetSearchQuery,
+    FederatedQuery, Federation, MergeFacets, NoPeers, Peers, Remote, SearchQuery, SimilarQuery,
 };
 pub use update::commit::Compaction;
 pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};

@@ -23,16 +23,12 @@ pub use api_types::{Error, Result};
 pub use index::{
     derivation_candidates_json, federated_search, federated_search_json, merge_pages, BatchInput,
     BatchOp, BatchOpResult, Compaction, FacetSearchQuery, FederatedQuery, Federation, FetchQuery,
-    FieldsQuery, Index, IndexStats, Method, SearchQuery, Shards, SimilarQuery, CANDIDATES_HEADER,
-    RUNS_HEADER, TEXT_LAYOUT,
+    FieldsQuery, Index, IndexStats, Method, SearchQuery, Shards, SimilarQuery, TEXT_LAYOUT,
 };
-pub use outbound::{Failure as OutboundFailure, Response as OutboundResponse};
+pub use index::{Asking, NoPeers, Peers, Remote};
 pub use payload::{stage_documents, Format, StagedCheck};
 pub use settings::{Settings, SettingsPatch};
-pub use vectors::{
-    check_embedder, configure_models, configure_outbound, configure_remote_embedders, outbound,
-    render_template, vector_of_bytes,
-};
+pub use vectors::{check_embedder, configure_models, render_template, vector_of_bytes};
 
 /// The engine's version, reported by `GET /version` next to the package's.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use crate::outbound::OutboundPeers;
 use crate::{internal, to_napi_error, Handle};
 
 /// What an async index call does, computed off the JS thread.
@@ -396,7 +397,8 @@ impl Task for ManyTask {
 /// "federation":{"offset","limit","page","hitsPerPage","facetsByIndex":[[uid,[facet...]]...],
 /// "mergeFacets":{"maxValuesPerFacet"},"distinct","showPerformanceDetails","showRuns",
 /// "remoteTimeoutMs","query","pinDerivations"}}` (each `federation` field optional). The
-/// queries of `remotes` are asked of those instances through the outbound client. The answer
+/// queries of `remotes` are asked of those instances through the outbound client
+/// ([`OutboundPeers`]). The answer
 /// is the response body.
 #[napi(ts_return_type = "Promise<Buffer>")]
 pub fn federated_search(
@@ -406,7 +408,7 @@ pub fn federated_search(
 ) -> Result<AsyncTask<ManyTask>> {
     let received = received_at(since_ms);
     let run = move |indexes: &[&engine::Index], request: &str| {
-        engine::federated_search_json(indexes, request, received)
+        engine::federated_search_json(indexes, request, received, &OutboundPeers)
     };
     ManyTask::new(&indexes, request_json, Box::new(run))
 }

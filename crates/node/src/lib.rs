@@ -162,12 +162,18 @@ pub fn error_catalog() -> Vec<ErrorCodeRow> {
         .collect()
 }
 
-/// The engine's version.
-/// Sets the networks every outbound request of the engine (remote embedders) may reach:
-/// CIDRs, or `any`.
+/// Sets the networks every outbound request of the process (remote embedders, remote
+/// instances, webhooks) may reach: CIDRs, or `any`.
 #[napi]
 pub fn configure_outbound(allowed_networks: Vec<String>) -> Result<()> {
-    engine::configure_outbound(&allowed_networks).map_err(to_napi_error)
+    ::outbound::configure(&allowed_networks).map_err(to_napi_error)
+}
+
+/// When the addon loads: the remote embedders (`rest`, `openAi`, `ollama`), which the engine
+/// builds but cannot send from, are installed with the one outbound client.
+#[napi_derive::module_init]
+fn install_remote_embedders() {
+    remote_embedders::install();
 }
 
 /// Where `huggingFace` embedders find their models, and the ONNX Runtime library (loaded
@@ -187,7 +193,11 @@ pub fn configure_remote_embedders(
     timeout_seconds: Option<f64>,
     max_retry_duration_seconds: Option<f64>,
 ) {
-    engine::configure_remote_embedders(timeout_seconds, max_retry_duration_seconds);
+    let d = |s: f64| std::time::Duration::try_from_secs_f64(s).ok();
+    remote_embedders::configure(
+        timeout_seconds.and_then(d),
+        max_retry_duration_seconds.and_then(d),
+    );
 }
 
 /// Renders a document template with a document (`documentJson`, an object; null only parses
@@ -230,6 +240,7 @@ impl Task for ReleaseTask {
     }
 }
 
+/// The engine's version.
 #[napi]
 pub fn engine_version() -> String {
     engine::VERSION.to_string()

@@ -27,11 +27,11 @@ pub struct OutboundTask {
 }
 
 impl Task for OutboundTask {
-    type Output = std::result::Result<engine::OutboundResponse, engine::OutboundFailure>;
+    type Output = std::result::Result<outbound::Response, outbound::Failure>;
     type JsValue = OutboundAnswer;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        Ok(engine::outbound().send(
+        Ok(outbound::client().send(
             &self.method,
             &self.url,
             &self.headers,
@@ -50,9 +50,9 @@ impl Task for OutboundTask {
             },
             Err(f) => {
                 let kind = match f {
-                    engine::OutboundFailure::NotAllowed(_) => "refused",
-                    engine::OutboundFailure::Transport(_) => "transport",
-                    engine::OutboundFailure::Timeout(_) => "timeout",
+                    outbound::Failure::NotAllowed(_) => "refused",
+                    outbound::Failure::Transport(_) => "transport",
+                    outbound::Failure::Timeout(_) => "timeout",
                 };
                 OutboundAnswer {
                     status: 0,
@@ -93,9 +93,36 @@ pub fn outbound_request(
 /// The header one instance sends another to get each federated hit's score runs (see the
 /// engine's `index::search::remote`).
 #[napi]
-pub const FEDERATION_RUNS_HEADER: &str = engine::RUNS_HEADER;
+pub const FEDERATION_RUNS_HEADER: &str = outbound::instance::RUNS_HEADER;
 
 /// The header one instance sends another to learn what its queries' words derive from (see
 /// the engine's `index::search::query::pins`).
 #[napi]
-pub const DERIVATION_CANDIDATES_HEADER: &str = engine::CANDIDATES_HEADER;
+pub const DERIVATION_CANDIDATES_HEADER: &str = outbound::instance::CANDIDATES_HEADER;
+
+/// The instances of a network, reached through the one outbound client: what the engine's
+/// federation asks of them, sent.
+pub(crate) struct OutboundPeers;
+
+impl engine::Peers for OutboundPeers {
+    fn multi_search(
+        &self,
+        remote: &engine::Remote,
+        asking: engine::Asking,
+        request: &serde_json::Value,
+        timeout: std::time::Duration,
+    ) -> api_types::Result<serde_json::Value> {
+        let header = match asking {
+            engine::Asking::Hits => outbound::instance::RUNS_HEADER,
+            engine::Asking::Candidates => outbound::instance::CANDIDATES_HEADER,
+        };
+        outbound::instance::multi_search(
+            &outbound::client(),
+            &remote.url,
+            remote.api_key.as_deref(),
+            header,
+            request,
+            timeout,
+        )
+    }
+}

@@ -7,17 +7,42 @@
 //! connection goes to a checked address (a second lookup cannot swap in another one); a host
 //! with no allowed address fails before any byte leaves the machine. Redirects are not
 //! followed.
+//!
+//! The process has one client ([`configure`], [`client`]); [`instance`] reads what another
+//! search instance answers.
+
+pub mod instance;
 
 use api_types::Code;
 use std::fmt;
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use api_types::{Error, Result};
 use ureq::config::Config;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
+
+/// The client of this process, once configured.
+static CLIENT: RwLock<Option<Client>> = RwLock::new(None);
+
+/// Sets the networks every outbound request of this process may reach (CIDRs, or `any`).
+pub fn configure(allowed: &[String]) -> Result<()> {
+    let client = Client::new(allowed)?;
+    *CLIENT.write().unwrap_or_else(|e| e.into_inner()) = Some(client);
+    Ok(())
+}
+
+/// The one outbound client of this process: remote embedders, remote instances, forwarded
+/// writes, webhooks. Loopback only until [`configure`] says otherwise.
+pub fn client() -> Client {
+    CLIENT
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .unwrap_or_else(Client::loopback)
+}
 
 /// The networks a [`Client`] may reach when the operator set none.
 pub const LOOPBACK_NETWORKS: [&str; 2] = ["127.0.0.0/8", "::1/128"];

@@ -70,7 +70,7 @@ use query::{group_query, prefix_search, Counted, Group, Reach, TermSet, Terms};
 use ranking::{
     self as rank, compare_ranked, rule_list, score_details, semantic_rule_list, steps, Ranked,
 };
-pub use remote::{CANDIDATES_HEADER, RUNS_HEADER};
+pub use remote::{Asking, NoPeers, Peers, Remote};
 use semantic::{keyword_suffices, merge, Mode};
 pub use similar::SimilarQuery;
 pub use wire::{FacetSearchQuery, SearchQuery};

@@ -23,9 +23,6 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use embedders::{Embed, EmbedderConfig};
 
-/// The outbound client remote embedders use (loopback only until the operator allows more).
-static OUTBOUND: RwLock<Option<outbound::Client>> = RwLock::new(None);
-
 /// A query vector sent as `f32` bytes in the machine's order (the binding's form, which spares
 /// the JavaScript thread printing the numbers as JSON); a trailing partial value is ignored.
 pub fn vector_of_bytes(bytes: &[u8]) -> Vec<f32> {
@@ -33,22 +30,6 @@ pub fn vector_of_bytes(bytes: &[u8]) -> Vec<f32> {
         .chunks_exact(4)
         .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
-}
-
-/// Sets the networks every remote embedder of this process may reach (CIDRs, or `any`).
-pub fn configure_outbound(allowed: &[String]) -> api_types::Result<()> {
-    let client = outbound::Client::new(allowed)?;
-    *OUTBOUND.write().unwrap_or_else(|e| e.into_inner()) = Some(client);
-    Ok(())
-}
-
-/// The one outbound client: remote embedders, remote instances, forwarded writes.
-pub fn outbound() -> outbound::Client {
-    OUTBOUND
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone()
-        .unwrap_or_else(outbound::Client::loopback)
 }
 
 /// The directory of local models (`huggingFace` embedders), when configured.
@@ -67,15 +48,9 @@ pub fn configure_models(
     Ok(())
 }
 
-/// How long a remote embedder's request may take and how long it is tried again (see
-/// `embedders::remote::configure`), in seconds; `None`: the defaults.
-pub fn configure_remote_embedders(timeout_seconds: Option<f64>, retry_for_seconds: Option<f64>) {
-    let d = |s: f64| std::time::Duration::try_from_secs_f64(s).ok();
-    embedders::remote::configure(timeout_seconds.and_then(d), retry_for_seconds.and_then(d));
-}
-
 /// Builds the embedder of `config`: local models from the configured directory (else the
-/// `QUARRY_MODELS_DIR` environment variable), remote sources through the outbound client.
+/// `QUARRY_MODELS_DIR` environment variable), remote sources by what the binding installed
+/// (`embedders::install_remote`): the engine sends no request itself.
 /// A composite embedder indexes with its `indexingEmbedder` (see [`search_config`]).
 fn build(name: &str, config: &EmbedderConfig) -> api_types::Result<Arc<dyn Embed>> {
     let models = MODELS_DIR.read().unwrap_or_else(|e| e.into_inner()).clone();
@@ -84,7 +59,7 @@ fn build(name: &str, config: &EmbedderConfig) -> api_types::Result<Arc<dyn Embed
         (embedders::Source::HuggingFace { .. }, Some(dir)) => {
             embedders::build_local(name, config, &dir)
         }
-        _ => embedders::build(name, config, &outbound()),
+        _ => embedders::build(name, config),
     }
 }
 

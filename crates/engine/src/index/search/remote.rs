@@ -1,13 +1,14 @@
 //! The remote part of a federated search: the queries a federation sends to another instance
-//! (`federationOptions.remote`, or every shard with `useNetwork`), asked in one federated
-//! multi-search per instance through the one outbound client, and its answer read back as
-//! hits the merge can place among the local ones.
+//! (`federationOptions.remote`, or every shard with `useNetwork`), as one federated
+//! multi-search per instance, and its answer read back as hits the merge can place among the
+//! local ones. The engine sends nothing itself: it says what to ask, and the caller's
+//! [`Peers`] sends it (the binding, through the one outbound client).
 //!
-//! A Quarry instance asked with the `Quarry-Federation-Runs` header adds each hit's score runs
+//! A Quarry instance asked for [`Asking::Hits`] adds each hit's score runs
 //! (`_federation._runs`), so hits from several instances merge exactly as hits of one would.
-//! Before a search over the network, each instance is asked with the
-//! `Quarry-Derivation-Candidates` header what its words derive from, and the search then
-//! carries the derivations chosen for all (`federation.quarryPins`, see `query::pins`).
+//! Before a search over the network, each instance is asked ([`Asking::Candidates`]) what its
+//! words derive from, and the search then carries the derivations chosen for all
+//! (`federation.quarryPins`, see `query::pins`).
 //! Another server's hits merge by their weighted global score. A remote that cannot be
 //! reached, refuses the key, times out or answers something else does not fail the search: its
 //! error goes to `remoteErrors` under its name.
@@ -23,11 +24,38 @@ use super::faceting::{FacetCounts, FacetStats};
 use super::query::{Pins, QueryCandidates};
 use crate::value::Key;
 
-/// The header that asks a Quarry instance for each hit's runs.
-pub const RUNS_HEADER: &str = "Quarry-Federation-Runs";
-/// The header that asks a Quarry instance what its queries' words derive from, instead of
-/// searching (see `query::pins`).
-pub const CANDIDATES_HEADER: &str = "Quarry-Derivation-Candidates";
+/// What a federation asks of another instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asking {
+    /// Its hits, with each hit's runs when it is a Quarry instance.
+    Hits,
+    /// What its queries' words derive from, instead of searching (see `query::pins`).
+    Candidates,
+}
+
+/// How a federation reaches the other instances: sends `request` (a federated multi-search
+/// body) to `remote` and returns its JSON answer, or the error `remoteErrors` shows.
+pub trait Peers: Sync {
+    fn multi_search(
+        &self,
+        remote: &Remote,
+        asking: Asking,
+        request: &Value,
+        timeout: Duration,
+    ) -> Result<Value>;
+}
+
+/// Peers that cannot be reached: every ask fails (a caller without a network).
+pub struct NoPeers;
+
+impl Peers for NoPeers {
+    fn multi_search(&self, remote: &Remote, _: Asking, _: &Value, _: Duration) -> Result<Value> {
+        Err(Error::new(
+            Code::ProxyCouldNotSendRequest,
+            format!("error sending request: no way to reach `{}`", remote.name),
+        ))
+    }
+}
 
 /// One instance and the queries it answers, as the TypeScript layer sends them.
 #[derive(Debug, Deserialize)]
@@ -153,33 +181,26 @@ fn request(
 /// Asks `remote` for the first `end` hits of its queries (with the facets `facets_of` names
 /// for an index, and `pins` when given), within `timeout`.
 pub(super) fn ask(
+    peers: &dyn Peers,
     remote: &Remote,
-    end: usize,
+    (end, timeout): (usize, Duration),
     facets_of: &dyn Fn(&str) -> Option<Vec<String>>,
     pins: Option<&[Pins]>,
-    timeout: Duration,
 ) -> Result<Answer> {
-    let body = post(
-        remote,
-        &request(remote, end, facets_of, pins),
-        RUNS_HEADER,
-        timeout,
-    )?;
+    let request = request(remote, end, facets_of, pins);
+    let body = peers.multi_search(remote, Asking::Hits, &request, timeout)?;
     read_answer(remote, &body).ok_or_else(|| bad_response(body.to_string().as_bytes()))
 }
 
 /// Asks `remote` what its queries' words derive from; `None` when it is not a Quarry
 /// instance (it searched instead).
 pub(super) fn ask_candidates(
+    peers: &dyn Peers,
     remote: &Remote,
     timeout: Duration,
 ) -> Result<Option<Vec<QueryCandidates>>> {
-    let body = post(
-        remote,
-        &request(remote, 0, &|_| None, None),
-        CANDIDATES_HEADER,
-        timeout,
-    )?;
+    let request = request(remote, 0, &|_| None, None);
+    let body = peers.multi_search(remote, Asking::Candidates, &request, timeout)?;
     let Some(found) = body.get("candidates") else {
         return Ok(None);
     };
@@ -191,47 +212,7 @@ pub(super) fn ask_candidates(
     Ok(Some(found))
 }
 
-/// POSTs `request` to the remote's `/multi-search` with `header`; its JSON answer.
-fn post(remote: &Remote, request: &Value, header: &str, timeout: Duration) -> Result<Value> {
-    let mut headers = vec![(header.to_string(), "true".to_string())];
-    if let Some(key) = &remote.api_key {
-        headers.push(("Authorization".into(), format!("Bearer {key}")));
-    }
-    let url = format!("{}/multi-search", remote.url.trim_end_matches('/'));
-    let answer = crate::outbound()
-        .post_json(&url, &headers, request, timeout)
-        .map_err(|f| match f {
-            outbound::Failure::Timeout(_) => Error::new(
-                Code::RemoteTimeout,
-                format!(
-                    "remote host did not answer within {} ms",
-                    timeout.as_millis()
-                ),
-            ),
-            outbound::Failure::NotAllowed(m) | outbound::Failure::Transport(m) => Error::new(
-                Code::ProxyCouldNotSendRequest,
-                format!("error sending request: {m}"),
-            ),
-        })?;
-    match answer.status {
-        200..=299 => serde_json::from_slice(&answer.body).map_err(|_| bad_response(&answer.body)),
-        401 | 403 => Err(Error::new(
-            Code::RemoteInvalidApiKey,
-            "could not authenticate against the remote host\n  - hint: check that the remote instance was registered with a valid API key having the `search` action",
-        )),
-        status => {
-            let message = serde_json::from_slice::<Value>(&answer.body)
-                .ok()
-                .and_then(|v| v.get("message").and_then(Value::as_str).map(String::from))
-                .unwrap_or_else(|| String::from_utf8_lossy(&answer.body).into_owned());
-            Err(Error::new(
-                Code::RemoteRemoteError,
-                format!("remote host responded with code {status}:\n  - response from remote: {message}"),
-            ))
-        }
-    }
-}
-
+/// An answer that is not a federated search response.
 fn bad_response(body: &[u8]) -> Error {
     let shown: String = String::from_utf8_lossy(body).chars().take(200).collect();
     Error::new(

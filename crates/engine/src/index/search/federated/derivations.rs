@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use api_types::{Error, Result};
 
 use super::super::query::{Pins, QueryCandidates};
-use super::super::remote::{self, Remote};
+use super::super::remote::{self, Peers, Remote};
 use super::FederatedQuery;
 
 /// The derivations chosen per query position, and which remotes took part.
@@ -28,13 +28,13 @@ impl Pinned {
 /// its error kept for `remoteErrors`.
 pub(super) fn pin_derivations(
     queries: &[FederatedQuery],
-    remotes: &[Remote],
+    (remotes, peers): (&[Remote], &dyn Peers),
     timeout: std::time::Duration,
 ) -> Result<(Pinned, HashMap<String, Error>)> {
     std::thread::scope(|scope| {
         let asks: Vec<_> = remotes
             .iter()
-            .map(|r| scope.spawn(move || remote::ask_candidates(r, timeout)))
+            .map(|r| scope.spawn(move || remote::ask_candidates(peers, r, timeout)))
             .collect();
         let mut found: HashMap<usize, Vec<QueryCandidates>> = HashMap::new();
         for fq in queries {

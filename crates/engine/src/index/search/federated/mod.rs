@@ -26,7 +26,7 @@ use serde_json::{json, Map};
 use super::faceting::FacetCounts;
 use super::page::{Ask, Window};
 use super::query::Pins;
-use super::remote::{self, Remote, RemoteHit};
+use super::remote::{self, Peers, Remote, RemoteHit};
 use super::SearchQuery;
 use crate::index::Index;
 
@@ -123,6 +123,7 @@ pub fn federated_search_json(
     indexes: &[&Index],
     request_json: &str,
     received: Instant,
+    peers: &dyn Peers,
 ) -> Result<Vec<u8>> {
     let wire: WireRequest = serde_json::from_str(request_json).map_err(Error::internal)?;
     if wire.queries.len() != indexes.len() {
@@ -144,14 +145,14 @@ pub fn federated_search_json(
             remote: q.remote,
         })
         .collect();
-    federated_search(&queries, &wire.remotes, &wire.federation, received)
+    federated_search(&queries, (&wire.remotes, peers), &wire.federation, received)
 }
 
-/// Runs a federated search and returns the response body (`started`: when its request
-/// arrived).
+/// Runs a federated search and returns the response body: the queries of `remotes` are asked
+/// through `peers`; `started`: when its request arrived.
 pub fn federated_search(
     queries: &[FederatedQuery],
-    remotes: &[Remote],
+    (remotes, peers): (&[Remote], &dyn Peers),
     federation: &Federation,
     started: Instant,
 ) -> Result<Vec<u8>> {
@@ -177,7 +178,7 @@ pub fn federated_search(
     // (Without remotes every query runs here, on one dictionary: nothing to settle.)
     let pinning = federation.pin_derivations && !remotes.is_empty();
     let (pins, unreachable) = match pinning {
-        true => derivations::pin_derivations(queries, remotes, timeout)?,
+        true => derivations::pin_derivations(queries, (remotes, peers), timeout)?,
         false => Default::default(),
     };
     std::thread::scope(|scope| -> Result<Vec<u8>> {
@@ -193,7 +194,7 @@ pub fn federated_search(
                     .then(|| r.queries.iter().map(|q| pins.of(q.position)).collect());
                 scope.spawn(move || match failed {
                     Some(e) => Err(e),
-                    None => remote::ask(r, end, facets_of, pinned.as_deref(), timeout),
+                    None => remote::ask(peers, r, (end, timeout), facets_of, pinned.as_deref()),
                 })
             })
             .collect();
@@ -270,7 +271,7 @@ pub fn federated_search(
 }
 
 /// What each query's words would derive from here: the answer to another instance's
-/// [`remote::CANDIDATES_HEADER`] request, `{"candidates":[...]}` in query order.
+/// [`remote::Asking::Candidates`] request, `{"candidates":[...]}` in query order.
 pub fn derivation_candidates_json(indexes: &[&Index], request_json: &str) -> Result<Vec<u8>> {
     let wire: WireRequest = serde_json::from_str(request_json).map_err(Error::internal)?;
     let mut out = Vec::with_capacity(wire.queries.len());

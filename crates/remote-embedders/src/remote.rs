@@ -19,8 +19,7 @@ use std::time::Duration;
 use api_types::{Error, Result};
 use serde_json::{json, Map, Value};
 
-use crate::config::{EmbedderConfig, Source};
-use crate::embed::{Embed, Embedding};
+use embedders::{Embed, EmbedderConfig, Embedding, Source};
 
 /// Tries per request.
 pub const ATTEMPTS: u32 = 3;
