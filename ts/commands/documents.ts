@@ -1,18 +1,19 @@
 /**
  * Document writes as tasks, for the routes and the embedded library alike: the payload is
  * parsed and staged on disk (fsynced) before the task is enqueued, so a task acknowledged is a
- * task whose documents are on disk. The documents fetch is here too, shared by the route, the
- * library and the MCP endpoint.
+ * task whose documents are on disk. The documents reads are here too (local, or over the
+ * network's shards), shared by the routes, the library and the MCP endpoint.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
-import { checkDocumentFilter, type PayloadFormat, stageDocuments } from '../native';
-import { fetchOverNetwork } from '../network/documents';
+import { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from '../native';
+import { documentOverNetwork, type DocumentsQuery, fetchOverNetwork } from '../network/documents';
 import { usesNetwork } from '../network/search';
 import { documentIds, type FetchBody } from '../schemas/documents';
+import { checkEditContext, type EditBody } from '../schemas/edit';
 import type { TaskRecord } from '../tasks/types';
 
 export interface AddDocumentsOptions {
@@ -118,10 +119,66 @@ export function deleteDocuments(
   });
 }
 
+/** An edition's filter: its syntax now (errors name the index, as Meilisearch's do). */
+function checkEditionFilter(uid: string, filter: unknown, containsFilter: boolean): void {
+  if (typeof filter !== 'string' && !Array.isArray(filter)) {
+    throw new ApiError(
+      'invalid_document_filter',
+      `Index \`${uid}\`: Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(filter)}\`.`,
+    );
+  }
+  if (isEmptyFilter(filter)) throw emptyFilterRefused();
+  try {
+    checkDocumentFilter(filter, containsFilter);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'invalid_document_filter')
+      throw new ApiError(err.code, `Index \`${uid}\`: ${err.message}`);
+    throw err;
+  }
+}
+
 /**
- * A page of documents of `uid` (`POST /documents/fetch`'s body, already checked), as JSON
- * bytes: from every shard once the network has some (unless `useNetwork: false`), else local.
+ * Enqueues an edition of documents by a Rhai function (`editDocumentsByFunction`; the body's
+ * shape already checked). The function's compilation, then `context`, then the filter's syntax
+ * are checked now; filterability, and what the function does to each document, when the task
+ * runs (see `crates/engine/src/edit.rs`).
  */
+export function editDocuments(deps: Deps, uid: string, edit: EditBody, customMetadata?: string): Promise<TaskRecord> {
+  checkEditFunction(edit.function);
+  checkEditContext(edit.context);
+  if (edit.filter !== null) checkEditionFilter(uid, edit.filter, deps.features.get().containsFilter);
+  return deps.queue.enqueue({
+    indexUid: uid,
+    type: 'documentEdition',
+    details: {
+      editedDocuments: null,
+      deletedDocuments: null,
+      originalFilter: edit.filter === null ? null : JSON.stringify(edit.filter),
+      context: edit.context,
+      function: edit.function,
+    },
+    payload: { kind: 'documentEdition', function: edit.function, filter: edit.filter, context: edit.context },
+    customMetadata,
+  });
+}
+
+/**
+ * A page of documents of `uid` for a checked query, as JSON bytes: from every shard once the
+ * network has some (unless `useNetwork` is false), else local.
+ */
+export function listDocuments(
+  deps: Deps,
+  uid: string,
+  query: DocumentsQuery,
+  useNetwork: boolean | null | undefined,
+): Promise<Buffer> {
+  if (usesNetwork(deps, useNetwork)) return fetchOverNetwork(deps, uid, query);
+  return deps.registry
+    .handle(uid)
+    .fetchDocuments({ ...query, containsFilter: deps.features.enabled('containsFilter') });
+}
+
+/** `POST /documents/fetch`'s page (its body already checked): `listDocuments` of the body's query. */
 export function fetchDocuments(deps: Deps, uid: string, body: FetchBody): Promise<Buffer> {
   const query = {
     offset: body.offset ?? 0,
@@ -132,8 +189,21 @@ export function fetchDocuments(deps: Deps, uid: string, body: FetchBody): Promis
     sort: body.sort ?? null,
     filter: body.filter ?? null,
   };
-  if (usesNetwork(deps, body.useNetwork)) return fetchOverNetwork(deps, uid, query);
-  return deps.registry
-    .handle(uid)
-    .fetchDocuments({ ...query, containsFilter: deps.features.enabled('containsFilter') });
+  return listDocuments(deps, uid, query, body.useNetwork);
+}
+
+/** One document of `uid` as JSON bytes, from whichever instance holds it once the network is used; else `document_not_found`. */
+export async function getDocument(
+  deps: Deps,
+  uid: string,
+  id: string,
+  fields: string[] | null,
+  retrieveVectors: boolean,
+  useNetwork: boolean | undefined,
+): Promise<Buffer> {
+  const doc = usesNetwork(deps, useNetwork)
+    ? await documentOverNetwork(deps, uid, id, fields, retrieveVectors)
+    : await deps.registry.handle(uid).getDocument(id, fields, retrieveVectors);
+  if (doc === null) throw new ApiError('document_not_found', `Document \`${id}\` not found.`);
+  return doc;
 }

@@ -41,6 +41,16 @@ export function deleteIndex(deps: Deps, uid: string): Promise<TaskRecord> {
   });
 }
 
+/** Compaction: the index's inverted index merged into one segment, as a task. */
+export function compactIndex(deps: Deps, uid: string): Promise<TaskRecord> {
+  return deps.queue.enqueue({
+    indexUid: uid,
+    type: 'indexCompaction',
+    details: {},
+    payload: { kind: 'indexCompaction' },
+  });
+}
+
 /** Swaps (or, with `rename`, renames) pairs of indexes; the pairs are already checked. */
 export function swapIndexes(
   deps: Deps,

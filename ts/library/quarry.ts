@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { FULL_ACCESS } from '../auth/guard';
 import { createIndex, deleteIndex, swapIndexes, updateIndex } from '../commands/indexes';
+import { cancelTasks, deleteTasks } from '../commands/tasks';
 import { type Config, loadConfig } from '../config';
 import type { Deps } from '../deps';
 import { createLogger, type Logger } from '../logging';
@@ -210,7 +211,7 @@ export class Quarry {
   cancelTasks(query: TasksQuery): TaskPromise {
     const params = queryParams(query);
     return this.write(() =>
-      this.#deps.queue.cancel(parseCancelOrDeleteQuery(params, 'cancel'), () => true, originalFilter(params)),
+      cancelTasks(this.#deps, OWNER, parseCancelOrDeleteQuery(params, 'cancel'), originalFilter(params)),
     );
   }
 
@@ -218,7 +219,7 @@ export class Quarry {
   deleteTasks(query: TasksQuery): TaskPromise {
     const params = queryParams(query);
     return this.write(() =>
-      this.#deps.queue.delete(parseCancelOrDeleteQuery(params, 'delete'), () => true, originalFilter(params)),
+      deleteTasks(this.#deps, OWNER, parseCancelOrDeleteQuery(params, 'delete'), originalFilter(params)),
     );
   }
 

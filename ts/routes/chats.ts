@@ -5,6 +5,7 @@
 import { type Request, type Response, Router } from 'express';
 import { prepareCompletion, checkCompletionRequest, checkSingleChoice } from '../chats/completions';
 import { chatNotFound, chatSettingsView, parseChatSettingsPatch } from '../chats/settings';
+import { deleteChat, resetChatSettings, updateChatSettings } from '../commands/chats';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { rawBody, readJson } from '../http/body';
@@ -51,7 +52,7 @@ export function chatRoutes(deps: Deps, search = new SearchService(deps)): Router
   r.delete('/chats/:workspace', guard('chats.delete'), async (req, res) => {
     requireFeature('deleting a chat');
     const uid = workspace(req);
-    if (!(await chats.delete(uid))) throw new ApiError('chat_not_found', `chat ${uid} not found`);
+    await deleteChat(deps, uid);
     res.status(204).end();
   });
 
@@ -65,11 +66,11 @@ export function chatRoutes(deps: Deps, search = new SearchService(deps)): Router
   r.patch('/chats/:workspace/settings', guard('chatsSettings.update'), async (req, res) => {
     const patch = parseChatSettingsPatch(readJson(req));
     settingsFeature();
-    res.json(chatSettingsView(await chats.patch(workspace(req), patch)));
+    res.json(chatSettingsView(await updateChatSettings(deps, workspace(req), patch)));
   });
   r.delete('/chats/:workspace/settings', guard('chatsSettings.update'), async (req, res) => {
     settingsFeature();
-    res.json(chatSettingsView(await chats.reset(workspace(req))));
+    res.json(chatSettingsView(await resetChatSettings(deps, workspace(req))));
   });
 
   r.post('/chats/:workspace/chat/completions', guard('chatCompletions'), async (req, res) => {

@@ -1,6 +1,4 @@
 /** Document routes: additions go to the queue as staged bytes; reads go to the engine. */
-import { documentOverNetwork, fetchOverNetwork } from '../network/documents';
-import { usesNetwork } from '../network/search';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { Deps } from '../deps';
@@ -11,13 +9,14 @@ import type { ResponseBudget } from '../http/response-budget';
 import {
   addDocuments,
   deleteDocuments,
+  editDocuments,
   fetchDocuments,
+  getDocument,
+  listDocuments,
   type DocumentSelection,
-  emptyFilterRefused,
-  isEmptyFilter,
 } from '../commands/documents';
-import { checkDocumentFilter, checkEditFunction, type PayloadFormat } from '../native';
-import { checkEditContext, parseEditBody } from '../schemas/edit';
+import type { PayloadFormat } from '../native';
+import { parseEditBody } from '../schemas/edit';
 import { documentIds, FETCH_CODES, FetchSchema } from '../schemas/documents';
 import { checkIndexUid } from '../schemas/indexes';
 import { checkPrimaryKeyParam, filterShape } from '../schemas/limits';
@@ -39,24 +38,6 @@ export const DeleteByFilterSchema = z.strictObject({
   filter: filterShape,
 });
 
-/** An edition's filter: its syntax now (errors name the index, as Meilisearch's do). */
-function checkEditionFilter(uid: string, filter: unknown, containsFilter: boolean): void {
-  if (typeof filter !== 'string' && !Array.isArray(filter)) {
-    throw new ApiError(
-      'invalid_document_filter',
-      `Index \`${uid}\`: Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(filter)}\`.`,
-    );
-  }
-  if (isEmptyFilter(filter)) throw emptyFilterRefused();
-  try {
-    checkDocumentFilter(filter, containsFilter);
-  } catch (err) {
-    if (err instanceof ApiError && err.code === 'invalid_document_filter')
-      throw new ApiError(err.code, `Index \`${uid}\`: ${err.message}`);
-    throw err;
-  }
-}
-
 /** Sends documents' JSON bytes, held in the response budget until sent (`http/response-budget.ts`). */
 function sendJsonBytes(res: Response, budget: ResponseBudget, bytes: Buffer): void {
   budget.holdFor(res, bytes.length);
@@ -65,7 +46,7 @@ function sendJsonBytes(res: Response, budget: ResponseBudget, bytes: Buffer): vo
 
 export function documentRoutes(deps: Deps): Router {
   const r = Router();
-  const { guard, queue, registry } = deps;
+  const { guard } = deps;
 
   async function postDocuments(req: Request, res: Response, method: 'replace' | 'update'): Promise<void> {
     const q = req.query as Record<string, unknown>;
@@ -116,38 +97,8 @@ export function documentRoutes(deps: Deps): Router {
       q.useNetwork === undefined ? undefined : boolParam(q, 'useNetwork', 'invalid_document_use_network', false);
     const uid = checkIndexUid(req.params.indexUid);
     deps.responseBudget.refuseWhenFull();
-    if (usesNetwork(deps, useNetwork)) {
-      sendJsonBytes(
-        res,
-        deps.responseBudget,
-        await fetchOverNetwork(deps, uid, {
-          offset,
-          limit,
-          fields,
-          ids,
-          retrieveVectors,
-          sort,
-          filter: filter ?? null,
-        }),
-      );
-      return;
-    }
-    const index = registry.handle(uid);
-    const containsFilter = deps.features.get().containsFilter;
-    sendJsonBytes(
-      res,
-      deps.responseBudget,
-      await index.fetchDocuments({
-        offset,
-        limit,
-        fields,
-        ids,
-        retrieveVectors,
-        sort,
-        filter: filter ?? null,
-        containsFilter,
-      }),
-    );
+    const query = { offset, limit, fields, ids, retrieveVectors, sort, filter: filter ?? null };
+    sendJsonBytes(res, deps.responseBudget, await listDocuments(deps, uid, query, useNetwork));
   });
 
   // `fetch`, `delete-batch` and `delete` are routes of their own, never document ids: asked with
@@ -172,11 +123,7 @@ export function documentRoutes(deps: Deps): Router {
       q.useNetwork === undefined ? undefined : boolParam(q, 'useNetwork', 'invalid_document_use_network', false);
     const uid = checkIndexUid(req.params.indexUid);
     const id = String(req.params.documentId);
-    const doc = usesNetwork(deps, useNetwork)
-      ? await documentOverNetwork(deps, uid, id, fields, retrieveVectors)
-      : await registry.handle(uid).getDocument(id, fields, retrieveVectors);
-    if (doc === null) throw new ApiError('document_not_found', `Document \`${id}\` not found.`);
-    sendJsonBytes(res, deps.responseBudget, doc);
+    sendJsonBytes(res, deps.responseBudget, await getDocument(deps, uid, id, fields, retrieveVectors, useNetwork));
   });
 
   async function enqueueDeletion(req: Request, res: Response, selection: DocumentSelection): Promise<void> {
@@ -220,11 +167,7 @@ export function documentRoutes(deps: Deps): Router {
     await enqueueDeletion(req, res, { filter: body.filter });
   });
 
-  /**
-   * Editing documents with a Rhai function (`editDocumentsByFunction`). The body's shape, the
-   * filter's syntax and the function's compilation are checked now; filterability, and what
-   * the function does to each document, when the task runs (see `crates/engine/src/edit.rs`).
-   */
+  /** Editing documents with a Rhai function (`editDocumentsByFunction`): see `editDocuments`. */
   r.post('/indexes/:indexUid/documents/edit', guard('documents.*', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
     if (!deps.features.get().editDocumentsByFunction) {
@@ -237,23 +180,7 @@ export function documentRoutes(deps: Deps): Router {
     rejectUnknownParams(q, ['customMetadata']);
     const customMetadata = stringParam(q, 'customMetadata', 'invalid_index_custom_metadata');
     const body = parseEditBody(readJson(req));
-    checkEditFunction(body.function);
-    checkEditContext(body.context);
-    if (body.filter !== null) checkEditionFilter(uid, body.filter, deps.features.get().containsFilter);
-    const task = await queue.enqueue({
-      indexUid: uid,
-      type: 'documentEdition',
-      details: {
-        editedDocuments: null,
-        deletedDocuments: null,
-        originalFilter: body.filter === null ? null : JSON.stringify(body.filter),
-        context: body.context,
-        function: body.function,
-      },
-      payload: { kind: 'documentEdition', function: body.function, filter: body.filter, context: body.context },
-      customMetadata,
-    });
-    res.status(202).json(summaryView(task));
+    res.status(202).json(summaryView(await editDocuments(deps, uid, body, customMetadata)));
   });
 
   return r;

@@ -1,7 +1,7 @@
 /** Index CRUD, swap and per-index stats. */
 import { Router } from 'express';
 import { z } from 'zod';
-import { createIndex, deleteIndex, swapIndexes, updateIndex } from '../commands/indexes';
+import { compactIndex, createIndex, deleteIndex, swapIndexes, updateIndex } from '../commands/indexes';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
@@ -22,7 +22,7 @@ export const UpdateSchema = z.strictObject({
 
 export function indexRoutes(deps: Deps): Router {
   const r = Router();
-  const { guard, queue, registry } = deps;
+  const { guard, registry } = deps;
 
   r.get('/indexes', guard('indexes.get'), (req, res) => {
     const q = req.query as Record<string, unknown>;
@@ -72,13 +72,7 @@ export function indexRoutes(deps: Deps): Router {
   /** Compaction: the index's inverted index merged into one segment, as a task. */
   r.post('/indexes/:indexUid/compact', guard('indexes.compact', 'param'), async (req, res) => {
     const uid = checkIndexUid(req.params.indexUid);
-    const task = await queue.enqueue({
-      indexUid: uid,
-      type: 'indexCompaction',
-      details: {},
-      payload: { kind: 'indexCompaction' },
-    });
-    res.status(202).json(summaryView(task));
+    res.status(202).json(summaryView(await compactIndex(deps, uid)));
   });
 
   r.get('/indexes/:indexUid/stats', guard('stats.get', 'param'), (req, res) => {

@@ -3,10 +3,10 @@
  * in Meilisearch: the default admin key manages keys). Without a master key these routes
  * answer `missing_master_key` (the guard does it).
  */
-import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { z } from 'zod';
-import { ACTIONS, GLOBAL_ACTIONS, isIndexPattern } from '../auth/actions';
+import { ACTIONS, isIndexPattern } from '../auth/actions';
+import { createKey, deleteKey, findKey, updateKey } from '../commands/keys';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
@@ -20,7 +20,6 @@ import {
   MAX_KEY_NAME,
 } from '../schemas/limits';
 import { rejectUnknownParams, uintParam } from '../schemas/query';
-import { nowIso } from '../util/time';
 
 export const CreateSchema = z.strictObject({
   description: boundedString(MAX_KEY_DESCRIPTION).nullable().optional(),
@@ -62,11 +61,6 @@ function parseExpiresAt(text: string): string | null {
 export function keyRoutes(deps: Deps): Router {
   const r = Router();
   const { guard, keys } = deps;
-  const find = (uidOrKey: string) => {
-    const k = keys.find(uidOrKey);
-    if (!k) throw new ApiError('api_key_not_found', `API key \`${uidOrKey}\` not found.`);
-    return k;
-  };
 
   r.get('/keys', guard('keys.get'), (req, res) => {
     const q = req.query as Record<string, unknown>;
@@ -78,7 +72,7 @@ export function keyRoutes(deps: Deps): Router {
   });
 
   r.get('/keys/:key', guard('keys.get'), (req, res) => {
-    res.json(keys.view(find(String(req.params.key))));
+    res.json(keys.view(findKey(deps, String(req.params.key))));
   });
 
   r.post('/keys', guard('keys.create'), async (req, res) => {
@@ -104,30 +98,7 @@ export function keyRoutes(deps: Deps): Router {
       }
     }
     const body = parseWith(CreateSchema, raw, CREATE_CODES);
-    // An empty `indexes` list counts as unrestricted here, as in Meilisearch (it then grants nothing).
-    const restricted = body.indexes.length > 0 && !body.indexes.includes('*');
-    const global = restricted ? body.actions.find((a) => GLOBAL_ACTIONS.has(a)) : undefined;
-    if (global !== undefined) {
-      throw new ApiError(
-        'index_scoped_api_key_with_global_action',
-        `cannot create index-scoped API key with global action \`"${global}"\`\n  - Hint: remove action \`"${global}"\` from the action list, or remove \`indexes\` to make the key global`,
-      );
-    }
-    const uid = (body.uid ?? randomUUID()).toLowerCase();
-    if (keys.get(uid))
-      throw new ApiError('api_key_already_exists', `\`uid\` field value \`${uid}\` is already an existing API key.`);
-    const now = nowIso();
-    const record = {
-      uid,
-      name: body.name ?? null,
-      description: body.description ?? null,
-      actions: body.actions,
-      indexes: body.indexes,
-      expiresAt,
-      createdAt: now,
-      updatedAt: now,
-    };
-    await keys.put([record]);
+    const record = await createKey(deps, { ...body, expiresAt });
     res.status(201).json(keys.view(record));
   });
 
@@ -148,16 +119,11 @@ export function keyRoutes(deps: Deps): Router {
       name: 'invalid_api_key_name',
       description: 'invalid_api_key_description',
     });
-    const k = find(String(req.params.key));
-    const updated = { ...k, updatedAt: nowIso() };
-    if (body.name !== undefined) updated.name = body.name;
-    if (body.description !== undefined) updated.description = body.description;
-    await keys.put([updated]);
-    res.json(keys.view(updated));
+    res.json(keys.view(await updateKey(deps, String(req.params.key), body)));
   });
 
   r.delete('/keys/:key', guard('keys.delete'), async (req, res) => {
-    await keys.delete(find(String(req.params.key)).uid);
+    await deleteKey(deps, String(req.params.key));
     res.status(204).end();
   });
 

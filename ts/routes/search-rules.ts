@@ -1,22 +1,23 @@
 /**
  * `/dynamic-search-rules` (the `dynamicSearchRules` experimental feature): list and read the
- * rules; patch, delete and clear them as tasks (see `search/rules.ts`). The writes take one
+ * rules; patch, delete and clear them as tasks (`commands/search-rules.ts`). The writes take one
  * query parameter, `customMetadata`, kept on their task like on every other write; it is
  * checked before anything else, as Meilisearch reads the query string first.
  */
 import { type Request, Router } from 'express';
+import { clearSearchRules, deleteSearchRule, updateSearchRule } from '../commands/search-rules';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
 import { rejectUnknownParams, stringParam } from '../schemas/query';
-import { checkRuleUid, parseRuleList, parseRulePatch, RULES_INDEX, ruleView } from '../search/rules';
+import { checkRuleUid, parseRuleList, parseRulePatch, ruleView } from '../search/rules';
 import { summaryView } from '../tasks/queue';
 
 const DISCUSSION = 'See https://github.com/orgs/meilisearch/discussions/884';
 
 export function searchRuleRoutes(deps: Deps): Router {
   const r = Router();
-  const { guard, queue, searchRules } = deps;
+  const { guard, searchRules } = deps;
 
   /** Meilisearch words the refusal after the route (list and read) or the routes (writes). */
   function requireFeature(route: string | null): void {
@@ -52,46 +53,26 @@ export function searchRuleRoutes(deps: Deps): Router {
     return stringParam(q, 'customMetadata', 'invalid_index_custom_metadata');
   }
 
-  async function enqueue(
-    type: 'dsrUpdate' | 'dsrClear',
-    details: Record<string, unknown>,
-    payload: Parameters<typeof queue.enqueue>[0]['payload'],
-    customMetadata: string | undefined,
-  ) {
-    return summaryView(await queue.enqueue({ indexUid: RULES_INDEX, type, details, payload, customMetadata }));
-  }
-
   r.patch('/dynamic-search-rules/:ruleUid', guard('dynamicSearchRules.update'), async (req, res) => {
     const customMetadata = customMetadataOf(req);
     const body = readJson(req);
     requireFeature(null);
     const uid = checkRuleUid(req.params.ruleUid);
     const patch = parseRulePatch(body);
-    res
-      .status(202)
-      .json(
-        await enqueue(
-          'dsrUpdate',
-          { rule: body, updatedRules: 1 },
-          { kind: 'dsrUpdate', uid, patch: patch as Record<string, unknown> },
-          customMetadata,
-        ),
-      );
+    res.status(202).json(summaryView(await updateSearchRule(deps, uid, patch, body, customMetadata)));
   });
 
   r.delete('/dynamic-search-rules/:ruleUid', guard('dynamicSearchRules.delete'), async (req, res) => {
     const customMetadata = customMetadataOf(req);
     requireFeature(null);
     const uid = checkRuleUid(req.params.ruleUid);
-    res
-      .status(202)
-      .json(await enqueue('dsrUpdate', { updatedRules: 1 }, { kind: 'dsrUpdate', uid, patch: null }, customMetadata));
+    res.status(202).json(summaryView(await deleteSearchRule(deps, uid, customMetadata)));
   });
 
   r.delete('/dynamic-search-rules', guard('dynamicSearchRules.delete'), async (req, res) => {
     const customMetadata = customMetadataOf(req);
     requireFeature(null);
-    res.status(202).json(await enqueue('dsrClear', { deletedDocuments: null }, { kind: 'dsrClear' }, customMetadata));
+    res.status(202).json(summaryView(await clearSearchRules(deps, customMetadata)));
   });
 
   return r;

@@ -1,5 +1,6 @@
 /** Health, version, instance stats and experimental features. */
 import { Router } from 'express';
+import { updateExperimentalFeatures } from '../commands/features';
 import type { Deps } from '../deps';
 import { readJson } from '../http/body';
 import { engineVersion, type IndexStats } from '../native';
@@ -47,7 +48,7 @@ export function systemRoutes(deps: Deps): Router {
   });
 
   r.patch('/experimental-features', guard('experimental.update'), async (req, res) => {
-    res.json(await deps.features.patch(readJson(req)));
+    res.json(await updateExperimentalFeatures(deps, readJson(req)));
   });
 
   return r;

@@ -1,50 +1,12 @@
 import fs from 'node:fs';
-/** Tasks and batches: listing, cancelation and deletion (registered here, run by the worker). */
+/** Tasks and batches: listing, cancelation and deletion (enqueued by `commands/tasks.ts`, run by the worker). */
 import { type Request, Router } from 'express';
+import { cancelTasks, deleteTasks, visibleBatches, visibleTasks } from '../commands/tasks';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseCancelOrDeleteQuery, parseListQuery } from '../schemas/tasks';
 import { batchView, payloadFile, summaryView, taskNotFound, taskView } from '../tasks/queue';
-import type { BatchRecord, TaskRecord } from '../tasks/types';
 import { requireAllIndexes } from './access';
-
-/**
- * Which tasks the caller sees: tasks of indexes its key reaches; tasks tied to no single index
- * (swaps, dumps, cancelations, deletions) only with a key that reaches every index; a rename
- * only when both the old and the new uid are reachable.
- */
-function visibility(req: Request): (t: TaskRecord) => boolean {
-  const auth = req.auth!;
-  if (auth.allIndexes) return () => true;
-  return (t) => {
-    if (t.indexUid === null || !auth.canSeeIndex(t.indexUid)) return false;
-    const renamedTo = t.payload.kind === 'indexUpdate' ? t.payload.newUid : null;
-    return renamedTo === null || auth.canSeeIndex(renamedTo);
-  };
-}
-
-/**
- * Which batches the caller sees: with an index-restricted key, only batches whose every task
- * and every index it can see (a batch's stats would otherwise name hidden indexes). The result
- * is a task predicate, as the queue's batch listing expects one.
- */
-function batchVisibility(
-  deps: Deps,
-  req: Request,
-): { task: (t: TaskRecord) => boolean; batch: (b: BatchRecord) => boolean } {
-  const visible = visibility(req);
-  if (req.auth!.allIndexes) return { task: visible, batch: () => true };
-  const hidden = new Set<number>();
-  for (const b of deps.queue.allBatches()) {
-    const members = b.taskUids.map((u) => deps.queue.get(u)).filter((t): t is TaskRecord => t !== undefined);
-    if (Object.keys(b.stats.indexUids).some((u) => !req.auth!.canSeeIndex(u)) || members.some((t) => !visible(t)))
-      hidden.add(b.uid);
-  }
-  return {
-    task: (t) => visible(t) && (t.batchUid === null || !hidden.has(t.batchUid)),
-    batch: (b) => !hidden.has(b.uid) && b.taskUids.some((u) => deps.queue.get(u) !== undefined),
-  };
-}
 
 function originalFilter(req: Request): string {
   const i = req.originalUrl.indexOf('?');
@@ -64,7 +26,7 @@ export function taskRoutes(deps: Deps): Router {
 
   r.get('/tasks', guard('tasks.get'), (req, res) => {
     const q = parseListQuery(req.query as Record<string, unknown>);
-    const page = queue.list(q.filter, q.limit, q.from, q.reverse, visibility(req));
+    const page = queue.list(q.filter, q.limit, q.from, q.reverse, visibleTasks(req.auth!));
     res.json({
       results: page.results.map(taskView),
       total: page.total,
@@ -79,7 +41,7 @@ export function taskRoutes(deps: Deps): Router {
     let t = queue.get(uid);
     // In a replicated group a task accepted through another instance may not be here yet.
     if (!t && deps.replica && (await deps.replica.awaitTask(uid))) t = queue.get(uid);
-    if (!t || !visibility(req)(t)) throw taskNotFound(uid);
+    if (!t || !visibleTasks(req.auth!)(t)) throw taskNotFound(uid);
     res.json(taskView(t));
   });
 
@@ -92,7 +54,7 @@ export function taskRoutes(deps: Deps): Router {
     }
     const uid = parseUidParam(String(req.params.taskUid), 'invalid_task_uids', 'Task');
     const t = queue.get(uid);
-    if (!t || !visibility(req)(t)) throw taskNotFound(uid);
+    if (!t || !visibleTasks(req.auth!)(t)) throw taskNotFound(uid);
     const file = payloadFile(deps.updateFiles, t);
     if (!file || !fs.existsSync(file))
       throw new ApiError('task_file_not_found', `The task file for task \`${uid}\` was not found.`);
@@ -103,20 +65,20 @@ export function taskRoutes(deps: Deps): Router {
   r.post('/tasks/cancel', guard('tasks.cancel'), async (req, res) => {
     requireAllIndexes(req, '/tasks/cancel');
     const filter = parseCancelOrDeleteQuery(req.query as Record<string, unknown>, 'cancel');
-    const task = await queue.cancel(filter, visibility(req), originalFilter(req));
+    const task = await cancelTasks(deps, req.auth!, filter, originalFilter(req));
     res.status(200).json(summaryView(task));
   });
 
   r.delete('/tasks', guard('tasks.delete'), async (req, res) => {
     requireAllIndexes(req, '/tasks');
     const filter = parseCancelOrDeleteQuery(req.query as Record<string, unknown>, 'delete');
-    const task = await queue.delete(filter, visibility(req), originalFilter(req));
+    const task = await deleteTasks(deps, req.auth!, filter, originalFilter(req));
     res.status(200).json(summaryView(task));
   });
 
   r.get('/batches', guard('tasks.get'), (req, res) => {
     const q = parseListQuery(req.query as Record<string, unknown>);
-    const page = queue.listBatches(q.filter, q.limit, q.from, q.reverse, batchVisibility(deps, req).task);
+    const page = queue.listBatches(q.filter, q.limit, q.from, q.reverse, visibleBatches(queue, req.auth!).task);
     res.json({
       results: page.results.map((b) => batchView(b, queue.batchProgress(b.uid))),
       total: page.total,
@@ -129,7 +91,7 @@ export function taskRoutes(deps: Deps): Router {
   r.get('/batches/:batchUid', guard('tasks.get'), (req, res) => {
     const uid = parseUidParam(String(req.params.batchUid), 'invalid_batch_uids', 'Batch');
     const b = queue.getBatch(uid);
-    if (!b || !batchVisibility(deps, req).batch(b))
+    if (!b || !visibleBatches(queue, req.auth!).batch(b))
       throw new ApiError('batch_not_found', `Batch \`${uid}\` not found.`);
     res.json(batchView(b, queue.batchProgress(uid)));
   });
