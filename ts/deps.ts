@@ -1,4 +1,4 @@
-/** What the routes are given: the process-wide services, built once in main.ts. */
+/** What the routes are given: the process-wide services, built once by `openRuntime` (runtime.ts). */
 import type { Guard } from './auth/guard';
 import type { KeyStore } from './auth/keys';
 import type { Config } from './config';

@@ -2,7 +2,7 @@
  * `localizedAttributes` and the search `locales` over HTTP. The expectations are Meilisearch
  * 1.50's answers on the same documents and requests (bench/locales.js runs the comparison),
  * except the Swedish case at the end, which the reference binary cannot show (see
- * ARCHITECTURE.md, "Languages"). Each expectation would differ if the locales were ignored:
+ * docs/design/choices-where-the-reference-is-silent.md). Each expectation would differ if the locales were ignored:
  * the Arabic-script texts are where charabia's language decides the words (the Persian
  * normalizer folds Arabic kaf and yeh, `ك`→`ک`, `ي`→`ی`; the Arabic segmenter splits `ال`).
  */

@@ -150,7 +150,7 @@ describe('parity with Meilisearch on real data', () => {
 
   it('when text is Chinese or Thai, then it is segmented into words (the reference binary keeps each run whole)', async () => {
     // Meilisearch 1.50 as measured finds none of these words but as prefixes of a whole run;
-    // Quarry segments, as charabia's default build does (see ARCHITECTURE.md).
+    // Quarry segments, as charabia's default build does (see docs/design/choices-where-the-reference-is-silent.md).
     const uid = await index([
       { id: 1, name: 'a', summary: '我爱北京天安门' },
       { id: 2, name: 'b', summary: '今天天气很好，我们去公园散步吧' },

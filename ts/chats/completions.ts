@@ -310,7 +310,7 @@ function cutBytes(text: string, max: number): string {
  * Whether a template is rendered with only the document's searchable fields. The binding's
  * renderer takes every field as searchable, so a template that asks `is_searchable` (the
  * default one does) and never reads `doc` is given only the searchable fields, which is exact.
- * One that reads both is rendered whole (ARCHITECTURE.md, "Chats").
+ * One that reads both is rendered whole (docs/design/chats-conversational-search.md).
  */
 function rendersSearchableOnly(template: string, searchable: string[]): boolean {
   return !searchable.includes('*') && template.includes('is_searchable') && !/\bdoc\b/.test(template);

@@ -2,8 +2,8 @@
  * The only code that processes tasks. One loop, one batch at a time, so the engine never
  * sees two writers on an index (milli's "one update at a time").
  *
- * A batch goes: mark its tasks `processing` (committed), run it in the engine (a Rust
- * thread; the JS thread keeps serving requests), then commit the task outcomes together
+ * A batch goes: mark its tasks `processing` (committed), run it in the engine (on a libuv
+ * pool thread; the JS thread keeps serving requests), then commit the task outcomes together
  * with any registry change in ONE KvStore transaction. A crash before that commit leaves
  * the tasks `processing`; `recover()` puts them back to `enqueued` at start-up and the
  * engine's replay guard makes the second run idempotent.

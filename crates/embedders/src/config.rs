@@ -5,8 +5,7 @@
 //! Source names are Meilisearch's: `openAi`, `huggingFace`, `ollama`, `rest`, `userProvided`,
 //! `composite`.
 
-use api_types::Code;
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use serde_json::{Map, Value};
 
 /// Where an embedder's vectors come from.

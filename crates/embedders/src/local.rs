@@ -10,11 +10,10 @@
 //! `ORT_DYLIB_PATH`. Vectors are L2-normalised (as sentence-transformers' normalised output),
 //! and the same text always gives the same vector, alone or in a batch.
 
-use api_types::Code;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use fastembed::{InitOptionsUserDefined, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
 use serde_json::Value;
 

@@ -4,8 +4,7 @@
 //! An update without `source` only merges into a stored embedder; its fields are checked when
 //! the task applies it.
 
-use api_types::Code;
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use serde_json::{Map, Value};
 
 /// Every embedder field, in Meilisearch's order, with the sources that take it.

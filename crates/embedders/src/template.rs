@@ -20,11 +20,10 @@
 //! the render route (`template_parsing_error`, `template_rendering_error`), and
 //! [`RenderError::for_document`] for indexing (`invalid_document_fields`).
 
-use api_types::Code;
 use std::fmt;
 use std::sync::Arc;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use liquid::model::{Object, Value as LValue};
 use serde_json::{Map, Value};
 

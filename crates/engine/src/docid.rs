@@ -1,7 +1,6 @@
 //! Primary keys and document ids: inference from the first document, extraction and validation.
 
-use api_types::Code;
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use serde_json::{Map, Value};
 
 /// Guesses the primary key from the first document: the one top-level field whose lowercased

@@ -14,8 +14,7 @@
 //! The bounds apply to each document's run: a function is as fast or slow on the last
 //! document as on the first.
 
-use api_types::Code;
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use rhai::{Dynamic, Engine, Scope, AST};
 use serde_json::{Map, Value};
 

@@ -17,11 +17,14 @@
 //! - [`open`]: the tantivy schema and opening an index;
 //! - [`update`]: batches of operations (add, delete, settings) and their commit;
 //! - [`filtering`]: filters to sets of internal ids, cached per generation;
-//! - [`cache`]: the per-generation caches (typed settings, filter results, value columns);
+//! - [`cache`]: the per-generation caches (typed settings, filter results, value columns,
+//!   query words, vector tables);
 //! - [`segments`]: what is decoded from each tantivy segment, kept while it lives;
 //! - [`documents`]: fetching documents, their projection, and the index's statistics;
-//! - [`search`] (with `rank`): search and facet search;
-//! - [`text`]: what tantivy holds of a document's text.
+//! - [`search`] (with `ranking`): search and facet search;
+//! - [`text`]: what tantivy holds of a document's text;
+//! - [`embeddings`], [`fields`]: the embedders' and the fields' views of an index;
+//! - [`cores`]: how many cores a batch's tokenization may use.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};

@@ -10,7 +10,7 @@
 //!
 //! A single locale forces the language; several restrict whatlang's detection to them. The
 //! language picks charabia's segmenter and its language-bound normalizers (Persian, Swedish
-//! recomposition, Chinese and Japanese): see ARCHITECTURE.md for what that changes.
+//! recomposition, Chinese and Japanese): see docs/design/choices-where-the-reference-is-silent.md for what that changes.
 
 use charabia::Language;
 

@@ -5,12 +5,11 @@
 //! file and fsyncs it, so the task can be acknowledged durably and indexed later by
 //! [`crate::Index::apply_batch`] without parsing the original format again.
 
-use api_types::Code;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

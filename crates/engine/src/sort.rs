@@ -6,10 +6,9 @@
 //! value, whatever the direction; an array sorts at its best element; equal keys fall
 //! through to the next key, and finally to the internal id (insertion order).
 
-use api_types::Code;
 use std::cmp::Ordering;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use serde_json::{Map, Value};
 
 pub use crate::value::compare;

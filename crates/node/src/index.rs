@@ -35,7 +35,7 @@ pub enum IndexJob {
     Similar(String, std::time::Instant),
 }
 
-/// An index call on the libuv pool (a batch runs on a Rust-owned thread inside the engine).
+/// An index call on the libuv pool (a batch too: never on the JS thread).
 pub struct IndexTask {
     index: Arc<engine::Index>,
     job: Option<IndexJob>,
@@ -165,7 +165,7 @@ impl NativeIndex {
         }))
     }
 
-    /// Applies a batch on a Rust-owned thread (never the JS thread or the libuv pool).
+    /// Applies a batch on the libuv pool (never the JS thread).
     /// `batchJson` is a `BatchInput` (`{"ops":[BatchOp...]}`), applied in order with ONE
     /// durable commit at the end; the answer is `{"results":[BatchOpResult...]}` in op order.
     /// A `deleteByFilter` filter is checked against `filterableAttributes` as the batch sees

@@ -13,13 +13,12 @@
 
 pub mod instance;
 
-use api_types::Code;
 use std::fmt;
 use std::net::IpAddr;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use ureq::config::Config;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};

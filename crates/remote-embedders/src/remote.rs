@@ -11,12 +11,11 @@
 //! `"{{embedding}}"` marks where an embedding is; an array `[<item>, "{{..}}"]` repeats its
 //! item once per text.
 
-use api_types::Code;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use serde_json::{json, Map, Value};
 
 use embedders::{Embed, EmbedderConfig, Embedding, Source};

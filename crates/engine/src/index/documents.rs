@@ -2,10 +2,9 @@
 //! their projection (`fields`, `_vectors`) shared with search hits, and the index's
 //! statistics. Every read uses one LMDB snapshot and the committed fields map.
 
-use api_types::Code;
 use std::collections::BTreeMap;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 

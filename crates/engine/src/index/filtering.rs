@@ -6,10 +6,9 @@
 //! Deleting by filter evaluates its filter on the batch's own, uncommitted view instead (see
 //! `update::delete`).
 
-use api_types::Code;
 use std::sync::Arc;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use roaring::RoaringBitmap;
 use serde_json::Value;
 

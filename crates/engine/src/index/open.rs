@@ -3,11 +3,10 @@
 //! the recovery that brings tantivy level with LMDB before the index serves anything (see
 //! [`super::update::commit`]).
 
-use api_types::Code;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use tantivy::index::SegmentComponent;
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
 use tantivy::{IndexReader, ReloadPolicy};

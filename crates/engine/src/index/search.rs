@@ -8,7 +8,7 @@
 //!    [`crate::tokens`]); each word gets its alternatives (prefix completions of the last
 //!    word, synonyms, typo derivations); negated words leave the allowed set.
 //! 3. **Ranking** ([`collect`]): keyword candidates are ranked by the relevancy rules
-//!    computed per document from the positions tantivy stores (see [`rank`]), level by level
+//!    computed per document from the positions tantivy stores (see [`ranking`]), level by level
 //!    while `words` and `typo` lead the rules, so a page usually ranks only the documents
 //!    keeping every query word without typos. Sort keys come from the value columns (see
 //!    [`crate::facets`]). A placeholder search needs no ranking: internal-id order, or the

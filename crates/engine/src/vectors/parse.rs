@@ -9,8 +9,7 @@
 //!
 //! Entries naming no configured embedder stay in the stored document as they were sent.
 
-use api_types::Code;
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use serde_json::{Map, Value};
 
 /// What a document's `_vectors` says for one embedder.

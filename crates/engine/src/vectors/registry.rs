@@ -3,10 +3,9 @@
 //! whether they are binary quantized, and how many graphs it uses. Stored as one JSON meta
 //! value (`vectors`) next to the settings, written in the batch's transaction.
 
-use api_types::Code;
 use std::collections::BTreeMap;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use embedders::EmbedderConfig;
 use heed::{RoTxn, RwTxn};
 use roaring::RoaringBitmap;

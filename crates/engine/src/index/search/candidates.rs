@@ -3,10 +3,9 @@
 //! those holding a negated part of the query, and the `attributesToSearchOn` check that
 //! restricts which fields count.
 
-use api_types::Code;
 use std::sync::Arc;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use roaring::RoaringBitmap;
 use tantivy::query::{EnableScoring, Occur, Query};
 

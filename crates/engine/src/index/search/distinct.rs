@@ -2,10 +2,9 @@
 //! first in the search's order stays. The attribute is the request's `distinct` (it must be
 //! filterable) or else the index's `distinctAttribute`; its values come from the value columns.
 
-use api_types::Code;
 use std::collections::HashSet;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 
 use super::Ranked;
 use crate::facets::{Column, Item};

@@ -4,10 +4,9 @@
 //! over every candidate instead of ordering a page; distinct and the `faceting` settings are
 //! the search's own.
 
-use api_types::Code;
 use std::time::Instant;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use roaring::RoaringBitmap;
 use serde_json::Value;
 

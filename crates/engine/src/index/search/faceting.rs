@@ -4,10 +4,9 @@
 //! `faceting` settings (how many values, in which order) and checks the names against the
 //! filterable attributes. Facet search reuses the same settings readers.
 
-use api_types::Code;
 use std::collections::BTreeSet;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 

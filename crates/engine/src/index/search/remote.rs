@@ -13,10 +13,9 @@
 //! reached, refuses the key, times out or answers something else does not fail the search: its
 //! error goes to `remoteErrors` under its name.
 
-use api_types::Code;
 use std::time::Duration;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 

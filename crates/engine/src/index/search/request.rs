@@ -7,10 +7,9 @@
 //! the negated words: the keyword candidates. Facet search shares the filter and the
 //! candidates.
 
-use api_types::Code;
 use std::sync::Arc;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use roaring::RoaringBitmap;
 use serde_json::Value;
 

@@ -14,12 +14,11 @@
 //!   with more groups wins a tie of the rest, the semantic one an exact tie. A document is
 //!   shown once, from the side that placed it first, with that side's score and details.
 
-use api_types::Code;
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use embedders::{Distribution, EmbedderConfig};
 use roaring::RoaringBitmap;
 use serde::Deserialize;

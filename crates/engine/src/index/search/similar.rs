@@ -4,10 +4,9 @@
 //! each embedding of the document is compared with the others' embeddings of the same rank
 //! (its first with their first, ...), each document keeping its best similarity.
 
-use api_types::Code;
 use std::time::Instant;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 

@@ -3,13 +3,12 @@
 //! `_geo`/`_geojson` when something reads them), so a bad document fails its task before
 //! anything of it is written; the second writes each document to LMDB (replacing it, or merging
 //! it into the stored version for [`Method::Update`]) and hands its text to tantivy, tokenized
-//! a chunk at a time on every core.
+//! a chunk at a time on up to four cores.
 
-use api_types::Code;
 use std::collections::HashSet;
 use std::path::Path;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use heed::RwTxn;
 use serde_json::{Map, Value};
 use tantivy::{IndexWriter, Term};
@@ -179,7 +178,7 @@ impl Index {
         let pairs = state.pairs.clone().unwrap_or_default();
         let cut = (&analyzer, &locales, pairs.as_ref());
         // Documents written to LMDB whose text is not yet in tantivy: tokenized a chunk at a
-        // time on every core.
+        // time on up to four cores.
         let mut pending = PendingText::default();
         // What the sources must embed, before anything is written: a source that fails fails
         // the task with nothing of it written.

@@ -2,8 +2,7 @@
 //! documents, against the settings the batch has reached), or all of them. Each deleted
 //! internal id joins the batch's dirty set; its tantivy document is deleted by term.
 
-use api_types::Code;
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use heed::RwTxn;
 use serde_json::Value;
 use tantivy::{IndexWriter, Term};

@@ -8,11 +8,10 @@
 //! checks, field bookkeeping, vectors and tokenization apply as to a document sent over HTTP;
 //! the deleted ones go through the ordinary deletion by id.
 
-use api_types::Code;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use heed::RwTxn;
 use serde_json::Value;
 use tantivy::IndexWriter;

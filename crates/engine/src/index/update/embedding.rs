@@ -11,12 +11,11 @@
 //!   document for a new source or one whose model or template changed, and only then changes
 //!   the stored vectors ([`Index::apply_embedders`]).
 
-use api_types::Code;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::path::Path;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use embedders::{DocumentTemplate, EmbedderConfig, Embedding};
 use heed::RwTxn;
 use roaring::RoaringBitmap;

@@ -10,12 +10,11 @@
 //!   for why a crash loses nothing acknowledged);
 //! - [`progress`]: the progress of the running batch, for `GET /batches`.
 
-use api_types::Code;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use heed::RwTxn;
 use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};

@@ -12,10 +12,9 @@
 //! - nothing, for an existing document: its embeddings stay, except that a source's own
 //!   (`regenerate`) embeddings are generated again from the new version.
 
-use api_types::Code;
 use std::collections::HashMap;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use embedders::EmbedderConfig;
 use heed::RwTxn;
 use roaring::RoaringBitmap;

@@ -2,11 +2,10 @@
 //! federation's window, and its hits become candidates of the merge (their runs, distinct
 //! values and weighted score).
 
-use api_types::Code;
 use std::sync::Arc;
 use std::time::Instant;
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 
 use super::super::key_paths;
 use super::super::printer::SearchResult;
