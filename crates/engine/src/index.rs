@@ -56,7 +56,7 @@ pub use search::{
     derivation_candidates_json, federated_search, federated_search_json, Asking, FacetSearchQuery,
     FederatedQuery, Federation, MergeFacets, NoPeers, Peers, Remote, SearchQuery, SimilarQuery,
 };
-pub use update::commit::Compaction;
+pub use update::compaction::Compaction;
 pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 
 // Shared with the submodules (the search modules reach `project` and `retrieve` through
@@ -94,7 +94,7 @@ pub struct Index {
     /// Whether a merge started by [`Index::compact_later`] is running (one at a time).
     compacting: std::sync::atomic::AtomicBool,
     /// The documents an index needs per part to be compacted into two segments at once
-    /// (`update::commit::COMPACTION_PART_DOCS`; tests lower it).
+    /// (`update::compaction::COMPACTION_PART_DOCS`; tests lower it).
     compaction_part_docs: u64,
     batch_lock: Mutex<()>,
     progress: Mutex<Option<Progress>>,

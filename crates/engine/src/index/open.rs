@@ -133,7 +133,7 @@ impl Index {
             writer: Mutex::new(None),
             merged_at: Mutex::new(empty.then_some(0)),
             compacting: Default::default(),
-            compaction_part_docs: super::update::commit::COMPACTION_PART_DOCS,
+            compaction_part_docs: super::update::compaction::COMPACTION_PART_DOCS,
             batch_lock: Mutex::new(()),
             progress: Mutex::new(None),
             fields_map: RwLock::new(Arc::new(FieldsMap::default())),

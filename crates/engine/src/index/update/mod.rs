@@ -28,6 +28,7 @@ use crate::store::{heed_error, keys};
 
 mod add;
 pub(crate) mod commit;
+pub(crate) mod compaction;
 mod delete;
 mod edit;
 mod embedding;
