@@ -41,6 +41,7 @@ use crate::store::{heed_error, keys};
 // The steps (the module doc gives their order).
 mod candidates;
 mod collect;
+mod context;
 mod distinct;
 mod facet_search;
 mod faceting;
@@ -59,6 +60,7 @@ mod wire;
 
 use candidates::search_on;
 use collect::Order;
+pub(crate) use context::SearchContext;
 pub use federated::derivation_candidates_json;
 pub use federated::{
     federated_search, federated_search_json, FederatedQuery, Federation, MergeFacets,
@@ -66,7 +68,7 @@ pub use federated::{
 use page::Window;
 use printer::{Printer, SearchResult, Timings};
 pub(super) use query::TypoCandidates;
-use query::{group_query, prefix_search, Counted, Group, Reach, TermSet, Terms};
+use query::{group_query, Counted, Group, Reach, TermSet, Terms};
 use ranking::{
     self as rank, compare_ranked, rule_list, score_details, semantic_rule_list, steps, Ranked,
 };
@@ -209,20 +211,19 @@ impl Index {
     /// Search: see the module's documentation. Each step below is one module.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<u8>> {
         let started = q.received.unwrap_or_else(Instant::now);
-        let rtxn = self.store.read()?;
-        let settings = self.settings(&rtxn)?;
-        let result = self.search_result(&rtxn, &settings, q, started)?;
-        Printer::new(self, &rtxn, &settings, q).print(result)
+        let ctx = self.search_context()?;
+        let result = self.search_result(&ctx, q, started)?;
+        Printer::new(self, &ctx.rtxn, &ctx.settings, q).print(result)
     }
 
     /// Steps 1 to 6 of a search: the typed result, before printing.
     fn search_result(
         &self,
-        rtxn: &heed::RoTxn<heed::WithoutTls>,
-        settings: &crate::settings::Settings,
+        ctx: &SearchContext,
         q: &SearchQuery,
         started: Instant,
     ) -> Result<SearchResult> {
+        let (rtxn, settings) = (&ctx.rtxn, &*ctx.settings);
         // Parse the request: the filter first, then a vector without `hybrid`, then the
         // parameters checked against settings (in this order, which decides the error a
         // request with several mistakes gets).
@@ -259,15 +260,12 @@ impl Index {
         )?;
         // Candidates: the query's words, and the allowed set without the negated words (a
         // semantic search has no words: every allowed document is a candidate).
-        let (searcher, pairs) = self.searcher();
         let keyword_text = match &mode {
             Mode::Semantic(_) => "",
             _ => query_text.as_str(),
         };
         let (mut terms, allowed) = self.keyword_candidates(
-            rtxn,
-            (&searcher, &pairs),
-            settings,
+            ctx,
             keyword_text,
             (q.matching_strategy.as_deref(), q.locales.as_deref()),
             allowed,
@@ -290,9 +288,7 @@ impl Index {
             .map_err(|e| request::in_index(q, e))?;
         // Ranking, distinct, facets and the page.
         let base = Order {
-            rtxn,
-            searcher: &searcher,
-            settings,
+            ctx,
             allowed: allowed.clone(),
             rules: &rank_rules,
             key_specs: &key_specs,
@@ -358,7 +354,7 @@ impl Index {
         let ranked_at = Instant::now();
         // Highlighting reads the typo derivations.
         if !placeholder && (printer::formatting(q) || q.show_matches_position) {
-            self.derive_typos(&searcher, &mut terms)?;
+            self.derive_typos(&ctx.searcher, &mut terms)?;
         }
         let result = SearchResult {
             hits: ordered.page,

@@ -20,19 +20,17 @@ use roaring::RoaringBitmap;
 use super::distinct::{apply_distinct, distinct_ranked};
 use super::faceting::FacetCounts;
 use super::page::Window;
-use super::{compare_ranked, rank, steps, Counted, Ranked, Reach, Terms};
+use super::{compare_ranked, rank, steps, Counted, Ranked, Reach, SearchContext, Terms};
 use crate::facets;
 use crate::index::Index;
-use crate::settings::Settings;
 use crate::sort::SortKey;
 use crate::store::heed_error;
 
 /// What the ordering steps read: the parsed request and the candidates.
 #[derive(Clone)]
 pub(super) struct Order<'a> {
-    pub rtxn: &'a heed::RoTxn<'a>,
-    pub searcher: &'a tantivy::Searcher,
-    pub settings: &'a Settings,
+    /// What the search reads.
+    pub ctx: &'a SearchContext<'a>,
     /// The allowed documents (filter, negations); `None` allows every document.
     pub allowed: Option<Arc<RoaringBitmap>>,
     /// The ranking rules in use and the sort keys they read.
@@ -75,8 +73,13 @@ impl Index {
         set: &RoaringBitmap,
     ) -> Result<FacetCounts> {
         match &o.pinned {
-            Some(pinned) => self.facet_counts(o.rtxn, names, &(set | pinned.as_ref()), o.settings),
-            None => self.facet_counts(o.rtxn, names, set, o.settings),
+            Some(pinned) => self.facet_counts(
+                &o.ctx.rtxn,
+                names,
+                &(set | pinned.as_ref()),
+                &o.ctx.settings,
+            ),
+            None => self.facet_counts(&o.ctx.rtxn, names, set, &o.ctx.settings),
         }
     }
 
@@ -96,7 +99,7 @@ impl Index {
     /// Placeholder search in internal-id order.
     fn id_order(&self, o: &Order) -> Result<Ordered> {
         let Window { offset, limit } = o.window;
-        let set = self.allowed_or_all(o.rtxn, &o.allowed)?;
+        let set = self.allowed_or_all(&o.ctx.rtxn, &o.allowed)?;
         let mut facet_counts = None;
         if let (Some(names), None) = (o.facet_names, o.distinct) {
             facet_counts = Some(self.order_facets(o, names, &set)?);
@@ -104,7 +107,7 @@ impl Index {
         let mut total = set.len() as usize;
         let iids: Vec<u32> = match (o.distinct, &o.allowed) {
             (Some(field), _) => {
-                let column = self.columns(o.rtxn, &[field.to_string()])?.remove(0);
+                let column = self.columns(&o.ctx.rtxn, &[field.to_string()])?.remove(0);
                 let order = apply_distinct(&column, set.iter().collect(), |i| i);
                 total = order.len();
                 if let Some(names) = o.facet_names {
@@ -116,7 +119,7 @@ impl Index {
             (None, Some(allowed)) => allowed.iter().skip(offset).take(limit).collect(),
             (None, None) => {
                 let mut iids = Vec::new();
-                let docs = self.store.docs.iter(o.rtxn).map_err(heed_error)?;
+                let docs = self.store.docs.iter(&o.ctx.rtxn).map_err(heed_error)?;
                 for item in docs.skip(offset).take(limit) {
                     iids.push(item.map_err(heed_error)?.0);
                 }
@@ -132,8 +135,8 @@ impl Index {
 
     /// One sort key on a placeholder search: read the page off the value index.
     fn value_order(&self, o: &Order, name: &str, asc: bool) -> Result<Ordered> {
-        let set = self.allowed_or_all(o.rtxn, &o.allowed)?;
-        let column = self.columns(o.rtxn, &[name.to_string()])?.remove(0);
+        let set = self.allowed_or_all(&o.ctx.rtxn, &o.allowed)?;
+        let column = self.columns(&o.ctx.rtxn, &[name.to_string()])?.remove(0);
         let iids = facets::sorted_page(&column, asc, &set, o.window.end());
         let facet_counts = match o.facet_names {
             Some(names) => Some(self.order_facets(o, names, &set)?),
@@ -146,7 +149,7 @@ impl Index {
             .collect();
         if o.key_details {
             let ids: Vec<u32> = page.iter().map(|r| r.iid).collect();
-            let keys = self.sort_keys(o.rtxn, o.key_specs, &ids)?;
+            let keys = self.sort_keys(&o.ctx.rtxn, o.key_specs, &ids)?;
             for (r, k) in page.iter_mut().zip(keys.chunks(1)) {
                 r.keys = k.to_vec();
             }
@@ -171,7 +174,11 @@ impl Index {
             && o.distinct.is_none()
             && o.threshold.is_none()
             && o.search_on.is_none()
-            && o.settings.typo_tolerance.disable_on_attributes.is_empty();
+            && o.ctx
+                .settings
+                .typo_tolerance
+                .disable_on_attributes
+                .is_empty();
         // Everything is ranked when the whole order matters: distinct, a score threshold,
         // facets over exactly the documents the ranking kept.
         let need = o.window.end();
@@ -180,30 +187,26 @@ impl Index {
             || (o.facet_names.is_some() && !facets_apart);
         // Scores count the typos a word may have, splits and concatenations included.
         if o.scores {
-            self.derive_typos(o.searcher, terms)?;
+            self.derive_typos(&o.ctx.searcher, terms)?;
         }
         let (mut ranked, complete) = if placeholder {
             self.rank_by_keys(o, need, whole)?
         } else {
-            self.rank(
-                o.rtxn,
-                o.searcher,
-                terms,
-                o.allowed.as_deref(),
-                o.settings,
-                o.search_on,
-                o.rules,
-                o.key_specs,
-                (!whole).then_some(need),
-                o.started + o.settings.search_cutoff(),
-            )?
+            let ranking = rank::Ranking {
+                allowed: o.allowed.as_deref(),
+                search_on: o.search_on,
+                rules: o.rules,
+                key_specs: o.key_specs,
+                deadline: o.started + o.ctx.settings.search_cutoff(),
+            };
+            self.rank(o.ctx, terms, ranking, (!whole).then_some(need))?
         };
         if let Some(t) = o.threshold {
             ranked.retain(|r| r.verdict.score() >= t);
         }
         let ranked = match o.distinct {
             Some(field) => {
-                let column = self.columns(o.rtxn, &[field.to_string()])?.remove(0);
+                let column = self.columns(&o.ctx.rtxn, &[field.to_string()])?.remove(0);
                 distinct_ranked(&column, ranked)
             }
             None => ranked,
@@ -238,12 +241,12 @@ impl Index {
     /// derivations, typos included, as the ranking's last level reads them.
     fn matches(&self, o: &Order, terms: &mut Terms) -> Result<Arc<RoaringBitmap>> {
         if terms.is_placeholder() {
-            return self.allowed_or_all(o.rtxn, &o.allowed);
+            return self.allowed_or_all(&o.ctx.rtxn, &o.allowed);
         }
-        self.derive_typos(o.searcher, terms)?;
+        self.derive_typos(&o.ctx.searcher, terms)?;
         let query = terms.universe_query(Reach::Typos);
         Ok(Arc::new(self.iids_of(
-            o.searcher,
+            &o.ctx.searcher,
             query.as_ref(),
             o.allowed.as_deref(),
         )?))
@@ -252,9 +255,9 @@ impl Index {
     /// Sort keys alone order a placeholder search; the ranked list and whether it holds every
     /// candidate.
     fn rank_by_keys(&self, o: &Order, need: usize, whole: bool) -> Result<(Vec<Ranked>, bool)> {
-        let set = self.allowed_or_all(o.rtxn, &o.allowed)?;
+        let set = self.allowed_or_all(&o.ctx.rtxn, &o.allowed)?;
         let ids: Vec<u32> = set.iter().collect();
-        let keys = self.sort_keys(o.rtxn, o.key_specs, &ids)?;
+        let keys = self.sort_keys(&o.ctx.rtxn, o.key_specs, &ids)?;
         let mut all: Vec<Ranked> = ids
             .into_iter()
             .zip(keys.chunks(o.key_specs.len().max(1)))
@@ -278,7 +281,7 @@ impl Index {
     /// placeholder search, else a count of the query's matches, at most `maxTotalHits`.
     fn total(&self, o: &Order, terms: &mut Terms) -> Result<usize> {
         if terms.is_placeholder() {
-            return Ok(self.allowed_or_all(o.rtxn, &o.allowed)?.len() as usize);
+            return Ok(self.allowed_or_all(&o.ctx.rtxn, &o.allowed)?.len() as usize);
         }
         if terms.lower_bound >= o.max_total_hits as u64 && o.allowed.is_none() {
             return Ok(o.max_total_hits);
@@ -289,17 +292,21 @@ impl Index {
         // dictionary). The matches with typos hold these, so the figure is the same.
         let max = o.max_total_hits as u64;
         if let Some(allowed) = o.allowed.as_deref().filter(|_| !terms.derived) {
-            let docs = o.searcher.num_docs().max(1);
+            let docs = o.ctx.searcher.num_docs().max(1);
             if terms.lower_bound.saturating_mul(allowed.len()) / docs >= 2 * max {
                 let exact = terms.universe_query(Reach::Completions);
-                let n =
-                    self.count_up_to(o.searcher, exact.as_ref(), Some(allowed), o.max_total_hits)?;
+                let n = self.count_up_to(
+                    &o.ctx.searcher,
+                    exact.as_ref(),
+                    Some(allowed),
+                    o.max_total_hits,
+                )?;
                 if n >= o.max_total_hits {
                     return Ok(o.max_total_hits);
                 }
             }
         }
-        self.derive_typos(o.searcher, terms)?;
+        self.derive_typos(&o.ctx.searcher, terms)?;
         // Ranking read every candidate already (without typo derivations, the same query).
         if let Some((reach, n)) = terms.counted {
             if reach == Reach::Typos || !terms.has_typos() {
@@ -315,7 +322,7 @@ impl Index {
         // phrase of frequent words would otherwise check the positions of every document
         // holding its words).
         self.count_up_to(
-            o.searcher,
+            &o.ctx.searcher,
             query.as_ref(),
             o.allowed.as_deref(),
             o.max_total_hits,

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::distinct::apply_distinct;
 use super::printer::facet_search_body;
 use super::semantic::Mode;
-use super::{rule_list, search_on, FacetSearchQuery};
+use super::{rank, rule_list, search_on, FacetSearchQuery};
 use crate::facets;
 use crate::filter::rules;
 use crate::index::Index;
@@ -24,9 +24,8 @@ impl Index {
     /// accompanying query and filter match, with their counts.
     pub fn facet_search(&self, q: &FacetSearchQuery) -> Result<Vec<u8>> {
         let started = Instant::now();
-        let rtxn = self.store.read()?;
-        let settings = self.settings(&rtxn)?;
-        let settings = settings.as_ref();
+        let ctx = self.search_context()?;
+        let (rtxn, settings) = (&ctx.rtxn, &*ctx.settings);
         if !settings.facet_search {
             return Err(Error::new(
                 Code::FacetSearchDisabled,
@@ -34,7 +33,7 @@ impl Index {
             ));
         }
         // The filter is checked before the facet's name, as Meilisearch checks them.
-        let allowed = self.filtered(&rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
+        let allowed = self.filtered(rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
         let filter_rules = rules::rules_of(settings);
         if let Some(m) = rules::facet_search_error(&filter_rules, &q.facet_name) {
             return Err(Error::new(Code::InvalidFacetSearchFacetName, m));
@@ -43,7 +42,7 @@ impl Index {
         // side ranks them all): the words then restrict nothing.
         let text = q.q.as_deref().unwrap_or("");
         let mode = self.search_mode(
-            &rtxn,
+            rtxn,
             settings,
             text,
             q.vector.as_deref(),
@@ -54,50 +53,44 @@ impl Index {
             Mode::Keyword { .. } => text,
             Mode::Semantic(_) | Mode::Hybrid(..) => "",
         };
-        let (searcher, pairs) = self.searcher();
+        let searcher = &ctx.searcher;
         let (mut terms, allowed) = self.keyword_candidates(
-            &rtxn,
-            (&searcher, &pairs),
-            settings,
+            &ctx,
             text,
             (q.matching_strategy.as_deref(), q.locales.as_deref()),
             allowed,
             None,
         )?;
         let mut set: RoaringBitmap = if terms.is_placeholder() {
-            (*self.allowed_or_all(&rtxn, &allowed)?).clone()
+            (*self.allowed_or_all(rtxn, &allowed)?).clone()
         } else {
             // Every candidate: `words` alone orders them, nothing more is needed.
             let fields = || self.fields_map.read().unwrap().names().to_vec();
             let search_on = search_on(settings, q.attributes_to_search_on.as_deref(), fields)?;
             let (rules, _) = rule_list(&[], &[], false, terms.drop_order.is_none());
-            self.derive_typos(&searcher, &mut terms)?;
-            self.rank(
-                &rtxn,
-                &searcher,
-                &mut terms,
-                allowed.as_deref(),
-                settings,
-                search_on.as_deref(),
-                &rules,
-                &[],
-                None,
-                started + settings.search_cutoff(),
-            )?
-            .0
-            .into_iter()
-            .map(|r| r.iid)
-            .collect()
+            self.derive_typos(searcher, &mut terms)?;
+            let ranking = rank::Ranking {
+                allowed: allowed.as_deref(),
+                search_on: search_on.as_deref(),
+                rules: &rules,
+                key_specs: &[],
+                deadline: started + settings.search_cutoff(),
+            };
+            self.rank(&ctx, &mut terms, ranking, None)?
+                .0
+                .into_iter()
+                .map(|r| r.iid)
+                .collect()
         };
         if let (true, Some(field)) = (q.exhaustive_facet_count, settings.distinct_attribute()) {
-            let column = self.columns(&rtxn, &[field.to_string()])?.remove(0);
+            let column = self.columns(rtxn, &[field.to_string()])?.remove(0);
             let order: Vec<u32> = set.iter().collect();
             set = apply_distinct(&column, order, |iid| iid)
                 .into_iter()
                 .collect();
         }
         let column = self
-            .columns(&rtxn, std::slice::from_ref(&q.facet_name))?
+            .columns(rtxn, std::slice::from_ref(&q.facet_name))?
             .remove(0);
         let typos = facet_query_typos(settings, &q.facet_name, q.facet_query.as_deref());
         let hits = facets::count(&column, &set).search(

@@ -15,9 +15,9 @@ use serde_json::Value;
 
 use super::distinct::distinct_field;
 use super::page::Window;
-use super::{prefix_search, SearchQuery, Terms};
+use super::{SearchQuery, Terms};
 use crate::filter::rules;
-use crate::index::text::PairWords;
+use crate::index::search::SearchContext;
 use crate::index::Index;
 use crate::settings::Settings;
 use crate::sort::{self, SortKey};
@@ -93,28 +93,16 @@ impl Index {
 
     /// The words of `text` (derived as `pins` say, when given) and the `allowed` set without
     /// the documents holding a negated word.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn keyword_candidates(
         &self,
-        rtxn: &heed::RoTxn,
-        (searcher, pairs): (&tantivy::Searcher, &Arc<PairWords>),
-        settings: &Settings,
+        ctx: &SearchContext,
         text: &str,
         (matching_strategy, locales): (Option<&str>, Option<&[String]>),
         allowed: Option<Arc<RoaringBitmap>>,
         pins: Option<&super::query::Pins>,
     ) -> Result<(Terms, Option<Arc<RoaringBitmap>>)> {
-        let terms = self.terms(
-            searcher,
-            settings,
-            text,
-            prefix_search(settings),
-            matching_strategy,
-            locales,
-            pins,
-            pairs,
-        )?;
-        let allowed = self.without_negated(rtxn, searcher, &terms, allowed)?;
+        let terms = self.terms(ctx, text, (matching_strategy, locales), pins)?;
+        let allowed = self.without_negated(&ctx.rtxn, &ctx.searcher, &terms, allowed)?;
         Ok((terms, allowed))
     }
 

@@ -204,7 +204,7 @@ impl Index {
     /// Orders the allowed documents by similarity to the query vector: see the module's
     /// documentation.
     pub(super) fn semantic_order(&self, o: &Order, s: &Semantic) -> Result<Ordered> {
-        let set = self.allowed_or_all(o.rtxn, &o.allowed)?;
+        let set = self.allowed_or_all(&o.ctx.rtxn, &o.allowed)?;
         let steps = steps(o.rules);
         // Keys before the similarity, distinct and a threshold need every candidate ranked.
         let keys_first = !matches!(steps.first(), Some(super::ranking::Step::Similarity))
@@ -217,9 +217,9 @@ impl Index {
         let nearest = match s.space {
             Some(space) if need > 0 => {
                 let candidates = o.allowed.as_deref();
-                let tables = self.graph_tables(o.rtxn)?;
+                let tables = self.graph_tables(&o.ctx.rtxn)?;
                 self.store.vectors.nearest(
-                    o.rtxn,
+                    &o.ctx.rtxn,
                     tables.as_deref().and_then(Option::as_ref),
                     space,
                     &s.vector,
@@ -252,7 +252,7 @@ impl Index {
         }
         if !o.key_specs.is_empty() {
             let ids: Vec<u32> = ranked.iter().map(|r| r.iid).collect();
-            let keys = self.sort_keys(o.rtxn, o.key_specs, &ids)?;
+            let keys = self.sort_keys(&o.ctx.rtxn, o.key_specs, &ids)?;
             for (r, k) in ranked.iter_mut().zip(keys.chunks(o.key_specs.len())) {
                 r.keys = k.to_vec();
             }
@@ -264,7 +264,7 @@ impl Index {
             total = ranked.len();
         }
         if let Some(field) = o.distinct {
-            let column = self.columns(o.rtxn, &[field.to_string()])?.remove(0);
+            let column = self.columns(&o.ctx.rtxn, &[field.to_string()])?.remove(0);
             ranked = distinct_ranked(&column, ranked);
             total = ranked.len();
         }

@@ -2,7 +2,6 @@
 //! federation's window, and its hits become candidates of the merge (their runs, distinct
 //! values and weighted score).
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use api_types::{Code, Error, Result};
@@ -12,7 +11,7 @@ use super::super::printer::SearchResult;
 use super::derivations::Pinned;
 use super::merge::{directions, distinct_values, groups_of, Candidate, Source};
 use super::{FederatedQuery, Federation};
-use crate::settings::Settings;
+use crate::index::search::SearchContext;
 
 /// The local queries' typed results and candidate lists (in query order).
 pub(super) struct Local {
@@ -22,12 +21,12 @@ pub(super) struct Local {
     pub semantic: bool,
 }
 
-/// Runs every local query on its read transaction (`txns[i]` is query `i`'s), keeping the
-/// first `end` hits of each.
+/// Runs every local query in its context (`contexts[i]` is query `i`'s), keeping the first
+/// `end` hits of each.
 pub(super) fn run(
     queries: &[FederatedQuery],
     federation: &Federation,
-    txns: &[(heed::RoTxn<heed::WithoutTls>, Arc<Settings>)],
+    contexts: &[SearchContext],
     pinned: Option<&Pinned>,
     started: Instant,
     end: usize,
@@ -37,7 +36,7 @@ pub(super) fn run(
     let mut semantic = false;
     let mut shapes: Vec<Vec<Option<bool>>> = Vec::with_capacity(queries.len());
     for (qi, fq) in queries.iter().enumerate() {
-        let (rtxn, settings) = &txns[qi];
+        let (rtxn, settings) = (&contexts[qi].rtxn, &contexts[qi].settings);
         let mut q = fq.query.clone();
         q.offset = 0;
         q.limit = end;
@@ -59,7 +58,7 @@ pub(super) fn run(
         };
         let mut result = fq
             .index
-            .search_result(rtxn, settings.as_ref(), &q, started)
+            .search_result(&contexts[qi], &q, started)
             .map_err(|e| Error {
                 message: format!("Inside `.queries[{qi}]`: {}", e.message),
                 ..e

@@ -199,14 +199,12 @@ pub fn federated_search(
             })
             .collect();
 
-        let mut txns = Vec::with_capacity(queries.len());
-        for fq in queries {
-            let rtxn = fq.index.store.read()?;
-            let settings = fq.index.settings(&rtxn)?;
-            txns.push((rtxn, settings));
-        }
+        let contexts = queries
+            .iter()
+            .map(|fq| fq.index.search_context())
+            .collect::<Result<Vec<_>>>()?;
         let pinned = pinning.then_some(&pins);
-        let mut local = local::run(queries, federation, &txns, pinned, started, end)?;
+        let mut local = local::run(queries, federation, &contexts, pinned, started, end)?;
 
         // The remotes' answers: each a list of its own, in its merged order.
         let mut remote_errors = Map::new();
@@ -256,7 +254,7 @@ pub fn federated_search(
             queries,
             remotes,
             federation,
-            txns: &txns,
+            contexts: &contexts,
             local,
             page,
             dropped,

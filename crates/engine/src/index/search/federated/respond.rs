@@ -3,7 +3,6 @@
 //! merged), `remoteErrors` and the timings.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 use std::time::Instant;
 
 use api_types::{Error, Result};
@@ -17,14 +16,14 @@ use super::super::remote::{Group, Remote};
 use super::local::Local;
 use super::merge::Source;
 use super::{FederatedQuery, Federation};
-use crate::settings::Settings;
+use crate::index::search::SearchContext;
 
 /// Everything the response is written from.
 pub(super) struct Answer<'a, 't> {
     pub queries: &'a [FederatedQuery<'a>],
     pub remotes: &'a [Remote],
     pub federation: &'a Federation,
-    pub txns: &'t [(heed::RoTxn<'t, heed::WithoutTls>, Arc<Settings>)],
+    pub contexts: &'t [SearchContext<'t>],
     pub local: Local,
     /// The page of the merged order, as (list, index in the list).
     pub page: Vec<(usize, usize)>,
@@ -56,7 +55,7 @@ impl Answer<'_, '_> {
             if mine.is_empty() {
                 continue;
             }
-            let (rtxn, settings) = &self.txns[qi];
+            let (rtxn, settings) = (&self.contexts[qi].rtxn, &self.contexts[qi].settings);
             self.local.results[qi].hits = mine;
             Printer::new(fq.index, rtxn, settings.as_ref(), &fq.query).each_hit(
                 &self.local.results[qi],

@@ -9,7 +9,7 @@
 use api_types::Result;
 use serde::{Deserialize, Serialize};
 
-use super::completions::{is_marked, merge_completions, prefix_search};
+use super::completions::{is_marked, merge_completions};
 use super::terms::Group;
 use super::typos::{select_typos, TypoCandidates};
 use crate::index::Index;
@@ -126,20 +126,8 @@ impl Index {
         text: &str,
         (matching_strategy, locales): (Option<&str>, Option<&[String]>),
     ) -> Result<QueryCandidates> {
-        let rtxn = self.store.read()?;
-        let settings = self.settings(&rtxn)?;
-        let settings = settings.as_ref();
-        let (searcher, pairs) = self.searcher();
-        let terms = self.terms(
-            &searcher,
-            settings,
-            text,
-            prefix_search(settings),
-            matching_strategy,
-            locales,
-            None,
-            &pairs,
-        )?;
+        let ctx = self.search_context()?;
+        let terms = self.terms(&ctx, text, (matching_strategy, locales), None)?;
         let mut out = QueryCandidates::default();
         for g in &terms.groups {
             let Group::Word { word, budget, .. } = g else {
@@ -149,15 +137,16 @@ impl Index {
             // A marked prefix is one term on every instance: nothing to choose.
             if qw.prefix && !is_marked(&qw.word) {
                 let found =
-                    self.completion_candidates(&searcher, &qw.word, COMPLETION_CANDIDATES)?;
+                    self.completion_candidates(&ctx.searcher, &qw.word, COMPLETION_CANDIDATES)?;
                 out.completions = Some((qw.word.clone(), found));
             }
             out.words.push(WordCandidates {
                 word: qw.word.clone(),
                 budget: *budget,
                 prefix: qw.prefix,
-                typos: (*self.typo_candidates(&searcher, &qw.word, *budget, qw.prefix)?).clone(),
-                splits: self.split_candidates(&searcher, &qw.word)?,
+                typos: (*self.typo_candidates(&ctx.searcher, &qw.word, *budget, qw.prefix)?)
+                    .clone(),
+                splits: self.split_candidates(&ctx.searcher, &qw.word)?,
             });
         }
         Ok(out)

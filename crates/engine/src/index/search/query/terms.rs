@@ -15,10 +15,10 @@ use super::synonyms::add_synonyms;
 use super::term_set::TermSet;
 use crate::index::search::format;
 use crate::index::search::rank;
+use crate::index::search::SearchContext;
 use crate::index::text::{self, PairWords};
 use crate::index::{tv, Index};
 use crate::languages::{self, Locales};
-use crate::settings::Settings;
 use crate::tokens;
 
 /// How many words of a query count (Meilisearch reads the first 10).
@@ -344,18 +344,15 @@ pub(crate) fn groups_query(groups: &[Group], occur: Occur, reach: Reach) -> Box<
 impl Index {
     /// The words of `text`, cut in the request's `locales`, or else in the languages of the
     /// `localizedAttributes` of the searchable attributes.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn terms(
         &self,
-        searcher: &tantivy::Searcher,
-        settings: &Settings,
+        ctx: &SearchContext,
         text: &str,
-        prefix_search: bool,
-        strategy: Option<&str>,
-        locales: Option<&[String]>,
+        (strategy, locales): (Option<&str>, Option<&[String]>),
         pins: Option<&super::Pins>,
-        pairs: &Arc<PairWords>,
     ) -> Result<Terms> {
+        let (searcher, settings, pairs) = (&ctx.searcher, &*ctx.settings, &ctx.pairs);
+        let prefix_search = super::prefix_search(settings);
         let languages = match locales {
             Some(codes) => languages::languages(codes),
             None if settings.localized_attributes.is_none() => None,

@@ -24,7 +24,7 @@ use super::rules_of_settings::field_weights;
 use super::shortcuts::{Floor, Shortcut};
 use super::verdict::Verdict;
 use crate::filter::eval::within;
-use crate::index::search::{Counted, Reach, Terms};
+use crate::index::search::{Counted, Reach, SearchContext, Terms};
 use crate::index::{tv, Index};
 use crate::settings::{ProximityPrecision, Settings};
 use crate::sort::SortKey;
@@ -43,6 +43,16 @@ const FEW_PER_RESULT: usize = 64;
 const MANY_WORDS: usize = 3;
 
 /// What every level of one ranking reads.
+/// What [`Index::rank`] ranks by: the allowed documents (`None`: all), the attributes words
+/// may match in (`None`: all), the rules and the sort keys they read, and when to stop.
+pub(in crate::index::search) struct Ranking<'a> {
+    pub allowed: Option<&'a RoaringBitmap>,
+    pub search_on: Option<&'a [String]>,
+    pub rules: &'a [Rule],
+    pub key_specs: &'a [SortKey],
+    pub deadline: Instant,
+}
+
 pub(super) struct Run<'a> {
     pub rtxn: &'a heed::RoTxn<'a>,
     pub searcher: &'a tantivy::Searcher,
@@ -191,20 +201,21 @@ impl Index {
     /// rules allow it (`words` first: documents keeping more query words come first; `typo`
     /// next: those without typos before those with) and ranking stops once a level completes
     /// `need` documents, typo derivations only looked up when a level needs them.
-    #[allow(clippy::too_many_arguments)]
     pub(in crate::index::search) fn rank(
         &self,
-        rtxn: &heed::RoTxn,
-        searcher: &tantivy::Searcher,
+        ctx: &SearchContext,
         terms: &mut Terms,
-        allowed: Option<&RoaringBitmap>,
-        settings: &Settings,
-        search_on: Option<&[String]>,
-        rules: &[Rule],
-        key_specs: &[SortKey],
+        ranking: Ranking,
         need: Option<usize>,
-        deadline: Instant,
     ) -> Result<(Vec<Ranked>, bool)> {
+        let (rtxn, searcher, settings) = (&ctx.rtxn, &ctx.searcher, &*ctx.settings);
+        let Ranking {
+            allowed,
+            search_on,
+            rules,
+            key_specs,
+            deadline,
+        } = ranking;
         let tested = allowed.map(Allowed::new);
         let run = Run {
             rtxn,

@@ -67,6 +67,7 @@ mod word_position;
 mod words;
 
 pub(super) use collector::Allowed;
+pub(super) use levels::Ranking;
 pub(super) use order::{compare_ranked, steps, Ranked, Step};
 pub(super) use reader::{Derivation, QueryTerm};
 pub(super) use rule::Rule;
