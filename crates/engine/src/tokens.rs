@@ -1,22 +1,26 @@
-//! Text analysis with charabia, configured by an index's settings: the same tokenizer cuts
-//! documents at indexing, queries at search time and values at highlighting.
+//! Text analysis with charabia: the same tokenizer cuts documents at indexing, queries at
+//! search time and values at highlighting.
 //!
 //! Words are charabia's normalized lemmas (lowercased, diacritics removed for the scripts
 //! that have them). Positions follow Meilisearch: +1 from a word to the next, +8 across a
 //! hard separator (`. `, `;`, `!`, `?` …), stop words consume a position without being
-//! words. Settings: `stopWords` (matched as written: charabia classifies before lowercasing),
-//! `separatorTokens` (added to the default separators), `nonSeparatorTokens` (removed from
-//! them) and `dictionary` (strings kept whole as one token). The languages charabia may
-//! detect come from `localizedAttributes` and a search's `locales` (see [`crate::languages`]).
+//! words. The tokenizer is configured by plain lists ([`TextOptions`]): the stop words
+//! (matched as written: charabia classifies before lowercasing), separators added to the
+//! default ones and separators removed from them, and the dictionary (strings kept whole as one
+//! token). The languages charabia may detect are given per call or per analyzer
+//! ([`walk_in`], [`Analyzer::in_languages`]): `languages.rs` picks them from the index's
+//! `localizedAttributes` and a search's `locales`.
+//!
+//! A leaf: this module depends on nothing of the index (charabia and fst only). The settings
+//! side turns an index's settings into its inputs (`Settings::analyzer`, in
+//! `settings/text.rs`; `crates/engine/tests/leaves.rs` keeps it so).
 
 use charabia::{Language, SeparatorKind, TokenKind, Tokenizer, TokenizerBuilder};
-
-use crate::settings::{LocalizedAttributeRule, Settings};
 
 /// Words longer than this many bytes are not indexed (Meilisearch's limit).
 pub const MAX_WORD_BYTES: usize = 250;
 
-/// The settings that shape tokenization, owned, from which a [`Tokenizer`] is built.
+/// What shapes tokenization, owned, from which a [`Tokenizer`] is built.
 #[derive(Default)]
 pub struct Analyzer {
     stop_words: fst::Set<Vec<u8>>,
@@ -28,22 +32,18 @@ pub struct Analyzer {
     languages: Option<Vec<Language>>,
 }
 
-/// The settings tokenization depends on, each list sorted, and the `localizedAttributes`
-/// rules: a change of it means reindexing.
-pub fn text_settings(settings: &Settings) -> ([Vec<String>; 4], Vec<LocalizedAttributeRule>) {
-    let lists = [
-        &settings.stop_words,
-        &settings.separator_tokens,
-        &settings.non_separator_tokens,
-        &settings.dictionary,
-    ]
-    .map(|list| {
-        let mut list = list.clone();
-        list.sort();
-        list
-    });
-    let rules = settings.localized_attributes.clone().unwrap_or_default();
-    (lists, rules)
+/// The lists tokenization depends on, borrowed (an index's `stopWords`, `separatorTokens`,
+/// `nonSeparatorTokens` and `dictionary`); the default is charabia's own tokenizer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TextOptions<'a> {
+    /// Words classified as stop words, matched as written.
+    pub stop_words: &'a [String],
+    /// Separators added to charabia's default ones.
+    pub separators: &'a [String],
+    /// Separators removed from charabia's default ones.
+    pub non_separators: &'a [String],
+    /// Strings kept whole as one token.
+    pub dictionary: &'a [String],
 }
 
 /// An empty set of stop words, built once (building one, even empty, allocates the set
@@ -54,9 +54,10 @@ fn no_stop_words() -> fst::Set<Vec<u8>> {
 }
 
 impl Analyzer {
-    pub fn from_settings(settings: &Settings) -> Analyzer {
-        let mut a = Analyzer::without_stop_words(settings);
-        let mut stop = settings.stop_words.clone();
+    /// The analyzer of documents and queries.
+    pub fn new(options: TextOptions) -> Analyzer {
+        let mut a = Analyzer::without_stop_words(options);
+        let mut stop = options.stop_words.to_vec();
         if !stop.is_empty() {
             stop.sort();
             stop.dedup();
@@ -65,10 +66,10 @@ impl Analyzer {
         a
     }
 
-    /// The settings but stop words.
-    fn without_stop_words(settings: &Settings) -> Analyzer {
-        let added = &settings.separator_tokens;
-        let removed = &settings.non_separator_tokens;
+    /// The options but stop words.
+    fn without_stop_words(options: TextOptions) -> Analyzer {
+        let added = options.separators;
+        let removed = options.non_separators;
         let separators = (!added.is_empty() || !removed.is_empty()).then(|| {
             let mut all: Vec<String> = charabia::separators::DEFAULT_SEPARATORS
                 .iter()
@@ -82,7 +83,7 @@ impl Analyzer {
             }
             all
         });
-        let dictionary = Some(settings.dictionary.clone()).filter(|d| !d.is_empty());
+        let dictionary = Some(options.dictionary.to_vec()).filter(|d| !d.is_empty());
         Analyzer {
             stop_words: no_stop_words(),
             separators,
@@ -99,13 +100,13 @@ impl Analyzer {
     }
 
     /// The same without stop words: the highlighter's (stop words are highlighted).
-    pub fn for_highlighting(settings: &Settings) -> Analyzer {
-        let mut a = Analyzer::without_stop_words(settings);
+    pub fn for_highlighting(options: TextOptions) -> Analyzer {
+        let mut a = Analyzer::without_stop_words(options);
         a.char_map = true;
         a
     }
 
-    /// Runs `f` with the tokenizer these settings describe.
+    /// Runs `f` with the tokenizer these options describe.
     pub fn with<R>(&self, f: impl FnOnce(&Tokenizer) -> R) -> R {
         let separators: Option<Vec<&str>> = self
             .separators
@@ -277,10 +278,9 @@ pub fn words_in(tokenizer: &Tokenizer, text: &str, languages: Option<&[Language]
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{json, Value};
 
-    fn lemmas(settings: Value, text: &str) -> Vec<(String, u32, bool)> {
-        let a = Analyzer::from_settings(&Settings::from_stored(Some(&settings)));
+    fn lemmas(options: TextOptions, text: &str) -> Vec<(String, u32, bool)> {
+        let a = Analyzer::new(options);
         a.with(|t| {
             words(t, text)
                 .into_iter()
@@ -291,7 +291,7 @@ mod tests {
 
     #[test]
     fn normalizes_and_positions_words() {
-        let got = lemmas(json!({}), "Café au LAIT. Bien-sûr");
+        let got = lemmas(TextOptions::default(), "Café au LAIT. Bien-sûr");
         let texts: Vec<_> = got.iter().map(|(t, _, _)| t.as_str()).collect();
         assert_eq!(texts, ["cafe", "au", "lait", "bien", "sur"]);
         let positions: Vec<_> = got.iter().map(|(_, p, _)| *p).collect();
@@ -300,34 +300,8 @@ mod tests {
     }
 
     #[test]
-    fn stop_words_are_case_sensitive_and_keep_their_position() {
-        let got = lemmas(json!({"stopWords": ["the"]}), "the cat The dog");
-        assert_eq!(
-            got,
-            [
-                ("the".to_string(), 0, true),
-                ("cat".to_string(), 1, false),
-                ("the".to_string(), 2, false),
-                ("dog".to_string(), 3, false)
-            ]
-        );
-    }
-
-    #[test]
-    fn separator_settings_and_dictionary() {
-        let got = lemmas(json!({"nonSeparatorTokens": ["-"]}), "bien-sur");
-        assert_eq!(got[0].0, "bien-sur");
-        let got = lemmas(json!({"separatorTokens": ["x"]}), "axb");
-        let texts: Vec<_> = got.iter().map(|(t, _, _)| t.as_str()).collect();
-        assert_eq!(texts, ["a", "b"]);
-        let got = lemmas(json!({"dictionary": ["J. R. R."]}), "J. R. R. Tolkien");
-        assert_eq!(got[0].0, "j. r. r.");
-        assert_eq!(got[1].0, "tolkien");
-    }
-
-    #[test]
     fn languages_choose_the_normalizers() {
-        let a = Analyzer::from_settings(&Settings::default());
+        let a = Analyzer::new(TextOptions::default());
         let cut = |text: &str, languages: Option<&[Language]>| -> Vec<String> {
             a.with(|t| words_in(t, text, languages))
                 .into_iter()
@@ -343,17 +317,39 @@ mod tests {
         assert_eq!(cut("المكتبة", None), ["ال", "مكتبه"]);
         assert_eq!(cut("المكتبة", Some(&[Language::Jpn])), ["المكتبه"]);
         // An analyzer's own languages (a query's) apply to every text it cuts.
-        let q =
-            Analyzer::from_settings(&Settings::default()).in_languages(Some(vec![Language::Pes]));
+        let q = Analyzer::new(TextOptions::default()).in_languages(Some(vec![Language::Pes]));
         assert_eq!(q.with(|t| words(t, "يك")).remove(0).text, "یک");
     }
 
     #[test]
     fn prefix_of_a_normalized_word_maps_to_original_bytes() {
-        let a = Analyzer::for_highlighting(&Settings::default());
+        let a = Analyzer::for_highlighting(TextOptions::default());
         let w = a.with(|t| words(t, "Éléphant")).remove(0);
         assert_eq!(w.text, "elephant");
         // "ele" covers "Élé": É and é take two bytes each.
         assert_eq!(w.original_bytes(3), 5);
+    }
+
+    #[test]
+    fn plain_options_shape_the_tokenizer() {
+        let the = ["the".to_string()];
+        let dash = ["-".to_string()];
+        let options = TextOptions {
+            stop_words: &the,
+            non_separators: &dash,
+            ..TextOptions::default()
+        };
+        let got = lemmas(options, "the bien-sur");
+        assert_eq!(
+            got,
+            [
+                ("the".to_string(), 0, true),
+                ("bien-sur".to_string(), 1, false)
+            ]
+        );
+        // The highlighter keeps the separators but not the stop words.
+        let words = Analyzer::for_highlighting(options).with(|t| words(t, "the bien-sur"));
+        assert!(!words[0].stop);
+        assert_eq!(words[1].text, "bien-sur");
     }
 }

@@ -1,12 +1,15 @@
 //! Filters: the `filter` of search, document fetches and delete-by-filter.
 //!
-//! Three steps, each in its own file:
-//! - [`parser`]: the filter language (string form) into an [`Expr`], with Meilisearch's syntax
-//!   errors and positions; [`Filter::from_json`] adds the array form (outer array AND, inner
-//!   arrays OR, every string parsed as a filter).
+//! The grammar lives in its own crate, `filter-parser` (`crates/filter-parser`), a leaf that
+//! knows nothing of the index: the filter language (string form) into an [`Expr`] of
+//! [`Token`]s, with Meilisearch's syntax errors and positions. This module re-exports its
+//! syntax tree and adds the rest, each step in its own file:
+//! - here: [`Filter::from_json`], the array form (outer array AND, inner arrays OR, every
+//!   string parsed as a filter by `filter_parser::parse`), and the errors about one token;
 //! - [`rules`]: validation against `filterableAttributes` (plain names, pattern objects and
-//!   their `equality`/`comparison` features, `_geo`) and the geo arguments.
-//! - [`eval`]: whether one document matches, straight from its JSON.
+//!   their `equality`/`comparison` features, `_geo`) and the geo arguments;
+//! - [`eval`]: whether one document matches, straight from its JSON; [`bitmap`]: the same
+//!   answer from value columns.
 //!
 //! Design choice: evaluation reads each candidate document rather than per-value bitmaps.
 //! It is exact by construction (the document is the truth) and needs no index to keep in
@@ -16,90 +19,12 @@
 
 pub mod bitmap;
 pub mod eval;
-pub mod parser;
 pub mod rules;
 
 use api_types::Code;
 use serde_json::{Map, Value};
 
-/// A value of the filter: its unescaped text and where it sits in its source string.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Token {
-    /// The value, quotes removed and escapes resolved.
-    pub value: String,
-    /// Which string of the filter (array filters have several) holds it.
-    pub src: usize,
-    /// Byte range in that string.
-    pub start: usize,
-    pub end: usize,
-}
-
-/// The operation of a condition on one attribute.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Op {
-    Eq(Token),
-    Ne(Token),
-    Gt(Token),
-    Ge(Token),
-    Lt(Token),
-    Le(Token),
-    Between(Token, Token),
-    Exists,
-    Null,
-    Empty,
-    /// The value, then the `CONTAINS` keyword (for the feature-gate error's position).
-    Contains(Token, Token),
-    StartsWith(Token),
-}
-
-impl Op {
-    /// The operator as Meilisearch names it in errors.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Op::Eq(_) => "=",
-            Op::Ne(_) => "!=",
-            Op::Gt(_) => ">",
-            Op::Ge(_) => ">=",
-            Op::Lt(_) => "<",
-            Op::Le(_) => "<=",
-            Op::Between(..) => "TO",
-            Op::Exists => "EXISTS",
-            Op::Null => "IS NULL",
-            Op::Empty => "IS EMPTY",
-            Op::Contains(..) => "CONTAINS",
-            Op::StartsWith(_) => "STARTS WITH",
-        }
-    }
-}
-
-/// A parsed filter expression.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Expr {
-    And(Vec<Expr>),
-    Or(Vec<Expr>),
-    Not(Box<Expr>),
-    Cond {
-        field: Token,
-        op: Op,
-    },
-    In {
-        field: Token,
-        values: Vec<Token>,
-    },
-    GeoRadius {
-        lat: Token,
-        lng: Token,
-        radius: Token,
-        resolution: Option<Token>,
-    },
-    GeoBoundingBox {
-        top_right: [Token; 2],
-        bottom_left: [Token; 2],
-    },
-    GeoPolygon {
-        points: Vec<[Token; 2]>,
-    },
-}
+pub use filter_parser::{Expr, Op, Token};
 
 /// A whole filter: the expression and the strings it came from (for error positions).
 #[derive(Debug, Clone)]
@@ -281,11 +206,17 @@ impl Filter {
             let mut out = Rendered::default();
             out.expr(&self.expr, token);
             if let Some((start, end)) = out.at {
-                return format!("{message}\n{}", parser::locate(&out.text, start, end));
+                return format!(
+                    "{message}\n{}",
+                    filter_parser::locate(&out.text, start, end)
+                );
             }
         }
         let src = &self.sources[token.src];
-        format!("{message}\n{}", parser::locate(src, token.start, token.end))
+        format!(
+            "{message}\n{}",
+            filter_parser::locate(src, token.start, token.end)
+        )
     }
 
     /// Makes errors about attributes and values quote the filter in its written-out form
@@ -509,7 +440,7 @@ fn check_length(value: &Value) -> Result<(), String> {
 }
 
 fn parse_one(s: &str, sources: &mut Vec<String>) -> Result<Option<Expr>, String> {
-    let e = parser::parse(s, sources.len())?;
+    let e = filter_parser::parse(s, sources.len())?;
     if e.is_some() {
         sources.push(s.to_string());
     }

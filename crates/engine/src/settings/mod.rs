@@ -1,7 +1,8 @@
 //! Index settings, owned by the engine: the typed [`Settings`] object with its defaults
 //! (defined here and nowhere else), the typed update [`SettingsPatch`] and how it applies
-//! ([`Settings::apply`], in `patch.rs`), and the JSON `GET /indexes/{uid}/settings` shows
-//! ([`Settings::view`], in `view.rs`). Behaviour follows Meilisearch 1.50.
+//! ([`Settings::apply`], in `patch.rs`), the JSON `GET /indexes/{uid}/settings` shows
+//! ([`Settings::view`], in `view.rs`), and the tokenizer they configure
+//! (`Settings::analyzer`, in `text.rs`). Behaviour follows Meilisearch 1.50.
 //!
 //! The HTTP layer only checks the shape of a request (types, known fields, the first error)
 //! and forwards the patch; everything that depends on the current settings (merging nested
@@ -22,6 +23,7 @@
 
 mod locales;
 mod patch;
+mod text;
 mod view;
 
 #[cfg(test)]

@@ -22,7 +22,6 @@ use crate::languages::{self, Locales};
 use crate::settings::Settings;
 use crate::sort::{self, SortKey};
 use crate::store::heed_error;
-use crate::tokens;
 
 /// What a search found, before printing.
 pub(super) struct SearchResult {
@@ -197,7 +196,7 @@ impl<'a> Printer<'a> {
         };
         // One tokenizer for every hit's formatting; each field cut in the request's locales,
         // or else in its own.
-        let highlighter = tokens::Analyzer::for_highlighting(self.settings);
+        let highlighter = self.settings.highlighter();
         let request_languages = q.locales.as_deref().and_then(languages::languages);
         let locales = Locales::from_settings(self.settings);
         let field_languages = format::FieldLanguages {

@@ -173,7 +173,7 @@ impl Index {
         // The first documents encoded while the index has no dictionary, to train one on
         // (once a batch: a failed training is not tried again on every next few).
         let mut samples = state.fields.dictionary().is_none().then(Vec::new);
-        let analyzer = tokens::Analyzer::from_settings(&settings);
+        let analyzer = settings.analyzer();
         let locales = Locales::from_settings(&settings);
         let pairs = state.pairs.clone().unwrap_or_default();
         let cut = (&analyzer, &locales, pairs.as_ref());

@@ -88,7 +88,6 @@ use super::BatchState;
 use crate::index::{text, tv, Index};
 use crate::languages::Locales;
 use crate::store::{heed_error, keys};
-use crate::tokens;
 
 const WRITER_MEMORY_PER_THREAD: usize = 64 << 20;
 
@@ -296,7 +295,7 @@ impl Index {
         }
         // Every field id these documents need was committed with them.
         let mut fields = (*self.fields_map.read().unwrap().clone()).clone();
-        let analyzer = tokens::Analyzer::from_settings(&settings);
+        let analyzer = settings.analyzer();
         let locales = Locales::from_settings(&settings);
         let pairs = self.stored_pair_words(rtxn)?.unwrap_or_default();
         analyzer.with(|tokenizer| {

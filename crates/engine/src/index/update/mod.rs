@@ -459,7 +459,7 @@ impl Index {
             let (_, bytes) = item.map_err(heed_error)?;
             more.push(crate::codec::decode(bytes, &state.fields)?);
         }
-        let analyzer = crate::tokens::Analyzer::from_settings(settings);
+        let analyzer = settings.analyzer();
         let locales = crate::languages::Locales::from_settings(settings);
         let pairs = text::PairWords::choose(&more, settings.searchable(), &analyzer, &locales);
         let words = serde_json::to_vec(&pairs.words()).map_err(Error::internal)?;

@@ -15,7 +15,6 @@ use crate::index::{text, Index};
 use crate::languages::Locales;
 use crate::settings::{Settings, SettingsPatch};
 use crate::store::heed_error;
-use crate::tokens;
 
 impl Index {
     /// The `UpdateSettings` op: `patch` is applied to the settings the batch has reached (a
@@ -35,7 +34,7 @@ impl Index {
             if let Some(a) = attrs.as_mut() {
                 a.sort();
             }
-            (attrs, tokens::text_settings(s))
+            (attrs, s.text_settings())
         };
         let current = self.batch_settings(txn, state)?;
         let mut next = current.as_ref().clone();
@@ -75,7 +74,7 @@ impl Index {
     ) -> Result<()> {
         self.set_progress(|p| p.step = "reindexing searchable attributes");
         let searchable = settings.searchable();
-        let analyzer = tokens::Analyzer::from_settings(settings);
+        let analyzer = settings.analyzer();
         let locales = Locales::from_settings(settings);
         if self.pair_words_due(txn, state, 0)? {
             self.choose_pair_words(txn, state, settings, Vec::new())?;

@@ -19,7 +19,6 @@ use crate::index::search::SearchContext;
 use crate::index::text::{self, PairWords};
 use crate::index::{tv, Index};
 use crate::languages::{self, Locales};
-use crate::tokens;
 
 /// How many words of a query count (Meilisearch reads the first 10).
 const MAX_QUERY_WORDS: usize = 10;
@@ -358,7 +357,7 @@ impl Index {
             None if settings.localized_attributes.is_none() => None,
             None => Locales::from_settings(settings).of_query(settings.searchable()),
         };
-        let analyzer = tokens::Analyzer::from_settings(settings).in_languages(languages);
+        let analyzer = settings.analyzer().in_languages(languages);
         let parsed = analyzer.with(|tk| parse_query(tk, text));
         let term = |w: &str| Term::from_field_text(self.fields.words, w);
         let pair = |kept: &[(usize, Term)]| pair_of(self.fields.field_words, pairs, kept);

@@ -24,7 +24,7 @@
 //! line of the message, 1-based character columns). Recursion is bounded by [`MAX_DEPTH`],
 //! counted as Meilisearch counts it, so deep nesting is an error and never a stack overflow.
 
-use super::{Expr, Op, Token};
+use crate::{Expr, Op, Token};
 
 /// Nesting bound of the parser (each parenthesis costs four levels, each `NOT` one).
 pub const MAX_DEPTH: usize = 150;
