@@ -53,6 +53,24 @@ pub(in crate::index::search) struct Ranking<'a> {
     pub deadline: Instant,
 }
 
+/// One level being ranked: the search's [`Run`], the rules' context for the level, and its
+/// query terms (what every step ranking the level's documents reads).
+#[derive(Clone, Copy)]
+pub(super) struct Level<'a> {
+    pub run: &'a Run<'a>,
+    pub ctx: &'a Context<'a>,
+    pub qt: &'a [QueryTerm],
+}
+
+/// The words of one level: the query's terms, the groups the level keeps, and how far their
+/// words reach.
+#[derive(Clone, Copy)]
+pub(super) struct LevelWords<'a> {
+    pub terms: &'a Terms,
+    pub kept: &'a [usize],
+    pub reach: Reach,
+}
+
 pub(super) struct Run<'a> {
     pub rtxn: &'a heed::RoTxn<'a>,
     pub searcher: &'a tantivy::Searcher,
@@ -304,13 +322,22 @@ impl Index {
                 }
             }
             let ctx = fields.context(terms, max_typos);
+            let lv = Level {
+                run: &run,
+                ctx: &ctx,
+                qt,
+            };
             // Shortcuts (see [`Index::shortcut_sets`]): a small set holding the level's best
             // documents is ranked first; when enough of them are as good as the level allows,
             // nothing else can come before them.
             if let (Some(n), Some(cut), None) = (need, shortcut.as_ref(), &read) {
                 let want = n - out.len();
-                let best = self
-                    .rank_shortcuts(&run, &ctx, qt, terms, &kept, *reach, cut, &mut seen, want)?;
+                let words = LevelWords {
+                    terms,
+                    kept: &kept,
+                    reach: *reach,
+                };
+                let best = self.rank_shortcuts(lv, words, cut, &mut seen, want)?;
                 if let Some(best) = best {
                     out.extend(best);
                     return Ok((out, false));
@@ -326,18 +353,16 @@ impl Index {
                 _ => None,
             };
             let (level, level_complete, matched) = self.rank_level(
-                &run,
-                &ctx,
-                qt,
-                terms,
-                &kept,
-                *reach,
-                read,
-                floor,
+                lv,
+                LevelWords {
+                    terms,
+                    kept: &kept,
+                    reach: *reach,
+                },
+                (read, floor),
                 &mut seen,
-                !last_level,
                 k,
-                whole,
+                (!last_level, whole),
             )?;
             if let Some(matched) = matched {
                 terms.counted = Some((*reach, Counted::Exactly(matched)));
@@ -358,22 +383,17 @@ impl Index {
     /// `k`: the kept documents, whether none was left out, and (when `count`) how many
     /// allowed documents the level's query matched. With a `floor` (and `k`, nothing read),
     /// those it bounds are ranked only until the page is certain, and not counted.
-    #[allow(clippy::too_many_arguments)]
     fn rank_level(
         &self,
-        run: &Run,
-        ctx: &Context,
-        qt: &[QueryTerm],
-        terms: &Terms,
-        kept: &[usize],
-        reach: Reach,
-        read: Option<SegmentDocs>,
-        floor: Option<Floor>,
+        lv: Level,
+        words: LevelWords,
+        (read, floor): (Option<SegmentDocs>, Option<Floor>),
         seen: &mut [Vec<u64>],
-        mark: bool,
         k: Option<usize>,
-        count: bool,
+        (mark, count): (bool, bool),
     ) -> Result<(Vec<Ranked>, bool, Option<usize>)> {
+        let run = lv.run;
+        let LevelWords { terms, kept, reach } = words;
         let (mut level, count, all, matched) = match (read, floor, k) {
             // The level read as its phrase's words anywhere: not counted (the read first,
             // which found more than a page's worth, counted it).
@@ -381,8 +401,7 @@ impl Index {
                 let docs = self
                     .level_docs(run.searcher, floor.around.as_ref(), run.allowed)
                     .map_err(tv)?;
-                let (level, count, all) =
-                    self.rank_above_floor(run, ctx, qt, docs, floor, seen, mark, k)?;
+                let (level, count, all) = self.rank_above_floor(lv, docs, floor, seen, mark, k)?;
                 (level, count, all, None)
             }
             (read, _, _) => {
@@ -395,8 +414,7 @@ impl Index {
                     }
                 };
                 let matched = count.then(|| docs.iter().map(|(_, list)| list.len()).sum());
-                let (level, count) =
-                    self.rank_docs(run, ctx, qt, docs, seen, mark, &|_| true, k)?;
+                let (level, count) = self.rank_docs(lv, docs, seen, mark, &|_| true, k)?;
                 (level, count, true, matched)
             }
         };
@@ -439,18 +457,16 @@ impl Index {
 
     /// Ranks `docs` (per segment, in document order), those allowed and not in `seen`;
     /// `mark`: adds them to `seen`.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn rank_docs(
         &self,
-        run: &Run,
-        ctx: &Context,
-        qt: &[QueryTerm],
+        lv: Level,
         docs: SegmentDocs,
         seen: &mut [Vec<u64>],
         mark: bool,
         accept: &dyn Fn(&Verdict) -> bool,
         k: Option<usize>,
     ) -> Result<(Vec<Ranked>, usize)> {
+        let Level { run, ctx, qt } = lv;
         let (searcher, allowed, deadline) = (run.searcher, run.allowed, run.deadline);
         // With `keep` (no sort key to read), only the best `keep` are held, worst on top.
         let keep = k.filter(|_| run.key_specs.is_empty());

@@ -14,7 +14,7 @@ use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 
 use super::document::{self, Context};
-use super::levels::{level_bound, Run};
+use super::levels::{level_bound, Level, LevelWords};
 use super::order::Ranked;
 use super::reader::{Occ, QueryTerm};
 use super::rule::{RankingRule, Rule};
@@ -138,19 +138,16 @@ impl Index {
     /// Ranks a level's shortcut sets in turn (see [`Index::shortcut_sets`]): the best `want`
     /// documents of the level when a set holds enough documents as good as the level
     /// allows, `None` when the whole level must be ranked.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn rank_shortcuts(
         &self,
-        run: &Run,
-        ctx: &Context,
-        qt: &[QueryTerm],
-        terms: &Terms,
-        kept: &[usize],
-        reach: Reach,
+        lv: Level,
+        words: LevelWords,
         cut: &Shortcut,
         seen: &mut [Vec<u64>],
         want: usize,
     ) -> Result<Option<Vec<Ranked>>> {
+        let Level { run, ctx, qt } = lv;
+        let LevelWords { terms, kept, reach } = words;
         let sets = self.shortcut_sets(
             terms,
             kept,
@@ -194,9 +191,9 @@ impl Index {
                         None => Ok(Vec::new()),
                     }
                     .map_err(tv)?;
-                    self.rank_in_order(run, ctx, qt, docs, ahead, seen, &top, want, past)?
+                    self.rank_in_order(lv, (docs, ahead), seen, &top, want, past)?
                 }
-                None => self.rank_docs(run, ctx, qt, docs, seen, false, &top, Some(want))?,
+                None => self.rank_docs(lv, docs, seen, false, &top, Some(want))?,
             };
             if count >= want {
                 self.keep_best(run, &mut best, want)?;

@@ -15,7 +15,7 @@ use tantivy::{DocId, DocSet, Term};
 use super::super::collector::SegmentDocs;
 use super::super::document::Context;
 use super::super::exactness;
-use super::super::levels::{unranked, Run};
+use super::super::levels::{unranked, Level, Run};
 use super::super::order::{steps, Ranked, Step};
 use super::super::reader::QueryTerm;
 use super::super::rule::Rule;
@@ -117,28 +117,35 @@ impl Past {
 /// A set's candidates: segment, document, internal id.
 type Candidate = (u32, DocId, u32);
 
+/// How [`Index::rank_by_id`] ranks: chunks of at least `step` documents (adding them to `seen`
+/// when `mark`), those `accept` takes counted, until `want` of them `precede` every document
+/// left.
+struct ById<'a> {
+    want: usize,
+    mark: bool,
+    step: usize,
+    accept: &'a dyn Fn(&Verdict) -> bool,
+    precedes: &'a dyn Fn(&Ranked, u32) -> bool,
+}
+
 impl Index {
     /// Ranks a shortcut set's documents in the order `past` names: chunks of at least
     /// [`STEP`] documents, each twice the last (with a sort key, those of one key value together; with
     /// `exactness`, the documents that may be exact matches first, then the rest by
     /// internal id) until `want` accepted documents come before every document left.
     /// Returns the best `want` ranked and how many were accepted.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn rank_in_order(
         &self,
-        run: &Run,
-        ctx: &Context,
-        qt: &[QueryTerm],
-        docs: SegmentDocs,
-        ahead: SegmentDocs,
+        lv: Level,
+        (docs, ahead): (SegmentDocs, SegmentDocs),
         seen: &mut [Vec<u64>],
         accept: &dyn Fn(&Verdict) -> bool,
         want: usize,
         past: Past,
     ) -> Result<(Vec<Ranked>, usize)> {
+        let (run, ctx) = (lv.run, lv.ctx);
         let (first, candidates) = split_off(docs, &ahead, seen, run);
-        let (mut out, mut accepted) =
-            self.rank_part(run, ctx, qt, first, seen, accept, want, false)?;
+        let (mut out, mut accepted) = self.rank_part(lv, first, seen, accept, want, false)?;
         // Chunks double: a set whose page comes late is ranked in few calls.
         let mut step = want.max(STEP);
         match past {
@@ -174,8 +181,7 @@ impl Index {
                     order[end..tied].sort_unstable_by(cmp);
                     end = tied;
                     let part = order[start..end].iter().map(|&i| candidates[i]).collect();
-                    let (ranked, n) =
-                        self.rank_part(run, ctx, qt, part, seen, accept, want, false)?;
+                    let (ranked, n) = self.rank_part(lv, part, seen, accept, want, false)?;
                     out.extend(ranked);
                     accepted += n;
                     start = end;
@@ -201,8 +207,7 @@ impl Index {
                     (first, rest) = self.split_by_terms(run, rest, &typed)?;
                 }
                 if !first.is_empty() {
-                    let (ranked, n) =
-                        self.rank_part(run, ctx, qt, first, seen, accept, want, false)?;
+                    let (ranked, n) = self.rank_part(lv, first, seen, accept, want, false)?;
                     out.extend(ranked);
                     accepted += n;
                 }
@@ -212,9 +217,14 @@ impl Index {
                     let e = r.verdict.cost_range(digit, digit + 2);
                     e < floor || (e == floor && r.iid <= frontier)
                 };
-                let (n, _) = self.rank_by_id(
-                    run, ctx, qt, rest, seen, accept, want, false, step, &precedes, &mut out,
-                )?;
+                let by = ById {
+                    want,
+                    mark: false,
+                    step,
+                    accept,
+                    precedes: &precedes,
+                };
+                let (n, _) = self.rank_by_id(lv, rest, seen, by, &mut out)?;
                 accepted += n;
             }
         }
@@ -225,21 +235,22 @@ impl Index {
     /// twice the last: the first few of many are read), into `out`, until `want` of those
     /// ranked `precede` (a ranked document, the largest id ranked) every document left.
     /// Returns how many were accepted, and whether all of `rest` was ranked.
-    #[allow(clippy::too_many_arguments)]
     fn rank_by_id(
         &self,
-        run: &Run,
-        ctx: &Context,
-        qt: &[QueryTerm],
+        lv: Level,
         mut rest: Vec<Candidate>,
         seen: &mut [Vec<u64>],
-        accept: &dyn Fn(&Verdict) -> bool,
-        want: usize,
-        mark: bool,
-        mut step: usize,
-        precedes: &dyn Fn(&Ranked, u32) -> bool,
+        by: ById,
         out: &mut Vec<Ranked>,
     ) -> Result<(usize, bool)> {
+        let run = lv.run;
+        let ById {
+            want,
+            mark,
+            mut step,
+            accept,
+            precedes,
+        } = by;
         let mut accepted = 0;
         let mut left = &mut rest[..];
         while !left.is_empty() {
@@ -252,8 +263,7 @@ impl Index {
             }
             let (chunk, after) = left.split_at_mut(end);
             let frontier = chunk.iter().map(|c| c.2).max().unwrap_or(0);
-            let (ranked, n) =
-                self.rank_part(run, ctx, qt, chunk.to_vec(), seen, accept, want, mark)?;
+            let (ranked, n) = self.rank_part(lv, chunk.to_vec(), seen, accept, want, mark)?;
             out.extend(ranked);
             accepted += n;
             left = after;
@@ -271,54 +281,43 @@ impl Index {
     /// by internal id until `want` ranked ones come before every one left. Returns those
     /// ranked (the best `want` of each part), how many were accepted, and whether all were
     /// ranked; `mark`: adds those ranked to `seen`.
-    #[allow(clippy::too_many_arguments)]
     pub(in super::super) fn rank_above_floor(
         &self,
-        run: &Run,
-        ctx: &Context,
-        qt: &[QueryTerm],
+        lv: Level,
         docs: SegmentDocs,
         floor: Floor,
         seen: &mut [Vec<u64>],
         mark: bool,
         want: usize,
     ) -> Result<(Vec<Ranked>, usize, bool)> {
+        let run = lv.run;
         let inside = self
             .level_docs(run.searcher, floor.inside.as_ref(), run.allowed)
             .map_err(tv)?;
         let (first, rest) = split_off(docs, &inside, seen, run);
         let all = |_: &Verdict| true;
-        let (mut out, mut accepted) =
-            self.rank_part(run, ctx, qt, first, seen, &all, want, mark)?;
+        let (mut out, mut accepted) = self.rank_part(lv, first, seen, &all, want, mark)?;
         let cost = floor.cost;
         let precedes = |r: &Ranked, frontier: u32| {
             r.verdict.cost < cost || (r.verdict.cost == cost && r.iid <= frontier)
         };
-        let (n, complete) = self.rank_by_id(
-            run,
-            ctx,
-            qt,
-            rest,
-            seen,
-            &all,
+        let by = ById {
             want,
             mark,
-            want.max(STEP),
-            &precedes,
-            &mut out,
-        )?;
+            step: want.max(STEP),
+            accept: &all,
+            precedes: &precedes,
+        };
+        let (n, complete) = self.rank_by_id(lv, rest, seen, by, &mut out)?;
         accepted += n;
         Ok((out, accepted, complete))
     }
 
     /// Ranks `part` of a set (see [`Index::rank_docs`]), its documents grouped by segment in
     /// document order (the ranking reads each segment's postings forward).
-    #[allow(clippy::too_many_arguments)]
     fn rank_part(
         &self,
-        run: &Run,
-        ctx: &Context,
-        qt: &[QueryTerm],
+        lv: Level,
         mut part: Vec<Candidate>,
         seen: &mut [Vec<u64>],
         accept: &dyn Fn(&Verdict) -> bool,
@@ -326,16 +325,7 @@ impl Index {
         mark: bool,
     ) -> Result<(Vec<Ranked>, usize)> {
         part.sort_unstable();
-        self.rank_docs(
-            run,
-            ctx,
-            qt,
-            by_segment(part),
-            seen,
-            mark,
-            accept,
-            Some(want),
-        )
+        self.rank_docs(lv, by_segment(part), seen, mark, accept, Some(want))
     }
 
     /// The candidates with a field of `words` words (see `lens`) weighing at least
