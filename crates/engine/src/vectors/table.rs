@@ -458,7 +458,7 @@ impl Graph {
         let mut eps = self.entry_points.clone();
         let mut path = Visited::new(self.vectors.len());
         for level in (1..=self.max_level).rev() {
-            let found = self.visit(&dist, &prefetch, &eps, level, 1, None, &mut path)?;
+            let found = self.visit((&dist, &prefetch), &eps, level, 1, None, &mut path)?;
             let Some(&(_, closest)) = found.peek_min() else {
                 return Ok(None);
             };
@@ -466,8 +466,7 @@ impl Graph {
         }
         path.clear();
         let found = self.visit(
-            &dist,
-            &prefetch,
+            (&dist, &prefetch),
             &eps,
             0,
             ef.max(count),
@@ -481,11 +480,9 @@ impl Graph {
     }
 
     /// One layer's beam search from `eps`, keeping the `ef` nearest (of `candidates`).
-    #[allow(clippy::too_many_arguments)]
     fn visit(
         &self,
-        dist: &impl Fn(u32) -> Result<f32>,
-        prefetch: &impl Fn(u32),
+        (dist, prefetch): (&impl Fn(u32) -> Result<f32>, &impl Fn(u32)),
         eps: &[u32],
         level: usize,
         ef: usize,

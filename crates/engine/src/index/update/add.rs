@@ -39,19 +39,31 @@ struct PendingText {
     ids: HashSet<u32>,
 }
 
+/// One addition: the staged payload, how its documents meet stored ones, the primary key the
+/// task asked for, whether the index may not be created, and the shards kept (`None`: all).
+pub(super) struct Addition<'a> {
+    pub file: &'a Path,
+    pub method: Method,
+    pub primary_key: Option<&'a str>,
+    pub skip_creation: bool,
+    pub shards: Option<&'a Shards>,
+}
+
 impl Index {
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn add_documents(
         &self,
         txn: &mut RwTxn,
         writer: &mut IndexWriter,
         state: &mut BatchState,
-        file: &Path,
-        method: Method,
-        requested_pk: Option<&str>,
-        skip_creation: bool,
-        shards: Option<&Shards>,
+        addition: Addition,
     ) -> Result<u64> {
+        let Addition {
+            file,
+            method,
+            primary_key: requested_pk,
+            skip_creation,
+            shards,
+        } = addition;
         // Every instance checks every document (so all of them fail or succeed alike) and
         // writes only those of its own shards.
         let keeps = |id: &str| shards.is_none_or(|s| s.keeps(id));
@@ -184,9 +196,12 @@ impl Index {
         // the task with nothing of it written.
         let generated = match embedders.is_empty() {
             true => Default::default(),
-            false => {
-                self.embed_payload(txn, state, &settings, &embedders, file, method, &pk, &keeps)?
-            }
+            false => self.embed_payload(
+                (txn, state),
+                (&settings, &embedders),
+                (file, method, &pk),
+                &keeps,
+            )?,
         };
         payload::read_staged(file, |mut doc| {
             let ext = docid::document_id(&doc, &pk)?;
@@ -223,7 +238,7 @@ impl Index {
                 }
             };
             if !embedders.is_empty() {
-                self.write_vectors(txn, state, &embedders, iid, &doc, &ext, &generated)?;
+                self.write_vectors(txn, state, &embedders, (iid, &doc, &ext), &generated)?;
                 crate::vectors::parse::strip_configured(&mut doc, &|n| embedders.configured(n));
             }
             for k in doc.keys() {

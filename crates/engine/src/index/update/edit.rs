@@ -107,16 +107,14 @@ impl Index {
         out.flush().map_err(io_error)?;
         drop(out);
         if replaced > 0 {
-            self.add_documents(
-                txn,
-                writer,
-                state,
-                &staged.0,
-                Method::Replace,
-                None,
-                true,
-                None,
-            )?;
+            let addition = super::add::Addition {
+                file: &staged.0,
+                method: Method::Replace,
+                primary_key: None,
+                skip_creation: true,
+                shards: None,
+            };
+            self.add_documents(txn, writer, state, addition)?;
         }
         self.delete_documents(txn, writer, state, &deleted)?;
         Ok(Edited { matched })

@@ -123,16 +123,11 @@ impl Index {
 
     /// Before an addition writes anything: embeds what its documents need (see the module's
     /// documentation), keyed by external id.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn embed_payload(
         &self,
-        txn: &RwTxn,
-        state: &BatchState,
-        settings: &Settings,
-        embedders: &Embedders,
-        file: &Path,
-        method: Method,
-        pk: &str,
+        (txn, state): (&RwTxn, &BatchState),
+        (settings, embedders): (&Settings, &Embedders),
+        (file, method, pk): (&Path, Method, &str),
         keeps: &dyn Fn(&str) -> bool,
     ) -> Result<Generated<String>> {
         let generating: Vec<&(String, EmbedderConfig)> = embedders
@@ -206,17 +201,12 @@ impl Index {
     }
 
     /// Writes one generated embedding of document `iid`, with the hash of its text.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn put_generated(
         &self,
         txn: &mut RwTxn,
         state: &mut BatchState,
-        name: &str,
-        config: &EmbedderConfig,
-        dims: usize,
-        iid: u32,
-        vector: &Embedding,
-        hash: u64,
+        (name, config, dims): (&str, &EmbedderConfig, usize),
+        (iid, vector, hash): (u32, &Embedding, u64),
     ) -> Result<()> {
         // A source whose vectors changed length (another model) starts a new space.
         if let Some(old) = state.vectors.registry.get(name).copied() {
@@ -228,11 +218,8 @@ impl Index {
             }
         }
         let id = state.vectors.put(
-            &self.store,
-            txn,
-            name,
-            dims,
-            config.binary_quantized,
+            (&self.store, txn),
+            (name, dims, config.binary_quantized),
             iid,
             std::slice::from_ref(vector),
         )?;
@@ -363,7 +350,7 @@ impl Index {
                 continue;
             };
             for (iid, (vector, hash)) in found {
-                self.put_generated(txn, state, &name, config, dims, iid, &vector, hash)?;
+                self.put_generated(txn, state, (&name, config, dims), (iid, &vector, hash))?;
             }
         }
         Ok(())

@@ -499,16 +499,14 @@ impl Index {
                 if let Some(check) = check {
                     crate::payload::verify_staged(file, check)?;
                 }
-                let n = self.add_documents(
-                    txn,
-                    writer,
-                    state,
+                let addition = add::Addition {
                     file,
-                    *method,
-                    primary_key.as_deref(),
-                    *skip_creation,
-                    shards.as_ref(),
-                )?;
+                    method: *method,
+                    primary_key: primary_key.as_deref(),
+                    skip_creation: *skip_creation,
+                    shards: shards.as_ref(),
+                };
+                let n = self.add_documents(txn, writer, state, addition)?;
                 out.indexed_documents = Some(n);
             }
             BatchOp::DeleteDocuments { ids, .. } => {

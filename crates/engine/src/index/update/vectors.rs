@@ -85,14 +85,10 @@ impl VectorState {
 
     /// Writes `embeddings` (of `dims` values each) as document `iid`'s for embedder `name`,
     /// creating its vector space when it has none; returns the embedder's id.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn put(
         &mut self,
-        store: &Store,
-        txn: &mut RwTxn,
-        name: &str,
-        dims: usize,
-        quantized: bool,
+        (store, txn): (&Store, &mut RwTxn),
+        (name, dims, quantized): (&str, usize, bool),
         iid: u32,
         embeddings: &[Vec<f32>],
     ) -> Result<u8> {
@@ -194,15 +190,12 @@ impl Index {
     /// Pass 2: writes the embeddings of document `iid` (`doc` as written, `_vectors`
     /// included): those it gives, or those `generated` holds for it (computed before anything
     /// of the op was written, see [`super::embedding`]).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn write_vectors(
         &self,
         txn: &mut RwTxn,
         state: &mut BatchState,
         embedders: &Embedders,
-        iid: u32,
-        doc: &Map<String, Value>,
-        doc_id: &str,
+        (iid, doc, doc_id): (u32, &Map<String, Value>, &str),
         generated: &Generated<String>,
     ) -> Result<()> {
         for (name, config) in &embedders.list {
@@ -220,11 +213,8 @@ impl Index {
                     };
                     parse::check_dimensions(&embeddings, dims, name, doc_id)?;
                     let id = state.vectors.put(
-                        &self.store,
-                        txn,
-                        name,
-                        dims,
-                        config.binary_quantized,
+                        (&self.store, txn),
+                        (name, dims, config.binary_quantized),
                         iid,
                         &embeddings,
                     )?;
@@ -239,7 +229,10 @@ impl Index {
                     if let Some((dims, found)) = generated.get(name) {
                         if let Some((vector, hash)) = found.get(doc_id) {
                             self.put_generated(
-                                txn, state, name, config, *dims, iid, vector, *hash,
+                                txn,
+                                state,
+                                (name, config, *dims),
+                                (iid, vector, *hash),
                             )?;
                         }
                     }
