@@ -6,6 +6,7 @@ mod common;
 mod documents;
 mod filters;
 mod recovery;
+mod rules;
 mod search;
 mod search_pages;
 mod storage;
