@@ -44,7 +44,7 @@
 //!   tantivy's payload is not G,
 //!   so [`Index::recover`] deletes every dirty id from tantivy, re-adds the version LMDB holds
 //!   (none for a deleted document), with the settings and fields map committed with it, and
-//!   commits with payload G; then removes `dirty`. `crates/engine/tests/index.rs` simulates
+//!   commits with payload G; then removes `dirty`. `crates/engine/tests/engine/recovery.rs` simulates
 //!   exactly this state. Recovery runs inside [`Index::open`], before anything can read.
 //! - After tantivy's commit, before `dirty` is removed: tantivy's payload is G: recovery only
 //!   removes `dirty`.

@@ -143,7 +143,13 @@ impl TermReader {
             }
         }
         for (parts, typos, exact, span) in &mut self.sequences {
-            if parts.iter_mut().any(|(_, p)| p.seek(doc) != doc) {
+            // A part may stand past `doc` already (an earlier document's check stopped at it):
+            // postings never seek backwards.
+            let at = |p: &mut SegmentPostings| match p.doc() < doc {
+                true => p.seek(doc),
+                false => p.doc(),
+            };
+            if parts.iter_mut().any(|(_, p)| at(p) != doc) {
                 continue;
             }
             // The parts' positions, reusing the lists of earlier documents.
