@@ -1,6 +1,6 @@
 /**
  * Every start-up option of Meilisearch 1.50 and what Quarry does with it. An option is
- * either read by a row of `OPTIONS` (`ts/config.ts`), or refused by name when it is set by
+ * either read by a row of `OPTIONS` (`ts/startup/options.ts`), or refused by name when it is set by
  * a flag, an environment variable or the config file. Nothing is silently ignored: an option
  * Quarry accepts without acting on it is a row of `OPTIONS` whose value is validated and
  * whose use is logged at start-up (`ACCEPTED_WITHOUT_EFFECT`).
