@@ -49,6 +49,7 @@
 mod attribute;
 mod attribute_rank;
 mod collector;
+mod dispatch;
 mod document;
 mod exactness;
 mod levels;

@@ -1,7 +1,8 @@
 //! The ranking-rule interface ([`RankingRule`]) and the registry of rules ([`Rule`]).
 //!
 //! [`Rule`] is the ordered list's element: an enum with one variant per rule module, whose
-//! [`RankingRule`] implementation forwards to that module by a `match` (see `dispatch!`).
+//! [`RankingRule`] implementation forwards to that module by a `match` (in `dispatch.rs`, so
+//! that the rules, which implement the trait, and this file do not depend on each other).
 //! The per-document loop thus calls each rule statically (inlined, no vtable), as the single
 //! `match` of the former one-file ranking did; a `Vec<Box<dyn RankingRule>>` would add an
 //! indirect call per rule per candidate and keep the compiler from folding the rules into the
@@ -11,9 +12,6 @@ use serde_json::{Map, Value};
 
 use super::document::Evaluation;
 use super::verdict::{Detail, Verdict};
-use super::{
-    attribute, attribute_rank, exactness, proximity, sort, typo, vector_sort, word_position, words,
-};
 
 /// One ranking rule. A rule gives each candidate (rank, max) digits in the document's
 /// [`Verdict`], compared in rule order (lower cost first), and renders its
@@ -71,65 +69,5 @@ impl Rule {
             "exactness" => Rule::Exactness,
             _ => return None,
         })
-    }
-}
-
-/// Runs `$body` with `$r` bound to the module implementation of `$rule`.
-macro_rules! dispatch {
-    ($rule:expr, $r:ident => $body:expr) => {
-        match *$rule {
-            Rule::Words => {
-                let $r = words::Words;
-                $body
-            }
-            Rule::Typo => {
-                let $r = typo::Typo;
-                $body
-            }
-            Rule::Proximity => {
-                let $r = proximity::Proximity;
-                $body
-            }
-            Rule::AttributeRank => {
-                let $r = attribute_rank::AttributeRank;
-                $body
-            }
-            Rule::WordPosition => {
-                let $r = word_position::WordPosition;
-                $body
-            }
-            Rule::Attribute => {
-                let $r = attribute::Attribute;
-                $body
-            }
-            Rule::Exactness => {
-                let $r = exactness::Exactness;
-                $body
-            }
-            Rule::Key { slot, .. } => {
-                let $r = sort::SortRule { slot };
-                $body
-            }
-            Rule::Vector => {
-                let $r = vector_sort::VectorSort;
-                $body
-            }
-        }
-    };
-}
-
-impl RankingRule for Rule {
-    #[inline]
-    fn digits(&self) -> usize {
-        dispatch!(self, r => r.digits())
-    }
-
-    #[inline]
-    fn rank(&self, doc: &mut Evaluation, verdict: &mut Verdict) {
-        dispatch!(self, r => r.rank(doc, verdict))
-    }
-
-    fn detail(&self, detail: &Detail, order: usize, out: &mut Map<String, Value>) {
-        dispatch!(self, r => r.detail(detail, order, out))
     }
 }
