@@ -21,7 +21,7 @@ use heed::RwTxn;
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 
-use super::vectors::{user_vectors, Embedders};
+use super::vectors::{user_vectors, Embedded, Embedders, Generated};
 use super::{BatchState, Method};
 use crate::codec;
 use crate::docid;
@@ -33,14 +33,6 @@ use crate::vectors::{parse, registry};
 
 /// Texts embedded per call to a source (the source splits them into its own batches).
 const EMBED_CHUNK: usize = 256;
-
-/// Embeddings computed for an op, per embedder name: the dimensions, and by key (external id
-/// for a payload, internal id for stored documents) the embedding and the hash of its text.
-pub(super) type Generated<K> = HashMap<String, Embedded<K>>;
-
-/// One embedder's embeddings for an op: their dimensions, and by key the embedding and the
-/// hash of the text it came from.
-pub(super) type Embedded<K> = (usize, HashMap<K, (Embedding, u64)>);
 
 impl Index {
     /// The text a source embeds for `doc` under `settings`: its template (a composite's

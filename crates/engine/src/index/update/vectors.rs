@@ -15,18 +15,25 @@
 use std::collections::HashMap;
 
 use api_types::{Code, Error, Result};
-use embedders::EmbedderConfig;
+use embedders::{EmbedderConfig, Embedding};
 use heed::RwTxn;
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 
-use super::embedding::Generated;
 use super::BatchState;
 use crate::index::Index;
 use crate::settings::Settings;
 use crate::store::{heed_error, text_key, Store};
 use crate::vectors::parse::{self, Supplied};
 use crate::vectors::{registry, Registry};
+
+/// Embeddings computed for an op, per embedder name: the dimensions, and by key (external id
+/// for a payload, internal id for stored documents) the embedding and the hash of its text.
+pub(super) type Generated<K> = HashMap<String, Embedded<K>>;
+
+/// One embedder's embeddings for an op: their dimensions, and by key the embedding and the
+/// hash of the text it came from.
+pub(super) type Embedded<K> = (usize, HashMap<K, (Embedding, u64)>);
 
 /// The vector side of a batch's state.
 #[derive(Default)]

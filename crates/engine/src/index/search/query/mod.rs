@@ -12,6 +12,7 @@
 //! lose (see [`super::candidates`]).
 
 mod completions;
+mod group;
 mod parse;
 mod pins;
 mod repeated;
@@ -21,9 +22,10 @@ mod terms;
 mod typos;
 
 pub(crate) use completions::prefix_search;
+pub(crate) use group::Group;
 pub use pins::{Pins, QueryCandidates};
 pub(crate) use term_set::TermSet;
-pub(crate) use terms::{group_query, groups_query, Counted, Group, Reach, Terms};
+pub(crate) use terms::{group_query, groups_query, Counted, Reach, Terms};
 pub(crate) use typos::TypoCandidates;
 
 use tantivy::query::{Explanation, Weight};

@@ -10,8 +10,8 @@ use api_types::Result;
 use serde::{Deserialize, Serialize};
 
 use super::completions::{is_marked, merge_completions};
-use super::terms::Group;
-use super::typos::{select_typos, TypoCandidates};
+use super::group::Group;
+use super::typos::{best_split, select_typos, TypoCandidates};
 use crate::index::Index;
 
 /// At most this many completions per instance go into a merge (the most frequent).
@@ -151,18 +151,6 @@ impl Index {
         }
         Ok(out)
     }
-}
-
-/// The split whose halves stand side by side in the most documents (the first of equals), as
-/// Meilisearch chooses it; none when no document holds them so.
-pub(crate) fn best_split(splits: &[(usize, u64)]) -> Option<usize> {
-    let mut best: Option<(u64, usize)> = None;
-    for &(i, f) in splits {
-        if f > 0 && best.is_none_or(|(b, _)| f > b) {
-            best = Some((f, i));
-        }
-    }
-    best.map(|(_, i)| i)
 }
 
 #[cfg(test)]

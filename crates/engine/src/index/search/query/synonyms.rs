@@ -3,8 +3,8 @@
 
 use tantivy::Term;
 
+use super::group::Group;
 use super::parse::plain_words;
-use super::terms::Group;
 use crate::index::search::format;
 use crate::settings::Settings;
 use crate::tokens;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use api_types::Result;
 use tantivy::Term;
 
-use super::pins::best_split;
-use super::terms::{Group, Terms};
+use super::group::Group;
+use super::terms::Terms;
 use crate::index::segments::Words;
 use crate::index::{tv, Index};
 
@@ -513,6 +513,18 @@ pub(crate) fn select_typos(c: &TypoCandidates, budget: u8, prefix: bool) -> Vec<
         .map(|w| (w, 1))
         .chain(two.into_iter().map(|w| (w, 2)))
         .collect()
+}
+
+/// The split whose halves stand side by side in the most documents (the first of equals), as
+/// Meilisearch chooses it; none when no document holds them so.
+pub(crate) fn best_split(splits: &[(usize, u64)]) -> Option<usize> {
+    let mut best: Option<(u64, usize)> = None;
+    for &(i, f) in splits {
+        if f > 0 && best.is_none_or(|(b, _)| f > b) {
+            best = Some((f, i));
+        }
+    }
+    best.map(|(_, i)| i)
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use super::order::{compare_ranked, steps, ByCost, Ranked};
 use super::reader::{QueryTerm, TermReader};
 use super::rule::Rule;
 use super::rules_of_settings::field_weights;
-use super::shortcuts::{Floor, Shortcut};
+use super::shortcut_plan::{Floor, Shortcut};
 use super::verdict::Verdict;
 use crate::filter::eval::within;
 use crate::index::search::{Counted, Reach, SearchContext, Terms};

@@ -58,6 +58,7 @@ mod proximity;
 mod reader;
 mod rule;
 mod rules_of_settings;
+mod shortcut_plan;
 mod shortcuts;
 mod sort;
 mod sort_keys;
