@@ -20,6 +20,17 @@ impl Error {
         }
     }
 
+    /// Another instance's answer that is not a federated search response (`body`, shown cut):
+    /// what the instance asking (`outbound::instance`) and the merge reading it (the engine)
+    /// both report.
+    pub fn remote_bad_response(body: &[u8]) -> Self {
+        let shown: String = String::from_utf8_lossy(body).chars().take(200).collect();
+        Error::new(
+            Code::RemoteBadResponse,
+            format!("could not parse response from the remote host as a federated search response:\n  - response from remote: {shown}\n  - hint: check that the remote instance is a Meilisearch instance running the same version"),
+        )
+    }
+
     /// An internal failure (500).
     pub fn internal(message: impl fmt::Display) -> Self {
         Error::new(Code::Internal, message.to_string())

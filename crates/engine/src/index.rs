@@ -54,7 +54,7 @@ pub use fields::FieldsQuery;
 pub use open::TEXT_LAYOUT;
 pub use search::{
     derivation_candidates_json, federated_search, federated_search_json, Asking, FacetSearchQuery,
-    FederatedQuery, Federation, MergeFacets, NoPeers, Peers, Remote, SearchQuery, SimilarQuery,
+    FederatedQuery, Federation, MergeFacets, Peers, Remote, SearchQuery, SimilarQuery,
 };
 pub use update::compaction::Compaction;
 pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};

@@ -25,7 +25,7 @@ pub use index::{
     BatchOp, BatchOpResult, Compaction, FacetSearchQuery, FederatedQuery, Federation, FetchQuery,
     FieldsQuery, Index, IndexStats, Method, SearchQuery, Shards, SimilarQuery, TEXT_LAYOUT,
 };
-pub use index::{Asking, NoPeers, Peers, Remote};
+pub use index::{Asking, Peers, Remote};
 pub use payload::{stage_documents, Format, StagedCheck};
 pub use settings::{Settings, SettingsPatch};
 pub use vectors::{check_embedder, configure_models, render_template, vector_of_bytes};

@@ -46,7 +46,7 @@ pub fn multi_search(
             ),
         })?;
     match answer.status {
-        200..=299 => serde_json::from_slice(&answer.body).map_err(|_| bad_response(&answer.body)),
+        200..=299 => serde_json::from_slice(&answer.body).map_err(|_| Error::remote_bad_response(&answer.body)),
         401 | 403 => Err(Error::new(
             Code::RemoteInvalidApiKey,
             "could not authenticate against the remote host\n  - hint: check that the remote instance was registered with a valid API key having the `search` action",
@@ -62,13 +62,4 @@ pub fn multi_search(
             ))
         }
     }
-}
-
-/// An answer that is not a federated search response (`body`, shown cut).
-pub fn bad_response(body: &[u8]) -> Error {
-    let shown: String = String::from_utf8_lossy(body).chars().take(200).collect();
-    Error::new(
-        Code::RemoteBadResponse,
-        format!("could not parse response from the remote host as a federated search response:\n  - response from remote: {shown}\n  - hint: check that the remote instance is a Meilisearch instance running the same version"),
-    )
 }

@@ -72,7 +72,7 @@ use query::{group_query, Counted, Group, Reach, TermSet, Terms};
 use ranking::{
     self as rank, compare_ranked, rule_list, score_details, semantic_rule_list, steps, Ranked,
 };
-pub use remote::{Asking, NoPeers, Peers, Remote};
+pub use remote::{Asking, Peers, Remote};
 use semantic::{keyword_suffices, merge, Mode};
 pub use similar::SimilarQuery;
 pub use wire::{FacetSearchQuery, SearchQuery};

@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use api_types::{Code, Error, Result};
+use api_types::{Error, Result};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -42,18 +42,6 @@ pub trait Peers: Sync {
         request: &Value,
         timeout: Duration,
     ) -> Result<Value>;
-}
-
-/// Peers that cannot be reached: every ask fails (a caller without a network).
-pub struct NoPeers;
-
-impl Peers for NoPeers {
-    fn multi_search(&self, remote: &Remote, _: Asking, _: &Value, _: Duration) -> Result<Value> {
-        Err(Error::new(
-            Code::ProxyCouldNotSendRequest,
-            format!("error sending request: no way to reach `{}`", remote.name),
-        ))
-    }
 }
 
 /// One instance and the queries it answers, as the TypeScript layer sends them.
@@ -188,7 +176,8 @@ pub(super) fn ask(
 ) -> Result<Answer> {
     let request = request(remote, end, facets_of, pins);
     let body = peers.multi_search(remote, Asking::Hits, &request, timeout)?;
-    read_answer(remote, &body).ok_or_else(|| bad_response(body.to_string().as_bytes()))
+    read_answer(remote, &body)
+        .ok_or_else(|| Error::remote_bad_response(body.to_string().as_bytes()))
 }
 
 /// Asks `remote` what its queries' words derive from; `None` when it is not a Quarry
@@ -204,20 +193,11 @@ pub(super) fn ask_candidates(
         return Ok(None);
     };
     let found: Vec<QueryCandidates> = serde_json::from_value(found.clone())
-        .map_err(|_| bad_response(body.to_string().as_bytes()))?;
+        .map_err(|_| Error::remote_bad_response(body.to_string().as_bytes()))?;
     if found.len() != remote.queries.len() {
-        return Err(bad_response(body.to_string().as_bytes()));
+        return Err(Error::remote_bad_response(body.to_string().as_bytes()));
     }
     Ok(Some(found))
-}
-
-/// An answer that is not a federated search response.
-fn bad_response(body: &[u8]) -> Error {
-    let shown: String = String::from_utf8_lossy(body).chars().take(200).collect();
-    Error::new(
-        Code::RemoteBadResponse,
-        format!("could not parse response from the remote host as a federated search response:\n  - response from remote: {shown}\n  - hint: check that the remote instance is a Meilisearch instance running the same version"),
-    )
 }
 
 /// Reads a federated answer; `None` when it is not one.
