@@ -15,7 +15,7 @@ import { archiveRoutes } from './routes/archives';
 import { exportRoutes } from './routes/export';
 import { documentRoutes } from './routes/documents';
 import { indexRoutes } from './routes/indexes';
-import { networkContext } from './network/forward';
+import { networkContext } from './http/network-context';
 import { openapiRoutes } from './routes/openapi';
 import { previewRoutes } from './routes/preview';
 import { keyRoutes } from './routes/keys';

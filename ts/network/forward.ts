@@ -6,14 +6,12 @@
  * shards that instance holds (the engine decides, by a hash of the id).
  *
  * Routes do not know any of this: the queue they are given is wrapped here, and the request
- * being answered is found through an AsyncLocalStorage set by {@link networkContext}.
+ * being answered is found through an AsyncLocalStorage set by {@link withIncoming} (the
+ * HTTP layer's `networkContext` middleware calls it for each request).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors/api-error';
-import { catalogByCode } from '../native';
-import type { OutboundAnswer } from '../native/outbound';
-import { sendTo } from './ask';
+import { badResponse, remoteFailure, sendTo } from './ask';
 import type { FeatureStore } from '../features';
 import type { EnqueueInit, TaskQueue } from '../tasks/queue';
 import type { TaskType } from '../tasks/types';
@@ -28,7 +26,8 @@ export interface Origin {
   networkVersion: string;
 }
 
-interface Incoming {
+/** An incoming request, as the queue below needs it to forward the write it enqueues. */
+export interface Incoming {
   method: string;
   url: string;
   contentType: string | undefined;
@@ -50,24 +49,13 @@ const FORWARDED = new Set<TaskType>([
   'indexSwap',
 ]);
 
-/** Middleware: remembers the request being answered, for the queue below. */
-export function networkContext(req: Request, _res: Response, next: NextFunction): void {
-  const raw = req.body as unknown;
-  current.run(
-    {
-      method: req.method,
-      url: req.originalUrl,
-      contentType: req.headers['content-type'],
-      body: Buffer.isBuffer(raw) ? raw : Buffer.alloc(0),
-      origin: originOf(req),
-    },
-    next,
-  );
+/** Runs `next` with `incoming` as the request being answered, for the queue below. */
+export function withIncoming(incoming: Incoming, next: () => void): void {
+  current.run(incoming, next);
 }
 
-/** The origin a leader's request names, if it carries one. */
-export function originOf(req: Request): Origin | null {
-  const raw = req.get(ORIGIN_HEADER);
+/** The origin a leader's request names in its `ORIGIN_HEADER` value, if it carries one. */
+export function parseOrigin(raw: string | undefined): Origin | null {
   if (raw === undefined) return null;
   try {
     const o = JSON.parse(raw) as Partial<Origin>;
@@ -179,47 +167,4 @@ export async function forwardToAll(
     out[name] = { taskUid, error: null };
   }
   return out;
-}
-
-/**
- * Why an instance's answer is not a success, with Meilisearch's codes; null when it is. An
- * instance that cannot be reached is `unreachable` (a write: `remote_could_not_send_request`;
- * a read, reported in `remoteErrors`: `proxy_could_not_send_request`, as the search's).
- */
-export function remoteFailure(
-  name: string,
-  a: OutboundAnswer,
-  unreachable = 'remote_could_not_send_request',
-): ApiError | null {
-  if (a.failure === 'timeout')
-    return new ApiError(
-      'remote_timeout',
-      `Remote \`${name}\` did not answer within the time allowed: ${a.message ?? ''}`,
-    );
-  if (a.failure !== null)
-    return new ApiError(unreachable, `Could not send the request to remote \`${name}\`: ${a.message ?? ''}`);
-  if (a.status >= 200 && a.status < 300) return null;
-  if (a.status === 401 || a.status === 403) {
-    return new ApiError(
-      'remote_invalid_api_key',
-      `could not authenticate against the remote \`${name}\`\n  - hint: check that the remote was registered with a valid \`writeApiKey\``,
-    );
-  }
-  try {
-    const e = JSON.parse(a.body.toString()) as { code?: unknown; message?: unknown };
-    if (typeof e.code === 'string' && typeof e.message === 'string') {
-      const code = catalogByCode().has(e.code) ? e.code : 'remote_remote_error';
-      return new ApiError(code, `Remote \`${name}\` encountered an error: ${e.message}`);
-    }
-  } catch {
-    // fall through
-  }
-  return badResponse(name, a.body);
-}
-
-function badResponse(name: string, body: Buffer): ApiError {
-  return new ApiError(
-    'remote_bad_response',
-    `could not parse the response of remote \`${name}\`:\n  - response from remote: ${body.toString().slice(0, 200)}`,
-  );
 }

@@ -11,7 +11,8 @@
 import { ApiError } from '../errors/api-error';
 import type { IndexRegistry } from '../indexes/registry';
 import { sendTo } from './ask';
-import { ORIGIN_HEADER, type Origin, remoteFailure } from './forward';
+import { remoteFailure } from './ask';
+import { ORIGIN_HEADER, type Origin } from './forward';
 import { type NetworkStore, shardsOf } from './state';
 
 interface Moves {

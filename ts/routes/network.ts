@@ -8,7 +8,7 @@ import { updateNetwork } from '../commands/network';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { readJson } from '../http/body';
-import { originOf } from '../network/forward';
+import { originOf } from '../http/network-context';
 import { summaryView } from '../tasks/queue';
 
 const FEATURE_LINK = 'https://github.com/orgs/meilisearch/discussions/805';
