@@ -20,7 +20,15 @@ import { parseEditBody } from '../schemas/edit';
 import { documentIds, FETCH_CODES, FetchSchema } from '../schemas/documents';
 import { checkIndexUid } from '../schemas/indexes';
 import { checkPrimaryKeyParam, filterShape } from '../schemas/limits';
-import { boolParam, listParam, rejectUnknownParams, splitSort, stringParam, uintParam } from '../schemas/query';
+import {
+  boolParam,
+  filterParam,
+  listParam,
+  rejectUnknownParams,
+  splitSort,
+  stringParam,
+  uintParam,
+} from '../schemas/query';
 import { summaryView } from '../tasks/queue';
 
 /** The paths under `documents/` that are routes, never document ids. */
@@ -90,7 +98,8 @@ export function documentRoutes(deps: Deps): Router {
     const retrieveVectors = boolParam(q, 'retrieveVectors', 'invalid_document_retrieve_vectors', false);
     const listed = listParam(q, 'ids', 'invalid_document_ids');
     const ids = listed ? documentIds(listed, true) : null;
-    const filter = stringParam(q, 'filter', 'invalid_document_filter');
+    const filterText = stringParam(q, 'filter', 'invalid_document_filter');
+    const filter = filterText === undefined ? undefined : filterParam(filterText, 'invalid_document_filter');
     const sortText = stringParam(q, 'sort', 'invalid_document_sort');
     const sort = sortText === undefined ? null : splitSort(sortText);
     const useNetwork =
@@ -108,8 +117,8 @@ export function documentRoutes(deps: Deps): Router {
     OWN_ROUTES.has(String(req.params.documentId)) ? next('route') : next();
 
   r.post('/indexes/:indexUid/documents/fetch', guard('documents.get', 'param'), async (req, res) => {
-    const uid = checkIndexUid(req.params.indexUid);
     const query = parseWith(FetchSchema, readJson(req), FETCH_CODES);
+    const uid = checkIndexUid(req.params.indexUid);
     deps.responseBudget.refuseWhenFull();
     sendJsonBytes(res, deps.responseBudget, await fetchDocuments(deps, uid, query));
   });
@@ -163,23 +172,26 @@ export function documentRoutes(deps: Deps): Router {
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw) && !('filter' in raw)) {
       throw new ApiError('missing_document_filter', 'Missing field `filter`');
     }
+    // The body's shape is read first, the index's name next, the filter's type last (its type is
+    // checked by the handler in Meilisearch, after the name).
+    checkIndexUid(req.params.indexUid);
     const body = parseWith(DeleteByFilterSchema, raw, { filter: 'invalid_document_filter' });
     await enqueueDeletion(req, res, { filter: body.filter });
   });
 
   /** Editing documents with a Rhai function (`editDocumentsByFunction`): see `editDocuments`. */
   r.post('/indexes/:indexUid/documents/edit', guard('documents.*', 'param'), async (req, res) => {
-    const uid = checkIndexUid(req.params.indexUid);
+    const q = req.query as Record<string, unknown>;
+    rejectUnknownParams(q, ['customMetadata']);
+    const customMetadata = stringParam(q, 'customMetadata', 'invalid_index_custom_metadata');
+    const body = parseEditBody(readJson(req));
     if (!deps.features.get().editDocumentsByFunction) {
       throw new ApiError(
         'feature_not_enabled',
         'Using the documents edit route requires enabling the `edit documents by function` experimental feature. See https://github.com/orgs/meilisearch/discussions/762',
       );
     }
-    const q = req.query as Record<string, unknown>;
-    rejectUnknownParams(q, ['customMetadata']);
-    const customMetadata = stringParam(q, 'customMetadata', 'invalid_index_custom_metadata');
-    const body = parseEditBody(readJson(req));
+    const uid = checkIndexUid(req.params.indexUid);
     res.status(202).json(summaryView(await editDocuments(deps, uid, body, customMetadata)));
   });
 

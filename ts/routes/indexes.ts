@@ -52,11 +52,11 @@ export function indexRoutes(deps: Deps): Router {
   });
 
   r.patch('/indexes/:indexUid', guard('indexes.update', 'param'), async (req, res) => {
-    const uid = checkIndexUid(req.params.indexUid);
     const parsed = parseWith(UpdateSchema, readJson(req), {
       primaryKey: 'invalid_index_primary_key',
       uid: 'invalid_index_uid',
     });
+    const uid = checkIndexUid(req.params.indexUid);
     const newUid =
       parsed.uid === undefined || parsed.uid === null ? null : checkBodyIndexUid(parsed.uid, '.uid', false);
     const primaryKey = parsed.primaryKey ?? null;
@@ -76,8 +76,8 @@ export function indexRoutes(deps: Deps): Router {
   });
 
   r.get('/indexes/:indexUid/stats', guard('stats.get', 'param'), (req, res) => {
-    const uid = checkIndexUid(req.params.indexUid);
     const q = parseStatsQuery(req.query as Record<string, unknown>);
+    const uid = checkIndexUid(req.params.indexUid);
     if (!registry.has(uid)) throw notFound(uid);
     res.json(statsOf(deps, uid, q).view);
   });

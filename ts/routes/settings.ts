@@ -29,16 +29,19 @@ export function settingsRoutes(deps: Deps): Router {
   });
   /** Every attribute the index has seen, with what the settings make of it. */
   r.post('/indexes/:indexUid/fields', guard('fields.post', 'param'), async (req, res) => {
-    const uid = checkIndexUid(req.params.indexUid);
+    // Meilisearch reads the body first and looks the index up by the name as given (an invalid
+    // name is an index not found here).
     const query = parseFields(readJson(req));
+    const uid = String(req.params.indexUid);
     res
       .status(200)
       .type('application/json')
       .send(await registry.handle(uid).fields(query));
   });
   r.patch('/indexes/:indexUid/settings', guard('settings.update', 'param'), (req, res) => {
+    const patch = parseSettingsBody(readJson(req), flags());
     checkIndexUid(req.params.indexUid);
-    return enqueue(req, res, parseSettingsBody(readJson(req), flags()), false);
+    return enqueue(req, res, patch, false);
   });
   r.delete('/indexes/:indexUid/settings', guard('settings.update', 'param'), (req, res) =>
     enqueue(req, res, resetPatch(), true),
@@ -50,8 +53,9 @@ export function settingsRoutes(deps: Deps): Router {
       res.json(view(checkIndexUid(req.params.indexUid))[field]);
     });
     r[method](p, guard('settings.update', 'param'), (req, res) => {
+      const patch = parseSubrouteBody(field, readJson(req), flags());
       checkIndexUid(req.params.indexUid);
-      return enqueue(req, res, parseSubrouteBody(field, readJson(req), flags()), false);
+      return enqueue(req, res, patch, false);
     });
     r.delete(p, guard('settings.update', 'param'), (req, res) => enqueue(req, res, resetPatch(field), true));
   }

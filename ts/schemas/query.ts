@@ -1,4 +1,5 @@
 /** Helpers for query-string validation with Meilisearch's wording and codes. */
+import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { didYouMean } from '../settings/deserr';
 
@@ -70,10 +71,49 @@ export function listParam(query: Query, name: string, code: string): string[] | 
   return v.split(',').map((s) => s.trim());
 }
 
+/**
+ * A `filter` parameter of a GET route, as Meilisearch reads it: JSON when it parses as JSON (an
+ * array of conditions, or a quoted string; a number or an object is then refused as a body's
+ * would be, and `null`, which a body may send for no filter, is refused too), the text itself
+ * otherwise.
+ */
+export function filterParam(v: string, code: string): unknown {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch {
+    return v;
+  }
+  if (parsed === null)
+    throw new ApiError(code, 'Invalid syntax for the filter parameter: `expected String, Array, found: null`.');
+  return parsed;
+}
+
+/** deserr's error for a query parameter outside its values, with its suggestion. */
+export function unknownParamValue(name: string, v: string, accepted: readonly string[], code: string): ApiError {
+  return new ApiError(
+    code,
+    `Unknown value \`${v}\` for parameter \`${name}\`: ${didYouMean(v, accepted)}expected one of ${accepted.map((a) => `\`${a}\``).join(', ')}`,
+  );
+}
+
+/** The fields of an object schema that take one of a few words, with those words. */
+export function enumsOf(shape: Record<string, z.ZodType>): Record<string, readonly string[]> {
+  const out: Record<string, readonly string[]> = {};
+  for (const [k, field] of Object.entries(shape)) {
+    let t: z.ZodType = field;
+    while (t instanceof z.ZodOptional || t instanceof z.ZodNullable) t = t.unwrap() as z.ZodType;
+    if (t instanceof z.ZodEnum) out[k] = t.options as string[];
+  }
+  return out;
+}
+
 export interface ParamKinds {
   numbers: Set<string>;
   bools: Set<string>;
   lists: Set<string>;
+  /** The parameters that take one of a few words, with those words. */
+  enums?: Record<string, readonly string[]>;
   /** The error code of each parameter. */
   codes: Record<string, string>;
   /** The parameters the route reads, in Meilisearch's order; any other is refused, in turn. */
@@ -107,6 +147,11 @@ export function bodyFromParams(query: Record<string, unknown>, kinds: ParamKinds
       out[k] = Number(v);
     } else if (kinds.bools.has(k)) {
       out[k] = boolParam(query, k, kinds.codes[k], false);
+    } else if (kinds.enums?.[k]) {
+      if (!kinds.enums[k].includes(v)) throw unknownParamValue(k, v, kinds.enums[k], kinds.codes[k]);
+      out[k] = v;
+    } else if (k === 'filter') {
+      out[k] = filterParam(v, kinds.codes[k]);
     } else if (kinds.lists.has(k)) {
       out[k] = k === 'sort' ? splitSort(v) : v.split(',').map((s) => s.trim());
     } else if (!kinds.special?.(k, v, out)) {

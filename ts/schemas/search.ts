@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { found, parseWith, pathText, type Within } from '../errors/from-zod';
 import { invalidIndexUidMessage, isValidIndexUid } from './indexes';
-import { bodyFromParams, type ParamKinds } from './query';
+import { bodyFromParams, enumsOf, type ParamKinds } from './query';
 import { boundedList, filterShape, scoreThreshold } from './limits';
 import type { FacetSearchQuery, Hybrid, SearchQuery } from '../native';
 import { LOCALES } from '../settings/vocabulary';
@@ -86,6 +86,7 @@ const SEARCH_PARAMS: ParamKinds = {
     'facets',
     'attributesToSearchOn',
   ]),
+  enums: enumsOf(SearchSchema.shape),
   codes: SEARCH_CODES,
   // The GET form's parameters, in Meilisearch's order (its error for an unknown one lists them).
   known: [

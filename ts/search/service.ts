@@ -173,8 +173,8 @@ export class SearchService {
     plainErrors = false,
   ): Promise<Buffer> {
     const requestUid = uuidV7();
-    const uid = checkIndexUid(indexUid);
     const query = parseSearch(body);
+    const uid = checkIndexUid(indexUid);
     checkSearchFeatures(this.deps, query);
     const network = usesNetwork(this.deps, query.useNetwork);
     const meta = metadata ? this.metadataOf(query.q, uid, network ? this.deps.network.get().self : null) : undefined;
@@ -209,8 +209,8 @@ export class SearchService {
    */
   searchSync(auth: AuthContext, indexUid: unknown, body: unknown): Buffer {
     const requestUid = uuidV7();
-    const uid = checkIndexUid(indexUid);
     const query = parseSearch(body);
+    const uid = checkIndexUid(indexUid);
     checkSearchFeatures(this.deps, query);
     const waits = waitsOn(this.deps, query);
     if (waits) throw new Error(`searchSync cannot run a search that waits on ${waits}; use search()`);
@@ -237,8 +237,8 @@ export class SearchService {
    * official client's snapshots pin 0 for a small index, which the HTTP path alone can exceed.
    */
   async facetSearch(auth: AuthContext, indexUid: unknown, raw: unknown): Promise<Buffer> {
-    const uid = checkIndexUid(indexUid);
     const body = parseFacetSearch(raw);
+    const uid = checkIndexUid(indexUid);
     checkSearchFeatures(this.deps, body);
     const index = this.deps.registry.handle(uid);
     const filter = scopedFilter(auth, uid, body.filter);
@@ -255,8 +255,8 @@ export class SearchService {
 
   /** Similar documents: the nearest neighbours of one document's embedding; `receivedAt` as for `search`. */
   async similar(auth: AuthContext, indexUid: unknown, body: unknown, receivedAt?: bigint): Promise<Buffer> {
-    const uid = checkIndexUid(indexUid);
     const query = parseSimilar(body);
+    const uid = checkIndexUid(indexUid);
     const index = this.deps.registry.handle(uid);
     const engineQ = similarEngineQuery(
       query,

@@ -1,0 +1,196 @@
+/**
+ * What a request is read as, and which of its faults is answered first, over HTTP. Every
+ * expectation is Meilisearch 1.50's answer to the same request, read from the reference binary:
+ * - a GET route's `filter` is JSON when it parses as JSON (an array of conditions, a quoted
+ *   string), the text itself otherwise, and a JSON value that is no filter is refused;
+ * - a GET parameter outside its words is named "for parameter", not "at" a path;
+ * - a route reads its query string and body before the index's name (the extractors run before
+ *   the handler), except a deletion by filter, whose filter's type is checked after the name,
+ *   and the fields route, which looks the name up as given.
+ */
+import { startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
+
+let s: TestServer;
+let uid: string;
+const BAD = encodeURIComponent('bad uid!');
+const BAD_UID =
+  '`bad uid!` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.';
+
+beforeAll(async () => {
+  s = await startTestServer();
+  uid = uniqueIndex('order');
+  const add = await s.api('POST', `/indexes/${uid}/documents`, {
+    body: [
+      { id: 1, t: 'hello' },
+      { id: 2, t: 'world' },
+    ],
+  });
+  expect((await s.waitTask(add.body.taskUid)).status).toBe('succeeded');
+  const set = await s.api('PATCH', `/indexes/${uid}/settings`, { body: { filterableAttributes: ['t', 'id'] } });
+  expect((await s.waitTask(set.body.taskUid)).status).toBe('succeeded');
+});
+afterAll(async () => {
+  await s.close();
+});
+
+const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
+
+describe('a GET filter', () => {
+  it.each([
+    ['t = hello', [1]],
+    ['"t = hello"', [1]],
+    ['["t = hello"]', [1]],
+    ['[["t = hello", "t = world"]]', [1, 2]],
+  ])('when it is %s, then it is read as Meilisearch reads it', async (filter, ids) => {
+    for (const path of [`/indexes/${uid}/search`, `/indexes/${uid}/documents`]) {
+      const r = await s.api('GET', `${path}?${q({ filter })}`);
+      expect(r.status).toBe(200);
+      const rows = (r.body.hits ?? r.body.results) as Array<{ id: number }>;
+      expect(rows.map((d) => d.id).sort()).toEqual(ids);
+    }
+  });
+
+  it.each([
+    ['1', 'expected String, Array, found: 1'],
+    ['null', 'expected String, Array, found: null'],
+    ['true', 'expected String, Array, found: true'],
+    ['{}', 'expected String, Array, found: {}'],
+    ['2.5', 'expected String, Array, found: 2.5'],
+    ['[1]', 'expected String, [String], found: 1'],
+  ])('when it is the JSON %s, then it is refused as no filter', async (filter, why) => {
+    const message = `Invalid syntax for the filter parameter: \`${why}\`.`;
+    const search = await s.api('GET', `/indexes/${uid}/search?${q({ filter })}`);
+    expect({ status: search.status, body: search.body }).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_search_filter', message },
+    });
+    if (why.includes('[String]')) return;
+    const docs = await s.api('GET', `/indexes/${uid}/documents?${q({ filter })}`);
+    expect({ status: docs.status, body: docs.body }).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_document_filter', message },
+    });
+  });
+
+  it('when it is a quoted string that is no condition, then the filter syntax error is answered', async () => {
+    const r = await s.api('GET', `/indexes/${uid}/search?${q({ filter: '"1"' })}`);
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('invalid_search_filter');
+    expect(r.body.message).toMatch(/^Was expecting an operation `=`/);
+  });
+});
+
+describe('a GET parameter outside its words', () => {
+  it.each([
+    ['frequencyx', 'did you mean `frequency`? '],
+    ['', ''],
+  ])('when matchingStrategy is "%s", then it is named "for parameter"', async (value, suggestion) => {
+    const r = await s.api('GET', `/indexes/${uid}/search?${q({ matchingStrategy: value })}`);
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({
+      code: 'invalid_search_matching_strategy',
+      message: `Unknown value \`${value}\` for parameter \`matchingStrategy\`: ${suggestion}expected one of \`last\`, \`all\`, \`frequency\``,
+    });
+  });
+});
+
+describe('a request with a bad index name and a bad body', () => {
+  it.each([
+    [
+      'POST',
+      'search',
+      { hybrid: 'x' },
+      'invalid_search_hybrid_query',
+      'Invalid value type at `.hybrid`: expected an object, but found a string: `"x"`',
+    ],
+    [
+      'POST',
+      'facet-search',
+      { facetName: 1 },
+      'invalid_facet_search_facet_name',
+      'Invalid value type at `.facetName`: expected a string, but found a positive integer: `1`',
+    ],
+    [
+      'POST',
+      'documents/fetch',
+      { limit: 'x' },
+      'invalid_document_limit',
+      'Invalid value type at `.limit`: expected a positive integer, but found a string: `"x"`',
+    ],
+    ['POST', 'similar', { id: [] }, 'bad_request', 'Missing field `embedder`'],
+    [
+      'PATCH',
+      'settings',
+      { rankingRules: 1 },
+      'invalid_settings_ranking_rules',
+      'Invalid value type at `.rankingRules`: expected an array, but found a positive integer: `1`',
+    ],
+    [
+      'PUT',
+      'settings/ranking-rules',
+      1,
+      'invalid_settings_ranking_rules',
+      'Invalid value type: expected an array, but found a positive integer: `1`',
+    ],
+    [
+      'PATCH',
+      '',
+      { primaryKey: 1 },
+      'invalid_index_primary_key',
+      'Invalid value type at `.primaryKey`: expected a string, but found a positive integer: `1`',
+    ],
+    [
+      'POST',
+      'documents/edit',
+      { function: 1 },
+      'invalid_document_edition_function_filter',
+      'Invalid value type at `.function`: expected a string, but found a positive integer: `1`',
+    ],
+    [
+      'POST',
+      'fields',
+      { offset: 'x' },
+      'invalid_index_offset',
+      'Invalid value type at `.offset`: expected a positive integer, but found a string: `"x"`',
+    ],
+  ])('when it is %s %s, then the body is answered first', async (method, route, body, code, message) => {
+    const r = await s.api(method, `/indexes/${BAD}${route ? `/${route}` : ''}`, { body });
+    expect({ status: r.status, body: r.body }).toMatchObject({ status: 400, body: { code, message } });
+  });
+
+  it('when the body is good, then the name is refused', async () => {
+    const r = await s.api('POST', `/indexes/${BAD}/search`, { body: { q: 'x' } });
+    expect(r.body).toMatchObject({ code: 'invalid_index_uid', message: BAD_UID });
+  });
+
+  it('when it is a deletion by filter, then the name is answered before the filter', async () => {
+    const r = await s.api('POST', `/indexes/${BAD}/documents/delete`, { body: { filter: 1 } });
+    expect(r.body).toMatchObject({ code: 'invalid_index_uid', message: BAD_UID });
+  });
+
+  it('when it asks the fields with a good body, then the name is looked up as given', async () => {
+    const r = await s.api('POST', `/indexes/${BAD}/fields`, { body: {} });
+    expect({ status: r.status, body: r.body }).toMatchObject({
+      status: 404,
+      body: { code: 'index_not_found', message: 'Index `bad uid!` not found.' },
+    });
+  });
+
+  it('when an edition is asked, then its parameters, its body and the feature come before the name', async () => {
+    const param = await s.api('POST', `/indexes/${BAD}/documents/edit?customMetadata=1&x=2`, { body: { function: 1 } });
+    expect(param.body).toMatchObject({
+      code: 'bad_request',
+      message: 'Unknown parameter `x`: expected one of `customMetadata`',
+    });
+    const feature = await s.api('POST', `/indexes/${BAD}/documents/edit`, { body: { function: 'x' } });
+    expect(feature.body.code).toBe('feature_not_enabled');
+  });
+
+  it('when index stats are asked with a bad parameter, then the parameter is answered first', async () => {
+    const r = await s.api('GET', `/indexes/${BAD}/stats?sizeFormat=x`);
+    expect(r.body).toMatchObject({
+      code: 'invalid_stats_size_format',
+      message: 'Unknown value `x` for parameter `sizeFormat`: expected one of `human`, `raw`',
+    });
+  });
+});
