@@ -6,7 +6,9 @@
  * - a GET parameter outside its words is named "for parameter", not "at" a path;
  * - a route reads its query string and body before the index's name (the extractors run before
  *   the handler), except a deletion by filter, whose filter's type is checked after the name,
- *   and the fields route, which looks the name up as given.
+ *   and the fields route, which looks the name up as given;
+ * - a body's first wrong field in its order is answered, whichever check reads it;
+ * - a multi-search reads every query's shape before it looks at any query further.
  */
 import { startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
 
@@ -191,6 +193,55 @@ describe('a request with a bad index name and a bad body', () => {
     expect(r.body).toMatchObject({
       code: 'invalid_stats_size_format',
       message: 'Unknown value `x` for parameter `sizeFormat`: expected one of `human`, `raw`',
+    });
+  });
+});
+
+describe('a body with several faults', () => {
+  it('when hybrid comes before another wrong field, then hybrid is answered', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { hybrid: 'x', q: 'a', page: true } });
+    expect(r.body).toMatchObject({
+      code: 'invalid_search_hybrid_query',
+      message: 'Invalid value type at `.hybrid`: expected an object, but found a string: `"x"`',
+    });
+  });
+
+  it('when hybrid comes after another wrong field, then that field is answered', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { page: true, hybrid: 'x' } });
+    expect(r.body).toMatchObject({
+      code: 'invalid_search_page',
+      message: 'Invalid value type at `.page`: expected a positive integer, but found a boolean: `true`',
+    });
+  });
+
+  it('when a later query of a multi-search has a wrong type, then it is answered before an earlier unknown index', async () => {
+    const r = await s.api('POST', '/multi-search', {
+      body: {
+        queries: [
+          { indexUid: 'nope', q: '' },
+          { indexUid: uid, facets: [1, 2] },
+        ],
+      },
+    });
+    expect(r.body).toMatchObject({
+      code: 'invalid_search_facets',
+      message: 'Invalid value type at `.queries[1].facets[0]`: expected a string, but found a positive integer: `1`',
+    });
+  });
+
+  it('when a later federated query has a wrong type, then it is answered before an earlier query refused by the federation', async () => {
+    const r = await s.api('POST', '/multi-search', {
+      body: {
+        queries: [
+          { indexUid: uid, showPerformanceDetails: false },
+          { indexUid: uid, showRankingScoreDetails: null },
+        ],
+        federation: {},
+      },
+    });
+    expect(r.body).toMatchObject({
+      code: 'invalid_search_show_ranking_score_details',
+      message: 'Invalid value type at `.queries[1].showRankingScoreDetails`: expected a boolean, but found null',
     });
   });
 });

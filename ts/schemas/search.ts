@@ -205,11 +205,43 @@ function parseBody<T extends { vector?: number[] | null; hybrid?: unknown }>(
   // other `vector` is left to the schema, for the same error as ever.
   const vector = raw === null ? undefined : (raw as { vector?: unknown }).vector;
   const fast = isVector(vector) && typeof raw === 'object' && !Array.isArray(raw);
-  const b = parseWith(schema, fast ? { ...raw, vector: undefined } : raw, codes, 'bad_request', within);
+  const input = fast ? { ...raw, vector: undefined } : raw;
+  const outer = within ? pathText(within.at) : '';
+  let b: T;
+  try {
+    b = parseWith(schema, input, codes, 'bad_request', within);
+  } catch (err) {
+    throw firstInBodyOrder(err, input, (part) => parseWith(schema, part, codes, 'bad_request', within), outer);
+  }
   if (fast) b.vector = vector;
-  checkHybrid(b.hybrid, within ? pathText(within.at) : '');
-  checkPersonalize((b as { personalize?: unknown }).personalize, within ? pathText(within.at) : '');
+  checkHybrid(b.hybrid, outer);
+  checkPersonalize((b as { personalize?: unknown }).personalize, outer);
   return b;
+}
+
+/**
+ * The error deserr answers for a body the schema refused (`err`): `hybrid` and `personalize`
+ * are checked outside the schema, so when one of them is wrong and comes before every field the
+ * schema refuses (`parse` of the fields before it passes), its error is the first.
+ */
+function firstInBodyOrder(err: unknown, body: unknown, parse: (part: object) => unknown, outer: string): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return err;
+  const entries = Object.entries(body);
+  for (const [idx, [k, v]] of entries.entries()) {
+    if (k !== 'hybrid' && k !== 'personalize') continue;
+    try {
+      if (k === 'hybrid') checkHybrid(v, outer);
+      else checkPersonalize(v, outer);
+    } catch (own) {
+      try {
+        parse(Object.fromEntries(entries.slice(0, idx)));
+      } catch {
+        return err;
+      }
+      return own;
+    }
+  }
+  return err;
 }
 
 function isVector(v: unknown): v is number[] {

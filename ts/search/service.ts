@@ -310,9 +310,13 @@ export class SearchService {
         ? answer
         : withMetadata(answer, { requestUid, metadata: metas }, FEDERATED_TAIL);
     }
+    // Every query's shape is read before any query is looked at further, as deserr reads the
+    // whole body before the handler runs: a wrong type in the last query is answered before an
+    // unknown index in the first.
+    const parsedQueries = body.queries.map((q, i) => parseQuery(q, i));
     const parts: Buffer[] = [];
     for (const [i, rawQuery] of body.queries.entries()) {
-      const parsed = parseQuery(rawQuery, i);
+      const parsed = parsedQueries[i];
       const { indexUid, search } = splitQuery(rawQuery, i, false);
       try {
         const uid = this.queryIndex(auth, indexUid);
@@ -471,8 +475,10 @@ export class SearchService {
     const metas: QueryMetadata[] = [];
     let overNetwork = false;
     let remoteNamed = false;
+    // Every query's shape first, as for a multi-search without federation.
+    const parsedQueries = queries.map((q, i) => parseQuery(q, i));
     for (const [i, rawQuery] of queries.entries()) {
-      const parsed = parseQuery(rawQuery, i);
+      const parsed = parsedQueries[i];
       const { indexUid, weight, remote, search } = splitQuery(
         rawQuery,
         i,
