@@ -245,3 +245,35 @@ describe('a body with several faults', () => {
     });
   });
 });
+
+describe('a search of an index that does not exist', () => {
+  const SYNTAX = 'Was expecting a value but instead got nothing.\n5:5 a = ';
+  it('when its filter does not parse, then the filter is answered first, as Meilisearch parses it before the lookup', async () => {
+    const post = await s.api('POST', '/indexes/nope/search', { body: { filter: 'a = ' } });
+    expect(post.body).toMatchObject({ code: 'invalid_search_filter', message: SYNTAX });
+    const get = await s.api('GET', `/indexes/nope/search?${q({ filter: 'a = ' })}`);
+    expect(get.body).toMatchObject({ code: 'invalid_search_filter', message: SYNTAX });
+    for (const federation of [undefined, {}]) {
+      const multi = await s.api('POST', '/multi-search', {
+        body: { queries: [{ indexUid: 'nope', filter: 'a = ' }], ...(federation ? { federation } : {}) },
+      });
+      expect(multi.body).toMatchObject({ code: 'invalid_search_filter', message: `Inside \`.queries[0]\`: ${SYNTAX}` });
+    }
+    const contains = await s.api('POST', '/indexes/nope/search', { body: { filter: 'a CONTAINS b' } });
+    expect(contains.body.code).toBe('feature_not_enabled');
+  });
+
+  it('when its filter parses, or another route reads it, then the index is not found', async () => {
+    const search = await s.api('POST', '/indexes/nope/search', { body: { filter: 'a = 1', sort: ['a'] } });
+    expect(search.status).toBe(404);
+    expect(search.body.code).toBe('index_not_found');
+    for (const [route, body] of [
+      ['documents/fetch', { filter: 'a = ' }],
+      ['facet-search', { facetName: 'x', filter: 'a = ' }],
+      ['similar', { id: 1, embedder: 'x', filter: 'a = ' }],
+    ] as const) {
+      const r = await s.api('POST', `/indexes/nope/${route}`, { body });
+      expect({ route, code: r.body.code }).toEqual({ route, code: 'index_not_found' });
+    }
+  });
+});

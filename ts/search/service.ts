@@ -10,6 +10,7 @@ import type { Deps } from '../deps';
 import { ApiError, insideQuery } from '../errors/api-error';
 import { found } from '../errors/from-zod';
 import { NativeIndex, type SearchQuery } from '../native';
+import { checkDocumentFilter } from '../native/documents';
 import { facetSearchOverNetwork } from '../network/facets';
 import { checkSearchFeatures, networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
 import { checkIndexUid } from '../schemas/indexes';
@@ -191,7 +192,7 @@ export class SearchService {
         SEARCH_TAIL,
       );
     }
-    const index = this.deps.registry.handle(uid);
+    const index = this.searchedIndex(uid, query.filter);
     const engineQ = this.scopedQuery(auth, uid, query, plainErrors);
     const answer = await this.limited(() => index.search(engineQ, receivedAt), hitsAsked(query));
     return withMetadata(
@@ -216,7 +217,7 @@ export class SearchService {
     if (waits) throw new Error(`searchSync cannot run a search that waits on ${waits}; use search()`);
     const engineQ = this.scopedQuery(auth, uid, query);
     return withMetadata(
-      this.deps.registry.handle(uid).searchSync(engineQ),
+      this.searchedIndex(uid, query.filter).searchSync(engineQ),
       { requestUid, metadata: undefined },
       SEARCH_TAIL,
     );
@@ -319,7 +320,7 @@ export class SearchService {
       const parsed = parsedQueries[i];
       const { indexUid, search } = splitQuery(rawQuery, i, false);
       try {
-        const uid = this.queryIndex(auth, indexUid);
+        const uid = this.queryIndex(auth, indexUid, parsed.filter);
         const network = usesNetwork(this.deps, parsed.useNetwork);
         const meta = metadata
           ? this.metadataOf(parsed.q, uid, network ? this.deps.network.get().self : null)
@@ -349,12 +350,35 @@ export class SearchService {
   }
 
   /** The index a multi-search query names, checked against the key (or token). */
-  private queryIndex(auth: AuthContext, indexUid: unknown): string {
+  private queryIndex(auth: AuthContext, indexUid: unknown, filter: unknown): string {
     if (typeof indexUid !== 'string') throw new ApiError('missing_index_uid', 'Missing field `indexUid`');
     const uid = checkIndexUid(indexUid);
     auth.assertIndex(uid);
     if (!auth.can('search', uid)) throw new ApiError('invalid_api_key', 'The provided API key is invalid.');
+    this.filterBeforeIndex(uid, filter);
     return uid;
+  }
+
+  /** The index a search reads, its filter's syntax checked first when there is none (see below). */
+  private searchedIndex(uid: string, filter: unknown): NativeIndex {
+    this.filterBeforeIndex(uid, filter);
+    return this.deps.registry.handle(uid);
+  }
+
+  /**
+   * Meilisearch parses a search's filter before it looks the index up, so a filter that does
+   * not parse is answered before an index that does not exist. The engine parses it with the
+   * index; only when there is no index is it parsed here, on that error's path.
+   */
+  private filterBeforeIndex(uid: string, filter: unknown): void {
+    if (filter === undefined || filter === null || this.deps.registry.has(uid)) return;
+    try {
+      checkDocumentFilter(filter, this.deps.features.enabled('containsFilter'));
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'invalid_document_filter')
+        throw new ApiError('invalid_search_filter', err.message);
+      throw err;
+    }
   }
 
   /**
@@ -486,7 +510,7 @@ export class SearchService {
         typeof federation.distinct === 'string',
       );
       try {
-        const uid = this.queryIndex(auth, indexUid);
+        const uid = this.queryIndex(auth, indexUid, parsed.filter);
         if (remote !== null) {
           items.push({ position: i, uid, weight, search, parsed, target: remoteTarget(this.deps, remote) });
           remoteNamed = true;
