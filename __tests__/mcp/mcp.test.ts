@@ -428,7 +428,7 @@ describe('with --experimental-mcp', () => {
         'get_documents',
         { indexUid: '{movies}', ids: ['a b'] },
         'invalid_document_ids',
-        'In `.ids[0]`: Document identifier `\\"a b\\"` is invalid.',
+        'In `.ids[0]`: Document identifier `"a b"` is invalid.',
       ],
       [
         'get_documents',

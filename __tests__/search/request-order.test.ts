@@ -277,3 +277,33 @@ describe('a search of an index that does not exist', () => {
     }
   });
 });
+
+describe('words of refused values', () => {
+  const ID_RULE =
+    'is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes.';
+  it('when a fetched id is no identifier, then it is shown as JSON once, in the body and in the GET form', async () => {
+    const post = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { ids: ['{"a":1}'] } });
+    expect(post.body.message).toBe(`In \`.ids[0]\`: Document identifier \`"{\\"a\\":1}"\` ${ID_RULE}`);
+    const get = await s.api('GET', `/indexes/${uid}/documents?${q({ ids: 'a b' })}`);
+    expect(get.body.message).toBe(`In \`.ids[0]\`: Document identifier \`"a b"\` ${ID_RULE}`);
+  });
+
+  it.each([
+    [
+      '_geoPoint(1):asc',
+      'Invalid syntax for the geo parameter: expected expression formated like `_geoPoint(latitude, longitude)` and ending by `:asc` or `:desc`, found `_geoPoint(1)`.',
+    ],
+    ['_geoPoint(100,0):asc', 'Bad latitude `100`. Latitude must be contained between -90 and 90 degrees.'],
+    [
+      '_geoPoint(0,200):asc',
+      'Bad longitude `200`. Longitude must be contained between -180 and 180 degrees. Hint: try using `-160` instead.',
+    ],
+    [
+      'a b:asc',
+      'Index `{uid}`: Attribute `a b` is not sortable. This index does not have configured sortable attributes.',
+    ],
+  ])('when the sort is %s, then it is refused in Meilisearch words', async (sort, message) => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { sort: [sort] } });
+    expect(r.body).toMatchObject({ code: 'invalid_search_sort', message: message.replace('{uid}', uid) });
+  });
+});

@@ -8,7 +8,7 @@ const ID = /^[A-Za-z0-9_-]{1,511}$/;
 /** Why `id` (at `.ids[i]`) is not a document identifier, or null when it is one. */
 function idError(id: unknown, i: number): string | null {
   if (typeof id === 'number' ? Number.isSafeInteger(id) : typeof id === 'string' && ID.test(id)) return null;
-  const shown = typeof id === 'string' ? JSON.stringify(JSON.stringify(id)).slice(1, -1) : String(id);
+  const shown = typeof id === 'string' ? JSON.stringify(id) : String(id);
   return `In \`.ids[${i}]\`: Document identifier \`${shown}\` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes.`;
 }
 

@@ -62,26 +62,15 @@ fn parse_one(spec: &str, code: Code) -> Result<SortKey> {
         "desc" => false,
         _ => return Err(syntax()),
     };
-    let target = target.trim();
+    // The attribute is taken as written (spaces kept, even an empty one), as Meilisearch
+    // takes it; only `_geoPoint(…)` with its parentheses closing the target is a geo point.
     if let Some(args) = target
         .strip_prefix("_geoPoint(")
         .and_then(|r| r.strip_suffix(')'))
     {
-        let coords: Vec<f64> = args
-            .split(',')
-            .map(|p| p.trim().parse::<f64>())
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|_| geo_point_error(code))?;
-        let [lat, lng] = coords[..] else {
-            return Err(geo_point_error(code));
-        };
-        if !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lng) {
-            return Err(geo_point_error(code));
-        }
+        let (lat, lng) = geo_point(args).ok_or_else(|| geo_syntax_error(code, target))?;
+        check_geo_point(lat, lng, code)?;
         return Ok(SortKey::GeoPoint { lat, lng, asc });
-    }
-    if target.is_empty() || target.contains(char::is_whitespace) {
-        return Err(syntax());
     }
     if matches!(
         target,
@@ -100,11 +89,40 @@ fn parse_one(spec: &str, code: Code) -> Result<SortKey> {
     })
 }
 
-fn geo_point_error(code: Code) -> Error {
+/// The two numbers of `_geoPoint(lat, lng)`'s arguments, each as Rust reads a float (`+1`,
+/// `1e1`, `inf` and `NaN` included, as Meilisearch reads them); `None` unless there are two.
+fn geo_point(args: &str) -> Option<(f64, f64)> {
+    let mut parts = args.split(',');
+    let (lat, lng) = (parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    Some((lat.trim().parse().ok()?, lng.trim().parse().ok()?))
+}
+
+fn geo_syntax_error(code: Code, target: &str) -> Error {
     Error::new(
         code,
-        "Invalid syntax for the geo parameter: expected expression formatted like `_geoPoint(latitude, longitude)` and ending by `:asc` or `:desc`, with a latitude between -90 and 90 and a longitude between -180 and 180.",
+        format!("Invalid syntax for the geo parameter: expected expression formated like `_geoPoint(latitude, longitude)` and ending by `:asc` or `:desc`, found `{target}`."),
     )
+}
+
+/// A geo point's coordinates in range, with Meilisearch's words (and its hint for a longitude).
+fn check_geo_point(lat: f64, lng: f64, code: Code) -> Result<()> {
+    if !(-90.0..=90.0).contains(&lat) {
+        return Err(Error::new(
+            code,
+            format!("Bad latitude `{lat}`. Latitude must be contained between -90 and 90 degrees."),
+        ));
+    }
+    if !(-180.0..=180.0).contains(&lng) {
+        let hint = (lng + 180.0).rem_euclid(360.0) - 180.0;
+        return Err(Error::new(
+            code,
+            format!("Bad longitude `{lng}`. Longitude must be contained between -180 and 180 degrees. Hint: try using `{hint}` instead."),
+        ));
+    }
+    Ok(())
 }
 
 /// A field is sortable when it, or an object it is nested in, is listed.
@@ -331,7 +349,7 @@ mod tests {
             e.message,
             "Attribute `title` is not sortable. Available sortable attributes are: `id, z`."
         );
-        for bad in ["title", "title:up", ":asc", "a b:asc"] {
+        for bad in ["title", "title:up", "_geoPoint(1,2)"] {
             let e = parse(&s(&[bad]), &s(&["title"]), Code::InvalidDocumentSort).unwrap_err();
             assert!(
                 e.message
@@ -346,6 +364,63 @@ mod tests {
         )
         .is_err());
         assert!(parse(&s(&["_geo:asc"]), &s(&["_geo"]), Code::InvalidSearchSort).is_err());
+        // An attribute is taken as written: spaces and an empty name are names.
+        for (spec, name) in [
+            ("a b:asc", "a b"),
+            (" a:asc", " a"),
+            (":asc", ""),
+            ("_geoPoint(1,2) :asc", "_geoPoint(1,2) "),
+        ] {
+            let e = parse(&s(&[spec]), &s(&["z"]), Code::InvalidSearchSort).unwrap_err();
+            assert_eq!(
+                e.message,
+                format!(
+                    "Attribute `{name}` is not sortable. Available sortable attributes are: `z`."
+                )
+            );
+        }
+        let geo = |spec: &str| {
+            parse(&s(&[spec]), &s(&["_geo"]), Code::InvalidSearchSort).map_err(|e| e.message)
+        };
+        assert_eq!(
+            geo("_geoPoint(1):asc").unwrap_err(),
+            "Invalid syntax for the geo parameter: expected expression formated like `_geoPoint(latitude, longitude)` and ending by `:asc` or `:desc`, found `_geoPoint(1)`."
+        );
+        for bad in [
+            "_geoPoint(a,b):asc",
+            "_geoPoint(1,2,3):asc",
+            "_geoPoint():asc",
+            "_geoPoint(0x1,2):asc",
+        ] {
+            assert!(geo(bad).unwrap_err().contains("found `_geoPoint("), "{bad}");
+        }
+        assert_eq!(
+            geo("_geoPoint(100.5,0):asc").unwrap_err(),
+            "Bad latitude `100.5`. Latitude must be contained between -90 and 90 degrees."
+        );
+        assert_eq!(
+            geo("_geoPoint(nan,1):asc").unwrap_err(),
+            "Bad latitude `NaN`. Latitude must be contained between -90 and 90 degrees."
+        );
+        for (spec, lng, hint) in [
+            ("_geoPoint(0,200):asc", "200", "-160"),
+            ("_geoPoint(0,-500):asc", "-500", "-140"),
+            ("_geoPoint(0,180.5):asc", "180.5", "-179.5"),
+            ("_geoPoint(1,-inf):asc", "-inf", "NaN"),
+        ] {
+            assert_eq!(
+                geo(spec).unwrap_err(),
+                format!("Bad longitude `{lng}`. Longitude must be contained between -180 and 180 degrees. Hint: try using `{hint}` instead.")
+            );
+        }
+        for good in [
+            "_geoPoint( 1 , 2 ):asc",
+            "_geoPoint(+1,2):asc",
+            "_geoPoint(1e1,2):desc",
+            "_geoPoint(-90.0,180):asc",
+        ] {
+            assert!(geo(good).is_ok(), "{good}");
+        }
         assert!(parse(
             &s(&["_geoPoint(1, 2):asc"]),
             &s(&["id"]),
