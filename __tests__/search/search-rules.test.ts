@@ -196,6 +196,42 @@ describe('with the feature', () => {
     ]);
   });
 
+  test('a filter condition pins when the search filter asks for its values, as Meilisearch reads it', async () => {
+    await s.api('POST', '/indexes/pins/documents', {
+      body: [
+        { id: 1, g: 'a', x: 1, t: 'hello' },
+        { id: 2, g: 'b', x: 1, t: 'hello' },
+        { id: 3, g: 'b', x: 2, t: 'world' },
+        { id: 4, g: 'a', x: 2, t: 'hello' },
+      ],
+    });
+    await s.api('PATCH', '/indexes/pins/settings', { body: { filterableAttributes: ['g', 'x'] } });
+    const rule = {
+      conditions: { filter: { values: { g: 'a' } } },
+      actions: [{ selector: { indexUid: 'pins', id: '4' }, action: { type: 'pin', position: 0 } }],
+    };
+    expect((await s.api('PATCH', '/dynamic-search-rules/by-filter', { body: rule })).status).toBe(202);
+    await idle();
+    expect((await s.api('GET', '/dynamic-search-rules/by-filter')).body.conditions).toEqual({
+      filter: { values: { g: 'a' } },
+    });
+    const hello = async (filter?: unknown) => (await ids({ q: 'hello', ...(filter ? { filter } : {}) }, 'pins')).ids;
+    // The orders the reference answered for the same documents, rule and searches.
+    expect(await hello()).toEqual([1, 2, 4]);
+    expect(await hello('x > 0')).toEqual([1, 2, 4]);
+    expect(await hello('g = a AND x > 0')).toEqual([4, 1]);
+    expect(await hello('g EXISTS')).toEqual([4, 1, 2]);
+    expect(await hello('g != b OR x = 5')).toEqual([4, 1]);
+    expect(await hello(['g = A'])).toEqual([4, 1]);
+    const multi = await s.api('POST', '/multi-search', {
+      body: { queries: [{ indexUid: 'pins', q: 'hello', filter: 'g EXISTS' }] },
+    });
+    expect(multi.body.results[0].hits.map((h: any) => h.id)).toEqual([4, 1, 2]);
+    expect((await s.api('DELETE', '/dynamic-search-rules/by-filter')).status).toBe(202);
+    await idle();
+    expect(await hello('g EXISTS')).toEqual([1, 2, 4]);
+  });
+
   test("validation answers Meilisearch's codes and messages", async () => {
     const patch = async (body: unknown) => (await s.api('PATCH', '/dynamic-search-rules/e', { body })).body;
     expect(await patch({ precedence: 'x' })).toMatchObject({
@@ -226,9 +262,17 @@ describe('with the feature', () => {
       code: 'invalid_dynamic_search_rule_active',
       message: 'Invalid value type at `.active`: expected a boolean, but found a string: `"yes"`',
     });
-    // Filter conditions are not built: refused, never ignored.
     expect(await patch({ conditions: { filter: 'g = a' } })).toMatchObject({
       code: 'invalid_dynamic_search_rule_conditions',
+      message: 'Invalid value type at `.conditions.filter`: expected an object, but found a string: `"g = a"`',
+    });
+    expect(await patch({ conditions: { filter: { attributes: ['g'] } } })).toMatchObject({
+      code: 'invalid_dynamic_search_rule_conditions',
+      message: 'Unknown field `attributes` inside `.conditions.filter`: expected one of `values`',
+    });
+    expect(await patch({ conditions: { filter: { values: ['g = a'] } } })).toMatchObject({
+      code: 'invalid_dynamic_search_rule_conditions',
+      message: 'Invalid value type at `.conditions.filter.values`: expected an object, but found an array: `["g = a"]`',
     });
     const list = async (body: unknown) => (await s.api('POST', '/dynamic-search-rules', { body })).body;
     expect(await list({ limit: -1 })).toMatchObject({ code: 'invalid_dynamic_search_rule_limit' });

@@ -1,4 +1,7 @@
-/** Document payloads and filters before a task exists (↔ `crates/node/src/documents.rs`). */
+/**
+ * Document payloads, and filters read without an index: before a task exists, and the filter
+ * conditions of dynamic search rules (↔ `crates/node/src/documents.rs`).
+ */
 import { binding, call, callSync } from './binding';
 
 /**
@@ -8,6 +11,14 @@ import { binding, call, callSync } from './binding';
  */
 export function checkDocumentFilter(filter: unknown, containsFilter: boolean): void {
   callSync(() => binding.checkDocumentFilter(JSON.stringify(filter), containsFilter));
+}
+
+/**
+ * Whether a search whose filter is `filter` (`null` for none) meets a dynamic search rule's
+ * filter condition (`values`: attribute to value), as Meilisearch reads it.
+ */
+export function ruleFilterMatches(filter: unknown, values: Record<string, unknown>): boolean {
+  return callSync(() => binding.ruleFilterMatches(JSON.stringify(filter ?? null), JSON.stringify(values)));
 }
 
 /** Compiles a document edition function (Rhai): `bad_request` with the compiler's message if it does not compile. */

@@ -40,7 +40,13 @@ export {
   settingsLocales,
   shortenSlice,
 } from './binding';
-export { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from './documents';
+export {
+  checkDocumentFilter,
+  checkEditFunction,
+  type PayloadFormat,
+  ruleFilterMatches,
+  stageDocuments,
+} from './documents';
 export { damagedFileMessage, type KvEntry, type KvOp, KvStore } from './kv';
 
 export type {

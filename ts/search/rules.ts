@@ -3,8 +3,8 @@
  * documents at positions of the results when a search's query matches their conditions.
  *
  * A rule is `{uid, description?, precedence?, active, conditions: {query?: {words?,
- * isEmpty?}, time?: {start?, end?}}, actions: [{selector: {indexUid?, id}, action: {type:
- * "pin", position}}]}`, stored in the `searchRules` database. Updates are tasks (`dsrUpdate`,
+ * isEmpty?}, time?: {start?, end?}, filter?: {values?}}, actions: [{selector: {indexUid?, id},
+ * action: {type: "pin", position}}]}`, stored in the `searchRules` database. Updates are tasks (`dsrUpdate`,
  * `dsrClear`, on the pseudo-index `.meili_dsr` as Meilisearch names it). At search time
  * `pinsFor` lists, in precedence order, the documents the matching rules pin in the searched
  * index; the engine takes them out of the natural order and places them (see
@@ -12,6 +12,7 @@
  */
 import { ApiError } from '../errors/api-error';
 import type { KvOp } from '../native';
+import { ruleFilterMatches } from '../native/documents';
 import { checkIndexUid, isValidIndexUid } from '../schemas/indexes';
 import {
   arrayOf,
@@ -42,6 +43,8 @@ export interface PinAction {
 export interface RuleConditions {
   query?: { words?: string | null; isEmpty?: boolean | null } | null;
   time?: { start?: string | null; end?: string | null } | null;
+  /** Matches a search whose filter asks for these values (see the engine's `rule_condition`). */
+  filter?: { values?: Record<string, unknown> | null } | null;
 }
 
 export interface SearchRule {
@@ -100,12 +103,6 @@ const date: Parser<string> = (value, loc) => {
 
 const conditions: Parser<RuleConditions> = (value, loc) => {
   const o = strictObject(value, ['time', 'query', 'filter'], loc);
-  if (o.filter !== undefined && o.filter !== null) {
-    throw invalidValue('filter conditions are not supported by Quarry: use `query` and `time` conditions', [
-      ...loc,
-      'filter',
-    ]);
-  }
   const out: RuleConditions = {};
   if (o.time !== undefined) {
     out.time = nullable((v, l) => {
@@ -124,6 +121,18 @@ const conditions: Parser<RuleConditions> = (value, loc) => {
       if (q.words !== undefined) query.words = nullable(string)(q.words, [...l, 'words']);
       return query;
     })(o.query, [...loc, 'query']);
+  }
+  if (o.filter !== undefined) {
+    out.filter = nullable((v, l) => {
+      const f = strictObject(v, ['values'], l);
+      const filter: NonNullable<RuleConditions['filter']> = {};
+      if (f.values !== undefined)
+        filter.values = nullable((vs, vl) => {
+          if (!isObject(vs)) throw incorrectType(vs, ['object'], vl);
+          return vs;
+        })(f.values, [...l, 'values']);
+      return filter;
+    })(o.filter, [...loc, 'filter']);
   }
   return out;
 };
@@ -229,8 +238,8 @@ function words(text: string | null | undefined): string[] {
     .filter(Boolean);
 }
 
-/** Whether `rule` applies to a search with `q` at `now`. */
-export function ruleMatches(rule: SearchRule, q: string, now: number): boolean {
+/** Whether `rule` applies to a search with `q` and `filter` (`null` for none) at `now`. */
+export function ruleMatches(rule: SearchRule, q: string, filter: unknown, now: number): boolean {
   if (!rule.active) return false;
   const time = rule.conditions.time;
   if (time?.start && now < Date.parse(time.start)) return false;
@@ -242,6 +251,8 @@ export function ruleMatches(rule: SearchRule, q: string, now: number): boolean {
     const have = new Set(words(q));
     if (!words(query.words).every((w) => have.has(w))) return false;
   }
+  const values = rule.conditions.filter?.values;
+  if (values && !ruleFilterMatches(filter, values)) return false;
   return true;
 }
 
@@ -285,14 +296,14 @@ export class SearchRules {
   }
 
   /**
-   * The documents the rules matching `q` pin in index `indexUid`, in the order they are
-   * placed: by precedence (smaller first, none last), then uid; a rule's actions by position
-   * (as Meilisearch places them).
+   * The documents the rules matching `q` and `filter` pin in index `indexUid`, in the order
+   * they are placed: by precedence (smaller first, none last), then uid; a rule's actions by
+   * position (as Meilisearch places them).
    */
-  pinsFor(indexUid: string, q: string, now = Date.now()): Pin[] {
+  pinsFor(indexUid: string, q: string, filter: unknown, now = Date.now()): Pin[] {
     if (this.#rules.size === 0) return [];
     const rules = this.all()
-      .filter((r) => ruleMatches(r, q, now))
+      .filter((r) => ruleMatches(r, q, filter, now))
       .sort(
         (a, b) =>
           (a.precedence ?? Infinity) - (b.precedence ?? Infinity) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0),

@@ -139,7 +139,7 @@ export class SearchService {
     out.containsFilter = features.enabled('containsFilter');
     // Documents the dynamic search rules pin for this query.
     if (features.enabled('dynamicSearchRules')) {
-      const pins = this.deps.searchRules.pinsFor(uid, typeof query.q === 'string' ? query.q : '');
+      const pins = this.deps.searchRules.pinsFor(uid, typeof query.q === 'string' ? query.q : '', filter);
       if (pins.length) out.pinnedDocuments = pins;
     }
     return out;

@@ -1,4 +1,5 @@
-//! Document payloads and filters before a task exists (↔ `ts/native/documents.ts`).
+//! Document payloads, and filters read without an index: before a task exists, and the
+//! filter conditions of dynamic search rules (↔ `ts/native/documents.ts`).
 
 use std::path::PathBuf;
 
@@ -14,6 +15,15 @@ use crate::to_napi_error;
 #[napi]
 pub fn check_document_filter(filter_json: String, contains_filter: bool) -> Result<()> {
     engine::filter::check_document_filter(&filter_json, contains_filter).map_err(to_napi_error)
+}
+
+/// Whether a search whose filter is `filterJson` (its JSON string or array form, `null` for
+/// none) meets a dynamic search rule's filter condition, `valuesJson` being the condition's
+/// `values` object (the engine's `filter::rule_condition` says how Meilisearch reads it).
+#[napi]
+pub fn rule_filter_matches(filter_json: String, values_json: String) -> Result<bool> {
+    engine::filter::rule_condition::rule_filter_matches(&filter_json, &values_json)
+        .map_err(to_napi_error)
 }
 
 /// Compiles a document edition function (Rhai): `bad_request` with the compiler's message when

@@ -4,7 +4,7 @@
 //! One Rust file per TypeScript wrapper file in `ts/native/`:
 //! - `lib.rs` ↔ `binding.ts`: the error table, the engine version, and [`to_napi_error`],
 //!   the one way errors leave the binding;
-//! - `documents.rs` ↔ `documents.ts`: payload staging and the enqueue-time filter check;
+//! - `documents.rs` ↔ `documents.ts`: payload staging, and filters read without an index;
 //! - `kv.rs` ↔ `kv.ts`: the durable key-value store (the `kv` crate);
 //! - `index.rs` ↔ `index.ts`: one open index (the engine's `Index`);
 //! - `outbound.rs` ↔ `outbound.ts`: one request through the one outbound client.

@@ -19,6 +19,7 @@
 
 pub mod bitmap;
 pub mod eval;
+pub mod rule_condition;
 pub mod rules;
 
 use api_types::Code;
