@@ -26,6 +26,7 @@ beforeAll(async () => {
   ({ child, url } = await startChild(tempDir('quarry-budget-'), [
     '--experimental-search-response-budget',
     String(BUDGET),
+    '--experimental-mcp',
   ]));
   port = Number(new URL(url).port);
   // 700 documents of about 100 KB each: a 70 MB answer, more than loopback's socket buffers
@@ -106,10 +107,18 @@ function stalledRequest(
   });
 }
 
-const searchRequest = () => {
-  const body = JSON.stringify(ALL_BOOKS);
-  return `POST /indexes/books/search HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${CHILD_KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
-};
+const rawPost = (path: string, body: string, accept = 'application/json') =>
+  `POST ${path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${CHILD_KEY}\r\nContent-Type: application/json\r\nAccept: ${accept}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+
+const searchRequest = () => rawPost('/indexes/books/search', JSON.stringify(ALL_BOOKS));
+
+/** The MCP search tool asked for every book: its result is as large as the route's answer. */
+const mcpSearch = (id: number) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'search', arguments: { indexUid: 'books', ...ALL_BOOKS } },
+});
 
 /** The refusal, as every route answers it (a multi-search names the query, as for the limiter's refusal). */
 function expectRefused(r: { status: number; retryAfter: string | null; body: any }, inside?: string): void {
@@ -190,6 +199,21 @@ describe('the response budget (issue 71)', () => {
     }
     for (const a of answers.filter((x) => x.status !== 200)) expectRefused(a);
     // After the burst, the next search is answered.
+    expectAllBooks(await searchOnceFree());
+  });
+
+  it('when a stalled reader holds an MCP tool result, then searches are refused until it has read it', async () => {
+    const stalled = await stalledRequest(
+      rawPost('/mcp', JSON.stringify(mcpSearch(1)), 'application/json, text/event-stream'),
+    );
+    expect(stalled.received()).toMatch(/^HTTP\/1\.1 200 /);
+    expectRefused(await ask('POST', '/indexes/books/search', ALL_BOOKS));
+    stalled.resume();
+    await stalled.ended;
+    const raw = stalled.received();
+    const rpc = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+    expect(rpc.result.isError).toBeFalsy();
+    expect(rpc.result.structuredContent.hits).toHaveLength(BOOKS);
     expectAllBooks(await searchOnceFree());
   });
 

@@ -10,6 +10,9 @@
  * goes wrong is JSON-RPC: a body that is not JSON or not a message answers 400 with
  * a JSON-RPC error, a request answers 200 with its result or error (`mcp/server.ts`), and a
  * notification 202 with no body.
+ *
+ * A result is an answer in flight like a search's: its bytes are held in the response budget
+ * until it is sent (a search tool's hits can be as large as the route's answer).
  */
 import { type Request, type Response, Router } from 'express';
 import type { Deps } from '../deps';
@@ -61,11 +64,12 @@ export function mcpRoutes(deps: Deps, search: SearchService): Router {
       res.status(202).end();
       return;
     }
+    let result: Buffer;
     try {
-      send(
-        res,
-        200,
-        resultOf(message.id, await answer({ deps, search, auth: req.auth! }, message.method, message.params)),
+      result = Buffer.from(
+        JSON.stringify(
+          resultOf(message.id, await answer({ deps, search, auth: req.auth! }, message.method, message.params)),
+        ),
       );
     } catch (err) {
       if (!(err instanceof RpcError)) {
@@ -79,7 +83,10 @@ export function mcpRoutes(deps: Deps, search: SearchService): Router {
         200,
         errorOf(message.id, err instanceof RpcError ? err : new RpcError(INTERNAL_ERROR, 'Internal error')),
       );
+      return;
     }
+    deps.responseBudget.holdFor(res, result.length);
+    res.status(200).type('application/json').send(result);
   });
 
   return r;
