@@ -142,7 +142,7 @@ impl Index {
             return Ok(());
         }
         let rtxn = self.store.read()?;
-        if let Some(words) = self.stored_pair_words(&rtxn)? {
+        if let Some(words) = text::PairWords::stored(&self.store, &rtxn)? {
             *self.pair_words.write().unwrap() = Arc::new(words);
         }
         Ok(())

@@ -8,8 +8,10 @@ use api_types::{Code, Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use super::embeddings::{embedding_counts, VectorsView};
 use super::Index;
 use crate::codec;
+use crate::settings::Settings;
 use crate::store::{heed_error, keys, stat_bytes};
 
 /// Query of `fetch_documents`.
@@ -119,7 +121,7 @@ impl Index {
         let count = stat.entries as u64;
         let raw = stat_bytes(&stat);
         let fd = self.field_distribution(&rtxn)?;
-        let (embeddings, embedded) = self.embedding_counts(&rtxn)?;
+        let (embeddings, embedded) = embedding_counts(&self.store, &rtxn)?;
         let inverted = files_bytes(&self.dir.join("tantivy"));
         let mut internal = Map::new();
         let sizes = [
@@ -299,6 +301,15 @@ impl Index {
             Some(b) => serde_json::from_slice(b).map_err(Error::internal),
             None => Ok(BTreeMap::new()),
         }
+    }
+
+    /// What printing `_vectors` under `settings` needs, for one request.
+    pub(super) fn vectors_view(
+        &self,
+        rtxn: &heed::RoTxn,
+        settings: &Settings,
+    ) -> Result<VectorsView> {
+        VectorsView::load(&self.store, rtxn, settings)
     }
 }
 

@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use super::update::user_vectors;
 use super::Index;
 use crate::settings::Settings;
+use crate::store::Store;
 use crate::vectors::{registry, Registry, Space};
 
 /// What one request needs to print `_vectors`: the configured embedders, in settings order,
@@ -21,17 +22,19 @@ pub(super) struct VectorsView {
 /// vector space with the documents holding the user's own embeddings.
 type Shown = (String, bool, Option<(Space, RoaringBitmap)>);
 
-impl Index {
-    pub(super) fn vectors_view(
-        &self,
-        rtxn: &heed::RoTxn,
-        settings: &Settings,
-    ) -> Result<VectorsView> {
-        let registry = Registry::load(&self.store, rtxn)?;
+/// `numberOfEmbeddings` and `numberOfEmbeddedDocuments`.
+pub(super) fn embedding_counts(store: &Store, rtxn: &heed::RoTxn) -> Result<(u64, u64)> {
+    Registry::load(store, rtxn)?.counts(&store.vectors, rtxn)
+}
+
+impl VectorsView {
+    /// The view of the embedders `settings` configures, as `rtxn` holds their vectors.
+    pub(super) fn load(store: &Store, rtxn: &heed::RoTxn, settings: &Settings) -> Result<Self> {
+        let registry = Registry::load(store, rtxn)?;
         let mut embedders = Vec::new();
         for (name, config) in registry::configs(settings)? {
             let space = match registry.get(&name) {
-                Some(e) => Some((e.space(), user_vectors(&self.store, rtxn, e.id)?)),
+                Some(e) => Some((e.space(), user_vectors(store, rtxn, e.id)?)),
                 None => None,
             };
             embedders.push((name, config.generates(), space));
@@ -39,13 +42,6 @@ impl Index {
         Ok(VectorsView { embedders })
     }
 
-    /// `numberOfEmbeddings` and `numberOfEmbeddedDocuments`.
-    pub(super) fn embedding_counts(&self, rtxn: &heed::RoTxn) -> Result<(u64, u64)> {
-        Registry::load(&self.store, rtxn)?.counts(&self.store.vectors, rtxn)
-    }
-}
-
-impl VectorsView {
     /// `_vectors` of document `iid`: the entries stored with the document (embedders that are
     /// not configured), then `{embeddings, regenerate}` for each configured embedder.
     pub(super) fn of(

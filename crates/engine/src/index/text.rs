@@ -12,21 +12,23 @@
 //! Two adjacent words of the index's [`PairWords`] are also indexed as one term, documents
 //! only (see [`pair_term`]), so a quoted phrase of two frequent words reads one posting list.
 //!
-//! [`Index::tantivy_doc`] puts it together with the document's internal id. The words go to
+//! [`Fields::tantivy_doc`] puts it together with the document's internal id. The words go to
 //! tantivy as one string listing each token with its position ([`TokenList`]), which the
 //! field's tokenizer ([`Listed`]) reads back: tantivy keeps a pre-tokenized text as JSON,
 //! written and parsed again for every document, which cost a third of indexing.
 
+use api_types::{Error, Result};
 use charabia::Tokenizer;
 use serde_json::{Map, Value};
 use tantivy::tokenizer::Token;
 use tantivy::TantivyDocument;
 
 use super::cores::on_cores;
-use super::Index;
+use super::Fields;
 use crate::codec::FieldsMap;
 use crate::filter::eval::within;
 use crate::languages::Locales;
+use crate::store::{keys, Store};
 use crate::tokens::{self, Piece, MAX_WORD_BYTES};
 
 /// Fields with at most this many words have their word count stored.
@@ -137,6 +139,15 @@ const MAX_PAIR_WORDS: usize = 1_000;
 impl PairWords {
     pub fn from_words(words: Vec<String>) -> PairWords {
         PairWords(words.into_iter().collect())
+    }
+
+    /// The index's pair words as `txn` holds them; `None` until they are chosen.
+    pub fn stored(store: &Store, txn: &heed::RoTxn) -> Result<Option<PairWords>> {
+        let Some(bytes) = store.get_meta(txn, keys::PAIR_WORDS)? else {
+            return Ok(None);
+        };
+        let words: Vec<String> = serde_json::from_slice(bytes).map_err(Error::internal)?;
+        Ok(Some(PairWords::from_words(words)))
     }
 
     /// The words, sorted.
@@ -498,7 +509,7 @@ pub fn doc_text(
     }
 }
 
-impl Index {
+impl Fields {
     /// The tantivy document of `doc`: the words of its searchable attributes (`None`: all)
     /// and the word counts of its short fields (see the module's documentation).
     pub(super) fn tantivy_doc(
@@ -511,11 +522,11 @@ impl Index {
     ) -> TantivyDocument {
         let text = doc_text(doc, searchable, fields, cut);
         let mut tdoc = TantivyDocument::default();
-        tdoc.add_u64(self.fields.iid, iid as u64);
-        tdoc.add_text(self.fields.words, &text.words);
-        tdoc.add_text(self.fields.field_words, &text.field_words);
+        tdoc.add_u64(self.iid, iid as u64);
+        tdoc.add_text(self.words, &text.words);
+        tdoc.add_text(self.field_words, &text.field_words);
         for len in text.lens {
-            tdoc.add_u64(self.fields.lens, len);
+            tdoc.add_u64(self.lens, len);
         }
         tdoc
     }

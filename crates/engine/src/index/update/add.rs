@@ -6,19 +6,17 @@
 //! a chunk at a time on up to four cores.
 
 use std::collections::HashSet;
-use std::path::Path;
 
 use api_types::{Code, Error, Result};
-use heed::RwTxn;
 use serde_json::{Map, Value};
-use tantivy::{IndexWriter, Term};
 
+use super::batch::{decrement, iid_term, pk_exists, Batch};
 use super::vectors::{missing_vectors, Embedders};
-use super::{decrement, pk_exists, BatchState, Method, Shards};
+use super::{Addition, Method};
 use crate::codec::{self, FieldsMap};
 use crate::docid;
 use crate::index::cores::on_cores;
-use crate::index::{text, tv, Index};
+use crate::index::{text, tv};
 use crate::languages::Locales;
 use crate::payload;
 use crate::store::heed_error;
@@ -28,7 +26,7 @@ use crate::tokens;
 /// Meilisearch bounds them.
 const MAX_FIELDS: usize = u16::MAX as usize;
 
-/// Documents tokenized together, split among threads (see `Index::index_text`).
+/// Documents tokenized together, split among threads (see `Batch::index_text`).
 const TEXT_CHUNK: usize = 4096;
 
 /// Documents written to LMDB whose text is not yet in tantivy, and their internal ids (a
@@ -39,24 +37,9 @@ struct PendingText {
     ids: HashSet<u32>,
 }
 
-/// One addition: the staged payload, how its documents meet stored ones, the primary key the
-/// task asked for, whether the index may not be created, and the shards kept (`None`: all).
-pub(super) struct Addition<'a> {
-    pub file: &'a Path,
-    pub method: Method,
-    pub primary_key: Option<&'a str>,
-    pub skip_creation: bool,
-    pub shards: Option<&'a Shards>,
-}
-
-impl Index {
-    pub(super) fn add_documents(
-        &self,
-        txn: &mut RwTxn,
-        writer: &mut IndexWriter,
-        state: &mut BatchState,
-        addition: Addition,
-    ) -> Result<u64> {
+impl Batch<'_, '_> {
+    /// Adds the documents of `addition`'s payload; how many the payload held.
+    pub(super) fn add_documents(&mut self, addition: Addition) -> Result<u64> {
         let Addition {
             file,
             method,
@@ -69,10 +52,10 @@ impl Index {
         let keeps = |id: &str| shards.is_none_or(|s| s.keeps(id));
         // Pass 1: decide the primary key and validate every id, so a bad document fails the
         // whole task before anything is written.
-        let mut pk = state.primary_key.clone();
+        let mut pk = self.state.primary_key.clone();
         let mut total = 0u64;
         let mut first_error: Option<Error> = None;
-        let settings = self.batch_settings(txn, state)?;
+        let settings = self.settings()?;
         // `_geo` is checked when something reads it (a filter or a sort), `_geojson` when
         // filters read it.
         let rules = crate::filter::rules::rules_of(&settings);
@@ -90,7 +73,7 @@ impl Index {
         let mut new_fields: HashSet<String> = HashSet::new();
         // Until the index has pair words: documents drawn evenly from the payload to choose
         // them from, should this batch take the index to enough documents.
-        let mut sample = state.pairs.is_none().then(Sample::default);
+        let mut sample = self.state.pairs.is_none().then(Sample::default);
         payload::read_staged(file, |doc| {
             if first_error.is_some() {
                 return Ok(());
@@ -119,11 +102,11 @@ impl Index {
                 }
             };
             text::field_names(&doc, searchable, |name| {
-                if state.fields.id(name).is_none() && !new_fields.contains(name) {
+                if self.state.fields.id(name).is_none() && !new_fields.contains(name) {
                     new_fields.insert(name.to_string());
                 }
             });
-            if state.fields.len() + new_fields.len() > MAX_FIELDS {
+            if self.state.fields.len() + new_fields.len() > MAX_FIELDS {
                 first_error = Some(Error::new(
                     Code::MaxFieldsLimitExceeded,
                     "A document cannot contain more than 65,535 fields.",
@@ -134,8 +117,8 @@ impl Index {
                 return Ok(());
             }
             if !embedders.is_empty() {
-                let is_new = self.store.internal_id(txn, &id)?.is_none();
-                match embedders.check(&state.vectors, &doc, &id, is_new) {
+                let is_new = self.index.store.internal_id(&self.txn, &id)?.is_none();
+                match embedders.check(&self.state.vectors, &doc, &id, is_new) {
                     Ok(names) => {
                         if let Some(name) = names.first() {
                             match &missing {
@@ -153,7 +136,7 @@ impl Index {
             total += 1;
             Ok(())
         })?;
-        if let (Some(existing), Some(requested)) = (&state.primary_key, requested_pk) {
+        if let (Some(existing), Some(requested)) = (&self.state.primary_key, requested_pk) {
             if existing != requested {
                 return Err(pk_exists(existing));
             }
@@ -165,13 +148,13 @@ impl Index {
             return Err(missing_vectors(&name, &id, missing_others));
         }
         let Some(pk) = pk else { return Ok(0) };
-        state.primary_key = Some(pk.clone());
+        self.state.primary_key = Some(pk.clone());
         // The batch taking the index to enough documents chooses its pair words before
         // writing any, and gives tantivy every document stored before again, with them.
         if let Some(sample) = sample.filter(|_| total > 0) {
-            if self.pair_words_due(txn, state, total)? {
-                self.choose_pair_words(txn, state, &settings, sample.docs)?;
-                self.reindex_text(txn, writer, state, &settings)?;
+            if self.pair_words_due(total)? {
+                self.choose_pair_words(&settings, sample.docs)?;
+                self.reindex_text(&settings)?;
             }
         }
         self.set_progress(|p| {
@@ -184,10 +167,10 @@ impl Index {
         let (mut encoded, mut packed) = (Vec::with_capacity(256), Vec::with_capacity(256));
         // The first documents encoded while the index has no dictionary, to train one on
         // (once a batch: a failed training is not tried again on every next few).
-        let mut samples = state.fields.dictionary().is_none().then(Vec::new);
+        let mut samples = self.state.fields.dictionary().is_none().then(Vec::new);
         let analyzer = settings.analyzer();
         let locales = Locales::from_settings(&settings);
-        let pairs = state.pairs.clone().unwrap_or_default();
+        let pairs = self.state.pairs.clone().unwrap_or_default();
         let cut = (&analyzer, &locales, pairs.as_ref());
         // Documents written to LMDB whose text is not yet in tantivy: tokenized a chunk at a
         // time on up to four cores.
@@ -196,26 +179,26 @@ impl Index {
         // the task with nothing of it written.
         let generated = match embedders.is_empty() {
             true => Default::default(),
-            false => self.embed_payload(
-                (txn, state),
-                (&settings, &embedders),
-                (file, method, &pk),
-                &keeps,
-            )?,
+            false => self.embed_payload((&settings, &embedders), (file, method, &pk), &keeps)?,
         };
         payload::read_staged(file, |mut doc| {
             let ext = docid::document_id(&doc, &pk)?;
             if !keeps(&ext) {
                 return Ok(());
             }
-            let existing = self.store.internal_id(txn, &ext)?;
+            let existing = self.index.store.internal_id(&self.txn, &ext)?;
             let iid = match existing {
                 Some(iid) => {
-                    let old_bytes = self.store.docs.get(txn, &iid).map_err(heed_error)?;
+                    let old_bytes = self
+                        .index
+                        .store
+                        .docs
+                        .get(&self.txn, &iid)
+                        .map_err(heed_error)?;
                     if let Some(old_bytes) = old_bytes {
-                        let old = codec::decode(old_bytes, &state.fields)?;
+                        let old = codec::decode(old_bytes, &self.state.fields)?;
                         for k in old.keys() {
-                            decrement(&mut state.field_distribution, k);
+                            decrement(&mut self.state.field_distribution, k);
                         }
                         if method == Method::Update {
                             let mut merged = old;
@@ -232,44 +215,46 @@ impl Index {
                     return Ok(());
                 }
                 None => {
-                    let iid = self.new_internal_id(state)?;
-                    self.store.ids.put(txn, &ext, &iid).map_err(heed_error)?;
+                    let iid = self.new_internal_id()?;
+                    let ids = &self.index.store.ids;
+                    ids.put(&mut self.txn, &ext, &iid).map_err(heed_error)?;
                     iid
                 }
             };
             if !embedders.is_empty() {
-                self.write_vectors(txn, state, &embedders, (iid, &doc, &ext), &generated)?;
+                self.write_vectors(&embedders, (iid, &doc, &ext), &generated)?;
                 crate::vectors::parse::strip_configured(&mut doc, &|n| embedders.configured(n));
             }
             for k in doc.keys() {
                 // `_vectors` is not a field (Meilisearch leaves it out of the distribution).
                 if k != "_vectors" {
-                    *state.field_distribution.entry(k.clone()).or_insert(0) += 1;
+                    *self.state.field_distribution.entry(k.clone()).or_insert(0) += 1;
                 }
             }
-            let stored = codec::encode(&doc, &mut state.fields, &mut encoded, &mut packed)?;
-            self.store.docs.put(txn, &iid, stored).map_err(heed_error)?;
+            let stored = codec::encode(&doc, &mut self.state.fields, &mut encoded, &mut packed)?;
+            let docs = &self.index.store.docs;
+            docs.put(&mut self.txn, &iid, stored).map_err(heed_error)?;
             if let Some(list) = samples.as_mut() {
                 list.push(encoded.clone());
                 if list.len() >= codec::TRAINING_SAMPLES {
-                    train_dictionary(&mut state.fields, samples.take().unwrap_or_default());
+                    train_dictionary(&mut self.state.fields, samples.take().unwrap_or_default());
                 }
             }
-            state.dirty.insert(iid);
+            self.state.dirty.insert(iid);
             // A new internal id has never reached tantivy (ids only grow, and a batch that
             // fails rolls tantivy back with LMDB): nothing to delete. A document repeated in
             // the payload is deleted after its earlier version reached tantivy.
             if existing.is_some() {
                 if pending.ids.contains(&iid) {
-                    self.index_text(writer, &mut pending, searchable, &state.fields, cut)?;
+                    self.index_text(&mut pending, searchable, cut)?;
                 }
-                writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+                self.writer.delete_term(iid_term(&self.index.fields, iid));
             }
-            text::assign_fields(&doc, searchable, &mut state.fields);
+            text::assign_fields(&doc, searchable, &mut self.state.fields);
             pending.ids.insert(iid);
             pending.docs.push((iid, doc));
             if pending.docs.len() >= TEXT_CHUNK {
-                self.index_text(writer, &mut pending, searchable, &state.fields, cut)?;
+                self.index_text(&mut pending, searchable, cut)?;
             }
             done += 1;
             if done.is_multiple_of(4096) {
@@ -277,14 +262,15 @@ impl Index {
             }
             Ok(())
         })?;
-        self.index_text(writer, &mut pending, searchable, &state.fields, cut)?;
+        self.index_text(&mut pending, searchable, cut)?;
         // Batches too small to train on: once the index holds enough, its first documents.
         if samples.is_some()
             && done > 0
-            && self.store.docs.len(txn).map_err(heed_error)? >= codec::TRAINING_SAMPLES as u64
+            && self.index.store.docs.len(&self.txn).map_err(heed_error)?
+                >= codec::TRAINING_SAMPLES as u64
         {
             let mut stored = Vec::with_capacity(codec::TRAINING_SAMPLES);
-            for item in self.store.docs.iter(txn).map_err(heed_error)? {
+            for item in self.index.store.docs.iter(&self.txn).map_err(heed_error)? {
                 let (_, bytes) = item.map_err(heed_error)?;
                 if codec::is_plain(bytes) {
                     stored.push(bytes.to_vec());
@@ -293,7 +279,7 @@ impl Index {
                     break;
                 }
             }
-            train_dictionary(&mut state.fields, stored);
+            train_dictionary(&mut self.state.fields, stored);
         }
         Ok(total)
     }
@@ -301,16 +287,15 @@ impl Index {
     /// Tokenizes `pending` on every core (up to four) and hands the documents to
     /// tantivy in order; empties `pending`.
     fn index_text(
-        &self,
-        writer: &mut IndexWriter,
+        &mut self,
         pending: &mut PendingText,
         searchable: Option<&[String]>,
-        fields: &FieldsMap,
         (analyzer, locales, pairs): (&tokens::Analyzer, &Locales, &text::PairWords),
     ) -> Result<()> {
         if pending.docs.is_empty() {
             return Ok(());
         }
+        let (tfields, fields) = (&self.index.fields, &self.state.fields);
         let docs = on_cores(&pending.docs, 2, |chunk| {
             analyzer.with(|tokenizer| {
                 let cut = text::Cutter {
@@ -320,12 +305,12 @@ impl Index {
                 };
                 chunk
                     .iter()
-                    .map(|(iid, doc)| self.tantivy_doc(*iid, doc, searchable, fields, cut))
+                    .map(|(iid, doc)| tfields.tantivy_doc(*iid, doc, searchable, fields, cut))
                     .collect::<Vec<_>>()
             })
         });
         for tdoc in docs.into_iter().flatten() {
-            writer.add_document(tdoc).map_err(tv)?;
+            self.writer.add_document(tdoc).map_err(tv)?;
         }
         pending.docs.clear();
         pending.ids.clear();

@@ -1,12 +1,13 @@
-//! The commit protocol that keeps LMDB and tantivy consistent, the recovery at open that
-//! completes an interrupted commit, and compaction.
+//! The commit protocol that keeps LMDB and tantivy consistent (the last step of a
+//! [`Batch`]), the recovery at open that completes an interrupted commit, and the rebuilding
+//! of a lost inverted index.
 //!
 //! # The protocol
 //!
 //! LMDB (`store/`) is the source of truth; tantivy is derived from it. While a batch's ops are
-//! applied ([`super`]), every document goes both into one LMDB write transaction and to
+//! applied ([`super::batch`]), every document goes both into one LMDB write transaction and to
 //! tantivy's writer (delete by internal id, add the new version), so tantivy indexes in
-//! parallel; nothing of it is committed yet. Then ([`Index::commit_batch`]):
+//! parallel; nothing of it is committed yet. Then ([`Batch::commit`]):
 //!
 //! 1. The LMDB transaction records, with the batch's documents, the new generation G
 //!    (previous + 1), the set of internal ids the batch touched (`dirty`: added, replaced,
@@ -72,254 +73,199 @@
 //!
 //! Compaction, which merges the segments batches leave, is in [`super::compaction`].
 
-use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use api_types::{Error, Result};
-use heed::RwTxn;
 use roaring::RoaringBitmap;
 use serde_json::Value;
-use tantivy::{IndexWriter, Term};
+use tantivy::IndexWriter;
 
-use super::compaction::background_merge_policy;
-use super::BatchState;
+use super::batch::{feed_doc, iid_term, Batch};
+use super::writer::Writer;
 use crate::index::{text, tv, Index};
 use crate::languages::Locales;
-use crate::store::{heed_error, keys};
+use crate::store::{heed_error, keys, Store};
 
-const WRITER_MEMORY_PER_THREAD: usize = 64 << 20;
-
-impl Index {
-    /// Steps 1 to 3 of the protocol, once every op of the batch has been applied to `wtxn`
-    /// and fed to `writer`.
-    pub(super) fn commit_batch(
-        &self,
-        mut wtxn: RwTxn,
-        writer: &mut IndexWriter,
-        state: &BatchState,
-        results: &[Value],
-        clear_all: bool,
-    ) -> Result<()> {
+impl Batch<'_, '_> {
+    /// Steps 1 to 3 of the protocol, once every op of the batch has been applied to the
+    /// transaction and fed to the writer.
+    pub(super) fn commit(mut self, results: &[Value]) -> Result<()> {
         self.set_progress(|p| p.step = "committing");
+        let index = self.index;
+        let store = &index.store;
         // The batch, its generation, dirty set and results, in the LMDB transaction.
-        let rtxn_gen = self.store.get_u64(&wtxn, keys::GENERATION)?;
+        let rtxn_gen = store.get_u64(&self.txn, keys::GENERATION)?;
         let generation = rtxn_gen + 1;
-        self.save_state(&mut wtxn, state)?;
-        state.vectors.commit(&self.store, &mut wtxn)?;
-        self.store
-            .put_meta(&mut wtxn, keys::GENERATION, &generation.to_be_bytes())?;
-        self.store.put_dirty(&mut wtxn, &state.dirty)?;
-        self.store.put_meta(
+        self.save_state()?;
+        let Batch {
+            txn: mut wtxn,
+            writer,
+            state,
+            clear_all,
+            ..
+        } = self;
+        state.vectors.commit(store, &mut wtxn)?;
+        store.put_meta(&mut wtxn, keys::GENERATION, &generation.to_be_bytes())?;
+        store.put_dirty(&mut wtxn, &state.dirty)?;
+        store.put_meta(
             &mut wtxn,
             keys::LAST_BATCH,
             &serde_json::to_vec(results).map_err(Error::internal)?,
         )?;
         // Readers must know every field id before they can see a document that uses it (a
         // superset, should the commit fail, names nothing wrongly).
-        *self.fields_map.write().unwrap() = Arc::new(state.fields.clone());
+        *index.fields_map.write().unwrap() = Arc::new(state.fields.clone());
         // Step 1: tantivy writes the batch's segments, not yet committed. A full disk fails
         // here, before anything is committed: the batch leaves the index as it was.
         if clear_all {
             // Documents added after the clear were deleted by `delete_all`; feed them again,
             // as the batch's own transaction holds them.
             writer.rollback().map_err(tv)?;
-            self.feed_tantivy_in(writer, &state.dirty, &wtxn)?;
+            feed_tantivy_in(index, writer, &state.dirty, &wtxn)?;
         }
         let mut prepared = writer.prepare_commit().map_err(tv)?;
         prepared.set_payload(&generation.to_string());
         // Step 2: LMDB commits: the point of truth. The ids this commit changed are recorded
         // first, from which readers' value columns are updated.
-        self.columns
+        index
+            .columns
             .lock()
             .unwrap()
             .record_changes(generation, &state.dirty);
         wtxn.commit().map_err(heed_error)?;
-        self.vector_tables.lock().unwrap().commit(generation);
+        index.vector_tables.lock().unwrap().commit(generation);
         if let Some(settings) = &state.settings {
-            let mut cache = self.settings_cache.lock().unwrap();
+            let mut cache = index.settings_cache.lock().unwrap();
             cache.put(generation, settings.clone());
         }
         // Step 3: tantivy commits what it wrote in step 1, recording the generation it
         // reached (a small file). Should that fail, `dirty` stays in LMDB and the next batch
         // first repairs tantivy from it ([`Index::recover`]).
         prepared.commit().map_err(tv)?;
-        self.publish_segments()?;
-        self.publish_pair_words()?;
-        self.clear_dirty()?;
+        index.publish_segments()?;
+        index.publish_pair_words()?;
+        clear_dirty(store)?;
         Ok(())
     }
+}
 
-    /// Re-applies to tantivy a dirty set that LMDB committed but tantivy may not have.
-    pub(in crate::index) fn recover(&self) -> Result<()> {
-        let rtxn = self.store.read()?;
-        let generation = self.store.get_u64(&rtxn, keys::GENERATION)?;
-        let dirty = self.store.get_dirty(&rtxn)?;
-        drop(rtxn);
-        let Some(dirty) = dirty else { return Ok(()) };
-        if self.tantivy_generation()? != generation {
-            let mut guard = self.writer.lock().unwrap();
-            let writer = self.writer_mut(&mut guard)?;
-            self.feed_tantivy(writer, &dirty)?;
-            self.commit_tantivy(writer, generation)?;
-        }
-        self.clear_dirty()?;
-        Ok(())
+/// [`Index::recover`]: re-applies to tantivy a dirty set that LMDB committed but tantivy may
+/// not have.
+pub(super) fn recover(index: &Index) -> Result<()> {
+    let rtxn = index.store.read()?;
+    let generation = index.store.get_u64(&rtxn, keys::GENERATION)?;
+    let dirty = index.store.get_dirty(&rtxn)?;
+    drop(rtxn);
+    let Some(dirty) = dirty else { return Ok(()) };
+    if tantivy_generation(&index.tantivy)? != generation {
+        let mut writer = Writer::lock(index);
+        writer.feed_tantivy(&dirty)?;
+        writer.commit_tantivy(generation)?;
     }
+    clear_dirty(&index.store)
+}
 
-    /// Rebuilds tantivy from LMDB when it is behind with nothing left to replay: its
-    /// directory was lost, or was written with another layout. The re-fed documents land in
-    /// as many segments as the writer's threads and memory budget cut them into (10 for the
-    /// 886k PyPI rows), which search visits one by one, so the rebuild ends merged like a
-    /// bulk load does: else an index that is only read after an upgrade stays slower.
-    pub(in crate::index) fn rebuild_if_behind(&self) -> Result<()> {
-        let rtxn = self.store.read()?;
-        let generation = self.store.get_u64(&rtxn, keys::GENERATION)?;
-        drop(rtxn);
-        if self.tantivy_generation()? == generation {
-            return Ok(());
-        }
-        self.rebuild(generation)?;
-        self.merge_segments(false)
+/// [`Index::rebuild_if_behind`]: rebuilds tantivy from LMDB when it is behind with nothing
+/// left to replay: its directory was lost, or was written with another layout. The re-fed
+/// documents land in as many segments as the writer's threads and memory budget cut them
+/// into (10 for the 886k PyPI rows), which search visits one by one, so the rebuild ends
+/// merged like a bulk load does: else an index that is only read after an upgrade stays
+/// slower.
+pub(super) fn rebuild_if_behind(index: &Index) -> Result<()> {
+    let rtxn = index.store.read()?;
+    let generation = index.store.get_u64(&rtxn, keys::GENERATION)?;
+    drop(rtxn);
+    if tantivy_generation(&index.tantivy)? == generation {
+        return Ok(());
     }
+    rebuild(index, generation)?;
+    super::compaction::merge_segments(index, false)
+}
 
-    fn rebuild(&self, generation: u64) -> Result<()> {
-        let mut guard = self.writer.lock().unwrap();
-        let writer = self.writer_mut(&mut guard)?;
-        writer.delete_all_documents().map_err(tv)?;
-        let mut wtxn = self.store.write()?;
-        let mut state = self.load_state(&wtxn)?;
-        let settings = self.stored_settings(&wtxn)?;
-        self.reindex_text(&mut wtxn, writer, &mut state, &settings)?;
-        // Every document is dirty until tantivy commits: a crash in between replays them.
-        self.save_state(&mut wtxn, &state)?;
-        self.store.put_dirty(&mut wtxn, &state.dirty)?;
-        *self.fields_map.write().unwrap() = Arc::new(state.fields.clone());
-        wtxn.commit().map_err(heed_error)?;
-        self.commit_tantivy(writer, generation)?;
-        self.clear_dirty()?;
-        Ok(())
-    }
+fn rebuild(index: &Index, generation: u64) -> Result<()> {
+    let mut writer = Writer::lock(index);
+    let tantivy_writer = writer.get()?;
+    tantivy_writer.delete_all_documents().map_err(tv)?;
+    let mut batch = Batch::begin(index, tantivy_writer)?;
+    let settings = index.stored_settings(&batch.txn)?;
+    batch.reindex_text(&settings)?;
+    // Every document is dirty until tantivy commits: a crash in between replays them.
+    batch.save_state()?;
+    let Batch { mut txn, state, .. } = batch;
+    index.store.put_dirty(&mut txn, &state.dirty)?;
+    *index.fields_map.write().unwrap() = Arc::new(state.fields.clone());
+    txn.commit().map_err(heed_error)?;
+    writer.commit_tantivy(generation)?;
+    clear_dirty(&index.store)?;
+    Ok(())
+}
 
-    /// Step 3: tantivy has reached LMDB's generation, so nothing is left to replay.
-    fn clear_dirty(&self) -> Result<()> {
-        let mut wtxn = self.store.write()?;
-        self.store.del_meta(&mut wtxn, keys::DIRTY)?;
-        wtxn.commit().map_err(heed_error)
-    }
+/// Step 3: tantivy has reached LMDB's generation, so nothing is left to replay.
+fn clear_dirty(store: &Store) -> Result<()> {
+    let mut wtxn = store.write()?;
+    store.del_meta(&mut wtxn, keys::DIRTY)?;
+    wtxn.commit().map_err(heed_error)
+}
 
-    fn tantivy_generation(&self) -> Result<u64> {
-        let metas = self.tantivy.load_metas().map_err(tv)?;
-        Ok(metas.payload.and_then(|p| p.parse().ok()).unwrap_or(0))
-    }
+fn tantivy_generation(tantivy: &tantivy::Index) -> Result<u64> {
+    let metas = tantivy.load_metas().map_err(tv)?;
+    Ok(metas.payload.and_then(|p| p.parse().ok()).unwrap_or(0))
+}
 
-    pub(super) fn writer_mut<'a>(
-        &self,
-        guard: &'a mut Option<IndexWriter>,
-    ) -> Result<&'a mut IndexWriter> {
-        if guard.is_none() {
-            let threads = std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-                .clamp(1, 4);
-            let writer = self
-                .tantivy
-                .writer_with_num_threads(threads, threads * WRITER_MEMORY_PER_THREAD)
-                .map_err(tv)?;
-            writer.set_merge_policy(Box::new(background_merge_policy()));
-            *guard = Some(writer);
-        }
-        Ok(guard.as_mut().unwrap())
-    }
-
-    /// Deletes the segment files a failed batch wrote, now rather than at the next commit (a
-    /// full disk gets its space back at once). The writer is dropped: a new one lists as
-    /// living only the segments of tantivy's last commit. But tantivy's `prepare_commit`
-    /// returns the first failing indexing thread's error without joining the others, so one
-    /// may still be finishing its segment: the collection is repeated until no file outside
-    /// the last commit is left, for two seconds at most (the next commit collects the rest).
-    pub(super) fn discard_uncommitted(&self, guard: &mut Option<IndexWriter>) {
-        drop(guard.take());
-        let deadline = Instant::now() + Duration::from_secs(2);
-        loop {
-            if let Ok(writer) = self.writer_mut(guard) {
-                let _ = writer.garbage_collect_files().wait();
-            }
-            let Ok(metas) = self.tantivy.load_metas() else {
-                return;
-            };
-            // tantivy manages `meta.json` too.
-            let mut living: HashSet<PathBuf> = metas
-                .segments
-                .iter()
-                .flat_map(|segment| segment.list_files())
-                .collect();
-            living.insert(PathBuf::from("meta.json"));
-            let stray = self
-                .tantivy
-                .directory()
-                .list_managed_files()
-                .into_iter()
-                .any(|file| !living.contains(&file));
-            if !stray || Instant::now() >= deadline {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
+impl Writer<'_> {
     /// Deletes every dirty id from tantivy and re-adds the version LMDB holds.
-    pub(super) fn feed_tantivy(
-        &self,
-        writer: &mut IndexWriter,
-        dirty: &RoaringBitmap,
-    ) -> Result<()> {
-        let rtxn = self.store.read()?;
-        self.feed_tantivy_in(writer, dirty, &rtxn)
+    fn feed_tantivy(&mut self, dirty: &RoaringBitmap) -> Result<()> {
+        let index = self.index;
+        let writer = self.get()?;
+        let rtxn = index.store.read()?;
+        feed_tantivy_in(index, writer, dirty, &rtxn)
     }
 
-    /// [`Index::feed_tantivy`] with the versions `rtxn` holds (a batch's own transaction, not
-    /// yet committed: its settings are read from it, never from the per-generation cache).
-    fn feed_tantivy_in(
-        &self,
-        writer: &mut IndexWriter,
-        dirty: &RoaringBitmap,
-        rtxn: &heed::RoTxn,
-    ) -> Result<()> {
-        let settings = self.stored_settings(rtxn)?;
-        let searchable = settings.searchable();
-        if self.store.docs.is_empty(rtxn).map_err(heed_error)? {
-            writer.delete_all_documents().map_err(tv)?;
-            return Ok(());
-        }
-        // Every field id these documents need was committed with them.
-        let mut fields = (*self.fields_map.read().unwrap().clone()).clone();
-        let analyzer = settings.analyzer();
-        let locales = Locales::from_settings(&settings);
-        let pairs = self.stored_pair_words(rtxn)?.unwrap_or_default();
-        analyzer.with(|tokenizer| {
-            let cut = text::Cutter {
-                tokenizer,
-                locales: &locales,
-                pairs: &pairs,
-            };
-            for iid in dirty {
-                writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
-                if let Some(bytes) = self.store.docs.get(rtxn, &iid).map_err(heed_error)? {
-                    let doc = self.decode_doc(bytes)?;
-                    self.feed_doc(writer, iid, &doc, searchable, &mut fields, cut)?;
-                }
-            }
-            Ok(())
-        })
-    }
-
-    fn commit_tantivy(&self, writer: &mut IndexWriter, generation: u64) -> Result<()> {
+    fn commit_tantivy(&mut self, generation: u64) -> Result<()> {
+        let index = self.index;
+        let writer = self.get()?;
         let mut prepared = writer.prepare_commit().map_err(tv)?;
         prepared.set_payload(&generation.to_string());
         prepared.commit().map_err(tv)?;
-        self.publish_segments()?;
-        self.publish_pair_words()
+        index.publish_segments()?;
+        index.publish_pair_words()
     }
+}
+
+/// [`Writer::feed_tantivy`] with the versions `rtxn` holds (a batch's own transaction, not
+/// yet committed: its settings are read from it, never from the per-generation cache).
+fn feed_tantivy_in(
+    index: &Index,
+    writer: &mut IndexWriter,
+    dirty: &RoaringBitmap,
+    rtxn: &heed::RoTxn,
+) -> Result<()> {
+    let store = &index.store;
+    let settings = index.stored_settings(rtxn)?;
+    let searchable = settings.searchable();
+    if store.docs.is_empty(rtxn).map_err(heed_error)? {
+        writer.delete_all_documents().map_err(tv)?;
+        return Ok(());
+    }
+    // Every field id these documents need was committed with them.
+    let mut fields = (*index.fields_map.read().unwrap().clone()).clone();
+    let analyzer = settings.analyzer();
+    let locales = Locales::from_settings(&settings);
+    let pairs = text::PairWords::stored(store, rtxn)?.unwrap_or_default();
+    analyzer.with(|tokenizer| {
+        let cut = text::Cutter {
+            tokenizer,
+            locales: &locales,
+            pairs: &pairs,
+        };
+        for iid in dirty {
+            writer.delete_term(iid_term(&index.fields, iid));
+            if let Some(bytes) = store.docs.get(rtxn, &iid).map_err(heed_error)? {
+                let doc = index.decode_doc(bytes)?;
+                let to = (&mut *writer, &index.fields);
+                feed_doc(to, iid, &doc, searchable, &mut fields, cut)?;
+            }
+        }
+        Ok(())
+    })
 }

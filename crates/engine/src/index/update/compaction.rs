@@ -4,7 +4,8 @@
 //! # When
 //!
 //! tantivy writes a segment per indexing thread per commit (or per 64 MiB of text), and its
-//! background merges gather only the small ones (at most [`BACKGROUND_MERGE_MAX_DOCS`]
+//! background merges gather only the small ones (at most
+//! [`BACKGROUND_MERGE_MAX_DOCS`](super::writer::BACKGROUND_MERGE_MAX_DOCS)
 //! documents each), so a bulk load ends with about ten large segments, and every query
 //! computes its own top hits in each: on the PyPI catalogue a common word costs 0.97 ms of
 //! server CPU on 11 segments and 0.43 ms on one. So when nothing else is queued for the index
@@ -19,20 +20,13 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::MutexGuard;
 
 use api_types::Result;
-use tantivy::indexer::LogMergePolicy;
-use tantivy::IndexWriter;
+use tantivy::index::SegmentId;
 
+use super::writer::Writer;
 use crate::index::{tv, Index};
-
-/// tantivy's background merges only gather segments of at most this many documents (a trickle
-/// of small batches, one segment each). Larger segments are left to the compaction, which
-/// merges everything once: were the background to merge them too, a bulk load would merge
-/// most of its documents twice, and the compaction would first wait for that merge (on PyPI,
-/// 8 segments of 97k documents merged into 731k, then all 886k again: a compaction step of
-/// 11–14 s instead of 8).
-const BACKGROUND_MERGE_MAX_DOCS: usize = 10_000;
 
 /// tantivy merges segments on one thread each, so the compaction of an index of at least twice
 /// this many documents merges it into two segments at once, on two cores, in about half the
@@ -52,153 +46,123 @@ pub enum Compaction {
     Later,
 }
 
-impl Index {
-    /// One segment answers a query several times faster than ten: each segment computes its
-    /// own top hits. Merging costs about 5 µs per document on one thread (4.3 s for the 886k
-    /// PyPI rows), so it runs only when the documents outside the segments the last merge left
-    /// are at least an eighth of the index: a bulk load pays it once at the end, and a trickle
-    /// of small updates pays it at most once per eighth of growth. An index of at least
-    /// 2 × [`COMPACTION_PART_DOCS`] is merged into two segments of about half its documents
-    /// each, at once: PyPI's merge takes 2.3 s instead of 4.3, and its keyword searches are up
-    /// to 12% slower at the median than on one segment. The task worker calls it after a batch when
-    /// nothing else is queued for the index by then (a bulk load sent in several requests
-    /// merges once, after its last batch, not after its first).
-    ///
-    /// When at least half the index was written since the last merge (a bulk load), it merges
-    /// before returning, so the load's tasks are reported `succeeded` on a merged index. When
-    /// less was (a trickle of small batches reached an eighth), it merges nothing and answers
-    /// [`Compaction::Later`]: the caller runs [`Index::compact_later`] without waiting for it,
-    /// since merging 100,000 documents there would hold up the batch's success and the next
-    /// batch's by a second or more.
-    pub fn compact_if_worthwhile(&self) -> Result<Compaction> {
-        if self.compacting.load(Ordering::Acquire) {
-            return Ok(Compaction::Nothing);
-        }
-        let metas = self.tantivy.searchable_segment_metas().map_err(tv)?;
-        let plan = merge_parts(
-            &metas,
-            &mut self.merged_at.lock().unwrap(),
-            false,
-            self.compaction_part_docs,
-        );
-        drop(metas);
-        match plan {
-            None => Ok(Compaction::Nothing),
-            Some(plan) if plan.unmerged * 2 < plan.total => Ok(Compaction::Later),
-            Some(_) => {
-                self.merge_segments(false)?;
-                Ok(Compaction::Merged)
-            }
+/// [`Index::compact_if_worthwhile`]: whether the segments are worth merging ([`merge_parts`]),
+/// merged at once when at least half the index is new.
+pub(super) fn compact_if_worthwhile(index: &Index) -> Result<Compaction> {
+    if index.compacting.load(Ordering::Acquire) {
+        return Ok(Compaction::Nothing);
+    }
+    let metas = index.tantivy.searchable_segment_metas().map_err(tv)?;
+    let plan = merge_parts(
+        &metas,
+        &mut index.merged_at.lock().unwrap(),
+        false,
+        index.compaction_part_docs,
+    );
+    drop(metas);
+    match plan {
+        None => Ok(Compaction::Nothing),
+        Some(plan) if plan.unmerged * 2 < plan.total => Ok(Compaction::Later),
+        Some(_) => {
+            merge_segments(index, false)?;
+            Ok(Compaction::Merged)
         }
     }
+}
 
-    /// The merge [`Index::compact_if_worthwhile`] left for later, while batches go on: the
-    /// batch lock is held only to start the merge and to publish its segments, so batches
-    /// commit (and tantivy applies their deletions to the merged segment) while it runs. One
-    /// runs at a time; a second call while one runs returns at once. Whatever asks for every
-    /// merge to end (a snapshot's copy, `POST /indexes/{uid}/compact`) waits for it. A crash
-    /// meanwhile leaves the segments as they were.
-    pub fn compact_later(&self) -> Result<()> {
-        if self.compacting.swap(true, Ordering::AcqRel) {
-            return Ok(());
-        }
-        let _running = Running(&self.compacting);
-        let (merges, total) = {
-            let _batch = self.batch_lock.lock().unwrap();
-            let mut guard = self.writer.lock().unwrap();
-            let mut merged_at = self.merged_at.lock().unwrap();
-            let Some((groups, total)) = self.merge_groups(&mut guard, &mut merged_at, false)?
-            else {
-                return Ok(());
-            };
-            let writer = self.writer_mut(&mut guard)?;
-            let merges: Vec<_> = groups.iter().map(|ids| writer.merge(ids)).collect();
-            (merges, total)
-        };
-        let waited: Vec<Result<()>> = merges
-            .into_iter()
-            .map(|m| m.wait().map(drop).map_err(tv))
-            .collect();
-        let _batch = self.batch_lock.lock().unwrap();
-        let mut guard = self.writer.lock().unwrap();
-        self.publish_merged(
-            &mut guard,
-            &mut self.merged_at.lock().unwrap(),
-            &waited,
-            total,
-        )
+/// [`Index::compact_later`]: the batch lock is held only to start the merges and to publish
+/// their segments.
+pub(super) fn compact_later(index: &Index) -> Result<()> {
+    if index.compacting.swap(true, Ordering::AcqRel) {
+        return Ok(());
     }
-
-    /// `POST /indexes/{uid}/compact`: every segment of the inverted index merged into one,
-    /// whatever their sizes and the index's.
-    pub fn compact(&self) -> Result<()> {
-        self.merge_segments(true)
-    }
-
-    /// Writes a consistent copy of the index into `dest` (a new directory) for a snapshot:
-    /// with the batch lock held and the writer's merges finished and the writer released,
-    /// nothing changes the files while the LMDB store is copied (compacted, as of one read
-    /// transaction) and tantivy's files are copied as they are. The copy opens like any index.
-    pub fn copy_to(&self, dest: &Path) -> Result<()> {
-        let _batch = self.batch_lock.lock().unwrap();
-        if let Some(writer) = self.writer.lock().unwrap().take() {
-            writer.wait_merging_threads().map_err(tv)?;
-        }
-        let store = dest.join("store");
-        std::fs::create_dir_all(&store).map_err(api_types::io_error)?;
-        self.store
-            .env
-            .copy_to_path(store.join("data.mdb"), heed::CompactionOption::Enabled)
-            .map_err(|e| api_types::heed_error_in(e, &store))?
-            .sync_all()
-            .map_err(api_types::io_error)?;
-        let from = self.dir.join("tantivy");
-        let to = dest.join("tantivy");
-        std::fs::create_dir_all(&to).map_err(api_types::io_error)?;
-        for entry in std::fs::read_dir(&from).map_err(api_types::io_error)? {
-            let entry = entry.map_err(api_types::io_error)?;
-            let name = entry.file_name();
-            // Lock files belong to the live directory's processes.
-            if name.to_string_lossy().ends_with(".lock")
-                || !entry.file_type().map_err(api_types::io_error)?.is_file()
-            {
-                continue;
-            }
-            std::fs::copy(entry.path(), to.join(&name)).map_err(api_types::io_error)?;
-        }
-        Ok(())
-    }
-
-    pub(super) fn merge_segments(&self, always: bool) -> Result<()> {
-        let _batch = self.batch_lock.lock().unwrap();
-        let mut guard = self.writer.lock().unwrap();
-        let mut merged_at = self.merged_at.lock().unwrap();
-        let Some((groups, total)) = self.merge_groups(&mut guard, &mut merged_at, always)? else {
+    let _running = Running(&index.compacting);
+    let (merges, total) = {
+        let _batch = index.batch_lock.lock().unwrap();
+        let mut merge = Merge::lock(index);
+        let Some((groups, total)) = merge.groups(false)? else {
             return Ok(());
         };
-        let writer = self.writer_mut(&mut guard)?;
-        // The parts merge at once, each on a thread of tantivy's merge pool; every merge is
-        // waited for, whether or not another failed.
-        let merges: Vec<_> = groups.iter().map(|ids| writer.merge(ids)).collect();
-        let waited: Vec<Result<()>> = merges
-            .into_iter()
-            .map(|m| m.wait().map(drop).map_err(tv))
-            .collect();
-        self.publish_merged(&mut guard, &mut merged_at, &waited, total)
+        (merge.start(&groups)?, total)
+    };
+    let waited = wait(merges);
+    let _batch = index.batch_lock.lock().unwrap();
+    Merge::lock(index).publish(&waited, total)
+}
+
+/// Merges the segments worth merging (`always`: every segment into one), with the batch lock
+/// held throughout.
+pub(super) fn merge_segments(index: &Index, always: bool) -> Result<()> {
+    let _batch = index.batch_lock.lock().unwrap();
+    let mut merge = Merge::lock(index);
+    let Some((groups, total)) = merge.groups(always)? else {
+        return Ok(());
+    };
+    // The parts merge at once, each on a thread of tantivy's merge pool; every merge is
+    // waited for, whether or not another failed.
+    let merges = merge.start(&groups)?;
+    let waited = wait(merges);
+    merge.publish(&waited, total)
+}
+
+/// [`Index::copy_to`]: the store and tantivy's files copied with the batch lock held and the
+/// writer released.
+pub(super) fn copy_to(index: &Index, dest: &Path) -> Result<()> {
+    let _batch = index.batch_lock.lock().unwrap();
+    Writer::lock(index).finish_merges()?;
+    let store = dest.join("store");
+    std::fs::create_dir_all(&store).map_err(api_types::io_error)?;
+    index
+        .store
+        .env
+        .copy_to_path(store.join("data.mdb"), heed::CompactionOption::Enabled)
+        .map_err(|e| api_types::heed_error_in(e, &store))?
+        .sync_all()
+        .map_err(api_types::io_error)?;
+    let from = index.dir.join("tantivy");
+    let to = dest.join("tantivy");
+    std::fs::create_dir_all(&to).map_err(api_types::io_error)?;
+    for entry in std::fs::read_dir(&from).map_err(api_types::io_error)? {
+        let entry = entry.map_err(api_types::io_error)?;
+        let name = entry.file_name();
+        // Lock files belong to the live directory's processes.
+        if name.to_string_lossy().ends_with(".lock")
+            || !entry.file_type().map_err(api_types::io_error)?.is_file()
+        {
+            continue;
+        }
+        std::fs::copy(entry.path(), to.join(&name)).map_err(api_types::io_error)?;
+    }
+    Ok(())
+}
+
+/// A merge of segments, with the batch lock held by the caller: the tantivy writer and what
+/// the last merge left (`Index::merged_at`), locked in this order.
+struct Merge<'i> {
+    index: &'i Index,
+    merged_at: MutexGuard<'i, Option<u64>>,
+    writer: Writer<'i>,
+}
+
+impl<'i> Merge<'i> {
+    fn lock(index: &'i Index) -> Merge<'i> {
+        let writer = Writer::lock(index);
+        let merged_at = index.merged_at.lock().unwrap();
+        Merge {
+            index,
+            merged_at,
+            writer,
+        }
     }
 
     /// The groups of segments worth merging now (each of two or more), and the documents they
-    /// hold, with the batch lock held by the caller.
-    fn merge_groups(
-        &self,
-        guard: &mut Option<IndexWriter>,
-        merged_at: &mut Option<u64>,
-        always: bool,
-    ) -> Result<Option<(Vec<Vec<tantivy::index::SegmentId>>, u64)>> {
+    /// hold.
+    fn groups(&mut self, always: bool) -> Result<Option<(Vec<Vec<SegmentId>>, u64)>> {
+        let (tantivy, part_docs) = (&self.index.tantivy, self.index.compaction_part_docs);
         // Background merges only gather segments (fewer of them, a larger largest one), so a
         // merge not worth it now is not worth it after them either: the writer is kept.
-        let metas = self.tantivy.searchable_segment_metas().map_err(tv)?;
-        if merge_parts(&metas, merged_at, always, self.compaction_part_docs).is_none() {
+        let metas = tantivy.searchable_segment_metas().map_err(tv)?;
+        if merge_parts(&metas, &mut self.merged_at, always, part_docs).is_none() {
             return Ok(None);
         }
         drop(metas);
@@ -208,11 +172,9 @@ impl Index {
         // So the background merges finish first (this releases the writer; the next use opens
         // another), and the segments are listed after them. A merge [`Index::compact_later`]
         // started is one of them.
-        if let Some(writer) = guard.take() {
-            writer.wait_merging_threads().map_err(tv)?;
-        }
-        let metas = self.tantivy.searchable_segment_metas().map_err(tv)?;
-        let Some(plan) = merge_parts(&metas, merged_at, always, self.compaction_part_docs) else {
+        self.writer.finish_merges()?;
+        let metas = tantivy.searchable_segment_metas().map_err(tv)?;
+        let Some(plan) = merge_parts(&metas, &mut self.merged_at, always, part_docs) else {
             return Ok(None);
         };
         let sizes: Vec<u64> = metas.iter().map(|m| m.num_docs() as u64).collect();
@@ -225,48 +187,46 @@ impl Index {
         Ok(Some((groups, plan.total)))
     }
 
-    /// Publishes what the merges `waited` (how each ended) left, with the batch lock held, and
-    /// answers the first failure. The merge keeps tantivy's commit payload (the generation), so
-    /// recovery is unchanged; searches use the old segments until the merged ones are
-    /// published. A merge that failed (a full disk) leaves the segments as they were: its
-    /// partial files are deleted here, and the failure is the caller's to report (`POST
+    /// Starts merging each of `groups`, on the writer's merge threads.
+    fn start(&mut self, groups: &[Vec<SegmentId>]) -> Result<Vec<Merging>> {
+        let writer = self.writer.get()?;
+        Ok(groups.iter().map(|ids| writer.merge(ids)).collect())
+    }
+
+    /// Publishes what the merges `waited` (how each ended) left, and answers the first
+    /// failure. The merge keeps tantivy's commit payload (the generation), so recovery is
+    /// unchanged; searches use the old segments until the merged ones are published. A merge
+    /// that failed (a full disk) leaves the segments as they were: its partial files are
+    /// deleted here, and the failure is the caller's to report (`POST
     /// /indexes/{uid}/compact` fails; after a batch, the batch is committed already and the
     /// worker only logs it).
-    fn publish_merged(
-        &self,
-        guard: &mut Option<IndexWriter>,
-        merged_at: &mut Option<u64>,
-        waited: &[Result<()>],
-        total: u64,
-    ) -> Result<()> {
+    fn publish(&mut self, waited: &[Result<()>], total: u64) -> Result<()> {
         if waited.iter().all(|r| r.is_ok()) {
-            *merged_at = Some(total);
+            *self.merged_at = Some(total);
         }
         if waited.iter().any(|r| r.is_ok()) {
-            self.publish_segments()?;
+            self.index.publish_segments()?;
         }
         // Delete the merged-away segment files, and those of a merge that failed, now rather
         // than at the next commit (files a running search still reads are kept by tantivy
         // until it lets go of them).
-        if let Some(writer) = guard.as_mut() {
-            let _ = writer.garbage_collect_files().wait();
-        }
+        self.writer.collect_garbage();
         match waited.iter().find_map(|r| r.as_ref().err()) {
             Some(e) => Err(e.clone()),
             None => Ok(()),
         }
     }
-
-    /// Segments of the inverted index that searches visit.
-    pub fn segment_count(&self) -> Result<usize> {
-        Ok(self.tantivy.searchable_segment_metas().map_err(tv)?.len())
-    }
 }
 
-pub(super) fn background_merge_policy() -> LogMergePolicy {
-    let mut policy = LogMergePolicy::default();
-    policy.set_max_docs_before_merge(BACKGROUND_MERGE_MAX_DOCS);
-    policy
+/// A merge started on the writer's merge threads.
+type Merging = tantivy::FutureResult<Option<tantivy::index::SegmentMeta>>;
+
+/// Waits for every merge, whether or not another failed: how each ended.
+fn wait(merges: Vec<Merging>) -> Vec<Result<()>> {
+    merges
+        .into_iter()
+        .map(|m| m.wait().map(drop).map_err(tv))
+        .collect()
 }
 
 /// How many segments the compaction of an index of `total` documents leaves: one, or two on a
@@ -355,6 +315,7 @@ mod tests {
 
     use serde_json::Value;
 
+    use super::super::writer::background_merge_policy;
     use super::*;
 
     /// The segments the background would merge, as their document counts, largest first.
@@ -507,7 +468,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(300));
             drop(segment);
         });
-        index.discard_uncommitted(&mut index.writer.lock().unwrap());
+        Writer::lock(&index).discard_uncommitted();
         assert_eq!(files(), committed);
         thread.join().unwrap();
         assert_eq!(hits(&index, "common")["estimatedTotalHits"], 10);

@@ -4,7 +4,7 @@
 //! Nothing is written until every matched document has been edited, so a function that fails
 //! on any document (a runtime error, a bound reached, a changed primary key) fails its task
 //! with nothing of it applied. The edited documents are staged as NDJSON next to the index and
-//! go through the ordinary addition path ([`Index::add_documents`], replacing), so the same
+//! go through the ordinary addition path ([`Batch::add_documents`], replacing), so the same
 //! checks, field bookkeeping, vectors and tokenization apply as to a document sent over HTTP;
 //! the deleted ones go through the ordinary deletion by id.
 
@@ -12,16 +12,14 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 
 use api_types::{Code, Error, Result};
-use heed::RwTxn;
 use serde_json::Value;
-use tantivy::IndexWriter;
 
-use super::{BatchState, Method};
+use super::batch::Batch;
+use super::Method;
 use crate::codec;
 use crate::docid;
 use crate::edit::{DocumentEditor, Edition};
 use crate::filter::Filter;
-use crate::index::Index;
 use crate::payload::io_error;
 use crate::store::heed_error;
 
@@ -40,12 +38,10 @@ impl Drop for Staged {
     }
 }
 
-impl Index {
+impl Batch<'_, '_> {
+    /// Runs `function` with `context` on the documents matching `filter` (all without one).
     pub(super) fn edit_documents(
-        &self,
-        txn: &mut RwTxn,
-        writer: &mut IndexWriter,
-        state: &mut BatchState,
+        &mut self,
         function: &str,
         filter: Option<&Value>,
         context: Option<&Value>,
@@ -56,12 +52,12 @@ impl Index {
             None => None,
         };
         if let Some(filter) = &mut filter {
-            let settings = self.batch_settings(txn, state)?;
+            let settings = self.settings()?;
             filter.validate(&settings).map_err(invalid)?;
             filter.bind_geo(&settings);
         }
         let editor = DocumentEditor::new(function, context)?;
-        let Some(pk) = state.primary_key.clone() else {
+        let Some(pk) = self.state.primary_key.clone() else {
             return Ok(Edited { matched: 0 });
         };
         self.set_progress(|p| {
@@ -71,14 +67,14 @@ impl Index {
 
         // One name: one batch at a time writes to an index, and a file left by a crash is
         // overwritten by the next edition.
-        let staged = Staged(self.dir().join("edition.ndjson"));
+        let staged = Staged(self.index.dir().join("edition.ndjson"));
         let mut out = BufWriter::new(File::create(&staged.0).map_err(io_error)?);
         let mut deleted: Vec<String> = Vec::new();
         let mut matched = 0u64;
         let mut replaced = 0u64;
-        for item in self.store.docs.iter(txn).map_err(heed_error)? {
+        for item in self.index.store.docs.iter(&self.txn).map_err(heed_error)? {
             let (_, bytes) = item.map_err(heed_error)?;
-            let doc = codec::decode(bytes, &state.fields)?;
+            let doc = codec::decode(bytes, &self.state.fields)?;
             if filter.as_ref().is_some_and(|f| !f.matches(&doc)) {
                 continue;
             }
@@ -107,16 +103,16 @@ impl Index {
         out.flush().map_err(io_error)?;
         drop(out);
         if replaced > 0 {
-            let addition = super::add::Addition {
+            let addition = super::Addition {
                 file: &staged.0,
                 method: Method::Replace,
                 primary_key: None,
                 skip_creation: true,
                 shards: None,
             };
-            self.add_documents(txn, writer, state, addition)?;
+            self.add_documents(addition)?;
         }
-        self.delete_documents(txn, writer, state, &deleted)?;
+        self.delete_documents(&deleted)?;
         Ok(Edited { matched })
     }
 }

@@ -1,15 +1,17 @@
-//! Generated embeddings: what a source must embed, computed before anything of the op is
+//! The embeddings a batch writes: each document's ([`Batch::write_vectors`]: those it gives,
+//! or generated), dropped with it ([`Batch::delete_vectors`], [`Batch::clear_vectors`]); and
+//! the generated ones: what a source must embed, computed before anything of the op is
 //! written, so a source that fails (a remote API down, a model missing) fails its task with
-//! nothing half-written.
+//! nothing half-written (see [`super::vectors`] for what a document gets).
 //!
-//! - A document addition ([`Index::embed_payload`]) embeds the template text of the documents
+//! - A document addition ([`Batch::embed_payload`]) embeds the template text of the documents
 //!   that give no embedding for a generating embedder: new documents, and existing ones whose
 //!   rendered text changed (a stable hash of the last embedded text is kept per document and
 //!   embedder) unless their embeddings are the user's.
-//! - A settings update ([`Index::plan_embedders`], [`Index::embed_stored`]) checks the new
+//! - A settings update ([`Batch::plan_embedders`], [`Batch::embed_stored`]) checks the new
 //!   embedders (templates, the binary-quantization rule, composite halves), embeds every stored
 //!   document for a new source or one whose model or template changed, and only then changes
-//!   the stored vectors ([`Index::apply_embedders`]).
+//!   the stored vectors ([`Batch::apply_embedders`]).
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -17,15 +19,14 @@ use std::path::Path;
 
 use api_types::{Code, Error, Result};
 use embedders::{DocumentTemplate, EmbedderConfig, Embedding};
-use heed::RwTxn;
 use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 
+use super::batch::Batch;
 use super::vectors::{user_vectors, Embedded, Embedders, Generated};
-use super::{BatchState, Method};
+use super::Method;
 use crate::codec;
 use crate::docid;
-use crate::index::Index;
 use crate::payload;
 use crate::settings::Settings;
 use crate::store::{heed_error, text_hash, text_key};
@@ -34,34 +35,33 @@ use crate::vectors::{parse, registry};
 /// Texts embedded per call to a source (the source splits them into its own batches).
 const EMBED_CHUNK: usize = 256;
 
-impl Index {
-    /// The text a source embeds for `doc` under `settings`: its template (a composite's
-    /// indexing embedder's), rendered over the searchable fields and cut to the byte limit.
-    pub(super) fn document_text(
-        &self,
-        settings: &Settings,
-        config: &EmbedderConfig,
-        doc: &Map<String, Value>,
-    ) -> Result<String> {
-        let config = match &config.source {
-            embedders::Source::Composite { indexing, .. } => indexing.as_ref(),
-            _ => config,
-        };
-        let template = DocumentTemplate::new(
-            config.document_template.as_deref(),
-            config.document_template_max_bytes,
-        )?;
-        let searchable = settings.searchable();
-        let mut doc = doc.clone();
-        doc.remove("_vectors");
-        template.render(&doc, &|field| {
-            searchable.as_ref().is_none_or(|s| {
-                s.iter()
-                    .any(|a| a == field || field.starts_with(&format!("{a}.")))
-            })
+/// The text a source embeds for `doc` under `settings`: its template (a composite's
+/// indexing embedder's), rendered over the searchable fields and cut to the byte limit.
+fn document_text(
+    settings: &Settings,
+    config: &EmbedderConfig,
+    doc: &Map<String, Value>,
+) -> Result<String> {
+    let config = match &config.source {
+        embedders::Source::Composite { indexing, .. } => indexing.as_ref(),
+        _ => config,
+    };
+    let template = DocumentTemplate::new(
+        config.document_template.as_deref(),
+        config.document_template_max_bytes,
+    )?;
+    let searchable = settings.searchable();
+    let mut doc = doc.clone();
+    doc.remove("_vectors");
+    template.render(&doc, &|field| {
+        searchable.as_ref().is_none_or(|s| {
+            s.iter()
+                .any(|a| a == field || field.starts_with(&format!("{a}.")))
         })
-    }
+    })
+}
 
+impl Batch<'_, '_> {
     /// Embeds `queued` (the last text of a key wins) with `config`'s source.
     fn embed_texts<K: Hash + Eq + Clone>(
         &self,
@@ -117,11 +117,11 @@ impl Index {
     /// documentation), keyed by external id.
     pub(super) fn embed_payload(
         &self,
-        (txn, state): (&RwTxn, &BatchState),
         (settings, embedders): (&Settings, &Embedders),
         (file, method, pk): (&Path, Method, &str),
         keeps: &dyn Fn(&str) -> bool,
     ) -> Result<Generated<String>> {
+        let (store, txn, state) = (&self.index.store, &self.txn, &self.state);
         let generating: Vec<&(String, EmbedderConfig)> = embedders
             .list
             .iter()
@@ -135,7 +135,7 @@ impl Index {
         let mut known: Vec<Option<(u8, RoaringBitmap)>> = Vec::new();
         for (name, _) in &generating {
             known.push(match state.vectors.registry.get(name) {
-                Some(e) => Some((e.id, user_vectors(&self.store, txn, e.id)?)),
+                Some(e) => Some((e.id, user_vectors(store, txn, e.id)?)),
                 None => None,
             });
         }
@@ -145,10 +145,10 @@ impl Index {
             if !keeps(&ext) {
                 return Ok(());
             }
-            let existing = self.store.internal_id(txn, &ext)?;
+            let existing = store.internal_id(txn, &ext)?;
             let full = match (existing, method) {
                 (Some(iid), Method::Update) => {
-                    match self.store.docs.get(txn, &iid).map_err(heed_error)? {
+                    match store.docs.get(txn, &iid).map_err(heed_error)? {
                         Some(bytes) => {
                             let mut merged = codec::decode(bytes, &state.fields)?;
                             merged.extend(doc);
@@ -165,14 +165,13 @@ impl Index {
                     continue;
                 }
                 let regenerate = supplied.as_ref().is_some_and(|s| s.regenerate);
-                let text = self.document_text(settings, config, &full)?;
+                let text = document_text(settings, config, &full)?;
                 if let (Some(iid), false, Some((id, user))) = (existing, regenerate, &known[i]) {
                     // The user's own embeddings stay; an unchanged text is not embedded again.
                     if user.contains(iid) {
                         continue;
                     }
-                    let stored = self
-                        .store
+                    let stored = store
                         .texts
                         .get(txn, &text_key(*id, iid))
                         .map_err(heed_error)?;
@@ -194,32 +193,31 @@ impl Index {
 
     /// Writes one generated embedding of document `iid`, with the hash of its text.
     pub(super) fn put_generated(
-        &self,
-        txn: &mut RwTxn,
-        state: &mut BatchState,
+        &mut self,
         (name, config, dims): (&str, &EmbedderConfig, usize),
         (iid, vector, hash): (u32, &Embedding, u64),
     ) -> Result<()> {
+        let (store, txn, state) = (&self.index.store, &mut self.txn, &mut self.state);
         // A source whose vectors changed length (another model) starts a new space.
         if let Some(old) = state.vectors.registry.get(name).copied() {
             if old.dimensions != dims {
-                self.store.vectors.clear(txn, old.space())?;
-                self.store.forget_texts(txn, old.id)?;
+                store.vectors.clear(txn, old.space())?;
+                store.forget_texts(txn, old.id)?;
                 state.vectors.user.insert(old.id, RoaringBitmap::new());
                 state.vectors.registry.remove(name);
             }
         }
         let id = state.vectors.put(
-            (&self.store, txn),
+            (store, txn),
             (name, dims, config.binary_quantized),
             iid,
             std::slice::from_ref(vector),
         )?;
-        self.store
+        store
             .texts
             .put(txn, &text_key(id, iid), &hash)
             .map_err(heed_error)?;
-        state.vectors.user(&self.store, txn, id)?.remove(iid);
+        state.vectors.user(store, txn, id)?.remove(iid);
         Ok(())
     }
 
@@ -228,7 +226,6 @@ impl Index {
     /// those whose source, model, template or dimensions changed).
     pub(super) fn plan_embedders(
         &self,
-        state: &BatchState,
         before: &[(String, EmbedderConfig)],
         after: &[(String, EmbedderConfig)],
     ) -> Result<Vec<String>> {
@@ -238,7 +235,8 @@ impl Index {
             }
             let old = before.iter().find(|(n, _)| n == name).map(|(_, c)| c);
             let was_quantized = old.is_some_and(|o| o.binary_quantized)
-                || state
+                || self
+                    .state
                     .vectors
                     .registry
                     .get(name)
@@ -275,8 +273,6 @@ impl Index {
     /// holding the user's own embeddings; writes nothing.
     pub(super) fn embed_stored(
         &self,
-        txn: &RwTxn,
-        state: &BatchState,
         settings: &Settings,
         names: &[String],
     ) -> Result<Generated<u32>> {
@@ -284,23 +280,24 @@ impl Index {
         if names.is_empty() {
             return Ok(generated);
         }
+        let (store, txn, state) = (&self.index.store, &self.txn, &self.state);
         let configs = registry::configs(settings)?;
         for name in names {
             let Some((_, config)) = configs.iter().find(|(n, _)| n == name) else {
                 continue;
             };
             let user = match state.vectors.registry.get(name) {
-                Some(e) => user_vectors(&self.store, txn, e.id)?,
+                Some(e) => user_vectors(store, txn, e.id)?,
                 None => RoaringBitmap::new(),
             };
             let mut queued: Vec<(u32, String)> = Vec::new();
-            for item in self.store.docs.iter(txn).map_err(heed_error)? {
+            for item in store.docs.iter(txn).map_err(heed_error)? {
                 let (iid, bytes) = item.map_err(heed_error)?;
                 if user.contains(iid) {
                     continue;
                 }
                 let doc = codec::decode(bytes, &state.fields)?;
-                queued.push((iid, self.document_text(settings, config, &doc)?));
+                queued.push((iid, document_text(settings, config, &doc)?));
             }
             if !queued.is_empty() {
                 generated.insert(name.clone(), self.embed_texts(name, config, queued)?);
@@ -313,13 +310,12 @@ impl Index {
     /// computed: the registry follows the new embedders (dropping or quantizing), then the
     /// stored documents' new embeddings are written.
     pub(super) fn apply_embedders(
-        &self,
-        txn: &mut RwTxn,
-        state: &mut BatchState,
+        &mut self,
         before: &[(String, EmbedderConfig)],
         after: &[(String, EmbedderConfig)],
         generated: Generated<u32>,
     ) -> Result<()> {
+        let (store, txn, state) = (&self.index.store, &mut self.txn, &mut self.state);
         let ids_before: Vec<u8> = state
             .vectors
             .registry
@@ -329,11 +325,11 @@ impl Index {
         state
             .vectors
             .registry
-            .sync(&self.store.vectors, txn, before, after)?;
+            .sync(&store.vectors, txn, before, after)?;
         for id in ids_before {
             if !state.vectors.registry.entries().any(|(_, e)| e.id == id) {
                 state.vectors.user.insert(id, RoaringBitmap::new());
-                self.store.forget_texts(txn, id)?;
+                store.forget_texts(txn, id)?;
             }
         }
         state.vectors.touched = true;
@@ -342,8 +338,86 @@ impl Index {
                 continue;
             };
             for (iid, (vector, hash)) in found {
-                self.put_generated(txn, state, (&name, config, dims), (iid, &vector, hash))?;
+                self.put_generated((&name, config, dims), (iid, &vector, hash))?;
             }
+        }
+        Ok(())
+    }
+}
+
+impl Batch<'_, '_> {
+    /// Pass 2: writes the embeddings of document `iid` (`doc` as written, `_vectors`
+    /// included): those it gives, or those `generated` holds for it (computed before anything
+    /// of the op was written, see [`super::embedding`]).
+    pub(super) fn write_vectors(
+        &mut self,
+        embedders: &Embedders,
+        (iid, doc, doc_id): (u32, &Map<String, Value>, &str),
+        generated: &Generated<String>,
+    ) -> Result<()> {
+        for (name, config) in &embedders.list {
+            let supplied = parse::supplied(doc, name, doc_id)?;
+            let regenerate = supplied.as_ref().is_some_and(|s| s.regenerate);
+            match supplied.and_then(|s| s.embeddings) {
+                Some(embeddings) => {
+                    let (store, txn, state) = (&self.index.store, &mut self.txn, &mut self.state);
+                    let dims = config
+                        .dimensions
+                        .or_else(|| state.vectors.registry.get(name).map(|e| e.dimensions))
+                        .or_else(|| embeddings.first().map(Vec::len));
+                    let Some(dims) = dims else {
+                        // An opt-out before any vector fixed the dimensions: nothing to drop.
+                        continue;
+                    };
+                    parse::check_dimensions(&embeddings, dims, name, doc_id)?;
+                    let id = state.vectors.put(
+                        (store, txn),
+                        (name, dims, config.binary_quantized),
+                        iid,
+                        &embeddings,
+                    )?;
+                    let user = state.vectors.user(store, txn, id)?;
+                    if regenerate && config.generates() {
+                        user.remove(iid);
+                    } else {
+                        user.insert(iid);
+                    }
+                }
+                None => {
+                    if let Some((dims, found)) = generated.get(name) {
+                        if let Some((vector, hash)) = found.get(doc_id) {
+                            self.put_generated((name, config, *dims), (iid, vector, *hash))?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops every embedding of document `iid`.
+    pub(super) fn delete_vectors(&mut self, iid: u32) -> Result<()> {
+        let (store, txn, state) = (&self.index.store, &mut self.txn, &mut self.state);
+        for (id, space) in state.vectors.spaces() {
+            store.vectors.delete(txn, space, iid)?;
+            store
+                .texts
+                .delete(txn, &text_key(id, iid))
+                .map_err(heed_error)?;
+            state.vectors.user(store, txn, id)?.remove(iid);
+            state.vectors.touched = true;
+        }
+        Ok(())
+    }
+
+    /// Drops every embedding of every document (the documents were cleared).
+    pub(super) fn clear_vectors(&mut self) -> Result<()> {
+        let (store, txn, state) = (&self.index.store, &mut self.txn, &mut self.state);
+        for (id, space) in state.vectors.spaces() {
+            store.vectors.clear(txn, space)?;
+            store.forget_texts(txn, id)?;
+            state.vectors.user.insert(id, RoaringBitmap::new());
+            state.vectors.touched = true;
         }
         Ok(())
     }

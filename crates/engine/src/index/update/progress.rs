@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::index::Index;
+use super::batch::Batch;
 
 /// Progress of the batch being applied, for `GET /batches`.
 #[derive(Default, Clone)]
@@ -15,16 +15,20 @@ pub(in crate::index) struct Progress {
     pub(super) total: u64,
 }
 
-impl Index {
+impl Batch<'_, '_> {
+    /// Changes the running batch's progress (none while a batch runs outside
+    /// [`crate::Index::apply_batch`], as a rebuild at open does).
     pub(super) fn set_progress(&self, f: impl FnOnce(&mut Progress)) {
-        if let Some(p) = self.progress.lock().unwrap().as_mut() {
+        if let Some(p) = self.index.progress.lock().unwrap().as_mut() {
             f(p);
         }
     }
+}
 
-    /// `{"steps":[...],"percentage":p}` while a batch runs.
-    pub fn progress_json(&self) -> Option<String> {
-        let p = self.progress.lock().unwrap().clone()?;
+impl Progress {
+    /// `{"steps":[...],"percentage":p}`.
+    pub(super) fn json(&self) -> String {
+        let p = self;
         let op_fraction = if p.total > 0 {
             p.done as f64 / p.total as f64
         } else {
@@ -42,9 +46,6 @@ impl Index {
         } else {
             steps.push(json!({"currentStep": p.step, "finished": 0, "total": 1}));
         }
-        Some(
-            json!({"steps": steps, "percentage": (percentage * 1000.0).round() / 1000.0})
-                .to_string(),
-        )
+        json!({"steps": steps, "percentage": (percentage * 1000.0).round() / 1000.0}).to_string()
     }
 }

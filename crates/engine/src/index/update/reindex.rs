@@ -5,28 +5,20 @@
 use std::sync::Arc;
 
 use api_types::Result;
-use heed::RwTxn;
 use serde_json::Value;
-use tantivy::{IndexWriter, Term};
 
-use super::BatchState;
+use super::batch::{feed_doc, iid_term, Batch};
 use crate::codec;
-use crate::index::{text, Index};
+use crate::index::text;
 use crate::languages::Locales;
 use crate::settings::{Settings, SettingsPatch};
 use crate::store::heed_error;
 
-impl Index {
+impl Batch<'_, '_> {
     /// The `UpdateSettings` op: `patch` is applied to the settings the batch has reached (a
     /// failed apply fails this task only), and the documents are re-indexed if what is
     /// indexed changed.
-    pub(super) fn update_settings(
-        &self,
-        txn: &mut RwTxn,
-        writer: &mut IndexWriter,
-        state: &mut BatchState,
-        patch: &Value,
-    ) -> Result<()> {
+    pub(super) fn update_settings(&mut self, patch: &Value) -> Result<()> {
         // What is indexed: which attributes (their order only ranks) and how text is
         // cut into words.
         let indexed = |s: &Settings| {
@@ -36,7 +28,7 @@ impl Index {
             }
             (attrs, s.text_settings())
         };
-        let current = self.batch_settings(txn, state)?;
+        let current = self.settings()?;
         let mut next = current.as_ref().clone();
         next.apply(SettingsPatch::from_json(patch)?)?;
         let settings = Arc::new(next);
@@ -47,17 +39,17 @@ impl Index {
         let old_embedders = crate::vectors::registry::configs(&current)?;
         let new_embedders = crate::vectors::registry::configs(&settings)?;
         let generated = if old_embedders != new_embedders {
-            let to_embed = self.plan_embedders(state, &old_embedders, &new_embedders)?;
-            Some(self.embed_stored(txn, state, &settings, &to_embed)?)
+            let to_embed = self.plan_embedders(&old_embedders, &new_embedders)?;
+            Some(self.embed_stored(&settings, &to_embed)?)
         } else {
             None
         };
         if let Some(generated) = generated {
-            self.apply_embedders(txn, state, &old_embedders, &new_embedders, generated)?;
+            self.apply_embedders(&old_embedders, &new_embedders, generated)?;
         }
-        state.settings = Some(settings.clone());
+        self.state.settings = Some(settings.clone());
         if before != after {
-            self.reindex_text(txn, writer, state, &settings)?;
+            self.reindex_text(&settings)?;
         }
         Ok(())
     }
@@ -65,33 +57,36 @@ impl Index {
     /// Re-feeds every stored document to tantivy with the new searchable attributes (part of
     /// the settings task: searches see the old text until the batch commits), choosing the
     /// index's pair words first when they are due.
-    pub(super) fn reindex_text(
-        &self,
-        txn: &mut RwTxn,
-        writer: &mut IndexWriter,
-        state: &mut BatchState,
-        settings: &Settings,
-    ) -> Result<()> {
+    pub(super) fn reindex_text(&mut self, settings: &Settings) -> Result<()> {
         self.set_progress(|p| p.step = "reindexing searchable attributes");
         let searchable = settings.searchable();
         let analyzer = settings.analyzer();
         let locales = Locales::from_settings(settings);
-        if self.pair_words_due(txn, state, 0)? {
-            self.choose_pair_words(txn, state, settings, Vec::new())?;
+        if self.pair_words_due(0)? {
+            self.choose_pair_words(settings, Vec::new())?;
         }
-        let pairs = state.pairs.clone().unwrap_or_default();
+        let pairs = self.state.pairs.clone().unwrap_or_default();
+        let (index, txn, writer, state) =
+            (self.index, &self.txn, &mut *self.writer, &mut self.state);
         analyzer.with(|tokenizer| {
             let cut = text::Cutter {
                 tokenizer,
                 locales: &locales,
                 pairs: &pairs,
             };
-            for item in self.store.docs.iter(txn).map_err(heed_error)? {
+            for item in index.store.docs.iter(txn).map_err(heed_error)? {
                 let (iid, bytes) = item.map_err(heed_error)?;
                 let doc = codec::decode(bytes, &state.fields)?;
-                writer.delete_term(Term::from_field_u64(self.fields.iid, iid as u64));
+                writer.delete_term(iid_term(&index.fields, iid));
                 let fields = &mut state.fields;
-                self.feed_doc(writer, iid, &doc, searchable, fields, cut)?;
+                feed_doc(
+                    (&mut *writer, &index.fields),
+                    iid,
+                    &doc,
+                    searchable,
+                    fields,
+                    cut,
+                )?;
                 state.dirty.insert(iid);
             }
             Ok(())
