@@ -423,3 +423,36 @@ fn new_documents_take_the_internal_ids_deletions_freed_as_on_meilisearch() {
     let index = Index::open(tmp.path().join("idx")).unwrap();
     assert_eq!(order(&index).0, vec![40, 10, 11, 20, 5, 12, 21, 30]);
 }
+
+#[test]
+fn a_document_repeated_in_a_payload_counts_once_as_on_meilisearch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = Index::open(tmp.path().join("idx")).unwrap();
+    let a = stage(
+        tmp.path(),
+        "a",
+        r#"[{"id":15,"n":60},{"id":6,"title":"stars the"},{"id":6,"title":"snow empire"}]"#,
+    );
+    let b = stage(
+        tmp.path(),
+        "b",
+        r#"[{"id":6,"n":1},{"id":7},{"id":6,"n":2},{"id":6,"n":3}]"#,
+    );
+    let results = index
+        .apply_batch(vec![
+            add(1, a, Method::Replace, None),
+            add(2, b, Method::Update, None),
+        ])
+        .unwrap();
+    assert_eq!(
+        results[0],
+        json!({"taskUid":1,"ok":true,"indexedDocuments":2})
+    );
+    assert_eq!(
+        results[1],
+        json!({"taskUid":2,"ok":true,"indexedDocuments":2})
+    );
+    let six: Value =
+        serde_json::from_slice(&index.get_document("6", None, false).unwrap().unwrap()).unwrap();
+    assert_eq!(six, json!({"id":6,"title":"snow empire","n":3}));
+}

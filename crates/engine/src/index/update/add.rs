@@ -8,6 +8,7 @@
 use std::collections::HashSet;
 
 use api_types::{Code, Error, Result};
+use roaring::RoaringBitmap;
 use serde_json::{Map, Value};
 
 use super::batch::{decrement, iid_term, pk_exists, Batch};
@@ -38,7 +39,8 @@ struct PendingText {
 }
 
 impl Batch<'_, '_> {
-    /// Adds the documents of `addition`'s payload; how many the payload held.
+    /// Adds the documents of `addition`'s payload; how many documents it indexed (a document
+    /// the payload holds several times counts once, as Meilisearch counts it).
     pub(super) fn add_documents(&mut self, addition: Addition) -> Result<u64> {
         let Addition {
             file,
@@ -164,6 +166,9 @@ impl Batch<'_, '_> {
 
         // Pass 2: write each document to LMDB and tantivy.
         let mut done = 0u64;
+        // The documents this payload wrote, to count one repeated in it once.
+        let mut written = RoaringBitmap::new();
+        let mut repeated = 0u64;
         let (mut encoded, mut packed) = (Vec::with_capacity(256), Vec::with_capacity(256));
         // The first documents encoded while the index has no dictionary, to train one on
         // (once a batch: a failed training is not tried again on every next few).
@@ -241,6 +246,9 @@ impl Batch<'_, '_> {
                 }
             }
             self.state.dirty.insert(iid);
+            if !written.insert(iid) {
+                repeated += 1;
+            }
             // A new internal id has never reached tantivy (ids only grow, and a batch that
             // fails rolls tantivy back with LMDB): nothing to delete. A document repeated in
             // the payload is deleted after its earlier version reached tantivy.
@@ -281,7 +289,7 @@ impl Batch<'_, '_> {
             }
             train_dictionary(&mut self.state.fields, stored);
         }
-        Ok(total)
+        Ok(total - repeated)
     }
 
     /// Tokenizes `pending` on every core (up to four) and hands the documents to
