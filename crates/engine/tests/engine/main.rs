@@ -1,5 +1,5 @@
 //! The engine on a real directory: batches, per-op failures, replay, crash repair, search,
-//! filters and storage, one module per area, and snapshots of each ranking rule's output
+//! filters, storage and vectors, one module per area, and snapshots of each ranking rule's output
 //! (`rules`). One test binary, so the engine is linked once for all of them.
 
 mod common;
@@ -10,3 +10,4 @@ mod rules;
 mod search;
 mod search_pages;
 mod storage;
+mod vectors;

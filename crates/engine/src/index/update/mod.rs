@@ -15,6 +15,7 @@
 //!   - [`reindex`]: a settings update, and re-feeding tantivy when what is indexed changed;
 //!   - [`embedding`]: writing the documents' embeddings, given or generated (computed before
 //!     anything is written), with the checks and state of [`vectors`];
+//!   - [`adopt`]: a new embedder taking the embeddings stored documents carried for its name;
 //! - [`commit`]: the commit protocol (a batch's last step), recovery at open and rebuilding a
 //!   lost inverted index, with the argument for why a crash loses nothing acknowledged;
 //! - [`compaction`]: merging the segments batches leave (`compaction::Merge`);
@@ -34,6 +35,7 @@ use batch::Batch;
 use writer::Writer;
 
 mod add;
+mod adopt;
 mod batch;
 pub(crate) mod commit;
 pub(crate) mod compaction;

@@ -40,12 +40,14 @@ impl Batch<'_, '_> {
         let new_embedders = crate::vectors::registry::configs(&settings)?;
         let generated = if old_embedders != new_embedders {
             let to_embed = self.plan_embedders(&old_embedders, &new_embedders)?;
-            Some(self.embed_stored(&settings, &to_embed)?)
+            let adopted = self.stored_vectors_for(&old_embedders, &new_embedders)?;
+            Some((self.embed_stored(&settings, &to_embed)?, adopted))
         } else {
             None
         };
-        if let Some(generated) = generated {
+        if let Some((generated, adopted)) = generated {
             self.apply_embedders(&old_embedders, &new_embedders, generated)?;
+            self.adopt_stored_vectors(&new_embedders, adopted)?;
         }
         self.state.settings = Some(settings.clone());
         if before != after {
