@@ -37,7 +37,7 @@ use crate::codec::FieldsMap;
 use crate::settings::Settings;
 use crate::store::{keys, Store};
 
-mod cache;
+pub(crate) mod cache;
 pub(crate) mod cores;
 mod documents;
 mod embeddings;
@@ -68,14 +68,14 @@ use update::Progress;
 use segments::{SegmentLengths, Segments, NO_IID};
 
 /// The tantivy fields of a document (see [`open`] for the schema).
-struct Fields {
-    iid: Field,
-    words: Field,
+pub(crate) struct Fields {
+    pub(crate) iid: Field,
+    pub(crate) words: Field,
     /// Word counts of short fields (see [`text`]).
-    lens: Field,
+    pub(crate) lens: Field,
     /// Words by field, and pairs of pair words, documents only (see [`text::field_word`]
     /// and [`text::pair_term`]).
-    field_words: Field,
+    pub(crate) field_words: Field,
 }
 
 pub struct Index {
@@ -230,6 +230,46 @@ impl Index {
     fn stored_settings(&self, txn: &heed::RoTxn) -> Result<Settings> {
         let stored = self.store.get_meta(txn, keys::SETTINGS)?;
         Ok(Settings::from_stored_bytes(stored))
+    }
+}
+
+/// What the read side reads of an index: the search steps see these through their
+/// [`SearchContext`](crate::index::search::SearchContext), never the fields themselves.
+impl Index {
+    #[inline]
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The tantivy fields of a document.
+    #[inline]
+    pub(crate) fn schema_fields(&self) -> &Fields {
+        &self.fields
+    }
+
+    #[inline]
+    pub(crate) fn fields_map(&self) -> &RwLock<Arc<FieldsMap>> {
+        &self.fields_map
+    }
+
+    #[inline]
+    pub(crate) fn filter_cache(&self) -> &Mutex<FilterCache> {
+        &self.filter_cache
+    }
+
+    #[inline]
+    pub(crate) fn column_cache(&self) -> &Mutex<ColumnCache> {
+        &self.columns
+    }
+
+    #[inline]
+    pub(crate) fn vector_tables(&self) -> &Arc<Mutex<VectorTables>> {
+        &self.vector_tables
+    }
+
+    #[inline]
+    pub(crate) fn word_cache(&self) -> &Mutex<WordCache> {
+        &self.word_cache
     }
 }
 

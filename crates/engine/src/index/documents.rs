@@ -192,7 +192,8 @@ impl Index {
     pub fn fetch_documents(&self, q: &FetchQuery) -> Result<Vec<u8>> {
         let rtxn = self.store.read()?;
         let settings = self.settings(&rtxn)?;
-        let allowed = self.allowed_ids(
+        let allowed = super::filtering::allowed_ids(
+            self,
             &rtxn,
             q.filter.as_ref(),
             settings.as_ref(),

@@ -12,97 +12,100 @@ use api_types::{Code, Error, Result};
 use roaring::RoaringBitmap;
 use serde_json::Value;
 
+use super::search::{all_ids, columns};
 use super::Index;
 use crate::codec;
 use crate::filter::Filter;
 use crate::settings::Settings;
 use crate::store::{heed_error, keys};
 
-impl Index {
-    /// Parses and validates a request's filter against `settings`; errors carry `code`.
-    pub(super) fn request_filter(
-        &self,
-        value: Option<&Value>,
-        settings: &Settings,
-        code: Code,
-        contains_enabled: bool,
-    ) -> Result<Option<Filter>> {
-        let Some(value) = value else { return Ok(None) };
-        let mut filter = crate::filter::parse_request(value, code, contains_enabled)?;
-        if let Some(f) = &mut filter {
-            f.validate(settings).map_err(|m| Error::new(code, m))?;
-            f.bind_geo(settings);
-        }
-        Ok(filter)
+/// Parses and validates a request's filter against `settings`; errors carry `code`.
+pub(crate) fn request_filter(
+    value: Option<&Value>,
+    settings: &Settings,
+    code: Code,
+    contains_enabled: bool,
+) -> Result<Option<Filter>> {
+    let Some(value) = value else { return Ok(None) };
+    let mut filter = crate::filter::parse_request(value, code, contains_enabled)?;
+    if let Some(f) = &mut filter {
+        f.validate(settings).map_err(|m| Error::new(code, m))?;
+        f.bind_geo(settings);
     }
+    Ok(filter)
+}
 
-    /// The documents a request's filter lets through (`None`: no filter, all of them).
-    pub(super) fn allowed_ids(
-        &self,
-        rtxn: &heed::RoTxn,
-        value: Option<&Value>,
-        settings: &Settings,
-        code: Code,
-        contains_enabled: bool,
-    ) -> Result<Option<Arc<RoaringBitmap>>> {
-        match (
-            self.request_filter(value, settings, code, contains_enabled)?,
-            value,
-        ) {
-            (Some(f), Some(key)) => Ok(Some(self.filter_ids(rtxn, &f, key)?)),
-            _ => Ok(None),
-        }
+/// The documents a request's filter lets through (`None`: no filter, all of them).
+pub(crate) fn allowed_ids(
+    index: &Index,
+    rtxn: &heed::RoTxn,
+    value: Option<&Value>,
+    settings: &Settings,
+    code: Code,
+    contains_enabled: bool,
+) -> Result<Option<Arc<RoaringBitmap>>> {
+    match (
+        request_filter(value, settings, code, contains_enabled)?,
+        value,
+    ) {
+        (Some(f), Some(key)) => Ok(Some(filter_ids(index, rtxn, &f, key)?)),
+        _ => Ok(None),
     }
+}
 
-    /// The internal ids of the documents `rtxn` sees matching `filter` (whose request JSON is
-    /// `key`), from the cache when the same filter ran at the same generation.
-    pub(super) fn filter_ids(
-        &self,
-        rtxn: &heed::RoTxn,
-        filter: &Filter,
-        key: &Value,
-    ) -> Result<Arc<RoaringBitmap>> {
-        let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
-        let key = key.to_string();
-        if let Some(ids) = self.filter_cache.lock().unwrap().get(generation, &key) {
-            return Ok(ids);
-        }
-        let ids = Arc::new(self.scan_filter(rtxn, filter)?);
-        self.filter_cache
-            .lock()
-            .unwrap()
-            .put(generation, key, ids.clone());
-        Ok(ids)
+/// The internal ids of the documents `rtxn` sees matching `filter` (whose request JSON is
+/// `key`), from the cache when the same filter ran at the same generation.
+pub(crate) fn filter_ids(
+    index: &Index,
+    rtxn: &heed::RoTxn,
+    filter: &Filter,
+    key: &Value,
+) -> Result<Arc<RoaringBitmap>> {
+    let generation = index.store().get_u64(rtxn, keys::GENERATION)?;
+    let key = key.to_string();
+    if let Some(ids) = index.filter_cache().lock().unwrap().get(generation, &key) {
+        return Ok(ids);
     }
+    let ids = Arc::new(scan_filter(index, rtxn, filter)?);
+    index
+        .filter_cache()
+        .lock()
+        .unwrap()
+        .put(generation, key, ids.clone());
+    Ok(ids)
+}
 
-    /// The documents `rtxn` sees passing `filter`: from the value columns (documents by
-    /// value) when they can answer it, else by reading every document.
-    pub(super) fn scan_filter(&self, rtxn: &heed::RoTxn, filter: &Filter) -> Result<RoaringBitmap> {
-        if filter.columns_can_answer() {
-            let paths = filter.paths().to_vec();
-            let columns = self.columns(rtxn, &paths)?;
-            let columns = paths.into_iter().zip(columns).collect();
-            let universe = self.all_ids(rtxn)?;
-            return Ok(filter.evaluate(&columns, &universe));
-        }
-        self.scan_documents(rtxn, filter)
+/// The documents `rtxn` sees passing `filter`: from the value columns (documents by
+/// value) when they can answer it, else by reading every document.
+pub(crate) fn scan_filter(
+    index: &Index,
+    rtxn: &heed::RoTxn,
+    filter: &Filter,
+) -> Result<RoaringBitmap> {
+    if filter.columns_can_answer() {
+        let paths = filter.paths().to_vec();
+        let columns = columns(index, rtxn, &paths)?;
+        let columns = paths.into_iter().zip(columns).collect();
+        let universe = all_ids(index, rtxn)?;
+        return Ok(filter.evaluate(&columns, &universe));
     }
+    scan_documents(index, rtxn, filter)
+}
 
-    /// Evaluates `filter` on every document `rtxn` sees, in internal-id order.
-    pub(super) fn scan_documents(
-        &self,
-        rtxn: &heed::RoTxn,
-        filter: &Filter,
-    ) -> Result<RoaringBitmap> {
-        let fields = self.fields_map.read().unwrap().clone();
-        let mut out = RoaringBitmap::new();
-        for item in self.store.docs.iter(rtxn).map_err(heed_error)? {
-            let (iid, bytes) = item.map_err(heed_error)?;
-            let doc = codec::decode_fields(bytes, &fields, |name| filter.reads_field(name))?;
-            if filter.matches(&doc) {
-                out.insert(iid);
-            }
+/// Evaluates `filter` on every document `rtxn` sees, in internal-id order.
+pub(crate) fn scan_documents(
+    index: &Index,
+    rtxn: &heed::RoTxn,
+    filter: &Filter,
+) -> Result<RoaringBitmap> {
+    let fields = index.fields_map().read().unwrap().clone();
+    let mut out = RoaringBitmap::new();
+    for item in index.store().docs.iter(rtxn).map_err(heed_error)? {
+        let (iid, bytes) = item.map_err(heed_error)?;
+        let doc = codec::decode_fields(bytes, &fields, |name| filter.reads_field(name))?;
+        if filter.matches(&doc) {
+            out.insert(iid);
         }
-        Ok(out)
     }
+    Ok(out)
 }

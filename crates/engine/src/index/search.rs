@@ -32,15 +32,14 @@ use std::time::Instant;
 use api_types::Result;
 use roaring::RoaringBitmap;
 
-use super::cache::worth_updating;
-use super::{cores, Index};
-use crate::facets::{self, Column};
+use super::Index;
+use crate::facets::Column;
 use crate::sort::SortKey;
-use crate::store::{heed_error, keys};
 
 // The steps (the module doc gives their order).
 mod candidates;
 mod collect;
+mod columns;
 mod context;
 mod distinct;
 mod facet_search;
@@ -58,8 +57,10 @@ mod semantic;
 mod similar;
 mod wire;
 
+pub(crate) use candidates::all_ids;
 use candidates::search_on;
 use collect::Order;
+pub(crate) use columns::columns;
 pub(crate) use context::SearchContext;
 pub use federated::derivation_candidates_json;
 pub use federated::{
@@ -77,9 +78,6 @@ use semantic::{keyword_suffices, merge, Mode};
 pub use similar::SimilarQuery;
 pub use wire::{FacetSearchQuery, SearchQuery};
 
-/// How many documents a column build hands a core to decode at a time.
-const COLUMN_CHUNK: usize = 16_384;
-
 /// The columns sort keys read.
 fn key_paths(specs: &[SortKey]) -> Vec<String> {
     specs
@@ -92,138 +90,53 @@ fn key_paths(specs: &[SortKey]) -> Vec<String> {
 }
 
 impl Index {
-    /// The value columns of `paths` at `rtxn`'s generation. Those not cached are derived from
-    /// an older generation's column when the documents changed since are known and few
-    /// (decoding only those), else built in one pass over every document.
-    pub(super) fn columns(&self, rtxn: &heed::RoTxn, paths: &[String]) -> Result<Vec<Arc<Column>>> {
-        let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
-        let (mut found, older) = {
-            let mut cache = self.columns.lock().unwrap();
-            let found: Vec<Option<Arc<Column>>> =
-                paths.iter().map(|p| cache.get(generation, p)).collect();
-            // (the generation it was built at, the column, the ids changed since)
-            let older: Vec<Option<(u64, Arc<Column>, RoaringBitmap)>> = paths
-                .iter()
-                .zip(&found)
-                .map(|(p, f)| {
-                    let (g, column) = cache.older(generation, p).filter(|_| f.is_none())?;
-                    Some((g, column, cache.changed_since(g, generation)?))
-                })
-                .collect();
-            (found, older)
-        };
-        if found.iter().all(Option::is_some) {
-            return Ok(found.into_iter().flatten().collect());
-        }
-        let fields = self.fields_map.read().unwrap().clone();
-        let count = self.store.docs.len(rtxn).map_err(heed_error)?;
-        let mut built: Vec<(usize, Column)> = Vec::new();
-        // Derived: few documents changed since an older column was built.
-        let mut derivable: Vec<usize> = (0..paths.len())
-            .filter(|i| {
-                older[*i]
-                    .as_ref()
-                    .is_some_and(|(_, _, ids)| worth_updating(ids, count))
-            })
-            .collect();
-        while let Some(&first) = derivable.first() {
-            // The paths whose columns are as old as `first`'s share one decoding.
-            let (g, _, ids) = older[first].as_ref().unwrap();
-            let (same, rest): (Vec<usize>, Vec<usize>) = derivable
-                .iter()
-                .partition(|i| older[**i].as_ref().unwrap().0 == *g);
-            let keep = |name: &str| same.iter().any(|i| crate::value::within(&paths[*i], name));
-            let mut changed = Vec::with_capacity(ids.len() as usize);
-            for iid in ids {
-                let doc = match self.store.docs.get(rtxn, &iid).map_err(heed_error)? {
-                    Some(bytes) => Some(crate::codec::decode_fields(bytes, &fields, keep)?),
-                    None => None,
-                };
-                changed.push((iid, doc));
-            }
-            for i in &same {
-                let base = &older[*i].as_ref().unwrap().1;
-                built.push((
-                    *i,
-                    facets::ColumnBuilder::updated(&paths[*i], base, ids, &changed),
-                ));
-            }
-            derivable = rest;
-        }
-        // Built afresh, in one pass over every document.
-        let missing: Vec<usize> = (0..paths.len())
-            .filter(|i| found[*i].is_none() && !built.iter().any(|(b, _)| b == i))
-            .collect();
-        if !missing.is_empty() {
-            let mut builders: Vec<facets::ColumnBuilder> = missing
-                .iter()
-                .map(|i| facets::ColumnBuilder::new(&paths[*i]))
-                .collect();
-            // Documents are decoded (decompressed, most of the pass's time) on every core, a
-            // chunk at a time, while this thread hands them to the builders in internal-id
-            // order.
-            let docs = self
-                .store
-                .docs
-                .iter(rtxn)
-                .map_err(heed_error)?
-                .collect::<heed::Result<Vec<(u32, &[u8])>>>()
-                .map_err(heed_error)?;
-            // Only the top-level fields that can hold a built column's values are decoded.
-            let keep = |name: &str| {
-                missing
-                    .iter()
-                    .any(|i| crate::value::within(&paths[*i], name))
-            };
-            cores::pipelined(
-                &docs,
-                COLUMN_CHUNK,
-                |chunk| {
-                    chunk
-                        .iter()
-                        .map(|(_, bytes)| crate::codec::decode_fields(bytes, &fields, keep))
-                        .collect::<Result<Vec<_>>>()
-                },
-                |decoded, chunk| {
-                    for (doc, (iid, _)) in decoded?.iter().zip(chunk) {
-                        for b in &mut builders {
-                            b.push(*iid, doc);
-                        }
-                    }
-                    Ok(())
-                },
-            )?;
-            built.extend(
-                missing
-                    .into_iter()
-                    .zip(builders.into_iter().map(|b| b.finish())),
-            );
-        }
-        let mut cache = self.columns.lock().unwrap();
-        for (i, column) in built {
-            let column = Arc::new(column);
-            cache.put(generation, &paths[i], column.clone());
-            found[i] = Some(column);
-        }
-        Ok(found.into_iter().map(|c| c.expect("built above")).collect())
-    }
-
     /// Search: see the module's documentation. Each step below is one module.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<u8>> {
         let started = q.received.unwrap_or_else(Instant::now);
         let ctx = self.search_context()?;
-        let result = self.search_result(&ctx, q, started)?;
+        let result = ctx.search_result(q, started)?;
         Printer::new(self, &ctx.rtxn, &ctx.settings, q).print(result)
     }
 
+    /// `POST /indexes/{uid}/facet-search`: the values of one facet among the documents the
+    /// accompanying query and filter match, with their counts.
+    pub fn facet_search(&self, q: &FacetSearchQuery) -> Result<Vec<u8>> {
+        let started = Instant::now();
+        self.search_context()?.facet_search(q, started)
+    }
+
+    /// A facet search over several instances of a network: their `facetHits` merged (see
+    /// [`facet_search::merge_facet_hits`]).
+    pub fn merge_facet_hits(&self, request_json: &str) -> Result<Vec<u8>> {
+        facet_search::merge_facet_hits(self, request_json)
+    }
+
+    /// Builds the value columns searches read (see [`SearchContext::prepare_columns`]).
+    pub fn prepare_columns(&self) -> Result<()> {
+        self.search_context()?.prepare_columns()
+    }
+
+    /// `/similar`: see [`similar::similar`].
+    pub fn similar(&self, q: &SimilarQuery) -> Result<Vec<u8>> {
+        similar::similar(self, q)
+    }
+
+    /// Every internal id `rtxn` sees, cached per generation (see [`candidates::all_ids`]).
+    pub(crate) fn all_ids(&self, rtxn: &heed::RoTxn) -> Result<Arc<RoaringBitmap>> {
+        candidates::all_ids(self, rtxn)
+    }
+}
+
+impl SearchContext<'_> {
+    /// The value columns of `paths` at `rtxn`'s generation (see [`columns`]).
+    #[inline]
+    pub(crate) fn columns(&self, rtxn: &heed::RoTxn, paths: &[String]) -> Result<Vec<Arc<Column>>> {
+        columns(self.index(), rtxn, paths)
+    }
+
     /// Steps 1 to 6 of a search: the typed result, before printing.
-    fn search_result(
-        &self,
-        ctx: &SearchContext,
-        q: &SearchQuery,
-        started: Instant,
-    ) -> Result<SearchResult> {
-        let (rtxn, settings) = (&ctx.rtxn, &*ctx.settings);
+    fn search_result(&self, q: &SearchQuery, started: Instant) -> Result<SearchResult> {
+        let (rtxn, settings) = (&self.rtxn, &*self.settings);
         // Parse the request: the filter first, then a vector without `hybrid`, then the
         // parameters checked against settings (in this order, which decides the error a
         // request with several mistakes gets).
@@ -265,7 +178,6 @@ impl Index {
             _ => query_text.as_str(),
         };
         let (mut terms, allowed) = self.keyword_candidates(
-            ctx,
             keyword_text,
             (q.matching_strategy.as_deref(), q.locales.as_deref()),
             allowed,
@@ -283,12 +195,12 @@ impl Index {
             Mode::Keyword { .. } => Vec::new(),
             _ => semantic_rule_list(&request.rules, &request.sort_keys).0,
         };
-        let fields = || self.fields_map.read().unwrap().names().to_vec();
+        let fields = || self.fields_map().read().unwrap().names().to_vec();
         let search_on = search_on(settings, q.attributes_to_search_on.as_deref(), fields)
             .map_err(|e| request::in_index(q, e))?;
         // Ranking, distinct, facets and the page.
         let base = Order {
-            ctx,
+            ctx: self,
             allowed: allowed.clone(),
             rules: &rank_rules,
             key_specs: &key_specs,
@@ -354,7 +266,7 @@ impl Index {
         let ranked_at = Instant::now();
         // Highlighting reads the typo derivations.
         if !placeholder && (printer::formatting(q) || q.show_matches_position) {
-            self.derive_typos(&ctx.searcher, &mut terms)?;
+            self.derive_typos(&self.searcher, &mut terms)?;
         }
         let result = SearchResult {
             hits: ordered.page,

@@ -279,7 +279,7 @@ fn empty_fst() -> Vec<u8> {
 /// many words as the query (only those can be exact matches). Read through the column, one
 /// document at a time, that was a third of a frequent phrase's ranking on PyPI (`"library
 /// for"`: 0.46 ms for 2,629 candidates, the column's pages mostly out of the CPU's caches).
-pub(super) struct SegmentLengths {
+pub(crate) struct SegmentLengths {
     /// Per field id, its place in `docs` (`u32::MAX`: no document has it short).
     slots: Vec<u32>,
     /// Per slot and word count (`slot * LENGTH_SLOTS + words`), the documents.

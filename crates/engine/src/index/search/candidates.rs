@@ -11,13 +11,14 @@ use tantivy::query::{EnableScoring, Occur, Query};
 
 use super::query::{groups_query, Reach, Terms};
 use super::ranking::Allowed;
+use super::SearchContext;
 use crate::filter::eval::within;
 use crate::index::cache::worth_updating;
 use crate::index::{tv, Index};
 use crate::settings::Settings;
 use crate::store::{heed_error, keys};
 
-impl Index {
+impl SearchContext<'_> {
     /// The internal ids of the documents matching `query` among `allowed` (every one when `None`).
     pub(crate) fn iids_of(
         &self,
@@ -85,62 +86,73 @@ impl Index {
     }
 
     /// The documents a filter let through, or all of them.
+    #[inline]
     pub(crate) fn allowed_or_all(
         &self,
         rtxn: &heed::RoTxn,
         allowed: &Option<Arc<RoaringBitmap>>,
     ) -> Result<Arc<RoaringBitmap>> {
-        match allowed {
-            Some(a) => Ok(a.clone()),
-            None => self.all_ids(rtxn),
-        }
+        allowed_or_all(self.index(), rtxn, allowed)
     }
+}
 
-    /// Every internal id, cached per generation (derived from an older generation's when the
-    /// ids changed since are known and few).
-    pub(crate) fn all_ids(&self, rtxn: &heed::RoTxn) -> Result<Arc<RoaringBitmap>> {
-        let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
-        let older = {
-            let cache = self.columns.lock().unwrap();
-            if let Some(all) = cache.all_at(generation) {
-                return Ok(all);
-            }
-            cache
-                .older_all(generation)
-                .and_then(|(g, all)| Some((all, cache.changed_since(g, generation)?)))
-        };
-        let all = match older {
-            // An older generation's set, with the ids changed since looked up one by one.
-            Some((older, changed)) if worth_updating(&changed, older.len()) => {
-                let mut all = &*older - &changed;
-                for iid in &changed {
-                    if self
-                        .store
-                        .docs
-                        .get(rtxn, &iid)
-                        .map_err(heed_error)?
-                        .is_some()
-                    {
-                        all.insert(iid);
-                    }
-                }
-                all
-            }
-            _ => {
-                let mut all = RoaringBitmap::new();
-                for item in self.store.docs.iter(rtxn).map_err(heed_error)? {
-                    all.insert(item.map_err(heed_error)?.0);
-                }
-                all
-            }
-        };
-        let all = Arc::new(all);
-        self.columns
-            .lock()
-            .unwrap()
-            .put_all(generation, all.clone());
-        Ok(all)
+/// The documents a filter let through, or all of them.
+pub(crate) fn allowed_or_all(
+    index: &Index,
+    rtxn: &heed::RoTxn,
+    allowed: &Option<Arc<RoaringBitmap>>,
+) -> Result<Arc<RoaringBitmap>> {
+    match allowed {
+        Some(a) => Ok(a.clone()),
+        None => all_ids(index, rtxn),
     }
+}
+
+/// Every internal id, cached per generation (derived from an older generation's when the
+/// ids changed since are known and few).
+pub(crate) fn all_ids(index: &Index, rtxn: &heed::RoTxn) -> Result<Arc<RoaringBitmap>> {
+    let generation = index.store().get_u64(rtxn, keys::GENERATION)?;
+    let older = {
+        let cache = index.column_cache().lock().unwrap();
+        if let Some(all) = cache.all_at(generation) {
+            return Ok(all);
+        }
+        cache
+            .older_all(generation)
+            .and_then(|(g, all)| Some((all, cache.changed_since(g, generation)?)))
+    };
+    let all = match older {
+        // An older generation's set, with the ids changed since looked up one by one.
+        Some((older, changed)) if worth_updating(&changed, older.len()) => {
+            let mut all = &*older - &changed;
+            for iid in &changed {
+                if index
+                    .store()
+                    .docs
+                    .get(rtxn, &iid)
+                    .map_err(heed_error)?
+                    .is_some()
+                {
+                    all.insert(iid);
+                }
+            }
+            all
+        }
+        _ => {
+            let mut all = RoaringBitmap::new();
+            for item in index.store().docs.iter(rtxn).map_err(heed_error)? {
+                all.insert(item.map_err(heed_error)?.0);
+            }
+            all
+        }
+    };
+    let all = Arc::new(all);
+    index
+        .column_cache()
+        .lock()
+        .unwrap()
+        .put_all(generation, all.clone());
+    Ok(all)
 }
 
 /// `attributesToSearchOn`, checked against `searchableAttributes`: `None` when absent, empty,

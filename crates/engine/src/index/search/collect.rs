@@ -22,7 +22,6 @@ use super::faceting::FacetCounts;
 use super::page::Window;
 use super::{compare_ranked, rank, steps, Counted, Ranked, Reach, SearchContext, Terms};
 use crate::facets;
-use crate::index::Index;
 use crate::sort::SortKey;
 use crate::store::heed_error;
 
@@ -64,7 +63,7 @@ pub(super) struct Ordered {
     pub facets: Option<FacetCounts>,
 }
 
-impl Index {
+impl SearchContext<'_> {
     /// The facet counts of the kept documents `set`, with the pinned ones.
     pub(super) fn order_facets(
         &self,
@@ -119,7 +118,7 @@ impl Index {
             (None, Some(allowed)) => allowed.iter().skip(offset).take(limit).collect(),
             (None, None) => {
                 let mut iids = Vec::new();
-                let docs = self.store.docs.iter(&o.ctx.rtxn).map_err(heed_error)?;
+                let docs = self.store().docs.iter(&o.ctx.rtxn).map_err(heed_error)?;
                 for item in docs.skip(offset).take(limit) {
                     iids.push(item.map_err(heed_error)?.0);
                 }
@@ -199,7 +198,7 @@ impl Index {
                 key_specs: o.key_specs,
                 deadline: o.started + o.ctx.settings.search_cutoff(),
             };
-            self.rank(o.ctx, terms, ranking, (!whole).then_some(need))?
+            self.rank(terms, ranking, (!whole).then_some(need))?
         };
         if let Some(t) = o.threshold {
             ranked.retain(|r| r.verdict.score() >= t);

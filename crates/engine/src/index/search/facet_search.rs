@@ -16,16 +16,15 @@ use super::semantic::Mode;
 use super::{rank, rule_list, search_on, FacetSearchQuery};
 use crate::facets;
 use crate::filter::rules;
+use crate::index::search::SearchContext;
 use crate::index::Index;
 use crate::settings::Settings;
 
-impl Index {
+impl SearchContext<'_> {
     /// `POST /indexes/{uid}/facet-search`: the values of one facet among the documents the
     /// accompanying query and filter match, with their counts.
-    pub fn facet_search(&self, q: &FacetSearchQuery) -> Result<Vec<u8>> {
-        let started = Instant::now();
-        let ctx = self.search_context()?;
-        let (rtxn, settings) = (&ctx.rtxn, &*ctx.settings);
+    pub(crate) fn facet_search(&self, q: &FacetSearchQuery, started: Instant) -> Result<Vec<u8>> {
+        let (rtxn, settings) = (&self.rtxn, &*self.settings);
         if !settings.facet_search {
             return Err(Error::new(
                 Code::FacetSearchDisabled,
@@ -53,9 +52,8 @@ impl Index {
             Mode::Keyword { .. } => text,
             Mode::Semantic(_) | Mode::Hybrid(..) => "",
         };
-        let searcher = &ctx.searcher;
+        let searcher = &self.searcher;
         let (mut terms, allowed) = self.keyword_candidates(
-            &ctx,
             text,
             (q.matching_strategy.as_deref(), q.locales.as_deref()),
             allowed,
@@ -65,7 +63,7 @@ impl Index {
             (*self.allowed_or_all(rtxn, &allowed)?).clone()
         } else {
             // Every candidate: `words` alone orders them, nothing more is needed.
-            let fields = || self.fields_map.read().unwrap().names().to_vec();
+            let fields = || self.fields_map().read().unwrap().names().to_vec();
             let search_on = search_on(settings, q.attributes_to_search_on.as_deref(), fields)?;
             let (rules, _) = rule_list(&[], &[], false, terms.drop_order.is_none());
             self.derive_typos(searcher, &mut terms)?;
@@ -76,7 +74,7 @@ impl Index {
                 key_specs: &[],
                 deadline: started + settings.search_cutoff(),
             };
-            self.rank(&ctx, &mut terms, ranking, None)?
+            self.rank(&mut terms, ranking, None)?
                 .0
                 .into_iter()
                 .map(|r| r.iid)
@@ -102,59 +100,59 @@ impl Index {
         );
         facet_search_body(hits, q.facet_query.as_deref(), started, None)
     }
+}
 
-    /// A facet search over several instances of a network: their `facetHits` (each cut at
-    /// `maxValuesPerFacet`) as one list, counts added per value (values compared in their
-    /// normal form, the first spelling shown), in this index's order for the facet, cut again.
-    pub fn merge_facet_hits(&self, request_json: &str) -> Result<Vec<u8>> {
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Hit {
-            value: String,
-            count: u64,
-        }
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Request {
-            facet_name: String,
-            #[serde(default)]
-            facet_query: Option<String>,
-            pages: Vec<Vec<Hit>>,
-            #[serde(default)]
-            remote_errors: serde_json::Map<String, Value>,
-        }
-        let started = Instant::now();
-        let req: Request = serde_json::from_str(request_json).map_err(Error::internal)?;
-        let rtxn = self.store.read()?;
-        let settings = self.settings(&rtxn)?;
-        let mut merged: Vec<(String, String, u64)> = Vec::new();
-        let mut at: std::collections::HashMap<String, usize> = Default::default();
-        for hit in req.pages.into_iter().flatten() {
-            let norm = crate::value::normalize(&hit.value).into_owned();
-            match at.get(&norm) {
-                Some(&i) => merged[i].2 += hit.count,
-                None => {
-                    at.insert(norm.clone(), merged.len());
-                    merged.push((norm, hit.value, hit.count));
-                }
+/// A facet search over several instances of a network: their `facetHits` (each cut at
+/// `maxValuesPerFacet`) as one list, counts added per value (values compared in their
+/// normal form, the first spelling shown), in this index's order for the facet, cut again.
+pub(crate) fn merge_facet_hits(index: &Index, request_json: &str) -> Result<Vec<u8>> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Hit {
+        value: String,
+        count: u64,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Request {
+        facet_name: String,
+        #[serde(default)]
+        facet_query: Option<String>,
+        pages: Vec<Vec<Hit>>,
+        #[serde(default)]
+        remote_errors: serde_json::Map<String, Value>,
+    }
+    let started = Instant::now();
+    let req: Request = serde_json::from_str(request_json).map_err(Error::internal)?;
+    let rtxn = index.store().read()?;
+    let settings = index.settings(&rtxn)?;
+    let mut merged: Vec<(String, String, u64)> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = Default::default();
+    for hit in req.pages.into_iter().flatten() {
+        let norm = crate::value::normalize(&hit.value).into_owned();
+        match at.get(&norm) {
+            Some(&i) => merged[i].2 += hit.count,
+            None => {
+                at.insert(norm.clone(), merged.len());
+                merged.push((norm, hit.value, hit.count));
             }
         }
-        match settings.facet_order(&req.facet_name) {
-            facets::FacetOrder::Alpha => merged.sort_by(|a, b| a.0.cmp(&b.0)),
-            facets::FacetOrder::Count => merged.sort_by(|a, b| b.2.cmp(&a.2).then(b.0.cmp(&a.0))),
-        }
-        let hits = merged
-            .into_iter()
-            .take(settings.max_values_per_facet())
-            .map(|(_, value, count)| (value, count))
-            .collect();
-        facet_search_body(
-            hits,
-            req.facet_query.as_deref(),
-            started,
-            Some(req.remote_errors),
-        )
     }
+    match settings.facet_order(&req.facet_name) {
+        facets::FacetOrder::Alpha => merged.sort_by(|a, b| a.0.cmp(&b.0)),
+        facets::FacetOrder::Count => merged.sort_by(|a, b| b.2.cmp(&a.2).then(b.0.cmp(&a.0))),
+    }
+    let hits = merged
+        .into_iter()
+        .take(settings.max_values_per_facet())
+        .map(|(_, value, count)| (value, count))
+        .collect();
+    facet_search_body(
+        hits,
+        req.facet_query.as_deref(),
+        started,
+        Some(req.remote_errors),
+    )
 }
 
 /// How many typos a facet query may hold: by its length in bytes; none when the facet is in

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::facets;
 use crate::filter::rules;
-use crate::index::Index;
+use crate::index::search::SearchContext;
 use crate::settings::Settings;
 
 /// The facet counts of a search, in the order of the requested names.
@@ -43,7 +43,7 @@ fn expands(name: &str) -> bool {
     !name.starts_with('_')
 }
 
-impl Index {
+impl SearchContext<'_> {
     /// The concrete attributes `facets` names, as Meilisearch expands them: a filterable name
     /// brings itself and every path its documents' objects hold below it (`_geo` its two
     /// coordinates); a pattern (`*` among them) every filterable attribute or path below one
@@ -128,6 +128,7 @@ impl Index {
         filter_rules: &[rules::Rule],
     ) -> Result<Vec<String>> {
         let mut out: BTreeSet<String> = self
+            .index()
             .field_distribution(rtxn)?
             .into_keys()
             .filter(|f| rules::is_filterable(filter_rules, f))
@@ -149,11 +150,10 @@ impl Index {
     /// after the index opens does not: every filterable attribute the documents hold, the
     /// sortable ones and the distinct attribute, in one pass over the documents, with their
     /// value index and numbers' ids. The column cache keeps what its budget allows.
-    pub fn prepare_columns(&self) -> Result<()> {
-        let rtxn = self.store.read()?;
-        let settings = self.settings(&rtxn)?;
+    pub(crate) fn prepare_columns(&self) -> Result<()> {
+        let (rtxn, settings) = (&self.rtxn, &self.settings);
         let mut names: BTreeSet<String> = self
-            .filterable_fields(&rtxn, &rules::rules_of(&settings))?
+            .filterable_fields(rtxn, &rules::rules_of(settings))?
             .into_iter()
             .collect();
         names.extend(
@@ -165,7 +165,7 @@ impl Index {
         );
         names.extend(settings.distinct_attribute().map(str::to_string));
         let names: Vec<String> = names.into_iter().collect();
-        for column in self.columns(&rtxn, &names)? {
+        for column in self.columns(rtxn, &names)? {
             let _ = column.number_ids();
         }
         Ok(())

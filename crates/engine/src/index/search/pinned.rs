@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::page::Window;
 use super::ranking::Ranked;
-use crate::index::Index;
+use crate::index::search::SearchContext;
 
 /// One document a rule pins (the wire form the TypeScript layer sends).
 #[derive(Debug, Clone, Deserialize)]
@@ -55,7 +55,7 @@ impl Pinned {
     }
 }
 
-impl Index {
+impl SearchContext<'_> {
     /// Resolves `pins` against the index and the filter's `allowed` set: documents that do
     /// not exist or do not pass are dropped, a document pinned twice keeps its first place.
     pub(super) fn pinned(
@@ -67,7 +67,7 @@ impl Index {
         let mut out = Pinned::default();
         let mut taken = BTreeSet::new();
         for pin in pins.unwrap_or_default() {
-            let Some(iid) = self.store.internal_id(rtxn, &pin.id)? else {
+            let Some(iid) = self.store().internal_id(rtxn, &pin.id)? else {
                 continue;
             };
             if allowed.is_some_and(|a| !a.contains(iid)) || !out.set.insert(iid) {

@@ -17,6 +17,7 @@ use super::faceting::FacetCounts;
 use super::format::{self, QueryPhrase, QueryWord};
 use super::page::Pagination;
 use super::{key_paths, rank, score_details, Ranked, SearchQuery};
+use crate::index::search::columns;
 use crate::index::{project, retrieve, Index};
 use crate::languages::{self, Locales};
 use crate::settings::Settings;
@@ -154,7 +155,7 @@ impl<'a> Printer<'a> {
     fn formats_a_known_field(&self) -> bool {
         let q = self.q;
         let displayed = self.settings.displayed();
-        let fields = self.index.fields_map.read().unwrap();
+        let fields = self.index.fields_map().read().unwrap();
         fields.names().iter().any(|name| {
             let asked = format::selected(q.attributes_to_highlight.as_deref(), name).is_some()
                 || format::selected(q.attributes_to_crop.as_deref(), name).is_some();
@@ -182,8 +183,7 @@ impl<'a> Printer<'a> {
             phrases: &result.phrases,
         };
         let key_columns = if q.show_ranking_score_details && !result.key_specs.is_empty() {
-            self.index
-                .columns(self.rtxn, &key_paths(&result.key_specs))?
+            columns(self.index, self.rtxn, &key_paths(&result.key_specs))?
         } else {
             Vec::new()
         };

@@ -17,8 +17,8 @@ use super::distinct::distinct_field;
 use super::page::Window;
 use super::{SearchQuery, Terms};
 use crate::filter::rules;
+use crate::index::filtering::{allowed_ids, filter_ids};
 use crate::index::search::SearchContext;
-use crate::index::Index;
 use crate::settings::Settings;
 use crate::sort::{self, SortKey};
 
@@ -46,7 +46,7 @@ impl Request {
     }
 }
 
-impl Index {
+impl SearchContext<'_> {
     /// The documents `filter` allows (`None`: every document); its errors are
     /// `invalid_search_filter`.
     pub(super) fn filtered(
@@ -56,7 +56,8 @@ impl Index {
         filter: Option<&Value>,
         contains_filter: bool,
     ) -> Result<Option<Arc<RoaringBitmap>>> {
-        self.allowed_ids(
+        allowed_ids(
+            self.index(),
             rtxn,
             filter,
             settings,
@@ -88,21 +89,20 @@ impl Index {
             .validate(settings)
             .map_err(|m| in_index(q, Error::new(CODE, m)))?;
         filter.bind_geo(settings);
-        Ok(Some(self.filter_ids(rtxn, &filter, value)?))
+        Ok(Some(filter_ids(self.index(), rtxn, &filter, value)?))
     }
 
     /// The words of `text` (derived as `pins` say, when given) and the `allowed` set without
     /// the documents holding a negated word.
     pub(super) fn keyword_candidates(
         &self,
-        ctx: &SearchContext,
         text: &str,
         (matching_strategy, locales): (Option<&str>, Option<&[String]>),
         allowed: Option<Arc<RoaringBitmap>>,
         pins: Option<&super::query::Pins>,
     ) -> Result<(Terms, Option<Arc<RoaringBitmap>>)> {
-        let terms = self.terms(ctx, text, (matching_strategy, locales), pins)?;
-        let allowed = self.without_negated(&ctx.rtxn, &ctx.searcher, &terms, allowed)?;
+        let terms = self.terms(text, (matching_strategy, locales), pins)?;
+        let allowed = self.without_negated(&self.rtxn, &self.searcher, &terms, allowed)?;
         Ok((terms, allowed))
     }
 

@@ -30,7 +30,7 @@ use super::ranking::{rule_runs, Rule, Run};
 use super::{compare_ranked, steps, Ranked};
 use crate::facets;
 use crate::index::cache::{TableLookup, VectorTables};
-use crate::index::Index;
+use crate::index::search::SearchContext;
 use crate::settings::Settings;
 use crate::store::keys;
 use crate::vectors::table::GraphTables;
@@ -70,7 +70,7 @@ pub(super) enum Mode {
     Hybrid(Semantic, f64),
 }
 
-impl Index {
+impl SearchContext<'_> {
     /// The kind of search `q` asks for (§10.1), with its query vector.
     pub(super) fn search_mode(
         &self,
@@ -107,7 +107,7 @@ impl Index {
                 format!("Embedder `{}` has no search fragments to embed `media` with: multimodal search is not available in this version of Quarry.", hybrid.embedder),
             ));
         }
-        let entry = Registry::load(&self.store, rtxn)?
+        let entry = Registry::load(self.store(), rtxn)?
             .get(&hybrid.embedder)
             .copied();
         if let Some(v) = vector {
@@ -173,8 +173,8 @@ impl Index {
     /// of a generation starts their build on a thread of its own and, like every search until
     /// it ends, is answered by hannoy's reader (the same hits, only slower).
     fn graph_tables(&self, rtxn: &heed::RoTxn) -> Result<Option<Arc<Option<GraphTables>>>> {
-        let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
-        match self.vector_tables.lock().unwrap().lookup(generation) {
+        let generation = self.store().get_u64(rtxn, keys::GENERATION)?;
+        match self.vector_tables().lock().unwrap().lookup(generation) {
             TableLookup::Ready(t) => return Ok(Some(t)),
             TableLookup::Busy => return Ok(None),
             TableLookup::Build => {}
@@ -182,21 +182,21 @@ impl Index {
         let finish = move |tables: &Mutex<VectorTables>, built: Option<GraphTables>| {
             tables.lock().unwrap().finish(generation, built)
         };
-        let txn = match self.store.static_read() {
+        let txn = match self.store().static_read() {
             // A commit since `rtxn` makes this generation's table useless: none is kept.
-            Ok(txn) if self.store.get_u64(&txn, keys::GENERATION).ok() == Some(generation) => txn,
+            Ok(txn) if self.store().get_u64(&txn, keys::GENERATION).ok() == Some(generation) => txn,
             _ => {
-                finish(&self.vector_tables, None);
+                finish(self.vector_tables(), None);
                 return Ok(None);
             }
         };
-        let cache = self.vector_tables.clone();
-        let vectors = self.store.vectors;
+        let cache = self.vector_tables().clone();
+        let vectors = self.store().vectors;
         let started = std::thread::Builder::new()
             .name("quarry-vector-table".into())
             .spawn(move || finish(&cache, vectors.tables(txn).ok()));
         if started.is_err() {
-            finish(&self.vector_tables, None);
+            finish(self.vector_tables(), None);
         }
         Ok(None)
     }
@@ -218,7 +218,7 @@ impl Index {
             Some(space) if need > 0 => {
                 let candidates = o.allowed.as_deref();
                 let tables = self.graph_tables(&o.ctx.rtxn)?;
-                self.store.vectors.nearest(
+                self.store().vectors.nearest(
                     &o.ctx.rtxn,
                     tables.as_deref().and_then(Option::as_ref),
                     space,

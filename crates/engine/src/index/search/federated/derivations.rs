@@ -39,7 +39,7 @@ pub(super) fn pin_derivations(
         let mut found: HashMap<usize, Vec<QueryCandidates>> = HashMap::new();
         for fq in queries {
             let text = fq.query.q.as_deref().unwrap_or("");
-            let c = fq.index.query_candidates(
+            let c = fq.index.search_context()?.query_candidates(
                 text,
                 (
                     fq.query.matching_strategy.as_deref(),

@@ -56,13 +56,10 @@ pub(super) fn run(
                 .find(|(uid, _)| *uid == fq.index_uid)
                 .map(|(_, facets)| facets.clone()),
         };
-        let mut result = fq
-            .index
-            .search_result(&contexts[qi], &q, started)
-            .map_err(|e| Error {
-                message: format!("Inside `.queries[{qi}]`: {}", e.message),
-                ..e
-            })?;
+        let mut result = contexts[qi].search_result(&q, started).map_err(|e| Error {
+            message: format!("Inside `.queries[{qi}]`: {}", e.message),
+            ..e
+        })?;
         let shape = directions(&result.rules);
         for (pj, other) in shapes.iter().enumerate() {
             let clash = shape
@@ -80,7 +77,7 @@ pub(super) fn run(
         semantic |= result.semantic_hits.is_some();
         let columns = match result.key_specs.is_empty() {
             true => Vec::new(),
-            false => fq.index.columns(rtxn, &key_paths(&result.key_specs))?,
+            false => contexts[qi].columns(rtxn, &key_paths(&result.key_specs))?,
         };
         let distinct_column = match &federation.distinct {
             Some(field) => {
@@ -96,7 +93,7 @@ pub(super) fn run(
                         )
                     })?;
                 Some(
-                    fq.index
+                    contexts[qi]
                         .columns(rtxn, std::slice::from_ref(field))?
                         .remove(0),
                 )

@@ -279,7 +279,7 @@ pub fn derivation_candidates_json(indexes: &[&Index], request_json: &str) -> Res
             q.query.matching_strategy.as_deref(),
             q.query.locales.as_deref(),
         );
-        out.push(index.query_candidates(text, how)?);
+        out.push(index.search_context()?.query_candidates(text, how)?);
     }
     serde_json::to_vec(&json!({ "candidates": out })).map_err(Error::internal)
 }

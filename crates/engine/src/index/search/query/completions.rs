@@ -12,8 +12,9 @@ use std::collections::BinaryHeap;
 use api_types::{Error, Result};
 use tantivy::Term;
 
+use crate::index::search::SearchContext;
 use crate::index::text::{prefix_marker, MARKED_PREFIX_BYTES};
-use crate::index::{tv, Index};
+use crate::index::tv;
 use crate::settings::Settings;
 
 /// How many completions an unmarked prefix expands to (the most frequent ones).
@@ -41,7 +42,7 @@ pub(crate) fn prefix_search(settings: &Settings) -> bool {
     settings.prefix_search()
 }
 
-impl Index {
+impl SearchContext<'_> {
     /// The terms standing for the indexed words `prefix` starts (the word itself aside).
     pub(crate) fn completions(
         &self,
@@ -50,12 +51,12 @@ impl Index {
     ) -> Result<Vec<Term>> {
         if is_marked(prefix) {
             let marker = prefix_marker(prefix);
-            return Ok(vec![Term::from_field_text(self.fields.words, &marker)]);
+            return Ok(vec![Term::from_field_text(self.fields().words, &marker)]);
         }
         Ok(self
             .completion_candidates(searcher, prefix, PREFIX_EXPANSIONS)?
             .into_iter()
-            .map(|(w, _)| Term::from_field_text(self.fields.words, &w))
+            .map(|(w, _)| Term::from_field_text(self.fields().words, &w))
             .collect())
     }
 
@@ -73,7 +74,7 @@ impl Index {
             // short prefix starting tens of thousands of words costs no map and no sort of
             // them all.
             [segment] => {
-                let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
+                let inverted = segment.inverted_index(self.fields().words).map_err(tv)?;
                 let mut best = Best::new(keep);
                 each_completion(&inverted, prefix, |word, n| best.offer(word, n))?;
                 best.0.into_vec()
@@ -82,7 +83,7 @@ impl Index {
             _ => {
                 let mut freq: std::collections::HashMap<Vec<u8>, u64> = Default::default();
                 for segment in segments {
-                    let inverted = segment.inverted_index(self.fields.words).map_err(tv)?;
+                    let inverted = segment.inverted_index(self.fields().words).map_err(tv)?;
                     each_completion(&inverted, prefix, |word, n| {
                         *freq.entry(word.to_vec()).or_default() += n
                     })?;

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::completions::{is_marked, merge_completions};
 use super::group::Group;
 use super::typos::{best_split, select_typos, TypoCandidates};
-use crate::index::Index;
+use crate::index::search::SearchContext;
 
 /// At most this many completions per instance go into a merge (the most frequent).
 pub(crate) const COMPLETION_CANDIDATES: usize = 10_000;
@@ -119,15 +119,14 @@ impl Pins {
     }
 }
 
-impl Index {
+impl SearchContext<'_> {
     /// What this index would derive the words of `text` from (see [`Pins`]).
     pub fn query_candidates(
         &self,
         text: &str,
         (matching_strategy, locales): (Option<&str>, Option<&[String]>),
     ) -> Result<QueryCandidates> {
-        let ctx = self.search_context()?;
-        let terms = self.terms(&ctx, text, (matching_strategy, locales), None)?;
+        let terms = self.terms(text, (matching_strategy, locales), None)?;
         let mut out = QueryCandidates::default();
         for g in &terms.groups {
             let Group::Word { word, budget, .. } = g else {
@@ -137,16 +136,16 @@ impl Index {
             // A marked prefix is one term on every instance: nothing to choose.
             if qw.prefix && !is_marked(&qw.word) {
                 let found =
-                    self.completion_candidates(&ctx.searcher, &qw.word, COMPLETION_CANDIDATES)?;
+                    self.completion_candidates(&self.searcher, &qw.word, COMPLETION_CANDIDATES)?;
                 out.completions = Some((qw.word.clone(), found));
             }
             out.words.push(WordCandidates {
                 word: qw.word.clone(),
                 budget: *budget,
                 prefix: qw.prefix,
-                typos: (*self.typo_candidates(&ctx.searcher, &qw.word, *budget, qw.prefix)?)
+                typos: (*self.typo_candidates(&self.searcher, &qw.word, *budget, qw.prefix)?)
                     .clone(),
-                splits: self.split_candidates(&ctx.searcher, &qw.word)?,
+                splits: self.split_candidates(&self.searcher, &qw.word)?,
             });
         }
         Ok(out)

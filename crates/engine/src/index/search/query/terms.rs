@@ -18,7 +18,7 @@ use crate::index::search::format;
 use crate::index::search::rank;
 use crate::index::search::SearchContext;
 use crate::index::text::{self, PairWords};
-use crate::index::{tv, Index};
+use crate::index::tv;
 use crate::languages::{self, Locales};
 
 /// How many words of a query count (Meilisearch reads the first 10).
@@ -320,17 +320,16 @@ pub(crate) fn groups_query(groups: &[Group], occur: Occur, reach: Reach) -> Box<
     ))
 }
 
-impl Index {
+impl SearchContext<'_> {
     /// The words of `text`, cut in the request's `locales`, or else in the languages of the
     /// `localizedAttributes` of the searchable attributes.
     pub(crate) fn terms(
         &self,
-        ctx: &SearchContext,
         text: &str,
         (strategy, locales): (Option<&str>, Option<&[String]>),
         pins: Option<&super::Pins>,
     ) -> Result<Terms> {
-        let (searcher, settings, pairs) = (&ctx.searcher, &*ctx.settings, &ctx.pairs);
+        let (searcher, settings, pairs) = (&self.searcher, &*self.settings, &self.pairs);
         let prefix_search = super::prefix_search(settings);
         let languages = match locales {
             Some(codes) => languages::languages(codes),
@@ -339,8 +338,8 @@ impl Index {
         };
         let analyzer = settings.analyzer().in_languages(languages);
         let parsed = analyzer.with(|tk| parse_query(tk, text));
-        let term = |w: &str| Term::from_field_text(self.fields.words, w);
-        let pair = |kept: &[(usize, Term)]| pair_of(self.fields.field_words, pairs, kept);
+        let term = |w: &str| Term::from_field_text(self.fields().words, w);
+        let pair = |kept: &[(usize, Term)]| pair_of(self.fields().field_words, pairs, kept);
         let mut groups: Vec<Group> = Vec::new();
         let mut positions: Vec<u32> = Vec::new();
         let mut spans: Vec<u32> = Vec::new();

@@ -9,8 +9,9 @@ use tantivy::Term;
 
 use super::group::Group;
 use super::terms::Terms;
+use crate::index::search::SearchContext;
 use crate::index::segments::Words;
-use crate::index::{tv, Index};
+use crate::index::tv;
 
 /// At most this many derivations per word: with one typo, then with two (Meilisearch's caps).
 const ONE_TYPO_CAP: usize = 150;
@@ -131,7 +132,7 @@ fn lev_builder(typos: u8) -> &'static levenshtein_automata::LevenshteinAutomaton
     cell.get_or_init(|| levenshtein_automata::LevenshteinAutomatonBuilder::new(typos.min(2), true))
 }
 
-impl Index {
+impl SearchContext<'_> {
     /// Looks up the typo derivations of every word with a budget (once): the fast path only
     /// needs them when the exact words leave the page short or the count must be walked.
     pub(crate) fn derive_typos(
@@ -145,7 +146,7 @@ impl Index {
         terms.derived = true;
         let exists = |w: &str| -> Result<u64> {
             searcher
-                .doc_freq(&Term::from_field_text(self.fields.words, w))
+                .doc_freq(&Term::from_field_text(self.fields().words, w))
                 .map_err(tv)
         };
         // Two or three query words written as one: the concatenation matches each of them,
@@ -167,7 +168,7 @@ impl Index {
                 if end > start {
                     let mut found = Vec::new();
                     if exists(&joined)? > 0 {
-                        found.push(Term::from_field_text(self.fields.words, &joined));
+                        found.push(Term::from_field_text(self.fields().words, &joined));
                     }
                     if qw.prefix {
                         found.extend(self.completions(searcher, &joined)?);
@@ -196,7 +197,7 @@ impl Index {
                     *typos = p
                         .typos
                         .iter()
-                        .map(|(w, n)| (Term::from_field_text(self.fields.words, w), *n))
+                        .map(|(w, n)| (Term::from_field_text(self.fields().words, w), *n))
                         .collect();
                 } else if *budget > 0 {
                     *typos = self.typo_derivations(searcher, &qw.word, *budget, qw.prefix)?;
@@ -220,7 +221,7 @@ impl Index {
                     *split = Some(
                         halves
                             .iter()
-                            .map(|h| Term::from_field_text(self.fields.words, h))
+                            .map(|h| Term::from_field_text(self.fields().words, h))
                             .collect(),
                     );
                     qw.typos.extend(halves.iter().map(|h| h.to_string()));
@@ -248,7 +249,7 @@ impl Index {
         let found = self.typo_candidates(searcher, word, budget, prefix)?;
         Ok(select_typos(&found, budget, prefix)
             .into_iter()
-            .map(|(w, n)| (Term::from_field_text(self.fields.words, &w), n))
+            .map(|(w, n)| (Term::from_field_text(self.fields().words, &w), n))
             .collect())
     }
 
@@ -277,11 +278,17 @@ impl Index {
         word: &str,
     ) -> Result<Option<usize>> {
         let generation = searcher.generation().generation_id();
-        if let Some(split) = self.word_cache.lock().unwrap().splits.get(generation, word) {
+        if let Some(split) = self
+            .word_cache()
+            .lock()
+            .unwrap()
+            .splits
+            .get(generation, word)
+        {
             return Ok(split);
         }
         let split = self.count_best_split(searcher, word)?;
-        self.word_cache
+        self.word_cache()
             .lock()
             .unwrap()
             .splits
@@ -311,7 +318,7 @@ impl Index {
     fn split_bounds(&self, searcher: &tantivy::Searcher, word: &str) -> Result<Vec<(usize, u64)>> {
         let freq = |w: &str| -> Result<u64> {
             searcher
-                .doc_freq(&Term::from_field_text(self.fields.words, w))
+                .doc_freq(&Term::from_field_text(self.fields().words, w))
                 .map_err(tv)
         };
         word.char_indices()
@@ -322,7 +329,8 @@ impl Index {
 
     /// How many live documents hold `word` split at `i` as two adjacent words.
     fn pair_count(&self, searcher: &tantivy::Searcher, word: &str, i: usize) -> Result<u64> {
-        let halves = [&word[..i], &word[i..]].map(|h| Term::from_field_text(self.fields.words, h));
+        let halves =
+            [&word[..i], &word[i..]].map(|h| Term::from_field_text(self.fields().words, h));
         let phrase = tantivy::query::PhraseQuery::new(halves.to_vec());
         Ok(searcher
             .search(&phrase, &tantivy::collector::Count)
@@ -345,11 +353,17 @@ impl Index {
         }
         let generation = searcher.generation().generation_id();
         let key = (Box::<str>::from(word), budget, prefix);
-        if let Some(found) = self.word_cache.lock().unwrap().walks.get(generation, &key) {
+        if let Some(found) = self
+            .word_cache()
+            .lock()
+            .unwrap()
+            .walks
+            .get(generation, &key)
+        {
             return Ok(found);
         }
         let found = Arc::new(self.walk_typos(searcher, word, budget, prefix)?);
-        self.word_cache
+        self.word_cache()
             .lock()
             .unwrap()
             .walks

@@ -9,7 +9,8 @@ use tantivy::query::{EnableScoring, Query, Scorer};
 use tantivy::{DocId, SegmentReader, TERMINATED};
 
 use crate::facets::DenseSet;
-use crate::index::{Index, NO_IID};
+use crate::index::search::SearchContext;
+use crate::index::NO_IID;
 
 /// The documents a filter lets through, as the passes over postings test them: a test of a
 /// sparse bitmap searches its containers, so a sparse set is also held as one bit per
@@ -64,7 +65,7 @@ const SEEK_RATIO: u64 = 64;
 /// Per segment (its ordinal), the matching documents and their internal ids, in document order.
 pub(crate) type SegmentDocs = Vec<(u32, Vec<(DocId, u32)>)>;
 
-impl Index {
+impl SearchContext<'_> {
     /// The live documents `query` matches, only those of `allowed` when it is given: a narrow
     /// filter then keeps ranking from holding every match of a broad word.
     pub(crate) fn level_docs(

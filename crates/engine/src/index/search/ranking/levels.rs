@@ -25,7 +25,7 @@ use super::shortcut_plan::{Floor, Shortcut};
 use super::verdict::Verdict;
 use crate::filter::eval::within;
 use crate::index::search::{Counted, Reach, SearchContext, Terms};
-use crate::index::{tv, Index};
+use crate::index::tv;
 use crate::settings::{ProximityPrecision, Settings};
 use crate::sort::SortKey;
 
@@ -95,7 +95,7 @@ struct FieldRules {
 
 impl FieldRules {
     fn of(
-        index: &Index,
+        ctx: &SearchContext,
         settings: &Settings,
         search_on: Option<&[String]>,
         rules: &[Rule],
@@ -105,7 +105,7 @@ impl FieldRules {
             .copied()
             .filter(|r| !matches!(r, Rule::Key { .. }))
             .collect();
-        let fields = index.fields_map.read().unwrap().clone();
+        let fields = ctx.fields_map().read().unwrap().clone();
         let (weights, max_weight) = field_weights(settings, fields.names());
         let on: Option<Vec<bool>> = search_on.map(|attrs| {
             fields
@@ -213,7 +213,7 @@ pub(super) fn unranked(seen: &[u64], allowed: Option<&Allowed>, doc: DocId, iid:
     !earlier && allowed.is_none_or(|a| a.contains(iid))
 }
 
-impl Index {
+impl SearchContext<'_> {
     /// Ranks the keyword candidates (see [`document::rank`]), best first, with whether every
     /// candidate was ranked. With `need`, candidates are ranked level by level while the first
     /// rules allow it (`words` first: documents keeping more query words come first; `typo`
@@ -221,12 +221,11 @@ impl Index {
     /// `need` documents, typo derivations only looked up when a level needs them.
     pub(in crate::index::search) fn rank(
         &self,
-        ctx: &SearchContext,
         terms: &mut Terms,
         ranking: Ranking,
         need: Option<usize>,
     ) -> Result<(Vec<Ranked>, bool)> {
-        let (rtxn, searcher, settings) = (&ctx.rtxn, &ctx.searcher, &*ctx.settings);
+        let (rtxn, searcher, settings) = (&self.rtxn, &self.searcher, &*self.settings);
         let Ranking {
             allowed,
             search_on,
@@ -486,7 +485,7 @@ impl Index {
                 continue;
             }
             let reader = searcher.segment_reader(seg);
-            let inverted = reader.inverted_index(self.fields.words).map_err(tv)?;
+            let inverted = reader.inverted_index(self.fields().words).map_err(tv)?;
             let mut readers = qt
                 .iter()
                 .map(|t| TermReader::open(&inverted, t))

@@ -20,8 +20,9 @@ use super::reader::{Occ, QueryTerm};
 use super::rule::Rule;
 use super::shortcut_plan::{Floor, Shortcut};
 use super::verdict::Verdict;
+use crate::index::search::SearchContext;
 use crate::index::search::{Group, Reach, TermSet, Terms};
-use crate::index::{tv, Index};
+use crate::index::tv;
 
 mod by_weight;
 mod in_order;
@@ -64,7 +65,7 @@ impl ShortcutSet {
     }
 }
 
-impl Index {
+impl SearchContext<'_> {
     /// Ranks a level's shortcut sets in turn (see [`Index::shortcut_sets`]): the best `want`
     /// documents of the level when a set holds enough documents as good as the level
     /// allows, `None` when the whole level must be ranked.
@@ -166,7 +167,7 @@ impl Index {
         let [phrase] = qt[0].derivations.as_slice() else {
             return None;
         };
-        let lookup = Lookup::new(self, terms, kept, reach, ctx.weights)?;
+        let lookup = Lookup::new(self.fields(), terms, kept, reach, ctx.weights)?;
         if terms.positions[kept[0]] != 0 {
             return None;
         }
@@ -231,7 +232,7 @@ impl Index {
         if search_on {
             return out;
         }
-        let Some(lookup) = Lookup::new(self, terms, kept, reach, weights) else {
+        let Some(lookup) = Lookup::new(self.fields(), terms, kept, reach, weights) else {
             return out;
         };
         // Each kind of set in turn; a kind that cannot be built ends the list.

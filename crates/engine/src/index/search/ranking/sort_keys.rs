@@ -5,10 +5,10 @@ use api_types::Result;
 
 use crate::facets::{Item, SortKey as Key};
 use crate::index::search::key_paths;
-use crate::index::Index;
+use crate::index::search::SearchContext;
 use crate::sort::{self, SortKey};
 
-impl Index {
+impl SearchContext<'_> {
     /// Each candidate's keys for `specs`, `specs.len()` per candidate.
     pub(crate) fn sort_keys(
         &self,

@@ -22,7 +22,8 @@ use super::super::rule::Rule;
 use super::super::verdict::Verdict;
 use super::{Floor, ShortcutSet};
 use crate::facets::compare_keys;
-use crate::index::{tv, Index};
+use crate::index::search::SearchContext;
+use crate::index::tv;
 
 /// How many documents [`Index::rank_in_order`] ranks first, at least.
 const STEP: usize = 64;
@@ -128,7 +129,7 @@ struct ById<'a> {
     precedes: &'a dyn Fn(&Ranked, u32) -> bool,
 }
 
-impl Index {
+impl SearchContext<'_> {
     /// Ranks a shortcut set's documents in the order `past` names: chunks of at least
     /// [`STEP`] documents, each twice the last (with a sort key, those of one key value together; with
     /// `exactness`, the documents that may be exact matches first, then the rest by

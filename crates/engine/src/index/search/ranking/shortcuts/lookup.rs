@@ -7,7 +7,7 @@ use tantivy::Term;
 
 use super::{Shortcut, ShortcutSet};
 use crate::index::search::{group_query, Group, Reach, TermSet, Terms};
-use crate::index::{text, Index};
+use crate::index::{text, Fields};
 
 /// The most first-word marker terms a one-word level looks up (fields × alternatives).
 pub(super) const MAX_MARKERS: usize = 2_000;
@@ -15,7 +15,8 @@ pub(super) const MAX_MARKERS: usize = 2_000;
 /// One level's shortcut lookup: its kept groups, how far words reach, and the alternatives
 /// of the first word looked up through markers in the fields of the best weight.
 pub(super) struct Lookup<'a> {
-    pub(super) index: &'a Index,
+    /// The tantivy fields the sets' terms are in.
+    pub(super) fields: &'a Fields,
     pub(super) terms: &'a Terms,
     pub(super) kept: &'a [usize],
     pub(super) reach: Reach,
@@ -50,7 +51,7 @@ pub(super) fn text_of(t: &Term) -> Option<String> {
 impl<'a> Lookup<'a> {
     /// The first word's alternatives; `None` when no shortcut applies to the level.
     pub(super) fn new(
-        index: &'a Index,
+        fields: &'a Fields,
         terms: &'a Terms,
         kept: &'a [usize],
         reach: Reach,
@@ -67,7 +68,7 @@ impl<'a> Lookup<'a> {
             // A phrase: its first word opens a field, the phrase itself is looked up too.
             Group::Phrase(words, _) if reach == Reach::Completions && words[0].0 == 0 => {
                 return Lookup::with_words(
-                    index,
+                    fields,
                     terms,
                     kept,
                     reach,
@@ -117,11 +118,11 @@ impl<'a> Lookup<'a> {
             }
             Reach::Typos => return None,
         };
-        Lookup::with_words(index, terms, kept, reach, weights, words, typo)
+        Lookup::with_words(fields, terms, kept, reach, weights, words, typo)
     }
 
     pub(super) fn with_words(
-        index: &'a Index,
+        fields: &'a Fields,
         terms: &'a Terms,
         kept: &'a [usize],
         reach: Reach,
@@ -138,7 +139,7 @@ impl<'a> Lookup<'a> {
             return None;
         }
         Some(Lookup {
-            index,
+            fields,
             terms,
             kept,
             reach,
@@ -163,7 +164,7 @@ impl<'a> Lookup<'a> {
 
     /// The marker terms of the first word (one of `words`) opening a field, any field.
     pub(super) fn opening_terms(&self) -> Vec<Term> {
-        let words = self.index.fields.words;
+        let words = self.fields.words;
         marker_terms(&self.all_fids, &self.words, words, text::first_word_marker)
     }
 
@@ -189,7 +190,7 @@ impl<'a> Lookup<'a> {
         let first = self.markers(
             &self.all_fids,
             words,
-            self.index.fields.words,
+            self.fields.words,
             text::first_word_marker,
         );
         let phrase = matches!(self.terms.groups[self.kept[0]], Group::Phrase(..));
@@ -213,7 +214,7 @@ impl<'a> Lookup<'a> {
     /// field-words markers (a phrase: each of its words there); `None` when the group has
     /// multi-word synonyms or too many alternatives.
     pub(super) fn term_markers(&self, n: usize, fids: &[u32]) -> Option<Box<dyn Query>> {
-        let field_words = self.index.fields.field_words;
+        let field_words = self.fields.field_words;
         let alts: Vec<String> = match &self.terms.groups[self.kept[n]] {
             Group::Phrase(words, _) => {
                 let each: Vec<(Occur, Box<dyn Query>)> = words
@@ -369,7 +370,7 @@ impl<'a> Lookup<'a> {
         // Two pair words in a row read their pair term: one posting list instead of both
         // words' positions in every document holding both (npm `for the`: 5,314 documents,
         // read in 1.3 ms as a phrase).
-        let field_words = self.index.fields.field_words;
+        let field_words = self.fields.field_words;
         let phrases: Vec<(Occur, Box<dyn Query>)> = last
             .into_iter()
             .map(|t| -> (Occur, Box<dyn Query>) {
