@@ -13,7 +13,7 @@ use crate::vectors::{registry, Registry, Space};
 /// What one request needs to print `_vectors`: the configured embedders, in settings order,
 /// with their vector space (none before any vector was written) and the documents holding
 /// the user's own embeddings.
-pub(super) struct VectorsView {
+pub(crate) struct VectorsView {
     embedders: Vec<Shown>,
 }
 
@@ -22,7 +22,7 @@ pub(super) struct VectorsView {
 type Shown = (String, bool, Option<(Space, RoaringBitmap)>);
 
 impl Index {
-    pub(super) fn vectors_view(
+    pub(crate) fn vectors_view(
         &self,
         rtxn: &heed::RoTxn,
         settings: &Settings,
@@ -48,7 +48,7 @@ impl Index {
 impl VectorsView {
     /// `_vectors` of document `iid`: the entries stored with the document (embedders that are
     /// not configured), then `{embeddings, regenerate}` for each configured embedder.
-    pub(super) fn of(
+    pub(crate) fn of(
         &self,
         index: &Index,
         rtxn: &heed::RoTxn,

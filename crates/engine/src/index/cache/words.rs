@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use super::super::search::TypoCandidates;
 use super::CACHE_BYTES;
+use crate::search::TypoCandidates;
 
 /// How many query words [`Recent`] takes in before it starts a new lot (keeping the last one).
 /// The bench's mixes walk about 1,300 words (PyPI and npm): at 512, a server cycling through

@@ -5,7 +5,7 @@ use tantivy::Term;
 
 use super::group::Group;
 use super::parse::plain_words;
-use crate::index::search::format;
+use crate::search::format;
 use crate::settings::Settings;
 use crate::tokens;
 

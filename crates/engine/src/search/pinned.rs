@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::page::Window;
 use super::ranking::Ranked;
-use crate::index::search::SearchContext;
+use crate::search::SearchContext;
 
 /// One document a rule pins (the wire form the TypeScript layer sends).
 #[derive(Debug, Clone, Deserialize)]

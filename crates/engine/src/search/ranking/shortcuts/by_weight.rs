@@ -2,7 +2,7 @@
 
 use tantivy::query::{BooleanQuery, Occur, Query};
 
-use crate::index::search::{Group, TermSet};
+use crate::search::{Group, TermSet};
 
 use super::{Lookup, Shortcut, ShortcutSet};
 

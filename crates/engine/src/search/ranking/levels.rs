@@ -24,12 +24,12 @@ use super::rules_of_settings::field_weights;
 use super::shortcut_plan::{Floor, Shortcut};
 use super::verdict::Verdict;
 use crate::filter::eval::within;
-use crate::index::search::{Counted, Reach, SearchContext, Terms};
 use crate::index::tv;
+use crate::search::{Counted, Reach, SearchContext, Terms};
 use crate::settings::{ProximityPrecision, Settings};
 use crate::sort::SortKey;
 
-/// A filter passing fewer than one document in this many is sparse (see [`Index::rank`]).
+/// A filter passing fewer than one document in this many is sparse (see [`SearchContext::rank`]).
 const SPARSE_FILTER: u64 = 16;
 
 /// A level read first (under a sparse filter, or led by a quoted phrase) with at most this
@@ -43,9 +43,9 @@ const FEW_PER_RESULT: usize = 64;
 const MANY_WORDS: usize = 3;
 
 /// What every level of one ranking reads.
-/// What [`Index::rank`] ranks by: the allowed documents (`None`: all), the attributes words
+/// What [`SearchContext::rank`] ranks by: the allowed documents (`None`: all), the attributes words
 /// may match in (`None`: all), the rules and the sort keys they read, and when to stop.
-pub(in crate::index::search) struct Ranking<'a> {
+pub(in crate::search) struct Ranking<'a> {
     pub allowed: Option<&'a RoaringBitmap>,
     pub search_on: Option<&'a [String]>,
     pub rules: &'a [Rule],
@@ -219,7 +219,7 @@ impl SearchContext<'_> {
     /// rules allow it (`words` first: documents keeping more query words come first; `typo`
     /// next: those without typos before those with) and ranking stops once a level completes
     /// `need` documents, typo derivations only looked up when a level needs them.
-    pub(in crate::index::search) fn rank(
+    pub(in crate::search) fn rank(
         &self,
         terms: &mut Terms,
         ranking: Ranking,
@@ -326,8 +326,8 @@ impl SearchContext<'_> {
                 ctx: &ctx,
                 qt,
             };
-            // Shortcuts (see [`Index::shortcut_sets`]): a small set holding the level's best
-            // documents is ranked first; when enough of them are as good as the level allows,
+            // Shortcuts (see [`SearchContext::shortcut_sets`]): a small set holding the level's
+            // best documents is ranked first; when enough of them are as good as the level allows,
             // nothing else can come before them.
             if let (Some(n), Some(cut), None) = (need, shortcut.as_ref(), &read) {
                 let want = n - out.len();

@@ -12,9 +12,9 @@ use std::collections::BinaryHeap;
 use api_types::{Error, Result};
 use tantivy::Term;
 
-use crate::index::search::SearchContext;
 use crate::index::text::{prefix_marker, MARKED_PREFIX_BYTES};
 use crate::index::tv;
+use crate::search::SearchContext;
 use crate::settings::Settings;
 
 /// How many completions an unmarked prefix expands to (the most frequent ones).

@@ -30,7 +30,7 @@ use super::ranking::{rule_runs, Rule, Run};
 use super::{compare_ranked, steps, Ranked};
 use crate::facets;
 use crate::index::cache::{TableLookup, VectorTables};
-use crate::index::search::SearchContext;
+use crate::search::SearchContext;
 use crate::settings::Settings;
 use crate::store::keys;
 use crate::vectors::table::GraphTables;

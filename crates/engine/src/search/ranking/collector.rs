@@ -9,8 +9,8 @@ use tantivy::query::{EnableScoring, Query, Scorer};
 use tantivy::{DocId, SegmentReader, TERMINATED};
 
 use crate::facets::DenseSet;
-use crate::index::search::SearchContext;
-use crate::index::NO_IID;
+use crate::index::segments::NO_IID;
+use crate::search::SearchContext;
 
 /// The documents a filter lets through, as the passes over postings test them: a test of a
 /// sparse bitmap searches its containers, so a sparse set is also held as one bit per
@@ -92,7 +92,7 @@ impl SearchContext<'_> {
         Ok(out)
     }
 
-    /// The same as [`Index::level_docs`] when `query` matches at most `cap` of them; `None`
+    /// The same as [`SearchContext::level_docs`] when `query` matches at most `cap` of them; `None`
     /// as soon as it matches more (a quoted phrase of frequent words is then not read whole).
     pub(crate) fn level_docs_up_to(
         &self,

@@ -105,7 +105,7 @@ pub(crate) struct Detail<'a> {
 }
 
 /// `_rankingScoreDetails` of a hit: an entry per rule, in rule order.
-pub(in crate::index::search) fn score_details(
+pub(in crate::search) fn score_details(
     ranked: &Ranked,
     rules: &[Rule],
     specs: &[SortKey],
@@ -134,13 +134,13 @@ pub(in crate::index::search) fn score_details(
 /// A hit's rules as federated search compares them: each run of consecutive relevancy rules
 /// becomes one score (its digits merged), sort keys and `vectorSort` stay apart.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(in crate::index::search) enum Run {
+pub(in crate::search) enum Run {
     Relevance(f64),
     Key { slot: usize, asc: bool },
     Vector,
 }
 
-pub(in crate::index::search) fn rule_runs(verdict: &Verdict, rules: &[Rule]) -> Vec<Run> {
+pub(in crate::search) fn rule_runs(verdict: &Verdict, rules: &[Rule]) -> Vec<Run> {
     let digits = verdict.digits();
     let mut out = Vec::new();
     let mut run: Vec<(u32, u32)> = Vec::new();

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::completions::{is_marked, merge_completions};
 use super::group::Group;
 use super::typos::{best_split, select_typos, TypoCandidates};
-use crate::index::search::SearchContext;
+use crate::search::SearchContext;
 
 /// At most this many completions per instance go into a merge (the most frequent).
 pub(crate) const COMPLETION_CANDIDATES: usize = 10_000;

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::facets;
 use crate::filter::rules;
-use crate::index::search::SearchContext;
+use crate::search::SearchContext;
 use crate::settings::Settings;
 
 /// The facet counts of a search, in the order of the requested names.
@@ -332,9 +332,9 @@ mod tests {
             ])
             .unwrap();
         index.prepare_columns().unwrap();
-        let rtxn = index.store.read().unwrap();
-        let generation = index.store.get_u64(&rtxn, keys::GENERATION).unwrap();
-        let mut cache = index.columns.lock().unwrap();
+        let rtxn = index.store().read().unwrap();
+        let generation = index.store().get_u64(&rtxn, keys::GENERATION).unwrap();
+        let mut cache = index.column_cache().lock().unwrap();
         for name in ["kind", "nested.x", "tag", "tags", "n", "d"] {
             assert!(cache.get(generation, name).is_some(), "{name} is prepared");
         }

@@ -4,8 +4,8 @@
 use api_types::Result;
 
 use crate::facets::{Item, SortKey as Key};
-use crate::index::search::key_paths;
-use crate::index::search::SearchContext;
+use crate::search::key_paths;
+use crate::search::SearchContext;
 use crate::sort::{self, SortKey};
 
 impl SearchContext<'_> {

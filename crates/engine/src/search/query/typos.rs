@@ -9,9 +9,9 @@ use tantivy::Term;
 
 use super::group::Group;
 use super::terms::Terms;
-use crate::index::search::SearchContext;
 use crate::index::segments::Words;
 use crate::index::tv;
+use crate::search::SearchContext;
 
 /// At most this many derivations per word: with one typo, then with two (Meilisearch's caps).
 const ONE_TYPO_CAP: usize = 150;
@@ -461,7 +461,7 @@ impl SearchContext<'_> {
 /// How many completions of each first-letter variant a prefix word may take.
 const VARIANT_COMPLETIONS: usize = 10;
 
-/// The words a typo walk found for one query word (see [`Index::typo_candidates`]): in byte
+/// The words a typo walk found for one query word (see [`SearchContext::typo_candidates`]): in byte
 /// order, without repeats, at most what the selection can take.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TypoCandidates {

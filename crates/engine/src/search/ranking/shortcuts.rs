@@ -20,9 +20,9 @@ use super::reader::{Occ, QueryTerm};
 use super::rule::Rule;
 use super::shortcut_plan::{Floor, Shortcut};
 use super::verdict::Verdict;
-use crate::index::search::SearchContext;
-use crate::index::search::{Group, Reach, TermSet, Terms};
 use crate::index::tv;
+use crate::search::SearchContext;
+use crate::search::{Group, Reach, TermSet, Terms};
 
 mod by_weight;
 mod in_order;
@@ -66,8 +66,8 @@ impl ShortcutSet {
 }
 
 impl SearchContext<'_> {
-    /// Ranks a level's shortcut sets in turn (see [`Index::shortcut_sets`]): the best `want`
-    /// documents of the level when a set holds enough documents as good as the level
+    /// Ranks a level's shortcut sets in turn (see [`SearchContext::shortcut_sets`]): the best
+    /// `want` documents of the level when a set holds enough documents as good as the level
     /// allows, `None` when the whole level must be ranked.
     pub(super) fn rank_shortcuts(
         &self,

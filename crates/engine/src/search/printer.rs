@@ -17,9 +17,9 @@ use super::faceting::FacetCounts;
 use super::format::{self, QueryPhrase, QueryWord};
 use super::page::Pagination;
 use super::{key_paths, rank, score_details, Ranked, SearchQuery};
-use crate::index::search::columns;
 use crate::index::{project, retrieve, Index};
 use crate::languages::{self, Locales};
+use crate::search::columns;
 use crate::settings::Settings;
 use crate::sort::{self, SortKey};
 use crate::store::heed_error;
@@ -220,7 +220,7 @@ impl<'a> Printer<'a> {
                 let iid = ranked.iid;
                 let Some(bytes) = self
                     .index
-                    .store
+                    .store()
                     .docs
                     .get(self.rtxn, &iid)
                     .map_err(heed_error)?

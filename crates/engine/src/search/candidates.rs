@@ -1,7 +1,7 @@
 //! What narrows the candidate set before ranking: the ids a tantivy query matches, the
-//! documents a filter let through (computed by [`Index::allowed_ids`]) or all of them, less
-//! those holding a negated part of the query, and the `attributesToSearchOn` check that
-//! restricts which fields count.
+//! documents a filter let through (computed by [`allowed_ids`](super::filtering::allowed_ids)) or
+//! all of them, less those holding a negated part of the query, and the `attributesToSearchOn`
+//! check that restricts which fields count.
 
 use std::sync::Arc;
 
@@ -156,9 +156,9 @@ pub(crate) fn all_ids(index: &Index, rtxn: &heed::RoTxn) -> Result<Arc<RoaringBi
 }
 
 /// `attributesToSearchOn`, checked against `searchableAttributes`: `None` when absent, empty,
-/// or holding `*` (the other names are checked all the same). A pattern (`t*`, `*line`, `obj.*`) stands for the searchable fields it matches, as
-/// in Meilisearch, and is refused when it matches none. `fields` gives the index's field
-/// names, for the patterns and for the refusal's list.
+/// or holding `*` (the other names are checked all the same). A pattern (`t*`, `*line`, `obj.*`)
+/// stands for the searchable fields it matches, as in Meilisearch, and is refused when it matches
+/// none. `fields` gives the index's field names, for the patterns and for the refusal's list.
 pub(crate) fn search_on(
     settings: &Settings,
     asked: Option<&[String]>,

@@ -14,12 +14,12 @@ use super::parse::parse_query;
 use super::repeated::AtLeast;
 use super::synonyms::add_synonyms;
 use super::term_set::TermSet;
-use crate::index::search::format;
-use crate::index::search::rank;
-use crate::index::search::SearchContext;
 use crate::index::text::{self, PairWords};
 use crate::index::tv;
 use crate::languages::{self, Locales};
+use crate::search::format;
+use crate::search::rank;
+use crate::search::SearchContext;
 
 /// How many words of a query count (Meilisearch reads the first 10).
 const MAX_QUERY_WORDS: usize = 10;
@@ -40,7 +40,7 @@ pub(crate) struct Terms {
     /// The positive phrases for highlighting, each its words in order (stop words included):
     /// highlighted whole where they occur, their words nowhere else.
     pub(crate) phrases: Vec<format::QueryPhrase>,
-    /// Whether the typo derivations were looked up (see [`Index::derive_typos`]).
+    /// Whether the typo derivations were looked up (see [`SearchContext::derive_typos`]).
     pub(crate) derived: bool,
     /// Derivations chosen for every instance of a network (see [`super::pins`]).
     pub(crate) pins: Option<super::Pins>,

@@ -17,8 +17,8 @@ use super::distinct::distinct_field;
 use super::page::Window;
 use super::{SearchQuery, Terms};
 use crate::filter::rules;
-use crate::index::filtering::{allowed_ids, filter_ids};
-use crate::index::search::SearchContext;
+use crate::search::filtering::{allowed_ids, filter_ids};
+use crate::search::SearchContext;
 use crate::settings::Settings;
 use crate::sort::{self, SortKey};
 
@@ -66,7 +66,7 @@ impl SearchContext<'_> {
         )
     }
 
-    /// A search's `filter`: [`Index::filtered`], with Meilisearch's search errors about the
+    /// A search's `filter`: [`SearchContext::filtered`], with Meilisearch's search errors about the
     /// index's settings (an attribute that is not filterable, a bad geo value) when the query
     /// names its index: the filter quoted as written out, the index named.
     pub(super) fn search_filtered(

@@ -5,9 +5,9 @@ use tantivy::query::Query;
 
 use super::rule::{RankingRule, Rule};
 
-/// Shortcuts of one-word levels (see [`Index::rank`]): digit ends (exclusive) that must be
-/// zero for documents found through first-word markers (and whether `exactness` follows), or
-/// through field words.
+/// Shortcuts of one-word levels (see [`SearchContext::rank`](crate::search::SearchContext::rank)):
+/// digit ends (exclusive) that must be zero for documents found through first-word markers (and
+/// whether `exactness` follows), or through field words.
 pub(super) struct Shortcut {
     pub opening: Option<(usize, bool)>,
     pub field: Option<usize>,
@@ -65,11 +65,12 @@ impl Shortcut {
 /// `cost`: `words`, `typo` and `proximity` are the same for every document of the level,
 /// `attributeRank` (or `attribute`) counts the heaviest weight, `wordPosition` a distance of
 /// one, and `exactness` finds no match at the start. The others can then be ranked by
-/// internal id until enough come before that (see [`Index::rank_above_floor`]). The level is
-/// then read as `around`: the documents of the phrase's pair term when it is two pair words,
-/// else those holding every word of the phrase anywhere. Ranking a document checks the phrase
-/// (one without it is left out), so only the documents ranked have their positions read, not
-/// all the level's.
+/// internal id until enough come before that (see
+/// [`SearchContext::rank_above_floor`](crate::search::SearchContext::rank_above_floor)). The level
+/// is then read as `around`: the documents of the phrase's pair term when it is two pair words,
+/// else those holding every word of the phrase anywhere. Ranking a document checks the phrase (one
+/// without it is left out), so only the documents ranked have their positions read, not all the
+/// level's.
 pub(super) struct Floor {
     pub inside: Box<dyn Query>,
     pub around: Box<dyn Query>,

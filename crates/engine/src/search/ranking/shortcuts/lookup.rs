@@ -6,8 +6,8 @@ use tantivy::schema::Field;
 use tantivy::Term;
 
 use super::{Shortcut, ShortcutSet};
-use crate::index::search::{group_query, Group, Reach, TermSet, Terms};
 use crate::index::{text, Fields};
+use crate::search::{group_query, Group, Reach, TermSet, Terms};
 
 /// The most first-word marker terms a one-word level looks up (fields × alternatives).
 pub(super) const MAX_MARKERS: usize = 2_000;

@@ -97,17 +97,16 @@ impl<'i> SearchContext<'i> {
     pub(crate) fn segment_iids(&self, reader: &SegmentReader) -> tantivy::Result<Arc<[u32]>> {
         self.index.segment_iids(reader)
     }
-}
 
-impl Index {
-    /// The context of a search starting now: the settings are those of the transaction's
-    /// generation; the pair words are read before the searcher (see [`Index::searcher`]).
-    pub(crate) fn search_context(&self) -> Result<SearchContext<'_>> {
-        let rtxn = self.store.read()?;
-        let settings = self.settings(&rtxn)?;
-        let (searcher, pairs) = self.searcher();
+    /// The context of a search starting now on `index`: the settings are those of the
+    /// transaction's generation; the pair words are read before the searcher (see
+    /// [`Index::searcher`]).
+    pub(crate) fn of(index: &'i Index) -> Result<SearchContext<'i>> {
+        let rtxn = index.store().read()?;
+        let settings = index.settings(&rtxn)?;
+        let (searcher, pairs) = index.searcher();
         Ok(SearchContext {
-            index: self,
+            index,
             rtxn,
             settings,
             searcher,

@@ -11,7 +11,7 @@ use super::super::printer::SearchResult;
 use super::derivations::Pinned;
 use super::merge::{directions, distinct_values, groups_of, Candidate, Source};
 use super::{FederatedQuery, Federation};
-use crate::index::search::SearchContext;
+use crate::search::SearchContext;
 
 /// The local queries' typed results and candidate lists (in query order).
 pub(super) struct Local {

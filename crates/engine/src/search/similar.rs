@@ -14,8 +14,8 @@ use super::candidates::allowed_or_all;
 use super::page::Window;
 use super::printer::{Printer, SearchResult, Timings};
 use super::{rank, Ranked, SearchQuery};
-use crate::index::filtering::allowed_ids;
 use crate::index::Index;
+use crate::search::filtering::allowed_ids;
 use crate::vectors::{registry, Registry};
 
 /// Query of `similar` (the normalized form the TypeScript layer sends).

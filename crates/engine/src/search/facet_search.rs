@@ -16,8 +16,8 @@ use super::semantic::Mode;
 use super::{rank, rule_list, search_on, FacetSearchQuery};
 use crate::facets;
 use crate::filter::rules;
-use crate::index::search::SearchContext;
 use crate::index::Index;
+use crate::search::SearchContext;
 use crate::settings::Settings;
 
 impl SearchContext<'_> {

@@ -22,10 +22,10 @@ use super::super::rule::Rule;
 use super::super::verdict::Verdict;
 use super::{Floor, ShortcutSet};
 use crate::facets::compare_keys;
-use crate::index::search::SearchContext;
 use crate::index::tv;
+use crate::search::SearchContext;
 
-/// How many documents [`Index::rank_in_order`] ranks first, at least.
+/// How many documents [`SearchContext::rank_in_order`] ranks first, at least.
 const STEP: usize = 64;
 
 /// What orders the documents a set accepts once the digits they share are equal.
@@ -118,8 +118,8 @@ impl Past {
 /// A set's candidates: segment, document, internal id.
 type Candidate = (u32, DocId, u32);
 
-/// How [`Index::rank_by_id`] ranks: chunks of at least `step` documents (adding them to `seen`
-/// when `mark`), those `accept` takes counted, until `want` of them `precede` every document
+/// How [`SearchContext::rank_by_id`] ranks: chunks of at least `step` documents (adding them to
+/// `seen` when `mark`), those `accept` takes counted, until `want` of them `precede` every document
 /// left.
 struct ById<'a> {
     want: usize,
@@ -131,8 +131,8 @@ struct ById<'a> {
 
 impl SearchContext<'_> {
     /// Ranks a shortcut set's documents in the order `past` names: chunks of at least
-    /// [`STEP`] documents, each twice the last (with a sort key, those of one key value together; with
-    /// `exactness`, the documents that may be exact matches first, then the rest by
+    /// [`STEP`] documents, each twice the last (with a sort key, those of one key value together;
+    /// with `exactness`, the documents that may be exact matches first, then the rest by
     /// internal id) until `want` accepted documents come before every document left.
     /// Returns the best `want` ranked and how many were accepted.
     pub(super) fn rank_in_order(
@@ -314,8 +314,8 @@ impl SearchContext<'_> {
         Ok((out, accepted, complete))
     }
 
-    /// Ranks `part` of a set (see [`Index::rank_docs`]), its documents grouped by segment in
-    /// document order (the ranking reads each segment's postings forward).
+    /// Ranks `part` of a set (see [`SearchContext::rank_docs`]), its documents grouped by segment
+    /// in document order (the ranking reads each segment's postings forward).
     fn rank_part(
         &self,
         lv: Level,
@@ -409,7 +409,7 @@ impl SearchContext<'_> {
 }
 
 /// The candidates of `docs` not ranked before (see [`unranked`]): those `part` holds, and
-/// the others (both in document order, as [`Index::level_docs`] reads them).
+/// the others (both in document order, as [`SearchContext::level_docs`] reads them).
 fn split_off(
     docs: SegmentDocs,
     part: &SegmentDocs,

@@ -16,7 +16,7 @@ use super::super::remote::{Group, Remote};
 use super::local::Local;
 use super::merge::Source;
 use super::{FederatedQuery, Federation};
-use crate::index::search::SearchContext;
+use crate::search::SearchContext;
 
 /// Everything the response is written from.
 pub(super) struct Answer<'a, 't> {

@@ -1,7 +1,7 @@
 //! Filters to sets of internal ids, for search, document fetching and facet search: a
 //! request's filter is parsed and validated against the settings, then evaluated on the
 //! value columns when they can answer it, else on every stored document. Results are cached
-//! per generation ([`super::cache::FilterCache`]).
+//! per generation ([`crate::index::cache::FilterCache`]).
 //!
 //! Deleting by filter evaluates its filter on the batch's own, uncommitted view instead (see
 //! `update::delete`).
@@ -12,10 +12,10 @@ use api_types::{Code, Error, Result};
 use roaring::RoaringBitmap;
 use serde_json::Value;
 
-use super::search::{all_ids, columns};
-use super::Index;
+use super::{all_ids, columns};
 use crate::codec;
 use crate::filter::Filter;
+use crate::index::Index;
 use crate::settings::Settings;
 use crate::store::{heed_error, keys};
 
