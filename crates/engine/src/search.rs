@@ -109,27 +109,28 @@ impl SearchContext<'_> {
 }
 
 impl SearchContext<'_> {
-    /// The value columns of `paths` at `rtxn`'s generation (see [`columns()`]).
+    /// The value columns of `paths` at the context's generation (see [`columns()`]).
     #[inline]
-    pub(crate) fn columns(&self, rtxn: &heed::RoTxn, paths: &[String]) -> Result<Vec<Arc<Column>>> {
+    pub(crate) fn columns(&self, paths: &[String]) -> Result<Vec<Arc<Column>>> {
+        let rtxn = &self.rtxn;
         columns(self.index(), rtxn, paths)
     }
 
     /// Steps 1 to 6 of a search: the typed result, before printing.
     fn search_result(&self, q: &SearchQuery, started: Instant) -> Result<SearchResult> {
-        let (rtxn, settings) = (&self.rtxn, &*self.settings);
+        let settings = &*self.settings;
         // Parse the request: the filter first, then a vector without `hybrid`, then the
         // parameters checked against settings (in this order, which decides the error a
         // request with several mistakes gets).
-        let allowed = self.search_filtered(rtxn, settings, q)?;
+        let allowed = self.search_filtered(q)?;
         let filtered_at = Instant::now();
         if q.hybrid.is_none() && (q.vector.is_some() || q.media) {
             return Err(semantic::missing_hybrid());
         }
-        let mut request = self.parse_request(rtxn, settings, q)?;
+        let mut request = self.parse_request(q)?;
         // Pinned documents leave the natural order, which is then ranked from the first hit
         // so that they can be placed in it.
-        let pinned = self.pinned(rtxn, q.pinned_documents.as_deref(), allowed.as_deref())?;
+        let pinned = self.pinned(q.pinned_documents.as_deref(), allowed.as_deref())?;
         let page_window = request.window;
         let allowed = match pinned.is_empty() {
             true => allowed,
@@ -138,20 +139,14 @@ impl SearchContext<'_> {
                     offset: 0,
                     limit: page_window.end(),
                 };
-                let mut set = self.allowed_or_all(rtxn, &allowed)?.as_ref().clone();
+                let mut set = self.allowed_or_all(&allowed)?.as_ref().clone();
                 set -= &pinned.set;
                 Some(Arc::new(set))
             }
         };
         let query_text = q.q.clone().unwrap_or_default();
-        let mode = self.search_mode(
-            rtxn,
-            settings,
-            &query_text,
-            q.vector.as_deref(),
-            q.hybrid.as_ref(),
-            q.media,
-        )?;
+        let mode =
+            self.search_mode(&query_text, q.vector.as_deref(), q.hybrid.as_ref(), q.media)?;
         // Candidates: the query's words, and the allowed set without the negated words (a
         // semantic search has no words: every allowed document is a candidate).
         let keyword_text = match &mode {
@@ -226,7 +221,7 @@ impl SearchContext<'_> {
                 } else {
                     let semantic = self.semantic_order(&order(&semantic_rules, head), s)?;
                     let distinct = match request.distinct.as_deref() {
-                        Some(field) => Some(self.columns(rtxn, &[field.to_string()])?.remove(0)),
+                        Some(field) => Some(self.columns(&[field.to_string()])?.remove(0)),
                         None => None,
                     };
                     let sides = semantic::Sides {

@@ -71,7 +71,6 @@ impl SearchContext<'_> {
     /// query (`-word`, `-"a phrase"`), as a filter would remove them.
     pub(crate) fn without_negated(
         &self,
-        rtxn: &heed::RoTxn,
         searcher: &tantivy::Searcher,
         terms: &Terms,
         allowed: Option<Arc<RoaringBitmap>>,
@@ -81,7 +80,7 @@ impl SearchContext<'_> {
         }
         let query = groups_query(&terms.negatives, Occur::Should, Reach::Completions);
         let excluded = self.iids_of(searcher, query.as_ref(), None)?;
-        let base = self.allowed_or_all(rtxn, &allowed)?;
+        let base = self.allowed_or_all(&allowed)?;
         Ok(Some(Arc::new(base.as_ref() - &excluded)))
     }
 
@@ -89,9 +88,9 @@ impl SearchContext<'_> {
     #[inline]
     pub(crate) fn allowed_or_all(
         &self,
-        rtxn: &heed::RoTxn,
         allowed: &Option<Arc<RoaringBitmap>>,
     ) -> Result<Arc<RoaringBitmap>> {
+        let rtxn = &self.rtxn;
         allowed_or_all(self.index(), rtxn, allowed)
     }
 }

@@ -72,13 +72,8 @@ impl SearchContext<'_> {
         set: &RoaringBitmap,
     ) -> Result<FacetCounts> {
         match &o.pinned {
-            Some(pinned) => self.facet_counts(
-                &o.ctx.rtxn,
-                names,
-                &(set | pinned.as_ref()),
-                &o.ctx.settings,
-            ),
-            None => self.facet_counts(&o.ctx.rtxn, names, set, &o.ctx.settings),
+            Some(pinned) => self.facet_counts(names, &(set | pinned.as_ref())),
+            None => self.facet_counts(names, set),
         }
     }
 
@@ -98,7 +93,7 @@ impl SearchContext<'_> {
     /// Placeholder search in internal-id order.
     fn id_order(&self, o: &Order) -> Result<Ordered> {
         let Window { offset, limit } = o.window;
-        let set = self.allowed_or_all(&o.ctx.rtxn, &o.allowed)?;
+        let set = self.allowed_or_all(&o.allowed)?;
         let mut facet_counts = None;
         if let (Some(names), None) = (o.facet_names, o.distinct) {
             facet_counts = Some(self.order_facets(o, names, &set)?);
@@ -106,7 +101,7 @@ impl SearchContext<'_> {
         let mut total = set.len() as usize;
         let iids: Vec<u32> = match (o.distinct, &o.allowed) {
             (Some(field), _) => {
-                let column = self.columns(&o.ctx.rtxn, &[field.to_string()])?.remove(0);
+                let column = self.columns(&[field.to_string()])?.remove(0);
                 let order = apply_distinct(&column, set.iter().collect(), |i| i);
                 total = order.len();
                 if let Some(names) = o.facet_names {
@@ -134,8 +129,8 @@ impl SearchContext<'_> {
 
     /// One sort key on a placeholder search: read the page off the value index.
     fn value_order(&self, o: &Order, name: &str, asc: bool) -> Result<Ordered> {
-        let set = self.allowed_or_all(&o.ctx.rtxn, &o.allowed)?;
-        let column = self.columns(&o.ctx.rtxn, &[name.to_string()])?.remove(0);
+        let set = self.allowed_or_all(&o.allowed)?;
+        let column = self.columns(&[name.to_string()])?.remove(0);
         let iids = facets::sorted_page(&column, asc, &set, o.window.end());
         let facet_counts = match o.facet_names {
             Some(names) => Some(self.order_facets(o, names, &set)?),
@@ -148,7 +143,7 @@ impl SearchContext<'_> {
             .collect();
         if o.key_details {
             let ids: Vec<u32> = page.iter().map(|r| r.iid).collect();
-            let keys = self.sort_keys(&o.ctx.rtxn, o.key_specs, &ids)?;
+            let keys = self.sort_keys(o.key_specs, &ids)?;
             for (r, k) in page.iter_mut().zip(keys.chunks(1)) {
                 r.keys = k.to_vec();
             }
@@ -205,7 +200,7 @@ impl SearchContext<'_> {
         }
         let ranked = match o.distinct {
             Some(field) => {
-                let column = self.columns(&o.ctx.rtxn, &[field.to_string()])?.remove(0);
+                let column = self.columns(&[field.to_string()])?.remove(0);
                 distinct_ranked(&column, ranked)
             }
             None => ranked,
@@ -240,7 +235,7 @@ impl SearchContext<'_> {
     /// derivations, typos included, as the ranking's last level reads them.
     fn matches(&self, o: &Order, terms: &mut Terms) -> Result<Arc<RoaringBitmap>> {
         if terms.is_placeholder() {
-            return self.allowed_or_all(&o.ctx.rtxn, &o.allowed);
+            return self.allowed_or_all(&o.allowed);
         }
         self.derive_typos(&o.ctx.searcher, terms)?;
         let query = terms.universe_query(Reach::Typos);
@@ -254,9 +249,9 @@ impl SearchContext<'_> {
     /// Sort keys alone order a placeholder search; the ranked list and whether it holds every
     /// candidate.
     fn rank_by_keys(&self, o: &Order, need: usize, whole: bool) -> Result<(Vec<Ranked>, bool)> {
-        let set = self.allowed_or_all(&o.ctx.rtxn, &o.allowed)?;
+        let set = self.allowed_or_all(&o.allowed)?;
         let ids: Vec<u32> = set.iter().collect();
-        let keys = self.sort_keys(&o.ctx.rtxn, o.key_specs, &ids)?;
+        let keys = self.sort_keys(o.key_specs, &ids)?;
         let mut all: Vec<Ranked> = ids
             .into_iter()
             .zip(keys.chunks(o.key_specs.len().max(1)))
@@ -280,7 +275,7 @@ impl SearchContext<'_> {
     /// placeholder search, else a count of the query's matches, at most `maxTotalHits`.
     fn total(&self, o: &Order, terms: &mut Terms) -> Result<usize> {
         if terms.is_placeholder() {
-            return Ok(self.allowed_or_all(&o.ctx.rtxn, &o.allowed)?.len() as usize);
+            return Ok(self.allowed_or_all(&o.allowed)?.len() as usize);
         }
         if terms.lower_bound >= o.max_total_hits as u64 && o.allowed.is_none() {
             return Ok(o.max_total_hits);

@@ -24,7 +24,7 @@ impl SearchContext<'_> {
     /// `POST /indexes/{uid}/facet-search`: the values of one facet among the documents the
     /// accompanying query and filter match, with their counts.
     pub(crate) fn facet_search(&self, q: &FacetSearchQuery, started: Instant) -> Result<Vec<u8>> {
-        let (rtxn, settings) = (&self.rtxn, &*self.settings);
+        let settings = &*self.settings;
         if !settings.facet_search {
             return Err(Error::new(
                 Code::FacetSearchDisabled,
@@ -32,7 +32,7 @@ impl SearchContext<'_> {
             ));
         }
         // The filter is checked before the facet's name, as Meilisearch checks them.
-        let allowed = self.filtered(rtxn, settings, q.filter.as_ref(), q.contains_filter)?;
+        let allowed = self.filtered(q.filter.as_ref(), q.contains_filter)?;
         let filter_rules = rules::rules_of(settings);
         if let Some(m) = rules::facet_search_error(&filter_rules, &q.facet_name) {
             return Err(Error::new(Code::InvalidFacetSearchFacetName, m));
@@ -40,14 +40,7 @@ impl SearchContext<'_> {
         // A semantic or hybrid query has every allowed document as a candidate (its semantic
         // side ranks them all): the words then restrict nothing.
         let text = q.q.as_deref().unwrap_or("");
-        let mode = self.search_mode(
-            rtxn,
-            settings,
-            text,
-            q.vector.as_deref(),
-            q.hybrid.as_ref(),
-            false,
-        )?;
+        let mode = self.search_mode(text, q.vector.as_deref(), q.hybrid.as_ref(), false)?;
         let text = match mode {
             Mode::Keyword { .. } => text,
             Mode::Semantic(_) | Mode::Hybrid(..) => "",
@@ -60,7 +53,7 @@ impl SearchContext<'_> {
             None,
         )?;
         let mut set: RoaringBitmap = if terms.is_placeholder() {
-            (*self.allowed_or_all(rtxn, &allowed)?).clone()
+            (*self.allowed_or_all(&allowed)?).clone()
         } else {
             // Every candidate: `words` alone orders them, nothing more is needed.
             let fields = || self.fields_map().read().unwrap().names().to_vec();
@@ -81,15 +74,13 @@ impl SearchContext<'_> {
                 .collect()
         };
         if let (true, Some(field)) = (q.exhaustive_facet_count, settings.distinct_attribute()) {
-            let column = self.columns(rtxn, &[field.to_string()])?.remove(0);
+            let column = self.columns(&[field.to_string()])?.remove(0);
             let order: Vec<u32> = set.iter().collect();
             set = apply_distinct(&column, order, |iid| iid)
                 .into_iter()
                 .collect();
         }
-        let column = self
-            .columns(rtxn, std::slice::from_ref(&q.facet_name))?
-            .remove(0);
+        let column = self.columns(std::slice::from_ref(&q.facet_name))?.remove(0);
         let typos = facet_query_typos(settings, &q.facet_name, q.facet_query.as_deref());
         let hits = facets::count(&column, &set).search(
             &column,

@@ -13,7 +13,6 @@ use serde_json::{Map, Value};
 use crate::facets;
 use crate::filter::rules;
 use crate::search::SearchContext;
-use crate::settings::Settings;
 
 /// The facet counts of a search, in the order of the requested names.
 #[derive(Debug, Clone, Default)]
@@ -51,7 +50,6 @@ impl SearchContext<'_> {
     /// brings nothing. A name or pattern that brings nothing otherwise is refused.
     pub(super) fn facet_names(
         &self,
-        rtxn: &heed::RoTxn,
         requested: &[String],
         filter_rules: &[rules::Rule],
     ) -> Result<Vec<String>> {
@@ -61,7 +59,7 @@ impl SearchContext<'_> {
             let found = if name.contains('*') {
                 let known = match &mut known {
                     Some(k) => k,
-                    None => known.insert(self.known_fields(rtxn, filter_rules)?),
+                    None => known.insert(self.known_fields(filter_rules)?),
                 };
                 let mut any = false;
                 for f in known.iter().filter(|f| rules::pattern_matches(name, f)) {
@@ -71,7 +69,7 @@ impl SearchContext<'_> {
                 any
             } else if rules::is_filterable(filter_rules, name) {
                 out.insert(name.clone());
-                out.extend(self.paths_below(rtxn, name)?);
+                out.extend(self.paths_below(name)?);
                 true
             } else {
                 rules::is_above_plain_rule(filter_rules, name)
@@ -88,14 +86,14 @@ impl SearchContext<'_> {
 
     /// The paths below attribute `name` that its documents' objects hold, dotted from the
     /// top (`_geo`: its two coordinates).
-    fn paths_below(&self, rtxn: &heed::RoTxn, name: &str) -> Result<Vec<String>> {
+    fn paths_below(&self, name: &str) -> Result<Vec<String>> {
         if name == GEO {
             return Ok(GEO_PARTS.map(String::from).to_vec());
         }
         if !expands(name) {
             return Ok(Vec::new());
         }
-        let columns = self.columns(rtxn, &[name.to_string()])?;
+        let columns = self.columns(&[name.to_string()])?;
         Ok(columns
             .iter()
             .flat_map(|c| c.nested.iter().map(|p| format!("{name}.{p}")))
@@ -104,16 +102,12 @@ impl SearchContext<'_> {
 
     /// The filterable attributes the index's documents hold, with every filterable path below
     /// them that their objects hold: what a pattern of `facets` is matched against.
-    fn known_fields(
-        &self,
-        rtxn: &heed::RoTxn,
-        filter_rules: &[rules::Rule],
-    ) -> Result<Vec<String>> {
-        let tops = self.filterable_fields(rtxn, filter_rules)?;
+    fn known_fields(&self, filter_rules: &[rules::Rule]) -> Result<Vec<String>> {
+        let tops = self.filterable_fields(filter_rules)?;
         let mut out: BTreeSet<String> = tops.iter().cloned().collect();
         // One pass over the documents builds every column not cached.
         let objects: Vec<String> = tops.iter().filter(|t| expands(t)).cloned().collect();
-        for (top, column) in objects.iter().zip(self.columns(rtxn, &objects)?) {
+        for (top, column) in objects.iter().zip(self.columns(&objects)?) {
             let below = column.nested.iter().map(|p| format!("{top}.{p}"));
             out.extend(below.filter(|b| rules::is_filterable(filter_rules, b)));
         }
@@ -122,11 +116,8 @@ impl SearchContext<'_> {
 
     /// The filterable attributes the index's documents hold: top-level fields, and the nested
     /// paths plain rules name.
-    fn filterable_fields(
-        &self,
-        rtxn: &heed::RoTxn,
-        filter_rules: &[rules::Rule],
-    ) -> Result<Vec<String>> {
+    fn filterable_fields(&self, filter_rules: &[rules::Rule]) -> Result<Vec<String>> {
+        let rtxn = &self.rtxn;
         let mut out: BTreeSet<String> = self
             .index()
             .field_distribution(rtxn)?
@@ -151,9 +142,9 @@ impl SearchContext<'_> {
     /// sortable ones and the distinct attribute, in one pass over the documents, with their
     /// value index and numbers' ids. The column cache keeps what its budget allows.
     pub(crate) fn prepare_columns(&self) -> Result<()> {
-        let (rtxn, settings) = (&self.rtxn, &self.settings);
+        let settings = &self.settings;
         let mut names: BTreeSet<String> = self
-            .filterable_fields(rtxn, &rules::rules_of(settings))?
+            .filterable_fields(&rules::rules_of(settings))?
             .into_iter()
             .collect();
         names.extend(
@@ -165,7 +156,7 @@ impl SearchContext<'_> {
         );
         names.extend(settings.distinct_attribute().map(str::to_string));
         let names: Vec<String> = names.into_iter().collect();
-        for column in self.columns(rtxn, &names)? {
+        for column in self.columns(&names)? {
             let _ = column.number_ids();
         }
         Ok(())
@@ -174,12 +165,11 @@ impl SearchContext<'_> {
     /// `facetDistribution` and `facetStats` of `names` over `set`.
     pub(super) fn facet_counts(
         &self,
-        rtxn: &heed::RoTxn,
         names: &[String],
         set: &RoaringBitmap,
-        settings: &Settings,
     ) -> Result<FacetCounts> {
-        let columns = self.columns(rtxn, names)?;
+        let settings = &*self.settings;
+        let columns = self.columns(names)?;
         let max_values = settings.max_values_per_facet();
         let mut distribution = Map::new();
         let mut stats = Vec::new();

@@ -60,10 +60,10 @@ impl SearchContext<'_> {
     /// not exist or do not pass are dropped, a document pinned twice keeps its first place.
     pub(super) fn pinned(
         &self,
-        rtxn: &heed::RoTxn<heed::WithoutTls>,
         pins: Option<&[PinnedDocument]>,
         allowed: Option<&RoaringBitmap>,
     ) -> Result<Pinned> {
+        let rtxn = &self.rtxn;
         let mut out = Pinned::default();
         let mut taken = BTreeSet::new();
         for pin in pins.unwrap_or_default() {

@@ -19,7 +19,6 @@ use super::{SearchQuery, Terms};
 use crate::filter::rules;
 use crate::search::filtering::{allowed_ids, filter_ids};
 use crate::search::SearchContext;
-use crate::settings::Settings;
 use crate::sort::{self, SortKey};
 
 /// A search request checked against the index's settings.
@@ -51,11 +50,11 @@ impl SearchContext<'_> {
     /// `invalid_search_filter`.
     pub(super) fn filtered(
         &self,
-        rtxn: &heed::RoTxn,
-        settings: &Settings,
         filter: Option<&Value>,
         contains_filter: bool,
     ) -> Result<Option<Arc<RoaringBitmap>>> {
+        let rtxn = &self.rtxn;
+        let settings = &*self.settings;
         allowed_ids(
             self.index(),
             rtxn,
@@ -69,12 +68,9 @@ impl SearchContext<'_> {
     /// A search's `filter`: [`SearchContext::filtered`], with Meilisearch's search errors about the
     /// index's settings (an attribute that is not filterable, a bad geo value) when the query
     /// names its index: the filter quoted as written out, the index named.
-    pub(super) fn search_filtered(
-        &self,
-        rtxn: &heed::RoTxn,
-        settings: &Settings,
-        q: &SearchQuery,
-    ) -> Result<Option<Arc<RoaringBitmap>>> {
+    pub(super) fn search_filtered(&self, q: &SearchQuery) -> Result<Option<Arc<RoaringBitmap>>> {
+        let rtxn = &self.rtxn;
+        let settings = &*self.settings;
         const CODE: Code = Code::InvalidSearchFilter;
         let Some(value) = q.filter.as_ref() else {
             return Ok(None);
@@ -102,17 +98,13 @@ impl SearchContext<'_> {
         pins: Option<&super::query::Pins>,
     ) -> Result<(Terms, Option<Arc<RoaringBitmap>>)> {
         let terms = self.terms(text, (matching_strategy, locales), pins)?;
-        let allowed = self.without_negated(&self.rtxn, &self.searcher, &terms, allowed)?;
+        let allowed = self.without_negated(&self.searcher, &terms, allowed)?;
         Ok((terms, allowed))
     }
 
     /// Checks `q`'s sort, distinct, facets and pagination against `settings`.
-    pub(super) fn parse_request(
-        &self,
-        rtxn: &heed::RoTxn,
-        settings: &Settings,
-        q: &SearchQuery,
-    ) -> Result<Request> {
+    pub(super) fn parse_request(&self, q: &SearchQuery) -> Result<Request> {
+        let settings = &*self.settings;
         let rules = settings.ranking_rules().to_vec();
         let sort_keys = match q.sort.as_deref() {
             Some(specs) if !specs.is_empty() => {
@@ -134,7 +126,7 @@ impl SearchContext<'_> {
         let distinct = distinct_field(q.distinct.as_deref(), settings, &filter_rules)
             .map_err(|e| in_index(q, e))?;
         let facet_names = match &q.facets {
-            Some(requested) => Some(self.facet_names(rtxn, requested, &filter_rules)?),
+            Some(requested) => Some(self.facet_names(requested, &filter_rules)?),
             None => None,
         };
         let max_total_hits = settings.max_total_hits();

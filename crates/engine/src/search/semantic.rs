@@ -31,7 +31,6 @@ use super::{compare_ranked, steps, Ranked};
 use crate::facets;
 use crate::index::cache::{TableLookup, VectorTables};
 use crate::search::SearchContext;
-use crate::settings::Settings;
 use crate::store::keys;
 use crate::vectors::table::GraphTables;
 use crate::vectors::{registry, Registry, Space};
@@ -74,13 +73,13 @@ impl SearchContext<'_> {
     /// The kind of search `q` asks for (§10.1), with its query vector.
     pub(super) fn search_mode(
         &self,
-        rtxn: &heed::RoTxn,
-        settings: &Settings,
         q: &str,
         vector: Option<&[f32]>,
         hybrid: Option<&Hybrid>,
         media: bool,
     ) -> Result<Mode> {
+        let rtxn = &self.rtxn;
+        let settings = &*self.settings;
         let Some(hybrid) = hybrid else {
             if vector.is_some() || media {
                 return Err(missing_hybrid());
@@ -169,10 +168,11 @@ impl SearchContext<'_> {
         crate::vectors::embed_query(name, config, q).map(Some)
     }
 
-    /// The vector graphs' tables at `rtxn`'s generation when they are built. The first search
-    /// of a generation starts their build on a thread of its own and, like every search until
-    /// it ends, is answered by hannoy's reader (the same hits, only slower).
-    fn graph_tables(&self, rtxn: &heed::RoTxn) -> Result<Option<Arc<Option<GraphTables>>>> {
+    /// The vector graphs' tables at the context's generation when they are built. The first
+    /// search of a generation starts their build on a thread of its own and, like every search
+    /// until it ends, is answered by hannoy's reader (the same hits, only slower).
+    fn graph_tables(&self) -> Result<Option<Arc<Option<GraphTables>>>> {
+        let rtxn = &self.rtxn;
         let generation = self.store().get_u64(rtxn, keys::GENERATION)?;
         match self.vector_tables().lock().unwrap().lookup(generation) {
             TableLookup::Ready(t) => return Ok(Some(t)),
@@ -183,7 +183,8 @@ impl SearchContext<'_> {
             tables.lock().unwrap().finish(generation, built)
         };
         let txn = match self.store().static_read() {
-            // A commit since `rtxn` makes this generation's table useless: none is kept.
+            // A commit since the context's snapshot makes this generation's table useless: none
+            // is kept.
             Ok(txn) if self.store().get_u64(&txn, keys::GENERATION).ok() == Some(generation) => txn,
             _ => {
                 finish(self.vector_tables(), None);
@@ -204,7 +205,7 @@ impl SearchContext<'_> {
     /// Orders the allowed documents by similarity to the query vector: see the module's
     /// documentation.
     pub(super) fn semantic_order(&self, o: &Order, s: &Semantic) -> Result<Ordered> {
-        let set = self.allowed_or_all(&o.ctx.rtxn, &o.allowed)?;
+        let set = self.allowed_or_all(&o.allowed)?;
         let steps = steps(o.rules);
         // Keys before the similarity, distinct and a threshold need every candidate ranked.
         let keys_first = !matches!(steps.first(), Some(super::ranking::Step::Similarity))
@@ -217,7 +218,7 @@ impl SearchContext<'_> {
         let nearest = match s.space {
             Some(space) if need > 0 => {
                 let candidates = o.allowed.as_deref();
-                let tables = self.graph_tables(&o.ctx.rtxn)?;
+                let tables = self.graph_tables()?;
                 self.store().vectors.nearest(
                     &o.ctx.rtxn,
                     tables.as_deref().and_then(Option::as_ref),
@@ -252,7 +253,7 @@ impl SearchContext<'_> {
         }
         if !o.key_specs.is_empty() {
             let ids: Vec<u32> = ranked.iter().map(|r| r.iid).collect();
-            let keys = self.sort_keys(&o.ctx.rtxn, o.key_specs, &ids)?;
+            let keys = self.sort_keys(o.key_specs, &ids)?;
             for (r, k) in ranked.iter_mut().zip(keys.chunks(o.key_specs.len())) {
                 r.keys = k.to_vec();
             }
@@ -264,7 +265,7 @@ impl SearchContext<'_> {
             total = ranked.len();
         }
         if let Some(field) = o.distinct {
-            let column = self.columns(&o.ctx.rtxn, &[field.to_string()])?.remove(0);
+            let column = self.columns(&[field.to_string()])?.remove(0);
             ranked = distinct_ranked(&column, ranked);
             total = ranked.len();
         }

@@ -36,7 +36,7 @@ pub(super) fn run(
     let mut semantic = false;
     let mut shapes: Vec<Vec<Option<bool>>> = Vec::with_capacity(queries.len());
     for (qi, fq) in queries.iter().enumerate() {
-        let (rtxn, settings) = (&contexts[qi].rtxn, &contexts[qi].settings);
+        let settings = &contexts[qi].settings;
         let mut q = fq.query.clone();
         q.offset = 0;
         q.limit = end;
@@ -77,7 +77,7 @@ pub(super) fn run(
         semantic |= result.semantic_hits.is_some();
         let columns = match result.key_specs.is_empty() {
             true => Vec::new(),
-            false => contexts[qi].columns(rtxn, &key_paths(&result.key_specs))?,
+            false => contexts[qi].columns(&key_paths(&result.key_specs))?,
         };
         let distinct_column = match &federation.distinct {
             Some(field) => {
@@ -92,11 +92,7 @@ pub(super) fn run(
                             ),
                         )
                     })?;
-                Some(
-                    contexts[qi]
-                        .columns(rtxn, std::slice::from_ref(field))?
-                        .remove(0),
-                )
+                Some(contexts[qi].columns(std::slice::from_ref(field))?.remove(0))
             }
             None => None,
         };

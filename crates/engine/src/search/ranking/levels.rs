@@ -72,7 +72,6 @@ pub(super) struct LevelWords<'a> {
 }
 
 pub(super) struct Run<'a> {
-    pub rtxn: &'a heed::RoTxn<'a>,
     pub searcher: &'a tantivy::Searcher,
     pub allowed: Option<&'a Allowed<'a>>,
     pub rules: &'a [Rule],
@@ -225,7 +224,7 @@ impl SearchContext<'_> {
         ranking: Ranking,
         need: Option<usize>,
     ) -> Result<(Vec<Ranked>, bool)> {
-        let (rtxn, searcher, settings) = (&self.rtxn, &self.searcher, &*self.settings);
+        let (searcher, settings) = (&self.searcher, &*self.settings);
         let Ranking {
             allowed,
             search_on,
@@ -235,7 +234,6 @@ impl SearchContext<'_> {
         } = ranking;
         let tested = allowed.map(Allowed::new);
         let run = Run {
-            rtxn,
             searcher,
             allowed: tested.as_ref(),
             rules,
@@ -567,10 +565,10 @@ impl SearchContext<'_> {
 
     /// Orders `level` and keeps its best `k`, reading sort keys when rules need them.
     pub(super) fn keep_best(&self, run: &Run, level: &mut Vec<Ranked>, k: usize) -> Result<()> {
-        let (rtxn, key_specs, rules) = (run.rtxn, run.key_specs, run.rules);
+        let (key_specs, rules) = (run.key_specs, run.rules);
         if !key_specs.is_empty() {
             let ids: Vec<u32> = level.iter().map(|r| r.iid).collect();
-            let keys = self.sort_keys(rtxn, key_specs, &ids)?;
+            let keys = self.sort_keys(key_specs, &ids)?;
             for (r, k) in level.iter_mut().zip(keys.chunks(key_specs.len())) {
                 r.keys = k.to_vec();
             }

@@ -10,16 +10,11 @@ use crate::sort::{self, SortKey};
 
 impl SearchContext<'_> {
     /// Each candidate's keys for `specs`, `specs.len()` per candidate.
-    pub(crate) fn sort_keys(
-        &self,
-        rtxn: &heed::RoTxn,
-        specs: &[SortKey],
-        iids: &[u32],
-    ) -> Result<Vec<Key>> {
+    pub(crate) fn sort_keys(&self, specs: &[SortKey], iids: &[u32]) -> Result<Vec<Key>> {
         if specs.is_empty() {
             return Ok(Vec::new());
         }
-        let columns = self.columns(rtxn, &key_paths(specs))?;
+        let columns = self.columns(&key_paths(specs))?;
         let mut keys = Vec::with_capacity(iids.len() * specs.len());
         for &iid in iids {
             for (spec, column) in specs.iter().zip(&columns) {

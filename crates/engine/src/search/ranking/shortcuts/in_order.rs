@@ -152,8 +152,7 @@ impl SearchContext<'_> {
         match past {
             Past::Key { slot, asc } => {
                 let ids: Vec<u32> = candidates.iter().map(|c| c.2).collect();
-                let keys =
-                    self.sort_keys(run.rtxn, std::slice::from_ref(&run.key_specs[slot]), &ids)?;
+                let keys = self.sort_keys(std::slice::from_ref(&run.key_specs[slot]), &ids)?;
                 let cmp = |a: &usize, b: &usize| {
                     compare_keys(&keys[*a], &keys[*b], asc)
                         .then(candidates[*a].2.cmp(&candidates[*b].2))
