@@ -16,12 +16,12 @@
 //! The modules:
 //! - [`open`]: the tantivy schema and opening an index;
 //! - [`update`]: batches of operations (add, delete, settings) and their commit;
-//! - [`filtering`]: filters to sets of internal ids, cached per generation;
 //! - [`cache`]: the per-generation caches (typed settings, filter results, value columns,
 //!   query words, vector tables);
 //! - [`segments`]: what is decoded from each tantivy segment, kept while it lives;
 //! - [`documents`]: fetching documents, their projection, and the index's statistics;
-//! - [`search`] (with `ranking`): search and facet search;
+//! - [`search`]: the entry points of search, facet search and similar documents, whose steps
+//!   are in [`crate::search`] and read an index through the accessors below;
 //! - [`text`]: what tantivy holds of a document's text;
 //! - [`embeddings`], [`fields`]: the embedders' and the fields' views of an index;
 //! - [`cores`]: how many cores a batch's tokenization may use.
@@ -37,45 +37,43 @@ use crate::codec::FieldsMap;
 use crate::settings::Settings;
 use crate::store::{keys, Store};
 
-mod cache;
+pub(crate) mod cache;
 pub(crate) mod cores;
 mod documents;
 mod embeddings;
 mod fields;
-mod filtering;
-mod open;
+pub(crate) mod open;
 mod search;
-mod segments;
-mod text;
+pub(crate) mod segments;
+pub(crate) mod text;
 mod update;
 
-pub use documents::{merge_pages, FetchQuery, IndexStats};
-pub use fields::FieldsQuery;
-pub use open::TEXT_LAYOUT;
-pub use search::{
+pub use crate::search::{
     derivation_candidates_json, federated_search, federated_search_json, Asking, FacetSearchQuery,
     FederatedQuery, Federation, MergeFacets, Peers, Remote, SearchQuery, SimilarQuery,
 };
+pub use documents::{merge_pages, FetchQuery, IndexStats};
+pub use fields::FieldsQuery;
+pub use open::TEXT_LAYOUT;
 pub use update::compaction::Compaction;
 pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 
-// Shared with the submodules (the search modules reach `project` and `retrieve` through
-// `super::`, as before they moved).
+// Shared with the submodules (and the printer of search results: `project`, `retrieve`).
 use cache::{ColumnCache, FilterCache, SettingsCache, VectorTables, WordCache};
-use documents::{project, retrieve};
+pub(crate) use documents::{project, retrieve};
 use update::Progress;
 
-use segments::{SegmentLengths, Segments, NO_IID};
+use segments::{SegmentLengths, Segments};
 
 /// The tantivy fields of a document (see [`open`] for the schema).
-struct Fields {
-    iid: Field,
-    words: Field,
+pub(crate) struct Fields {
+    pub(crate) iid: Field,
+    pub(crate) words: Field,
     /// Word counts of short fields (see [`text`]).
-    lens: Field,
+    pub(crate) lens: Field,
     /// Words by field, and pairs of pair words, documents only (see [`text::field_word`]
     /// and [`text::pair_term`]).
-    field_words: Field,
+    pub(crate) field_words: Field,
 }
 
 pub struct Index {
@@ -157,7 +155,7 @@ impl Index {
     /// lands with a commit, which moves the generation on (see [`cache::SettingsCache`]).
     /// Not for a write transaction holding a batch's own settings: a batch reads those from
     /// its state (see [`update`]).
-    fn settings(&self, rtxn: &heed::RoTxn) -> Result<Arc<Settings>> {
+    pub(crate) fn settings(&self, rtxn: &heed::RoTxn) -> Result<Arc<Settings>> {
         let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
         if let Some(s) = self.settings_cache.lock().unwrap().get(generation) {
             return Ok(s);
@@ -171,7 +169,7 @@ impl Index {
     }
 
     /// The lengths column of one segment ([`text::LENGTHS_FIELD`]), opened once.
-    fn segment_lens(
+    pub(crate) fn segment_lens(
         &self,
         reader: &tantivy::SegmentReader,
     ) -> tantivy::Result<tantivy::columnar::Column<u64>> {
@@ -179,7 +177,7 @@ impl Index {
     }
 
     /// One segment's documents by field length ([`SegmentLengths`]), decoded once.
-    fn segment_lengths(
+    pub(crate) fn segment_lengths(
         &self,
         reader: &tantivy::SegmentReader,
     ) -> tantivy::Result<Arc<SegmentLengths>> {
@@ -187,20 +185,27 @@ impl Index {
     }
 
     /// One segment's dictionary of words, opened once.
-    fn segment_words(&self, reader: &tantivy::SegmentReader) -> Result<Arc<segments::Words>> {
+    pub(crate) fn segment_words(
+        &self,
+        reader: &tantivy::SegmentReader,
+    ) -> Result<Arc<segments::Words>> {
         self.segments.words(&self.tantivy, reader).map_err(tv)
     }
 
     /// The document of each internal id in one segment, once.
-    fn segment_docs(
+    pub(crate) fn segment_docs(
         &self,
         reader: &tantivy::SegmentReader,
     ) -> tantivy::Result<Arc<segments::DocsByIid>> {
         self.segments.docs(reader)
     }
 
-    /// The internal id of each document of one segment ([`NO_IID`] for none), decoded once.
-    fn segment_iids(&self, reader: &tantivy::SegmentReader) -> tantivy::Result<Arc<[u32]>> {
+    /// The internal id of each document of one segment ([`segments::NO_IID`] for none),
+    /// decoded once.
+    pub(crate) fn segment_iids(
+        &self,
+        reader: &tantivy::SegmentReader,
+    ) -> tantivy::Result<Arc<[u32]>> {
         self.segments.iids(reader)
     }
 
@@ -233,9 +238,49 @@ impl Index {
     }
 }
 
+/// What the read side reads of an index: the search steps see these through their
+/// [`SearchContext`](crate::search::SearchContext), never the fields themselves.
+impl Index {
+    #[inline]
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The tantivy fields of a document.
+    #[inline]
+    pub(crate) fn schema_fields(&self) -> &Fields {
+        &self.fields
+    }
+
+    #[inline]
+    pub(crate) fn fields_map(&self) -> &RwLock<Arc<FieldsMap>> {
+        &self.fields_map
+    }
+
+    #[inline]
+    pub(crate) fn filter_cache(&self) -> &Mutex<FilterCache> {
+        &self.filter_cache
+    }
+
+    #[inline]
+    pub(crate) fn column_cache(&self) -> &Mutex<ColumnCache> {
+        &self.columns
+    }
+
+    #[inline]
+    pub(crate) fn vector_tables(&self) -> &Arc<Mutex<VectorTables>> {
+        &self.vector_tables
+    }
+
+    #[inline]
+    pub(crate) fn word_cache(&self) -> &Mutex<WordCache> {
+        &self.word_cache
+    }
+}
+
 /// A tantivy failure: a full disk or exhausted file descriptors keep their own codes (through
 /// [`api_types::io_error`]); anything else is internal.
-fn tv(e: tantivy::TantivyError) -> Error {
+pub(crate) fn tv(e: tantivy::TantivyError) -> Error {
     for io in io_errors(&e) {
         // tempfile wraps the OS error with its path: the kind tells then.
         let code = match (io.raw_os_error(), io.kind()) {
@@ -274,6 +319,6 @@ fn io_errors(e: &tantivy::TantivyError) -> Vec<&std::io::Error> {
     out
 }
 
-fn default_limit() -> usize {
+pub(crate) fn default_limit() -> usize {
     20
 }

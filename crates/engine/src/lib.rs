@@ -12,6 +12,7 @@ pub mod index;
 pub mod languages;
 pub mod memory;
 pub mod payload;
+mod search;
 pub mod settings;
 pub mod sort;
 mod store;

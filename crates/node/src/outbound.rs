@@ -91,12 +91,12 @@ pub fn outbound_request(
 }
 
 /// The header one instance sends another to get each federated hit's score runs (see the
-/// engine's `index::search::remote`).
+/// engine's `search::remote`).
 #[napi]
 pub const FEDERATION_RUNS_HEADER: &str = outbound::instance::RUNS_HEADER;
 
 /// The header one instance sends another to learn what its queries' words derive from (see
-/// the engine's `index::search::query::pins`).
+/// the engine's `search::query::pins`).
 #[napi]
 pub const DERIVATION_CANDIDATES_HEADER: &str = outbound::instance::CANDIDATES_HEADER;
 

@@ -90,7 +90,7 @@ fn files_bytes(dir: &std::path::Path) -> u64 {
 
 impl Index {
     /// Decodes a stored document on a read path (committed data, committed fields map).
-    pub(super) fn decode_doc(&self, bytes: &[u8]) -> Result<Map<String, Value>> {
+    pub(crate) fn decode_doc(&self, bytes: &[u8]) -> Result<Map<String, Value>> {
         let fields = self.fields_map.read().unwrap().clone();
         codec::decode(bytes, &fields)
     }
@@ -194,7 +194,8 @@ impl Index {
     pub fn fetch_documents(&self, q: &FetchQuery) -> Result<Vec<u8>> {
         let rtxn = self.store.read()?;
         let settings = self.settings(&rtxn)?;
-        let allowed = self.allowed_ids(
+        let allowed = crate::search::filtering::allowed_ids(
+            self,
             &rtxn,
             q.filter.as_ref(),
             settings.as_ref(),
@@ -296,7 +297,7 @@ impl Index {
     }
 
     /// The stored count of documents per top-level field.
-    pub(super) fn field_distribution(&self, txn: &heed::RoTxn) -> Result<BTreeMap<String, u64>> {
+    pub(crate) fn field_distribution(&self, txn: &heed::RoTxn) -> Result<BTreeMap<String, u64>> {
         match self.store.get_meta(txn, keys::FIELD_DISTRIBUTION)? {
             Some(b) => serde_json::from_slice(b).map_err(Error::internal),
             None => Ok(BTreeMap::new()),
@@ -304,7 +305,7 @@ impl Index {
     }
 
     /// What printing `_vectors` under `settings` needs, for one request.
-    pub(super) fn vectors_view(
+    pub(crate) fn vectors_view(
         &self,
         rtxn: &heed::RoTxn,
         settings: &Settings,
@@ -315,7 +316,7 @@ impl Index {
 
 /// Projection for documents and hits: `fields`, then `vectors` as `_vectors` when
 /// `retrieveVectors` asked for them.
-pub(super) fn retrieve(
+pub(crate) fn retrieve(
     doc: Map<String, Value>,
     fields: Option<&[String]>,
     vectors: Option<Value>,
@@ -329,7 +330,7 @@ pub(super) fn retrieve(
 
 /// Keeps only `fields` (top-level names, or dotted paths into objects) and drops `_vectors`
 /// unless asked for.
-pub(super) fn project(
+pub(crate) fn project(
     doc: Map<String, Value>,
     fields: Option<&[String]>,
     keep_vectors: bool,

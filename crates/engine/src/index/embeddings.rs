@@ -14,7 +14,7 @@ use crate::vectors::{registry, Registry, Space};
 /// What one request needs to print `_vectors`: the configured embedders, in settings order,
 /// with their vector space (none before any vector was written) and the documents holding
 /// the user's own embeddings.
-pub(super) struct VectorsView {
+pub(crate) struct VectorsView {
     embedders: Vec<Shown>,
 }
 
@@ -29,7 +29,7 @@ pub(super) fn embedding_counts(store: &Store, rtxn: &heed::RoTxn) -> Result<(u64
 
 impl VectorsView {
     /// The view of the embedders `settings` configures, as `rtxn` holds their vectors.
-    pub(super) fn load(store: &Store, rtxn: &heed::RoTxn, settings: &Settings) -> Result<Self> {
+    pub(crate) fn load(store: &Store, rtxn: &heed::RoTxn, settings: &Settings) -> Result<Self> {
         let registry = Registry::load(store, rtxn)?;
         let mut embedders = Vec::new();
         for (name, config) in registry::configs(settings)? {
@@ -44,7 +44,7 @@ impl VectorsView {
 
     /// `_vectors` of document `iid`: the entries stored with the document (embedders that are
     /// not configured), then `{embeddings, regenerate}` for each configured embedder.
-    pub(super) fn of(
+    pub(crate) fn of(
         &self,
         index: &Index,
         rtxn: &heed::RoTxn,

@@ -22,7 +22,7 @@ use crate::store::{heed_error, keys, Store};
 /// The fast field holding each document's internal id.
 pub(super) const IID_FIELD: &str = "iid";
 /// The field of every indexed word (see [`super::text`]).
-pub(super) const WORDS_FIELD: &str = "words";
+pub(crate) const WORDS_FIELD: &str = "words";
 
 /// The layout of the terms tantivy holds, raised when what a document is indexed as changes
 /// (2: prefix markers, see [`super::text::prefix_marker`]; 3: the words fields read by

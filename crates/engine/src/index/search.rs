@@ -1,30 +1,6 @@
-//! Search and facet search on an [`Index`], as a pipeline of small steps. One search walks
-//! through them in this order ([`Index::search`] calls them one after the other):
-//!
-//! 1. **Parse the request** ([`wire`] holds its shape and defaults): the filter becomes the
-//!    allowed set of internal ids, then [`request`] checks sort, distinct and facets against
-//!    the settings and [`page`] turns offset/limit or page/hitsPerPage into a window.
-//! 2. **Candidates**: the query is cut into words and phrases with charabia (see
-//!    [`crate::tokens`]); each word gets its alternatives (prefix completions of the last
-//!    word, synonyms, typo derivations); negated words leave the allowed set.
-//! 3. **Ranking** ([`collect`]): keyword candidates are ranked by the relevancy rules
-//!    computed per document from the positions tantivy stores (see [`ranking`]), level by level
-//!    while `words` and `typo` lead the rules, so a page usually ranks only the documents
-//!    keeping every query word without typos. Sort keys come from the value columns (see
-//!    [`crate::facets`]). A placeholder search needs no ranking: internal-id order, or the
-//!    value index for one sort key.
-//! 4. **Distinct** ([`distinct`]): the first document of each value of the distinct
-//!    attribute stays.
-//! 5. **Page** ([`page`]): the window of the ordered hits, and the total.
-//! 6. **Facets** ([`faceting`]): value counts and numeric ranges over the kept documents.
-//! 7. **Print** ([`printer`], with [`format`] for highlight and crop): the typed result
-//!    (internal ids with their verdicts, totals, facet counts, timings) becomes the response
-//!    bytes.
-//!
-//! The steps before printing build no JSON, so a semantic candidate list can be merged with
-//! the keyword one before ranking, and federated search can merge typed hits by score before
-//! printing. Facet search ([`facet_search`]) runs steps 1 and 2 and counts one facet's values
-//! over every candidate.
+//! The read side's entry points on [`Index`]: search, facet search, similar documents and
+//! the column warm-up. Each builds what the request reads (a [`SearchContext`] for those
+//! that run the search steps) and hands the work to [`crate::search`], where the steps are.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -32,350 +8,50 @@ use std::time::Instant;
 use api_types::Result;
 use roaring::RoaringBitmap;
 
-use super::cache::worth_updating;
-use super::{cores, Index};
-use crate::facets::{self, Column};
-use crate::sort::SortKey;
-use crate::store::{heed_error, keys};
-
-// The steps (the module doc gives their order).
-mod candidates;
-mod collect;
-mod context;
-mod distinct;
-mod facet_search;
-mod faceting;
-mod federated;
-pub(crate) mod format;
-mod page;
-mod pinned;
-mod printer;
-mod query;
-mod ranking;
-mod remote;
-mod request;
-mod semantic;
-mod similar;
-mod wire;
-
-use candidates::search_on;
-use collect::Order;
-pub(crate) use context::SearchContext;
-pub use federated::derivation_candidates_json;
-pub use federated::{
-    federated_search, federated_search_json, FederatedQuery, Federation, MergeFacets,
-};
-use page::Window;
-use printer::{Printer, SearchResult, Timings};
-pub(super) use query::TypoCandidates;
-use query::{group_query, Counted, Group, Reach, TermSet, Terms};
-use ranking::{
-    self as rank, compare_ranked, rule_list, score_details, semantic_rule_list, steps, Ranked,
-};
-pub use remote::{Asking, Peers, Remote};
-use semantic::{keyword_suffices, merge, Mode};
-pub use similar::SimilarQuery;
-pub use wire::{FacetSearchQuery, SearchQuery};
-
-/// How many documents a column build hands a core to decode at a time.
-const COLUMN_CHUNK: usize = 16_384;
-
-/// The columns sort keys read.
-fn key_paths(specs: &[SortKey]) -> Vec<String> {
-    specs
-        .iter()
-        .map(|s| match s {
-            SortKey::Field { name, .. } => name.clone(),
-            SortKey::GeoPoint { .. } => "_geo".to_string(),
-        })
-        .collect()
-}
+use super::Index;
+use crate::search::{self, FacetSearchQuery, SearchContext, SearchQuery, SimilarQuery};
 
 impl Index {
-    /// The value columns of `paths` at `rtxn`'s generation. Those not cached are derived from
-    /// an older generation's column when the documents changed since are known and few
-    /// (decoding only those), else built in one pass over every document.
-    pub(super) fn columns(&self, rtxn: &heed::RoTxn, paths: &[String]) -> Result<Vec<Arc<Column>>> {
-        let generation = self.store.get_u64(rtxn, keys::GENERATION)?;
-        let (mut found, older) = {
-            let mut cache = self.columns.lock().unwrap();
-            let found: Vec<Option<Arc<Column>>> =
-                paths.iter().map(|p| cache.get(generation, p)).collect();
-            // (the generation it was built at, the column, the ids changed since)
-            let older: Vec<Option<(u64, Arc<Column>, RoaringBitmap)>> = paths
-                .iter()
-                .zip(&found)
-                .map(|(p, f)| {
-                    let (g, column) = cache.older(generation, p).filter(|_| f.is_none())?;
-                    Some((g, column, cache.changed_since(g, generation)?))
-                })
-                .collect();
-            (found, older)
-        };
-        if found.iter().all(Option::is_some) {
-            return Ok(found.into_iter().flatten().collect());
-        }
-        let fields = self.fields_map.read().unwrap().clone();
-        let count = self.store.docs.len(rtxn).map_err(heed_error)?;
-        let mut built: Vec<(usize, Column)> = Vec::new();
-        // Derived: few documents changed since an older column was built.
-        let mut derivable: Vec<usize> = (0..paths.len())
-            .filter(|i| {
-                older[*i]
-                    .as_ref()
-                    .is_some_and(|(_, _, ids)| worth_updating(ids, count))
-            })
-            .collect();
-        while let Some(&first) = derivable.first() {
-            // The paths whose columns are as old as `first`'s share one decoding.
-            let (g, _, ids) = older[first].as_ref().unwrap();
-            let (same, rest): (Vec<usize>, Vec<usize>) = derivable
-                .iter()
-                .partition(|i| older[**i].as_ref().unwrap().0 == *g);
-            let keep = |name: &str| same.iter().any(|i| crate::value::within(&paths[*i], name));
-            let mut changed = Vec::with_capacity(ids.len() as usize);
-            for iid in ids {
-                let doc = match self.store.docs.get(rtxn, &iid).map_err(heed_error)? {
-                    Some(bytes) => Some(crate::codec::decode_fields(bytes, &fields, keep)?),
-                    None => None,
-                };
-                changed.push((iid, doc));
-            }
-            for i in &same {
-                let base = &older[*i].as_ref().unwrap().1;
-                built.push((
-                    *i,
-                    facets::ColumnBuilder::updated(&paths[*i], base, ids, &changed),
-                ));
-            }
-            derivable = rest;
-        }
-        // Built afresh, in one pass over every document.
-        let missing: Vec<usize> = (0..paths.len())
-            .filter(|i| found[*i].is_none() && !built.iter().any(|(b, _)| b == i))
-            .collect();
-        if !missing.is_empty() {
-            let mut builders: Vec<facets::ColumnBuilder> = missing
-                .iter()
-                .map(|i| facets::ColumnBuilder::new(&paths[*i]))
-                .collect();
-            // Documents are decoded (decompressed, most of the pass's time) on every core, a
-            // chunk at a time, while this thread hands them to the builders in internal-id
-            // order.
-            let docs = self
-                .store
-                .docs
-                .iter(rtxn)
-                .map_err(heed_error)?
-                .collect::<heed::Result<Vec<(u32, &[u8])>>>()
-                .map_err(heed_error)?;
-            // Only the top-level fields that can hold a built column's values are decoded.
-            let keep = |name: &str| {
-                missing
-                    .iter()
-                    .any(|i| crate::value::within(&paths[*i], name))
-            };
-            cores::pipelined(
-                &docs,
-                COLUMN_CHUNK,
-                |chunk| {
-                    chunk
-                        .iter()
-                        .map(|(_, bytes)| crate::codec::decode_fields(bytes, &fields, keep))
-                        .collect::<Result<Vec<_>>>()
-                },
-                |decoded, chunk| {
-                    for (doc, (iid, _)) in decoded?.iter().zip(chunk) {
-                        for b in &mut builders {
-                            b.push(*iid, doc);
-                        }
-                    }
-                    Ok(())
-                },
-            )?;
-            built.extend(
-                missing
-                    .into_iter()
-                    .zip(builders.into_iter().map(|b| b.finish())),
-            );
-        }
-        let mut cache = self.columns.lock().unwrap();
-        for (i, column) in built {
-            let column = Arc::new(column);
-            cache.put(generation, &paths[i], column.clone());
-            found[i] = Some(column);
-        }
-        Ok(found.into_iter().map(|c| c.expect("built above")).collect())
+    /// The context of a search starting now (see [`SearchContext::of`]).
+    pub(crate) fn search_context(&self) -> Result<SearchContext<'_>> {
+        SearchContext::of(self)
     }
 
-    /// Search: see the module's documentation. Each step below is one module.
+    /// Search: the steps are in the crate's `search` module, whose documentation gives them.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<u8>> {
         let started = q.received.unwrap_or_else(Instant::now);
-        let ctx = self.search_context()?;
-        let result = self.search_result(&ctx, q, started)?;
-        Printer::new(self, &ctx.rtxn, &ctx.settings, q).print(result)
+        self.search_context()?.search(q, started)
     }
 
-    /// Steps 1 to 6 of a search: the typed result, before printing.
-    fn search_result(
-        &self,
-        ctx: &SearchContext,
-        q: &SearchQuery,
-        started: Instant,
-    ) -> Result<SearchResult> {
-        let (rtxn, settings) = (&ctx.rtxn, &*ctx.settings);
-        // Parse the request: the filter first, then a vector without `hybrid`, then the
-        // parameters checked against settings (in this order, which decides the error a
-        // request with several mistakes gets).
-        let allowed = self.search_filtered(rtxn, settings, q)?;
-        let filtered_at = Instant::now();
-        if q.hybrid.is_none() && (q.vector.is_some() || q.media) {
-            return Err(semantic::missing_hybrid());
-        }
-        let mut request = self.parse_request(rtxn, settings, q)?;
-        // Pinned documents leave the natural order, which is then ranked from the first hit
-        // so that they can be placed in it.
-        let pinned = self.pinned(rtxn, q.pinned_documents.as_deref(), allowed.as_deref())?;
-        let page_window = request.window;
-        let allowed = match pinned.is_empty() {
-            true => allowed,
-            false => {
-                request.window = Window {
-                    offset: 0,
-                    limit: page_window.end(),
-                };
-                let mut set = self.allowed_or_all(rtxn, &allowed)?.as_ref().clone();
-                set -= &pinned.set;
-                Some(Arc::new(set))
-            }
-        };
-        let query_text = q.q.clone().unwrap_or_default();
-        let mode = self.search_mode(
-            rtxn,
-            settings,
-            &query_text,
-            q.vector.as_deref(),
-            q.hybrid.as_ref(),
-            q.media,
-        )?;
-        // Candidates: the query's words, and the allowed set without the negated words (a
-        // semantic search has no words: every allowed document is a candidate).
-        let keyword_text = match &mode {
-            Mode::Semantic(_) => "",
-            _ => query_text.as_str(),
-        };
-        let (mut terms, allowed) = self.keyword_candidates(
-            ctx,
-            keyword_text,
-            (q.matching_strategy.as_deref(), q.locales.as_deref()),
-            allowed,
-            q.pins.as_ref(),
-        )?;
-        let placeholder = terms.is_placeholder();
-        let (rank_rules, key_specs) = rule_list(
-            &request.rules,
-            &request.sort_keys,
-            placeholder,
-            terms.drop_order.is_none(),
-        );
-        // The semantic side's rules, only when there is one.
-        let semantic_rules = match &mode {
-            Mode::Keyword { .. } => Vec::new(),
-            _ => semantic_rule_list(&request.rules, &request.sort_keys).0,
-        };
-        let fields = || self.fields_map.read().unwrap().names().to_vec();
-        let search_on = search_on(settings, q.attributes_to_search_on.as_deref(), fields)
-            .map_err(|e| request::in_index(q, e))?;
-        // Ranking, distinct, facets and the page.
-        let base = Order {
-            ctx,
-            allowed: allowed.clone(),
-            rules: &rank_rules,
-            key_specs: &key_specs,
-            search_on: search_on.as_deref(),
-            distinct: request.distinct.as_deref(),
-            facet_names: request.facet_names.as_deref(),
-            threshold: q.ranking_score_threshold.filter(|t| *t > 0.0),
-            key_details: q.show_ranking_score_details,
-            scores: q.show_ranking_score || q.show_ranking_score_details,
-            window: request.window,
-            max_total_hits: request.max_total_hits,
-            started,
-            pinned: (!pinned.is_empty()).then(|| Arc::new(pinned.set.clone())),
-        };
-        let order = |rules, window| Order {
-            rules,
-            window,
-            ..base.clone()
-        };
-        let window = request.window;
-        let (mut ordered, semantic_hits, query_vector) = match &mode {
-            Mode::Keyword { semantic_hits } => (
-                self.order(&order(&rank_rules, window), &mut terms)?,
-                *semantic_hits,
-                None,
-            ),
-            Mode::Semantic(s) => {
-                let ordered = self.semantic_order(&order(&semantic_rules, window), s)?;
-                let n = ordered.page.len();
-                (ordered, Some(n), Some(s.vector.clone()))
-            }
-            Mode::Hybrid(s, ratio) => {
-                let head = Window {
-                    offset: 0,
-                    limit: window.end(),
-                };
-                let keyword = self.order(&order(&rank_rules, head), &mut terms)?;
-                if keyword_suffices(&keyword, window, *ratio) {
-                    let page = keyword.page.into_iter().skip(window.offset).collect();
-                    let keyword = collect::Ordered { page, ..keyword };
-                    (keyword, Some(0), Some(s.vector.clone()))
-                } else {
-                    let semantic = self.semantic_order(&order(&semantic_rules, head), s)?;
-                    let distinct = match request.distinct.as_deref() {
-                        Some(field) => Some(self.columns(rtxn, &[field.to_string()])?.remove(0)),
-                        None => None,
-                    };
-                    let sides = semantic::Sides {
-                        keyword,
-                        keyword_rules: &rank_rules,
-                        semantic,
-                        semantic_rules: &semantic_rules,
-                    };
-                    let (merged, n) = merge(sides, *ratio, window, distinct.as_deref());
-                    (merged, Some(n), Some(s.vector.clone()))
-                }
-            }
-        };
-        if !pinned.is_empty() {
-            ordered.page = pinned.place(std::mem::take(&mut ordered.page), page_window);
-            ordered.candidates += pinned.len();
-        }
-        let ranked_at = Instant::now();
-        // Highlighting reads the typo derivations.
-        if !placeholder && (printer::formatting(q) || q.show_matches_position) {
-            self.derive_typos(&ctx.searcher, &mut terms)?;
-        }
-        let result = SearchResult {
-            hits: ordered.page,
-            candidates: ordered.candidates,
-            max_total_hits: request.max_total_hits,
-            facets: ordered.facets,
-            query: query_text,
-            words: std::mem::take(&mut terms.words),
-            phrases: std::mem::take(&mut terms.phrases),
-            rules: rank_rules,
-            semantic_rules,
-            key_specs,
-            geo_point: request.geo_point(),
-            semantic_hits,
-            query_vector: query_vector.filter(|_| q.retrieve_vectors),
-            timings: Timings {
-                started,
-                filtered: filtered_at,
-                ranked: ranked_at,
-            },
-        };
-        Ok(result)
+    /// `POST /indexes/{uid}/facet-search`: the values of one facet among the documents the
+    /// accompanying query and filter match, with their counts.
+    pub fn facet_search(&self, q: &FacetSearchQuery) -> Result<Vec<u8>> {
+        let started = Instant::now();
+        self.search_context()?.facet_search(q, started)
+    }
+
+    /// A facet search over several instances of a network: their `facetHits` (each cut at
+    /// `maxValuesPerFacet`) as one list, counts added per value (values compared in their
+    /// normal form, the first spelling shown), in this index's order for the facet, cut again.
+    pub fn merge_facet_hits(&self, request_json: &str) -> Result<Vec<u8>> {
+        search::facet_search::merge_facet_hits(self, request_json)
+    }
+
+    /// Builds the value columns searches read, so that the first filter, sort or facet count
+    /// after the index opens does not: every filterable attribute the documents hold, the
+    /// sortable ones and the distinct attribute, in one pass over the documents, with their
+    /// value index and numbers' ids. The column cache keeps what its budget allows.
+    pub fn prepare_columns(&self) -> Result<()> {
+        self.search_context()?.prepare_columns()
+    }
+
+    /// `/similar`: `{hits, id, processingTimeMs, limit, offset, estimatedTotalHits}`.
+    pub fn similar(&self, q: &SimilarQuery) -> Result<Vec<u8>> {
+        search::similar::similar(self, q)
+    }
+
+    /// Every internal id `rtxn` sees, cached per generation (see [`search::all_ids`]).
+    pub(crate) fn all_ids(&self, rtxn: &heed::RoTxn) -> Result<Arc<RoaringBitmap>> {
+        search::all_ids(self, rtxn)
     }
 }

@@ -29,11 +29,11 @@ use tantivy::{DocId, HasLen, SegmentReader};
 use super::{open, text};
 
 /// In [`Segments::iids`], a document without an internal id.
-pub(super) const NO_IID: u32 = u32::MAX;
+pub(crate) const NO_IID: u32 = u32::MAX;
 
 /// The decoded columns of the live segments (see the module doc).
 #[derive(Default)]
-pub(super) struct Segments {
+pub(crate) struct Segments {
     state: Mutex<State>,
 }
 
@@ -135,7 +135,7 @@ impl Segments {
     }
 
     /// The dictionary of words of `reader` (a segment of `index`), opened once.
-    pub(super) fn words(
+    pub(crate) fn words(
         &self,
         index: &tantivy::Index,
         reader: &SegmentReader,
@@ -279,7 +279,7 @@ fn empty_fst() -> Vec<u8> {
 /// many words as the query (only those can be exact matches). Read through the column, one
 /// document at a time, that was a third of a frequent phrase's ranking on PyPI (`"library
 /// for"`: 0.46 ms for 2,629 candidates, the column's pages mostly out of the CPU's caches).
-pub(super) struct SegmentLengths {
+pub(crate) struct SegmentLengths {
     /// Per field id, its place in `docs` (`u32::MAX`: no document has it short).
     slots: Vec<u32>,
     /// Per slot and word count (`slot * LENGTH_SLOTS + words`), the documents.
@@ -326,7 +326,7 @@ impl SegmentLengths {
     }
 
     /// The documents having field `fid` of `words` words (`None`: none has).
-    pub(super) fn docs_of(&self, fid: u32, words: u32) -> Option<&RoaringBitmap> {
+    pub(crate) fn docs_of(&self, fid: u32, words: u32) -> Option<&RoaringBitmap> {
         let slot = *self.slots.get(fid as usize)?;
         (slot != u32::MAX && (words as usize) < LENGTH_SLOTS)
             .then(|| &self.docs[slot as usize * LENGTH_SLOTS + words as usize])
@@ -339,7 +339,7 @@ impl SegmentLengths {
     }
 
     /// The field ids some document of the segment has short.
-    pub(super) fn fields(&self) -> impl Iterator<Item = u32> + '_ {
+    pub(crate) fn fields(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.slots.len() as u32).filter(|f| self.slots[*f as usize] != u32::MAX)
     }
 }

@@ -26,7 +26,7 @@ const COLUMN_CACHE_SIZE: usize = 64;
 ///
 /// The columns hold at most [`COLUMN_BYTES`] (as [`Column::bytes`] counts them) and
 /// [`COLUMN_CACHE_SIZE`] columns; past either, the least recently used go first.
-pub(in crate::index) struct ColumnCache {
+pub(crate) struct ColumnCache {
     generation: u64,
     all: Option<Arc<RoaringBitmap>>,
     columns: HashMap<String, CachedColumn>,
@@ -61,7 +61,7 @@ const CHANGES_KEPT: usize = 32;
 /// Whether something cached at an older generation (a column, the set of all ids) is worth
 /// updating with the `changed` ids rather than computing afresh over the `count` documents:
 /// past a quarter changed, one pass over every document is about as fast.
-pub(in crate::index) fn worth_updating(changed: &RoaringBitmap, count: u64) -> bool {
+pub(crate) fn worth_updating(changed: &RoaringBitmap, count: u64) -> bool {
     changed.len().saturating_mul(4) <= count
 }
 
@@ -90,17 +90,17 @@ impl ColumnCache {
         self.bytes
     }
 
-    pub(in crate::index) fn all_at(&self, generation: u64) -> Option<Arc<RoaringBitmap>> {
+    pub(crate) fn all_at(&self, generation: u64) -> Option<Arc<RoaringBitmap>> {
         (self.generation == generation).then(|| self.all.clone())?
     }
 
     /// The set of all ids of a generation older than `generation`, if one is held.
-    pub(in crate::index) fn older_all(&self, generation: u64) -> Option<(u64, Arc<RoaringBitmap>)> {
+    pub(crate) fn older_all(&self, generation: u64) -> Option<(u64, Arc<RoaringBitmap>)> {
         let all = self.all.as_ref().filter(|_| self.generation < generation)?;
         Some((self.generation, all.clone()))
     }
 
-    pub(in crate::index) fn put_all(&mut self, generation: u64, all: Arc<RoaringBitmap>) {
+    pub(crate) fn put_all(&mut self, generation: u64, all: Arc<RoaringBitmap>) {
         if generation > self.generation {
             self.generation = generation;
             self.all = None;
@@ -112,7 +112,7 @@ impl ColumnCache {
 
     /// The column of `path` at `generation`, if held. Its views built since it was last
     /// measured count now, and may push others out.
-    pub(in crate::index) fn get(&mut self, generation: u64, path: &str) -> Option<Arc<Column>> {
+    pub(crate) fn get(&mut self, generation: u64, path: &str) -> Option<Arc<Column>> {
         let now = self.tick();
         let c = self
             .columns
@@ -130,11 +130,7 @@ impl ColumnCache {
     }
 
     /// The column of `path` built at a generation older than `generation`, if one is held.
-    pub(in crate::index) fn older(
-        &self,
-        generation: u64,
-        path: &str,
-    ) -> Option<(u64, Arc<Column>)> {
+    pub(crate) fn older(&self, generation: u64, path: &str) -> Option<(u64, Arc<Column>)> {
         let c = self
             .columns
             .get(path)
@@ -145,7 +141,7 @@ impl ColumnCache {
 
     /// Keeps `column` unless a newer generation's is held, then drops the least recently used
     /// others while the columns are too many or hold more than the budget.
-    pub(in crate::index) fn put(&mut self, generation: u64, path: &str, column: Arc<Column>) {
+    pub(crate) fn put(&mut self, generation: u64, path: &str, column: Arc<Column>) {
         if self
             .columns
             .get(path)
@@ -187,7 +183,7 @@ impl ColumnCache {
     /// Records the internal ids the commit of `generation` added, changed or deleted (called
     /// before the commit, so that a reader seeing the generation finds them; a commit that
     /// fails and is retried under the same number adds its ids to the same entry).
-    pub(in crate::index) fn record_changes(&mut self, generation: u64, ids: &RoaringBitmap) {
+    pub(crate) fn record_changes(&mut self, generation: u64, ids: &RoaringBitmap) {
         if let Some((_, known)) = self.changes.iter_mut().find(|(g, _)| *g == generation) {
             *known |= ids;
             return;
@@ -200,7 +196,7 @@ impl ColumnCache {
 
     /// Every internal id changed by the commits after `from` up to `to`, or `None` when one
     /// of those commits is not remembered (the columns are then built afresh).
-    pub(in crate::index) fn changed_since(&self, from: u64, to: u64) -> Option<RoaringBitmap> {
+    pub(crate) fn changed_since(&self, from: u64, to: u64) -> Option<RoaringBitmap> {
         let mut out = RoaringBitmap::new();
         for generation in from + 1..=to {
             let (_, ids) = self.changes.iter().find(|(g, _)| *g == generation)?;

@@ -28,9 +28,9 @@ use crate::settings::Settings;
 mod columns;
 mod vector_tables;
 mod words;
-pub(super) use columns::{worth_updating, ColumnCache};
-pub(super) use vector_tables::{TableLookup, VectorTables};
-pub(super) use words::WordCache;
+pub(crate) use columns::{worth_updating, ColumnCache};
+pub(crate) use vector_tables::{TableLookup, VectorTables};
+pub(crate) use words::WordCache;
 
 /// About how many bytes one index's caches hold together at most (see the module doc).
 pub const CACHE_BYTES: usize = 128 << 20;
@@ -43,7 +43,7 @@ const FILTER_CACHE_SIZE: usize = 16;
 
 /// One value computed at one generation: a reader at that generation shares it, one at an
 /// older generation computes its own.
-pub(super) struct Generational<T> {
+pub(crate) struct Generational<T> {
     entry: Option<(u64, Arc<T>)>,
 }
 
@@ -54,13 +54,13 @@ impl<T> Default for Generational<T> {
 }
 
 impl<T> Generational<T> {
-    pub(super) fn get(&self, generation: u64) -> Option<Arc<T>> {
+    pub(crate) fn get(&self, generation: u64) -> Option<Arc<T>> {
         let (g, value) = self.entry.as_ref()?;
         (*g == generation).then(|| value.clone())
     }
 
     /// Keeps `value` unless a newer generation is held.
-    pub(super) fn put(&mut self, generation: u64, value: Arc<T>) {
+    pub(crate) fn put(&mut self, generation: u64, value: Arc<T>) {
         if self.entry.as_ref().is_none_or(|(g, _)| *g <= generation) {
             self.entry = Some((generation, value));
         }
@@ -78,11 +78,11 @@ impl<T> Generational<T> {
 
 /// The typed settings of one generation. Settings are written only by a batch's commit,
 /// which moves the generation on, so one generation has one settings object.
-pub(super) type SettingsCache = Generational<Settings>;
+pub(crate) type SettingsCache = Generational<Settings>;
 
 /// Recent filter results, least recently used first, at most [`FILTER_CACHE_SIZE`] of them
 /// and [`FILTER_BYTES`] together.
-pub(super) struct FilterCache {
+pub(crate) struct FilterCache {
     entries: Vec<FilterEntry>,
     bytes: usize,
     budget: usize,
@@ -108,7 +108,7 @@ impl FilterCache {
 
     /// The ids matching the filter whose request JSON is `key`, if computed at `generation`;
     /// a result found becomes the most recently used.
-    pub(super) fn get(&mut self, generation: u64, key: &str) -> Option<Arc<RoaringBitmap>> {
+    pub(crate) fn get(&mut self, generation: u64, key: &str) -> Option<Arc<RoaringBitmap>> {
         let at = self
             .entries
             .iter()
@@ -119,7 +119,7 @@ impl FilterCache {
         Some(ids)
     }
 
-    pub(super) fn put(&mut self, generation: u64, key: String, ids: Arc<RoaringBitmap>) {
+    pub(crate) fn put(&mut self, generation: u64, key: String, ids: Arc<RoaringBitmap>) {
         // A newer generation makes older results useless; an older reader keeps its own.
         self.entries.retain(|(g, _, _, _)| *g >= generation);
         let bytes = key.len() + ids.serialized_size() + std::mem::size_of::<FilterEntry>();

@@ -10,7 +10,7 @@ use crate::vectors::table::GraphTables;
 /// build at a time. Unlike the other caches it is emptied when a batch commits: a table holds
 /// a read transaction, which must not keep the pages of an old generation from being reused.
 #[derive(Default)]
-pub(in crate::index) struct VectorTables {
+pub(crate) struct VectorTables {
     /// The last build that ended at the current generation; None inside when it failed (that
     /// generation's searches then use hannoy's reader).
     built: Generational<Option<GraphTables>>,
@@ -21,7 +21,7 @@ pub(in crate::index) struct VectorTables {
 }
 
 /// What [`VectorTables::lookup`] found.
-pub(in crate::index) enum TableLookup {
+pub(crate) enum TableLookup {
     Ready(Arc<Option<GraphTables>>),
     /// The caller is to build the table of the generation it asked for, then call
     /// [`VectorTables::finish`].
@@ -31,7 +31,7 @@ pub(in crate::index) enum TableLookup {
 }
 
 impl VectorTables {
-    pub(in crate::index) fn lookup(&mut self, generation: u64) -> TableLookup {
+    pub(crate) fn lookup(&mut self, generation: u64) -> TableLookup {
         if let Some(t) = self.built.get(generation) {
             return TableLookup::Ready(t);
         }
@@ -43,7 +43,7 @@ impl VectorTables {
     }
 
     /// Ends the build claimed by [`Self::lookup`]; its table is kept unless a commit came since.
-    pub(in crate::index) fn finish(&mut self, generation: u64, tables: Option<GraphTables>) {
+    pub(crate) fn finish(&mut self, generation: u64, tables: Option<GraphTables>) {
         self.building = false;
         if generation >= self.floor {
             self.built.put(generation, Arc::new(tables));
@@ -51,7 +51,7 @@ impl VectorTables {
     }
 
     /// Drops the table (and its read transaction) of the generations before `generation`.
-    pub(in crate::index) fn commit(&mut self, generation: u64) {
+    pub(crate) fn commit(&mut self, generation: u64) {
         self.floor = generation;
         self.built.clear();
     }

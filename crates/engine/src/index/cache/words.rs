@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use super::super::search::TypoCandidates;
 use super::CACHE_BYTES;
+use crate::search::TypoCandidates;
 
 /// How many query words [`Recent`] takes in before it starts a new lot (keeping the last one).
 /// The bench's mixes walk about 1,300 words (PyPI and npm): at 512, a server cycling through
@@ -29,15 +29,15 @@ const RECENT_BYTES: usize = CACHE_BYTES / 32;
 /// words recur across users. Both depend on the dictionary alone, so they are kept for as
 /// long as the searcher generation (a commit or a merge starts another).
 #[derive(Default)]
-pub(in crate::index) struct WordCache {
-    pub(in crate::index) walks: Recent<(Box<str>, u8, bool), Arc<TypoCandidates>>,
-    pub(in crate::index) splits: Recent<Box<str>, Option<usize>>,
+pub(crate) struct WordCache {
+    pub(crate) walks: Recent<(Box<str>, u8, bool), Arc<TypoCandidates>>,
+    pub(crate) splits: Recent<Box<str>, Option<usize>>,
 }
 
 /// Values of one generation, in two lots of at most [`RECENT_WORDS`] keys and
 /// [`RECENT_BYTES`] each: when the newer lot is full it becomes the older one and the oldest
 /// lot is dropped, so a key used in either lot stays.
-pub(in crate::index) struct Recent<K, V> {
+pub(crate) struct Recent<K, V> {
     generation: u64,
     newer: HashMap<K, V>,
     /// What the newer lot's keys and values hold (see [`Weigh`]).
@@ -46,7 +46,7 @@ pub(in crate::index) struct Recent<K, V> {
 }
 
 /// About how many bytes a key or value of [`Recent`] holds, its heap included.
-pub(in crate::index) trait Weigh {
+pub(crate) trait Weigh {
     fn bytes(&self) -> usize;
 }
 
@@ -68,7 +68,7 @@ impl<K, V> Default for Recent<K, V> {
 }
 
 impl<K: Eq + Hash + Clone + Weigh, V: Clone + Weigh> Recent<K, V> {
-    pub(in crate::index) fn get<Q>(&mut self, generation: u64, key: &Q) -> Option<V>
+    pub(crate) fn get<Q>(&mut self, generation: u64, key: &Q) -> Option<V>
     where
         K: std::borrow::Borrow<Q>,
         Q: Eq + Hash + ?Sized,
@@ -85,7 +85,7 @@ impl<K: Eq + Hash + Clone + Weigh, V: Clone + Weigh> Recent<K, V> {
     }
 
     /// Keeps `value` unless a newer generation is held (an older reader computes its own).
-    pub(in crate::index) fn put(&mut self, generation: u64, key: K, value: V) {
+    pub(crate) fn put(&mut self, generation: u64, key: K, value: V) {
         if generation < self.generation {
             return;
         }

@@ -1,0 +1,127 @@
+//! The local queries of a federated search: each runs steps 1 to 6 of a search with the
+//! federation's window, and its hits become candidates of the merge (their runs, distinct
+//! values and weighted score).
+
+use std::time::Instant;
+
+use api_types::{Code, Error, Result};
+
+use super::super::key_paths;
+use super::super::printer::SearchResult;
+use super::derivations::Pinned;
+use super::merge::{directions, distinct_values, groups_of, Candidate, Source};
+use super::{FederatedQuery, Federation};
+use crate::search::SearchContext;
+
+/// The local queries' typed results and candidate lists (in query order).
+pub(super) struct Local {
+    pub results: Vec<SearchResult>,
+    pub lists: Vec<Vec<Candidate>>,
+    /// Whether any query searched semantically (`semanticHitCount` is then shown).
+    pub semantic: bool,
+}
+
+/// Runs every local query in its context (`contexts[i]` is query `i`'s), keeping the first
+/// `end` hits of each.
+pub(super) fn run(
+    queries: &[FederatedQuery],
+    federation: &Federation,
+    contexts: &[SearchContext],
+    pinned: Option<&Pinned>,
+    started: Instant,
+    end: usize,
+) -> Result<Local> {
+    let mut results = Vec::with_capacity(queries.len());
+    let mut lists: Vec<Vec<Candidate>> = Vec::with_capacity(queries.len());
+    let mut semantic = false;
+    let mut shapes: Vec<Vec<Option<bool>>> = Vec::with_capacity(queries.len());
+    for (qi, fq) in queries.iter().enumerate() {
+        let settings = &contexts[qi].settings;
+        let mut q = fq.query.clone();
+        q.offset = 0;
+        q.limit = end;
+        q.page = None;
+        q.hits_per_page = None;
+        q.show_ranking_score = true;
+        if let Some(pins) = pinned {
+            q.pins = Some(pins.of(fq.position));
+        }
+        // `facetsByIndex` is counted on the first query of each index it names.
+        q.facets = match queries[..qi].iter().any(|p| p.index_uid == fq.index_uid) {
+            true => None,
+            false => federation
+                .facets_by_index
+                .iter()
+                .flatten()
+                .find(|(uid, _)| *uid == fq.index_uid)
+                .map(|(_, facets)| facets.clone()),
+        };
+        let mut result = contexts[qi].search_result(&q, started).map_err(|e| Error {
+            message: format!("Inside `.queries[{qi}]`: {}", e.message),
+            ..e
+        })?;
+        let shape = directions(&result.rules);
+        for (pj, other) in shapes.iter().enumerate() {
+            let clash = shape
+                .iter()
+                .zip(other)
+                .any(|(a, b)| matches!((a, b), (Some(x), Some(y)) if x != y));
+            if clash {
+                return Err(Error::new(
+                Code::InvalidMultiSearchQueryRankingRules,
+                format!("Inside `.queries[{qi}]`: The results of queries #{pj} and #{qi} are incompatible: \n  - cannot compare two sort rules in opposite directions"),
+            ));
+            }
+        }
+        shapes.push(shape);
+        semantic |= result.semantic_hits.is_some();
+        let columns = match result.key_specs.is_empty() {
+            true => Vec::new(),
+            false => contexts[qi].columns(&key_paths(&result.key_specs))?,
+        };
+        let distinct_column = match &federation.distinct {
+            Some(field) => {
+                let rules = crate::filter::rules::rules_of(settings.as_ref());
+                super::super::distinct::distinct_field(Some(field), settings.as_ref(), &rules)
+                    .map_err(|e| {
+                        Error::new(
+                            Code::InvalidMultiSearchDistinct,
+                            format!(
+                                "Inside `.federation.distinct` (index `{}`): {}",
+                                fq.index_uid, e.message
+                            ),
+                        )
+                    })?;
+                Some(contexts[qi].columns(std::slice::from_ref(field))?.remove(0))
+            }
+            None => None,
+        };
+        let hits = std::mem::take(&mut result.hits);
+        lists.push(
+            hits.into_iter()
+                .map(|ranked| Candidate {
+                    position: fq.position,
+                    distinct: distinct_column
+                        .as_ref()
+                        .map(|c| distinct_values(&ranked, c))
+                        .unwrap_or_default(),
+                    groups: groups_of(
+                        &ranked,
+                        &result.rules,
+                        &result.key_specs,
+                        &columns,
+                        fq.weight,
+                    ),
+                    weighted: ranked.score() * fq.weight,
+                    source: Source::Local(ranked),
+                })
+                .collect(),
+        );
+        results.push(result);
+    }
+    Ok(Local {
+        results,
+        lists,
+        semantic,
+    })
+}
