@@ -307,3 +307,68 @@ describe('words of refused values', () => {
     expect(r.body).toMatchObject({ code: 'invalid_search_sort', message: message.replace('{uid}', uid) });
   });
 });
+
+describe('a search with several faults, read in Meilisearch order', () => {
+  const search = (body: Record<string, unknown>) => s.api('POST', `/indexes/${uid}/search`, { body });
+  it.each([
+    [{ filter: {}, vector: [1, 2, 3] }, 'invalid_search_filter'],
+    [{ filter: 'nope = 3', vector: [1, 2, 3] }, 'missing_search_hybrid'],
+    [{ filter: 'nope = 3', media: { image: 'x' }, vector: [1, 2] }, 'invalid_search_media_and_vector'],
+    [{ filter: 'nope = 3', sort: ['year'] }, 'invalid_search_sort'],
+    [{ filter: 'nope = 3', sort: ['_geoPoint(1):asc'] }, 'invalid_search_sort'],
+    [{ distinct: 'nope', attributesToSearchOn: ['nope'] }, 'invalid_search_distinct'],
+    [{ filter: 'nope = 3', distinct: 'nope' }, 'invalid_search_distinct'],
+    [{ filter: 'nope = 3', sort: ['t:asc'] }, 'invalid_search_filter'],
+    [{ q: 'hello', hybrid: { embedder: 'nope' }, sort: ['year'] }, 'invalid_search_embedder'],
+    [{ hybrid: { embedder: 'nope' }, sort: ['year'] }, 'invalid_search_sort'],
+    [{ sort: ['t:asc'], facets: ['nope'] }, 'invalid_search_sort'],
+    [{ filter: 'nope = 1', facets: ['nope'] }, 'invalid_search_filter'],
+  ])('when it is %j, then %s is answered', async (body, code) => {
+    const r = await search(body);
+    expect({ status: r.status, code: r.body.code }).toEqual({ status: 400, code });
+  });
+
+  it('when media and vector come together, then Meilisearch words are answered', async () => {
+    const r = await search({ media: { image: 'x' }, vector: [1, 2] });
+    expect(r.body.message).toBe('Invalid request: both `media` and `vector` parameters are present.');
+  });
+
+  it('when a facet search has a vector without hybrid, then that is answered before its filter and facet', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/facet-search`, {
+      body: { facetName: 'nope', vector: [0.1, 0.2, 0.3], filter: {} },
+    });
+    expect(r.body).toMatchObject({
+      code: 'missing_search_hybrid',
+      message: 'Invalid request: missing `hybrid` parameter when `vector` or `media` are present.',
+    });
+  });
+});
+
+describe('a hybrid search that embeds nothing', () => {
+  it('when it is a placeholder or keywords only, then its missing embedder is no error', async () => {
+    for (const body of [
+      { hybrid: { embedder: 'nope' } },
+      { q: '', hybrid: { embedder: 'nope', semanticRatio: 1 } },
+      { q: 'hello', hybrid: { embedder: 'nope', semanticRatio: 0 } },
+    ]) {
+      const r = await s.api('POST', `/indexes/${uid}/search`, { body });
+      expect({ body, status: r.status }).toEqual({ body, status: 200 });
+    }
+    const facets = await s.api('POST', `/indexes/${uid}/facet-search`, {
+      body: { facetName: 't', hybrid: { embedder: 'nope' } },
+    });
+    expect(facets.status).toBe(200);
+    expect(facets.body.facetHits).toEqual([
+      { value: 'hello', count: 1 },
+      { value: 'world', count: 1 },
+    ]);
+  });
+
+  it('when it must embed its query, then the missing embedder is refused', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { q: 'hello', hybrid: { embedder: 'nope' } } });
+    expect(r.body).toMatchObject({
+      code: 'invalid_search_embedder',
+      message: 'Cannot find embedder with name `nope`.',
+    });
+  });
+});

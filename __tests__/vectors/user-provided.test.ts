@@ -329,6 +329,18 @@ describe('semantic and hybrid search', () => {
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ code, message });
   });
+
+  it('when a federated query retrieves vectors, then queryVectors holds each such query vector by position', async () => {
+    const fed = async (queries: unknown[]) =>
+      (await s.api('POST', '/multi-search', { body: { federation: {}, queries } })).body;
+    const keyword = { indexUid: uid, q: 'red' };
+    const semantic = { indexUid: uid, vector: [1, 0, 0], hybrid: { embedder: 'man' } };
+    expect(Object.keys(await fed([keyword, semantic]))).not.toContain('queryVectors');
+    const kept = await fed([keyword, { ...semantic, retrieveVectors: true }]);
+    expect(kept.queryVectors).toEqual({ '1': [1, 0, 0] });
+    expect(Object.keys(kept).slice(0, 3)).toEqual(['hits', 'queryVectors', 'processingTimeMs']);
+    expect((await fed([{ ...keyword, retrieveVectors: true }])).queryVectors).toEqual({});
+  });
 });
 
 describe('binary quantization', () => {

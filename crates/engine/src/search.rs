@@ -119,15 +119,34 @@ impl SearchContext<'_> {
     /// Steps 1 to 6 of a search: the typed result, before printing.
     fn search_result(&self, q: &SearchQuery, started: Instant) -> Result<SearchResult> {
         let settings = &*self.settings;
-        // Parse the request: the filter first, then a vector without `hybrid`, then the
-        // parameters checked against settings (in this order, which decides the error a
-        // request with several mistakes gets).
-        let allowed = self.search_filtered(q)?;
-        let filtered_at = Instant::now();
+        // Read the request in Meilisearch's order, which decides the error a request with
+        // several mistakes gets: the filter's syntax; `media` with `vector`, or either without
+        // `hybrid`; the embedder, when the search embeds its query or takes a vector (the
+        // query is embedded then); the sort's syntax; `attributesToSearchOn`; `distinct`;
+        // then the filter against the settings, the sort's attributes and the facets.
+        let filter = self.search_filter(q)?;
+        if q.media && q.vector.is_some() {
+            return Err(semantic::media_and_vector());
+        }
         if q.hybrid.is_none() && (q.vector.is_some() || q.media) {
             return Err(semantic::missing_hybrid());
         }
-        let mut request = self.parse_request(q)?;
+        let query_text = q.q.clone().unwrap_or_default();
+        let mode =
+            self.search_mode(&query_text, q.vector.as_deref(), q.hybrid.as_ref(), q.media)?;
+        let sort_keys = match q.sort.as_deref() {
+            Some(specs) => crate::sort::parse_syntax(specs, api_types::Code::InvalidSearchSort)?,
+            None => Vec::new(),
+        };
+        let fields = || self.fields_map().read().unwrap().names().to_vec();
+        let search_on = search_on(settings, q.attributes_to_search_on.as_deref(), fields)
+            .map_err(|e| request::in_index(q, e))?;
+        let filter_rules = crate::filter::rules::rules_of(settings);
+        let distinct = distinct::distinct_field(q.distinct.as_deref(), settings, &filter_rules)
+            .map_err(|e| request::in_index(q, e))?;
+        let allowed = self.search_filtered(q, filter)?;
+        let filtered_at = Instant::now();
+        let mut request = self.parse_request(q, (sort_keys, distinct))?;
         // Pinned documents leave the natural order, which is then ranked from the first hit
         // so that they can be placed in it.
         let pinned = self.pinned(q.pinned_documents.as_deref(), allowed.as_deref())?;
@@ -144,9 +163,6 @@ impl SearchContext<'_> {
                 Some(Arc::new(set))
             }
         };
-        let query_text = q.q.clone().unwrap_or_default();
-        let mode =
-            self.search_mode(&query_text, q.vector.as_deref(), q.hybrid.as_ref(), q.media)?;
         // Candidates: the query's words, and the allowed set without the negated words (a
         // semantic search has no words: every allowed document is a candidate).
         let keyword_text = match &mode {
@@ -171,9 +187,6 @@ impl SearchContext<'_> {
             Mode::Keyword { .. } => Vec::new(),
             _ => semantic_rule_list(&request.rules, &request.sort_keys).0,
         };
-        let fields = || self.fields_map().read().unwrap().names().to_vec();
-        let search_on = search_on(settings, q.attributes_to_search_on.as_deref(), fields)
-            .map_err(|e| request::in_index(q, e))?;
         // Ranking, distinct, facets and the page.
         let base = Order {
             ctx: self,

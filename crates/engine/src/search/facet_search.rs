@@ -31,7 +31,11 @@ impl SearchContext<'_> {
                 "The facet search is disabled for this index",
             ));
         }
-        // The filter is checked before the facet's name, as Meilisearch checks them.
+        // A vector without `hybrid` first, then the filter, then the facet's name, as
+        // Meilisearch checks them.
+        if q.hybrid.is_none() && q.vector.is_some() {
+            return Err(super::semantic::missing_hybrid());
+        }
         let allowed = self.filtered(q.filter.as_ref(), q.contains_filter)?;
         let filter_rules = rules::rules_of(settings);
         if let Some(m) = rules::facet_search_error(&filter_rules, &q.facet_name) {

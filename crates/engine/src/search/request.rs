@@ -1,11 +1,11 @@
-//! The first steps of a search: the request read against the index. The filter becomes the
-//! allowed set; then the parameters are checked against the settings: sort keys need `sort`
-//! among the ranking rules and sortable attributes, `distinct` a filterable attribute,
-//! `facets` filterable attributes (patterns expand to those the documents hold); the page
-//! window is cut to `maxTotalHits`. The checks run in this order, which decides the error a
-//! request with several mistakes gets. Last, the query's words and the allowed set without
-//! the negated words: the keyword candidates. Facet search shares the filter and the
-//! candidates.
+//! The first steps of a search: the request read against the index. The filter is read
+//! first and applied once the other parameters have been read (`SearchContext::search_result`
+//! gives Meilisearch's order, which decides the error a request with several mistakes
+//! gets); then the parameters are checked against the settings: sort keys need `sort` among
+//! the ranking rules and sortable attributes, `facets` filterable attributes (patterns expand
+//! to those the documents hold); the page window is cut to `maxTotalHits`. Last, the query's
+//! words and the allowed set without the negated words: the keyword candidates. Facet search
+//! shares the filter and the candidates.
 
 use std::sync::Arc;
 
@@ -13,10 +13,9 @@ use api_types::{Code, Error, Result};
 use roaring::RoaringBitmap;
 use serde_json::Value;
 
-use super::distinct::distinct_field;
 use super::page::Window;
 use super::{SearchQuery, Terms};
-use crate::filter::rules;
+use crate::filter::{rules, Filter};
 use crate::search::filtering::{allowed_ids, filter_ids};
 use crate::search::SearchContext;
 use crate::sort::{self, SortKey};
@@ -65,25 +64,38 @@ impl SearchContext<'_> {
         )
     }
 
-    /// A search's `filter`: [`SearchContext::filtered`], with Meilisearch's search errors about the
-    /// index's settings (an attribute that is not filterable, a bad geo value) when the query
-    /// names its index: the filter quoted as written out, the index named.
-    pub(super) fn search_filtered(&self, q: &SearchQuery) -> Result<Option<Arc<RoaringBitmap>>> {
-        let rtxn = &self.rtxn;
-        let settings = &*self.settings;
-        const CODE: Code = Code::InvalidSearchFilter;
+    /// A search's `filter`, read (its syntax, and `CONTAINS` against the feature) before the
+    /// other parameters are checked; [`SearchContext::search_filtered`] applies it after them.
+    pub(super) fn search_filter(&self, q: &SearchQuery) -> Result<Option<Filter>> {
         let Some(value) = q.filter.as_ref() else {
             return Ok(None);
         };
-        let Some(mut filter) = crate::filter::parse_request(value, CODE, q.contains_filter)? else {
+        let filter =
+            crate::filter::parse_request(value, Code::InvalidSearchFilter, q.contains_filter)?;
+        Ok(filter.map(|mut filter| {
+            if q.index_uid.is_some() {
+                filter.quote_rendered();
+            }
+            filter
+        }))
+    }
+
+    /// A search's read `filter` applied: [`SearchContext::filtered`], with Meilisearch's search
+    /// errors about the index's settings (an attribute that is not filterable, a bad geo value)
+    /// when the query names its index: the filter quoted as written out, the index named.
+    pub(super) fn search_filtered(
+        &self,
+        q: &SearchQuery,
+        filter: Option<Filter>,
+    ) -> Result<Option<Arc<RoaringBitmap>>> {
+        let rtxn = &self.rtxn;
+        let settings = &*self.settings;
+        let (Some(mut filter), Some(value)) = (filter, q.filter.as_ref()) else {
             return Ok(None);
         };
-        if q.index_uid.is_some() {
-            filter.quote_rendered();
-        }
         filter
             .validate(settings)
-            .map_err(|m| in_index(q, Error::new(CODE, m)))?;
+            .map_err(|m| in_index(q, Error::new(Code::InvalidSearchFilter, m)))?;
         filter.bind_geo(settings);
         Ok(Some(filter_ids(self.index(), rtxn, &filter, value)?))
     }
@@ -103,12 +115,16 @@ impl SearchContext<'_> {
     }
 
     /// Checks `q`'s sort, distinct, facets and pagination against `settings`.
-    pub(super) fn parse_request(&self, q: &SearchQuery) -> Result<Request> {
+    pub(super) fn parse_request(
+        &self,
+        q: &SearchQuery,
+        (sort_keys, distinct): (Vec<SortKey>, Option<String>),
+    ) -> Result<Request> {
         let settings = &*self.settings;
         let rules = settings.ranking_rules().to_vec();
-        let sort_keys = match q.sort.as_deref() {
-            Some(specs) if !specs.is_empty() => {
-                let keys = sort::parse_syntax(specs, Code::InvalidSearchSort)?;
+        let sort_keys = match sort_keys.is_empty() {
+            false => {
+                let keys = sort_keys;
                 if !rules.iter().any(|r| r == "sort") {
                     return Err(in_index(q, Error::new(
                         Code::InvalidSearchSort,
@@ -120,11 +136,9 @@ impl SearchContext<'_> {
                     .map_err(|e| in_index(q, e))?;
                 keys
             }
-            _ => Vec::new(),
+            true => Vec::new(),
         };
         let filter_rules = rules::rules_of(settings);
-        let distinct = distinct_field(q.distinct.as_deref(), settings, &filter_rules)
-            .map_err(|e| in_index(q, e))?;
         let facet_names = match &q.facets {
             Some(requested) => Some(self.facet_names(requested, &filter_rules)?),
             None => None,

@@ -88,6 +88,15 @@ impl SearchContext<'_> {
                 semantic_hits: None,
             });
         };
+        let ratio = hybrid.semantic_ratio;
+        let blank = q.trim().is_empty();
+        // A search that embeds nothing (keywords only, or a placeholder without a vector)
+        // does not look its embedder up, as Meilisearch does not: a missing one is no error.
+        if !media && vector.is_none() && (ratio == 0.0 || blank) {
+            return Ok(Mode::Keyword {
+                semantic_hits: None,
+            });
+        }
         let Some(config) = registry::configs(settings)?
             .into_iter()
             .find(|(n, _)| *n == hybrid.embedder)
@@ -121,8 +130,6 @@ impl SearchContext<'_> {
                 ));
             }
         }
-        let ratio = hybrid.semantic_ratio;
-        let blank = q.trim().is_empty();
         if ratio == 0.0 || (blank && vector.is_none()) {
             return Ok(Mode::Keyword {
                 semantic_hits: None,
@@ -434,8 +441,17 @@ fn compare_parts(a: &[Part], b: &[Part]) -> Ordering {
     Ordering::Equal
 }
 
-/// A query vector or media without `hybrid` (checked after the filter, before the other
-/// parameters, as Meilisearch checks it).
+/// Both `media` and `vector` in one query (checked after the filter's syntax, as Meilisearch
+/// checks it).
+pub(super) fn media_and_vector() -> Error {
+    Error::new(
+        Code::InvalidSearchMediaAndVector,
+        "Invalid request: both `media` and `vector` parameters are present.",
+    )
+}
+
+/// A query vector or media without `hybrid` (checked after the filter's syntax and before
+/// the other parameters, as Meilisearch checks it).
 pub(super) fn missing_hybrid() -> Error {
     Error::new(
         Code::MissingSearchHybrid,

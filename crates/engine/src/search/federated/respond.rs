@@ -150,6 +150,20 @@ impl Answer<'_, '_> {
             _ => total,
         };
         let mut body = Map::new();
+        // When a query retrieves vectors: the query vector of each such query that has one,
+        // by its position, as Meilisearch shows them.
+        if self.queries.iter().any(|q| q.query.retrieve_vectors) {
+            let vectors: Map<String, Value> = self
+                .queries
+                .iter()
+                .zip(&self.local.results)
+                .filter_map(|(fq, r)| {
+                    let v = r.query_vector.as_ref()?;
+                    Some((fq.position.to_string(), json!(v)))
+                })
+                .collect();
+            body.insert("queryVectors".into(), Value::Object(vectors));
+        }
         body.insert(
             "processingTimeMs".into(),
             (started.elapsed().as_millis() as u64).into(),
