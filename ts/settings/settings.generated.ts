@@ -213,6 +213,16 @@ export const SETTINGS_KEYS = {
   chatHybrid: ['semanticRatio', 'embedder'],
 } as const;
 
+/** The keys an object may not leave out (checked after the given ones, in this order). */
+export const SETTINGS_REQUIRED = {
+  filterableAttributePattern: ['attributePatterns'],
+  foreignKey: ['foreignIndexUid', 'fieldName'],
+  localizedAttributeRule: ['attributePatterns', 'locales'],
+  distribution: ['mean', 'sigma'],
+  fragment: ['value'],
+  chatHybrid: ['embedder'],
+} as const;
+
 /** The values of each settings enumeration, in Meilisearch's order. */
 export const SETTINGS_VALUES = {
   proximityPrecision: ['byWord', 'byAttribute'],
@@ -228,3 +238,7 @@ export const SETTINGS_DEFAULTS = {
   filterableFeatures: {"facetSearch":false,"filter":{"equality":true,"comparison":false}},
   semanticRatio: 0.5,
 } as const;
+
+/** The message of a `minWordSizeForTypos` whose `oneTypo` exceeds `twoTypos` (the engine's). */
+export const minWordSizeMessage = (oneTypo: number, twoTypos: number): string =>
+  `\`minWordSizeForTypos\` setting is invalid. \`oneTypo\` and \`twoTypos\` fields should be between \`0\` and \`255\`, and \`twoTypos\` should be greater or equals to \`oneTypo\` but found \`oneTypo: ${oneTypo}\` and twoTypos: ${twoTypos}\`.`;

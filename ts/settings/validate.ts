@@ -47,7 +47,7 @@ import {
   u8,
   unknownField,
 } from './deserr';
-import { SETTINGS_DEFAULTS, SETTINGS_KEYS } from './settings.generated';
+import { minWordSizeMessage, SETTINGS_DEFAULTS, SETTINGS_KEYS, SETTINGS_REQUIRED } from './settings.generated';
 import type {
   ChatHybrid,
   ChatPatch,
@@ -141,7 +141,7 @@ const filterableAttributePattern = struct<FilterableAttributePattern>(
   },
   {
     keys: SETTINGS_KEYS.filterableAttributePattern,
-    required: ['attributePatterns'],
+    required: SETTINGS_REQUIRED.filterableAttributePattern,
     defaults: { features: () => structuredClone(FEATURES) },
   },
 );
@@ -152,17 +152,13 @@ const filterableAttributeRule: Parser<FilterableAttributeRule> = (value, loc) =>
 
 const foreignKey = struct<ForeignKey>(
   { foreignIndexUid: string, fieldName: string },
-  { keys: SETTINGS_KEYS.foreignKey, required: ['foreignIndexUid', 'fieldName'] },
+  { keys: SETTINGS_KEYS.foreignKey, required: SETTINGS_REQUIRED.foreignKey },
 );
 
 const localizedAttributeRule = struct<LocalizedAttributeRule>(
   { attributePatterns: arrayOf(string), locales: arrayOf(oneOf(LOCALES)) },
-  { keys: SETTINGS_KEYS.localizedAttributeRule, required: ['attributePatterns', 'locales'] },
+  { keys: SETTINGS_KEYS.localizedAttributeRule, required: SETTINGS_REQUIRED.localizedAttributeRule },
 );
-
-export function minWordSizeMessage(oneTypo: number, twoTypos: number): string {
-  return `\`minWordSizeForTypos\` setting is invalid. \`oneTypo\` and \`twoTypos\` fields should be between \`0\` and \`255\`, and \`twoTypos\` should be greater or equals to \`oneTypo\` but found \`oneTypo: ${oneTypo}\` and twoTypos: ${twoTypos}\`.`;
-}
 
 const minWordSizeForTypos = struct<MinWordSizeForTyposPatch>(
   { oneTypo: nullable(u8), twoTypos: nullable(u8) },
@@ -200,7 +196,7 @@ const pagination = struct<PaginationPatch>({ maxTotalHits: nullable(nonZeroU64) 
 const distribution: Parser<Distribution> = (value, loc) => {
   const parsed = struct<Distribution>(
     { mean: float, sigma: float },
-    { keys: SETTINGS_KEYS.distribution, required: ['mean', 'sigma'] },
+    { keys: SETTINGS_KEYS.distribution, required: SETTINGS_REQUIRED.distribution },
   )(value, loc);
   if (parsed.mean < 0 || parsed.mean > 1)
     throw invalidValue(`the distribution mean must be in the range [0, 1], got ${parsed.mean}`, loc);
@@ -211,7 +207,10 @@ const distribution: Parser<Distribution> = (value, loc) => {
 
 const fragments: Parser<Record<string, Fragment | null>> = btreeMap(
   nullable(
-    struct<Fragment>({ value: json }, { keys: SETTINGS_KEYS.fragment, required: ['value'], allowUnknown: true }),
+    struct<Fragment>(
+      { value: json },
+      { keys: SETTINGS_KEYS.fragment, required: SETTINGS_REQUIRED.fragment, allowUnknown: true },
+    ),
   ),
 );
 
@@ -276,7 +275,7 @@ const chatHybrid = struct<ChatHybrid>(
   { semanticRatio: ratio('semanticRatio'), embedder: string },
   {
     keys: SETTINGS_KEYS.chatHybrid,
-    required: ['embedder'],
+    required: SETTINGS_REQUIRED.chatHybrid,
     defaults: { semanticRatio: () => SETTINGS_DEFAULTS.semanticRatio },
   },
 );

@@ -37,8 +37,8 @@ use serde_json::{Map, Value};
 
 pub use locales::{canonical_locale, locales, LOCALE_PAIRS};
 pub use patch::{
-    ChatPatch, FacetingPatch, MinWordSizeForTyposPatch, PaginationPatch, Setting, SettingsPatch,
-    TypoTolerancePatch,
+    min_word_size_message, ChatPatch, FacetingPatch, MinWordSizeForTyposPatch, PaginationPatch,
+    Setting, SettingsPatch, TypoTolerancePatch,
 };
 #[cfg(feature = "ts")]
 pub use shapes::Record;

@@ -210,8 +210,17 @@ pub struct SubEmbedderPatch {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ChatHybrid {
+    #[serde(default = "search_semantic_ratio")]
     pub semantic_ratio: f64,
     pub embedder: String,
+}
+
+/// chat's `hybrid.semanticRatio` when not sent: a search's, the serde default of its `hybrid`.
+fn search_semantic_ratio() -> f64 {
+    let query: crate::SearchQuery =
+        serde_json::from_value(serde_json::json!({ "hybrid": { "embedder": "" } }))
+            .expect("a search query of a hybrid");
+    query.hybrid.map_or(0.0, |hybrid| hybrid.semantic_ratio)
 }
 
 /// chat's `searchParameters` as stored, in Meilisearch's order.

@@ -14,7 +14,8 @@ use engine::settings::{
     ProximityPrecision, Settings, SettingsPatch, SubEmbedderPatch, SubEmbedderSettings,
     TypoTolerance, TypoTolerancePatch,
 };
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Value};
 use ts_rs::TypeVisitor;
 
@@ -35,15 +36,51 @@ fn keys(value: impl Serialize) -> Vec<String> {
     }
 }
 
-/// The keys of a stored shape, checked against those its update form reads.
-fn keys_with_patch<'de, P: Deserialize<'de>>(stored: impl Serialize) -> Vec<String> {
-    let keys = keys(stored);
+/// The keys a request may not leave out: those whose removal from a full `sample` makes `T`
+/// fail to deserialize (no serde default, not an `Option`).
+fn required<T: DeserializeOwned>(sample: &Value) -> Vec<String> {
+    let Value::Object(full) = sample else {
+        panic!("not an object: {sample}")
+    };
+    let fails_without = |key: &String| {
+        let mut rest = full.clone();
+        rest.remove(key);
+        serde_json::from_value::<T>(Value::Object(rest)).is_err()
+    };
+    full.keys().filter(|k| fails_without(k)).cloned().collect()
+}
+
+/// One object a request sends: its keys (from the serialized `sample`) and those it requires.
+struct Shape {
+    name: &'static str,
+    keys: Vec<String>,
+    required: Vec<String>,
+}
+
+/// An object a request sends as stored.
+fn plain<T: Serialize + DeserializeOwned>(name: &'static str, sample: T) -> Shape {
+    let json = serde_json::to_value(sample).expect("serializes");
+    Shape {
+        name,
+        keys: keys(&json),
+        required: required::<T>(&json),
+    }
+}
+
+/// An object a request sends in its update form `P`, which must read the same keys.
+fn patched<P: DeserializeOwned>(name: &'static str, stored: impl Serialize) -> Shape {
+    let json = serde_json::to_value(stored).expect("serializes");
+    let keys = keys(&json);
     assert_eq!(
         keys,
         serde_names::<P>(),
-        "a stored shape and its update form list different keys"
+        "`{name}`: a stored shape and its update form list different keys"
     );
-    keys
+    Shape {
+        name,
+        keys,
+        required: required::<P>(&json),
+    }
 }
 
 fn list(names: &[impl AsRef<str>]) -> String {
@@ -83,56 +120,42 @@ pub fn generate() -> String {
         attribute_patterns: Vec::new(),
         locales: Vec::new(),
     };
-    let keys = [
-        (
-            "settings",
-            keys_with_patch::<SettingsPatch>(Settings::default()),
-        ),
-        ("filterableAttributePattern", keys(&pattern)),
-        ("filterableFeatures", keys(FilterableFeatures::default())),
-        ("filterFeatures", keys(FilterFeatures::default())),
-        ("foreignKey", keys(&foreign_key)),
-        ("localizedAttributeRule", keys(&localized)),
-        (
-            "typoTolerance",
-            keys_with_patch::<TypoTolerancePatch>(TypoTolerance::default()),
-        ),
-        (
-            "minWordSizeForTypos",
-            keys_with_patch::<MinWordSizeForTyposPatch>(MinWordSizeForTypos::default()),
-        ),
-        (
-            "faceting",
-            keys_with_patch::<FacetingPatch>(Faceting::default()),
-        ),
-        (
-            "pagination",
-            keys_with_patch::<PaginationPatch>(Pagination::default()),
-        ),
-        (
-            "embedder",
-            keys_with_patch::<EmbedderPatch>(EmbedderSettings::default()),
-        ),
-        (
-            "subEmbedder",
-            keys_with_patch::<SubEmbedderPatch>(SubEmbedderSettings::default()),
-        ),
-        ("distribution", keys(Distribution::default())),
-        ("fragment", keys(Fragment::default())),
-        (
-            "chat",
-            keys_with_patch::<ChatPatch>(ChatSettings::default()),
-        ),
-        (
+    let shapes = [
+        patched::<SettingsPatch>("settings", Settings::default()),
+        plain("filterableAttributePattern", pattern),
+        plain("filterableFeatures", FilterableFeatures::default()),
+        plain("filterFeatures", FilterFeatures::default()),
+        plain("foreignKey", foreign_key),
+        plain("localizedAttributeRule", localized),
+        patched::<TypoTolerancePatch>("typoTolerance", TypoTolerance::default()),
+        patched::<MinWordSizeForTyposPatch>("minWordSizeForTypos", MinWordSizeForTypos::default()),
+        patched::<FacetingPatch>("faceting", Faceting::default()),
+        patched::<PaginationPatch>("pagination", Pagination::default()),
+        patched::<EmbedderPatch>("embedder", EmbedderSettings::default()),
+        patched::<SubEmbedderPatch>("subEmbedder", SubEmbedderSettings::default()),
+        plain("distribution", Distribution::default()),
+        plain("fragment", Fragment::default()),
+        patched::<ChatPatch>("chat", ChatSettings::default()),
+        patched::<ChatSearchParametersPatch>(
             "chatSearchParameters",
-            keys_with_patch::<ChatSearchParametersPatch>(ChatSearchParameters::default()),
+            ChatSearchParameters::default(),
         ),
-        ("chatHybrid", keys(ChatHybrid::default())),
+        plain("chatHybrid", ChatHybrid::default()),
     ];
-    let rows: Vec<(&str, String)> = keys.iter().map(|(k, v)| (*k, list(v))).collect();
+    let rows: Vec<(&str, String)> = shapes.iter().map(|s| (s.name, list(&s.keys))).collect();
     out.push_str(&table(
         "Each settings object's keys, in Meilisearch's order (its messages list them so).",
         "SETTINGS_KEYS",
+        &rows,
+    ));
+    let rows: Vec<(&str, String)> = shapes
+        .iter()
+        .filter(|s| !s.required.is_empty())
+        .map(|s| (s.name, list(&s.required)))
+        .collect();
+    out.push_str(&table(
+        "The keys an object may not leave out (checked after the given ones, in this order).",
+        "SETTINGS_REQUIRED",
         &rows,
     ));
 
@@ -151,10 +174,9 @@ pub fn generate() -> String {
         &rows,
     ));
 
-    // chat's `hybrid` defaults its ratio as a search's `hybrid` does.
-    let search: engine::SearchQuery =
-        serde_json::from_value(json!({ "hybrid": { "embedder": "" } })).expect("a search query");
-    let ratio = search.hybrid.expect("hybrid").semantic_ratio;
+    let hybrid: ChatHybrid =
+        serde_json::from_value(json!({ "embedder": "" })).expect("a hybrid without its ratio");
+    let ratio = hybrid.semantic_ratio;
     let defaults = [
         (
             "filterableFeatures",
@@ -170,5 +192,23 @@ pub fn generate() -> String {
         "SETTINGS_DEFAULTS",
         &defaults,
     ));
+    out.push_str(&min_word_size_message());
     out
+}
+
+/// The engine's `minWordSizeForTypos` message (`oneTypo` above `twoTypos`) as a function, so
+/// the validators and the engine answer the same words.
+fn min_word_size_message() -> String {
+    let message = engine::settings::min_word_size_message(201, 202);
+    assert!(message.matches("201").count() == 1 && message.matches("202").count() == 1);
+    let template = message
+        .replace('\\', "\\\\")
+        .replace('`', "\\`")
+        .replace("${", "\\${")
+        .replace("201", "${oneTypo}")
+        .replace("202", "${twoTypos}");
+    format!(
+        "\n/** The message of a `minWordSizeForTypos` whose `oneTypo` exceeds `twoTypos` (the engine's). */\n\
+         export const minWordSizeMessage = (oneTypo: number, twoTypos: number): string =>\n  `{template}`;\n"
+    )
 }
