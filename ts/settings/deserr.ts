@@ -330,6 +330,11 @@ export function refine<T>(parse: Parser<T>, check: (value: T) => string | null):
 }
 
 export type StructOptions<T> = {
+  /**
+   * The keys in declaration order, when another source holds it (the engine's types, through
+   * `settings.generated.ts`); they must be those of `fields`. By default, the order of `fields`.
+   */
+  keys?: readonly (keyof T & string)[];
   /** Fields that must be present (checked after all given fields, in declaration order). */
   required?: readonly (keyof T & string)[];
   /** Values of absent fields. */
@@ -343,14 +348,19 @@ export type StructOptions<T> = {
 /**
  * A struct with camelCase fields: given fields are parsed in the body's order (so the first
  * error is the body's first bad field), unknown fields are rejected, then missing required
- * fields are reported. The output lists fields in declaration order.
+ * fields are reported. The output lists fields in declaration order (`options.keys`, else the
+ * order of `fields`), as do the "expected one of" messages.
  */
 export function struct<T extends object>(
   fields: { [K in keyof T]-?: Parser<T[K]> },
   options: StructOptions<T> = {},
 ): Parser<T> {
-  const names = Object.keys(fields) as (keyof T & string)[];
   const parsers = fields as Record<string, Parser<unknown>>;
+  const own = Object.keys(parsers) as (keyof T & string)[];
+  const names = options.keys ?? own;
+  if (own.length !== names.length || !names.every((name) => Object.hasOwn(parsers, name))) {
+    throw new Error(`struct: parsers for ${own.join(', ')} but keys ${names.join(', ')}`);
+  }
   return (value, loc) => {
     if (!isObject(value)) throw incorrectType(value, ['object'], loc);
     const given = new Map<string, unknown>();
@@ -368,8 +378,8 @@ export function struct<T extends object>(
       if (given.has(name)) out[name] = given.get(name);
       else if (options.defaults?.[name]) out[name] = options.defaults[name]!();
     }
-    const parsed = out as T;
-    options.validate?.(parsed, loc);
-    return parsed;
+    const result = out as T;
+    options.validate?.(result, loc);
+    return result;
   };
 }

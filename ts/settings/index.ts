@@ -2,7 +2,9 @@
  * Index settings on the HTTP side: the shapes of the settings object and of an update,
  * validation of update bodies (whole object and sub-routes, first error only), the details a
  * settings task shows, and the sub-routes. The engine owns the rest (defaults, applying an
- * update when its task runs, the view `GET` returns: `crates/engine/src/settings/`).
+ * update when its task runs, the view `GET` returns: `crates/engine/src/settings/`). The shapes,
+ * key orders, enumerations and the request's defaults are generated from the engine's types
+ * (`settings.generated.ts`, see `types.ts`); the validators' messages and checks are written here.
  * Behaviour follows Meilisearch 1.50 (`GET/PATCH/DELETE /indexes/{uid}/settings` and one
  * sub-route per setting).
  */

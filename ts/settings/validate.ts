@@ -47,6 +47,7 @@ import {
   u8,
   unknownField,
 } from './deserr';
+import { minWordSizeMessage, SETTINGS_DEFAULTS, SETTINGS_KEYS, SETTINGS_REQUIRED } from './settings.generated';
 import type {
   ChatHybrid,
   ChatPatch,
@@ -56,6 +57,8 @@ import type {
   FacetingPatch,
   FilterableAttributePattern,
   FilterableAttributeRule,
+  FilterableFeatures,
+  FilterFeatures,
   ForeignKey,
   Fragment,
   LocalizedAttributeRule,
@@ -113,23 +116,33 @@ const MIXED_ATTRIBUTE_RULES =
 // ---------------------------------------------------------------------------------------------
 // Nested objects
 
+/** A pattern rule's `features` when not sent (the engine's `FilterableFeatures::default`). */
+const FEATURES: FilterableFeatures = SETTINGS_DEFAULTS.filterableFeatures;
+
 const filterableAttributePattern = struct<FilterableAttributePattern>(
   {
     attributePatterns: arrayOf(string),
-    features: struct<FilterableAttributePattern['features']>(
+    features: struct<FilterableFeatures>(
       {
         facetSearch: boolean,
-        filter: struct<FilterableAttributePattern['features']['filter']>(
+        filter: struct<FilterFeatures>(
           { equality: boolean, comparison: boolean },
-          { defaults: { equality: () => true, comparison: () => false } },
+          {
+            keys: SETTINGS_KEYS.filterFeatures,
+            defaults: { equality: () => FEATURES.filter.equality, comparison: () => FEATURES.filter.comparison },
+          },
         ),
       },
-      { defaults: { facetSearch: () => false, filter: () => ({ equality: true, comparison: false }) } },
+      {
+        keys: SETTINGS_KEYS.filterableFeatures,
+        defaults: { facetSearch: () => FEATURES.facetSearch, filter: () => structuredClone(FEATURES.filter) },
+      },
     ),
   },
   {
-    required: ['attributePatterns'],
-    defaults: { features: () => ({ facetSearch: false, filter: { equality: true, comparison: false } }) },
+    keys: SETTINGS_KEYS.filterableAttributePattern,
+    required: SETTINGS_REQUIRED.filterableAttributePattern,
+    defaults: { features: () => structuredClone(FEATURES) },
   },
 );
 
@@ -139,21 +152,18 @@ const filterableAttributeRule: Parser<FilterableAttributeRule> = (value, loc) =>
 
 const foreignKey = struct<ForeignKey>(
   { foreignIndexUid: string, fieldName: string },
-  { required: ['foreignIndexUid', 'fieldName'] },
+  { keys: SETTINGS_KEYS.foreignKey, required: SETTINGS_REQUIRED.foreignKey },
 );
 
 const localizedAttributeRule = struct<LocalizedAttributeRule>(
   { attributePatterns: arrayOf(string), locales: arrayOf(oneOf(LOCALES)) },
-  { required: ['attributePatterns', 'locales'] },
+  { keys: SETTINGS_KEYS.localizedAttributeRule, required: SETTINGS_REQUIRED.localizedAttributeRule },
 );
-
-export function minWordSizeMessage(oneTypo: number, twoTypos: number): string {
-  return `\`minWordSizeForTypos\` setting is invalid. \`oneTypo\` and \`twoTypos\` fields should be between \`0\` and \`255\`, and \`twoTypos\` should be greater or equals to \`oneTypo\` but found \`oneTypo: ${oneTypo}\` and twoTypos: ${twoTypos}\`.`;
-}
 
 const minWordSizeForTypos = struct<MinWordSizeForTyposPatch>(
   { oneTypo: nullable(u8), twoTypos: nullable(u8) },
   {
+    keys: SETTINGS_KEYS.minWordSizeForTypos,
     validate: ({ oneTypo, twoTypos }, loc) => {
       if (typeof oneTypo === 'number' && typeof twoTypos === 'number' && oneTypo > twoTypos) {
         throw invalidValue(minWordSizeMessage(oneTypo, twoTypos), loc);
@@ -162,23 +172,32 @@ const minWordSizeForTypos = struct<MinWordSizeForTyposPatch>(
   },
 );
 
-const typoTolerance = struct<TypoTolerancePatch>({
-  enabled: nullable(boolean),
-  minWordSizeForTypos: nullable(minWordSizeForTypos),
-  disableOnWords: nullable(btreeSet),
-  disableOnAttributes: nullable(btreeSet),
-  disableOnNumbers: nullable(boolean),
-});
+const typoTolerance = struct<TypoTolerancePatch>(
+  {
+    enabled: nullable(boolean),
+    minWordSizeForTypos: nullable(minWordSizeForTypos),
+    disableOnWords: nullable(btreeSet),
+    disableOnAttributes: nullable(btreeSet),
+    disableOnNumbers: nullable(boolean),
+  },
+  { keys: SETTINGS_KEYS.typoTolerance },
+);
 
-const faceting = struct<FacetingPatch>({
-  maxValuesPerFacet: nullable(u64),
-  sortFacetValuesBy: nullable(btreeMap(oneOf(FACET_ORDERS))),
-});
+const faceting = struct<FacetingPatch>(
+  {
+    maxValuesPerFacet: nullable(u64),
+    sortFacetValuesBy: nullable(btreeMap(oneOf(FACET_ORDERS))),
+  },
+  { keys: SETTINGS_KEYS.faceting },
+);
 
-const pagination = struct<PaginationPatch>({ maxTotalHits: nullable(nonZeroU64) });
+const pagination = struct<PaginationPatch>({ maxTotalHits: nullable(nonZeroU64) }, { keys: SETTINGS_KEYS.pagination });
 
 const distribution: Parser<Distribution> = (value, loc) => {
-  const parsed = struct<Distribution>({ mean: float, sigma: float }, { required: ['mean', 'sigma'] })(value, loc);
+  const parsed = struct<Distribution>(
+    { mean: float, sigma: float },
+    { keys: SETTINGS_KEYS.distribution, required: SETTINGS_REQUIRED.distribution },
+  )(value, loc);
   if (parsed.mean < 0 || parsed.mean > 1)
     throw invalidValue(`the distribution mean must be in the range [0, 1], got ${parsed.mean}`, loc);
   if (parsed.sigma <= 0 || parsed.sigma > 1)
@@ -187,54 +206,65 @@ const distribution: Parser<Distribution> = (value, loc) => {
 };
 
 const fragments: Parser<Record<string, Fragment | null>> = btreeMap(
-  nullable(struct<Fragment>({ value: json }, { required: ['value'], allowUnknown: true })),
+  nullable(
+    struct<Fragment>(
+      { value: json },
+      { keys: SETTINGS_KEYS.fragment, required: SETTINGS_REQUIRED.fragment, allowUnknown: true },
+    ),
+  ),
 );
 
-const subEmbedder = struct<SubEmbedderPatch>({
-  source: nullable(oneOf(EMBEDDER_SOURCES)),
-  model: nullable(string),
-  revision: nullable(string),
-  pooling: nullable(oneOf(POOLINGS)),
-  apiKey: nullable(string),
-  dimensions: nullable(u64),
-  documentTemplate: nullable(string),
-  documentTemplateMaxBytes: nullable(u64),
-  url: nullable(string),
-  indexingFragments: nullable(fragments),
-  searchFragments: nullable(fragments),
-  request: nullable(json),
-  response: nullable(json),
-  headers: nullable(btreeMap(string)),
-  distribution: nullable(distribution),
-  binaryQuantized: nullable(boolean),
-  searchEmbedder: nullable(json),
-  indexingEmbedder: nullable(json),
-});
+const subEmbedder = struct<SubEmbedderPatch>(
+  {
+    source: nullable(oneOf(EMBEDDER_SOURCES)),
+    model: nullable(string),
+    revision: nullable(string),
+    pooling: nullable(oneOf(POOLINGS)),
+    apiKey: nullable(string),
+    dimensions: nullable(u64),
+    documentTemplate: nullable(string),
+    documentTemplateMaxBytes: nullable(u64),
+    url: nullable(string),
+    indexingFragments: nullable(fragments),
+    searchFragments: nullable(fragments),
+    request: nullable(json),
+    response: nullable(json),
+    headers: nullable(btreeMap(string)),
+    distribution: nullable(distribution),
+    binaryQuantized: nullable(boolean),
+    searchEmbedder: nullable(json),
+    indexingEmbedder: nullable(json),
+  },
+  { keys: SETTINGS_KEYS.subEmbedder },
+);
 
 /**
  * One embedder: field names and value types are checked, the configuration is stored as sent.
  * The per-source rules (which fields each source allows or requires) come with vector search.
  */
-const embedder = struct<EmbedderPatch>({
-  source: nullable(oneOf(EMBEDDER_SOURCES)),
-  model: nullable(string),
-  revision: nullable(string),
-  pooling: nullable(oneOf(POOLINGS)),
-  apiKey: nullable(string),
-  dimensions: nullable(u64),
-  binaryQuantized: nullable(boolean),
-  documentTemplate: nullable(string),
-  documentTemplateMaxBytes: nullable(u64),
-  url: nullable(string),
-  indexingFragments: nullable(fragments),
-  searchFragments: nullable(fragments),
-  request: nullable(json),
-  response: nullable(json),
-  headers: nullable(btreeMap(string)),
-  searchEmbedder: nullable(subEmbedder),
-  indexingEmbedder: nullable(subEmbedder),
-  distribution: nullable(distribution),
-});
+const embedder = struct<EmbedderPatch>(
+  {
+    source: nullable(oneOf(EMBEDDER_SOURCES)),
+    model: nullable(string),
+    revision: nullable(string),
+    pooling: nullable(oneOf(POOLINGS)),
+    apiKey: nullable(string),
+    dimensions: nullable(u64),
+    binaryQuantized: nullable(boolean),
+    documentTemplate: nullable(string),
+    documentTemplateMaxBytes: nullable(u64),
+    url: nullable(string),
+    indexingFragments: nullable(fragments),
+    searchFragments: nullable(fragments),
+    request: nullable(json),
+    response: nullable(json),
+    headers: nullable(btreeMap(string)),
+    searchEmbedder: nullable(subEmbedder),
+    indexingEmbedder: nullable(subEmbedder),
+    distribution: nullable(distribution),
+  },
+  { keys: SETTINGS_KEYS.embedder },
+);
 
 const ratio = (name: string): Parser<number> =>
   refine(float, (n) =>
@@ -243,25 +273,35 @@ const ratio = (name: string): Parser<number> =>
 
 const chatHybrid = struct<ChatHybrid>(
   { semanticRatio: ratio('semanticRatio'), embedder: string },
-  { required: ['embedder'], defaults: { semanticRatio: () => 0.5 } },
+  {
+    keys: SETTINGS_KEYS.chatHybrid,
+    required: SETTINGS_REQUIRED.chatHybrid,
+    defaults: { semanticRatio: () => SETTINGS_DEFAULTS.semanticRatio },
+  },
 );
 
-const chatSearchParameters = struct<ChatSearchParametersPatch>({
-  hybrid: nullable(chatHybrid),
-  limit: nullable(u64),
-  sort: nullable(arrayOf(string)),
-  distinct: nullable(string),
-  matchingStrategy: nullable(oneOf(MATCHING_STRATEGIES)),
-  attributesToSearchOn: nullable(arrayOf(string)),
-  rankingScoreThreshold: nullable(ratio('rankingScoreThreshold')),
-});
+const chatSearchParameters = struct<ChatSearchParametersPatch>(
+  {
+    hybrid: nullable(chatHybrid),
+    limit: nullable(u64),
+    sort: nullable(arrayOf(string)),
+    distinct: nullable(string),
+    matchingStrategy: nullable(oneOf(MATCHING_STRATEGIES)),
+    attributesToSearchOn: nullable(arrayOf(string)),
+    rankingScoreThreshold: nullable(ratio('rankingScoreThreshold')),
+  },
+  { keys: SETTINGS_KEYS.chatSearchParameters },
+);
 
-const chat = struct<ChatPatch>({
-  description: nullable(string),
-  documentTemplate: nullable(string),
-  documentTemplateMaxBytes: nullable(u64),
-  searchParameters: nullable(chatSearchParameters),
-});
+const chat = struct<ChatPatch>(
+  {
+    description: nullable(string),
+    documentTemplate: nullable(string),
+    documentTemplateMaxBytes: nullable(u64),
+    searchParameters: nullable(chatSearchParameters),
+  },
+  { keys: SETTINGS_KEYS.chat },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Top-level fields

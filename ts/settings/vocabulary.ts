@@ -1,37 +1,16 @@
 /**
  * The fixed vocabularies of index settings that request validation needs: the order of the
- * fields, the ranking rule names, the enumerations of each setting and the locales (the
- * engine's table, read through the binding). Default values live in the engine
- * (`crates/engine/src/settings/`), never here.
+ * fields and the enumerations of each setting (generated from the engine's types, see
+ * `settings.generated.ts`), the ranking rule names and the locales (the engine's table, read
+ * through the binding). Default values live in the engine (`crates/engine/src/settings/`),
+ * never here.
  */
 import { settingsLocales } from '../native';
+import { SETTINGS_KEYS, SETTINGS_VALUES } from './settings.generated';
 import type { SettingsField } from './types';
 
 /** Every settings field, in the order Meilisearch serializes (and lists) them. */
-export const SETTINGS_FIELDS: readonly SettingsField[] = [
-  'displayedAttributes',
-  'searchableAttributes',
-  'filterableAttributes',
-  'sortableAttributes',
-  'foreignKeys',
-  'rankingRules',
-  'stopWords',
-  'nonSeparatorTokens',
-  'separatorTokens',
-  'dictionary',
-  'synonyms',
-  'distinctAttribute',
-  'proximityPrecision',
-  'typoTolerance',
-  'faceting',
-  'pagination',
-  'embedders',
-  'searchCutoffMs',
-  'localizedAttributes',
-  'facetSearch',
-  'prefixSearch',
-  'chat',
-];
+export const SETTINGS_FIELDS: readonly SettingsField[] = SETTINGS_KEYS.settings;
 
 /** The built-in ranking rule names; anything else must be `<attribute>:asc|desc`. */
 export const BUILT_IN_RANKING_RULES: readonly string[] = [
@@ -45,12 +24,12 @@ export const BUILT_IN_RANKING_RULES: readonly string[] = [
   'exactness',
 ];
 
-export const PROXIMITY_PRECISIONS = ['byWord', 'byAttribute'] as const;
-export const PREFIX_SEARCHES = ['indexingTime', 'disabled'] as const;
-export const FACET_ORDERS = ['alpha', 'count'] as const;
-export const MATCHING_STRATEGIES = ['last', 'all', 'frequency'] as const;
-export const EMBEDDER_SOURCES = ['openAi', 'huggingFace', 'ollama', 'userProvided', 'rest', 'composite'] as const;
-export const POOLINGS = ['useModel', 'forceCls', 'forceMean'] as const;
+export const PROXIMITY_PRECISIONS = SETTINGS_VALUES.proximityPrecision;
+export const PREFIX_SEARCHES = SETTINGS_VALUES.prefixSearch;
+export const FACET_ORDERS = SETTINGS_VALUES.facetOrder;
+export const MATCHING_STRATEGIES = SETTINGS_VALUES.matchingStrategy;
+export const EMBEDDER_SOURCES = SETTINGS_VALUES.embedderSource;
+export const POOLINGS = SETTINGS_VALUES.pooling;
 
 /** `[twoLetter, threeLetter]` pairs, then `[cmn]` (no two-letter form), in Meilisearch's order. */
 const LOCALE_ROWS = settingsLocales();

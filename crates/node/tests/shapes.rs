@@ -5,6 +5,13 @@
 //! they derive `ts_rs::TS`, and this test writes their declarations (and those of the types
 //! they use) in memory and fails when the committed file differs. To regenerate:
 //! `QUARRY_WRITE_SHAPES=1 cargo test -p quarry-node --test shapes`.
+//!
+//! The index settings get a file of their own, `ts/settings/settings.generated.ts`
+//! (`shapes/settings.rs`): their declarations and the key orders, enumerations and defaults
+//! the request validators read.
+
+#[path = "shapes/settings.rs"]
+mod settings;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -64,9 +71,20 @@ fn generate() -> String {
 
 #[test]
 fn generated_shapes_match_the_committed_file() {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../ts/native/shapes.generated.ts");
-    let generated = generate();
+    check("ts/native/shapes.generated.ts", generate());
+}
+
+#[test]
+fn generated_settings_match_the_committed_file() {
+    check("ts/settings/settings.generated.ts", settings::generate());
+}
+
+/// Writes `generated` to `file` (from the repository's root) with `QUARRY_WRITE_SHAPES`, else
+/// fails when the committed file differs.
+fn check(file: &str, generated: String) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(file);
     if std::env::var_os("QUARRY_WRITE_SHAPES").is_some() {
         std::fs::write(&path, &generated).expect("write the shapes file");
         return;

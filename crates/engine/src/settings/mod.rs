@@ -23,6 +23,7 @@
 
 mod locales;
 mod patch;
+mod shapes;
 mod text;
 mod view;
 
@@ -36,8 +37,15 @@ use serde_json::{Map, Value};
 
 pub use locales::{canonical_locale, locales, LOCALE_PAIRS};
 pub use patch::{
-    ChatPatch, FacetingPatch, MinWordSizeForTyposPatch, PaginationPatch, Setting, SettingsPatch,
-    TypoTolerancePatch,
+    min_word_size_message, ChatPatch, FacetingPatch, MinWordSizeForTyposPatch, PaginationPatch,
+    Setting, SettingsPatch, TypoTolerancePatch,
+};
+#[cfg(feature = "ts")]
+pub use shapes::Record;
+pub use shapes::{
+    serde_names, ChatHybrid, ChatSearchParameters, ChatSearchParametersPatch, Distribution,
+    EmbedderPatch, EmbedderSettings, EmbedderSource, Fragment, MatchingStrategy, Pooling,
+    SubEmbedderPatch, SubEmbedderSettings,
 };
 pub use view::hide_secret;
 
@@ -111,6 +119,7 @@ pub const SETTINGS_FIELDS: [&str; 22] = [
 
 /// The full settings of an index, fields in Meilisearch's order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Settings {
     pub displayed_attributes: Vec<String>,
@@ -123,6 +132,7 @@ pub struct Settings {
     pub non_separator_tokens: Vec<String>,
     pub separator_tokens: Vec<String>,
     pub dictionary: Vec<String>,
+    #[cfg_attr(feature = "ts", ts(as = "Record<Vec<String>>"))]
     pub synonyms: BTreeMap<String, Vec<String>>,
     pub distinct_attribute: Option<String>,
     pub proximity_precision: ProximityPrecision,
@@ -130,8 +140,10 @@ pub struct Settings {
     pub faceting: Faceting,
     pub pagination: Pagination,
     /// Embedder name → its configuration as sent (see [`Embedder`]).
+    #[cfg_attr(feature = "ts", ts(as = "Record<EmbedderSettings>"))]
     pub embedders: BTreeMap<String, Embedder>,
     #[serde(deserialize_with = "stored_opt_u64")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<usize>"))]
     pub search_cutoff_ms: Option<u64>,
     /// `None` (null) and an empty list differ on the wire.
     pub localized_attributes: Option<Vec<LocalizedAttributeRule>>,
@@ -174,6 +186,7 @@ impl Default for Settings {
 }
 
 /// A plain attribute name (every feature on) or a pattern rule.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum FilterableAttributeRule {
@@ -182,6 +195,7 @@ pub enum FilterableAttributeRule {
 }
 
 /// `{ attributePatterns, features }`, the granular form of a filterable attribute.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FilterableAttributePattern {
@@ -191,6 +205,7 @@ pub struct FilterableAttributePattern {
 }
 
 /// What a pattern rule enables; by default equality filters only.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct FilterableFeatures {
@@ -201,6 +216,7 @@ pub struct FilterableFeatures {
 }
 
 /// The filter operators a pattern rule allows.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct FilterFeatures {
@@ -218,6 +234,7 @@ impl Default for FilterFeatures {
 }
 
 /// A join to another index (the `foreignKeys` experimental feature).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ForeignKey {
@@ -226,6 +243,7 @@ pub struct ForeignKey {
 }
 
 /// `proximityPrecision`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum ProximityPrecision {
@@ -235,6 +253,7 @@ pub enum ProximityPrecision {
 }
 
 /// `prefixSearch`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum PrefixSearch {
@@ -244,6 +263,7 @@ pub enum PrefixSearch {
 }
 
 /// `typoTolerance`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TypoTolerance {
@@ -267,6 +287,7 @@ impl Default for TypoTolerance {
 }
 
 /// The word lengths from which one and two typos are allowed.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct MinWordSizeForTypos {
@@ -284,12 +305,15 @@ impl Default for MinWordSizeForTypos {
 }
 
 /// `faceting`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Faceting {
     #[serde(deserialize_with = "stored_u64")]
+    #[cfg_attr(feature = "ts", ts(as = "usize"))]
     pub max_values_per_facet: u64,
     /// Facet name (or `*`) → order; always holds `*`.
+    #[cfg_attr(feature = "ts", ts(as = "Record<FacetValuesOrder>"))]
     pub sort_facet_values_by: BTreeMap<String, FacetValuesOrder>,
 }
 
@@ -303,6 +327,7 @@ impl Default for Faceting {
 }
 
 /// How a facet's values are ordered, as the settings spell it.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "FacetOrder"))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum FacetValuesOrder {
@@ -311,10 +336,12 @@ pub enum FacetValuesOrder {
 }
 
 /// `pagination`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Pagination {
     #[serde(deserialize_with = "stored_u64")]
+    #[cfg_attr(feature = "ts", ts(as = "usize"))]
     pub max_total_hits: u64,
 }
 
@@ -331,6 +358,7 @@ impl Default for Pagination {
 pub type Embedder = Map<String, Value>;
 
 /// One `localizedAttributes` rule; locales are stored as three-letter codes.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LocalizedAttributeRule {
@@ -339,14 +367,17 @@ pub struct LocalizedAttributeRule {
 }
 
 /// `chat` (the `chatCompletions` experimental feature).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ChatSettings {
     pub description: String,
     pub document_template: String,
     #[serde(deserialize_with = "stored_u64")]
+    #[cfg_attr(feature = "ts", ts(as = "usize"))]
     pub document_template_max_bytes: u64,
     /// The search parameters chat uses, as sent (keys in Meilisearch's order).
+    #[cfg_attr(feature = "ts", ts(as = "ChatSearchParameters"))]
     pub search_parameters: Map<String, Value>,
 }
 

@@ -20,6 +20,8 @@ use super::{
     ForeignKey, LocalizedAttributeRule, MinWordSizeForTypos, Pagination, PrefixSearch,
     ProximityPrecision, Settings, TypoTolerance,
 };
+#[cfg(feature = "ts")]
+use super::{ChatSearchParametersPatch, EmbedderPatch, Record};
 use crate::{Error, Result};
 
 /// One field of a patch: absent, null or a value.
@@ -71,6 +73,7 @@ impl<T> Setting<T> {
 
 /// A validated update (the JSON of the request after its shape was checked).
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase", default)]
 pub struct SettingsPatch {
     pub displayed_attributes: Setting<Vec<String>>,
@@ -83,6 +86,7 @@ pub struct SettingsPatch {
     pub non_separator_tokens: Setting<Vec<String>>,
     pub separator_tokens: Setting<Vec<String>>,
     pub dictionary: Setting<Vec<String>>,
+    #[cfg_attr(feature = "ts", ts(as = "Setting<Record<Vec<String>>>"))]
     pub synonyms: Setting<BTreeMap<String, Vec<String>>>,
     pub distinct_attribute: Setting<String>,
     pub proximity_precision: Setting<ProximityPrecision>,
@@ -90,8 +94,10 @@ pub struct SettingsPatch {
     pub faceting: Setting<FacetingPatch>,
     pub pagination: Setting<PaginationPatch>,
     /// Embedder name → its partial configuration, or null to remove that embedder.
+    #[cfg_attr(feature = "ts", ts(as = "Setting<Record<Option<EmbedderPatch>>>"))]
     pub embedders: Setting<BTreeMap<String, Option<Map<String, Value>>>>,
     #[serde(deserialize_with = "setting_u64")]
+    #[cfg_attr(feature = "ts", ts(as = "Setting<usize>"))]
     pub search_cutoff_ms: Setting<u64>,
     pub localized_attributes: Setting<Vec<LocalizedAttributeRule>>,
     pub facet_search: Setting<bool>,
@@ -101,6 +107,7 @@ pub struct SettingsPatch {
 
 /// `typoTolerance` in a patch.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase", default)]
 pub struct TypoTolerancePatch {
     pub enabled: Setting<bool>,
@@ -112,6 +119,7 @@ pub struct TypoTolerancePatch {
 
 /// `typoTolerance.minWordSizeForTypos` in a patch.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase", default)]
 pub struct MinWordSizeForTyposPatch {
     pub one_typo: Setting<u8>,
@@ -120,29 +128,37 @@ pub struct MinWordSizeForTyposPatch {
 
 /// `faceting` in a patch.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase", default)]
 pub struct FacetingPatch {
     #[serde(deserialize_with = "setting_u64")]
+    #[cfg_attr(feature = "ts", ts(as = "Setting<usize>"))]
     pub max_values_per_facet: Setting<u64>,
+    #[cfg_attr(feature = "ts", ts(as = "Setting<Record<FacetValuesOrder>>"))]
     pub sort_facet_values_by: Setting<BTreeMap<String, FacetValuesOrder>>,
 }
 
 /// `pagination` in a patch.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase", default)]
 pub struct PaginationPatch {
     #[serde(deserialize_with = "setting_u64")]
+    #[cfg_attr(feature = "ts", ts(as = "Setting<usize>"))]
     pub max_total_hits: Setting<u64>,
 }
 
 /// `chat` in a patch.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(rename_all = "camelCase", default)]
 pub struct ChatPatch {
     pub description: Setting<String>,
     pub document_template: Setting<String>,
     #[serde(deserialize_with = "setting_u64")]
+    #[cfg_attr(feature = "ts", ts(as = "Setting<usize>"))]
     pub document_template_max_bytes: Setting<u64>,
+    #[cfg_attr(feature = "ts", ts(as = "Setting<ChatSearchParametersPatch>"))]
     pub search_parameters: Setting<Map<String, Value>>,
 }
 
@@ -224,7 +240,7 @@ const SOURCE_SPECIFIC_FIELDS: [&str; 12] = [
     "indexingEmbedder",
 ];
 
-const EMBEDDER_FIELD_ORDER: [&str; 18] = [
+pub(super) const EMBEDDER_FIELD_ORDER: [&str; 18] = [
     "source",
     "model",
     "revision",
@@ -245,7 +261,7 @@ const EMBEDDER_FIELD_ORDER: [&str; 18] = [
     "distribution",
 ];
 
-const SEARCH_PARAMETERS_ORDER: [&str; 7] = [
+pub(super) const SEARCH_PARAMETERS_ORDER: [&str; 7] = [
     "hybrid",
     "limit",
     "sort",
