@@ -420,7 +420,34 @@ export function parseFacetSearch(body: unknown): FacetSearchBody {
   ) {
     throw new ApiError('missing_facet_search_facet_name', 'Missing field `facetName`');
   }
-  const b = parseWith(FacetSearchSchema, body ?? {}, FACET_SEARCH_CODES);
+  let b: FacetSearchBody;
+  try {
+    b = parseWith(FacetSearchSchema, body ?? {}, FACET_SEARCH_CODES);
+  } catch (err) {
+    throw vectorWithoutHybridFirst(err, body);
+  }
   checkHybrid(b.hybrid);
   return b;
+}
+
+/**
+ * Meilisearch reads a facet search's filter after it has checked that a `vector` comes with
+ * `hybrid`: when the schema refused only the filter's type, a vector without hybrid is the
+ * error answered.
+ */
+function vectorWithoutHybridFirst(err: unknown, body: unknown): unknown {
+  if (!(err instanceof ApiError) || err.code !== 'invalid_search_filter') return err;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return err;
+  const { filter: _filter, ...rest } = body as Record<string, unknown>;
+  if (rest.vector === undefined || rest.vector === null || (rest.hybrid !== undefined && rest.hybrid !== null))
+    return err;
+  try {
+    parseWith(FacetSearchSchema, rest, FACET_SEARCH_CODES);
+  } catch {
+    return err;
+  }
+  return new ApiError(
+    'missing_search_hybrid',
+    'Invalid request: missing `hybrid` parameter when `vector` or `media` are present.',
+  );
 }
