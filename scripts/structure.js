@@ -25,7 +25,7 @@ function walk(dir) {
   return out;
 }
 
-/** The module path of a file: `index/search/query/mod.rs` → ['index', 'search', 'query']. */
+/** The module path of a file: `search/query/mod.rs` → ['search', 'query']. */
 function modulePath(file) {
   const rel = path.relative(root, file).replace(/\.rs$/, '').split(path.sep);
   if (rel[rel.length - 1] === 'mod' || rel[rel.length - 1] === 'lib') rel.pop();

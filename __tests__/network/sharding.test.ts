@@ -191,7 +191,7 @@ describe('a network of three shards', () => {
     expect(queries).toBe(200);
     expect(exhaustive).toBeGreaterThan(100);
     // Each shard derives the words (completions, typos, splits) one index holding every row
-    // would: the leader pins them (see crates/engine/src/index/search/query/pins.rs).
+    // would: the leader pins them (see crates/engine/src/search/query/pins.rs).
     expect({ idsDiffer, totalsDiffer }).toEqual({ idsDiffer: [], totalsDiffer: [] });
   });
 

@@ -1,7 +1,7 @@
 /**
  * Searches over the network: which instance answers a query naming a remote, and which
  * instances a search with `useNetwork` asks (by default, every search once the network has
- * shards). The merge is the engine's federated search (`index::search::remote`).
+ * shards). The merge is the engine's federated search (`engine::search::remote`).
  */
 import { ApiError } from '../errors/api-error';
 import type { Deps } from '../deps';

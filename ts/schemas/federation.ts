@@ -1,7 +1,7 @@
 /**
  * Federated multi-search: the `federation` object and each query's `federationOptions`, with
  * Meilisearch's codes and messages, and the rules of what a federated query may not carry.
- * The merge itself is the engine's (`engine::index::search::federated`).
+ * The merge itself is the engine's (`engine::search::federated`).
  */
 import { z } from 'zod';
 import { ApiError, insideQuery } from '../errors/api-error';
