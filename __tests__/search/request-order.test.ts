@@ -372,3 +372,33 @@ describe('a hybrid search that embeds nothing', () => {
     });
   });
 });
+
+describe('a facet search with rankingScoreThreshold', () => {
+  it('when a threshold is given, then only documents whose search score reaches it count, as on Meilisearch', async () => {
+    const ft = uniqueIndex('ft');
+    const add = await s.api('POST', `/indexes/${ft}/documents`, {
+      body: [
+        { id: 1, t: 'hello world', g: 'a' },
+        { id: 2, t: 'hello', g: 'b' },
+        { id: 3, t: 'hello there big blue world foo', g: 'c' },
+        { id: 4, t: 'helo world', g: 'd' },
+      ],
+    });
+    expect((await s.waitTask(add.body.taskUid)).status).toBe('succeeded');
+    const set = await s.api('PATCH', `/indexes/${ft}/settings`, { body: { filterableAttributes: ['g'] } });
+    expect((await s.waitTask(set.body.taskUid)).status).toBe('succeeded');
+    const values = async (threshold: number, q: string | undefined = 'hello world') => {
+      const r = await s.api('POST', `/indexes/${ft}/facet-search`, {
+        body: { facetName: 'g', ...(q === undefined ? {} : { q }), rankingScoreThreshold: threshold },
+      });
+      expect(r.status).toBe(200);
+      return r.body.facetHits.map((h: { value: string }) => h.value);
+    };
+    // The reference's scores for `hello world`: 1 (a), 0.87 (c), 0.83 (d), 0.5 (b).
+    expect(await values(0.99)).toEqual(['a']);
+    expect(await values(0.8)).toEqual(['a', 'c', 'd']);
+    expect(await values(0.3)).toEqual(['a', 'b', 'c', 'd']);
+    expect(await values(0)).toEqual(['a', 'b', 'c', 'd']);
+    expect(await values(0.5, undefined)).toEqual(['a', 'b', 'c', 'd']);
+  });
+});

@@ -53,7 +53,12 @@ locales?: Array<string> | null,
 /**
  * Semantic or hybrid facet search: every allowed document is a candidate.
  */
-vector?: Array<number> | null, hybrid?: Hybrid | null, };
+vector?: Array<number> | null, hybrid?: Hybrid | null, 
+/**
+ * Only the documents whose ranking score (the search's, under the index's ranking rules)
+ * reaches it count.
+ */
+rankingScoreThreshold?: number | null, };
 
 /**
  * Query of `fetch_documents`.

@@ -408,6 +408,7 @@ export function facetEngineQuery(b: FacetSearchBody, containsFilter: boolean): F
     vector: b.vector ?? null,
     // Its shape is checked by `checkHybrid` when the body is parsed.
     hybrid: (b.hybrid ?? null) as Hybrid | null,
+    rankingScoreThreshold: b.rankingScoreThreshold ?? null,
   };
 }
 

@@ -59,10 +59,16 @@ impl SearchContext<'_> {
         let mut set: RoaringBitmap = if terms.is_placeholder() {
             (*self.allowed_or_all(&allowed)?).clone()
         } else {
-            // Every candidate: `words` alone orders them, nothing more is needed.
+            // Every candidate: `words` alone orders them, nothing more is needed, unless a
+            // score threshold asks for the search's score (under the index's ranking rules).
+            let threshold = q.ranking_score_threshold.filter(|t| *t > 0.0);
+            let names = match threshold {
+                Some(_) => settings.ranking_rules().to_vec(),
+                None => Vec::new(),
+            };
             let fields = || self.fields_map().read().unwrap().names().to_vec();
             let search_on = search_on(settings, q.attributes_to_search_on.as_deref(), fields)?;
-            let (rules, _) = rule_list(&[], &[], false, terms.drop_order.is_none());
+            let (rules, _) = rule_list(&names, &[], false, terms.drop_order.is_none());
             self.derive_typos(searcher, &mut terms)?;
             let ranking = rank::Ranking {
                 allowed: allowed.as_deref(),
@@ -74,6 +80,7 @@ impl SearchContext<'_> {
             self.rank(&mut terms, ranking, None)?
                 .0
                 .into_iter()
+                .filter(|r| threshold.is_none_or(|t| r.verdict.score() >= t))
                 .map(|r| r.iid)
                 .collect()
         };

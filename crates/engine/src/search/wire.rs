@@ -163,6 +163,10 @@ pub struct FacetSearchQuery {
     pub vector: Option<Vec<f32>>,
     #[serde(default)]
     pub hybrid: Option<super::semantic::Hybrid>,
+    /// Only the documents whose ranking score (the search's, under the index's ranking rules)
+    /// reaches it count.
+    #[serde(default)]
+    pub ranking_score_threshold: Option<f64>,
 }
 
 /// A vector of JSON numbers as `f32`, each rounded to the nearest (`1e300` becomes infinity,
