@@ -159,6 +159,8 @@ describe('documents refused for their vectors', () => {
   it('when a new document gives no vectors to a userProvided embedder, then the task fails and names it', async () => {
     const e = await failure([{ id: 10, t: 'x' }, { id: 11 }, { id: 12, _vectors: { man: { regenerate: true } } }]);
     expect(e.code).toBe('vector_embedding_error');
+    // Meilisearch names the index in the errors of a document's vectors.
+    expect(e.message.startsWith(`Index \`${uid}\`: While embedding documents for embedder \`man\``)).toBe(true);
     expect(e.message).toContain('no vectors provided for document `10` and at least 2 other document(s)');
     expect(e.message).toContain('opt-out for a document with `_vectors.man: null`');
   });
@@ -177,11 +179,14 @@ describe('documents refused for their vectors', () => {
     ]);
     expect(e.code).toBe('invalid_vector_dimensions');
     expect(e.message).toBe(
-      'Invalid vector dimensions in document with id `13` in `._vectors.man`.\n  - note: embedding #1 has dimensions 2\n  - note: embedder `man` requires 3',
+      `Index \`${uid}\`: Invalid vector dimensions in document with id \`13\` in \`._vectors.man\`.\n  - note: embedding #1 has dimensions 2\n  - note: embedder \`man\` requires 3`,
     );
   });
 
   it('when `_vectors` has a bad shape, then invalid_vectors_type says where', async () => {
+    expect((await failure([{ id: 14, _vectors: { man: 'abc' } }])).message).toMatch(
+      /^Index `[^`]+`: Bad embedder configuration/,
+    );
     expect((await failure([{ id: 14, _vectors: { man: 'abc' } }])).message).toContain(
       'Expected `._vectors.man` to be an array of floats, an array of arrays of floats, or an object with at least the field `regenerate`, but got the string `abc`',
     );

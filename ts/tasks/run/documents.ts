@@ -7,6 +7,12 @@ import type { Effects, Outcome, RunContext } from '../outcome';
 import { payloadFile } from '../queue';
 import type { TaskRecord } from '../types';
 
+/**
+ * Errors of a document's vectors, which Meilisearch's batches report naming the index
+ * (`Index \`uid\`: …`) whatever the task, unlike a document's id or the primary key.
+ */
+const NAMED_BY_INDEX = new Set(['vector_embedding_error', 'invalid_vector_dimensions', 'invalid_vectors_type']);
+
 /** The `progressTrace` step of a batch after which nothing else waited for its index. */
 export const COMPACTION_STEP = 'processing tasks > compacting the inverted index';
 
@@ -92,7 +98,8 @@ export async function indexBatch(
       if (r.deletedDocuments !== undefined) details.deletedDocuments = r.deletedDocuments;
       out.set(r.taskUid, { details });
     } else {
-      const message = byFilter.has(r.taskUid) ? `Index \`${uid}\`: ${r.error.message}` : r.error.message;
+      const named = byFilter.has(r.taskUid) || NAMED_BY_INDEX.has(r.error.code);
+      const message = named ? `Index \`${uid}\`: ${r.error.message}` : r.error.message;
       out.set(r.taskUid, { error: errorBody(r.error.code, message) });
     }
   }
