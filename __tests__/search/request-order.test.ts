@@ -402,3 +402,35 @@ describe('a facet search with rankingScoreThreshold', () => {
     expect(await values(0.5, undefined)).toEqual(['a', 'b', 'c', 'd']);
   });
 });
+
+describe('errors named after their index, and missing fields last', () => {
+  it("when a settings task fails in the engine, then its error names the index, as Meilisearch's batches do", async () => {
+    // Valid alone, the second patch breaks the rule only against the settings the first left,
+    // which the engine checks when the task runs.
+    const first = await s.api('PATCH', `/indexes/${uid}/settings`, {
+      body: { typoTolerance: { minWordSizeForTypos: { oneTypo: 5 } } },
+    });
+    expect((await s.waitTask(first.body.taskUid)).status).toBe('succeeded');
+    const r = await s.api('PATCH', `/indexes/${uid}/settings`, {
+      body: { typoTolerance: { minWordSizeForTypos: { twoTypos: 2 } } },
+    });
+    const t = await s.waitTask(r.body.taskUid);
+    expect(t.status).toBe('failed');
+    expect(t.error.message).toBe(
+      `Index \`${uid}\`: \`minWordSizeForTypos\` setting is invalid. \`oneTypo\` and \`twoTypos\` fields should be between \`0\` and \`255\`, and \`twoTypos\` should be greater or equals to \`oneTypo\` but found \`oneTypo: 5\` and twoTypos: 2\`.`,
+    );
+  });
+
+  it('when a facet search lacks facetName and another field is wrong, then the wrong field is answered first', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/facet-search`, { body: { q: 'kurosawa', facetQuery: {} } });
+    expect(r.body).toMatchObject({
+      code: 'invalid_facet_search_query',
+      message: 'Invalid value type at `.facetQuery`: expected a string, but found an object: `{}`',
+    });
+    const missing = await s.api('POST', `/indexes/${uid}/facet-search`, { body: { q: 'kurosawa' } });
+    expect(missing.body).toMatchObject({
+      code: 'missing_facet_search_facet_name',
+      message: 'Missing field `facetName`',
+    });
+  });
+});

@@ -419,6 +419,9 @@ export function parseFacetSearch(body: unknown): FacetSearchBody {
     !Array.isArray(body) &&
     (body as Record<string, unknown>).facetName === undefined
   ) {
+    // A missing field is reported after the fields present, as deserr reads a body: the
+    // others' shapes first (any of their errors wins), then the missing `facetName`.
+    parseWith(FacetSearchSchema, { ...body, facetName: '' }, FACET_SEARCH_CODES);
     throw new ApiError('missing_facet_search_facet_name', 'Missing field `facetName`');
   }
   let b: FacetSearchBody;

@@ -40,8 +40,11 @@ export async function indexBatch(
   onHandle(h);
 
   const ops: BatchOp[] = [];
-  /** Delete-by-filter and edition tasks: their errors name the index, as Meilisearch's batch errors do. */
-  const byFilter = new Set<number>();
+  /**
+   * Delete-by-filter, edition and settings tasks: their errors name the index, as
+   * Meilisearch's batch errors do.
+   */
+  const namesIndex = new Set<number>();
   for (const t of tasks) {
     const p = t.payload;
     switch (p.kind) {
@@ -65,14 +68,15 @@ export async function indexBatch(
         break;
       case 'settingsUpdate':
         // The engine applies the patch to the settings the batch has reached.
+        namesIndex.add(t.uid);
         ops.push({ type: 'updateSettings', taskUid: t.uid, patch: p.patch });
         break;
       case 'documentDeletionByFilter':
-        byFilter.add(t.uid);
+        namesIndex.add(t.uid);
         ops.push({ type: 'deleteByFilter', taskUid: t.uid, filter: p.filter });
         break;
       case 'documentEdition':
-        byFilter.add(t.uid);
+        namesIndex.add(t.uid);
         ops.push({ type: 'editDocuments', taskUid: t.uid, function: p.function, filter: p.filter, context: p.context });
         break;
       default:
@@ -98,7 +102,7 @@ export async function indexBatch(
       if (r.deletedDocuments !== undefined) details.deletedDocuments = r.deletedDocuments;
       out.set(r.taskUid, { details });
     } else {
-      const named = byFilter.has(r.taskUid) || NAMED_BY_INDEX.has(r.error.code);
+      const named = namesIndex.has(r.taskUid) || NAMED_BY_INDEX.has(r.error.code);
       const message = named ? `Index \`${uid}\`: ${r.error.message}` : r.error.message;
       out.set(r.taskUid, { error: errorBody(r.error.code, message) });
     }
