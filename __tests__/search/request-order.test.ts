@@ -344,6 +344,39 @@ describe('a search with several faults, read in Meilisearch order', () => {
   });
 });
 
+describe("a facet search's attributesToSearchOn", () => {
+  it('when it names no searchable attribute, then it is refused with or without a query, after the filter syntax and before its filterability and the facet', async () => {
+    const fuid = uniqueIndex('facet-on');
+    const add = await s.api('POST', `/indexes/${fuid}/documents`, { body: [{ id: 1, t: 'hello', a: 'x', g: 2 }] });
+    expect((await s.waitTask(add.body.taskUid)).status).toBe('succeeded');
+    const set = await s.api('PATCH', `/indexes/${fuid}/settings`, {
+      body: { filterableAttributes: ['t'], searchableAttributes: ['t'] },
+    });
+    expect((await s.waitTask(set.body.taskUid)).status).toBe('succeeded');
+    const expected = {
+      code: 'invalid_search_attributes_to_search_on',
+      message: expect.stringContaining('Attribute `nope` is not searchable.'),
+    };
+    for (const body of [
+      { facetName: 't', attributesToSearchOn: ['nope'] },
+      { facetName: 't', q: 'hello', attributesToSearchOn: ['nope'] },
+      { facetName: 'zz', attributesToSearchOn: ['nope'] },
+      { facetName: 't', filter: 'unknown = 2', attributesToSearchOn: ['nope'] },
+    ]) {
+      const r = await s.api('POST', `/indexes/${fuid}/facet-search`, { body });
+      expect(r.body).toMatchObject(expected);
+    }
+    const syntax = await s.api('POST', `/indexes/${fuid}/facet-search`, {
+      body: { facetName: 't', filter: 'g =', attributesToSearchOn: ['nope'] },
+    });
+    expect(syntax.body.code).toBe('invalid_search_filter');
+    const every = await s.api('POST', `/indexes/${fuid}/facet-search`, {
+      body: { facetName: 't', attributesToSearchOn: ['*'] },
+    });
+    expect(every.status).toBe(200);
+  });
+});
+
 describe('a hybrid search that embeds nothing', () => {
   it('when it is a placeholder or keywords only, then its missing embedder is no error', async () => {
     for (const body of [
@@ -432,5 +465,93 @@ describe('errors named after their index, and missing fields last', () => {
       code: 'missing_facet_search_facet_name',
       message: 'Missing field `facetName`',
     });
+  });
+});
+
+describe("a filter's type, read where Meilisearch reads it", () => {
+  const shape = (found: string, expected = 'String, Array') =>
+    `Invalid syntax for the filter parameter: \`expected ${expected}, found: ${found}\`.`;
+
+  it('when a search has a filter of the wrong type and another wrong field, then the other field is answered, wherever the filter sits', async () => {
+    for (const body of [
+      { filter: 5, limit: 'x' },
+      { limit: 'x', filter: 5 },
+    ]) {
+      const r = await s.api('POST', `/indexes/${uid}/search`, { body });
+      expect(r.body).toMatchObject({
+        code: 'invalid_search_limit',
+        message: 'Invalid value type at `.limit`: expected a positive integer, but found a string: `"x"`',
+      });
+    }
+    const sort = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: [1], sort: 5 } });
+    expect(sort.body.code).toBe('invalid_search_sort');
+    const fetch = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { filter: 5, limit: 'x' } });
+    expect(fetch.body.code).toBe('invalid_document_limit');
+  });
+
+  it('when the filter alone is wrong, then its shape is answered with the route’s code', async () => {
+    const search = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: 5, vector: [1, 2] } });
+    expect(search.body).toMatchObject({ code: 'invalid_search_filter', message: shape('5') });
+    const fetch = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { filter: [[1]] } });
+    expect(fetch.body).toMatchObject({ code: 'invalid_document_filter', message: shape('1', 'String') });
+    const facet = await s.api('POST', `/indexes/${uid}/facet-search`, { body: { facetName: 'zz', filter: 5 } });
+    expect(facet.body).toMatchObject({ code: 'invalid_search_filter', message: shape('5') });
+  });
+
+  it('when a multi-search query has a wrong filter, then a later query’s wrong type comes first, and the filter is answered inside its query', async () => {
+    for (const federation of [undefined, {}]) {
+      const r = await s.api('POST', '/multi-search', {
+        body: {
+          federation,
+          queries: [
+            { indexUid: uid, filter: 5 },
+            { indexUid: uid, limit: 'x' },
+          ],
+        },
+      });
+      expect(r.body).toMatchObject({
+        code: 'invalid_search_limit',
+        message: 'Invalid value type at `.queries[1].limit`: expected a positive integer, but found a string: `"x"`',
+      });
+      const alone = await s.api('POST', '/multi-search', {
+        body: { federation, queries: [{ indexUid: uid, filter: [3] }] },
+      });
+      expect(alone.body).toMatchObject({
+        code: 'invalid_search_filter',
+        message: `Inside \`.queries[0]\`: ${shape('3', 'String, [String]')}`,
+      });
+    }
+  });
+
+  it('when a deletion by filter has no filter or an empty one, then each is refused as Meilisearch refuses it', async () => {
+    const del = (filter: unknown) => s.api('POST', `/indexes/${uid}/documents/delete`, { body: { filter } });
+    expect((await del(null)).body).toMatchObject({ code: 'invalid_document_filter', message: shape('null') });
+    expect((await del({})).body).toMatchObject({ code: 'invalid_document_filter', message: shape('{}') });
+    expect((await del([5])).body).toMatchObject({ message: shape('5', 'String, [String]') });
+    for (const empty of ['', '  ', [], [''], [[]]]) {
+      const r = await del(empty);
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({
+        code: 'invalid_document_filter',
+        message: 'Sending an empty filter is forbidden.',
+      });
+    }
+  });
+
+  it('when an edition has a wrong filter, then its shape names the index and an empty one does not', async () => {
+    const f = await s.api('PATCH', '/experimental-features', { body: { editDocumentsByFunction: true } });
+    expect(f.status).toBe(200);
+    const edit = (filter: unknown) =>
+      s.api('POST', `/indexes/${uid}/documents/edit`, { body: { function: 'doc', filter } });
+    expect((await edit(5)).body).toMatchObject({
+      code: 'invalid_document_filter',
+      message: `Index \`${uid}\`: ${shape('5')}`,
+    });
+    for (const empty of ['', [], ['']]) {
+      expect((await edit(empty)).body).toMatchObject({
+        code: 'invalid_document_filter',
+        message: 'Sending an empty filter is forbidden.',
+      });
+    }
   });
 });

@@ -69,15 +69,6 @@ export async function addDocuments(
 /** Which documents a deletion removes. */
 export type DocumentSelection = { all: true } | { ids: string[] } | { filter: unknown };
 
-/** Whether a filter is empty (`null`, blank, `[]`): deletions and editions refuse those. */
-export function isEmptyFilter(f: unknown): boolean {
-  return f === null || (typeof f === 'string' && f.trim() === '') || (Array.isArray(f) && f.length === 0);
-}
-
-export function emptyFilterRefused(): ApiError {
-  return new ApiError('invalid_document_filter', 'Sending an empty filter is forbidden.');
-}
-
 /**
  * Enqueues a deletion. A filter is refused when empty, its syntax is checked now and its
  * filterability when the task runs (as Meilisearch does); callers check its shape first.
@@ -108,7 +99,6 @@ export function deleteDocuments(
       customMetadata,
     });
   }
-  if (isEmptyFilter(selection.filter)) throw emptyFilterRefused();
   checkDocumentFilter(selection.filter, deps.features.get().containsFilter);
   return queue.enqueue({
     indexUid: uid,
@@ -117,24 +107,6 @@ export function deleteDocuments(
     payload: { kind: 'documentDeletionByFilter', filter: selection.filter },
     customMetadata,
   });
-}
-
-/** An edition's filter: its syntax now (errors name the index, as Meilisearch's do). */
-function checkEditionFilter(uid: string, filter: unknown, containsFilter: boolean): void {
-  if (typeof filter !== 'string' && !Array.isArray(filter)) {
-    throw new ApiError(
-      'invalid_document_filter',
-      `Index \`${uid}\`: Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(filter)}\`.`,
-    );
-  }
-  if (isEmptyFilter(filter)) throw emptyFilterRefused();
-  try {
-    checkDocumentFilter(filter, containsFilter);
-  } catch (err) {
-    if (err instanceof ApiError && err.code === 'invalid_document_filter')
-      throw new ApiError(err.code, `Index \`${uid}\`: ${err.message}`);
-    throw err;
-  }
 }
 
 /**
@@ -146,7 +118,7 @@ function checkEditionFilter(uid: string, filter: unknown, containsFilter: boolea
 export function editDocuments(deps: Deps, uid: string, edit: EditBody, customMetadata?: string): Promise<TaskRecord> {
   checkEditFunction(edit.function);
   checkEditContext(edit.context);
-  if (edit.filter !== null) checkEditionFilter(uid, edit.filter, deps.features.get().containsFilter);
+  if (edit.filter !== null) checkDocumentFilter(edit.filter, deps.features.get().containsFilter, uid);
   return deps.queue.enqueue({
     indexUid: uid,
     type: 'documentEdition',

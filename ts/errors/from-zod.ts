@@ -79,22 +79,6 @@ function isCount(schema: z.ZodType, path: PropertyKey[]): boolean {
 }
 
 /**
- * Meilisearch's message for a filter that is neither a string nor an array of strings and
- * arrays; null when the fault lies elsewhere (a nested array, a list too long).
- */
-export function filterShapeMessage(filter: unknown): string | null {
-  if (!Array.isArray(filter)) {
-    return typeof filter === 'string'
-      ? null
-      : `Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(filter)}\`.`;
-  }
-  const bad = filter.find((f) => typeof f !== 'string' && !Array.isArray(f));
-  return bad === undefined
-    ? null
-    : `Invalid syntax for the filter parameter: \`expected String, [String], found: ${JSON.stringify(bad)}\`.`;
-}
-
-/**
  * Where a body sits in a larger request, for the paths of its errors: `at` (`['queries', 0]`
  * for `.queries[0]`), and the fields an unknown one is told of when not the schema's own.
  */
@@ -148,15 +132,9 @@ export function parseWith<T>(
       `Invalid value type${outer ? ` at \`${outer}\`` : ''}: expected ${expected}, but found ${found(body)}`,
     );
   }
-  const filterMessage =
-    field === 'filter' && code.endsWith('_filter') ? filterShapeMessage(valueAt(body, ['filter'])) : null;
   if (value === undefined) {
     const parent = outer + pathText(issue.path.slice(0, -1));
     message = `Missing field \`${String(issue.path[issue.path.length - 1])}\`${parent ? ` inside \`${parent}\`` : ''}`;
-  } else if (filterMessage !== null) {
-    // Meilisearch checks a filter after the query is read, so it names the query as its other
-    // late errors do.
-    message = `${outer ? `Inside \`${outer}\`: ` : ''}${filterMessage}`;
   } else if (isCount(schema, issue.path)) {
     message = `Invalid value type at \`${at}\`: expected a positive integer, but found ${found(value)}`;
   } else if (issue.code === 'invalid_value' && typeof value === 'string') {

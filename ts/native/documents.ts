@@ -5,20 +5,26 @@
 import { binding, call, callSync } from './binding';
 
 /**
- * Checks a document filter's syntax (string or array form) without an index, as
- * delete-by-filter does at enqueue time; throws `invalid_document_filter` (or
- * `feature_not_enabled` for `CONTAINS` when `containsFilter` is off).
+ * Checks the filter of a deletion by filter, or of an edition of `indexUid`, without an index
+ * when its task is enqueued: `null` and empty filters are refused, syntax errors throw
+ * `invalid_document_filter` (naming the edition's index), `CONTAINS` when `containsFilter` is
+ * off `feature_not_enabled`.
  */
-export function checkDocumentFilter(filter: unknown, containsFilter: boolean): void {
-  callSync(() => binding.checkDocumentFilter(JSON.stringify(filter), containsFilter));
+export function checkDocumentFilter(filter: unknown, containsFilter: boolean, indexUid: string | null = null): void {
+  callSync(() => binding.checkDocumentFilter(JSON.stringify(filter), containsFilter, indexUid));
+}
+
+/** Checks a search's filter as `checkDocumentFilter` does, with `invalid_search_filter`. */
+export function checkSearchFilter(filter: unknown, containsFilter: boolean): void {
+  callSync(() => binding.checkSearchFilter(JSON.stringify(filter), containsFilter));
 }
 
 /**
- * Whether a search whose filter is `filter` (`null` for none) meets a dynamic search rule's
- * filter condition (`values`: attribute to value), as Meilisearch reads it.
+ * For each dynamic search rule's filter condition (`values`: attribute to value), whether a
+ * search whose filter is `filter` (`null` for none) meets it, as Meilisearch reads them.
  */
-export function ruleFilterMatches(filter: unknown, values: Record<string, unknown>): boolean {
-  return callSync(() => binding.ruleFilterMatches(JSON.stringify(filter ?? null), JSON.stringify(values)));
+export function ruleFiltersMatch(filter: unknown, conditions: Record<string, unknown>[]): boolean[] {
+  return callSync(() => binding.ruleFiltersMatch(JSON.stringify(filter ?? null), JSON.stringify(conditions)));
 }
 
 /** Compiles a document edition function (Rhai): `bad_request` with the compiler's message if it does not compile. */

@@ -42,9 +42,10 @@ export {
 } from './binding';
 export {
   checkDocumentFilter,
+  checkSearchFilter,
   checkEditFunction,
   type PayloadFormat,
-  ruleFilterMatches,
+  ruleFiltersMatch,
   stageDocuments,
 } from './documents';
 export { damagedFileMessage, type KvEntry, type KvOp, KvStore } from './kv';

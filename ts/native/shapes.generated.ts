@@ -36,7 +36,14 @@ ok: false,
 /**
  * The op's error: `{code, message}`, `code` from the `api-types` table.
  */
-error: { code: string; message: string }, };
+error: { code: string; message: string }, 
+/**
+ * Whether its task reports the error naming the index (`Index \`uid\`: …`), as
+ * Meilisearch's batches report the errors of settings updates, deletions by filter and
+ * editions, and a document's vectors whatever the task (not a document's id or the
+ * primary key).
+ */
+namesIndex: boolean, };
 
 /**
  * Query of `facet_search`.

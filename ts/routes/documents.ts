@@ -19,7 +19,7 @@ import type { PayloadFormat } from '../native';
 import { parseEditBody } from '../schemas/edit';
 import { documentIds, FETCH_CODES, FetchSchema } from '../schemas/documents';
 import { checkIndexUid } from '../schemas/indexes';
-import { checkPrimaryKeyParam, filterShape } from '../schemas/limits';
+import { checkPrimaryKeyParam, filterValue } from '../schemas/limits';
 import {
   boolParam,
   filterParam,
@@ -43,7 +43,7 @@ const ACCEPTED =
   'Accepted values for the Content-Type header are: `application/json`, `application/x-ndjson`, `text/csv`';
 
 export const DeleteByFilterSchema = z.strictObject({
-  filter: filterShape,
+  filter: filterValue,
 });
 
 /** Sends documents' JSON bytes, held in the response budget until sent (`http/response-budget.ts`). */

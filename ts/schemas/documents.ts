@@ -1,7 +1,7 @@
 /** Document identifiers in read requests, checked as Meilisearch checks them. */
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
-import { boundedList, filterShape } from './limits';
+import { boundedList, filterValue } from './limits';
 
 const ID = /^[A-Za-z0-9_-]{1,511}$/;
 
@@ -35,7 +35,7 @@ export const FetchSchema = z.strictObject({
     .array(z.union([z.string(), z.number()]))
     .nullable()
     .optional(),
-  filter: filterShape.nullable().optional(),
+  filter: filterValue.optional(),
   sort: boundedList(z.string()).nullable().optional(),
   useNetwork: z.boolean().nullable().optional(),
 });

@@ -52,4 +52,9 @@ export function checkPrimaryKeyParam(pk: string | null): string | null {
 /** `rankingScoreThreshold`: a float in [0, 1], with Meilisearch's message when out of range. */
 export const scoreThreshold = z.number().min(0, THRESHOLD_RANGE).max(1, THRESHOLD_RANGE);
 
-export const filterShape = z.union([z.string(), boundedList(z.union([z.string(), boundedList(z.string())]))]);
+/**
+ * A filter is read as any JSON value here, as Meilisearch's bodies read it: its shape (a string,
+ * or an array of strings and arrays of strings) and syntax are the engine's to check, in the
+ * order the engine checks a request.
+ */
+export const filterValue = z.unknown();

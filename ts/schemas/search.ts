@@ -8,7 +8,7 @@ import { ApiError } from '../errors/api-error';
 import { found, parseWith, pathText, type Within } from '../errors/from-zod';
 import { invalidIndexUidMessage, isValidIndexUid } from './indexes';
 import { bodyFromParams, enumsOf, type ParamKinds } from './query';
-import { boundedList, filterShape, scoreThreshold } from './limits';
+import { boundedList, filterValue, scoreThreshold } from './limits';
 import type { FacetSearchQuery, Hybrid, SearchQuery } from '../native';
 import { LOCALES } from '../settings/vocabulary';
 
@@ -37,7 +37,7 @@ export const SearchSchema = z.strictObject({
   highlightPreTag: z.string().optional(),
   highlightPostTag: z.string().optional(),
   showMatchesPosition: z.boolean().optional(),
-  filter: filterShape.nullable().optional(),
+  filter: filterValue.optional(),
   sort: strList.optional(),
   distinct: z.string().nullable().optional(),
   facets: strList.optional(),
@@ -180,6 +180,15 @@ const QUERY_CODES: Record<string, string> = { ...SEARCH_CODES, indexUid: 'invali
  * is found wrong later (the index, the filter, the rules of a federation) says "Inside" it.
  * Returns the query's search parameters (without `indexUid` and `federationOptions`).
  */
+/**
+ * A multi-search's queries, every one's shape read before any is looked at further, as deserr
+ * reads the whole body before the handler runs: a wrong type in the last query is answered
+ * before an unknown index in the first, federated or not.
+ */
+export function parseQueries(queries: unknown[]): SearchBody[] {
+  return queries.map((q, i) => parseQuery(q, i));
+}
+
 export function parseQuery(raw: unknown, i: number): SearchBody {
   const {
     indexUid,
@@ -373,7 +382,7 @@ export const FacetSearchSchema = z.object({
   facetName: z.string(),
   facetQuery: z.string().nullable().optional(),
   q: z.string().nullable().optional(),
-  filter: filterShape.nullable().optional(),
+  filter: filterValue.optional(),
   matchingStrategy: z.enum(['last', 'all', 'frequency']).optional(),
   attributesToSearchOn: strList.optional(),
   rankingScoreThreshold: z.number().min(0).max(1).nullable().optional(),
@@ -424,34 +433,7 @@ export function parseFacetSearch(body: unknown): FacetSearchBody {
     parseWith(FacetSearchSchema, { ...body, facetName: '' }, FACET_SEARCH_CODES);
     throw new ApiError('missing_facet_search_facet_name', 'Missing field `facetName`');
   }
-  let b: FacetSearchBody;
-  try {
-    b = parseWith(FacetSearchSchema, body ?? {}, FACET_SEARCH_CODES);
-  } catch (err) {
-    throw vectorWithoutHybridFirst(err, body);
-  }
+  const b = parseWith(FacetSearchSchema, body ?? {}, FACET_SEARCH_CODES);
   checkHybrid(b.hybrid);
   return b;
-}
-
-/**
- * Meilisearch reads a facet search's filter after it has checked that a `vector` comes with
- * `hybrid`: when the schema refused only the filter's type, a vector without hybrid is the
- * error answered.
- */
-function vectorWithoutHybridFirst(err: unknown, body: unknown): unknown {
-  if (!(err instanceof ApiError) || err.code !== 'invalid_search_filter') return err;
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return err;
-  const { filter: _filter, ...rest } = body as Record<string, unknown>;
-  if (rest.vector === undefined || rest.vector === null || (rest.hybrid !== undefined && rest.hybrid !== null))
-    return err;
-  try {
-    parseWith(FacetSearchSchema, rest, FACET_SEARCH_CODES);
-  } catch {
-    return err;
-  }
-  return new ApiError(
-    'missing_search_hybrid',
-    'Invalid request: missing `hybrid` parameter when `vector` or `media` are present.',
-  );
 }

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
-import { boundedList, filterShape, scoreThreshold } from './limits';
+import { boundedList, filterValue, scoreThreshold } from './limits';
 import type { SimilarQuery } from '../native';
 import { bodyFromParams, type ParamKinds } from './query';
 
@@ -14,7 +14,7 @@ export const SimilarSchema = z.strictObject({
   id: z.union([z.string(), z.number().int()]).or(z.unknown()),
   offset: z.number().int().nonnegative().optional(),
   limit: z.number().int().nonnegative().optional(),
-  filter: filterShape.nullable().optional(),
+  filter: filterValue.optional(),
   embedder: z.string(),
   attributesToRetrieve: boundedList(z.string()).nullable().optional(),
   retrieveVectors: z.boolean().optional(),

@@ -12,7 +12,7 @@
  */
 import { ApiError } from '../errors/api-error';
 import type { KvOp } from '../native';
-import { ruleFilterMatches } from '../native/documents';
+import { ruleFiltersMatch } from '../native/documents';
 import { checkIndexUid, isValidIndexUid } from '../schemas/indexes';
 import {
   arrayOf,
@@ -238,8 +238,11 @@ function words(text: string | null | undefined): string[] {
     .filter(Boolean);
 }
 
-/** Whether `rule` applies to a search with `q` and `filter` (`null` for none) at `now`. */
-export function ruleMatches(rule: SearchRule, q: string, filter: unknown, now: number): boolean {
+/**
+ * Whether `rule` applies to a search with `q` at `now`, its filter condition aside (see
+ * `pinsFor`).
+ */
+function ruleMatchesQuery(rule: SearchRule, q: string, now: number): boolean {
   if (!rule.active) return false;
   const time = rule.conditions.time;
   if (time?.start && now < Date.parse(time.start)) return false;
@@ -251,8 +254,6 @@ export function ruleMatches(rule: SearchRule, q: string, filter: unknown, now: n
     const have = new Set(words(q));
     if (!words(query.words).every((w) => have.has(w))) return false;
   }
-  const values = rule.conditions.filter?.values;
-  if (values && !ruleFilterMatches(filter, values)) return false;
   return true;
 }
 
@@ -302,8 +303,22 @@ export class SearchRules {
    */
   pinsFor(indexUid: string, q: string, filter: unknown, now = Date.now()): Pin[] {
     if (this.#rules.size === 0) return [];
-    const rules = this.all()
-      .filter((r) => ruleMatches(r, q, filter, now))
+    const byQuery = this.all().filter((r) => ruleMatchesQuery(r, q, now));
+    // The filter conditions of the rules left, in one call: the search's filter parsed once.
+    const conditions: Array<[SearchRule, Record<string, unknown>]> = [];
+    for (const r of byQuery) {
+      const values = r.conditions.filter?.values;
+      if (values) conditions.push([r, values]);
+    }
+    const met = conditions.length
+      ? ruleFiltersMatch(
+          filter,
+          conditions.map(([, values]) => values),
+        )
+      : [];
+    const failed = new Set(conditions.filter((_, i) => !met[i]).map(([r]) => r));
+    const rules = byQuery
+      .filter((r) => !failed.has(r))
       .sort(
         (a, b) =>
           (a.precedence ?? Infinity) - (b.precedence ?? Infinity) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0),

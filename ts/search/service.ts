@@ -10,7 +10,7 @@ import type { Deps } from '../deps';
 import { ApiError, insideQuery } from '../errors/api-error';
 import { found } from '../errors/from-zod';
 import { NativeIndex, type SearchQuery } from '../native';
-import { checkDocumentFilter } from '../native/documents';
+import { checkSearchFilter } from '../native/documents';
 import { facetSearchOverNetwork } from '../network/facets';
 import { checkSearchFeatures, networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
 import { checkIndexUid } from '../schemas/indexes';
@@ -22,7 +22,7 @@ import {
   type FacetSearchBody,
   facetEngineQuery,
   parseFacetSearch,
-  parseQuery,
+  parseQueries,
   parseSearch,
   type Personalize,
   type SearchBody,
@@ -311,10 +311,7 @@ export class SearchService {
         ? answer
         : withMetadata(answer, { requestUid, metadata: metas }, FEDERATED_TAIL);
     }
-    // Every query's shape is read before any query is looked at further, as deserr reads the
-    // whole body before the handler runs: a wrong type in the last query is answered before an
-    // unknown index in the first.
-    const parsedQueries = body.queries.map((q, i) => parseQuery(q, i));
+    const parsedQueries = parseQueries(body.queries);
     const parts: Buffer[] = [];
     for (const [i, rawQuery] of body.queries.entries()) {
       const parsed = parsedQueries[i];
@@ -372,13 +369,7 @@ export class SearchService {
    */
   private filterBeforeIndex(uid: string, filter: unknown): void {
     if (filter === undefined || filter === null || this.deps.registry.has(uid)) return;
-    try {
-      checkDocumentFilter(filter, this.deps.features.enabled('containsFilter'));
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 'invalid_document_filter')
-        throw new ApiError('invalid_search_filter', err.message);
-      throw err;
-    }
+    checkSearchFilter(filter, this.deps.features.enabled('containsFilter'));
   }
 
   /**
@@ -499,8 +490,7 @@ export class SearchService {
     const metas: QueryMetadata[] = [];
     let overNetwork = false;
     let remoteNamed = false;
-    // Every query's shape first, as for a multi-search without federation.
-    const parsedQueries = queries.map((q, i) => parseQuery(q, i));
+    const parsedQueries = parseQueries(queries);
     for (const [i, rawQuery] of queries.entries()) {
       const parsed = parsedQueries[i];
       const { indexUid, weight, remote, search } = splitQuery(

@@ -8,21 +8,32 @@ use napi_derive::napi;
 
 use crate::to_napi_error;
 
-/// Checks a document filter without an index, as delete-by-filter does when it is enqueued.
-/// `filterJson` is the JSON text of its string or array form. Throws `invalid_document_filter`
-/// with Meilisearch's syntax message, or `feature_not_enabled` for `CONTAINS` when
-/// `containsFilter` is off. Filterability is checked when the task runs.
+/// Checks the filter of a deletion by filter or an edition (`indexUid` given: its errors name
+/// the index) without an index, when its task is enqueued: `engine::filter::check_document_filter`.
 #[napi]
-pub fn check_document_filter(filter_json: String, contains_filter: bool) -> Result<()> {
-    engine::filter::check_document_filter(&filter_json, contains_filter).map_err(to_napi_error)
+pub fn check_document_filter(
+    filter_json: String,
+    contains_filter: bool,
+    index_uid: Option<String>,
+) -> Result<()> {
+    engine::filter::check_document_filter(&filter_json, contains_filter, index_uid.as_deref())
+        .map_err(to_napi_error)
 }
 
-/// Whether a search whose filter is `filterJson` (its JSON string or array form, `null` for
-/// none) meets a dynamic search rule's filter condition, `valuesJson` being the condition's
-/// `values` object (the engine's `filter::rule_condition` says how Meilisearch reads it).
+/// Checks a search's filter syntax without an index (`invalid_search_filter`), as a search on
+/// an index that does not exist is answered.
 #[napi]
-pub fn rule_filter_matches(filter_json: String, values_json: String) -> Result<bool> {
-    engine::filter::rule_condition::rule_filter_matches(&filter_json, &values_json)
+pub fn check_search_filter(filter_json: String, contains_filter: bool) -> Result<()> {
+    engine::filter::check_search_filter(&filter_json, contains_filter).map_err(to_napi_error)
+}
+
+/// For each dynamic search rule's filter condition in `conditionsJson` (a JSON array of their
+/// `values` objects), whether a search whose filter is `filterJson` (its JSON string or array
+/// form, `null` for none) meets it (the engine's `filter::rule_condition` says how Meilisearch
+/// reads them).
+#[napi]
+pub fn rule_filters_match(filter_json: String, conditions_json: String) -> Result<Vec<bool>> {
+    engine::filter::rule_condition::rule_filters_match(&filter_json, &conditions_json)
         .map_err(to_napi_error)
 }
 

@@ -7,12 +7,6 @@ import type { Effects, Outcome, RunContext } from '../outcome';
 import { payloadFile } from '../queue';
 import type { TaskRecord } from '../types';
 
-/**
- * Errors of a document's vectors, which Meilisearch's batches report naming the index
- * (`Index \`uid\`: …`) whatever the task, unlike a document's id or the primary key.
- */
-const NAMED_BY_INDEX = new Set(['vector_embedding_error', 'invalid_vector_dimensions', 'invalid_vectors_type']);
-
 /** The `progressTrace` step of a batch after which nothing else waited for its index. */
 export const COMPACTION_STEP = 'processing tasks > compacting the inverted index';
 
@@ -40,11 +34,6 @@ export async function indexBatch(
   onHandle(h);
 
   const ops: BatchOp[] = [];
-  /**
-   * Delete-by-filter, edition and settings tasks: their errors name the index, as
-   * Meilisearch's batch errors do.
-   */
-  const namesIndex = new Set<number>();
   for (const t of tasks) {
     const p = t.payload;
     switch (p.kind) {
@@ -68,15 +57,12 @@ export async function indexBatch(
         break;
       case 'settingsUpdate':
         // The engine applies the patch to the settings the batch has reached.
-        namesIndex.add(t.uid);
         ops.push({ type: 'updateSettings', taskUid: t.uid, patch: p.patch });
         break;
       case 'documentDeletionByFilter':
-        namesIndex.add(t.uid);
         ops.push({ type: 'deleteByFilter', taskUid: t.uid, filter: p.filter });
         break;
       case 'documentEdition':
-        namesIndex.add(t.uid);
         ops.push({ type: 'editDocuments', taskUid: t.uid, function: p.function, filter: p.filter, context: p.context });
         break;
       default:
@@ -102,8 +88,8 @@ export async function indexBatch(
       if (r.deletedDocuments !== undefined) details.deletedDocuments = r.deletedDocuments;
       out.set(r.taskUid, { details });
     } else {
-      const named = namesIndex.has(r.taskUid) || NAMED_BY_INDEX.has(r.error.code);
-      const message = named ? `Index \`${uid}\`: ${r.error.message}` : r.error.message;
+      // The engine says which errors Meilisearch's batches report naming the index.
+      const message = r.namesIndex ? `Index \`${uid}\`: ${r.error.message}` : r.error.message;
       out.set(r.taskUid, { error: errorBody(r.error.code, message) });
     }
   }

@@ -385,13 +385,41 @@ pub fn parse_request(
     Ok(filter)
 }
 
-/// Checks a document filter without an index, as delete-by-filter does when it is enqueued:
-/// `filter_json` is the JSON text of its string or array form. Syntax errors are
-/// `invalid_document_filter`; `CONTAINS` without the `containsFilter` feature is
-/// `feature_not_enabled`. Filterability is checked when the task runs, against the settings.
-pub fn check_document_filter(filter_json: &str, contains_enabled: bool) -> api_types::Result<()> {
+/// Checks the filter of a deletion by filter or of an edition without an index, when its task
+/// is enqueued: `filter_json` is the JSON text of its string or array form. `null` is no filter
+/// and one that parses to nothing (blank, `[]`, `[""]`) an empty one, both refused; syntax
+/// errors are `invalid_document_filter`, naming `index` when given (an edition's, as Meilisearch
+/// reports them); `CONTAINS` without the `containsFilter` feature is `feature_not_enabled`.
+/// Filterability is checked when the task runs, against the settings.
+pub fn check_document_filter(
+    filter_json: &str,
+    contains_enabled: bool,
+    index: Option<&str>,
+) -> api_types::Result<()> {
+    use api_types::Error;
+    let value: Value = serde_json::from_str(filter_json).map_err(Error::internal)?;
+    let code = Code::InvalidDocumentFilter;
+    let named = |m: String| match index {
+        Some(uid) => Error::new(code, format!("Index `{uid}`: {m}")),
+        None => Error::new(code, m),
+    };
+    if value.is_null() {
+        return Err(named(bad_shape(&["String", "Array"], &value)));
+    }
+    let filter = Filter::from_json(&value).map_err(named)?;
+    let Some(filter) = filter else {
+        return Err(Error::new(code, "Sending an empty filter is forbidden."));
+    };
+    filter
+        .check_contains(contains_enabled)
+        .map_err(|m| Error::new(Code::FeatureNotEnabled, m))
+}
+
+/// Checks a search's filter without an index, as Meilisearch parses it before it looks the
+/// index up: the same checks as [`check_document_filter`], with `invalid_search_filter`.
+pub fn check_search_filter(filter_json: &str, contains_enabled: bool) -> api_types::Result<()> {
     let value: Value = serde_json::from_str(filter_json).map_err(api_types::Error::internal)?;
-    parse_request(&value, Code::InvalidDocumentFilter, contains_enabled).map(drop)
+    parse_request(&value, Code::InvalidSearchFilter, contains_enabled).map(drop)
 }
 
 fn paths_of(expr: &Expr) -> Vec<String> {

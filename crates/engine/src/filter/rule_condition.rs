@@ -19,11 +19,25 @@ use serde_json::{Map, Value};
 use super::{Expr, Filter, Op, Token};
 use crate::value::normalize;
 
-/// Whether the search filter `filter_json` (its JSON string or array form, `null` for none)
-/// asks for the condition's `values` (a JSON object of attribute to value).
-pub fn rule_filter_matches(filter_json: &str, values_json: &str) -> Result<bool> {
-    let values: Map<String, Value> =
-        serde_json::from_str(values_json).map_err(|e| Error::new(Code::Internal, e.to_string()))?;
+/// For each condition's `values` (a JSON object of attribute to value) in `conditions_json`
+/// (a JSON array of them), whether the search filter `filter_json` (its JSON string or array
+/// form, `null` for none) asks for them: the filter is parsed once for all the rules of a
+/// search.
+pub fn rule_filters_match(filter_json: &str, conditions_json: &str) -> Result<Vec<bool>> {
+    let internal = |e: serde_json::Error| Error::new(Code::Internal, e.to_string());
+    let conditions: Vec<Map<String, Value>> =
+        serde_json::from_str(conditions_json).map_err(internal)?;
+    let filter: Value = serde_json::from_str(filter_json).map_err(internal)?;
+    // A filter that does not parse matches nothing here: the search itself answers its error.
+    let filter = Filter::from_json(&filter).ok().flatten();
+    Ok(conditions
+        .iter()
+        .map(|values| matches_values(filter.as_ref(), values))
+        .collect())
+}
+
+/// Whether `filter` asks for every attribute's value of a condition's `values`.
+fn matches_values(filter: Option<&Filter>, values: &Map<String, Value>) -> bool {
     let wanted: Vec<(&str, Vec<&Value>)> = values
         .iter()
         .filter(|(_, v)| !v.is_null())
@@ -33,19 +47,16 @@ pub fn rule_filter_matches(filter_json: &str, values_json: &str) -> Result<bool>
         })
         .collect();
     if wanted.is_empty() {
-        return Ok(true);
+        return true;
     }
-    let filter: Value =
-        serde_json::from_str(filter_json).map_err(|e| Error::new(Code::Internal, e.to_string()))?;
-    // A filter that does not parse matches nothing here: the search itself answers its error.
-    let Ok(Some(filter)) = Filter::from_json(&filter) else {
-        return Ok(false);
+    let Some(filter) = filter else {
+        return false;
     };
-    Ok(wanted.iter().all(|(field, values)| {
+    wanted.iter().all(|(field, values)| {
         values
             .iter()
             .any(|v| holds_somewhere(&filter.expr, field, v, false))
-    }))
+    })
 }
 
 /// Whether some condition on `field` within `expr` holds for `value` (`negated`: under an odd
@@ -108,10 +119,15 @@ fn number_of(value: &Value) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::rule_filter_matches;
+    use super::rule_filters_match;
 
     fn matches(filter: &str, values: &str) -> bool {
-        rule_filter_matches(filter, values).unwrap()
+        let one = rule_filters_match(filter, &format!("[{values}]")).unwrap();
+        // The answer for a condition does not depend on the others beside it.
+        let three =
+            rule_filters_match(filter, &format!("[{{}}, {values}, {{\"zz\": 1}}]")).unwrap();
+        assert_eq!(three, [true, one[0], false]);
+        one[0]
     }
 
     // Each case was answered by Meilisearch 1.50 with a rule pinning a document.

@@ -17,6 +17,7 @@ use super::{rank, rule_list, search_on, FacetSearchQuery};
 use crate::facets;
 use crate::filter::rules;
 use crate::index::Index;
+use crate::search::filtering::filter_ids;
 use crate::search::SearchContext;
 use crate::settings::Settings;
 
@@ -31,12 +32,30 @@ impl SearchContext<'_> {
                 "The facet search is disabled for this index",
             ));
         }
-        // A vector without `hybrid` first, then the filter, then the facet's name, as
+        // A vector without `hybrid` first, then the filter's syntax, `attributesToSearchOn`
+        // (with a query or not), the filter against the settings and the facet's name, as
         // Meilisearch checks them.
         if q.hybrid.is_none() && q.vector.is_some() {
             return Err(super::semantic::missing_hybrid());
         }
-        let allowed = self.filtered(q.filter.as_ref(), q.contains_filter)?;
+        let filter = match q.filter.as_ref() {
+            Some(value) => {
+                crate::filter::parse_request(value, Code::InvalidSearchFilter, q.contains_filter)?
+            }
+            None => None,
+        };
+        let fields = || self.fields_map().read().unwrap().names().to_vec();
+        let search_on = search_on(settings, q.attributes_to_search_on.as_deref(), fields)?;
+        let allowed = match (filter, q.filter.as_ref()) {
+            (Some(mut filter), Some(value)) => {
+                filter
+                    .validate(settings)
+                    .map_err(|m| Error::new(Code::InvalidSearchFilter, m))?;
+                filter.bind_geo(settings);
+                Some(filter_ids(self.index(), &self.rtxn, &filter, value)?)
+            }
+            _ => None,
+        };
         let filter_rules = rules::rules_of(settings);
         if let Some(m) = rules::facet_search_error(&filter_rules, &q.facet_name) {
             return Err(Error::new(Code::InvalidFacetSearchFacetName, m));
@@ -66,8 +85,6 @@ impl SearchContext<'_> {
                 Some(_) => settings.ranking_rules().to_vec(),
                 None => Vec::new(),
             };
-            let fields = || self.fields_map().read().unwrap().names().to_vec();
-            let search_on = search_on(settings, q.attributes_to_search_on.as_deref(), fields)?;
             let (rules, _) = rule_list(&names, &[], false, terms.drop_order.is_none());
             self.derive_typos(searcher, &mut terms)?;
             let ranking = rank::Ranking {

@@ -11,12 +11,11 @@ use std::sync::Arc;
 
 use api_types::{Code, Error, Result};
 use roaring::RoaringBitmap;
-use serde_json::Value;
 
 use super::page::Window;
 use super::{SearchQuery, Terms};
 use crate::filter::{rules, Filter};
-use crate::search::filtering::{allowed_ids, filter_ids};
+use crate::search::filtering::filter_ids;
 use crate::search::SearchContext;
 use crate::sort::{self, SortKey};
 
@@ -45,25 +44,6 @@ impl Request {
 }
 
 impl SearchContext<'_> {
-    /// The documents `filter` allows (`None`: every document); its errors are
-    /// `invalid_search_filter`.
-    pub(super) fn filtered(
-        &self,
-        filter: Option<&Value>,
-        contains_filter: bool,
-    ) -> Result<Option<Arc<RoaringBitmap>>> {
-        let rtxn = &self.rtxn;
-        let settings = &*self.settings;
-        allowed_ids(
-            self.index(),
-            rtxn,
-            filter,
-            settings,
-            Code::InvalidSearchFilter,
-            contains_filter,
-        )
-    }
-
     /// A search's `filter`, read (its syntax, and `CONTAINS` against the feature) before the
     /// other parameters are checked; [`SearchContext::search_filtered`] applies it after them.
     pub(super) fn search_filter(&self, q: &SearchQuery) -> Result<Option<Filter>> {
@@ -80,7 +60,7 @@ impl SearchContext<'_> {
         }))
     }
 
-    /// A search's read `filter` applied: [`SearchContext::filtered`], with Meilisearch's search
+    /// A search's read `filter` applied (the documents it lets through), with Meilisearch's search
     /// errors about the index's settings (an attribute that is not filterable, a bad geo value)
     /// when the query names its index: the filter quoted as written out, the index named.
     pub(super) fn search_filtered(

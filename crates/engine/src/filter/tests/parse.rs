@@ -113,3 +113,44 @@ fn test_array_form_is_and_of_ors() {
         "Invalid syntax for the filter parameter: `expected String, Array, found: true`."
     );
 }
+
+/// A deletion's or edition's filter checked when its task is enqueued: `null` is no filter,
+/// one that parses to nothing is empty, and an edition's syntax errors name its index, as
+/// Meilisearch 1.50 answers them.
+#[test]
+fn document_filters_checked_before_their_task() {
+    use crate::filter::{check_document_filter, check_search_filter};
+    use api_types::Code;
+    let check = |f: &str, index: Option<&str>| {
+        check_document_filter(f, false, index).map_err(|e| (e.code, e.message))
+    };
+    let shape = "Invalid syntax for the filter parameter: `expected String, Array, found: null`.";
+    assert_eq!(
+        check("null", None),
+        Err((Code::InvalidDocumentFilter, shape.to_string()))
+    );
+    for empty in [r#""""#, r#""  ""#, "[]", r#"[""]"#, "[[]]"] {
+        let e = check(empty, Some("f")).unwrap_err();
+        assert_eq!(e.1, "Sending an empty filter is forbidden.", "{empty}");
+    }
+    let e = check("5", Some("f")).unwrap_err();
+    assert_eq!(
+        e.1,
+        "Index `f`: Invalid syntax for the filter parameter: `expected String, Array, found: 5`."
+    );
+    assert!(check("5", None)
+        .unwrap_err()
+        .1
+        .starts_with("Invalid syntax"));
+    assert_eq!(check(r#""a = 1""#, None), Ok(()));
+    let e = check(r#""a CONTAINS b""#, None).unwrap_err();
+    assert_eq!(e.0, Code::FeatureNotEnabled);
+    // A search's filter: `null` is no filter, and its errors are the search's.
+    assert!(check_search_filter("null", false).is_ok());
+    let e = check_search_filter("[[1]]", false).unwrap_err();
+    assert_eq!(e.code, Code::InvalidSearchFilter);
+    assert_eq!(
+        e.message,
+        "Invalid syntax for the filter parameter: `expected String, found: 1`."
+    );
+}

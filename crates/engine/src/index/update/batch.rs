@@ -78,7 +78,7 @@ impl<'i, 'w> Batch<'i, 'w> {
             let result = match self.apply_op(op) {
                 Ok(counts) => BatchOpResult::done(op.task_uid(), counts),
                 Err(e) if is_batch_fatal(&e) => return Err(e),
-                Err(e) => BatchOpResult::failed(op.task_uid(), &e),
+                Err(e) => BatchOpResult::failed(op, &e),
             };
             results.push(serde_json::to_value(result).map_err(Error::internal)?);
         }

@@ -25,7 +25,7 @@
 
 use std::path::{Path, PathBuf};
 
-use api_types::{Error, Result};
+use api_types::{Code, Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -226,6 +226,11 @@ pub enum BatchOpResult {
         /// The op's error: `{code, message}`, `code` from the `api-types` table.
         #[cfg_attr(feature = "ts", ts(type = "{ code: string; message: string }"))]
         error: Value,
+        /// Whether its task reports the error naming the index (`Index \`uid\`: …`), as
+        /// Meilisearch's batches report the errors of settings updates, deletions by filter and
+        /// editions, and a document's vectors whatever the task (not a document's id or the
+        /// primary key).
+        names_index: bool,
     },
 }
 
@@ -238,11 +243,22 @@ impl BatchOpResult {
         }
     }
 
-    fn failed(task_uid: u64, error: &Error) -> Self {
+    fn failed(op: &BatchOp, error: &Error) -> Self {
+        let of_vectors = matches!(
+            error.code,
+            Code::VectorEmbeddingError | Code::InvalidVectorDimensions | Code::InvalidVectorsType
+        );
+        let of_op = matches!(
+            op,
+            BatchOp::UpdateSettings { .. }
+                | BatchOp::DeleteByFilter { .. }
+                | BatchOp::EditDocuments { .. }
+        );
         BatchOpResult::Failed {
-            task_uid,
+            task_uid: op.task_uid(),
             ok: false,
             error: error.to_json(),
+            names_index: of_vectors || of_op,
         }
     }
 }
