@@ -555,3 +555,39 @@ describe("a filter's type, read where Meilisearch reads it", () => {
     }
   });
 });
+
+describe('counts past 2^53, read as Meilisearch reads a usize', () => {
+  it('when limit, offset, page or hitsPerPage are past 2^53, then the search answers, as Meilisearch 1.50 does', async () => {
+    const big = 2 ** 53;
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { limit: big, attributesToRetrieve: ['id'] } });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ limit: big, offset: 0, estimatedTotalHits: 2 });
+    expect(r.body.hits).toHaveLength(2);
+    const far = await s.api('POST', `/indexes/${uid}/search`, { body: { offset: big, limit: big } });
+    expect(far.body).toMatchObject({ hits: [], estimatedTotalHits: 2 });
+    const paged = await s.api('POST', `/indexes/${uid}/search`, { body: { hitsPerPage: big, page: big } });
+    expect(paged.body).toMatchObject({ hits: [], totalHits: 2, totalPages: 1 });
+    // u64::MAX is a usize; its double is 2^64, as JavaScript reads the body.
+    const max = await s.api('POST', `/indexes/${uid}/search`, { raw: '{"limit":18446744073709551615}' });
+    expect(max.status).toBe(200);
+    const docs = await s.api('POST', `/indexes/${uid}/documents/fetch`, { body: { limit: big, offset: big } });
+    expect(docs.body).toMatchObject({ results: [], total: 2 });
+    const get = await s.api('GET', `/indexes/${uid}/search?limit=18446744073709551615`);
+    expect(get.status).toBe(200);
+    const plus = await s.api('GET', `/indexes/${uid}/documents?limit=%2B1`);
+    expect(plus.body.results).toHaveLength(1);
+  });
+
+  it('when a count is past a usize, then it is refused as Meilisearch refuses it', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { raw: '{"limit":1e20}' });
+    expect(r.body).toMatchObject({
+      code: 'invalid_search_limit',
+      message: 'Invalid value type at `.limit`: expected a positive integer, but found a number: `1e+20`',
+    });
+    const get = await s.api('GET', `/indexes/${uid}/search?limit=18446744073709551616`);
+    expect(get.body).toMatchObject({
+      code: 'invalid_search_limit',
+      message: 'Invalid value in parameter `limit`: could not parse `18446744073709551616` as a positive integer',
+    });
+  });
+});

@@ -72,10 +72,20 @@ function schemaAt(schema: z.ZodType, path: PropertyKey[]): Unwrappable | undefin
   return s;
 }
 
+const COUNTS = new WeakSet<object>();
+
+/** Marks `schema` as a count (deserr's `usize`): its errors say "expected a positive integer". */
+export function countSchema<T extends object>(schema: T): T {
+  COUNTS.add(schema);
+  return schema;
+}
+
 /** Whether the value at `path` of `schema` is a count (a non-negative integer, deserr's `usize`). */
 function isCount(schema: z.ZodType, path: PropertyKey[]): boolean {
   const n = schemaAt(schema, path) as (Unwrappable & { isInt?: boolean; minValue?: number | null }) | undefined;
-  return n?._zod.def.type === 'number' && n.isInt === true && (n.minValue ?? -1) >= 0;
+  return (
+    (n !== undefined && COUNTS.has(n)) || (n?._zod.def.type === 'number' && n.isInt === true && (n.minValue ?? -1) >= 0)
+  );
 }
 
 /**

@@ -1,7 +1,7 @@
 /** Document identifiers in read requests, checked as Meilisearch checks them. */
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
-import { boundedList, filterValue } from './limits';
+import { boundedList, count, filterValue } from './limits';
 
 const ID = /^[A-Za-z0-9_-]{1,511}$/;
 
@@ -27,8 +27,8 @@ export function documentIds(ids: ReadonlyArray<string | number>, skipEmpty = fal
 
 /** `POST /indexes/{uid}/documents/fetch`'s body (and the library's `getDocuments`). */
 export const FetchSchema = z.strictObject({
-  offset: z.number().int().nonnegative().optional(),
-  limit: z.number().int().nonnegative().optional(),
+  offset: count().optional(),
+  limit: count().optional(),
   fields: boundedList(z.string()).nullable().optional(),
   retrieveVectors: z.boolean().optional(),
   ids: z

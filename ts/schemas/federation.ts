@@ -4,11 +4,12 @@
  * The merge itself is the engine's (`engine::search::federated`).
  */
 import { z } from 'zod';
+import { count } from './limits';
 import { ApiError, insideQuery } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
 import { checkPersonalize } from './search';
 
-const uint = z.number().int().nonnegative();
+const uint = count();
 
 export const FederationSchema = z.strictObject({
   limit: uint.optional(),

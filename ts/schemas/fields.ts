@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
-import { boundedList } from './limits';
+import { boundedList, count } from './limits';
 
 const FILTER_FIELDS = [
   'attributePatterns',
@@ -15,8 +15,8 @@ const FILTER_FIELDS = [
 ];
 
 export const FieldsSchema = z.strictObject({
-  offset: z.number().int().nonnegative().optional(),
-  limit: z.number().int().nonnegative().optional(),
+  offset: count().optional(),
+  limit: count().optional(),
   filter: z
     .strictObject({
       attributePatterns: boundedList(z.string()).nullable().optional(),

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
-import { THRESHOLD_RANGE } from './query';
+import { countSchema } from '../errors/from-zod';
+import { COUNT_MAX, THRESHOLD_RANGE } from './query';
 
 /** Entries of a list parameter: `facets`, `sort`, `attributesToRetrieve`, `fields`... */
 export const MAX_LIST_ENTRIES = 1000;
@@ -21,6 +22,21 @@ export const MAX_KEY_INDEXES = 10_000;
 export const MAX_KEY_ACTIONS = 100;
 /** Bytes of a primary-key attribute name. */
 export const MAX_PRIMARY_KEY_BYTES = 512;
+
+/**
+ * A count (deserr's `usize`): a non-negative integer below 2^64, as Meilisearch reads one. A
+ * JSON number of 2^64 or more is refused, except those that round to 2^64 itself (as
+ * `u64::MAX`, `18446744073709551615`, does), which are read as [`COUNT_MAX`].
+ */
+export function count(): z.ZodNumber {
+  const s = z
+    .number()
+    .min(0)
+    .max(2 ** 64)
+    .refine(Number.isInteger)
+    .overwrite((v) => Math.min(v, COUNT_MAX));
+  return countSchema(s);
+}
 
 /** A list of strings holding at most [`MAX_LIST_ENTRIES`]. */
 export function boundedList<T extends z.ZodType>(item: T, max = MAX_LIST_ENTRIES): z.ZodArray<T> {

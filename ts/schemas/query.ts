@@ -45,13 +45,29 @@ export function stringParam(query: Query, name: string, code: string): string | 
   return v;
 }
 
+/**
+ * The largest count a double holds below 2^64: counts Meilisearch reads as `usize` are read up
+ * to it (past 2^53 JavaScript holds them only approximately; the engine's paging saturates).
+ */
+export const COUNT_MAX = 2 ** 64 - 2 ** 11;
+
+/**
+ * A count written in a query string, as Rust parses a `usize` (`+5` is 5, 2^64 is too much);
+ * null when it is none.
+ */
+function countText(v: string): number | null {
+  if (!/^\+?\d+$/.test(v) || BigInt(v.replace('+', '')) >= 2n ** 64n) return null;
+  return Math.min(Number(v), COUNT_MAX);
+}
+
 export function uintParam(query: Query, name: string, code: string, dflt: number): number {
   const v = stringParam(query, name, code);
   if (v === undefined) return dflt;
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) {
+  const n = countText(v);
+  if (n === null) {
     throw new ApiError(code, `Invalid value in parameter \`${name}\`: could not parse \`${v}\` as a positive integer`);
   }
-  return Number(v);
+  return n;
 }
 
 export function boolParam(query: Query, name: string, code: string, dflt: boolean): boolean {
@@ -137,14 +153,8 @@ export function bodyFromParams(query: Record<string, unknown>, kinds: ParamKinds
       }
       out[k] = n;
     } else if (kinds.numbers.has(k)) {
-      // Every other number parameter is a count, parsed as Rust parses a `usize` (`+5` is 5).
-      if (!/^\+?\d+$/.test(v)) {
-        throw new ApiError(
-          kinds.codes[k],
-          `Invalid value in parameter \`${k}\`: could not parse \`${v}\` as a positive integer`,
-        );
-      }
-      out[k] = Number(v);
+      // Every other number parameter is a count.
+      out[k] = uintParam(query, k, kinds.codes[k], 0);
     } else if (kinds.bools.has(k)) {
       out[k] = boolParam(query, k, kinds.codes[k], false);
     } else if (kinds.enums?.[k]) {

@@ -8,7 +8,7 @@ import { ApiError } from '../errors/api-error';
 import { found, parseWith, pathText, type Within } from '../errors/from-zod';
 import { invalidIndexUidMessage, isValidIndexUid } from './indexes';
 import { bodyFromParams, enumsOf, type ParamKinds } from './query';
-import { boundedList, filterValue, scoreThreshold } from './limits';
+import { boundedList, count, filterValue, scoreThreshold } from './limits';
 import type { FacetSearchQuery, Hybrid, SearchQuery } from '../native';
 import { LOCALES } from '../settings/vocabulary';
 
@@ -24,14 +24,14 @@ const SEMANTIC_RATIO_RANGE = 'the value of `semanticRatio` is invalid, expected 
 export const SearchSchema = z.strictObject({
   // Meilisearch's order, which its error for an unknown field lists.
   q: z.string().nullable().optional(),
-  offset: z.number().int().nonnegative().optional(),
-  limit: z.number().int().nonnegative().optional(),
+  offset: count().optional(),
+  limit: count().optional(),
   // null is no page (Meilisearch 1.50 reads it so), unlike offset and limit.
-  page: z.number().int().nonnegative().nullable().optional(),
-  hitsPerPage: z.number().int().nonnegative().nullable().optional(),
+  page: count().nullable().optional(),
+  hitsPerPage: count().nullable().optional(),
   attributesToRetrieve: strList.optional(),
   attributesToCrop: strList.optional(),
-  cropLength: z.number().int().nonnegative().optional(),
+  cropLength: count().optional(),
   cropMarker: z.string().optional(),
   attributesToHighlight: strList.optional(),
   highlightPreTag: z.string().optional(),

@@ -5,15 +5,15 @@
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
-import { boundedList, filterValue, scoreThreshold } from './limits';
+import { boundedList, count, filterValue, scoreThreshold } from './limits';
 import type { SimilarQuery } from '../native';
 import { bodyFromParams, type ParamKinds } from './query';
 
 export const SimilarSchema = z.strictObject({
   // Checked after the body is read (see `parseSimilar`), for Meilisearch's message.
   id: z.union([z.string(), z.number().int()]).or(z.unknown()),
-  offset: z.number().int().nonnegative().optional(),
-  limit: z.number().int().nonnegative().optional(),
+  offset: count().optional(),
+  limit: count().optional(),
   filter: filterValue.optional(),
   embedder: z.string(),
   attributesToRetrieve: boundedList(z.string()).nullable().optional(),

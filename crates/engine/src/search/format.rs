@@ -326,8 +326,11 @@ fn crop_window(text: &str, cut: &Cut, length: usize) -> (usize, usize, bool, boo
     }
     // The pieces kept, first and last: a run of words (and the separators widening crossed).
     let (lo, hi) = if hits.is_empty() {
+        // Without a match, the first `length` words; a text of exactly that many words that
+        // goes on with separators is cut after its last word, as Meilisearch 1.50 cuts it
+        // (`… york love…` for `… york love.`).
         match words.get(length - 1) {
-            Some(&last) if length < words.len() => (0, last),
+            Some(&last) if last + 1 < pieces.len() => (0, last),
             _ => (0, pieces.len() - 1),
         }
     } else {

@@ -73,6 +73,53 @@ fn crop_keeps_words_around_the_match_left_first() {
     );
 }
 
+/// Settled on Meilisearch 1.50: without a match, a text of exactly `cropLength` words is cut
+/// after its last word when separators follow it, and left whole when none do.
+#[test]
+fn crop_without_a_match_cuts_the_separators_after_the_last_word() {
+    let none = query_words("zebra", false);
+    let o = opts(&none);
+    for (text, length, expected) in [
+        (
+            "broken snow island city river york love.",
+            7,
+            "broken snow island city river york love…",
+        ),
+        (
+            "broken snow island city river york love. ",
+            7,
+            "broken snow island city river york love…",
+        ),
+        (
+            "broken snow island city river york love...",
+            7,
+            "broken snow island city river york love…",
+        ),
+        ("Hello, world: this is it.", 5, "Hello, world: this is it…"),
+        (
+            "broken snow island city river york love",
+            7,
+            "broken snow island city river york love",
+        ),
+        (
+            "broken snow island city river york love.",
+            8,
+            "broken snow island city river york love.",
+        ),
+        (
+            "broken snow island city river york love war.",
+            7,
+            "broken snow island city river york love…",
+        ),
+    ] {
+        assert_eq!(
+            format_text((text, "t"), &o, Some(length), false),
+            expected,
+            "{text} {length}"
+        );
+    }
+}
+
 #[test]
 fn prefix_matches_wrap_only_the_typed_part() {
     let words = query_words("the pri", true);
