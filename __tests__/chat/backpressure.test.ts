@@ -147,17 +147,18 @@ describe('a chat stream whose client stops reading', () => {
     const before = cuts();
     await until(() => s.server.deps.responseBudget.inFlight >= BUDGET || cuts() > before, 'the budget is spent');
     expect(cuts()).toBe(before);
+    const asked = provider.requests.length;
     const refused = await fetch(`${s.url}/chats/ws/chat/completions`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${MASTER_KEY}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-5', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
     });
     const body = (await refused.json()) as { code: string };
-    // Refused before anything was asked of the provider.
-    const asked = provider.requests.length;
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('10');
     expect(body.code).toBe('too_many_search_requests');
+    // Refused before anything was asked of the provider.
+    expect(provider.requests.length).toBe(asked);
 
     await until(() => cuts() > before, 'the stalled stream is cut');
     await until(() => s.server.deps.responseBudget.inFlight === 0, 'the cut stream gives its bytes back');
