@@ -4,6 +4,7 @@
  * touching its environment), then defaults. Bad options fail fast with a message.
  */
 import { z } from 'zod';
+import { STREAM_STALL_MS } from './http/event-stream';
 import { type ConfigFileKey, configFileToRead, readConfigFile, TOML_KINDS } from './startup/config-file';
 import { ACCEPTED_WITHOUT_EFFECT, REFUSED, meiliEnvOf, refusalMessage, tomlKeyOf } from './startup/meili-options';
 import type { ReplicationConfig } from './replication/replica';
@@ -85,6 +86,8 @@ export interface Config {
   analyticsUrl: string | null;
   /** How often a telemetry batch is sent (default one hour; shorter for tests). */
   analyticsIntervalMs: number;
+  /** How long a chat stream waits for its client to read before it is cut (`http/event-stream.ts`). */
+  chatStallTimeoutMs: number;
   /** Whether `GET /` serves the search preview page: off with `--no-dashboard`, and in production (as Meilisearch's dashboard). */
   dashboard: boolean;
   /** The replicated task log (`--replication-nats`); null: this instance's own queue. */
@@ -397,6 +400,7 @@ export function loadConfig(
     dropDamagedIndexes: flag('--drop-damaged-indexes', raw.dropDamagedIndexes),
     analyticsUrl: analyticsUrl(raw.analyticsUrl),
     analyticsIntervalMs: count('--experimental-analytics-interval-ms', raw.analyticsIntervalMs, 3_600_000, 1),
+    chatStallTimeoutMs: count('--experimental-chat-stall-timeout-ms', raw.chatStallTimeoutMs, STREAM_STALL_MS, 1),
     dashboard: !flag('--no-dashboard', raw.noDashboard) && envName !== 'production',
     replication,
     experimentalMcp: flag('--experimental-mcp', raw.experimentalMcp),

@@ -2,7 +2,7 @@
  * A small loopback server that speaks the OpenAI chat completions API as a provider does:
  * `POST .../chat/completions` answered as server-sent events (content chunks, tool calls split
  * across chunks, `[DONE]`), or an error. Each test scripts its answers (`next`) and reads what
- * Quarry sent (`requests`).
+ * Quarry sent (`requests`) and how far each answer's stream got (`streams`).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -57,10 +57,24 @@ export function searchCall(args: Record<string, unknown>, id = 'call_1'): Provid
   };
 }
 
+/** How far the provider got in streaming one answer. */
+export interface StreamProgress {
+  /** Bytes and chunks written so far, of `of` chunks. */
+  written: number;
+  chunks: number;
+  of: number;
+  /** Whether a write is waiting for the reader (Quarry) to take what was written. */
+  blocked: boolean;
+  /** Whether the whole answer was written. */
+  ended: boolean;
+}
+
 export interface FakeProvider {
   /** The base URL to configure (`.../v1`). */
   url: string;
   requests: ProviderRequest[];
+  /** One per streamed answer, in the order of `requests`. */
+  streams: StreamProgress[];
   /** Answers for the coming requests, in order; past them, `fallback` answers. */
   next(...answers: ProviderAnswer[]): void;
   fallback: ProviderAnswer;
@@ -70,6 +84,7 @@ export interface FakeProvider {
 export async function startProvider(): Promise<FakeProvider> {
   const queue: ProviderAnswer[] = [];
   const requests: ProviderRequest[] = [];
+  const streams: StreamProgress[] = [];
   const state = { fallback: textAnswer('Hello') as ProviderAnswer };
   const server = http.createServer((req, res) => {
     const parts: Buffer[] = [];
@@ -89,9 +104,41 @@ export async function startProvider(): Promise<FakeProvider> {
         return;
       }
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-      for (const c of answer.chunks) res.write(`data: ${typeof c === 'string' ? c : JSON.stringify(c)}\n\n`);
-      if (answer.done !== false) res.write('data: [DONE]\n\n');
-      res.end();
+      const progress: StreamProgress = {
+        written: 0,
+        chunks: 0,
+        of: answer.chunks.length,
+        blocked: false,
+        ended: false,
+      };
+      streams.push(progress);
+      void (async () => {
+        // Written at the pace Quarry reads: a write the socket cannot take waits for its drain.
+        for (const c of answer.chunks) {
+          const text = `data: ${typeof c === 'string' ? c : JSON.stringify(c)}\n\n`;
+          progress.written += Buffer.byteLength(text);
+          progress.chunks += 1;
+          if (!res.write(text)) {
+            progress.blocked = true;
+            const drained = await new Promise<boolean>((r) => {
+              const done = (ok: boolean) => {
+                res.off('drain', onDrain);
+                res.off('close', onClose);
+                r(ok);
+              };
+              const onDrain = () => done(true);
+              const onClose = () => done(false);
+              res.once('drain', onDrain);
+              res.once('close', onClose);
+            });
+            progress.blocked = false;
+            if (!drained) return;
+          }
+        }
+        if (answer.done !== false) res.write('data: [DONE]\n\n');
+        res.end();
+        progress.ended = true;
+      })();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -99,6 +146,7 @@ export async function startProvider(): Promise<FakeProvider> {
   return {
     url,
     requests,
+    streams,
     next: (...answers) => queue.push(...answers),
     get fallback() {
       return state.fallback;

@@ -12,8 +12,10 @@
  * index displays them) and `_meiliAppendConversationMessage` (the tool call and its result, to
  * keep in the conversation). Each arrives as a tool-call chunk.
  *
- * Nothing here knows HTTP: the route gives a `send` that writes one server-sent event and says
- * whether the client is still there.
+ * Nothing here knows HTTP: the route gives a `send` that writes one server-sent event, waits
+ * until the client has read enough to take another, and says whether the client is still
+ * there. Each send is awaited, so a client that reads slowly holds the conversation back (no
+ * next provider round starts before the last one's events were taken).
  */
 import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/guard';
@@ -36,8 +38,11 @@ const MAX_ROUNDS = 20;
 /** Values of each facet the filter description lists. */
 const FACET_VALUES = 10;
 
-/** Sends one event (`[DONE]` as is, anything else as JSON); false once the client is gone. */
-export type Send = (data: unknown) => boolean;
+/**
+ * Sends one event (`[DONE]` as is, anything else as JSON); resolves once the next may be sent
+ * (the client has read enough), false once the client is gone or was cut.
+ */
+export type Send = (data: unknown) => Promise<boolean>;
 
 interface Reporting {
   progress: boolean;
@@ -452,17 +457,17 @@ async function converse(c: Completion, request: Json, reporting: Reporting, send
           })),
         });
         if (!(await answerCalls(c, meili, chunk, reporting, messages, send))) return;
-      } else if (!send(normalizeChunk(chunk))) {
+      } else if (!(await send(normalizeChunk(chunk)))) {
         return;
       }
     }
     if (error) {
-      if (!send(error)) return;
+      if (!(await send(error))) return;
       break;
     }
     if (finish !== 'tool_calls') break;
   }
-  send('[DONE]');
+  await send('[DONE]');
 }
 
 /** Runs the model's searches, reporting as the client asked; false once the client is gone. */
@@ -477,13 +482,13 @@ async function answerCalls(
   for (const call of meili) {
     if (
       reporting.progress &&
-      !send(
+      !(await send(
         toolChunk(template, SEARCH_PROGRESS, {
           call_id: call.id,
           function_name: call.name,
           function_arguments: call.arguments,
         }),
-      )
+      ))
     )
       return false;
     if (reporting.append) {
@@ -491,7 +496,7 @@ async function answerCalls(
         role: 'assistant',
         tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
       };
-      if (!send(toolChunk(template, APPEND_MESSAGE, message))) return false;
+      if (!(await send(toolChunk(template, APPEND_MESSAGE, message)))) return false;
     }
     const args = parseArguments(call.arguments);
     const outcome: SearchOutcome =
@@ -499,12 +504,13 @@ async function answerCalls(
         ? { ok: true, sources: [], text: args }
         : await runSearch(c.deps, c.search, c.auth, args);
     if (outcome.ok && typeof args !== 'string' && reporting.sources) {
-      if (!send(toolChunk(template, SEARCH_SOURCES, { call_id: call.id, sources: outcome.sources }))) return false;
+      if (!(await send(toolChunk(template, SEARCH_SOURCES, { call_id: call.id, sources: outcome.sources }))))
+        return false;
     }
     const tool = { role: 'tool', content: outcome.text, tool_call_id: call.id };
-    if (reporting.append && !send(toolChunk(template, APPEND_MESSAGE, tool))) return false;
+    if (reporting.append && !(await send(toolChunk(template, APPEND_MESSAGE, tool)))) return false;
     messages.push(tool);
-    if (!outcome.ok && !send(searchErrorEvent(outcome.error))) return false;
+    if (!outcome.ok && !(await send(searchErrorEvent(outcome.error)))) return false;
   }
   return true;
 }

@@ -42,6 +42,20 @@ describe('ResponseBudget', () => {
     new ResponseBudget(0).refuseWhenFull();
   });
 
+  it('when bytes are held past the budget, then the hold is not refused, but refuseWhenFull and reserve refuse until it is given back', () => {
+    const b = new ResponseBudget(100);
+    const keep = b.reserve(30);
+    const held = b.hold(500);
+    expect(b.inFlight).toBe(530);
+    expect(() => b.refuseWhenFull()).toThrow(expect.objectContaining({ code: 'too_many_search_requests' }));
+    expect(() => b.reserve(1)).toThrow(expect.objectContaining({ code: 'too_many_search_requests' }));
+    held();
+    held();
+    expect(b.inFlight).toBe(30);
+    b.refuseWhenFull();
+    keep();
+  });
+
   it('when a release is called twice, then its bytes are given back once', () => {
     const b = new ResponseBudget(100);
     const keep = b.reserve(30);

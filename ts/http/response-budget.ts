@@ -12,7 +12,13 @@
  * its bytes are dropped at once. One answer is always let through when nothing else is in
  * flight, whatever its size: otherwise an answer larger than the budget could never be sent.
  *
- * So the answers being sent hold at most the budget, or one answer alone. Answers being built
+ * A streamed answer (a chat completion's server-sent events) cannot know its size ahead: each
+ * event's bytes are held (`hold`, never refused) from the moment it is written until the socket
+ * has taken it, and a new stream is refused before it starts while the budget is spent
+ * (`http/event-stream.ts`).
+ *
+ * So the answers being sent hold at most the budget, or one answer alone (plus, for a stream
+ * started before the budget was spent, the one event it is writing). Answers being built
  * are not counted until they exist; the search limiter bounds how many searches run at once
  * (`--experimental-nb-searches-per-core` × cores), so memory peaks at about the budget plus
  * that many answers being built (plus one answer larger than the budget, alone).
@@ -49,6 +55,16 @@ export class ResponseBudget {
    */
   reserve(bytes: number): () => void {
     if (this.limit > 0 && this.held > 0 && this.held + bytes > this.limit) throw this.refusal();
+    return this.hold(bytes);
+  }
+
+  /**
+   * Counts `bytes` whatever the budget holds, and returns the function that gives them back
+   * (once). For bytes already committed to a response that has started, such as the events
+   * waiting in a chat stream's buffer: they cannot be refused, but they count against the
+   * requests that come after them (`refuseWhenFull`).
+   */
+  hold(bytes: number): () => void {
     this.held += bytes;
     this.burst += bytes;
     let given = false;

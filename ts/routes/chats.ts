@@ -1,14 +1,16 @@
 /**
  * `/chats` (the `chatCompletions` feature): workspaces, their settings (`chats/settings.ts`) and
- * their chat completions (`chats/completions.ts`), answered as server-sent events.
+ * their chat completions (`chats/completions.ts`), answered as server-sent events at the pace
+ * of the client that reads them (`http/event-stream.ts`).
  */
-import { type Request, type Response, Router } from 'express';
+import { type Request, Router } from 'express';
 import { prepareCompletion, checkCompletionRequest, checkSingleChoice } from '../chats/completions';
 import { chatNotFound, chatSettingsView, parseChatSettingsPatch } from '../chats/settings';
 import { deleteChat, resetChatSettings, updateChatSettings } from '../commands/chats';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { rawBody, readJson } from '../http/body';
+import { EventStream } from '../http/event-stream';
 import { rejectUnknownParams, uintParam } from '../schemas/query';
 import { SearchService } from '../search/service';
 
@@ -84,31 +86,13 @@ export function chatRoutes(deps: Deps, search = new SearchService(deps)): Router
       );
     const settings = chats.get(workspace(req));
     if (!settings) throw chatNotFound(workspace(req));
+    // A stream's events are held in the response budget: none starts while it is spent.
+    deps.responseBudget.refuseWhenFull();
     const run = await prepareCompletion({ deps, search, workspace: workspace(req), auth: req.auth!, settings, body });
-    startEvents(res);
-    await run((data) => writeEvent(res, data));
-    res.end();
+    const events = new EventStream(res, deps.responseBudget, deps.config.chatStallTimeoutMs, deps.logger);
+    if (await events.open()) await run((data) => events.send(data));
+    events.end();
   });
 
   return r;
-}
-
-/** Opens the server-sent events answer, with the headers Meilisearch sends (no proxy buffering). */
-function startEvents(res: Response): void {
-  // A model that thinks for a while is not an idle client.
-  res.socket?.setTimeout(0);
-  res.status(200);
-  res.setHeader('Content-Type', 'text/event-stream');
-  res.setHeader('Cache-Control', 'no-cache');
-  res.setHeader('Content-Encoding', 'identity');
-  res.setHeader('X-Accel-Buffering', 'no');
-  res.flushHeaders();
-  res.write('retry: 10000\n\n');
-}
-
-/** Writes one event; false once the client has gone. */
-function writeEvent(res: Response, data: unknown): boolean {
-  if (res.destroyed || res.writableEnded) return false;
-  res.write(`data: ${data === '[DONE]' ? '[DONE]' : JSON.stringify(data)}\n\n`);
-  return true;
 }

@@ -70,6 +70,7 @@ export type RawOptions = TlsRaw &
     dropDamagedIndexes?: string;
     analyticsUrl?: string;
     analyticsIntervalMs?: string;
+    chatStallTimeoutMs?: string;
     noDashboard?: string;
     experimentalMcp?: string;
     personalizationApiKey?: string;
@@ -485,6 +486,13 @@ export const OPTIONS: OptionSpec[] = [
     env: 'QUARRY_ANALYTICS_INTERVAL_MS',
     meili: 'QUARRY_ANALYTICS_INTERVAL_MS',
     help: 'milliseconds between telemetry batches (default 3600000; shorter values are for tests)',
+  },
+  {
+    name: 'chatStallTimeoutMs',
+    flag: '--experimental-chat-stall-timeout-ms',
+    env: 'QUARRY_CHAT_STALL_TIMEOUT_MS',
+    meili: 'QUARRY_CHAT_STALL_TIMEOUT_MS',
+    help: 'milliseconds a chat completion stream waits for its client to read its buffered events before it is cut (default 60000)',
   },
   {
     name: 'noDashboard',
