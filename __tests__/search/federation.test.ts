@@ -200,6 +200,45 @@ describe('facets', () => {
     });
   });
 
+  it('facetsByIndex counts every query of an index, a document found twice once, each query after its own distinct', async () => {
+    const m = uniqueIndex('fed_m');
+    await index(
+      m,
+      [
+        { id: 1, t: 'red apple', g: ['A', 'B'], av: true },
+        { id: 2, t: 'red pear', g: ['B'], av: true },
+        { id: 3, t: 'green apple', g: ['C'], av: false },
+        { id: 4, t: 'blue sky', g: ['A'], av: false },
+        { id: 5, t: 'red sky', g: ['D'], av: true },
+      ],
+      { filterableAttributes: ['g', 'av'] },
+    );
+    const facets = async (queries: unknown[], federation: Record<string, unknown> = {}) =>
+      (await fed(queries, { facetsByIndex: { [m]: ['g'] }, ...federation })).body.facetsByIndex[m].distribution.g;
+    // Each expectation is Meilisearch 1.50's answer on these documents.
+    expect(
+      await facets(
+        [
+          { indexUid: m, q: 'apple' },
+          { indexUid: m, q: 'sky' },
+        ],
+        { limit: 1 },
+      ),
+    ).toEqual({ A: 2, B: 1, C: 1, D: 1 });
+    expect(
+      await facets([
+        { indexUid: m, q: 'apple' },
+        { indexUid: m, q: 'red', distinct: 'av' },
+      ]),
+    ).toEqual({ A: 1, B: 1, C: 1 });
+    expect(
+      await facets([
+        { indexUid: m, q: 'apple', filter: 'g = C' },
+        { indexUid: m, q: 'sky' },
+      ]),
+    ).toEqual({ A: 1, C: 1, D: 1 });
+  });
+
   it('facetsByIndex null is refused as Meilisearch refuses it; an index given null has no facets', async () => {
     const r = await fed([{ indexUid: a }], { facetsByIndex: null });
     expect(r.status).toBe(400);

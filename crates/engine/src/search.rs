@@ -203,6 +203,7 @@ impl SearchContext<'_> {
             max_total_hits: request.max_total_hits,
             started,
             pinned: (!pinned.is_empty()).then(|| Arc::new(pinned.set.clone())),
+            keep_facet_set: q.keep_facet_set,
         };
         let order = |rules, window| Order {
             rules,

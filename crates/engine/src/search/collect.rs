@@ -52,6 +52,8 @@ pub(super) struct Order<'a> {
     pub started: Instant,
     /// Documents dynamic search rules pin: outside `allowed`, but counted in the facets.
     pub pinned: Option<Arc<RoaringBitmap>>,
+    /// Keep the documents the facets were counted over in their counts.
+    pub keep_facet_set: bool,
 }
 
 /// What the ordering steps found.
@@ -71,10 +73,19 @@ impl SearchContext<'_> {
         names: &[String],
         set: &RoaringBitmap,
     ) -> Result<FacetCounts> {
-        match &o.pinned {
-            Some(pinned) => self.facet_counts(names, &(set | pinned.as_ref())),
-            None => self.facet_counts(names, set),
+        let with_pinned;
+        let set = match &o.pinned {
+            Some(pinned) => {
+                with_pinned = set | pinned.as_ref();
+                &with_pinned
+            }
+            None => set,
+        };
+        let mut counts = self.facet_counts(names, set)?;
+        if o.keep_facet_set {
+            counts.over = Some(set.clone());
         }
+        Ok(counts)
     }
 
     /// Orders the candidates of `terms` and keeps the page: see the module's documentation.

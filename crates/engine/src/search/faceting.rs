@@ -21,6 +21,8 @@ pub(crate) struct FacetCounts {
     pub distribution: Map<String, Value>,
     /// `facetStats`: the facets holding numbers, with their smallest and largest.
     pub stats: Vec<FacetStats>,
+    /// The documents counted, when the query asked to keep them (`keep_facet_set`).
+    pub over: Option<RoaringBitmap>,
 }
 
 /// The range of a facet's numbers among the kept documents.
@@ -196,6 +198,7 @@ impl SearchContext<'_> {
         Ok(FacetCounts {
             distribution,
             stats,
+            over: None,
         })
     }
 }

@@ -257,6 +257,7 @@ fn read_answer(remote: &Remote, body: &Value) -> Option<Answer> {
                 FacetCounts {
                     distribution,
                     stats,
+                    over: None,
                 },
             ));
         }

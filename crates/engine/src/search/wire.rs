@@ -55,6 +55,11 @@ pub struct SearchQuery {
     /// Attribute names or patterns to compute `facetDistribution`/`facetStats` for.
     #[serde(default)]
     pub facets: Option<Vec<String>>,
+    /// Keep the documents the facets were counted over (never from the wire): a federated
+    /// search counts `facetsByIndex` once over every query of an index.
+    #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub keep_facet_set: bool,
     /// Overrides the index's `distinctAttribute` (must be filterable).
     #[serde(default)]
     pub distinct: Option<String>,

@@ -46,16 +46,21 @@ pub(super) fn run(
         if let Some(pins) = pinned {
             q.pins = Some(pins.of(fq.position));
         }
-        // `facetsByIndex` is counted on the first query of each index it names.
-        q.facets = match queries[..qi].iter().any(|p| p.index_uid == fq.index_uid) {
-            true => None,
-            false => federation
-                .facets_by_index
+        // `facetsByIndex` is counted over the documents every query of an index kept (after
+        // its own distinct), once: each query keeps its set, the first one counts their union
+        // (below).
+        q.facets = federation
+            .facets_by_index
+            .iter()
+            .flatten()
+            .find(|(uid, _)| *uid == fq.index_uid)
+            .map(|(_, facets)| facets.clone());
+        q.keep_facet_set = q.facets.is_some()
+            && queries
                 .iter()
-                .flatten()
-                .find(|(uid, _)| *uid == fq.index_uid)
-                .map(|(_, facets)| facets.clone()),
-        };
+                .filter(|p| p.index_uid == fq.index_uid)
+                .count()
+                > 1;
         let mut result = contexts[qi].search_result(&q, started).map_err(|e| Error {
             message: format!("Inside `.queries[{qi}]`: {}", e.message),
             ..e
@@ -119,9 +124,42 @@ pub(super) fn run(
         );
         results.push(result);
     }
+    count_facets_once(queries, contexts, &mut results)?;
     Ok(Local {
         results,
         lists,
         semantic,
     })
+}
+
+/// Leaves the facet counts of each index on its first query, counted over the union of the
+/// documents its queries kept (a document two queries found counts once), as Meilisearch
+/// counts `facetsByIndex`.
+fn count_facets_once(
+    queries: &[FederatedQuery],
+    contexts: &[SearchContext],
+    results: &mut [SearchResult],
+) -> Result<()> {
+    for (qi, fq) in queries.iter().enumerate() {
+        if queries[..qi].iter().any(|p| p.index_uid == fq.index_uid) {
+            continue;
+        }
+        let Some(first) = results[qi].facets.as_mut() else {
+            continue;
+        };
+        let Some(mut union) = first.over.take() else {
+            continue;
+        };
+        let names: Vec<String> = first.distribution.keys().cloned().collect();
+        for (qj, other) in queries.iter().enumerate().skip(qi + 1) {
+            if other.index_uid != fq.index_uid {
+                continue;
+            }
+            if let Some(set) = results[qj].facets.take().and_then(|f| f.over) {
+                union |= set;
+            }
+        }
+        results[qi].facets = Some(contexts[qi].facet_counts(&names, &union)?);
+    }
+    Ok(())
 }

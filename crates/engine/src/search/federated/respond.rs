@@ -280,5 +280,6 @@ fn merge_facets(per_index: Vec<(&String, FacetCounts)>, max_values: Option<usize
     FacetCounts {
         distribution,
         stats,
+        over: None,
     }
 }
