@@ -65,7 +65,8 @@ export interface QuarryOptions {
    * written and no lock is taken, so a reader never blocks the writer; each read sees the
    * writer's committed changes (the index's generation is checked on every read, one LMDB
    * read). Every write throws a `QuarryError` `read_only_instance`. The directory must have
-   * been created by a writer first; `dbPath` is required.
+   * been created by a writer first; `dbPath` is required. One opening per process: a process
+   * that writes a directory searches it through its own `Quarry`.
    */
   readOnly?: boolean;
 }
