@@ -28,7 +28,7 @@ import { enqueueOnce } from './replication/writes';
 import { ResponseBudget } from './http/response-budget';
 import { SearchLimiter } from './search/limiter';
 import { SearchRules } from './search/rules';
-import { DataDirError, lockDataDir, prepareDataDir } from './startup/data-dir';
+import { checkDataDirReadOnly, DataDirError, lockDataDir, prepareDataDir } from './startup/data-dir';
 import { walkStores } from './startup/store-walk';
 import { Durable, META_MAP_SIZE } from './store/durable';
 import { TaskDbCompaction } from './tasks/compaction';
@@ -85,6 +85,115 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
     kv?.close();
     lock.release();
     throw failure;
+  }
+}
+
+/** A data directory opened read-only beside the process that writes it: no worker, no lock. */
+export interface ReadOnlyRuntime {
+  deps: Deps;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens `config.dbPath` read-only, beside the one process that has it open for writing (a
+ * server or a `Quarry`), for searches and reads in more processes of the same app. Nothing is
+ * written and no lock taken: the stores are opened `MDB_RDONLY` (LMDB lets any number of
+ * processes read beside one writer, and a reader never blocks its commits). The records read
+ * here (the registry, features, keys, network, search rules, the task list) follow the
+ * writer's commits: the registry checks the task store's last transaction on every lookup and
+ * has them read again when it moved; each index follows its own generation (engine,
+ * `index/read_only.rs`). Writes are refused by the caller (`library/quarry.ts`).
+ */
+export async function openReadOnlyRuntime(config: Config, logger: Logger): Promise<ReadOnlyRuntime> {
+  configureOutbound(config.allowedNetworks);
+  configureModels(config.modelsDir, config.onnxRuntimePath);
+  configureRemoteEmbedders(config.restEmbedderTimeoutSeconds, config.restEmbedderMaxRetrySeconds);
+  const dbPath = path.resolve(config.dbPath);
+  checkDataDirReadOnly(dbPath);
+  const kv = KvStore.openReadOnly(path.join(dbPath, 'tasks'), META_MAP_SIZE);
+  try {
+    const durable = new Durable(kv);
+    // Read again whole when the writer commits; each time on a `Durable` of their own, so
+    // that the watchers of the stores replaced go with them.
+    const records = () => {
+      const own = new Durable(kv);
+      const keys = new KeyStore(own, config.masterKey);
+      const features = new FeatureStore(own);
+      features.enableAtStartup({ metrics: config.enableMetrics, logsRoute: config.enableLogsRoute });
+      features.enableAtStart({
+        containsFilter: config.containsFilterAtStart,
+        legacySearch: config.legacySearchAtStart,
+      });
+      return {
+        keys,
+        features,
+        network: new NetworkStore(own),
+        searchRules: new SearchRules(own),
+        webhooks: new WebhookStore(own, null),
+        chats: new ChatStore(own),
+        guard: makeGuard(keys, config.masterKey, null),
+      };
+    };
+    // The task list is read again on demand only, once the writer has committed.
+    let queue: ReturnType<typeof openQueue> | null = null;
+    const deps = {} as Deps;
+    const registry = new IndexRegistry(durable, path.join(dbPath, 'indexes'), {
+      changed: () => {
+        Object.assign(deps, records());
+        queue = null;
+      },
+    });
+    const searchLimiter = new SearchLimiter(
+      config.searchesPerCore * os.availableParallelism(),
+      config.searchQueueSize,
+      config.dropSearchAfterSeconds * 1000,
+    );
+    const responseBudget: ResponseBudget = new ResponseBudget(
+      config.searchResponseBudget,
+      () => undefined,
+      () => undefined,
+    );
+    const currentQueue = () => {
+      registry.list();
+      queue ??= openQueue(durable);
+      return queue;
+    };
+    Object.assign(deps, records(), {
+      config,
+      logger,
+      registry,
+      searchLimiter,
+      responseBudget,
+      updateFiles: path.join(dbPath, 'update_files'),
+      dbPath,
+      kv,
+      metrics: new Metrics({
+        kv,
+        registry,
+        tasks: () => currentQueue().allTasks(),
+        batches: () => currentQueue().allBatches(),
+        searchLimiter,
+        taskQueueMaxSize: META_MAP_SIZE,
+      }),
+      analytics: null,
+      compaction: new TaskDbCompaction(kv),
+      replica: null,
+    });
+    Object.defineProperty(deps, 'queue', { get: currentQueue, enumerable: true });
+    let closed: Promise<void> | null = null;
+    return {
+      deps,
+      close() {
+        closed ??= (async () => {
+          registry.closeAll();
+          kv.close();
+        })();
+        return closed;
+      },
+    };
+  } catch (err) {
+    kv.close();
+    throw err;
   }
 }
 

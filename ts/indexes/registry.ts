@@ -24,6 +24,15 @@ export interface IndexEntry {
 
 const DB = 'indexes';
 
+/**
+ * Opened read-only beside the writing process (`Quarry.open(dir, { readOnly: true })`): the
+ * registry follows the writer's commits, read again from the task store whenever it changed,
+ * and `changed` hears of it (the other records are read again there).
+ */
+export interface FollowWriter {
+  changed(): void;
+}
+
 export class IndexRegistry {
   private readonly entries = new Map<string, IndexEntry>();
   private readonly handles = new Map<string, NativeIndex>();
@@ -31,12 +40,40 @@ export class IndexRegistry {
   constructor(
     private readonly durable: Durable,
     readonly root: string,
+    private readonly follow: FollowWriter | null = null,
   ) {
-    fs.mkdirSync(root, { recursive: true });
-    for (const { value } of durable.kv.scan(DB)) {
+    if (!follow) fs.mkdirSync(root, { recursive: true });
+    this.load();
+  }
+
+  private load(): void {
+    this.entries.clear();
+    for (const { value } of this.durable.kv.scan(DB)) {
       const e = JSON.parse(value.toString()) as IndexEntry;
       this.entries.set(e.uid, e);
     }
+  }
+
+  /**
+   * Read-only: reads the entries again if the writer committed anything since the last call
+   * (one read of LMDB's meta pages), and closes the handles of directories no entry names any
+   * more (an index deleted, or swapped away). Every lookup calls it first.
+   */
+  private current(): void {
+    if (!this.follow || !this.durable.kv.changed()) return;
+    this.load();
+    const live = new Set([...this.entries.values()].map((e) => e.dir));
+    for (const [dir, h] of this.handles) {
+      if (live.has(dir)) continue;
+      this.handles.delete(dir);
+      h.close();
+    }
+    this.follow.changed();
+  }
+
+  /** Whether this registry follows a writing process instead of being written (read-only). */
+  get readOnly(): boolean {
+    return this.follow !== null;
   }
 
   /** Removes directories of creations that never committed. */
@@ -48,14 +85,17 @@ export class IndexRegistry {
   }
 
   get(uid: string): IndexEntry | undefined {
+    this.current();
     return this.entries.get(uid);
   }
 
   has(uid: string): boolean {
+    this.current();
     return this.entries.has(uid);
   }
 
   require(uid: string): IndexEntry {
+    this.current();
     const e = this.entries.get(uid);
     if (!e) throw notFound(uid);
     return e;
@@ -63,6 +103,7 @@ export class IndexRegistry {
 
   /** All entries sorted by uid (byte order). */
   list(): IndexEntry[] {
+    this.current();
     return [...this.entries.values()].sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
   }
 
@@ -76,7 +117,9 @@ export class IndexRegistry {
     if (!h) {
       // A committed entry's directory must be there: a missing one is damage, never a new empty index.
       const committed = this.entries.get(entry.uid)?.dir === entry.dir;
-      h = NativeIndex.open(path.join(this.root, entry.dir), committed);
+      const dir = path.join(this.root, entry.dir);
+      // Read-only, an index is opened as the writer left it: no recovery, nothing written.
+      h = this.follow ? NativeIndex.openReadOnly(dir) : NativeIndex.open(dir, committed);
       this.handles.set(entry.dir, h);
     }
     return h;

@@ -1,7 +1,7 @@
 /** One index of an embedded Quarry: documents, search, settings and stats (see `quarry.ts`). */
 import { FULL_ACCESS } from '../auth/guard';
 import { addDocuments, deleteDocuments, type DocumentSelection, fetchDocuments } from '../commands/documents';
-import { deleteIndex, updateIndex, updateSettings } from '../commands/indexes';
+import { compactIndex, deleteIndex, updateIndex, updateSettings } from '../commands/indexes';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { parseWith } from '../errors/from-zod';
@@ -188,6 +188,11 @@ export class QuarryIndex<T extends Record<string, unknown> = Record<string, unkn
   /** Changes the primary key (of an index without documents). */
   update(options: { primaryKey: string }): TaskPromise {
     return this.quarry.write(async () => updateIndex(this.deps, checkIndexUid(this.uid), options.primaryKey, null));
+  }
+
+  /** Merges the index's inverted index into one segment (`POST /indexes/{uid}/compact`; a task). */
+  compact(): TaskPromise {
+    return this.quarry.write(async () => compactIndex(this.deps, checkIndexUid(this.uid)));
   }
 
   delete(): TaskPromise {

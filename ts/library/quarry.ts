@@ -18,9 +18,10 @@ import { createIndex, deleteIndex, swapIndexes, updateIndex } from '../commands/
 import { cancelTasks, deleteTasks } from '../commands/tasks';
 import { type Config, loadConfig } from '../config';
 import type { Deps } from '../deps';
+import { ApiError } from '../errors/api-error';
 import { createLogger, type Logger } from '../logging';
 import { indexView, notFound } from '../indexes/registry';
-import { openRuntime, type Runtime } from '../runtime';
+import { openReadOnlyRuntime, openRuntime, type ReadOnlyRuntime, type Runtime } from '../runtime';
 import { checkIndexUid, checkSwaps } from '../schemas/indexes';
 import { parseCancelOrDeleteQuery, parseListQuery } from '../schemas/tasks';
 import { SearchService } from '../search/service';
@@ -57,6 +58,17 @@ export interface QuarryOptions {
   /** Log level to stderr (default `warn`); or a winston logger of your own. */
   logLevel?: Config['logLevel'];
   logger?: Logger;
+  /**
+   * Opens a data directory that another process (a server, or a `Quarry` without `readOnly`)
+   * has open for writing, to search and read it from more processes (cluster mode, pm2,
+   * workers): any number of read-only `Quarry`s may open it beside its one writer. Nothing is
+   * written and no lock is taken, so a reader never blocks the writer; each read sees the
+   * writer's committed changes (the index's generation is checked on every read, one LMDB
+   * read). Every write throws a `QuarryError` `read_only_instance`. The directory must have
+   * been created by a writer first; `dbPath` is required. One opening per process: a process
+   * that writes a directory searches it through its own `Quarry`.
+   */
+  readOnly?: boolean;
 }
 
 /** The library's caller is the whole instance: there is no key to check in-process. */
@@ -65,7 +77,7 @@ const OWNER = FULL_ACCESS;
 const DEFAULT_TIMEOUT_MS = 5 * 60_000;
 
 export class Quarry {
-  readonly #runtime: Runtime;
+  readonly #runtime: Runtime | ReadOnlyRuntime;
   readonly #deps: Deps;
   readonly #search: SearchService;
   #closed = false;
@@ -74,15 +86,16 @@ export class Quarry {
   /** Who waits for the next batch to end (see `nextChange`). */
   readonly #waiters = new Set<() => void>();
 
-  private constructor(runtime: Runtime, temporary: TemporaryDir | null) {
+  private constructor(runtime: Runtime | ReadOnlyRuntime, temporary: TemporaryDir | null) {
     this.#runtime = runtime;
     this.#temporary = temporary;
     this.#deps = runtime.deps;
     this.#search = new SearchService(runtime.deps);
-    runtime.worker.onBatchFinished(() => {
-      for (const wake of this.#waiters) wake();
-      this.#waiters.clear();
-    });
+    if ('worker' in runtime)
+      runtime.worker.onBatchFinished(() => {
+        for (const wake of this.#waiters) wake();
+        this.#waiters.clear();
+      });
   }
 
   /**
@@ -91,6 +104,7 @@ export class Quarry {
    */
   static async open(where: string | QuarryOptions = {}): Promise<Quarry> {
     const o: QuarryOptions = typeof where === 'string' ? { dbPath: where } : where;
+    if (o.readOnly) return Quarry.openReadOnly(o);
     const named =
       o.dbPath !== undefined || (o.options ?? []).some((a) => a === '--db-path' || a.startsWith('--db-path='));
     const temporary = named ? null : new TemporaryDir();
@@ -104,6 +118,21 @@ export class Quarry {
       temporary?.remove();
       throw err;
     }
+  }
+
+  /** `open` with `readOnly`: beside a writer, never a temporary directory. */
+  private static async openReadOnly(o: QuarryOptions): Promise<Quarry> {
+    const args = ['--no-analytics', ...(o.dbPath !== undefined ? ['--db-path', o.dbPath] : []), ...(o.options ?? [])];
+    if (!args.some((a) => a === '--db-path' || a.startsWith('--db-path=')))
+      throw new TypeError('Quarry.open: `readOnly` needs the `dbPath` of a data directory a writer has created');
+    const config = loadConfig(args, {}, { implicitConfigFile: false });
+    const logger = o.logger ?? createLogger(o.logLevel ?? 'warn', config.logsMode);
+    return new Quarry(await guarded(() => openReadOnlyRuntime(config, logger)), null);
+  }
+
+  /** Whether this `Quarry` was opened with `readOnly` (every write then throws `read_only_instance`). */
+  get readOnly(): boolean {
+    return !('worker' in this.#runtime);
   }
 
   /** The data directory, resolved. */
@@ -279,6 +308,11 @@ export class Quarry {
   write(enqueue: () => Promise<TaskRecord>): TaskPromise {
     const enqueued = guarded(async () => {
       if (this.#closed) throw new Error('Quarry is closed');
+      if (this.readOnly)
+        throw new ApiError(
+          'read_only_instance',
+          `This Quarry opened \`${this.dbPath}\` read-only: writes go through the process that opened it without \`readOnly\`.`,
+        );
       return summaryView(await enqueue()) as unknown as EnqueuedTask;
     });
     return Object.assign(enqueued, {

@@ -73,6 +73,11 @@ export class NativeIndex {
     return new NativeIndex(callSync(() => binding.NativeIndex.open(dir, existing)));
   }
 
+  /** Opens an index read-only, beside the process that writes it; each read follows its commits. */
+  static openReadOnly(dir: string): NativeIndex {
+    return new NativeIndex(callSync(() => binding.NativeIndex.openReadOnly(dir)));
+  }
+
   /** Why the inverted index was rebuilt from the documents when the index opened (a damaged or missing file), if it was. */
   repaired(): string | null {
     return this.raw.repaired() ?? null;

@@ -21,6 +21,16 @@ export class KvStore {
     return new KvStore(callSync(() => binding.KvStore.open(path, mapSizeBytes)));
   }
 
+  /** Opens an existing store read-only, beside the process that writes it. */
+  static openReadOnly(path: string, mapSizeBytes: number): KvStore {
+    return new KvStore(callSync(() => binding.KvStore.openReadOnly(path, mapSizeBytes)));
+  }
+
+  /** Read-only: whether the writer committed since the last call. Opened for writing: false. */
+  changed(): boolean {
+    return callSync(() => this.raw.changed());
+  }
+
   /** All ops in one transaction, durable when the promise resolves. */
   commit(ops: KvOp[]): Promise<void> {
     // The values travel in one buffer, each op giving its length (negative: a deletion).

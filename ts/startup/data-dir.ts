@@ -75,6 +75,22 @@ export function prepareDataDir(dbPath: string, upgrade: boolean, logger: Logger)
   fs.renameSync(tmp, path.join(dbPath, 'VERSION'));
 }
 
+/**
+ * Checks, writing nothing, that `dbPath` is a data directory of the current format that a
+ * writing process has created: what a read-only opening requires.
+ */
+export function checkDataDirReadOnly(dbPath: string): void {
+  const format = formatOf(dbPath);
+  if (format === CURRENT && fs.existsSync(path.join(dbPath, 'tasks', 'data.mdb'))) return;
+  if (format === null || format === CURRENT)
+    throw new DataDirError(
+      `The data directory \`${dbPath}\` has not been created yet: open it once without \`readOnly\` (or start a server on it) before opening it read-only.`,
+    );
+  throw new DataDirError(
+    `The data directory \`${dbPath}\` is in format quarry-${format}; a read-only opening reads ${DATA_FORMAT} only (the writing process upgrades it).`,
+  );
+}
+
 /** The held lock of a data directory. */
 export interface DataDirLock {
   release(): void;

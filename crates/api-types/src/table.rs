@@ -82,6 +82,8 @@ table! {
     ReplicationUnavailable = "replication_unavailable", System, 503;
     // Quarry's own: what a replicated group cannot do yet (each instance would do it).
     UnimplementedInReplicatedGroup = "unimplemented_in_replicated_group", InvalidRequest, 501;
+    // Quarry's own: a write through a data directory opened read-only (`Quarry.open(dir, { readOnly: true })`).
+    ReadOnlyInstance = "read_only_instance", InvalidRequest, 405;
     TaskNotFound = "task_not_found", InvalidRequest, 404;
     TaskFileNotFound = "task_file_not_found", InvalidRequest, 404;
     BatchNotFound = "batch_not_found", InvalidRequest, 404;

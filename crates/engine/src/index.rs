@@ -15,6 +15,7 @@
 //!
 //! The modules:
 //! - [`open`]: the tantivy schema and opening an index;
+//! - [`read_only`]: an index opened beside the process that writes it;
 //! - [`update`]: batches of operations (add, delete, settings) and their commit;
 //! - [`cache`]: the per-generation caches (typed settings, filter results, value columns,
 //!   query words, vector tables);
@@ -43,6 +44,7 @@ mod documents;
 mod embeddings;
 mod fields;
 pub(crate) mod open;
+mod read_only;
 mod search;
 pub(crate) mod segments;
 pub(crate) mod text;
@@ -55,6 +57,7 @@ pub use crate::search::{
 pub use documents::{merge_pages, FetchQuery, IndexStats};
 pub use fields::FieldsQuery;
 pub use open::TEXT_LAYOUT;
+pub use read_only::RELOAD_EVERY;
 pub use update::compaction::Compaction;
 pub use update::{BatchInput, BatchOp, BatchOpResult, Method, OpCounts, Shards};
 
@@ -85,6 +88,8 @@ pub struct Index {
     tantivy: tantivy::Index,
     reader: IndexReader,
     fields: Fields,
+    /// Set when opened read-only beside a writing process (see [`read_only`]).
+    read_only: Option<read_only::ReadOnly>,
     writer: Mutex<Option<IndexWriter>>,
     /// How many documents the inverted index held when this process last compacted it (0 for
     /// an index opened empty; `None`: the largest segments stand for them).

@@ -101,6 +101,58 @@ impl Store {
         })
     }
 
+    /// Opens the store in `dir` without write access (`MDB_RDONLY`), beside the process that
+    /// writes it: nothing is created or written, and this process's read transactions never
+    /// block that writer's commits. A store whose databases are not all there yet (an index
+    /// being created) is refused; the caller opens it again later.
+    pub fn open_read_only(dir: &Path) -> Result<Store> {
+        // SAFETY: as in `open`; the read-only environment is opened once per index directory
+        // by this process, and LMDB lets any number of processes read beside one writer.
+        let env = unsafe {
+            let mut options = EnvOpenOptions::new().read_txn_without_tls();
+            options
+                .map_size(MAP_SIZE)
+                .max_dbs(8)
+                .flags(heed::EnvFlags::READ_ONLY);
+            options.open(dir)
+        }
+        .map_err(heed_error)?;
+        let rtxn = env.read_txn().map_err(heed_error)?;
+        let missing = || {
+            Error::internal(format!(
+                "the store `{}` has not been created yet",
+                dir.display()
+            ))
+        };
+        let docs = env
+            .open_database(&rtxn, Some("docs"))
+            .map_err(heed_error)?
+            .ok_or_else(missing)?;
+        let ids = env
+            .open_database(&rtxn, Some("ids"))
+            .map_err(heed_error)?
+            .ok_or_else(missing)?;
+        let meta = env
+            .open_database(&rtxn, Some("meta"))
+            .map_err(heed_error)?
+            .ok_or_else(missing)?;
+        let vectors =
+            crate::vectors::VectorStore::open_existing(&env, &rtxn)?.ok_or_else(missing)?;
+        let texts = env
+            .open_database(&rtxn, Some("texts"))
+            .map_err(heed_error)?
+            .ok_or_else(missing)?;
+        rtxn.commit().map_err(heed_error)?;
+        Ok(Store {
+            env,
+            docs,
+            ids,
+            meta,
+            vectors,
+            texts,
+        })
+    }
+
     pub fn read(&self) -> Result<RoTxn<'_, WithoutTls>> {
         self.env.read_txn().map_err(heed_error)
     }

@@ -77,6 +77,9 @@ pub struct KvStore {
     dbs: Mutex<HashMap<String, Database<Str, Bytes>>>,
     path: PathBuf,
     map_size: usize,
+    /// Opened without write access beside the writing process (see [`KvStore::open_read_only`]):
+    /// the inode of `data.mdb` and the last transaction id seen.
+    read_only: Option<Mutex<(u64, usize)>>,
 }
 
 /// The size of the environment's file before and after [`KvStore::compact`].
@@ -88,17 +91,31 @@ pub struct Compaction {
     pub after: u64,
 }
 
-fn open_env(path: &Path, map_size: usize) -> Result<Env<WithoutTls>> {
+fn open_env(path: &Path, map_size: usize, read_only: bool) -> Result<Env<WithoutTls>> {
     // SAFETY: one environment per path in this process: the server opens the store once, and
-    // `compact` reopens it only after the previous environment has closed.
+    // `compact` (or a read-only store's `changed`) reopens it only after the previous
+    // environment has closed.
     unsafe {
-        EnvOpenOptions::new()
-            .read_txn_without_tls()
-            .map_size(map_size)
-            .max_dbs(MAX_DBS)
-            .open(path)
+        let mut options = EnvOpenOptions::new().read_txn_without_tls();
+        options.map_size(map_size).max_dbs(MAX_DBS);
+        if read_only {
+            options.flags(heed::EnvFlags::READ_ONLY);
+        }
+        options.open(path)
     }
     .map_err(heed_error)
+}
+
+/// The inode of `data.mdb` in `dir` (a compaction renames a new file over it).
+fn inode(dir: &Path) -> Result<u64> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(std::fs::metadata(dir.join("data.mdb"))
+        .map_err(io_error)?
+        .ino())
+}
+
+fn refused() -> Error {
+    Error::internal("the task store was opened read-only")
 }
 
 fn closed() -> Error {
@@ -111,14 +128,58 @@ impl KvStore {
     pub fn open(path: impl AsRef<Path>, map_size: usize) -> Result<KvStore> {
         let path = path.as_ref();
         std::fs::create_dir_all(path).map_err(Error::internal)?;
-        let env = open_env(path, map_size)
+        let env = open_env(path, map_size, false)
             .map_err(|e| api_types::damaged_in(e, &path.join("data.mdb")))?;
         Ok(KvStore {
             env: RwLock::new(Some(env)),
             dbs: Mutex::new(HashMap::new()),
             path: path.to_path_buf(),
             map_size,
+            read_only: None,
         })
+    }
+
+    /// Opens the existing store at `path` without write access (`MDB_RDONLY`), beside the
+    /// process that writes it: nothing is created or written, and reads never block that
+    /// process's commits. A database not created yet reads as empty; commits are refused.
+    pub fn open_read_only(path: impl AsRef<Path>, map_size: usize) -> Result<KvStore> {
+        let path = path.as_ref();
+        let ino = inode(path)?;
+        let env = open_env(path, map_size, true)?;
+        let txn = env.info().last_txn_id;
+        Ok(KvStore {
+            env: RwLock::new(Some(env)),
+            dbs: Mutex::new(HashMap::new()),
+            path: path.to_path_buf(),
+            map_size,
+            read_only: Some(Mutex::new((ino, txn))),
+        })
+    }
+
+    /// Opened read-only: whether the writer has committed since the last call (one read of
+    /// LMDB's meta pages and one `stat`). A compaction of the writer's (a new file renamed over
+    /// `data.mdb`) is followed by opening the new file. Opened for writing: always false.
+    pub fn changed(&self) -> Result<bool> {
+        let Some(seen) = &self.read_only else {
+            return Ok(false);
+        };
+        let mut seen = seen.lock().unwrap();
+        let ino = inode(&self.path)?;
+        if ino != seen.0 {
+            let mut guard = self.env.write().unwrap();
+            if let Some(env) = guard.take() {
+                self.dbs.lock().unwrap().clear();
+                env.prepare_for_closing().wait();
+            }
+            let env = open_env(&self.path, self.map_size, true)?;
+            *seen = (ino, env.info().last_txn_id);
+            *guard = Some(env);
+            return Ok(true);
+        }
+        let txn = self.with_env(|env| Ok(env.info().last_txn_id))?;
+        let changed = txn != seen.1;
+        seen.1 = txn;
+        Ok(changed)
     }
 
     /// Runs `f` on the environment, which no compaction replaces meanwhile.
@@ -129,9 +190,31 @@ impl KvStore {
 
     /// The handle of database `name`, created (in a transaction of its own) on first use.
     fn db(&self, env: &Env<WithoutTls>, name: &str) -> Result<Database<Str, Bytes>> {
+        self.existing_db(env, name)?.ok_or_else(refused)
+    }
+
+    /// The handle of database `name`; opened read-only, `None` while the writer has not
+    /// created it.
+    fn existing_db(
+        &self,
+        env: &Env<WithoutTls>,
+        name: &str,
+    ) -> Result<Option<Database<Str, Bytes>>> {
         let mut dbs = self.dbs.lock().unwrap();
         if let Some(db) = dbs.get(name) {
-            return Ok(*db);
+            return Ok(Some(*db));
+        }
+        if self.read_only.is_some() {
+            let rtxn = env.read_txn().map_err(heed_error)?;
+            let db = env
+                .open_database::<Str, Bytes>(&rtxn, Some(name))
+                .map_err(heed_error)?;
+            // Committed, the read transaction keeps the handle open for the environment.
+            rtxn.commit().map_err(heed_error)?;
+            if let Some(db) = db {
+                dbs.insert(name.to_string(), db);
+            }
+            return Ok(db);
         }
         let mut wtxn = env.write_txn().map_err(heed_error)?;
         let db = env
@@ -139,12 +222,15 @@ impl KvStore {
             .map_err(heed_error)?;
         wtxn.commit().map_err(heed_error)?;
         dbs.insert(name.to_string(), db);
-        Ok(db)
+        Ok(Some(db))
     }
 
     /// Applies every op in one write transaction: all of them are durable when this returns,
     /// or none is applied.
     pub fn commit(&self, ops: &[Op]) -> Result<()> {
+        if self.read_only.is_some() {
+            return Err(refused());
+        }
         self.with_env(|env| {
             // Databases are created before the write transaction: LMDB allows one writer at
             // a time.
@@ -152,6 +238,9 @@ impl KvStore {
                 .iter()
                 .map(|op| self.db(env, &op.db))
                 .collect::<Result<Vec<_>>>()?;
+            // A read-only process killed mid-read leaves its reader slot, keeping its snapshot's
+            // pages from reuse: slots of dead processes are freed (a scan of the slot table).
+            env.clear_stale_readers().map_err(heed_error)?;
             let mut wtxn = env.write_txn().map_err(heed_error)?;
             for (op, db) in ops.iter().zip(handles) {
                 match &op.value {
@@ -168,7 +257,9 @@ impl KvStore {
     /// The whole database `db`, in key order.
     pub fn scan(&self, db: &str) -> Result<Vec<(String, Vec<u8>)>> {
         self.with_env(|env| {
-            let handle = self.db(env, db)?;
+            let Some(handle) = self.existing_db(env, db)? else {
+                return Ok(Vec::new());
+            };
             let rtxn = env.read_txn().map_err(heed_error)?;
             let mut out = Vec::new();
             for item in handle.iter(&rtxn).map_err(heed_error)? {
@@ -205,7 +296,9 @@ impl KvStore {
     /// The value of `key` in database `db`, if any.
     pub fn get(&self, db: &str, key: &str) -> Result<Option<Vec<u8>>> {
         self.with_env(|env| {
-            let handle = self.db(env, db)?;
+            let Some(handle) = self.existing_db(env, db)? else {
+                return Ok(None);
+            };
             let rtxn = env.read_txn().map_err(heed_error)?;
             Ok(handle
                 .get(&rtxn, key)
@@ -222,6 +315,9 @@ impl KvStore {
     /// at any point leaves either the old file or the complete new one. The environment is
     /// then reopened on the new file.
     pub fn compact(&self) -> Result<Compaction> {
+        if self.read_only.is_some() {
+            return Err(refused());
+        }
         let mut guard = self.env.write().unwrap();
         let env = guard.take().ok_or_else(closed)?;
         let data = self.path.join("data.mdb");
@@ -251,7 +347,7 @@ impl KvStore {
                 let _ = dir.sync_all();
             }
         }
-        *guard = Some(open_env(&self.path, self.map_size)?);
+        *guard = Some(open_env(&self.path, self.map_size, false)?);
         renamed?;
         let after = std::fs::metadata(&data).map_err(io_error)?.len();
         Ok(Compaction { before, after })

@@ -148,6 +148,15 @@ impl NativeIndex {
         Ok(NativeIndex(Handle::new(index)))
     }
 
+    /// Opens the index in `dir` read-only, beside the process that writes it: no recovery,
+    /// nothing written; each read follows the writer's commits (see ARCHITECTURE.md).
+    #[napi(factory)]
+    pub fn open_read_only(dir: String) -> Result<NativeIndex> {
+        let index =
+            api_types::catch_panic(|| engine::Index::open_read_only(dir)).map_err(to_napi_error)?;
+        Ok(NativeIndex(Handle::new(index)))
+    }
+
     /// Why the inverted index was rebuilt from the documents when it opened, if it was.
     #[napi]
     pub fn repaired(&self) -> Result<Option<String>> {

@@ -110,6 +110,21 @@ impl KvStore {
         Ok(KvStore(Handle::new(store)))
     }
 
+    /// Opens the existing environment at `path` read-only, beside the process that writes it.
+    #[napi(factory)]
+    pub fn open_read_only(path: String, map_size_bytes: f64) -> Result<KvStore> {
+        let store =
+            kv::KvStore::open_read_only(path, map_size_bytes as usize).map_err(to_napi_error)?;
+        Ok(KvStore(Handle::new(store)))
+    }
+
+    /// Opened read-only: whether the writer committed since the last call (a compaction's new
+    /// file is opened). Opened for writing: false.
+    #[napi]
+    pub fn changed(&self) -> Result<bool> {
+        self.store()?.changed().map_err(to_napi_error)
+    }
+
     fn store(&self) -> Result<Arc<kv::KvStore>> {
         self.0.get("store")
     }

@@ -96,18 +96,18 @@ impl Index {
     }
 
     pub fn primary_key(&self) -> Result<Option<String>> {
-        let rtxn = self.store.read()?;
+        let rtxn = self.read_txn()?;
         self.store.get_string(&rtxn, keys::PRIMARY_KEY)
     }
 
     /// The stored settings object, or None before the first settings update.
     pub fn settings_json(&self) -> Result<Option<String>> {
-        let rtxn = self.store.read()?;
+        let rtxn = self.read_txn()?;
         self.store.get_string(&rtxn, keys::SETTINGS)
     }
 
     pub fn document_count(&self) -> Result<u64> {
-        let rtxn = self.store.read()?;
+        let rtxn = self.read_txn()?;
         self.store.docs.len(&rtxn).map_err(heed_error)
     }
 
@@ -116,7 +116,7 @@ impl Index {
     /// `internalDatabaseSizes` gives each store database's pages and the inverted index's
     /// files (those that hold anything).
     pub fn stats_json(&self) -> Result<String> {
-        let rtxn = self.store.read()?;
+        let rtxn = self.read_txn()?;
         let stat = self.store.docs.stat(&rtxn).map_err(heed_error)?;
         let count = stat.entries as u64;
         let raw = stat_bytes(&stat);
@@ -171,7 +171,7 @@ impl Index {
         fields: Option<&[String]>,
         retrieve_vectors: bool,
     ) -> Result<Option<Vec<u8>>> {
-        let rtxn = self.store.read()?;
+        let rtxn = self.read_txn()?;
         let Some(iid) = self.store.internal_id(&rtxn, id)? else {
             return Ok(None);
         };
@@ -192,7 +192,7 @@ impl Index {
 
     /// `{"results":[...],"offset","limit","total"}` in internal-id order, or by `sort`.
     pub fn fetch_documents(&self, q: &FetchQuery) -> Result<Vec<u8>> {
-        let rtxn = self.store.read()?;
+        let rtxn = self.read_txn()?;
         let settings = self.settings(&rtxn)?;
         let allowed = crate::search::filtering::allowed_ids(
             self,
@@ -467,7 +467,7 @@ impl Index {
     /// shows them (so a `userProvided` embedding moves with its document):
     /// `{"primaryKey","moves":[{"shard","ids":[...],"documents":[...]}]}`.
     pub fn documents_elsewhere(&self, shards: &crate::index::Shards) -> Result<Vec<u8>> {
-        let rtxn = self.store.read()?;
+        let rtxn = self.read_txn()?;
         let Some(pk) = self.store.get_string(&rtxn, keys::PRIMARY_KEY)? else {
             return serde_json::to_vec(&json!({"primaryKey": null, "moves": []}))
                 .map_err(Error::internal);

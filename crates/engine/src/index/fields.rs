@@ -49,7 +49,7 @@ fn listed(attrs: Option<&[String]>, field: &str) -> bool {
 impl Index {
     /// The page of fields `q` asks for: `{"results","offset","limit","total"}`.
     pub fn fields(&self, q: &FieldsQuery) -> Result<Vec<u8>> {
-        let rtxn = self.store.read()?;
+        let rtxn = self.read_txn()?;
         let settings = self.settings(&rtxn)?;
         let filter_rules = rules::rules_of(&settings);
         // The attributes with an id, and the objects holding the nested ones.

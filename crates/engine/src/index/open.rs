@@ -74,28 +74,7 @@ impl Index {
         if layout_stale && tdir.exists() {
             std::fs::remove_dir_all(&tdir).map_err(payload::io_error)?;
         }
-        let mut builder = Schema::builder();
-        let iid = builder.add_u64_field(IID_FIELD, INDEXED | FAST);
-        let words = builder.add_text_field(
-            WORDS_FIELD,
-            TextOptions::default().set_indexing_options(
-                TextFieldIndexing::default()
-                    .set_tokenizer(text::LISTED_TOKENIZER)
-                    .set_index_option(IndexRecordOption::WithFreqsAndPositions)
-                    .set_fieldnorms(false),
-            ),
-        );
-        let lens = builder.add_u64_field(text::LENGTHS_FIELD, FAST);
-        let field_words = builder.add_text_field(
-            "fwords",
-            TextOptions::default().set_indexing_options(
-                TextFieldIndexing::default()
-                    .set_tokenizer(text::LISTED_TOKENIZER)
-                    .set_index_option(IndexRecordOption::Basic)
-                    .set_fieldnorms(false),
-            ),
-        );
-        let schema = builder.build();
+        let (schema, fields) = schema();
         // tantivy holds nothing LMDB does not (see [`super::update::commit`]): files of another
         // layout, or damaged ones, are set aside and the inverted index rebuilt from the documents.
         let meta_missing = !layout_stale && generation > 0 && !tdir.join("meta.json").exists();
@@ -124,12 +103,8 @@ impl Index {
             store,
             tantivy,
             reader,
-            fields: Fields {
-                iid,
-                words,
-                lens,
-                field_words,
-            },
+            fields,
+            read_only: None,
             writer: Mutex::new(None),
             merged_at: Mutex::new(empty.then_some(0)),
             compacting: Default::default(),
@@ -169,6 +144,38 @@ impl Index {
         index.publish_pair_words()?;
         Ok(index)
     }
+}
+
+/// The tantivy schema of every index, and its fields.
+pub(super) fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let iid = builder.add_u64_field(IID_FIELD, INDEXED | FAST);
+    let words = builder.add_text_field(
+        WORDS_FIELD,
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(text::LISTED_TOKENIZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions)
+                .set_fieldnorms(false),
+        ),
+    );
+    let lens = builder.add_u64_field(text::LENGTHS_FIELD, FAST);
+    let field_words = builder.add_text_field(
+        "fwords",
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(text::LISTED_TOKENIZER)
+                .set_index_option(IndexRecordOption::Basic)
+                .set_fieldnorms(false),
+        ),
+    );
+    let fields = Fields {
+        iid,
+        words,
+        lens,
+        field_words,
+    };
+    (builder.build(), fields)
 }
 
 /// Why tantivy's directory could not be used as it is.

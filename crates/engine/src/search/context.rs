@@ -102,7 +102,7 @@ impl<'i> SearchContext<'i> {
     /// transaction's generation; the pair words are read before the searcher (see
     /// [`Index::searcher`]).
     pub(crate) fn of(index: &'i Index) -> Result<SearchContext<'i>> {
-        let rtxn = index.store().read()?;
+        let rtxn = index.read_txn()?;
         let settings = index.settings(&rtxn)?;
         let (searcher, pairs) = index.searcher();
         Ok(SearchContext {

@@ -143,7 +143,7 @@ pub(crate) fn merge_facet_hits(index: &Index, request_json: &str) -> Result<Vec<
     }
     let started = Instant::now();
     let req: Request = serde_json::from_str(request_json).map_err(Error::internal)?;
-    let rtxn = index.store().read()?;
+    let rtxn = index.read_txn()?;
     let settings = index.settings(&rtxn)?;
     let mut merged: Vec<(String, String, u64)> = Vec::new();
     let mut at: std::collections::HashMap<String, usize> = Default::default();

@@ -63,7 +63,7 @@ pub struct SimilarQuery {
 /// vectors are in the document store.
 pub(crate) fn similar(index: &Index, q: &SimilarQuery) -> Result<Vec<u8>> {
     let started = q.received.unwrap_or_else(Instant::now);
-    let rtxn = index.store().read()?;
+    let rtxn = index.read_txn()?;
     let settings = index.settings(&rtxn)?;
     let settings = settings.as_ref();
     // The embedder is checked before the filter, as Meilisearch checks them.

@@ -84,6 +84,17 @@ impl VectorStore {
         Ok(VectorStore { db })
     }
 
+    /// The database of an existing store, for a read-only opening (`None`: not created yet).
+    pub fn open_existing(
+        env: &Env<WithoutTls>,
+        rtxn: &RoTxn<WithoutTls>,
+    ) -> Result<Option<VectorStore>> {
+        let db = env
+            .open_database(rtxn, Some("vectors"))
+            .map_err(api_types::heed_error)?;
+        Ok(db.map(|db| VectorStore { db }))
+    }
+
     /// The graphs as `txn` sees them, for [`Self::nearest`]'s faster walk (see [`super::table`]).
     pub fn tables(&self, txn: RoTxn<'static, WithoutTls>) -> Result<GraphTables> {
         GraphTables::build(txn, self.db)

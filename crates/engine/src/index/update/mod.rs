@@ -295,6 +295,12 @@ impl Index {
     /// Applies the ops in order and commits once. Per-op failures are reported in the results.
     pub fn apply_batch(&self, ops: Vec<BatchOp>) -> Result<Vec<Value>> {
         let _batch = self.batch_lock.lock().unwrap();
+        // A read-only process killed mid-read leaves its LMDB reader slot, which would keep its
+        // snapshot's pages from reuse: slots of dead processes are freed first.
+        self.store
+            .env
+            .clear_stale_readers()
+            .map_err(crate::store::heed_error)?;
         // An earlier batch committed in LMDB whose tantivy commit failed (a full disk) is
         // completed first, from the dirty set it left.
         self.recover()?;
