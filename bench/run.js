@@ -8,6 +8,7 @@
  *   node bench/run.js [--dataset pypi|npm] [--rows N] [--url URL --key KEY [--pid PID] [--data-dir DIR]]
  *                     [--meili-bin BIN] [--batch 50000] [--queries 300] [--warmup 100] [--concurrency 8]
  *                     [--qps-seconds 10] [--fresh-queries N] [--runs 1] [--out file.json] [--quick]
+ *                     [--max-indexing-memory SIZE] [--max-indexing-threads N] [--index-only]
  *
  * With --runs N (self-started server only) it repeats the whole run on a fresh server and
  * data dir N times and reports the median of each figure. Against another server (--url) the
@@ -56,6 +57,8 @@ function parseArgs(argv) {
     qpsSeconds: 10,
     quick: false,
     runs: 1,
+    serverArgs: [],
+    indexOnly: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -76,6 +79,10 @@ function parseArgs(argv) {
     else if (a === '--runs') o.runs = Number(v());
     else if (a === '--out') o.out = v();
     else if (a === '--quick') o.quick = true;
+    // Passed to the self-started server (Quarry or Meilisearch): the indexer's limits.
+    else if (a === '--max-indexing-memory' || a === '--max-indexing-threads') o.serverArgs.push(a, v());
+    // Stops after indexing: the indexing figures, peak RSS and disk only.
+    else if (a === '--index-only') o.indexOnly = true;
     else if (a === '--help') {
       console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(2, 11).join('\n'));
       process.exit(0);
@@ -89,6 +96,7 @@ function parseArgs(argv) {
   if (!['pypi', 'npm'].includes(o.dataset)) throw new Error(`--dataset must be pypi or npm`);
   if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error('--runs must be a positive integer');
   if (o.url && o.runs > 1) throw new Error('--runs applies to a self-started server only');
+  if (o.url && o.serverArgs.length) throw new Error('--max-indexing-* apply to a self-started server only');
   if (o.url && o.meiliBin) throw new Error('--url and --meili-bin both name the server: give one');
   // Enough never-sent queries for the whole QPS phase: well above what either server answers.
   o.freshQueries ??= 6000 * o.qpsSeconds;
@@ -116,7 +124,11 @@ const mib = (n) => (n === null ? '-' : `${(n / 1024 / 1024).toFixed(1)} MiB`);
 
 /** One full run: settings, indexing, then the query mix. Returns the figures. */
 async function runOnce(o, docs, rawTsv, rawGzip) {
-  const started = o.url ? null : o.meiliBin ? await startMeilisearch(o.meiliBin) : await startQuarry();
+  const started = o.url
+    ? null
+    : o.meiliBin
+      ? await startMeilisearch(o.meiliBin, o.serverArgs)
+      : await startQuarry(o.serverArgs);
   const url = o.url ?? started.url;
   const key = o.key ?? started?.key;
   const pid = o.pid ?? started?.pid;
@@ -131,11 +143,24 @@ async function runOnce(o, docs, rawTsv, rawGzip) {
   try {
     results.rows = docs.length;
     // Indexing: first POST to last task succeeded.
-    const secs = await loadIndex(api, index, docs, o.dataset, { batch: o.batch, progress: true });
+    // The server's anonymous memory (its heap: VmHWM counts the file pages it maps too),
+    // sampled while it indexes.
+    let peakAnon = null;
+    const sampler = pid
+      ? setInterval(() => {
+          const anon = rssOf(pid).anon;
+          if (anon !== null) peakAnon = Math.max(peakAnon ?? 0, anon);
+        }, 100)
+      : null;
+    const secs = await loadIndex(api, index, docs, o.dataset, { batch: o.batch, progress: true }).finally(() =>
+      clearInterval(sampler),
+    );
     results.indexing = { seconds: secs, docsPerSecond: docs.length / secs, batches: await batchesOf(api, index) };
-    results.memory = pid ? rssOf(pid) : { peak: null, now: null };
+    results.memory = pid ? { ...rssOf(pid), peakAnonIndexing: peakAnon } : { peak: null, now: null };
+    results.serverArgs = o.serverArgs;
     const dbDir = started ? started.dbPath : o.dataDir;
     results.disk = dbDir ? { bytes: duBytes(dbDir), rawTsvBytes: rawTsv, rawGzipTsvBytes: rawGzip } : null;
+    if (o.indexOnly) return results;
 
     // The first query with a facet after indexing builds the value columns (one pass over
     // the documents): it is timed on its own.
@@ -247,12 +272,25 @@ async function main() {
     );
   }
   console.log(`peak RSS     ${results.memory.peak ? mib(results.memory.peak) : '- (pass --pid)'}`);
+  if (results.memory.peakAnonIndexing)
+    console.log(
+      `             anonymous, sampled while indexing: ${mib(results.memory.peakAnonIndexing)}${results.serverArgs?.length ? ` (${results.serverArgs.join(' ')})` : ''}`,
+    );
   if (results.disk) {
     const ratio = results.disk.bytes / results.disk.rawTsvBytes;
     console.log(
       `disk         ${mib(results.disk.bytes)} = ${fmt(ratio)}x the raw TSV (${mib(results.disk.rawTsvBytes)}; gzipped ${mib(results.disk.rawGzipTsvBytes)})`,
     );
   }
+  if (!o.indexOnly) printSearch(o, results);
+  const out = o.out ?? path.join(__dirname, 'results', `${o.dataset}-${Date.now()}.json`);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify(results, null, 2));
+  console.log(`figures written to ${out}`);
+}
+
+/** The search figures of a run, printed. */
+function printSearch(o, results) {
   if (results.firstQueries) {
     const f = results.firstQueries;
     console.log(
@@ -286,10 +324,6 @@ async function main() {
   console.log(
     `CPU per query (fresh): server ${fmt(q.serverCpuMsPerQuery, 3)} ms, bench client ${fmt(q.clientCpuMsPerQuery, 3)} ms (${os.cpus().length} cores shared)`,
   );
-  const out = o.out ?? path.join(__dirname, 'results', `${o.dataset}-${Date.now()}.json`);
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify(results, null, 2));
-  console.log(`figures written to ${out}`);
 }
 
 main().catch((err) => {

@@ -285,9 +285,11 @@ function rssOf(pid) {
     const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const hwm = /VmHWM:\s+(\d+) kB/.exec(s);
     const rss = /VmRSS:\s+(\d+) kB/.exec(s);
-    return { peak: hwm ? Number(hwm[1]) * 1024 : null, now: rss ? Number(rss[1]) * 1024 : null };
+    const anon = /RssAnon:\s+(\d+) kB/.exec(s);
+    const kib = (m) => (m ? Number(m[1]) * 1024 : null);
+    return { peak: kib(hwm), now: kib(rss), anon: kib(anon) };
   } catch {
-    return { peak: null, now: null };
+    return { peak: null, now: null, anon: null };
   }
 }
 

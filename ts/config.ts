@@ -24,7 +24,9 @@ export interface Config {
   noAnalytics: boolean;
   payloadSizeLimit: number;
   logLevel: 'off' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+  /** Bytes the indexer's buffers may hold (`engine::indexing`); none: two thirds of the memory. */
   maxIndexingMemory: number | null;
+  /** Threads the indexer may use at once (`engine::indexing`); none: every core. */
   maxIndexingThreads: number | null;
   allowedNetworks: string[];
   maxBatchedTasks: number;
@@ -373,7 +375,8 @@ export function loadConfig(
     noAnalytics: raw.noAnalytics === undefined ? false : parseBool('--no-analytics', raw.noAnalytics),
     payloadSizeLimit: raw.payloadSizeLimit === undefined ? 100_000_000 : parseByteSize(raw.payloadSizeLimit),
     logLevel: logLevel as Config['logLevel'],
-    maxIndexingMemory: raw.maxIndexingMemory === undefined ? null : parseByteSize(raw.maxIndexingMemory),
+    maxIndexingMemory:
+      raw.maxIndexingMemory === undefined ? null : namedSize('--max-indexing-memory', raw.maxIndexingMemory),
     maxIndexingThreads,
     allowedNetworks: allowed,
     maxBatchedTasks: batched,

@@ -19,7 +19,7 @@ import { ApiError } from './errors/api-error';
 import { type IndexEntry, IndexRegistry } from './indexes/registry';
 import type { Logger } from './logging';
 import { Metrics } from './metrics/metrics';
-import { configureModels, configureOutbound, configureRemoteEmbedders, KvStore } from './native';
+import { configureIndexing, configureModels, configureOutbound, configureRemoteEmbedders, KvStore } from './native';
 import { networkedQueue } from './network/forward';
 import { rebalancer } from './network/rebalance';
 import { NetworkStore } from './network/state';
@@ -60,6 +60,7 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
   configureOutbound(config.allowedNetworks);
   configureModels(config.modelsDir, config.onnxRuntimePath);
   configureRemoteEmbedders(config.restEmbedderTimeoutSeconds, config.restEmbedderMaxRetrySeconds);
+  configureIndexing(config.maxIndexingThreads, config.maxIndexingMemory);
   const dbPath = path.resolve(config.dbPath);
   await importAtStartup(config, dbPath, logger);
   const lock = lockDataDir(dbPath);

@@ -123,6 +123,27 @@ describe('Meilisearch start-up options', () => {
     expect(MEILISEARCH_FLAGS).not.toContain('--experimental-search-response-budget');
   });
 
+  it('when --max-indexing-memory or --max-indexing-threads is set (flag, MEILI_* or the file), then the indexer gets it; unset, the engine decides (issue 69)', () => {
+    const unset = loadConfig([], {}, { cwd: dir() });
+    expect([unset.maxIndexingMemory, unset.maxIndexingThreads]).toEqual([null, null]);
+    const set = loadConfig(['--max-indexing-memory', '256MiB', '--max-indexing-threads', '1'], {}, { cwd: dir() });
+    expect([set.maxIndexingMemory, set.maxIndexingThreads]).toEqual([256 * 1024 ** 2, 1]);
+    const env = loadConfig(
+      [],
+      { MEILI_MAX_INDEXING_MEMORY: '2 GB', MEILI_MAX_INDEXING_THREADS: 'unlimited' },
+      { cwd: dir() },
+    );
+    expect([env.maxIndexingMemory, env.maxIndexingThreads]).toEqual([2e9, null]);
+    const file = loadConfig([], {}, { cwd: withFile('max_indexing_memory = "1 GiB"\nmax_indexing_threads = 2\n') });
+    expect([file.maxIndexingMemory, file.maxIndexingThreads]).toEqual([1024 ** 3, 2]);
+    expect(failure(() => loadConfig(['--max-indexing-memory', 'lots'], {}, { cwd: dir() }))).toBe(
+      '--max-indexing-memory: `lots` is not a valid size',
+    );
+    expect(failure(() => loadConfig(['--max-indexing-threads', '0'], {}, { cwd: dir() }))).toBe(
+      '--max-indexing-threads: `0` is not a positive integer',
+    );
+  });
+
   it('when asking for --help, then every option and every refused Meilisearch option is listed', () => {
     const help = helpText();
     for (const o of OPTIONS) expect(help).toContain(o.flag);

@@ -114,6 +114,11 @@ export function configureRemoteEmbedders(timeoutSeconds: number | null, maxRetry
   binding.configureRemoteEmbedders(timeoutSeconds, maxRetryDurationSeconds);
 }
 
+/** What the indexer may use: threads and bytes (null: every core, two thirds of the memory). */
+export function configureIndexing(maxThreads: number | null, maxMemory: number | null): void {
+  binding.configureIndexing(maxThreads, maxMemory);
+}
+
 /** Where local models are, and the ONNX Runtime library they run on (null: not configured). */
 export function configureModels(modelsDir: string | null, onnxRuntimePath: string | null): void {
   binding.configureModels(modelsDir, onnxRuntimePath);

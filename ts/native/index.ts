@@ -29,6 +29,7 @@ export { DERIVATION_CANDIDATES_HEADER, FEDERATION_RUNS_HEADER, type OutboundAnsw
 export {
   catalogByCode,
   checkEmbedder,
+  configureIndexing,
   configureModels,
   configureOutbound,
   configureRemoteEmbedders,

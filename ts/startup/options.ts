@@ -133,14 +133,14 @@ export const OPTIONS: OptionSpec[] = [
     flag: '--max-indexing-memory',
     env: 'QUARRY_MAX_INDEXING_MEMORY',
     meili: 'MEILI_MAX_INDEXING_MEMORY',
-    help: 'indexing memory budget (e.g. 2 GiB)',
+    help: "the indexer's memory budget (e.g. 2 GiB; default two thirds of the machine's memory)",
   },
   {
     name: 'maxIndexingThreads',
     flag: '--max-indexing-threads',
     env: 'QUARRY_MAX_INDEXING_THREADS',
     meili: 'MEILI_MAX_INDEXING_THREADS',
-    help: 'indexing threads',
+    help: 'threads the indexer may use at once (default every core)',
   },
   {
     name: 'allowedNetworks',

@@ -11,6 +11,7 @@
 //! and the same text always gives the same vector, alone or in a batch.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use api_types::{Code, Error, Result};
@@ -34,6 +35,14 @@ fn embedding_error(message: impl std::fmt::Display) -> Error {
         Code::VectorEmbeddingError,
         format!("Error while generating embeddings: {message}"),
     )
+}
+
+/// Threads a model's inference may use (`--max-indexing-threads`; 0: every core).
+static MAX_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets how many threads a model opened from now on may use for one call (at most four).
+pub fn set_max_threads(threads: usize) {
+    MAX_THREADS.store(threads, Ordering::Relaxed);
 }
 
 static RUNTIME: OnceLock<std::result::Result<PathBuf, String>> = OnceLock::new();
@@ -195,11 +204,12 @@ impl LocalEmbedder {
         init_runtime(None)?;
         let model = UserDefinedEmbeddingModel::new(onnx, tokenizer_files).with_pooling(pooling);
         // The indexer calls the model from one thread, a batch at a time: each call uses
-        // every core (up to 4).
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 4);
+        // every core (up to 4) the indexing limit allows.
+        let threads = match MAX_THREADS.load(Ordering::Relaxed) {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+        .clamp(1, 4);
         let options = InitOptionsUserDefined::new()
             .with_max_length(max_length)
             .with_intra_threads(threads);

@@ -9,6 +9,7 @@ pub mod facets;
 pub mod filter;
 pub mod geojson;
 pub mod index;
+pub mod indexing;
 pub mod languages;
 pub mod memory;
 pub mod payload;
@@ -27,6 +28,7 @@ pub use index::{
     FieldsQuery, Index, IndexStats, Method, SearchQuery, Shards, SimilarQuery, TEXT_LAYOUT,
 };
 pub use index::{Asking, Peers, Remote};
+pub use indexing::{configure_indexing, IndexingLimits};
 pub use payload::{stage_documents, Format, StagedCheck};
 pub use settings::{Settings, SettingsPatch};
 pub use vectors::{check_embedder, configure_models, render_template, vector_of_bytes};

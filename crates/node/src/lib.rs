@@ -169,6 +169,17 @@ pub fn configure_outbound(allowed_networks: Vec<String>) -> Result<()> {
     ::outbound::configure(&allowed_networks).map_err(to_napi_error)
 }
 
+/// Sets what the indexer of every index may use (`--max-indexing-threads`,
+/// `--max-indexing-memory` in bytes; null: every core, two thirds of the memory). See
+/// `engine::indexing`.
+#[napi]
+pub fn configure_indexing(max_threads: Option<u32>, max_memory: Option<f64>) {
+    engine::configure_indexing(
+        max_threads.map(|n| n as usize),
+        max_memory.map(|b| b.max(0.0) as u64),
+    );
+}
+
 /// When the addon loads: the remote embedders (`rest`, `openAi`, `ollama`), which the engine
 /// builds but cannot send from, are installed with the one outbound client.
 #[napi_derive::module_init]

@@ -1,13 +1,23 @@
-//! Work split over the machine's cores (up to four), in order.
+//! Work split over the machine's cores (up to four, within `--max-indexing-threads`), in
+//! order, on threads named `quarry-index-N`.
 
 use api_types::Result;
 use std::sync::mpsc;
 
 fn cores() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 4)
+    crate::indexing::worker_threads()
+}
+
+/// Starts `f` on a thread of `scope` named `quarry-index-{n}`.
+fn spawn<'scope, R: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    n: usize,
+    f: impl FnOnce() -> R + Send + 'scope,
+) -> std::thread::ScopedJoinHandle<'scope, R> {
+    std::thread::Builder::new()
+        .name(format!("quarry-index-{n}"))
+        .spawn_scoped(scope, f)
+        .expect("a worker thread could not be started")
 }
 
 /// `f` over `items` cut into one run per core, the runs' results in order; one run, on this
@@ -26,7 +36,8 @@ pub(crate) fn on_cores<T: Sync, R: Send>(
     std::thread::scope(|scope| {
         let handles: Vec<_> = items
             .chunks(part)
-            .map(|run| scope.spawn(move || f(run)))
+            .enumerate()
+            .map(|(n, run)| spawn(scope, n, move || f(run)))
             .collect();
         handles
             .into_iter()
@@ -54,7 +65,7 @@ pub(crate) fn pipelined<T: Sync, R: Send>(
         let results: Vec<mpsc::Receiver<R>> = (0..workers)
             .map(|w| {
                 let (send, receive) = mpsc::sync_channel(1);
-                scope.spawn(move || {
+                spawn(scope, w, move || {
                     for c in chunks.iter().skip(w).step_by(workers) {
                         if send.send(f(c)).is_err() {
                             return;

@@ -36,6 +36,9 @@ const TEXT_CHUNK: usize = 4096;
 struct PendingText {
     docs: Vec<(u32, Map<String, Value>)>,
     ids: HashSet<u32>,
+    /// The documents' encoded size, kept within `--max-indexing-memory`
+    /// ([`crate::indexing::pending_text_bytes`]).
+    bytes: usize,
 }
 
 impl Batch<'_, '_> {
@@ -180,6 +183,7 @@ impl Batch<'_, '_> {
         // Documents written to LMDB whose text is not yet in tantivy: tokenized a chunk at a
         // time on up to four cores.
         let mut pending = PendingText::default();
+        let pending_max = crate::indexing::pending_text_bytes();
         // What the sources must embed, before anything is written: a source that fails fails
         // the task with nothing of it written.
         let generated = match embedders.is_empty() {
@@ -261,7 +265,8 @@ impl Batch<'_, '_> {
             text::assign_fields(&doc, searchable, &mut self.state.fields);
             pending.ids.insert(iid);
             pending.docs.push((iid, doc));
-            if pending.docs.len() >= TEXT_CHUNK {
+            pending.bytes += encoded.len();
+            if pending.docs.len() >= TEXT_CHUNK || pending.bytes >= pending_max {
                 self.index_text(&mut pending, searchable, cut)?;
             }
             done += 1;
@@ -322,6 +327,7 @@ impl Batch<'_, '_> {
         }
         pending.docs.clear();
         pending.ids.clear();
+        pending.bytes = 0;
         Ok(())
     }
 }

@@ -230,9 +230,9 @@ fn wait(merges: Vec<Merging>) -> Vec<Result<()>> {
 }
 
 /// How many segments the compaction of an index of `total` documents leaves: one, or two on a
-/// machine with two cores or more once each would hold `part_docs` ([`COMPACTION_PART_DOCS`]).
+/// machine with two cores or more (within `--max-indexing-threads`) once each would hold `part_docs` ([`COMPACTION_PART_DOCS`]).
 fn compaction_parts(total: u64, part_docs: u64) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::indexing::limits().threads;
     (total / part_docs.max(1)).clamp(1, 2).min(cores as u64) as usize
 }
 
@@ -346,7 +346,7 @@ mod tests {
         let part = COMPACTION_PART_DOCS;
         assert_eq!(compaction_parts(0, part), 1);
         assert_eq!(compaction_parts(2 * part - 1, part), 1);
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = crate::indexing::limits().threads;
         assert_eq!(compaction_parts(2 * part, part), cores.min(2));
         assert_eq!(compaction_parts(100 * part, part), cores.min(2));
         // Largest first, each to the lighter part: 97k + 60k + 10k + 3k against 97k + 50k + 20k.
@@ -371,7 +371,7 @@ mod tests {
     #[test]
     fn the_segments_a_compaction_left_are_not_merged_again_for_a_few_documents() {
         let half = COMPACTION_PART_DOCS as u32 + 1_000;
-        let two = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
+        let two = crate::indexing::limits().threads >= 2;
         // A bulk load's segments are worth merging.
         assert!(worth(&[97_000; 10], false));
         // The two parts of a large index are settled, and a few documents beside them too.
@@ -414,7 +414,7 @@ mod tests {
         assert!(index.segment_count().unwrap() >= 3);
         let before = hits(&index, "common word3");
         index.compact_if_worthwhile().unwrap();
-        let two = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
+        let two = crate::indexing::limits().threads >= 2;
         let sizes: Vec<u32> = {
             let metas = index.tantivy.searchable_segment_metas().unwrap();
             metas.iter().map(|m| m.num_docs()).collect()

@@ -7,12 +7,11 @@ use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use api_types::Result;
+use tantivy::indexer::IndexWriterOptions;
 use tantivy::indexer::LogMergePolicy;
 use tantivy::IndexWriter;
 
 use crate::index::{tv, Index};
-
-const WRITER_MEMORY_PER_THREAD: usize = 64 << 20;
 
 /// tantivy's background merges only gather segments of at most this many documents (a trickle
 /// of small batches, one segment each). Larger segments are left to the compaction, which
@@ -40,14 +39,19 @@ impl<'i> Writer<'i> {
     /// The writer, opened if it is not.
     pub(super) fn get(&mut self) -> Result<&mut IndexWriter> {
         if self.guard.is_none() {
-            let threads = std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-                .clamp(1, 4);
+            // Within `--max-indexing-threads` and `--max-indexing-memory`: the indexing
+            // threads, their arenas, and the merge threads (tantivy starts four by default).
+            let limits = crate::indexing::limits();
+            let (threads, arena) = crate::indexing::tantivy_writer(limits);
+            let options = IndexWriterOptions::builder()
+                .num_worker_threads(threads)
+                .memory_budget_per_thread(arena)
+                .num_merge_threads(limits.threads.clamp(1, 4))
+                .build();
             let writer = self
                 .index
                 .tantivy
-                .writer_with_num_threads(threads, threads * WRITER_MEMORY_PER_THREAD)
+                .writer_with_options(options)
                 .map_err(tv)?;
             writer.set_merge_policy(Box::new(background_merge_policy()));
             *self.guard = Some(writer);
