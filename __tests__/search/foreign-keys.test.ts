@@ -1,0 +1,240 @@
+/**
+ * Relations between indexes (the `foreignKeys` experimental feature): the hits of a search, a
+ * multi-search and a federated search show the documents their foreign keys name, with the
+ * foreign index's displayed attributes; documents fetches show the ids. Every expected value
+ * was read from Meilisearch 1.50 on the same documents and settings.
+ */
+import { startTestServer, type TestServer, uniqueIndex } from '../helpers/server';
+
+let s: TestServer;
+let movies: string;
+let people: string;
+
+async function done(r: { status: number; body: any }): Promise<any> {
+  expect(r.status).toBe(202);
+  const task = await s.waitTask(r.body.taskUid);
+  expect(task.status).toBe('succeeded');
+  return task;
+}
+
+const search = (uid: string, body: unknown = {}) => s.api('POST', `/indexes/${uid}/search`, { body });
+const features = (foreignKeys: boolean) =>
+  s.api('PATCH', '/experimental-features', { body: { foreignKeys } }).then((r) => expect(r.status).toBe(200));
+
+const SIGOURNEY = { id: 1, name: 'Sigourney', age: 70 };
+const JOHN = { id: 2, name: 'John', age: 50 };
+const RIDLEY = { id: 3, name: 'Ridley', age: 85 };
+const ALDEN = { id: 4, name: 'Alden', age: 30 };
+
+beforeAll(async () => {
+  s = await startTestServer();
+  movies = uniqueIndex('movies');
+  people = uniqueIndex('people');
+  await features(true);
+  await done(
+    await s.api('POST', `/indexes/${movies}/documents`, {
+      body: [
+        { id: 1, title: 'Alien', actors: [1, 2], director: 3 },
+        { id: 2, title: 'Heat', actors: [2, 99], director: 99 },
+        { id: 3, title: 'Solo', actors: 4, director: 'x y' },
+      ],
+    }),
+  );
+  await done(
+    await s.api('POST', `/indexes/${people}/documents`, {
+      body: [
+        { ...SIGOURNEY, secret: 's1' },
+        { ...JOHN, secret: 's2' },
+        { ...RIDLEY, secret: 's3' },
+        { ...ALDEN, secret: 's4' },
+      ],
+    }),
+  );
+  await done(
+    await s.api('PUT', `/indexes/${movies}/settings/foreign-keys`, {
+      body: [
+        { foreignIndexUid: people, fieldName: 'actors' },
+        { foreignIndexUid: people, fieldName: 'director' },
+      ],
+    }),
+  );
+  await done(
+    await s.api('PATCH', `/indexes/${people}/settings`, { body: { displayedAttributes: ['id', 'name', 'age'] } }),
+  );
+});
+afterAll(async () => {
+  await s.close();
+});
+
+const HYDRATED = [
+  { id: 1, title: 'Alien', actors: [SIGOURNEY, JOHN], director: RIDLEY },
+  // An id that names no document becomes `{}`.
+  { id: 2, title: 'Heat', actors: [JOHN, {}], director: {} },
+  // A single id becomes one document; a value that is no document id stays.
+  { id: 3, title: 'Solo', actors: ALDEN, director: 'x y' },
+];
+
+describe('hydration', () => {
+  it('a search shows the referenced documents, with the foreign index displayed attributes', async () => {
+    const r = await search(movies);
+    expect(r.status).toBe(200);
+    expect(r.body.hits).toEqual(HYDRATED);
+    expect(r.text).not.toContain('secret');
+  });
+
+  it('`_formatted` is hydrated too, the foreign documents as they are; matches positions untouched', async () => {
+    const r = await search(movies, { q: 'alien', attributesToHighlight: ['*'], showMatchesPosition: true });
+    expect(r.body.hits).toEqual([
+      {
+        ...HYDRATED[0],
+        _formatted: { id: '1', title: '<em>Alien</em>', actors: [SIGOURNEY, JOHN], director: RIDLEY },
+        _matchesPosition: { title: [{ start: 0, length: 5 }] },
+      },
+    ]);
+  });
+
+  it('attributesToRetrieve picks the fields first, then they are hydrated', async () => {
+    const r = await search(movies, { attributesToRetrieve: ['title', 'actors'], limit: 1 });
+    expect(r.body.hits).toEqual([{ title: 'Alien', actors: [SIGOURNEY, JOHN] }]);
+  });
+
+  it('a multi-search query and a federated search hydrate their hits', async () => {
+    const multi = await s.api('POST', '/multi-search', { body: { queries: [{ indexUid: movies, limit: 1 }] } });
+    expect(multi.status).toBe(200);
+    expect(multi.body.results[0].hits).toEqual([HYDRATED[0]]);
+    const fed = await s.api('POST', '/multi-search', {
+      body: {
+        federation: {},
+        queries: [
+          { indexUid: movies, q: 'heat' },
+          { indexUid: people, q: 'john' },
+        ],
+      },
+    });
+    expect(fed.status).toBe(200);
+    expect(fed.text).toContain('"weightedRankingScore":1.0');
+    expect(fed.body.hits).toEqual([
+      { ...HYDRATED[1], _federation: { indexUid: movies, queriesPosition: 0, weightedRankingScore: 1 } },
+      { ...JOHN, _federation: { indexUid: people, queriesPosition: 1, weightedRankingScore: 1 } },
+    ]);
+  });
+
+  it('documents routes show the ids as stored', async () => {
+    const stored = { id: 1, title: 'Alien', actors: [1, 2], director: 3 };
+    expect((await s.api('GET', `/indexes/${movies}/documents?limit=1`)).body.results).toEqual([stored]);
+    expect((await s.api('GET', `/indexes/${movies}/documents/1`)).body).toEqual(stored);
+    const fetched = await s.api('POST', `/indexes/${movies}/documents/fetch`, { body: { ids: ['1'] } });
+    expect(fetched.body.results).toEqual([stored]);
+  });
+});
+
+describe('hydration, edge cases', () => {
+  let m: string;
+  let p: string;
+  beforeAll(async () => {
+    m = uniqueIndex('m');
+    p = uniqueIndex('p');
+    await done(
+      await s.api('POST', `/indexes/${m}/documents`, {
+        raw:
+          '[{"id":1,"title":"Alien","actors":[1,2],"director":3,"meta":{"writer":2,"n":1.0}},' +
+          '{"id":2,"title":"Heat","actors":[[1],2.5,"a b",-1,"2"],"director":null}]',
+        contentType: 'application/json',
+      }),
+    );
+    await done(
+      await s.api('POST', `/indexes/${p}/documents`, {
+        raw: '[{"id":1,"name":"Sigourney","n":1.0},{"id":2,"name":"John"},{"id":3,"name":"Ridley"}]',
+        contentType: 'application/json',
+      }),
+    );
+    await done(await s.api('PATCH', `/indexes/${p}/settings`, { body: { displayedAttributes: ['name', 'n'] } }));
+  });
+
+  it('nested fields, nested arrays, ids as strings; a hidden primary key is left out; numbers keep their text', async () => {
+    await done(
+      await s.api('PATCH', `/indexes/${m}/settings`, {
+        body: {
+          foreignKeys: [
+            { foreignIndexUid: p, fieldName: 'actors' },
+            { foreignIndexUid: p, fieldName: 'meta.writer' },
+          ],
+        },
+      }),
+    );
+    const r = await search(m);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain(
+      '"hits":[{"id":1,"title":"Alien","actors":[{"name":"Sigourney","n":1.0},{"name":"John"}],"director":3,"meta":{"writer":{"name":"John"},"n":1.0}},' +
+        '{"id":2,"title":"Heat","actors":[[{"name":"Sigourney","n":1.0}],2.5,"a b",-1,{"name":"John"}],"director":null}]',
+    );
+  });
+
+  it('a foreign index that does not exist fails a search with hits (404), not one without', async () => {
+    await done(
+      await s.api('PATCH', `/indexes/${m}/settings`, {
+        body: { foreignKeys: [{ foreignIndexUid: 'nowhere', fieldName: 'director' }] },
+      }),
+    );
+    const r = await search(m);
+    expect(r.status).toBe(404);
+    expect(r.body).toMatchObject({ code: 'index_not_found', message: 'Index `nowhere` not found.' });
+    const none = await search(m, { q: 'zzzz' });
+    expect(none.status).toBe(200);
+    expect(none.body.hits).toEqual([]);
+    const fed = await s.api('POST', '/multi-search', { body: { federation: {}, queries: [{ indexUid: m }] } });
+    expect(fed.status).toBe(404);
+    expect(fed.body).toMatchObject({ code: 'index_not_found', message: 'Index `nowhere` not found.' });
+    const fedNone = await s.api('POST', '/multi-search', {
+      body: { federation: {}, queries: [{ indexUid: m, q: 'zzzz' }] },
+    });
+    expect(fedNone.status).toBe(200);
+  });
+
+  it('with the feature off, the ids show and the setting is hidden', async () => {
+    await done(
+      await s.api('PATCH', `/indexes/${m}/settings`, {
+        body: { foreignKeys: [{ foreignIndexUid: p, fieldName: 'actors' }] },
+      }),
+    );
+    expect((await search(m, { limit: 1 })).body.hits[0].actors).toEqual([
+      { name: 'Sigourney', n: 1 },
+      { name: 'John' },
+    ]);
+    await features(false);
+    try {
+      expect((await search(m, { limit: 1 })).body.hits[0].actors).toEqual([1, 2]);
+      const multi = await s.api('POST', '/multi-search', { body: { queries: [{ indexUid: m, limit: 1 }] } });
+      expect(multi.body.results[0].hits[0].actors).toEqual([1, 2]);
+      expect((await s.api('GET', `/indexes/${m}/settings`)).body).not.toHaveProperty('foreignKeys');
+    } finally {
+      await features(true);
+    }
+  });
+});
+
+describe('the foreign index by its uid', () => {
+  it('a swap of the foreign index shows the documents now under its uid; its deletion fails searches', async () => {
+    const m = uniqueIndex('sm');
+    const p = uniqueIndex('sp');
+    const p2 = uniqueIndex('sp2');
+    await done(await s.api('POST', `/indexes/${m}/documents`, { body: [{ id: 1, actors: [1, 2] }] }));
+    await done(await s.api('POST', `/indexes/${p}/documents`, { body: [{ id: 1, name: 'one' }] }));
+    await done(await s.api('POST', `/indexes/${p2}/documents`, { body: [{ id: 2, name: 'P2-two' }] }));
+    await done(
+      await s.api('PUT', `/indexes/${m}/settings/foreign-keys`, {
+        body: [{ foreignIndexUid: p, fieldName: 'actors' }],
+      }),
+    );
+    expect((await search(m)).body.hits).toEqual([{ id: 1, actors: [{ id: 1, name: 'one' }, {}] }]);
+    await done(await s.api('POST', '/swap-indexes', { body: [{ indexes: [p, p2] }] }));
+    expect((await search(m)).body.hits).toEqual([{ id: 1, actors: [{}, { id: 2, name: 'P2-two' }] }]);
+    expect((await s.api('GET', `/indexes/${m}/settings/foreign-keys`)).body).toEqual([
+      { foreignIndexUid: p, fieldName: 'actors' },
+    ]);
+    await done(await s.api('DELETE', `/indexes/${p}`));
+    const r = await search(m);
+    expect(r.status).toBe(404);
+    expect(r.body).toMatchObject({ code: 'index_not_found', message: `Index \`${p}\` not found.` });
+  });
+});
