@@ -238,3 +238,175 @@ describe('the foreign index by its uid', () => {
     expect(r.body).toMatchObject({ code: 'index_not_found', message: `Index \`${p}\` not found.` });
   });
 });
+
+describe('`_foreign` filters', () => {
+  let fm: string;
+  let fp: string;
+  const ids = (r: { body: any }) => r.body.hits.map((h: any) => h.id);
+  const filtered = (filter: unknown, uid = fm) => search(uid, { filter, attributesToRetrieve: ['id'] });
+  beforeAll(async () => {
+    fm = uniqueIndex('fm');
+    fp = uniqueIndex('fp');
+    await done(
+      await s.api('POST', `/indexes/${fm}/documents`, {
+        body: [
+          { id: 1, title: 'Alien', actors: [1, 2], director: 3 },
+          { id: 2, title: 'Heat', actors: [2, 99], director: 99 },
+          { id: 3, title: 'Solo', actors: 4, director: 'x y' },
+        ],
+      }),
+    );
+    await done(
+      await s.api('POST', `/indexes/${fp}/documents`, {
+        body: [
+          { ...SIGOURNEY, secret: 's1' },
+          { ...JOHN, secret: 's2' },
+          { ...RIDLEY, secret: 's3' },
+          { ...ALDEN, secret: 's4' },
+        ],
+      }),
+    );
+    await done(
+      await s.api('PATCH', `/indexes/${fm}/settings`, {
+        body: {
+          foreignKeys: [
+            { foreignIndexUid: fp, fieldName: 'actors' },
+            { foreignIndexUid: fp, fieldName: 'director' },
+          ],
+        },
+      }),
+    );
+    await done(
+      await s.api('PATCH', `/indexes/${fp}/settings`, {
+        body: { displayedAttributes: ['id', 'name', 'age'], filterableAttributes: ['age', 'name'] },
+      }),
+    );
+  });
+
+  it('without the field filterable, the error quotes the condition as the ids it became', async () => {
+    const r = await filtered('_foreign(actors, age > 60)');
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({
+      code: 'invalid_search_filter',
+      message: `Index \`${fm}\`: Attribute \`actors\` is not filterable. This index does not have configured filterable attributes.\n2:8 "actors" IN ["1", "3"]`,
+    });
+    const not = await filtered('NOT _foreign(actors, age > 60)');
+    expect(not.body.message).toContain('\n7:13 NOT ("actors" IN ["1", "3"])');
+  });
+
+  describe('with the fields filterable', () => {
+    beforeAll(async () => {
+      await done(
+        await s.api('PATCH', `/indexes/${fm}/settings`, {
+          body: { filterableAttributes: ['actors', 'director', 'title'] },
+        }),
+      );
+    });
+
+    it('selects the documents by attributes of the documents they reference', async () => {
+      expect(ids(await filtered('_foreign(actors, age > 60)'))).toEqual([1]);
+      expect(ids(await filtered('_foreign(director, age > 60)'))).toEqual([1]);
+      expect(ids(await filtered('NOT _foreign(actors, age > 60)'))).toEqual([2, 3]);
+      expect(
+        ids(await filtered(['_foreign(actors, age > 40)', ['title = Solo', '_foreign(director, name = Ridley)']])),
+      ).toEqual([1]);
+      expect(ids(await filtered('_foreign(actors, age > 100)'))).toEqual([]);
+      expect(ids(await filtered('_foreign(actors, age > 100) OR title = Heat'))).toEqual([2]);
+    });
+
+    it('documents fetches, facet search, multi-search and federated search take them', async () => {
+      const fetched = await s.api('POST', `/indexes/${fm}/documents/fetch`, {
+        body: { filter: '_foreign(actors, age > 60)', fields: ['id'] },
+      });
+      expect(fetched.body).toEqual({ results: [{ id: 1 }], offset: 0, limit: 20, total: 1 });
+      const listed = await s.api(
+        'GET',
+        `/indexes/${fm}/documents?filter=${encodeURIComponent('_foreign(actors, age > 60)')}&fields=id`,
+      );
+      expect(listed.body.results).toEqual([{ id: 1 }]);
+      const facets = await s.api('POST', `/indexes/${fm}/facet-search`, {
+        body: { facetName: 'title', filter: '_foreign(actors, age > 60)' },
+      });
+      expect(facets.body.facetHits).toEqual([{ value: 'Alien', count: 1 }]);
+      const multi = await s.api('POST', '/multi-search', {
+        body: { queries: [{ indexUid: fm, filter: '_foreign(actors, name = John)', attributesToRetrieve: ['id'] }] },
+      });
+      expect(ids({ body: multi.body.results[0] })).toEqual([1, 2]);
+      const fed = await s.api('POST', '/multi-search', {
+        body: {
+          federation: {},
+          queries: [{ indexUid: fm, filter: '_foreign(director, age > 60)', attributesToRetrieve: ['id'] }],
+        },
+      });
+      expect(fed.body.hits).toEqual([
+        { id: 1, _federation: { indexUid: fm, queriesPosition: 0, weightedRankingScore: 1 } },
+      ]);
+    });
+
+    it('errors: the foreign attribute, a field that is no foreign key, nesting, syntax, other attributes', async () => {
+      const secret = await filtered('_foreign(actors, secret = s1)');
+      expect(secret.status).toBe(400);
+      expect(secret.body).toMatchObject({
+        code: 'invalid_document_filter',
+        message: `Index \`${fp}\`: Attribute \`secret\` is not filterable. Available filterable attribute patterns are: \`age\`, \`name\`.\n18:24 _foreign(actors, secret = s1)`,
+      });
+      expect((await filtered('_foreign(title, age > 60)')).body).toMatchObject({
+        code: 'invalid_search_filter',
+        message: `Index \`${fm}\`: Field \`title\` is not a foreign key`,
+      });
+      expect((await filtered('_foreign(actors, age > 60)', fp)).body).toMatchObject({
+        code: 'invalid_search_filter',
+        message: `Index \`${fp}\`: Field \`actors\` is not a foreign key`,
+      });
+      expect((await filtered('_foreign(actors, _foreign(x, age > 1))')).body).toMatchObject({
+        code: 'invalid_search_filter',
+        message: `Index \`${fm}\`: Nested foreign filters are not supported`,
+      });
+      expect((await filtered('_foreign(actors age > 1)')).body).toMatchObject({
+        code: 'invalid_search_filter',
+        message:
+          'Was expecting a field name and an condition inside `_foreign(..)` filter but instead found `age > 1)`.\n17:25 _foreign(actors age > 1)',
+      });
+      expect((await filtered('_foreign(actors, age >= 0) AND idx = 1')).body).toMatchObject({
+        code: 'invalid_search_filter',
+        message: `Index \`${fm}\`: Attribute \`idx\` is not filterable. Available filterable attribute patterns are: \`actors\`, \`director\`, \`title\`.\n42:45 ("actors" IN ["1", "2", "3", "4"]) AND ("idx" = "1")`,
+      });
+      const multi = await s.api('POST', '/multi-search', {
+        body: { queries: [{ indexUid: fm, filter: '_foreign(actors, secret = s1)' }] },
+      });
+      expect(multi.body.message).toMatch(
+        /^Inside `\.queries\[0\]`: Index `[^`]+`: Attribute `secret` is not filterable/,
+      );
+    });
+
+    it('deletion by filter refuses them; with the feature off, every route says the feature is needed', async () => {
+      const del = await s.api('POST', `/indexes/${fm}/documents/delete`, {
+        body: { filter: '_foreign(actors, age > 60)' },
+      });
+      expect(del.status).toBe(400);
+      expect(del.body).toMatchObject({
+        code: 'invalid_document_filter',
+        message: 'Filter condition `_foreign` is not supported for this endpoint.\n10:16 _foreign(actors, age > 60)',
+      });
+      await features(false);
+      try {
+        const gate =
+          'using a foreign filter requires enabling the `foreign_keys` experimental feature. See https://github.com/orgs/meilisearch/discussions/873\n10:16 _foreign(actors, age > 60)';
+        for (const r of [
+          await filtered('_foreign(actors, age > 60)'),
+          await s.api('POST', `/indexes/${fm}/documents/delete`, { body: { filter: '_foreign(actors, age > 60)' } }),
+          await s.api('POST', `/indexes/${fm}/documents/fetch`, { body: { filter: '_foreign(actors, age > 60)' } }),
+        ]) {
+          expect(r.status).toBe(400);
+          expect(r.body).toMatchObject({ code: 'feature_not_enabled', message: gate });
+        }
+        const multi = await s.api('POST', '/multi-search', {
+          body: { queries: [{ indexUid: fm, filter: '_foreign(actors, age > 60)' }] },
+        });
+        expect(multi.body).toMatchObject({ code: 'feature_not_enabled', message: `Inside \`.queries[0]\`: ${gate}` });
+      } finally {
+        await features(true);
+      }
+    });
+  });
+});

@@ -14,6 +14,16 @@ export function checkDocumentFilter(filter: unknown, containsFilter: boolean): v
 }
 
 /**
+ * The `_foreign` conditions of a filter (string or array form), in reading order: each one's
+ * field and whether it holds another `_foreign`. Throws the filter's syntax errors
+ * (`invalid_document_filter` when `document`, else `invalid_search_filter`), or
+ * `feature_not_enabled` for a `_foreign` when `foreignKeys` is off.
+ */
+export function foreignConditions(filter: unknown, document: boolean, foreignKeys: boolean): Array<[string, boolean]> {
+  return JSON.parse(callSync(() => binding.foreignConditions(JSON.stringify(filter), document, foreignKeys)));
+}
+
+/**
  * Whether a search whose filter is `filter` (`null` for none) meets a dynamic search rule's
  * filter condition (`values`: attribute to value), as Meilisearch reads it.
  */

@@ -13,7 +13,8 @@
  * integer-like keys such as facet values).
  */
 import type { Deps } from '../deps';
-import type { NativeIndex } from '../native';
+import { ApiError } from '../errors/api-error';
+import { foreignConditions, type NativeIndex } from '../native';
 
 /** A `foreignKeys` entry: `fieldName` holds ids of documents of `foreignIndexUid`. */
 export interface ForeignKey {
@@ -286,4 +287,57 @@ export function keysByPosition(byPosition: Map<number, ForeignKey[]>) {
     if (!pos) return [];
     return byPosition.get(Number(text.slice(pos.value.start, pos.value.end))) ?? [];
   };
+}
+
+/**
+ * The filter `filter` of a request on `uid` as the engine takes it: unchanged without
+ * `_foreign` conditions; else each one's inner expression is run on its foreign index (one call
+ * per foreign index) and the engine gets `{filter, foreignIds}`, which turns the condition into
+ * `field IN [ids]` (Meilisearch 1.42+). `document`: the filter of a documents route (errors
+ * `invalid_document_filter`), else of a search (`invalid_search_filter`). Errors as
+ * Meilisearch's: a field that is not a foreign key, a `_foreign` within a `_foreign`, a foreign
+ * index missing; the foreign index's own errors (`invalid_document_filter`) name it.
+ */
+export async function resolveForeign(deps: Deps, uid: string, filter: unknown, document: boolean): Promise<unknown> {
+  if (filter === null || filter === undefined) return filter;
+  // Only a filter that spells `_foreign` can hold one: the others cost nothing more.
+  if (!JSON.stringify(filter).includes('_foreign')) return filter;
+  const conditions = foreignConditions(filter, document, deps.features.enabled('foreignKeys'));
+  if (!conditions.length) return filter;
+  const code = document ? 'invalid_document_filter' : 'invalid_search_filter';
+  const keys = foreignKeysOf(deps, deps.registry.handle(uid));
+  const byIndex = new Map<string, number[]>();
+  for (const [i, [field, nested]] of conditions.entries()) {
+    const key = keys.find((k) => k.fieldName === field);
+    if (!key) throw new ApiError(code, `Index \`${uid}\`: Field \`${field}\` is not a foreign key`);
+    if (nested) throw new ApiError(code, `Index \`${uid}\`: Nested foreign filters are not supported`);
+    const which = byIndex.get(key.foreignIndexUid) ?? [];
+    which.push(i);
+    byIndex.set(key.foreignIndexUid, which);
+  }
+  const lists: string[][] = new Array(conditions.length);
+  for (const [foreign, which] of byIndex) {
+    const handle = deps.registry.handle(foreign);
+    let ids: string[][];
+    try {
+      ids = await handle.foreignIds(filter, which);
+    } catch (err) {
+      if (err instanceof ApiError) throw new ApiError(err.code, `Index \`${foreign}\`: ${err.message}`);
+      throw err;
+    }
+    which.forEach((k, j) => {
+      lists[k] = ids[j];
+    });
+  }
+  return { filter, foreignIds: lists };
+}
+
+/**
+ * A filter of a route that takes no `_foreign` condition (deletions and editions by filter):
+ * with the feature off, a `_foreign` is `feature_not_enabled`, as Meilisearch checks features
+ * first; with it on, the engine's check refuses it for this endpoint.
+ */
+export function gateForeign(deps: Deps, filter: unknown): void {
+  if (filter === null || filter === undefined || deps.features.enabled('foreignKeys')) return;
+  if (JSON.stringify(filter).includes('_foreign')) foreignConditions(filter, true, false);
 }

@@ -29,7 +29,7 @@ import {
 } from '../schemas/search';
 import { DEFAULT_PERSONALIZATION_URL } from '../config';
 import { LARGE_PAGE } from './limiter';
-import { type ForeignKey, foreignKeysOf, hydrate, keysByPosition, sameKeys } from './foreign';
+import { type ForeignKey, foreignKeysOf, hydrate, keysByPosition, resolveForeign, sameKeys } from './foreign';
 import { DEFAULT_BUDGET_MS, Reranker } from './personalize';
 import { FEDERATED_TAIL, queryMetadata, type QueryMetadata, SEARCH_TAIL, uuidV7, withMetadata } from './metadata';
 
@@ -195,6 +195,7 @@ export class SearchService {
     }
     const index = this.searchedIndex(uid, query.filter);
     const engineQ = this.scopedQuery(auth, uid, query, plainErrors);
+    engineQ.filter = await resolveForeign(this.deps, uid, engineQ.filter, false);
     const answer = await this.hydrated(
       index,
       await this.limited(() => index.search(engineQ, receivedAt), hitsAsked(query)),
@@ -250,6 +251,7 @@ export class SearchService {
       { ...body, filter: filter as FacetSearchBody['filter'] },
       this.deps.features.enabled('containsFilter'),
     );
+    query.filter = await resolveForeign(this.deps, uid, query.filter, false);
     const useNetwork = (raw as Record<string, unknown> | undefined)?.useNetwork;
     if (!usesNetwork(this.deps, useNetwork)) return this.limited(() => index.facetSearch(query));
     // The caller's tenant-token rule travels with the request.
@@ -267,6 +269,7 @@ export class SearchService {
       scopedFilter(auth, uid, query.filter),
       this.deps.features.enabled('containsFilter'),
     );
+    engineQ.filter = await resolveForeign(this.deps, uid, engineQ.filter, false);
     return this.limited(() => index.similar(engineQ, receivedAt));
   }
 
@@ -337,6 +340,7 @@ export class SearchService {
           );
         } else {
           const engineQ = this.scopedQuery(auth, uid, parsed);
+          engineQ.filter = await resolveForeign(this.deps, uid, engineQ.filter, false);
           const handle = this.deps.registry.handle(uid);
           bytes = await this.hydrated(
             handle,
@@ -412,7 +416,7 @@ export class SearchService {
    * Runs `items` as one federated search in the engine: local ones on their indexes, the
    * others asked of their instances while the local ones run.
    */
-  private federate(
+  private async federate(
     auth: AuthContext,
     items: Item[],
     federation: Record<string, unknown>,
@@ -431,6 +435,7 @@ export class SearchService {
         const { parsed } = item;
         if (item.target.local) {
           const query = this.scopedQuery(auth, item.uid, parsed);
+          query.filter = await resolveForeign(this.deps, item.uid, query.filter, false);
           handles.push(this.deps.registry.handle(item.uid));
           if (pins?.[item.position] !== undefined) query.pins = pins[item.position];
           queries.push({
