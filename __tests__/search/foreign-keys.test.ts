@@ -379,6 +379,51 @@ describe('`_foreign` filters', () => {
       );
     });
 
+    it('more than 100 foreign documents in all is an error, invalid_search_filter on every route', async () => {
+      const many = uniqueIndex('many');
+      const m = uniqueIndex('mm');
+      await done(
+        await s.api('POST', `/indexes/${many}/documents`, {
+          body: Array.from({ length: 101 }, (_, i) => ({ id: i + 1, age: i + 1 })),
+        }),
+      );
+      await done(await s.api('PATCH', `/indexes/${many}/settings`, { body: { filterableAttributes: ['age'] } }));
+      await done(await s.api('POST', `/indexes/${m}/documents`, { body: [{ id: 1, a: [1, 2] }] }));
+      await done(
+        await s.api('PATCH', `/indexes/${m}/settings`, {
+          body: {
+            filterableAttributes: ['a'],
+            foreignKeys: [
+              { foreignIndexUid: many, fieldName: 'a' },
+              { foreignIndexUid: many, fieldName: 'b' },
+            ],
+          },
+        }),
+      );
+      const tooMany = {
+        code: 'invalid_search_filter',
+        message: `Index \`${many}\`: Foreign filter is retrieving too many documents, foreign filters can't retrieve more than 100 documents per index`,
+      };
+      for (const filter of ['_foreign(a, age >= 1)', '_foreign(a, age <= 60) OR _foreign(b, age > 60)']) {
+        const r = await search(m, { filter });
+        expect(r.status).toBe(400);
+        expect(r.body).toMatchObject(tooMany);
+      }
+      const fetched = await s.api('POST', `/indexes/${m}/documents/fetch`, {
+        body: { filter: '_foreign(a, age >= 1)' },
+      });
+      expect(fetched.body).toMatchObject(tooMany);
+      expect((await search(m, { filter: '_foreign(a, age <= 100)' })).body.hits).toEqual([
+        {
+          id: 1,
+          a: [
+            { id: 1, age: 1 },
+            { id: 2, age: 2 },
+          ],
+        },
+      ]);
+    });
+
     it('deletion by filter refuses them; with the feature off, every route says the feature is needed', async () => {
       const del = await s.api('POST', `/indexes/${fm}/documents/delete`, {
         body: { filter: '_foreign(actors, age > 60)' },

@@ -312,8 +312,8 @@ impl NativeIndex {
     /// For the `_foreign` conditions of another index's filter (`filterJson`: its string or
     /// array form) that link to this index: the ids of the documents the inner expression of
     /// each condition numbered in `which` (reading order) selects here, as a JSON array of
-    /// arrays of strings. Throws `invalid_document_filter` (an attribute not filterable here,
-    /// more than 100 documents in all).
+    /// arrays of strings. Throws `invalid_document_filter` (an attribute not filterable here),
+    /// `invalid_search_filter` (more than 100 documents in all).
     #[napi(ts_return_type = "Promise<string>")]
     pub fn foreign_ids(
         &self,

@@ -124,10 +124,9 @@ impl Filter {
                 Expr::And(v) | Expr::Or(v) => stack.extend(v.iter().rev()),
                 Expr::Not(inner) => stack.push(inner),
                 Expr::Foreign { field, inner } => {
-                    let nested = Filter::of(Vec::new(), (**inner).clone())
+                    let nested = !Filter::of(Vec::new(), (**inner).clone())
                         .foreign()
-                        .first()
-                        .is_some();
+                        .is_empty();
                     out.push((field, &**inner, nested));
                 }
                 _ => {}

@@ -198,7 +198,8 @@ impl Index {
     /// JSON) that link to this one: the ids of this index's documents that the inner
     /// expression of each condition numbered in `which` (reading order) selects, in internal-id
     /// order. Errors carry `invalid_document_filter` and point into `filter`'s strings; more
-    /// than [`MAX_FOREIGN_FILTER_IDS`] documents in all is an error, as in Meilisearch.
+    /// than [`MAX_FOREIGN_FILTER_IDS`] documents in all is `invalid_search_filter`, as in
+    /// Meilisearch.
     pub fn foreign_ids(&self, filter: &Value, which: &[usize]) -> Result<Vec<Vec<String>>> {
         let code = Code::InvalidDocumentFilter;
         let Some(f) = crate::filter::Filter::from_json(filter).map_err(|m| Error::new(code, m))?
@@ -222,8 +223,9 @@ impl Index {
             .iter()
             .fold(roaring::RoaringBitmap::new(), |acc, s| acc | s);
         if all.len() > MAX_FOREIGN_FILTER_IDS {
+            // `invalid_search_filter` whatever the route, as Meilisearch answers it.
             return Err(Error::new(
-                code,
+                Code::InvalidSearchFilter,
                 format!("Foreign filter is retrieving too many documents, foreign filters can't retrieve more than {MAX_FOREIGN_FILTER_IDS} documents per index"),
             ));
         }
