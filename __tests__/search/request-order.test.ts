@@ -496,6 +496,10 @@ describe("a filter's type, read where Meilisearch reads it", () => {
     expect(fetch.body).toMatchObject({ code: 'invalid_document_filter', message: shape('1', 'String') });
     const facet = await s.api('POST', `/indexes/${uid}/facet-search`, { body: { facetName: 'zz', filter: 5 } });
     expect(facet.body).toMatchObject({ code: 'invalid_search_filter', message: shape('5') });
+    // An object is no filter, whatever it holds (resolved `_foreign` ids travel apart).
+    const object = { filter: 't = hello', foreignIds: [] };
+    const forged = await s.api('POST', `/indexes/${uid}/search`, { body: { filter: object } });
+    expect(forged.body).toMatchObject({ code: 'invalid_search_filter', message: shape(JSON.stringify(object)) });
   });
 
   it('when a multi-search query has a wrong filter, then a later query’s wrong type comes first, and the filter is answered inside its query', async () => {

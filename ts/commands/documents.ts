@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors/api-error';
 import { checkDocumentFilter, checkEditFunction, type PayloadFormat, stageDocuments } from '../native';
+import { gateForeign, resolveForeign } from '../search/foreign';
 import { documentOverNetwork, type DocumentsQuery, fetchOverNetwork } from '../network/documents';
 import { usesNetwork } from '../network/search';
 import { documentIds, type FetchBody } from '../schemas/documents';
@@ -99,6 +100,7 @@ export function deleteDocuments(
       customMetadata,
     });
   }
+  gateForeign(deps, selection.filter);
   checkDocumentFilter(selection.filter, deps.features.get().containsFilter);
   return queue.enqueue({
     indexUid: uid,
@@ -118,7 +120,10 @@ export function deleteDocuments(
 export function editDocuments(deps: Deps, uid: string, edit: EditBody, customMetadata?: string): Promise<TaskRecord> {
   checkEditFunction(edit.function);
   checkEditContext(edit.context);
-  if (edit.filter !== null) checkDocumentFilter(edit.filter, deps.features.get().containsFilter, uid);
+  if (edit.filter !== null) {
+    gateForeign(deps, edit.filter);
+    checkDocumentFilter(edit.filter, deps.features.get().containsFilter, uid);
+  }
   return deps.queue.enqueue({
     indexUid: uid,
     type: 'documentEdition',
@@ -138,16 +143,16 @@ export function editDocuments(deps: Deps, uid: string, edit: EditBody, customMet
  * A page of documents of `uid` for a checked query, as JSON bytes: from every shard once the
  * network has some (unless `useNetwork` is false), else local.
  */
-export function listDocuments(
+export async function listDocuments(
   deps: Deps,
   uid: string,
   query: DocumentsQuery,
   useNetwork: boolean | null | undefined,
 ): Promise<Buffer> {
   if (usesNetwork(deps, useNetwork)) return fetchOverNetwork(deps, uid, query);
-  return deps.registry
-    .handle(uid)
-    .fetchDocuments({ ...query, containsFilter: deps.features.enabled('containsFilter') });
+  const handle = deps.registry.handle(uid);
+  const foreignIds = await resolveForeign(deps, uid, query.filter, true);
+  return handle.fetchDocuments({ ...query, foreignIds, containsFilter: deps.features.enabled('containsFilter') });
 }
 
 /** `POST /documents/fetch`'s page (its body already checked): `listDocuments` of the body's query. */

@@ -20,6 +20,16 @@ export function checkSearchFilter(filter: unknown, containsFilter: boolean): voi
 }
 
 /**
+ * The `_foreign` conditions of a filter (string or array form), in reading order: each one's
+ * field and whether it holds another `_foreign`. Throws the filter's syntax errors
+ * (`invalid_document_filter` when `document`, else `invalid_search_filter`), or
+ * `feature_not_enabled` for a `_foreign` when `foreignKeys` is off.
+ */
+export function foreignConditions(filter: unknown, document: boolean, foreignKeys: boolean): Array<[string, boolean]> {
+  return JSON.parse(callSync(() => binding.foreignConditions(JSON.stringify(filter), document, foreignKeys)));
+}
+
+/**
  * For each dynamic search rule's filter condition (`values`: attribute to value), whether a
  * search whose filter is `filter` (`null` for none) meets it, as Meilisearch reads them.
  */

@@ -45,6 +45,7 @@ export {
   checkDocumentFilter,
   checkSearchFilter,
   checkEditFunction,
+  foreignConditions,
   type PayloadFormat,
   ruleFiltersMatch,
   stageDocuments,
@@ -128,6 +129,14 @@ export class NativeIndex {
   /** A facet search over a network: the instances' `facetHits` as one list (see the binding). */
   mergeFacetHits(request: unknown): Promise<Buffer> {
     return call(() => this.raw.mergeFacetHits(JSON.stringify(request)));
+  }
+
+  /**
+   * For the `_foreign` conditions of another index's `filter` that link to this index: the ids
+   * of the documents each condition numbered in `which` (reading order) selects here.
+   */
+  async foreignIds(filter: unknown, which: number[]): Promise<string[][]> {
+    return JSON.parse(await call(() => this.raw.foreignIds(JSON.stringify(filter), which)));
   }
 
   /** `receivedAt`: as for `search`. */

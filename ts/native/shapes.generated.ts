@@ -50,6 +50,12 @@ namesIndex: boolean, };
  */
 export type FacetSearchQuery = { facetName: string, facetQuery?: string | null, q?: string | null, filter?: unknown, containsFilter?: boolean, 
 /**
+ * The ids each `_foreign` condition of `filter` selects on its foreign index, in reading
+ * order, resolved by the caller (never from a request's body): the engine reads each
+ * condition as `field IN [ids]`.
+ */
+foreignIds?: Array<Array<string>>, 
+/**
  * Counts documents once per distinct value when the index has a `distinctAttribute`.
  */
 exhaustiveFacetCount?: boolean, matchingStrategy?: string | null, attributesToSearchOn?: Array<string> | null, 
@@ -82,7 +88,13 @@ filter?: unknown,
 /**
  * The `containsFilter` experimental feature: `CONTAINS` is refused without it.
  */
-containsFilter?: boolean, };
+containsFilter?: boolean, 
+/**
+ * The ids each `_foreign` condition of `filter` selects on its foreign index, in reading
+ * order, resolved by the caller (never from a request's body): the engine reads each
+ * condition as `field IN [ids]`.
+ */
+foreignIds?: Array<Array<string>>, };
 
 /**
  * Each given condition must hold (`attributePatterns`: one of them matches the name).
@@ -146,6 +158,12 @@ filter?: unknown,
  * The `containsFilter` experimental feature: `CONTAINS` is refused without it.
  */
 containsFilter?: boolean, 
+/**
+ * The ids each `_foreign` condition of `filter` selects on its foreign index, in reading
+ * order, resolved by the caller (never from a request's body): the engine reads each
+ * condition as `field IN [ids]`.
+ */
+foreignIds?: Array<Array<string>>, 
 /**
  * `attr:asc|desc` and `_geoPoint(lat, lng):asc|desc` keys.
  */
@@ -211,7 +229,13 @@ export type Shards = { all: Array<string>, own: Array<string>, };
 /**
  * Query of `similar` (the normalized form the TypeScript layer sends).
  */
-export type SimilarQuery = { id: string, embedder: string, filter?: unknown, containsFilter?: boolean, offset?: number, limit?: number, attributesToRetrieve?: Array<string> | null, retrieveVectors?: boolean, showRankingScore?: boolean, showRankingScoreDetails?: boolean, rankingScoreThreshold?: number | null, showPerformanceDetails?: boolean, };
+export type SimilarQuery = { id: string, embedder: string, filter?: unknown, containsFilter?: boolean, 
+/**
+ * The ids each `_foreign` condition of `filter` selects on its foreign index, in reading
+ * order, resolved by the caller (never from a request's body): the engine reads each
+ * condition as `field IN [ids]`.
+ */
+foreignIds?: Array<Array<string>>, offset?: number, limit?: number, attributesToRetrieve?: Array<string> | null, retrieveVectors?: boolean, showRankingScore?: boolean, showRankingScoreDetails?: boolean, rankingScoreThreshold?: number | null, showPerformanceDetails?: boolean, };
 
 /**
  * A staged payload file as it was written: what reading it back must find.

@@ -29,6 +29,7 @@ import {
 } from '../schemas/search';
 import { DEFAULT_PERSONALIZATION_URL } from '../config';
 import { LARGE_PAGE } from './limiter';
+import { type ForeignKey, foreignKeysOf, hydrate, keysByPosition, resolveForeign, sameKeys } from './foreign';
 import { DEFAULT_BUDGET_MS, Reranker } from './personalize';
 import { FEDERATED_TAIL, queryMetadata, type QueryMetadata, SEARCH_TAIL, uuidV7, withMetadata } from './metadata';
 
@@ -194,7 +195,11 @@ export class SearchService {
     }
     const index = this.searchedIndex(uid, query.filter);
     const engineQ = this.scopedQuery(auth, uid, query, plainErrors);
-    const answer = await this.limited(() => index.search(engineQ, receivedAt), hitsAsked(query));
+    engineQ.foreignIds = await resolveForeign(this.deps, uid, engineQ.filter, false);
+    const answer = await this.hydrated(
+      index,
+      await this.limited(() => index.search(engineQ, receivedAt), hitsAsked(query)),
+    );
     return withMetadata(
       await this.personalized(answer, query, uid, receivedAt),
       { requestUid, metadata: meta },
@@ -216,11 +221,10 @@ export class SearchService {
     const waits = waitsOn(this.deps, query);
     if (waits) throw new Error(`searchSync cannot run a search that waits on ${waits}; use search()`);
     const engineQ = this.scopedQuery(auth, uid, query);
-    return withMetadata(
-      this.searchedIndex(uid, query.filter).searchSync(engineQ),
-      { requestUid, metadata: undefined },
-      SEARCH_TAIL,
-    );
+    const index = this.searchedIndex(uid, query.filter);
+    if (foreignKeysOf(this.deps, index).length)
+      throw new Error('searchSync cannot run a search that waits on the indexes of its foreign keys; use search()');
+    return withMetadata(index.searchSync(engineQ), { requestUid, metadata: undefined }, SEARCH_TAIL);
   }
 
   /**
@@ -247,6 +251,7 @@ export class SearchService {
       { ...body, filter: filter as FacetSearchBody['filter'] },
       this.deps.features.enabled('containsFilter'),
     );
+    query.foreignIds = await resolveForeign(this.deps, uid, query.filter, false);
     const useNetwork = (raw as Record<string, unknown> | undefined)?.useNetwork;
     if (!usesNetwork(this.deps, useNetwork)) return this.limited(() => index.facetSearch(query));
     // The caller's tenant-token rule travels with the request.
@@ -264,6 +269,7 @@ export class SearchService {
       scopedFilter(auth, uid, query.filter),
       this.deps.features.enabled('containsFilter'),
     );
+    engineQ.foreignIds = await resolveForeign(this.deps, uid, engineQ.filter, false);
     return this.limited(() => index.similar(engineQ, receivedAt));
   }
 
@@ -331,8 +337,12 @@ export class SearchService {
           );
         } else {
           const engineQ = this.scopedQuery(auth, uid, parsed);
+          engineQ.foreignIds = await resolveForeign(this.deps, uid, engineQ.filter, false);
           const handle = this.deps.registry.handle(uid);
-          bytes = await this.limited(() => handle.search(engineQ, receivedAt), hitsAsked(parsed));
+          bytes = await this.hydrated(
+            handle,
+            await this.limited(() => handle.search(engineQ, receivedAt), hitsAsked(parsed)),
+          );
         }
         bytes = await this.personalized(bytes, parsed, uid, receivedAt);
         bytes = withMetadata(bytes, { requestUid, metadata: meta }, SEARCH_TAIL);
@@ -344,6 +354,27 @@ export class SearchService {
       if (i < body.queries.length - 1) parts.push(Buffer.from(','));
     }
     return Buffer.concat([Buffer.from('{"results":['), ...parts, Buffer.from(']}')]);
+  }
+
+  /**
+   * A single-index answer of `index` with its foreign keys hydrated (`search/foreign.ts`); as it
+   * is when the feature is off or the index has none. Every foreign index must exist.
+   */
+  private async hydrated(index: NativeIndex, answer: Buffer): Promise<Buffer> {
+    const keys = foreignKeysOf(this.deps, index);
+    return keys.length ? hydrate(this.deps, answer, sameKeys(keys), keys) : answer;
+  }
+
+  /** A federated answer with the foreign keys of its local queries' hits hydrated. */
+  private async federatedHydrated(items: Item[], answer: Buffer): Promise<Buffer> {
+    if (!this.deps.features.enabled('foreignKeys')) return answer;
+    const byPosition = new Map<number, ForeignKey[]>();
+    for (const item of items) {
+      if (!item.target.local) continue;
+      const keys = foreignKeysOf(this.deps, this.deps.registry.handle(item.uid));
+      if (keys.length) byPosition.set(item.position, keys);
+    }
+    return byPosition.size ? hydrate(this.deps, answer, keysByPosition(byPosition)) : answer;
   }
 
   /** The index a multi-search query names, checked against the key (or token). */
@@ -376,7 +407,7 @@ export class SearchService {
    * Runs `items` as one federated search in the engine: local ones on their indexes, the
    * others asked of their instances while the local ones run.
    */
-  private federate(
+  private async federate(
     auth: AuthContext,
     items: Item[],
     federation: Record<string, unknown>,
@@ -395,6 +426,7 @@ export class SearchService {
         const { parsed } = item;
         if (item.target.local) {
           const query = this.scopedQuery(auth, item.uid, parsed);
+          query.foreignIds = await resolveForeign(this.deps, item.uid, query.filter, false);
           handles.push(this.deps.registry.handle(item.uid));
           if (pins?.[item.position] !== undefined) query.pins = pins[item.position];
           queries.push({
@@ -557,10 +589,12 @@ export class SearchService {
         ),
       hitsAsked(federation),
     );
+    // The merged hits of local queries show the documents their foreign keys name.
+    const hydrated = internal.runs || internal.derivations ? answer : await this.federatedHydrated(items, answer);
     // `federation.personalize` reranks the merged page (no query line: the queries are several).
     const personalized = federation.personalize
-      ? await this.personalized(answer, { personalize: federation.personalize } as SearchBody, null, receivedAt)
-      : answer;
+      ? await this.personalized(hydrated, { personalize: federation.personalize } as SearchBody, null, receivedAt)
+      : hydrated;
     return [personalized, metadata ? metas : undefined];
   }
 }

@@ -87,6 +87,12 @@ pub enum Expr {
     GeoPolygon {
         points: Vec<[Token; 2]>,
     },
+    /// `_foreign(field, inner)`: the documents whose `field` holds the id of a document of the
+    /// index the `foreignKeys` setting links it to, one that `inner` selects there.
+    Foreign {
+        field: Token,
+        inner: Box<Expr>,
+    },
 }
 
 #[cfg(test)]

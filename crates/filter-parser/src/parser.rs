@@ -50,6 +50,7 @@ enum Kind {
     InClosingBracket,
     InExpectedValue,
     DepthLimitReached,
+    Foreign,
 }
 
 #[derive(Debug, Clone)]
@@ -126,6 +127,9 @@ fn describe(kind: &Kind, fragment: &str) -> String {
         }
         Kind::InExpectedValue => format!(
             "Expected only comma-separated field names inside `IN[..]` but instead found `{f}`."
+        ),
+        Kind::Foreign => format!(
+            "Was expecting a field name and an condition inside `_foreign(..)` filter but instead found `{f}`."
         ),
         Kind::DepthLimitReached => "The filter exceeded the maximum depth limit. Try rewriting the filter so that it contains fewer nested conditions.".into(),
     }
@@ -254,6 +258,27 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `_foreign(field, expression)` (the `foreignKeys` feature), from after its name: once the
+    /// name is read, any failure is hard, reported from where it happened to the input's end.
+    fn foreign(&self, pos: usize, depth: usize) -> PResult<Expr> {
+        let fail = |at: usize| self.err_rest(true, Kind::Foreign, at);
+        let Some(p) = self.tag(pos, "(") else {
+            return Err(fail(pos));
+        };
+        let (field, q) = self.value(p).map_err(|e| fail(e.start))?;
+        let q = self.skip_ws(q);
+        let Some(q) = self.tag(q, ",") else {
+            return Err(fail(q));
+        };
+        let (inner, r) = self.or(q, depth).map_err(|e| fail(e.start))?;
+        let r = self.skip_ws(r);
+        let Some(r) = self.tag(r, ")") else {
+            return Err(fail(r));
+        };
+        let inner = Box::new(inner);
+        Ok((Expr::Foreign { field, inner }, self.skip_ws(r)))
+    }
+
     fn or(&self, pos: usize, depth: usize) -> PResult<Expr> {
         if depth > MAX_DEPTH {
             return Err(self.err_rest(false, Kind::DepthLimitReached, pos));
@@ -314,6 +339,7 @@ impl<'a> Parser<'a> {
             "_geoRadius" => return self.geo_radius(p + "_geoRadius".len()),
             "_geoBoundingBox" => return self.geo_bounding_box(p + "_geoBoundingBox".len()),
             "_geoPolygon" => return self.geo_polygon(p + "_geoPolygon".len()),
+            "_foreign" => return self.foreign(p + "_foreign".len(), depth),
             _ => {}
         }
         let (field, q) = match self.value(pos) {

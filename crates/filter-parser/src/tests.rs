@@ -239,3 +239,30 @@ fn nesting_is_bounded_by_max_depth() {
         "{e}"
     );
 }
+
+/// `_foreign(field, expression)`: its tree, and once its name is read, one message for any
+/// failure, from where it happened to the end (as probed on Meilisearch 1.50).
+#[test]
+fn test_foreign_conditions() {
+    let Some(Expr::Foreign { field, inner }) = parse("_foreign(actors, age > 60)", 0).unwrap()
+    else {
+        panic!("not a foreign condition");
+    };
+    assert_eq!(
+        (field.value.as_str(), field.start, field.end),
+        ("actors", 9, 15)
+    );
+    assert!(matches!(*inner, Expr::Cond { op: Op::Gt(_), .. }));
+    let Some(Expr::Not(inner)) = parse("NOT _foreign(a, b = 1 OR c = 2)", 0).unwrap() else {
+        panic!("not a negation");
+    };
+    assert!(matches!(*inner, Expr::Foreign { .. }));
+    assert_eq!(
+        err("_foreign(actors age > 1)"),
+        "Was expecting a field name and an condition inside `_foreign(..)` filter but instead found `age > 1)`.\n17:25 _foreign(actors age > 1)"
+    );
+    assert_eq!(
+        err("_foreign(actors, age > 1"),
+        "Was expecting a field name and an condition inside `_foreign(..)` filter but instead found ``.\n25:25 _foreign(actors, age > 1"
+    );
+}

@@ -20,6 +20,28 @@ pub fn check_document_filter(
         .map_err(to_napi_error)
 }
 
+/// The `_foreign` conditions of a filter (`filterJson`: its string or array form), in reading
+/// order, as a JSON array of `[field, nested]` (`nested`: it holds another `_foreign`). Throws
+/// the filter's syntax errors (`invalid_document_filter` when `document`, else
+/// `invalid_search_filter`), or `feature_not_enabled` for a `_foreign` when `foreignKeys` is off.
+#[napi]
+pub fn foreign_conditions(
+    filter_json: String,
+    document: bool,
+    foreign_keys: bool,
+) -> Result<String> {
+    let value: serde_json::Value = serde_json::from_str(&filter_json)
+        .map_err(|e| to_napi_error(api_types::Error::internal(e)))?;
+    let code = if document {
+        api_types::Code::InvalidDocumentFilter
+    } else {
+        api_types::Code::InvalidSearchFilter
+    };
+    let found =
+        engine::filter::foreign_conditions(&value, code, foreign_keys).map_err(to_napi_error)?;
+    serde_json::to_string(&found).map_err(|e| to_napi_error(api_types::Error::internal(e)))
+}
+
 /// Checks a search's filter syntax without an index (`invalid_search_filter`), as a search on
 /// an index that does not exist is answered.
 #[napi]

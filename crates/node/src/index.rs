@@ -33,6 +33,8 @@ pub enum IndexJob {
     CopyTo(String),
     /// The query and when its request arrived.
     Similar(String, std::time::Instant),
+    /// Another index's filter (JSON text) and which of its `_foreign` conditions to resolve.
+    ForeignIds(String, Vec<u32>),
 }
 
 /// An index call on the libuv pool (a batch too: never on the JS thread).
@@ -103,6 +105,12 @@ fn run(index: &engine::Index, job: IndexJob) -> api_types::Result<JobOutput> {
         IndexJob::Elsewhere(s) => {
             let shards = serde_json::from_str(&s).map_err(Error::internal)?;
             JobOutput::Bytes(Some(index.documents_elsewhere(&shards)?))
+        }
+        IndexJob::ForeignIds(filter, which) => {
+            let filter = serde_json::from_str(&filter).map_err(Error::internal)?;
+            let which: Vec<usize> = which.into_iter().map(|k| k as usize).collect();
+            let ids = index.foreign_ids(&filter, &which)?;
+            JobOutput::Text(serde_json::to_string(&ids).map_err(Error::internal)?)
         }
         IndexJob::Similar(q, received) => {
             let mut q: engine::SimilarQuery = serde_json::from_str(&q).map_err(Error::internal)?;
@@ -308,6 +316,20 @@ impl NativeIndex {
     #[napi(ts_return_type = "Promise<Buffer>")]
     pub fn merge_facet_hits(&self, request_json: String) -> Result<AsyncTask<IndexTask>> {
         self.task(IndexJob::MergeFacetHits(request_json))
+    }
+
+    /// For the `_foreign` conditions of another index's filter (`filterJson`: its string or
+    /// array form) that link to this index: the ids of the documents the inner expression of
+    /// each condition numbered in `which` (reading order) selects here, as a JSON array of
+    /// arrays of strings. Throws `invalid_document_filter` (an attribute not filterable here),
+    /// `invalid_search_filter` (more than 100 documents in all).
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn foreign_ids(
+        &self,
+        filter_json: String,
+        which: Vec<u32>,
+    ) -> Result<AsyncTask<IndexTask>> {
+        self.task(IndexJob::ForeignIds(filter_json, which))
     }
 
     /// Similar documents: `queryJson` is a `SimilarQuery`; the answer is `{hits, id, processingTimeMs, limit, offset,

@@ -214,6 +214,9 @@ pub fn compile(expr: &Expr) -> Node {
                 .collect();
             vertices.map_or(Node::Never, Node::GeoPolygon)
         }
+        // Resolved into `IN` lists before a filter is evaluated (`Filter::resolve_foreign`);
+        // one left is refused by `parse_request`, so this never answers a request.
+        Expr::Foreign { .. } => Node::Never,
     }
 }
 

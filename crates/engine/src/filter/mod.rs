@@ -74,17 +74,83 @@ impl Filter {
             }
             other => return Err(bad_shape(&["String", "Array"], other)),
         };
-        Ok(expr.map(|expr| {
-            let paths = paths_of(&expr);
-            let node = eval::compile(&expr);
-            Filter {
-                sources,
-                expr,
-                paths,
-                node,
-                rendered: false,
+        Ok(expr.map(|expr| Filter::of(sources, expr)))
+    }
+
+    fn of(sources: Vec<String>, expr: Expr) -> Filter {
+        let paths = paths_of(&expr);
+        let node = eval::compile(&expr);
+        Filter {
+            sources,
+            expr,
+            paths,
+            node,
+            rendered: false,
+        }
+    }
+
+    /// The `_foreign(field, inner)` conditions, in reading order, and whether each holds
+    /// another one (which Meilisearch refuses).
+    pub fn foreign(&self) -> Vec<(&Token, &Expr, bool)> {
+        let mut out = Vec::new();
+        let mut stack = vec![&self.expr];
+        while let Some(e) = stack.pop() {
+            match e {
+                Expr::And(v) | Expr::Or(v) => stack.extend(v.iter().rev()),
+                Expr::Not(inner) => stack.push(inner),
+                Expr::Foreign { field, inner } => {
+                    let nested = !Filter::of(Vec::new(), (**inner).clone())
+                        .foreign()
+                        .is_empty();
+                    out.push((field, &**inner, nested));
+                }
+                _ => {}
             }
-        }))
+        }
+        out
+    }
+
+    /// The filter `inner` (a `_foreign` condition's expression, from [`Filter::foreign`]),
+    /// its errors pointing into this filter's strings.
+    pub fn sub_filter(&self, inner: &Expr) -> Filter {
+        Filter::of(self.sources.clone(), inner.clone())
+    }
+
+    /// Replaces the `_foreign` conditions, in reading order, by `field IN [ids]`: `lists[i]`
+    /// the ids of the foreign documents the i-th one selects.
+    fn resolve_foreign(&mut self, lists: &[Vec<String>]) -> Result<(), String> {
+        fn walk(e: &mut Expr, lists: &[Vec<String>], next: &mut usize) -> Result<(), String> {
+            match e {
+                Expr::And(v) | Expr::Or(v) => {
+                    for item in v {
+                        walk(item, lists, next)?;
+                    }
+                }
+                Expr::Not(inner) => walk(inner, lists, next)?,
+                Expr::Foreign { field, .. } => {
+                    let ids = lists
+                        .get(*next)
+                        .ok_or("a `_foreign` condition was left unresolved")?;
+                    *next += 1;
+                    let at = |value: &String| Token {
+                        value: value.clone(),
+                        src: field.src,
+                        start: field.end,
+                        end: field.end,
+                    };
+                    *e = Expr::In {
+                        field: field.clone(),
+                        values: ids.iter().map(at).collect(),
+                    };
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+        let mut next = 0;
+        walk(&mut self.expr, lists, &mut next)?;
+        *self = Filter::of(std::mem::take(&mut self.sources), self.expr.clone());
+        Ok(())
     }
 
     pub fn expr(&self) -> &Expr {
@@ -354,6 +420,13 @@ impl Rendered {
                 self.point(bottom_left, sought);
                 self.text.push(')');
             }
+            Expr::Foreign { field, inner } => {
+                self.text.push_str("_foreign(");
+                self.token(field, sought, true);
+                self.text.push_str(", ");
+                self.expr(inner, sought);
+                self.text.push(')');
+            }
             Expr::GeoPolygon { points } => {
                 self.text.push_str("_geoPolygon(");
                 for (i, p) in points.iter().enumerate() {
@@ -375,14 +448,55 @@ pub fn parse_request(
     value: &Value,
     code: Code,
     contains_enabled: bool,
+    foreign_ids: Option<&[Vec<String>]>,
 ) -> api_types::Result<Option<Filter>> {
     use api_types::Error;
-    let filter = Filter::from_json(value).map_err(|m| Error::new(code, m))?;
+    let mut filter = Filter::from_json(value).map_err(|m| Error::new(code, m))?;
+    if let (Some(f), Some(lists)) = (&mut filter, foreign_ids) {
+        f.resolve_foreign(lists).map_err(|m| Error::new(code, m))?;
+    }
     if let Some(f) = &filter {
         f.check_contains(contains_enabled)
             .map_err(|m| Error::new(Code::FeatureNotEnabled, m))?;
+        // `_foreign` conditions are resolved on their foreign indexes before the engine sees
+        // the filter, where a request supports them; elsewhere they are refused.
+        if let Some((field, _, _)) = f.foreign().first() {
+            return Err(Error::new(
+                code,
+                f.error_at(
+                    field,
+                    "Filter condition `_foreign` is not supported for this endpoint.",
+                ),
+            ));
+        }
     }
     Ok(filter)
+}
+
+/// The `_foreign` conditions of a request's filter, for the caller to resolve them on their
+/// foreign indexes: each one's field and whether it holds another `_foreign`. Syntax errors
+/// carry `code`; a `_foreign` without the `foreignKeys` feature (`foreign_enabled`) is
+/// `feature_not_enabled`, pointing at its field.
+pub fn foreign_conditions(
+    value: &Value,
+    code: Code,
+    foreign_enabled: bool,
+) -> api_types::Result<Vec<(String, bool)>> {
+    use api_types::Error;
+    let Some(f) = Filter::from_json(value).map_err(|m| Error::new(code, m))? else {
+        return Ok(Vec::new());
+    };
+    let found = f.foreign();
+    if let (Some((field, _, _)), false) = (found.first(), foreign_enabled) {
+        return Err(Error::new(
+            Code::FeatureNotEnabled,
+            f.error_at(field, "using a foreign filter requires enabling the `foreign_keys` experimental feature. See https://github.com/orgs/meilisearch/discussions/873"),
+        ));
+    }
+    Ok(found
+        .into_iter()
+        .map(|(field, _, nested)| (field.value.clone(), nested))
+        .collect())
 }
 
 /// Checks the filter of a deletion by filter or of an edition without an index, when its task
@@ -406,20 +520,18 @@ pub fn check_document_filter(
     if value.is_null() {
         return Err(named(bad_shape(&["String", "Array"], &value)));
     }
-    let filter = Filter::from_json(&value).map_err(named)?;
-    let Some(filter) = filter else {
+    if Filter::from_json(&value).map_err(named)?.is_none() {
         return Err(Error::new(code, "Sending an empty filter is forbidden."));
-    };
-    filter
-        .check_contains(contains_enabled)
-        .map_err(|m| Error::new(Code::FeatureNotEnabled, m))
+    }
+    // The checks every request's filter gets: `CONTAINS`, and a `_foreign` refused here.
+    parse_request(&value, code, contains_enabled, None).map(drop)
 }
 
 /// Checks a search's filter without an index, as Meilisearch parses it before it looks the
 /// index up: the same checks as [`check_document_filter`], with `invalid_search_filter`.
 pub fn check_search_filter(filter_json: &str, contains_enabled: bool) -> api_types::Result<()> {
     let value: Value = serde_json::from_str(filter_json).map_err(api_types::Error::internal)?;
-    parse_request(&value, Code::InvalidSearchFilter, contains_enabled).map(drop)
+    parse_request(&value, Code::InvalidSearchFilter, contains_enabled, None).map(drop)
 }
 
 fn paths_of(expr: &Expr) -> Vec<String> {
@@ -436,7 +548,9 @@ fn paths_of(expr: &Expr) -> Vec<String> {
                 stack.push(inner);
                 continue;
             }
-            Expr::Cond { field, .. } | Expr::In { field, .. } => field.value.as_str(),
+            Expr::Cond { field, .. } | Expr::In { field, .. } | Expr::Foreign { field, .. } => {
+                field.value.as_str()
+            }
             Expr::GeoRadius { .. } | Expr::GeoBoundingBox { .. } => "_geo",
             Expr::GeoPolygon { .. } => "_geojson",
         };

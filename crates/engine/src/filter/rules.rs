@@ -264,7 +264,7 @@ pub fn validate(filter: &Filter, settings: &Settings) -> Result<(), String> {
         match e {
             Expr::And(v) | Expr::Or(v) => stack.extend(v.iter()),
             Expr::Not(inner) => stack.push(inner),
-            Expr::Cond { field, .. } | Expr::In { field, .. }
+            Expr::Cond { field, .. } | Expr::In { field, .. } | Expr::Foreign { field, .. }
                 if !matching(&rules, &field.value).is_some_and(|(_, f)| f.filterable()) =>
             {
                 return Err(not_filterable(filter, &rules, field, &field.value));
@@ -280,7 +280,9 @@ pub fn validate(filter: &Filter, settings: &Settings) -> Result<(), String> {
             Expr::Not(inner) => stack.push(inner),
             Expr::Cond { field, op } => check_operator(&rules, &field.value, op.name())?,
             // `IN` is checked as the `=` conditions it stands for.
-            Expr::In { field, .. } => check_operator(&rules, &field.value, "=")?,
+            Expr::In { field, .. } | Expr::Foreign { field, .. } => {
+                check_operator(&rules, &field.value, "=")?
+            }
             Expr::GeoRadius {
                 lat,
                 lng,

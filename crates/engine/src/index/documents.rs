@@ -43,6 +43,12 @@ pub struct FetchQuery {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub contains_filter: bool,
+    /// The ids each `_foreign` condition of `filter` selects on its foreign index, in reading
+    /// order, resolved by the caller (never from a request's body): the engine reads each
+    /// condition as `field IN [ids]`.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub foreign_ids: Option<Vec<Vec<String>>>,
 }
 
 /// An index's statistics (`stats`), sizes in bytes as measured on disk.
@@ -87,6 +93,10 @@ fn files_bytes(dir: &std::path::Path) -> u64 {
             .sum()
     })
 }
+
+/// How many documents the `_foreign` conditions of one filter may select in one foreign index
+/// (Meilisearch's bound).
+pub const MAX_FOREIGN_FILTER_IDS: u64 = 100;
 
 impl Index {
     /// Decodes a stored document on a read path (committed data, committed fields map).
@@ -190,6 +200,63 @@ impl Index {
         Ok(Some(serde_json::to_vec(&doc).map_err(Error::internal)?))
     }
 
+    /// For the `_foreign` conditions of a filter of another index (`filter`: its request
+    /// JSON) that link to this one: the ids of this index's documents that the inner
+    /// expression of each condition numbered in `which` (reading order) selects, in internal-id
+    /// order. Errors carry `invalid_document_filter` and point into `filter`'s strings; more
+    /// than [`MAX_FOREIGN_FILTER_IDS`] documents in all is `invalid_search_filter`, as in
+    /// Meilisearch.
+    pub fn foreign_ids(&self, filter: &Value, which: &[usize]) -> Result<Vec<Vec<String>>> {
+        let code = Code::InvalidDocumentFilter;
+        let Some(f) = crate::filter::Filter::from_json(filter).map_err(|m| Error::new(code, m))?
+        else {
+            return Ok(Vec::new());
+        };
+        let conditions = f.foreign();
+        let rtxn = self.store.read()?;
+        let settings = self.settings(&rtxn)?;
+        let mut sets = Vec::with_capacity(which.len());
+        for &k in which {
+            let Some((_, inner, _)) = conditions.get(k) else {
+                return Err(Error::internal("no such `_foreign` condition"));
+            };
+            let mut sub = f.sub_filter(inner);
+            sub.validate(&settings).map_err(|m| Error::new(code, m))?;
+            sub.bind_geo(&settings);
+            sets.push(crate::search::filtering::scan_filter(self, &rtxn, &sub)?);
+        }
+        let all = sets
+            .iter()
+            .fold(roaring::RoaringBitmap::new(), |acc, s| acc | s);
+        if all.len() > MAX_FOREIGN_FILTER_IDS {
+            // `invalid_search_filter` whatever the route, as Meilisearch answers it.
+            return Err(Error::new(
+                Code::InvalidSearchFilter,
+                format!("Foreign filter is retrieving too many documents, foreign filters can't retrieve more than {MAX_FOREIGN_FILTER_IDS} documents per index"),
+            ));
+        }
+        let pk = self
+            .store
+            .get_string(&rtxn, keys::PRIMARY_KEY)?
+            .unwrap_or_default();
+        let mut ids = std::collections::HashMap::new();
+        for iid in &all {
+            if let Some(bytes) = self.store.docs.get(&rtxn, &iid).map_err(heed_error)? {
+                let doc = self.decode_doc(bytes)?;
+                let id = match doc.get(&pk) {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => continue,
+                };
+                ids.insert(iid, id);
+            }
+        }
+        Ok(sets
+            .iter()
+            .map(|set| set.iter().filter_map(|i| ids.get(&i).cloned()).collect())
+            .collect())
+    }
+
     /// `{"results":[...],"offset","limit","total"}` in internal-id order, or by `sort`.
     pub fn fetch_documents(&self, q: &FetchQuery) -> Result<Vec<u8>> {
         let rtxn = self.read_txn()?;
@@ -200,7 +267,7 @@ impl Index {
             q.filter.as_ref(),
             settings.as_ref(),
             Code::InvalidDocumentFilter,
-            q.contains_filter,
+            (q.contains_filter, q.foreign_ids.as_deref()),
         )?;
         let passes = |iid: u32| allowed.as_ref().is_none_or(|a| a.contains(iid));
         let fields = q.fields.as_deref();

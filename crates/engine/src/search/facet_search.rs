@@ -39,9 +39,12 @@ impl SearchContext<'_> {
             return Err(super::semantic::missing_hybrid());
         }
         let filter = match q.filter.as_ref() {
-            Some(value) => {
-                crate::filter::parse_request(value, Code::InvalidSearchFilter, q.contains_filter)?
-            }
+            Some(value) => crate::filter::parse_request(
+                value,
+                Code::InvalidSearchFilter,
+                q.contains_filter,
+                q.foreign_ids.as_deref(),
+            )?,
             None => None,
         };
         let fields = || self.fields_map().read().unwrap().names().to_vec();
@@ -52,7 +55,12 @@ impl SearchContext<'_> {
                     .validate(settings)
                     .map_err(|m| Error::new(Code::InvalidSearchFilter, m))?;
                 filter.bind_geo(settings);
-                Some(filter_ids(self.index(), &self.rtxn, &filter, value)?)
+                Some(filter_ids(
+                    self.index(),
+                    &self.rtxn,
+                    &filter,
+                    (value, q.foreign_ids.as_deref()),
+                )?)
             }
             _ => None,
         };

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use api_types::{Code, Error, Result};
 use roaring::RoaringBitmap;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::{all_ids, columns};
 use crate::codec;
@@ -24,10 +24,10 @@ pub(crate) fn request_filter(
     value: Option<&Value>,
     settings: &Settings,
     code: Code,
-    contains_enabled: bool,
+    (contains_enabled, foreign_ids): (bool, Option<&[Vec<String>]>),
 ) -> Result<Option<Filter>> {
     let Some(value) = value else { return Ok(None) };
-    let mut filter = crate::filter::parse_request(value, code, contains_enabled)?;
+    let mut filter = crate::filter::parse_request(value, code, contains_enabled, foreign_ids)?;
     if let Some(f) = &mut filter {
         f.validate(settings).map_err(|m| Error::new(code, m))?;
         f.bind_geo(settings);
@@ -42,27 +42,29 @@ pub(crate) fn allowed_ids(
     value: Option<&Value>,
     settings: &Settings,
     code: Code,
-    contains_enabled: bool,
+    features: (bool, Option<&[Vec<String>]>),
 ) -> Result<Option<Arc<RoaringBitmap>>> {
-    match (
-        request_filter(value, settings, code, contains_enabled)?,
-        value,
-    ) {
-        (Some(f), Some(key)) => Ok(Some(filter_ids(index, rtxn, &f, key)?)),
+    match (request_filter(value, settings, code, features)?, value) {
+        (Some(f), Some(key)) => Ok(Some(filter_ids(index, rtxn, &f, (key, features.1))?)),
         _ => Ok(None),
     }
 }
 
 /// The internal ids of the documents `rtxn` sees matching `filter` (whose request JSON is
-/// `key`), from the cache when the same filter ran at the same generation.
+/// `key`, and the ids its `_foreign` conditions were resolved to `foreign`), from the cache
+/// when the same filter ran at the same generation.
 pub(crate) fn filter_ids(
     index: &Index,
     rtxn: &heed::RoTxn,
     filter: &Filter,
-    key: &Value,
+    (key, foreign): (&Value, Option<&[Vec<String>]>),
 ) -> Result<Arc<RoaringBitmap>> {
     let generation = index.store().get_u64(rtxn, keys::GENERATION)?;
-    let key = key.to_string();
+    // The foreign indexes change apart from this one: their ids are part of the key.
+    let key = match foreign {
+        None => key.to_string(),
+        Some(ids) => json!([key, ids]).to_string(),
+    };
     if let Some(ids) = index.filter_cache().lock().unwrap().get(generation, &key) {
         return Ok(ids);
     }

@@ -50,8 +50,12 @@ impl SearchContext<'_> {
         let Some(value) = q.filter.as_ref() else {
             return Ok(None);
         };
-        let filter =
-            crate::filter::parse_request(value, Code::InvalidSearchFilter, q.contains_filter)?;
+        let filter = crate::filter::parse_request(
+            value,
+            Code::InvalidSearchFilter,
+            q.contains_filter,
+            q.foreign_ids.as_deref(),
+        )?;
         Ok(filter.map(|mut filter| {
             if q.index_uid.is_some() {
                 filter.quote_rendered();
@@ -77,7 +81,8 @@ impl SearchContext<'_> {
             .validate(settings)
             .map_err(|m| in_index(q, Error::new(Code::InvalidSearchFilter, m)))?;
         filter.bind_geo(settings);
-        Ok(Some(filter_ids(self.index(), rtxn, &filter, value)?))
+        let key = (value, q.foreign_ids.as_deref());
+        Ok(Some(filter_ids(self.index(), rtxn, &filter, key)?))
     }
 
     /// The words of `text` (derived as `pins` say, when given) and the `allowed` set without

@@ -35,6 +35,12 @@ pub struct SimilarQuery {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub contains_filter: bool,
+    /// The ids each `_foreign` condition of `filter` selects on its foreign index, in reading
+    /// order, resolved by the caller (never from a request's body): the engine reads each
+    /// condition as `field IN [ids]`.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub foreign_ids: Option<Vec<Vec<String>>>,
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub offset: usize,
@@ -82,7 +88,7 @@ pub(crate) fn similar(index: &Index, q: &SimilarQuery) -> Result<Vec<u8>> {
         q.filter.as_ref(),
         settings,
         Code::InvalidSimilarFilter,
-        q.contains_filter,
+        (q.contains_filter, q.foreign_ids.as_deref()),
     )?;
     let filtered = Instant::now();
     let Some(target) = index.store().internal_id(&rtxn, &q.id)? else {

@@ -42,6 +42,12 @@ pub struct SearchQuery {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub contains_filter: bool,
+    /// The ids each `_foreign` condition of `filter` selects on its foreign index, in reading
+    /// order, resolved by the caller (never from a request's body): the engine reads each
+    /// condition as `field IN [ids]`.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub foreign_ids: Option<Vec<Vec<String>>>,
     /// `attr:asc|desc` and `_geoPoint(lat, lng):asc|desc` keys.
     #[serde(default)]
     pub sort: Option<Vec<String>>,
@@ -152,6 +158,12 @@ pub struct FacetSearchQuery {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub contains_filter: bool,
+    /// The ids each `_foreign` condition of `filter` selects on its foreign index, in reading
+    /// order, resolved by the caller (never from a request's body): the engine reads each
+    /// condition as `field IN [ids]`.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub foreign_ids: Option<Vec<Vec<String>>>,
     /// Counts documents once per distinct value when the index has a `distinctAttribute`.
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]

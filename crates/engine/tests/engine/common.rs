@@ -25,6 +25,7 @@ pub fn fetch_all(index: &Index) -> Value {
         sort: None,
         filter: None,
         contains_filter: false,
+        foreign_ids: None,
     };
     serde_json::from_slice(&index.fetch_documents(&q).unwrap()).unwrap()
 }

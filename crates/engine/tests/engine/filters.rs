@@ -47,6 +47,7 @@ fn search_and_fetch_apply_the_filter_to_hits_and_totals() {
         sort: None,
         filter: Some(json!("n 10 TO 30")),
         contains_filter: false,
+        foreign_ids: None,
     };
     let r: Value = serde_json::from_slice(&index.fetch_documents(&f).unwrap()).unwrap();
     assert_eq!(r["total"], json!(2));

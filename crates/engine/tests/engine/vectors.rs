@@ -16,6 +16,7 @@ fn documents_with_vectors(index: &Index) -> Value {
         sort: None,
         filter: None,
         contains_filter: false,
+        foreign_ids: None,
     };
     serde_json::from_slice(&index.fetch_documents(&q).unwrap()).unwrap()
 }
