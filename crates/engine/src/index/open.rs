@@ -97,7 +97,7 @@ impl Index {
         };
         let empty = reader.searcher().num_docs() == 0;
         let stale = layout_stale || repaired.is_some();
-        let index = Index {
+        let index = Index::assemble(Parts {
             dir,
             repaired,
             store,
@@ -105,21 +105,8 @@ impl Index {
             reader,
             fields,
             read_only: None,
-            writer: Mutex::new(None),
-            merged_at: Mutex::new(empty.then_some(0)),
-            compacting: Default::default(),
-            compaction_part_docs: super::update::compaction::COMPACTION_PART_DOCS,
-            batch_lock: Mutex::new(()),
-            progress: Mutex::new(None),
-            fields_map: RwLock::new(Arc::new(FieldsMap::default())),
-            filter_cache: Mutex::new(FilterCache::default()),
-            columns: Mutex::new(ColumnCache::default()),
-            segments: Segments::default(),
-            vector_tables: Arc::new(Mutex::new(VectorTables::default())),
-            settings_cache: Mutex::new(SettingsCache::default()),
-            pair_words: RwLock::new(Arc::default()),
-            word_cache: Mutex::new(WordCache::default()),
-        };
+            merged_at: empty.then_some(0),
+        });
         {
             let rtxn = index.store.read()?;
             let fields = index.store.fields_map(&rtxn)?;
@@ -265,4 +252,45 @@ fn damage(tantivy: &tantivy::Index) -> Option<String> {
         }
     }
     None
+}
+
+/// What an index is opened from: its files, and how it was opened.
+pub(super) struct Parts {
+    pub dir: PathBuf,
+    pub repaired: Option<String>,
+    pub store: Store,
+    pub tantivy: tantivy::Index,
+    pub reader: IndexReader,
+    pub fields: Fields,
+    pub read_only: Option<super::read_only::ReadOnly>,
+    pub merged_at: Option<u64>,
+}
+
+impl Index {
+    /// The index over `parts`, with no writer yet and its caches empty.
+    pub(super) fn assemble(parts: Parts) -> Index {
+        Index {
+            dir: parts.dir,
+            repaired: parts.repaired,
+            store: parts.store,
+            tantivy: parts.tantivy,
+            reader: parts.reader,
+            fields: parts.fields,
+            read_only: parts.read_only,
+            writer: Mutex::new(None),
+            merged_at: Mutex::new(parts.merged_at),
+            compacting: Default::default(),
+            compaction_part_docs: super::update::compaction::COMPACTION_PART_DOCS,
+            batch_lock: Mutex::new(()),
+            progress: Mutex::new(None),
+            fields_map: RwLock::new(Arc::new(FieldsMap::default())),
+            filter_cache: Mutex::new(FilterCache::default()),
+            columns: Mutex::new(ColumnCache::default()),
+            segments: Segments::default(),
+            vector_tables: Arc::new(Mutex::new(VectorTables::default())),
+            settings_cache: Mutex::new(SettingsCache::default()),
+            pair_words: RwLock::new(Arc::default()),
+            word_cache: Mutex::new(WordCache::default()),
+        }
+    }
 }

@@ -21,18 +21,15 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use api_types::{Error, Result};
 use heed::{RoTxn, WithoutTls};
 use tantivy::ReloadPolicy;
 
-use super::open::{schema, TEXT_LAYOUT};
-use super::{
-    text, tv, ColumnCache, FilterCache, Index, Segments, SettingsCache, VectorTables, WordCache,
-};
-use crate::codec::FieldsMap;
+use super::open::{schema, Parts, TEXT_LAYOUT};
+use super::{text, tv, Index};
 use crate::store::{keys, Store};
 
 /// How long a read-only opening searches with the same tantivy searcher at most while the
@@ -85,7 +82,7 @@ impl Index {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(tv)?;
-        let index = Index {
+        let index = Index::assemble(Parts {
             dir,
             repaired: None,
             store,
@@ -97,21 +94,8 @@ impl Index {
                 fields_at: AtomicU64::new(0),
                 reloaded: Mutex::new(Instant::now()),
             }),
-            writer: Mutex::new(None),
-            merged_at: Mutex::new(None),
-            compacting: Default::default(),
-            compaction_part_docs: super::update::compaction::COMPACTION_PART_DOCS,
-            batch_lock: Mutex::new(()),
-            progress: Mutex::new(None),
-            fields_map: RwLock::new(Arc::new(FieldsMap::default())),
-            filter_cache: Mutex::new(FilterCache::default()),
-            columns: Mutex::new(ColumnCache::default()),
-            segments: Segments::default(),
-            vector_tables: Arc::new(Mutex::new(VectorTables::default())),
-            settings_cache: Mutex::new(SettingsCache::default()),
-            pair_words: RwLock::new(Arc::default()),
-            word_cache: Mutex::new(WordCache::default()),
-        };
+            merged_at: None,
+        });
         drop(index.read_txn()?);
         Ok(index)
     }
