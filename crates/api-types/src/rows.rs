@@ -84,7 +84,7 @@ mod tests {
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
         }
-        assert_eq!(seen.len(), 291);
+        assert_eq!(seen.len(), 292);
     }
 
     #[test]
