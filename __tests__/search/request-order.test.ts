@@ -595,35 +595,3 @@ describe('counts past 2^53, read as Meilisearch reads a usize', () => {
     });
   });
 });
-
-describe("a filter's syntax, read before the rest of a query", () => {
-  const SYNTAX = 'Was expecting a value but instead got nothing.\n4:4 t =';
-  it('when a search uses useNetwork without the feature, then a filter that does not parse is answered first', async () => {
-    for (const body of [
-      { filter: 't =', useNetwork: true },
-      { useNetwork: true, filter: 't =' },
-    ]) {
-      const r = await s.api('POST', `/indexes/${uid}/search`, { body });
-      expect(r.body).toMatchObject({ code: 'invalid_search_filter', message: SYNTAX });
-    }
-    const parses = await s.api('POST', `/indexes/${uid}/search`, { body: { useNetwork: true, filter: 't = a' } });
-    expect(parses.body.code).toBe('feature_not_enabled');
-  });
-
-  it("when a federated search has a query whose filter does not parse, then it is answered before any query's index or federation rule", async () => {
-    for (const first of [{ indexUid: 'nope' }, { indexUid: uid, showPerformanceDetails: true }]) {
-      const r = await s.api('POST', '/multi-search', {
-        body: { federation: {}, queries: [first, { indexUid: uid, filter: 't =' }] },
-      });
-      expect(r.body).toMatchObject({ code: 'invalid_search_filter', message: `Inside \`.queries[1]\`: ${SYNTAX}` });
-    }
-    // Without federation, the queries are read one after the other.
-    const plain = await s.api('POST', '/multi-search', {
-      body: { queries: [{ indexUid: 'nope' }, { indexUid: uid, filter: 't =' }] },
-    });
-    expect(plain.body).toMatchObject({
-      code: 'index_not_found',
-      message: 'Inside `.queries[0]`: Index `nope` not found.',
-    });
-  });
-});

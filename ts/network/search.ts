@@ -34,14 +34,8 @@ export function remoteTarget(deps: Deps, name: string): Target {
  * or `media` without `hybrid` is refused by the engine once the index is found and the filter
  * read; `personalize` without a reranking API after the search, `search/personalize.ts`.)
  */
-export function checkSearchFeatures(
-  deps: Deps,
-  query: { useNetwork?: unknown },
-  before: () => void = () => undefined,
-): void {
+export function checkSearchFeatures(deps: Deps, query: { useNetwork?: unknown }): void {
   if (query.useNetwork != null && !deps.features.enabled('network')) {
-    // What the caller reads before the features (a search's filter syntax) is answered first.
-    before();
     throw new ApiError(
       'feature_not_enabled',
       'passing `useNetwork` in a search query requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805',

@@ -177,8 +177,7 @@ export class SearchService {
     const requestUid = uuidV7();
     const query = parseSearch(body);
     const uid = checkIndexUid(indexUid);
-    // Meilisearch reads the filter's syntax before it checks the features the query uses.
-    checkSearchFeatures(this.deps, query, () => this.filterSyntax(query.filter));
+    checkSearchFeatures(this.deps, query);
     const network = usesNetwork(this.deps, query.useNetwork);
     const meta = metadata ? this.metadataOf(query.q, uid, network ? this.deps.network.get().self : null) : undefined;
     if (network) {
@@ -399,11 +398,6 @@ export class SearchService {
    * not parse is answered before an index that does not exist. The engine parses it with the
    * index; only when there is no index is it parsed here, on that error's path.
    */
-  private filterSyntax(filter: unknown): void {
-    if (filter !== undefined && filter !== null)
-      checkSearchFilter(filter, this.deps.features.enabled('containsFilter'));
-  }
-
   private filterBeforeIndex(uid: string, filter: unknown): void {
     if (filter === undefined || filter === null || this.deps.registry.has(uid)) return;
     checkSearchFilter(filter, this.deps.features.enabled('containsFilter'));
@@ -529,17 +523,6 @@ export class SearchService {
     let overNetwork = false;
     let remoteNamed = false;
     const parsedQueries = parseQueries(queries);
-    // A federated search reads every query's filter syntax before it looks at any query
-    // further (its index, the federation's rules), as Meilisearch does; the engine parses each
-    // filter again when its query runs.
-    for (const [i, q] of parsedQueries.entries()) {
-      try {
-        this.filterSyntax(q.filter);
-      } catch (err) {
-        if (err instanceof ApiError) throw insideQuery(err, i);
-        throw err;
-      }
-    }
     for (const [i, rawQuery] of queries.entries()) {
       const parsed = parsedQueries[i];
       const { indexUid, weight, remote, search } = splitQuery(
