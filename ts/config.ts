@@ -4,7 +4,6 @@
  * touching its environment), then defaults. Bad options fail fast with a message.
  */
 import { z } from 'zod';
-import { STREAM_STALL_MS } from './http/event-stream';
 import { type ConfigFileKey, configFileToRead, readConfigFile, TOML_KINDS } from './startup/config-file';
 import { ACCEPTED_WITHOUT_EFFECT, REFUSED, meiliEnvOf, refusalMessage, tomlKeyOf } from './startup/meili-options';
 import type { ReplicationConfig } from './replication/replica';
@@ -403,7 +402,7 @@ export function loadConfig(
     dropDamagedIndexes: flag('--drop-damaged-indexes', raw.dropDamagedIndexes),
     analyticsUrl: analyticsUrl(raw.analyticsUrl),
     analyticsIntervalMs: count('--experimental-analytics-interval-ms', raw.analyticsIntervalMs, 3_600_000, 1),
-    chatStallTimeoutMs: count('--experimental-chat-stall-timeout-ms', raw.chatStallTimeoutMs, STREAM_STALL_MS, 1),
+    chatStallTimeoutMs: count('--experimental-chat-stall-timeout-ms', raw.chatStallTimeoutMs, 60_000, 1),
     dashboard: !flag('--no-dashboard', raw.noDashboard) && envName !== 'production',
     replication,
     experimentalMcp: flag('--experimental-mcp', raw.experimentalMcp),

@@ -57,9 +57,7 @@ export interface Runtime {
  * format, recovers interrupted tasks and starts the worker.
  */
 export async function openRuntime(config: Config, logger: Logger): Promise<Runtime> {
-  configureOutbound(config.allowedNetworks);
-  configureModels(config.modelsDir, config.onnxRuntimePath);
-  configureRemoteEmbedders(config.restEmbedderTimeoutSeconds, config.restEmbedderMaxRetrySeconds);
+  configureNative(config);
   configureIndexing(config.maxIndexingThreads, config.maxIndexingMemory);
   const dbPath = path.resolve(config.dbPath);
   await importAtStartup(config, dbPath, logger);
@@ -89,6 +87,30 @@ export async function openRuntime(config: Config, logger: Logger): Promise<Runti
   }
 }
 
+/** The process-wide native settings every opening gives first: outbound allowlist, models, remote embedders. */
+function configureNative(config: Config): void {
+  configureOutbound(config.allowedNetworks);
+  configureModels(config.modelsDir, config.onnxRuntimePath);
+  configureRemoteEmbedders(config.restEmbedderTimeoutSeconds, config.restEmbedderMaxRetrySeconds);
+}
+
+/** The experimental features over `records`, with those the command line turns on. */
+function openFeatures(records: ConstructorParameters<typeof FeatureStore>[0], config: Config): FeatureStore {
+  const features = new FeatureStore(records);
+  features.enableAtStartup({ metrics: config.enableMetrics, logsRoute: config.enableLogsRoute });
+  features.enableAtStart({ containsFilter: config.containsFilterAtStart, legacySearch: config.legacySearchAtStart });
+  return features;
+}
+
+/** The bound on searches at once and waiting, from the options. */
+function searchLimiterOf(config: Config): SearchLimiter {
+  return new SearchLimiter(
+    config.searchesPerCore * os.availableParallelism(),
+    config.searchQueueSize,
+    config.dropSearchAfterSeconds * 1000,
+  );
+}
+
 /** A data directory opened read-only beside the process that writes it: no worker, no lock. */
 export interface ReadOnlyRuntime {
   deps: Deps;
@@ -106,9 +128,7 @@ export interface ReadOnlyRuntime {
  * `index/read_only.rs`). Writes are refused by the caller (`library/quarry.ts`).
  */
 export async function openReadOnlyRuntime(config: Config, logger: Logger): Promise<ReadOnlyRuntime> {
-  configureOutbound(config.allowedNetworks);
-  configureModels(config.modelsDir, config.onnxRuntimePath);
-  configureRemoteEmbedders(config.restEmbedderTimeoutSeconds, config.restEmbedderMaxRetrySeconds);
+  configureNative(config);
   const dbPath = path.resolve(config.dbPath);
   checkDataDirReadOnly(dbPath);
   const kv = KvStore.openReadOnly(path.join(dbPath, 'tasks'), META_MAP_SIZE);
@@ -119,12 +139,7 @@ export async function openReadOnlyRuntime(config: Config, logger: Logger): Promi
     const records = () => {
       const own = new Durable(kv);
       const keys = new KeyStore(own, config.masterKey);
-      const features = new FeatureStore(own);
-      features.enableAtStartup({ metrics: config.enableMetrics, logsRoute: config.enableLogsRoute });
-      features.enableAtStart({
-        containsFilter: config.containsFilterAtStart,
-        legacySearch: config.legacySearchAtStart,
-      });
+      const features = openFeatures(own, config);
       return {
         keys,
         features,
@@ -144,11 +159,7 @@ export async function openReadOnlyRuntime(config: Config, logger: Logger): Promi
         queue = null;
       },
     });
-    const searchLimiter = new SearchLimiter(
-      config.searchesPerCore * os.availableParallelism(),
-      config.searchQueueSize,
-      config.dropSearchAfterSeconds * 1000,
-    );
+    const searchLimiter = searchLimiterOf(config);
     const responseBudget: ResponseBudget = new ResponseBudget(
       config.searchResponseBudget,
       () => undefined,
@@ -228,9 +239,7 @@ async function openStores(
   const registry = new IndexRegistry(durable, path.join(dbPath, 'indexes'));
   const keys = new KeyStore(records, config.masterKey);
   if (!replica) await keys.ensureDefaults();
-  const features = new FeatureStore(records);
-  features.enableAtStartup({ metrics: config.enableMetrics, logsRoute: config.enableLogsRoute });
-  features.enableAtStart({ containsFilter: config.containsFilterAtStart, legacySearch: config.legacySearchAtStart });
+  const features = openFeatures(records, config);
   const network = new NetworkStore(records);
   const searchRules = new SearchRules(durable);
   const webhooks = new WebhookStore(
@@ -261,11 +270,7 @@ async function openStores(
     if (announce) dispatcher.batchFinished(tasks);
   });
 
-  const searchLimiter = new SearchLimiter(
-    config.searchesPerCore * os.availableParallelism(),
-    config.searchQueueSize,
-    config.dropSearchAfterSeconds * 1000,
-  );
+  const searchLimiter = searchLimiterOf(config);
   const memoryLogger = logger.child({ target: 'quarry::memory' });
   const responseBudget: ResponseBudget = new ResponseBudget(
     config.searchResponseBudget,

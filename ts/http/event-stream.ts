@@ -4,8 +4,9 @@
  * `send` resolves once the event may be followed by another: at once while the response's
  * buffer has room, else when the socket drains. What produces the events awaits it, so a
  * client that reads slowly slows the producer down instead of letting events pile up in memory.
- * A reader that takes nothing for `stallMs` (no drain) is cut: the response is destroyed,
- * `send` resolves false and the producer stops; it is logged.
+ * A reader that takes nothing for `stallMs` (no drain; `--experimental-chat-stall-timeout-ms`,
+ * default 60 s) is cut: the response is destroyed, `send` resolves false and the producer
+ * stops; it is logged.
  *
  * The bytes of each event are held in the response budget (`response-budget.ts`) from its write
  * until the socket has taken them (the write's callback) or the response closes, so a stream's
@@ -18,9 +19,6 @@
 import type { Response } from 'express';
 import type { ResponseBudget } from './response-budget';
 import type { Logger } from '../logging';
-
-/** How long a stream waits for its reader to take buffered events before it is cut. */
-export const STREAM_STALL_MS = 60_000;
 
 export class EventStream {
   /** The budget holds of the events written and not yet taken by the socket. */

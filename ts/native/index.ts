@@ -152,6 +152,11 @@ export class NativeIndex {
     return this.raw.primaryKey();
   }
 
+  /** The `foreignKeys` setting alone (cheap: a search's hydration reads it). */
+  foreignKeys(): Array<{ foreignIndexUid: string; fieldName: string }> {
+    return JSON.parse(this.raw.foreignKeys()) as Array<{ foreignIndexUid: string; fieldName: string }>;
+  }
+
   /** The settings view (`GET /settings` with every field), defaults included. */
   settings(): Record<string, unknown> {
     return JSON.parse(this.raw.settings()) as Record<string, unknown>;

@@ -25,8 +25,7 @@ export interface ForeignKey {
 /** The foreign keys searches of `uid` hydrate: none when the feature is off or none is set. */
 export function foreignKeysOf(deps: Deps, handle: NativeIndex): ForeignKey[] {
   if (!deps.features.enabled('foreignKeys')) return [];
-  const keys = handle.settings().foreignKeys;
-  return Array.isArray(keys) ? (keys as ForeignKey[]) : [];
+  return handle.foreignKeys();
 }
 
 // ---- a scanner over compact JSON text, giving spans and never building values ----

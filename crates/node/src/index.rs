@@ -356,6 +356,13 @@ impl NativeIndex {
         self.index()?.primary_key().map_err(to_napi_error)
     }
 
+    /// The `foreignKeys` setting (JSON array), without the rest of the settings view.
+    #[napi]
+    pub fn foreign_keys(&self) -> Result<String> {
+        let keys = self.index()?.foreign_keys().map_err(to_napi_error)?;
+        serde_json::to_string(&keys).map_err(|e| to_napi_error(api_types::Error::internal(e)))
+    }
+
     /// The settings view (JSON), defaults included.
     #[napi]
     pub fn settings(&self) -> Result<String> {

@@ -187,14 +187,21 @@ fn open_tantivy(
         Err(tantivy::TantivyError::SchemaError(_)) => return Err(Opened::OtherLayout),
         Err(e) => return Err(opening_failed(e)),
     };
+    with_reader(tantivy).map_err(opening_failed)
+}
+
+/// `tantivy` with Quarry's tokenizer registered, and its reader (reloaded when a commit is
+/// published, never on its own), for a writing or a read-only opening alike.
+pub(super) fn with_reader(
+    tantivy: tantivy::Index,
+) -> tantivy::Result<(tantivy::Index, IndexReader)> {
     tantivy
         .tokenizers()
         .register(text::LISTED_TOKENIZER, text::Listed::default());
     let reader = tantivy
         .reader_builder()
         .reload_policy(ReloadPolicy::Manual)
-        .try_into()
-        .map_err(opening_failed)?;
+        .try_into()?;
     Ok((tantivy, reader))
 }
 

@@ -26,10 +26,9 @@ use std::time::{Duration, Instant};
 
 use api_types::{Error, Result};
 use heed::{RoTxn, WithoutTls};
-use tantivy::ReloadPolicy;
 
-use super::open::{schema, Parts, TEXT_LAYOUT};
-use super::{text, tv, Index};
+use super::open::{schema, with_reader, Parts, TEXT_LAYOUT};
+use super::{tv, Index};
 use crate::store::{keys, Store};
 
 /// How long a read-only opening searches with the same tantivy searcher at most while the
@@ -74,14 +73,7 @@ impl Index {
                 "the inverted index was written with another schema",
             ));
         }
-        tantivy
-            .tokenizers()
-            .register(text::LISTED_TOKENIZER, text::Listed::default());
-        let reader = tantivy
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(tv)?;
+        let (tantivy, reader) = with_reader(tantivy).map_err(tv)?;
         let index = Index::assemble(Parts {
             dir,
             repaired: None,

@@ -50,6 +50,13 @@ fn embedder_view(config: &Embedder) -> Value {
 }
 
 impl crate::Index {
+    /// The `foreignKeys` setting, read from the settings of the newest generation (cached per
+    /// generation): what hydrating a search's hits needs, without building the whole view.
+    pub fn foreign_keys(&self) -> crate::Result<Vec<super::ForeignKey>> {
+        let rtxn = self.read_txn()?;
+        Ok(self.settings(&rtxn)?.foreign_keys.clone())
+    }
+
     /// The settings view of this index as JSON (the defaults before any update).
     pub fn settings_view_json(&self) -> crate::Result<String> {
         let stored = self.settings_json()?;
