@@ -319,7 +319,14 @@ async function openStores(
   // The group's snapshots are built in a directory of their own each, removed once published.
   const replicaSnapshot = async () => {
     fs.mkdirSync(dirs.snapshotDir, { recursive: true });
-    return writeSnapshot(sources, fs.mkdtempSync(path.join(dirs.snapshotDir, '.replication-')), []);
+    const dir = fs.mkdtempSync(path.join(dirs.snapshotDir, '.replication-'));
+    try {
+      return await writeSnapshot(sources, dir, []);
+    } catch (err) {
+      // A full disk leaves no directory behind (the archive's own files are removed by `build`).
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
   };
   if (replica) await replica.start(keys, replicaSnapshot);
   const scheduled = config.scheduleSnapshotSeconds;

@@ -7,44 +7,29 @@
  * (staged payloads, partial archives, a partial merged segment); searches keep answering;
  * once space is freed the next tasks succeed without a restart.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHILD_KEY, call } from '../helpers/child';
+import { fillTmpfs, insideOf, onTmpfs, tmpfsUnavailable } from '../helpers/tmpfs';
 
 const BIN = path.join(__dirname, '../../bin/quarry.js');
 
-/** Why a private tmpfs cannot be mounted here, or null when it can. */
-function unavailable(): string | null {
-  if (process.platform !== 'linux') return 'a private tmpfs needs Linux mount namespaces';
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-ns-probe-'));
-  try {
-    const r = spawnSync('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs "$0"', dir], {
-      encoding: 'utf8',
-    });
-    if (r.error) return `unshare is not available (${r.error.message})`;
-    if (r.status !== 0) return `cannot mount a tmpfs in a private mount namespace (needs root): ${r.stderr.trim()}`;
-    const n = spawnSync('nsenter', ['--version'], { encoding: 'utf8' });
-    if (n.error || n.status !== 0) return 'nsenter is not available';
-    return null;
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-const why = unavailable();
+const why = tmpfsUnavailable();
 const suite = why === null ? describe : describe.skip;
 if (why !== null) console.warn(`SKIPPED durability/full-disk.test.ts: ${why}`);
 
 /** The server on a tmpfs of `size` mounted at `mnt` in a namespace of its own. */
 function startOnTmpfs(mnt: string, size: string): Promise<{ child: ChildProcess; url: string }> {
-  const script =
-    'mount -t tmpfs -o size="$1" tmpfs "$0" && exec "$2" "$3" --db-path "$0/db" --dump-dir "$0/dumps" --snapshot-dir "$0/snapshots" --http-addr 127.0.0.1:0 --master-key "$4" --log-level warn --no-analytics';
+  const [cmd, args] = onTmpfs(mnt, size, [
+    process.execPath,
+    BIN,
+    ...['--db-path', `${mnt}/db`, '--dump-dir', `${mnt}/dumps`, '--snapshot-dir', `${mnt}/snapshots`],
+    ...['--http-addr', '127.0.0.1:0', '--master-key', CHILD_KEY, '--log-level', 'warn', '--no-analytics'],
+  ]);
   return new Promise((resolve, reject) => {
-    const child = spawn('unshare', ['-m', 'sh', '-c', script, mnt, size, process.execPath, BIN, CHILD_KEY], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
@@ -61,9 +46,8 @@ suite('a full disk', () => {
   let child: ChildProcess;
   let url: string;
   /** Runs a shell command inside the server's mount namespace (where the tmpfs is). */
-  const inside = (command: string) =>
-    execFileSync('nsenter', ['-t', String(child.pid), '-m', '--', 'sh', '-c', command, mnt], { encoding: 'utf8' });
-  const fill = () => inside('dd if=/dev/zero of="$0/filler" bs=1M count=4096 2>/dev/null; sync; true');
+  const inside = (command: string) => insideOf(child.pid!, mnt, command);
+  const fill = () => fillTmpfs(child.pid!, mnt);
   const leave = (kib: number) => inside(`truncate -s -${kib}k "$0/filler"`);
   const staged = () => inside('ls "$0/db/update_files"').split('\n').filter(Boolean);
   const waitTask = async (uid: number) => {

@@ -20,6 +20,8 @@ export class QuarryNode {
   paused = false;
   url = '';
   readonly log: string[] = [];
+  /** Wraps the server's command line (to start it in a namespace of its own); none by default. */
+  wrap: ((command: string[]) => [string, string[]]) | null = null;
 
   private constructor(
     readonly name: string,
@@ -48,25 +50,22 @@ export class QuarryNode {
   /** Starts the process and resolves once it listens (rejects with its last log lines if it exits). */
   start(timeoutMs = 60_000): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = spawn(
+      const command = [
         process.execPath,
-        [
-          BIN,
-          '--db-path',
-          this.dbPath,
-          '--http-addr',
-          `127.0.0.1:${this.port}`,
-          '--master-key',
-          GROUP_KEY,
-          '--log-level',
-          'warn',
-          '--no-analytics',
-          ...this.args,
-        ],
-        {
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+        BIN,
+        '--db-path',
+        this.dbPath,
+        '--http-addr',
+        `127.0.0.1:${this.port}`,
+        '--master-key',
+        GROUP_KEY,
+        '--log-level',
+        'warn',
+        '--no-analytics',
+        ...this.args,
+      ];
+      const [file, args] = this.wrap ? this.wrap(command) : [command[0], command.slice(1)];
+      const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       this.child = child;
       this.paused = false;
       let out = '';

@@ -22,7 +22,7 @@ import { type Durable, jsonValue } from '../store/durable';
 import type { LocalQueue } from '../tasks/queue';
 import type { TaskRecord } from '../tasks/types';
 import { BadEntry, decodeEntry, recordsOps, type TaskEntry } from './entries';
-import type { NatsLog, StoredMessage } from './nats';
+import { describe, type NatsLog, type StoredMessage } from './nats';
 import { StreamReader } from './reader';
 
 export const RECEIVED_KEY = 'replication.received';
@@ -48,6 +48,8 @@ export class Receiver {
   readonly #reader: StreamReader;
   /** Why the receiver stopped for good (this instance fell behind the log), else null. */
   stuck: string | null = null;
+  /** Why the next entry cannot be applied here for now (a local failure, retried), else null. */
+  failing: string | null = null;
   /** The last sequence the log is known to hold (from what it sent and from the probe). */
   #known = 0;
 
@@ -149,10 +151,14 @@ export class Receiver {
         await this.queue.receive(task, [cursor]);
       }
     } catch (err) {
-      if (!(err instanceof BadEntry)) throw err;
+      if (!(err instanceof BadEntry)) {
+        this.failing = `entry ${seq} of the log cannot be applied on this instance (retried): ${describe(err)}`;
+        throw err;
+      }
       this.logger.error('replication: skipped an entry that cannot be applied', { seq, reason: err.message });
       await this.queue.commitOps([cursor]);
     }
+    this.failing = null;
     this.#cursor = { seq, time };
     const ready = this.#waiters.filter((w) => w.seq <= seq);
     if (ready.length) {
@@ -195,6 +201,19 @@ export class Receiver {
     fs.mkdirSync(this.updateFiles, { recursive: true });
     const tmp = `${file}.part`;
     fs.rmSync(tmp, { force: true });
+    try {
+      await this.#writePart(tmp, e, inline, path.basename(file, '.ndjson'));
+      syncFile(tmp);
+    } catch (err) {
+      // A full disk or a read cut short leaves no partial payload behind.
+      fs.rmSync(tmp, { force: true });
+      throw err;
+    }
+    fs.renameSync(tmp, file);
+    syncFile(this.updateFiles);
+  }
+
+  async #writePart(tmp: string, e: TaskEntry, inline: Buffer, uid: string): Promise<void> {
     let linked = false;
     if (e.node === this.node && e.staged) {
       try {
@@ -213,7 +232,7 @@ export class Receiver {
         const obj = await this.log.getObject('payloads', docs.object);
         if (!obj) {
           this.#fail(
-            `the payload of task ${path.basename(file, '.ndjson')} is no longer in the payloads bucket: this instance fell behind the log's retention and starts again from the latest snapshot`,
+            `the payload of task ${uid} is no longer in the payloads bucket: this instance fell behind the log's retention and starts again from the latest snapshot`,
           );
           throw new Error('payload missing');
         }
@@ -225,9 +244,6 @@ export class Receiver {
         if (failed) throw failed;
       }
     }
-    syncFile(tmp);
-    fs.renameSync(tmp, file);
-    syncFile(this.updateFiles);
   }
 }
 

@@ -225,6 +225,7 @@ export class Replica {
   /** Why this instance is degraded (it answers reads, but writes may fail), or null. */
   health(): string | null {
     if (this.#receiver?.stuck) return this.#receiver.stuck;
+    if (this.#receiver?.failing) return this.#receiver.failing;
     const conn = this.log.connection();
     if (!conn.connected) return `not connected to the NATS servers: ${conn.reason ?? 'connecting'}`;
     if (!this.#probe.ok) return `the replicated log does not answer: ${this.#probe.error}`;
