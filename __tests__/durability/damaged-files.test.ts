@@ -346,6 +346,39 @@ describe('damaged files', () => {
     60000,
   );
 
+  it('when a stored document is changed in place on a page LMDB still reads, then its reads fail with invalid_store_file, never another document, and the rest answers', async () => {
+    let otherStore = '';
+    const db = damagedCopy((d) => {
+      const other = fs.readdirSync(path.join(d, 'indexes')).find((e) => e !== indexDir)!;
+      otherStore = path.join(d, 'indexes', other, 'store', 'data.mdb');
+      const bytes = fs.readFileSync(otherStore);
+      const at = bytes.indexOf('still here');
+      expect(at).toBeGreaterThan(0);
+      expect(bytes.indexOf('still here', at + 1)).toBe(-1);
+      const fd = fs.openSync(otherStore, 'r+');
+      // `still here` becomes `still hare`: a valid document, but not the one written.
+      fs.writeSync(fd, Buffer.from('a'), 0, 1, at + 7);
+      fs.closeSync(fd);
+    });
+    const run = await start(db);
+    try {
+      for (const [method, route, body] of [
+        ['GET', '/indexes/other/documents/1', undefined],
+        ['POST', '/indexes/other/search', { q: 'still' }],
+        ['POST', '/indexes/other/documents/fetch', {}],
+      ] as const) {
+        const r = await call(run.url, method, route, body);
+        expect(r.status).toBe(500);
+        expect(r.body).toMatchObject({ code: 'invalid_store_file', type: 'internal' });
+        expect(JSON.stringify(r.body)).not.toContain('hare');
+      }
+      expect(await answer(run.url)).toEqual(answers);
+      expect(fs.existsSync(otherStore)).toBe(true);
+    } finally {
+      await stop(run);
+    }
+  }, 60000);
+
   it('when the task store is damaged, then the start is refused naming the file and the way out', async () => {
     const db = damagedCopy((d) => {
       const f = path.join(d, 'tasks', 'data.mdb');

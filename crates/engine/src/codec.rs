@@ -25,8 +25,13 @@ pub(crate) use compress::{Dictionary, TRAINING_SAMPLES};
 /// First byte of an encoded document (JSON text starts with `{`, 0x7B).
 const FORMAT_V1: u8 = 1;
 /// First byte of an encoded document compressed with the index's dictionary: a zstd frame
-/// of the whole `FORMAT_V1` encoding follows.
+/// of the whole `FORMAT_V1` encoding follows (since frames carry zstd's content checksum,
+/// bytes changed in the store fail to decompress instead of decoding to another document).
 const FORMAT_ZSTD: u8 = 2;
+/// First byte of an uncompressed document with its checksum: the CRC-32 (little-endian) of
+/// the whole `FORMAT_V1` encoding that follows it. LMDB checksums nothing: this is what finds
+/// a value changed in place on a page whose structure is intact.
+const FORMAT_CHECKED: u8 = 3;
 
 const TAG_NULL: u8 = 0;
 const TAG_FALSE: u8 = 1;
@@ -114,22 +119,28 @@ impl FieldsMap {
     }
 }
 
-/// Encodes `doc` into `out` (cleared first), adding new field names to `fields`, then
-/// compresses it with `fields`' dictionary into `packed` when there is one. Returns what to
-/// store: `packed`, or else `out`.
+/// Encodes `doc` into `out` (cleared first; what a dictionary is trained on), adding new
+/// field names to `fields`, then into `packed` what to store: `out` compressed with `fields`'
+/// dictionary when there is one, else `out` behind its checksum. Returns `packed`.
 pub(crate) fn encode<'a>(
     doc: &Map<String, Value>,
     fields: &mut FieldsMap,
-    out: &'a mut Vec<u8>,
+    out: &mut Vec<u8>,
     packed: &'a mut Vec<u8>,
 ) -> Result<&'a [u8]> {
     encode_plain(doc, fields, out);
-    let Some(dictionary) = fields.dictionary() else {
-        return Ok(out);
-    };
     packed.clear();
-    packed.push(FORMAT_ZSTD);
-    dictionary.compress(out, packed)?;
+    match fields.dictionary() {
+        Some(dictionary) => {
+            packed.push(FORMAT_ZSTD);
+            dictionary.compress(out, packed)?;
+        }
+        None => {
+            packed.push(FORMAT_CHECKED);
+            packed.extend_from_slice(&crc32fast::hash(out).to_le_bytes());
+            packed.extend_from_slice(out);
+        }
+    }
     Ok(packed)
 }
 
@@ -158,10 +169,25 @@ fn encode_plain(doc: &Map<String, Value>, fields: &mut FieldsMap, out: &mut Vec<
     }
 }
 
-/// Whether `bytes` is a document encoded without compression (what a dictionary is trained
-/// on).
-pub(crate) fn is_plain(bytes: &[u8]) -> bool {
-    bytes.first() == Some(&FORMAT_V1)
+/// The uncompressed encoding of a stored document (what a dictionary is trained on), or
+/// `None` when it is stored compressed, as JSON, or does not match its checksum.
+pub(crate) fn plain_of(bytes: &[u8]) -> Option<&[u8]> {
+    match bytes.first() {
+        Some(&FORMAT_V1) => Some(bytes),
+        Some(&FORMAT_CHECKED) => checked(bytes).ok(),
+        _ => None,
+    }
+}
+
+/// The `FORMAT_V1` encoding behind a `FORMAT_CHECKED` document, once its checksum matches.
+fn checked(bytes: &[u8]) -> Result<&[u8]> {
+    let (Some(sum), Some(plain)) = (bytes.get(1..5), bytes.get(5..)) else {
+        return Err(corrupt());
+    };
+    if sum != crc32fast::hash(plain).to_le_bytes() || plain.first() != Some(&FORMAT_V1) {
+        return Err(corrupt());
+    }
+    Ok(plain)
 }
 
 /// Decodes a stored document (any encoding).
@@ -178,6 +204,7 @@ pub(crate) fn decode_fields(
 ) -> Result<Map<String, Value>> {
     match bytes.first() {
         Some(&FORMAT_V1) => {}
+        Some(&FORMAT_CHECKED) => return decode_fields(checked(bytes)?, fields, keep),
         Some(&FORMAT_ZSTD) => {
             let dictionary = fields.dictionary().ok_or_else(corrupt)?;
             return dictionary.decompress(&bytes[1..], |plain| match plain.first() {
@@ -225,8 +252,13 @@ pub(crate) fn decode_fields(
     Ok(doc)
 }
 
+/// A stored document that does not decode, or does not match its checksum: its store is
+/// damaged (Meilisearch's `invalid_store_file`).
 fn corrupt() -> Error {
-    Error::internal("a stored document is corrupt")
+    Error::new(
+        api_types::Code::InvalidStoreFile,
+        "The database file is in an invalid state: a stored document does not match its checksum or does not decode.",
+    )
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -341,7 +373,8 @@ mod tests {
         let plain = encode(&doc(0), &mut fields, &mut out, &mut packed)
             .unwrap()
             .to_vec();
-        assert_eq!(plain[0], FORMAT_V1);
+        assert_eq!(plain[0], FORMAT_CHECKED);
+        assert_eq!(plain_of(&plain), Some(&out[..]));
         let samples: Vec<Vec<u8>> = (0..TRAINING_SAMPLES)
             .map(|i| {
                 let mut s = Vec::new();
@@ -378,6 +411,23 @@ mod tests {
         assert!(decode(&stored, &bare).is_err());
         for cut in 0..stored.len() {
             let _ = decode(&stored[..cut], &reloaded);
+        }
+        // Documents stored uncompressed before (no checksum) still read.
+        assert_eq!(
+            decode(plain_of(&plain).unwrap(), &reloaded).unwrap(),
+            doc(0)
+        );
+        // Any byte changed in a stored document, compressed or not, is found: the read fails
+        // with `invalid_store_file`, never giving another document.
+        for bytes in [&stored, &plain] {
+            for at in 0..bytes.len() {
+                for flip in [0x01, 0x80, 0xff] {
+                    let mut damaged = bytes.to_vec();
+                    damaged[at] ^= flip;
+                    let e = decode(&damaged, &reloaded).expect_err("a changed byte is found");
+                    assert_eq!(e.code, api_types::Code::InvalidStoreFile, "byte {at}");
+                }
+            }
         }
     }
 }

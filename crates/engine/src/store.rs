@@ -4,7 +4,7 @@
 //! - `docs`: internal id (u32, big endian) → the document in the compact encoding of
 //!   `codec.rs` (field ids from the `fieldsMap` meta value instead of names).
 //! - `ids`: external id (the primary-key value as text) → internal id.
-//! - `meta`: small values: primary key, next internal id, settings, field distribution,
+//! - `meta`: small values, each beside its checksum (see [`Store::get_meta`]): primary key, next internal id, settings, field distribution,
 //!   generation, the dirty set not yet in tantivy, the results of the last applied batch,
 //!   the fields map (field names by id, append-only), the documents' compression
 //!   dictionary (written once), and the vectors' registry.
@@ -42,6 +42,12 @@ pub(crate) mod keys {
     pub const TEXT_LAYOUT: &str = "textLayout";
     /// The index's pair words (see `text::PairWords`), written once they are chosen.
     pub const PAIR_WORDS: &str = "pairWords";
+}
+
+/// The `meta` key of `key`'s checksum (the CRC-32 of its value, little-endian). LMDB checksums
+/// nothing: this finds a value changed in place on a page whose structure is intact.
+fn sum_key(key: &str) -> String {
+    format!("{key}\u{0}crc32")
 }
 
 pub(crate) struct Store {
@@ -167,16 +173,34 @@ impl Store {
         self.env.write_txn().map_err(heed_error)
     }
 
+    /// The `meta` value `key`, checked against its checksum when it has one (values written
+    /// before checksums were kept have none).
     pub fn get_meta<'t>(&self, txn: &'t RoTxn, key: &str) -> Result<Option<&'t [u8]>> {
-        self.meta.get(txn, key).map_err(heed_error)
+        let Some(value) = self.meta.get(txn, key).map_err(heed_error)? else {
+            return Ok(None);
+        };
+        match self.meta.get(txn, &sum_key(key)).map_err(heed_error)? {
+            Some(sum) if sum != crc32fast::hash(value).to_le_bytes() => Err(Error::new(
+                api_types::Code::InvalidStoreFile,
+                format!("The database file is in an invalid state: the stored value `{key}` does not match its checksum."),
+            )),
+            _ => Ok(Some(value)),
+        }
     }
 
+    /// Writes the `meta` value `key` with its checksum.
     pub fn put_meta(&self, txn: &mut RwTxn, key: &str, value: &[u8]) -> Result<()> {
-        self.meta.put(txn, key, value).map_err(heed_error)
+        let sum = crc32fast::hash(value).to_le_bytes();
+        self.meta.put(txn, key, value).map_err(heed_error)?;
+        self.meta.put(txn, &sum_key(key), &sum).map_err(heed_error)
     }
 
     pub fn del_meta(&self, txn: &mut RwTxn, key: &str) -> Result<()> {
-        self.meta.delete(txn, key).map(|_| ()).map_err(heed_error)
+        self.meta.delete(txn, key).map_err(heed_error)?;
+        self.meta
+            .delete(txn, &sum_key(key))
+            .map(|_| ())
+            .map_err(heed_error)
     }
 
     /// What reading the stored documents takes: the fields map and the dictionary.

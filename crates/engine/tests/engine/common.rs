@@ -75,3 +75,25 @@ pub fn hit_ids(index: &Index, q: Value) -> Vec<i64> {
         .map(|h| h["id"].as_i64().unwrap())
         .collect()
 }
+
+/// Writes the `meta` value `key` straight into the store, with its checksum beside it as the
+/// engine keeps it (`None` removes both).
+pub fn put_meta(
+    meta: &heed::Database<heed::types::Str, heed::types::Bytes>,
+    wtxn: &mut heed::RwTxn,
+    key: &str,
+    value: Option<&[u8]>,
+) {
+    let sum = format!("{key}\u{0}crc32");
+    match value {
+        Some(v) => {
+            meta.put(wtxn, key, v).unwrap();
+            meta.put(wtxn, &sum, &crc32fast::hash(v).to_le_bytes())
+                .unwrap();
+        }
+        None => {
+            meta.delete(wtxn, key).unwrap();
+            meta.delete(wtxn, &sum).unwrap();
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Crash repair and rebuilds when an index opens: the dirty set, another text layout, a
 //! damaged segment, a missing store.
 
-use crate::common::{add, search, stage, store_env};
+use crate::common::{add, put_meta, search, stage, store_env};
 use api_types::Code;
 use engine::{Index, Method, TEXT_LAYOUT};
 use serde_json::{json, Value};
@@ -41,9 +41,8 @@ fn reopen_repairs_tantivy_from_the_dirty_set() {
         dirty.insert(5);
         let mut bytes = Vec::new();
         dirty.serialize_into(&mut bytes).unwrap();
-        meta.put(&mut wtxn, "dirty", &bytes).unwrap();
-        meta.put(&mut wtxn, "generation", &2u64.to_be_bytes())
-            .unwrap();
+        put_meta(&meta, &mut wtxn, "dirty", Some(&bytes));
+        put_meta(&meta, &mut wtxn, "generation", Some(&2u64.to_be_bytes()));
         wtxn.commit().unwrap();
         env.prepare_for_closing().wait();
     }
@@ -67,10 +66,13 @@ fn write_behind_tantivy(dir: &Path, iid: u32, doc: &[u8], layout: Option<u64>) {
     let meta: heed::Database<heed::types::Str, heed::types::Bytes> =
         env.open_database(&wtxn, Some("meta")).unwrap().unwrap();
     docs.put(&mut wtxn, &iid, doc).unwrap();
-    match layout {
-        Some(l) => meta.put(&mut wtxn, "textLayout", &l.to_be_bytes()).unwrap(),
-        None => meta.delete(&mut wtxn, "textLayout").map(|_| ()).unwrap(),
-    }
+    let layout = layout.map(u64::to_be_bytes);
+    put_meta(
+        &meta,
+        &mut wtxn,
+        "textLayout",
+        layout.as_ref().map(|l| &l[..]),
+    );
     wtxn.commit().unwrap();
     env.prepare_for_closing().wait();
 }

@@ -154,8 +154,8 @@ fn a_trickle_is_merged_later_while_batches_go_on() {
     );
 }
 
-/// The first byte of every stored document (1: encoded, 2: compressed), and whether the
-/// store holds a dictionary.
+/// The first byte of every stored document (3: encoded behind its checksum, 2: compressed),
+/// and whether the store holds a dictionary.
 fn stored_formats(dir: &Path) -> (Vec<u8>, bool) {
     let env = store_env(dir);
     let rtxn = env.read_txn().unwrap();
@@ -204,7 +204,7 @@ fn documents_are_stored_compressed_once_the_index_has_enough_to_train_on() {
         batch(&index, 1, &catalogue(0..3_000), Method::Replace);
     }
     let (formats, dictionary) = stored_formats(&dir);
-    assert!(formats.iter().all(|f| *f == 1) && !dictionary);
+    assert!(formats.iter().all(|f| *f == 3) && !dictionary);
     {
         let index = Index::open(&dir).unwrap();
         // A small batch past the threshold: trained on the stored documents, for later ones.
@@ -282,4 +282,105 @@ fn documents_are_stored_compressed_once_the_index_has_enough_to_train_on() {
     let (formats, dictionary) = stored_formats(&fresh);
     assert!(dictionary);
     assert_eq!(formats.iter().filter(|f| **f == 2).count(), 5_000 - 4_096);
+}
+
+/// Changes one byte of the stored document `iid` in place, as damage on a page whose
+/// structure LMDB still reads would.
+fn damage_document(dir: &Path, iid: u32, at: usize) {
+    let env = store_env(dir);
+    let mut wtxn = env.write_txn().unwrap();
+    let docs: heed::Database<heed::types::U32<heed::byteorder::BE>, heed::types::Bytes> =
+        env.open_database(&wtxn, Some("docs")).unwrap().unwrap();
+    let mut bytes = docs.get(&wtxn, &iid).unwrap().unwrap().to_vec();
+    let at = at.min(bytes.len() - 1);
+    bytes[at] ^= 0x04;
+    docs.put(&mut wtxn, &iid, &bytes).unwrap();
+    wtxn.commit().unwrap();
+    drop(env);
+}
+
+#[test]
+fn a_document_changed_in_the_store_fails_its_reads_with_invalid_store_file_never_another_document()
+{
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, n) in [("plain", 50u32), ("compressed", 4_200)] {
+        let dir = tmp.path().join(name);
+        {
+            let index = Index::open(&dir).unwrap();
+            let file = stage(
+                tmp.path(),
+                &format!("{name}-a"),
+                &Value::from(catalogue(0..n)).to_string(),
+            );
+            index
+                .apply_batch(vec![add(1, file, Method::Replace, None)])
+                .unwrap();
+            // Past the training threshold, documents written after the dictionary are compressed.
+            let more = stage(
+                tmp.path(),
+                "more",
+                &Value::from(catalogue(n..n + 10)).to_string(),
+            );
+            index
+                .apply_batch(vec![add(2, more, Method::Replace, None)])
+                .unwrap();
+        }
+        // The string `package-<n+3>` sits in the middle of the plain encoding; any byte of a
+        // compressed frame will do.
+        damage_document(&dir, n + 3, 12);
+        let index = Index::open(&dir).unwrap();
+        let e = index
+            .get_document(&(n + 3).to_string(), None, false)
+            .expect_err("a damaged document is not returned");
+        assert_eq!(
+            e.code,
+            api_types::Code::InvalidStoreFile,
+            "{name}: {}",
+            e.message
+        );
+        let q: SearchQuery = serde_json::from_value(json!({
+            "q": format!("package-{}", n + 3), "matchingStrategy": "all"
+        }))
+        .unwrap();
+        let e = index.search(&q).expect_err("a search showing it fails");
+        assert_eq!(e.code, api_types::Code::InvalidStoreFile, "{name}");
+        // The others read as they were.
+        assert!(index
+            .get_document(&(n + 4).to_string(), None, false)
+            .unwrap()
+            .is_some());
+    }
+}
+
+#[test]
+fn a_meta_value_changed_in_the_store_is_found_when_the_index_opens() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    {
+        let index = Index::open(&dir).unwrap();
+        let file = stage(tmp.path(), "a", &Value::from(catalogue(0..20)).to_string());
+        index
+            .apply_batch(vec![add(1, file, Method::Replace, None)])
+            .unwrap();
+    }
+    {
+        let env = store_env(&dir);
+        let mut wtxn = env.write_txn().unwrap();
+        let meta: heed::Database<heed::types::Str, heed::types::Bytes> =
+            env.open_database(&wtxn, Some("meta")).unwrap().unwrap();
+        let mut fields = meta.get(&wtxn, "fieldsMap").unwrap().unwrap().to_vec();
+        // `["id","name",…]` still parses with a name changed: only the checksum tells.
+        let at = fields.iter().position(|b| *b == b'n').unwrap();
+        fields[at] = b'm';
+        meta.put(&mut wtxn, "fieldsMap", &fields).unwrap();
+        wtxn.commit().unwrap();
+    }
+    let e = Index::open(&dir).err().expect("the damage is found");
+    assert_eq!(e.code, api_types::Code::InvalidStoreFile);
+    assert!(
+        e.message
+            .contains("`fieldsMap` does not match its checksum"),
+        "{}",
+        e.message
+    );
 }

@@ -285,8 +285,8 @@ impl Batch<'_, '_> {
             let mut stored = Vec::with_capacity(codec::TRAINING_SAMPLES);
             for item in self.index.store.docs.iter(&self.txn).map_err(heed_error)? {
                 let (_, bytes) = item.map_err(heed_error)?;
-                if codec::is_plain(bytes) {
-                    stored.push(bytes.to_vec());
+                if let Some(plain) = codec::plain_of(bytes) {
+                    stored.push(plain.to_vec());
                 }
                 if stored.len() == codec::TRAINING_SAMPLES {
                     break;
