@@ -28,8 +28,21 @@ use api_types::{heed_error, io_error, Error, Result};
 use heed::types::{Bytes, Str};
 use heed::{CompactionOption, Database, Env, EnvOpenOptions, WithoutTls};
 
-/// How many named databases one environment may hold.
+/// How many named databases one environment may hold (each with its checksums' database).
 const MAX_DBS: u32 = 64;
+
+/// The database holding the checksums of database `db`'s values: under the same keys, the
+/// CRC-32 (little-endian) of each value. LMDB checksums nothing: this finds a value changed in
+/// place on a page whose structure is intact. Values written before checksums were kept have
+/// none, and are read unchecked.
+fn sums_of(db: &str) -> String {
+    format!("{db}#sums")
+}
+
+/// The checksum kept for `value`.
+fn sum(value: &[u8]) -> [u8; 4] {
+    crc32fast::hash(value).to_le_bytes()
+}
 
 /// One write of a commit: a put of `value` under `key` in database `db`, or a deletion of the
 /// key when `value` is `None`.
@@ -236,17 +249,21 @@ impl KvStore {
             // a time.
             let handles = ops
                 .iter()
-                .map(|op| self.db(env, &op.db))
+                .map(|op| Ok((self.db(env, &op.db)?, self.db(env, &sums_of(&op.db))?)))
                 .collect::<Result<Vec<_>>>()?;
             // A read-only process killed mid-read leaves its reader slot, keeping its snapshot's
             // pages from reuse: slots of dead processes are freed (a scan of the slot table).
             env.clear_stale_readers().map_err(heed_error)?;
             let mut wtxn = env.write_txn().map_err(heed_error)?;
-            for (op, db) in ops.iter().zip(handles) {
+            for (op, (db, sums)) in ops.iter().zip(handles) {
                 match &op.value {
-                    Some(v) => db.put(&mut wtxn, &op.key, v).map_err(heed_error)?,
+                    Some(v) => {
+                        db.put(&mut wtxn, &op.key, v).map_err(heed_error)?;
+                        sums.put(&mut wtxn, &op.key, &sum(v)).map_err(heed_error)?;
+                    }
                     None => {
                         db.delete(&mut wtxn, &op.key).map_err(heed_error)?;
+                        sums.delete(&mut wtxn, &op.key).map_err(heed_error)?;
                     }
                 }
             }
@@ -260,10 +277,12 @@ impl KvStore {
             let Some(handle) = self.existing_db(env, db)? else {
                 return Ok(Vec::new());
             };
+            let sums = self.existing_db(env, &sums_of(db))?;
             let rtxn = env.read_txn().map_err(heed_error)?;
             let mut out = Vec::new();
             for item in handle.iter(&rtxn).map_err(heed_error)? {
                 let (k, v) = item.map_err(heed_error)?;
+                self.check(&rtxn, sums, db, k, v)?;
                 out.push((k.to_string(), v.to_vec()));
             }
             Ok(out)
@@ -299,12 +318,34 @@ impl KvStore {
             let Some(handle) = self.existing_db(env, db)? else {
                 return Ok(None);
             };
+            let sums = self.existing_db(env, &sums_of(db))?;
             let rtxn = env.read_txn().map_err(heed_error)?;
-            Ok(handle
-                .get(&rtxn, key)
-                .map_err(heed_error)?
-                .map(<[u8]>::to_vec))
+            let Some(value) = handle.get(&rtxn, key).map_err(heed_error)? else {
+                return Ok(None);
+            };
+            self.check(&rtxn, sums, db, key, value)?;
+            Ok(Some(value.to_vec()))
         })
+    }
+
+    /// Fails with `invalid_store_file`, naming the file, when `value` (of `key` in `db`) does
+    /// not match the checksum kept for it in `sums`.
+    fn check(
+        &self,
+        rtxn: &heed::RoTxn<WithoutTls>,
+        sums: Option<Database<Str, Bytes>>,
+        db: &str,
+        key: &str,
+        value: &[u8],
+    ) -> Result<()> {
+        let Some(sums) = sums else { return Ok(()) };
+        match sums.get(rtxn, key).map_err(heed_error)? {
+            Some(kept) if kept != sum(value) => Err(api_types::damaged_file(
+                &self.path.join("data.mdb"),
+                &format!("the value `{key}` of `{db}` does not match its checksum."),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Rewrites the environment's file without its free pages (an LMDB copy with compaction)

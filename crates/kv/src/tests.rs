@@ -169,8 +169,9 @@ fn test_a_walk_reads_every_entry_and_finds_damaged_meta_pages() {
         ])
         .unwrap();
     }
-    // Three entries and the two databases' entries in the main database.
-    assert_eq!(crate::walk(dir.path()).unwrap(), 5);
+    // Three entries, their three checksums, and the four databases' entries in the main
+    // database.
+    assert_eq!(crate::walk(dir.path()).unwrap(), 10);
     let file = dir.path().join("data.mdb");
     let mut bytes = std::fs::read(&file).unwrap();
     bytes[..8192].fill(0x5a);
@@ -185,4 +186,51 @@ fn test_a_walk_reads_every_entry_and_finds_damaged_meta_pages() {
     assert!(e.message.starts_with(&named), "{}", e.message);
     // A directory without a store has nothing to walk.
     assert_eq!(crate::walk(&dir.path().join("none")).unwrap(), 0);
+}
+
+#[test]
+fn test_a_value_changed_in_place_is_found_by_its_checksum() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let kv = KvStore::open(dir.path(), MAP).unwrap();
+        kv.commit(&[
+            put("tasks", "1", r#"{"status":"succeeded","indexUid":"books"}"#),
+            put("tasks", "2", r#"{"status":"failed"}"#),
+        ])
+        .unwrap();
+    }
+    // `succeeded` becomes `succeedes`, on a page whose structure LMDB still reads.
+    let file = dir.path().join("data.mdb");
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes.windows(9).position(|w| w == b"succeeded").unwrap();
+    bytes[at + 8] = b's';
+    std::fs::write(&file, &bytes).unwrap();
+    assert!(
+        crate::walk(dir.path()).is_ok(),
+        "the pages themselves are intact"
+    );
+    let kv = KvStore::open(dir.path(), MAP).unwrap();
+    let named = format!(
+        "The file `{}` is damaged: the value `1` of `tasks` does not match its checksum.",
+        file.display()
+    );
+    for e in [
+        kv.get("tasks", "1").unwrap_err(),
+        kv.scan("tasks").unwrap_err(),
+    ] {
+        assert_eq!(e.code, Code::InvalidStoreFile);
+        assert_eq!(e.message, named);
+    }
+    // The other values read, and a value written again is whole again.
+    assert!(kv.get("tasks", "2").unwrap().is_some());
+    kv.commit(&[put("tasks", "1", "{}")]).unwrap();
+    assert_eq!(kv.scan("tasks").unwrap().len(), 2);
+    // A deletion takes its checksum with it.
+    kv.commit(&[Op {
+        db: "tasks".into(),
+        key: "1".into(),
+        value: None,
+    }])
+    .unwrap();
+    assert_eq!(kv.get("tasks", "1").unwrap(), None);
 }
