@@ -27,7 +27,20 @@ export const CreateSchema = z.strictObject({
   uid: z.string().uuid().optional(),
   actions: boundedList(z.enum(ACTIONS), MAX_KEY_ACTIONS),
   indexes: boundedList(z.string().refine(isIndexPattern, 'not a valid index uid pattern'), MAX_KEY_INDEXES),
-  expiresAt: z.string().nullable(),
+  // Its date is read where the body lists it (deserr stops at the first bad field in order).
+  expiresAt: z
+    .string()
+    .nullable()
+    .superRefine((text, ctx) => {
+      if (text === null) return;
+      const at = parseExpiresAt(text);
+      if (at !== null && Date.parse(at) > Date.now()) return;
+      // Meilisearch's message ends with a line break.
+      ctx.addIssue({
+        code: 'custom',
+        message: `\`${text}\` is not a valid date. It should follow the RFC 3339 format to represents a date or datetime in the future or specified as a null value. e.g. 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'.\n`,
+      });
+    }),
 });
 const CREATE_CODES = {
   uid: 'invalid_api_key_uid',
@@ -80,17 +93,7 @@ export function keyRoutes(deps: Deps): Router {
     // deserr reads the fields that are there (an expiry in the past is refused as it is read),
     // then names a missing one.
     const present = parseWith(CreateSchema.partial(), raw, CREATE_CODES);
-    let expiresAt: string | null = null;
-    if (typeof present.expiresAt === 'string') {
-      expiresAt = parseExpiresAt(present.expiresAt);
-      if (expiresAt === null || Date.parse(expiresAt) <= Date.now()) {
-        // Meilisearch's message ends with a line break.
-        throw new ApiError(
-          'invalid_api_key_expires_at',
-          `Invalid value at \`.expiresAt\`: \`${present.expiresAt}\` is not a valid date. It should follow the RFC 3339 format to represents a date or datetime in the future or specified as a null value. e.g. 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'.\n`,
-        );
-      }
-    }
+    const expiresAt = typeof present.expiresAt === 'string' ? parseExpiresAt(present.expiresAt) : null;
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
       for (const f of ['actions', 'indexes', 'expiresAt']) {
         if (!(f in raw))
