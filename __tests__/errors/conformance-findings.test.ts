@@ -216,6 +216,20 @@ describe('more request shapes', () => {
     );
   });
 
+  it('when a key is created with a bad expiry and another bad field, then the first of them in the body is answered', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ indexes: ['*'], expiresAt: 'soon', actions: 'search' }, 'invalid_api_key_expires_at'],
+      [{ actions: 'search', expiresAt: 'soon', indexes: ['*'] }, 'invalid_api_key_actions'],
+      [{ expiresAt: '2000-01-01', actions: ['search'], indexes: 5 }, 'invalid_api_key_expires_at'],
+      [{ indexes: 5, expiresAt: '2000-01-01', actions: ['search'] }, 'invalid_api_key_indexes'],
+    ];
+    for (const [body, code] of cases) {
+      const r = await s.api('POST', '/keys', { body });
+      expect(r.status).toBe(400);
+      expect(r.body.code).toBe(code);
+    }
+  });
+
   it('when fetch, delete-batch or delete is asked with another method than POST, then it is a 405, not a document', async () => {
     for (const method of ['GET', 'DELETE']) {
       for (const route of ['fetch', 'delete-batch', 'delete']) {
@@ -244,5 +258,61 @@ describe('more request shapes', () => {
       code: 'bad_request',
       message: 'Json deserialize error: invalid type: map, expected a sequence at line 1 column 0',
     });
+  });
+});
+
+describe('nested attributes that are not searchable', () => {
+  const nested = uniqueIndex('conf_nested');
+  beforeAll(async () => {
+    const docs = [
+      { id: 1, title: 'golden fire', director: { name: 'Bong', country: { code: 'JP' } }, misc: { a: 1 } },
+      { id: 2, title: 'golden sea', other: { x: 'y' }, cast: [{ name: 'Varda', role: 'lead' }] },
+    ];
+    await s.waitTask((await s.api('POST', `/indexes/${nested}/documents`, { body: docs })).body.taskUid);
+    const settings = await s.api('PATCH', `/indexes/${nested}/settings`, { body: { searchableAttributes: ['title'] } });
+    await s.waitTask(settings.body.taskUid);
+  });
+  const formatted = async (crop: string[]) => {
+    const r = await s.api('POST', `/indexes/${nested}/search`, {
+      body: { q: 'golden', attributesToCrop: crop, attributesToRetrieve: ['id'] },
+    });
+    expect(r.status).toBe(200);
+    return r.body.hits.map((h: any) => h._formatted);
+  };
+
+  it('when one is asked to crop, then hits are formatted as the index knows the path, and not when no document has it', async () => {
+    expect(await formatted(['director.country.code'])).toEqual([
+      { id: '1', director: { country: { code: 'JP' } } },
+      { id: '2' },
+    ]);
+    expect(await formatted(['director.country'])).toEqual([
+      { id: '1', director: { country: { code: 'JP' } } },
+      { id: '2' },
+    ]);
+    expect(await formatted(['misc.a'])).toEqual([{ id: '1', misc: { a: '1' } }, { id: '2' }]);
+    expect(await formatted(['cast.name'])).toEqual([{ id: '1' }, { id: '2', cast: [{ name: 'Varda' }] }]);
+    expect(await formatted(['director.nothing'])).toEqual([undefined, undefined]);
+    expect(await formatted(['nothere'])).toEqual([undefined, undefined]);
+  });
+
+  it('when the fields are listed, then every nested path is there', async () => {
+    const r = await s.api('POST', `/indexes/${nested}/fields`, { body: { limit: 100 } });
+    expect(r.status).toBe(200);
+    expect(r.body.results.map((f: any) => f.name)).toEqual([
+      'cast',
+      'cast.name',
+      'cast.role',
+      'director',
+      'director.country',
+      'director.country.code',
+      'director.name',
+      'id',
+      'misc',
+      'misc.a',
+      'other',
+      'other.x',
+      'title',
+    ]);
+    expect(r.body.results.find((f: any) => f.name === 'director.country.code').searchable).toEqual({ enabled: false });
   });
 });

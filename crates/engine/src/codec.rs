@@ -12,7 +12,7 @@
 //! a document. Documents written before either existed are read as they were: JSON objects
 //! (first byte `{`), or the encoding uncompressed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use api_types::{Error, Result};
@@ -47,7 +47,16 @@ pub(crate) struct FieldsMap {
     names: Vec<String>,
     ids: HashMap<String, u32>,
     dictionary: Option<Arc<Dictionary>>,
+    /// Every path below a top-level attribute that the documents have held (`a.b`, `a.b.c`;
+    /// through arrays, `cast.name`), without an id: what Meilisearch's fields map lists beside
+    /// the top-level names (`POST /fields`, and whether `attributesToHighlight` names a field
+    /// the index has). Append-only, in first-seen order, up to [`MAX_NESTED_PATHS`].
+    nested: Vec<String>,
+    nested_set: HashSet<String>,
 }
+
+/// The most nested paths an index records (Meilisearch refuses a document past 65,535 fields).
+const MAX_NESTED_PATHS: usize = u16::MAX as usize;
 
 impl FieldsMap {
     /// The map stored as a JSON array of names (index = id).
@@ -65,7 +74,57 @@ impl FieldsMap {
             names,
             ids,
             dictionary: None,
+            nested: Vec::new(),
+            nested_set: HashSet::new(),
         })
+    }
+
+    /// The map with the stored nested paths (a JSON array), if any.
+    pub fn with_nested(mut self, bytes: Option<&[u8]>) -> Result<FieldsMap> {
+        if let Some(b) = bytes {
+            self.nested = serde_json::from_slice(b).map_err(Error::internal)?;
+            self.nested_set = self.nested.iter().cloned().collect();
+        }
+        Ok(self)
+    }
+
+    /// The nested paths to store, when there are any.
+    pub fn nested_to_json(&self) -> Option<Vec<u8>> {
+        (!self.nested.is_empty())
+            .then(|| serde_json::to_vec(&self.nested).expect("a list of strings serializes"))
+    }
+
+    /// Every path below a top-level attribute the documents have held (see the field).
+    pub fn nested(&self) -> &[String] {
+        &self.nested
+    }
+
+    /// Records the paths below `path` in `value` (`path` is reused as a buffer).
+    fn note_nested(&mut self, path: &mut String, value: &Value) {
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    if self.nested.len() >= MAX_NESTED_PATHS {
+                        return;
+                    }
+                    let len = path.len();
+                    path.push('.');
+                    path.push_str(k);
+                    if !self.nested_set.contains(path.as_str()) {
+                        self.nested.push(path.clone());
+                        self.nested_set.insert(path.clone());
+                    }
+                    self.note_nested(path, v);
+                    path.truncate(len);
+                }
+            }
+            Value::Array(items) => {
+                for v in items {
+                    self.note_nested(path, v);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The map with the stored dictionary, if there is one.
@@ -148,7 +207,13 @@ pub(crate) fn encode<'a>(
 fn encode_plain(doc: &Map<String, Value>, fields: &mut FieldsMap, out: &mut Vec<u8>) {
     out.clear();
     out.push(FORMAT_V1);
+    let mut path = String::new();
     for (name, value) in doc {
+        if matches!(value, Value::Object(_) | Value::Array(_)) && name != "_vectors" {
+            path.clear();
+            path.push_str(name);
+            fields.note_nested(&mut path, value);
+        }
         put_varint(out, fields.id_or_insert(name) as u64);
         match value {
             Value::Null => out.push(TAG_NULL),

@@ -42,6 +42,8 @@ pub(crate) mod keys {
     pub const TEXT_LAYOUT: &str = "textLayout";
     /// The index's pair words (see `text::PairWords`), written once they are chosen.
     pub const PAIR_WORDS: &str = "pairWords";
+    /// The paths below the top-level attributes the documents have held (see `FieldsMap`).
+    pub const NESTED_PATHS: &str = "nestedPaths";
 }
 
 /// The `meta` key of `key`'s checksum (the CRC-32 of its value, little-endian). LMDB checksums
@@ -206,12 +208,16 @@ impl Store {
     /// What reading the stored documents takes: the fields map and the dictionary.
     pub fn fields_map(&self, txn: &RoTxn) -> Result<FieldsMap> {
         FieldsMap::from_json(self.get_meta(txn, keys::FIELDS_MAP)?)?
-            .with_dictionary(self.get_meta(txn, keys::DICTIONARY)?)
+            .with_dictionary(self.get_meta(txn, keys::DICTIONARY)?)?
+            .with_nested(self.get_meta(txn, keys::NESTED_PATHS)?)
     }
 
     /// Stores `fields`, and its dictionary the first time it has one.
     pub fn put_fields_map(&self, txn: &mut RwTxn, fields: &FieldsMap) -> Result<()> {
         self.put_meta(txn, keys::FIELDS_MAP, &fields.to_json())?;
+        if let Some(nested) = fields.nested_to_json() {
+            self.put_meta(txn, keys::NESTED_PATHS, &nested)?;
+        }
         match fields.dictionary() {
             Some(d) if self.get_meta(txn, keys::DICTIONARY)?.is_none() => {
                 self.put_meta(txn, keys::DICTIONARY, d.bytes())

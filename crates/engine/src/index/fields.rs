@@ -52,9 +52,11 @@ impl Index {
         let rtxn = self.read_txn()?;
         let settings = self.settings(&rtxn)?;
         let filter_rules = rules::rules_of(&settings);
-        // The attributes with an id, and the objects holding the nested ones.
+        // The attributes with an id, every nested path the documents held, and the objects
+        // holding them.
         let mut names: Vec<String> = Vec::new();
-        for name in self.fields_map.read().unwrap().names() {
+        let fields = self.fields_map.read().unwrap().clone();
+        for name in fields.names().iter().chain(fields.nested()) {
             if name == "_vectors" || name.starts_with("_vectors.") {
                 continue;
             }

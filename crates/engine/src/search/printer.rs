@@ -156,7 +156,7 @@ impl<'a> Printer<'a> {
         let q = self.q;
         let displayed = self.settings.displayed();
         let fields = self.index.fields_map().read().unwrap();
-        fields.names().iter().any(|name| {
+        fields.names().iter().chain(fields.nested()).any(|name| {
             let asked = format::selected(q.attributes_to_highlight.as_deref(), name).is_some()
                 || format::selected(q.attributes_to_crop.as_deref(), name).is_some();
             asked
