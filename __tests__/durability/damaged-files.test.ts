@@ -392,6 +392,24 @@ describe('damaged files', () => {
     expect(output).toContain('--import-dump');
   }, 60000);
 
+  it('when a task is changed in place on a page LMDB still reads, then the start is refused naming the file and the way out', async () => {
+    const db = damagedCopy((d) => {
+      const f = path.join(d, 'tasks', 'data.mdb');
+      const bytes = fs.readFileSync(f);
+      // Every copy of the word: LMDB leaves older versions of a value on free pages too.
+      let changed = 0;
+      for (let at = bytes.indexOf('succeeded'); at >= 0; at = bytes.indexOf('succeeded', at + 1), changed++)
+        bytes[at + 8] = 's'.charCodeAt(0);
+      expect(changed).toBeGreaterThan(0);
+      fs.writeFileSync(f, bytes);
+    });
+    const { code, output } = await refused(db);
+    expect(code).toBe(1);
+    expect(output).toContain(`The file \`${path.join(db, 'tasks', 'data.mdb')}\` is damaged: the value`);
+    expect(output).toContain('does not match its checksum');
+    expect(output).toContain('--import-dump');
+  }, 60000);
+
   it('when a staged payload is cut short before its task runs, then the task fails with invalid_store_file and indexes nothing of it', async () => {
     const db = tempDir('quarry-payload-');
     let run = await start(db);
