@@ -3,7 +3,8 @@
 //! Databases:
 //! - `docs`: internal id (u32, big endian) → the document in the compact encoding of
 //!   `codec.rs` (field ids from the `fieldsMap` meta value instead of names).
-//! - `ids`: external id (the primary-key value as text) → internal id.
+//! - `ids`: external id (the primary-key value as text) → internal id (u32, big endian),
+//!   followed by the CRC-32 of the key and the id.
 //! - `meta`: small values, each beside its checksum (see [`Store::get_meta`]): primary key, next internal id, settings, field distribution,
 //!   generation, the dirty set not yet in tantivy, the results of the last applied batch,
 //!   the fields map (field names by id, append-only), the documents' compression
@@ -23,7 +24,8 @@ use roaring::RoaringBitmap;
 use crate::codec::FieldsMap;
 
 pub(crate) type DocsDb = Database<U32<BE>, Bytes>;
-pub(crate) type IdsDb = Database<Str, U32<BE>>;
+/// External id → internal id: see [`Store::internal_id`].
+pub(crate) type IdsDb = Database<Str, Bytes>;
 pub(crate) type MetaDb = Database<Str, Bytes>;
 pub(crate) type TextsDb = Database<Bytes, heed::types::U64<BE>>;
 
@@ -44,6 +46,17 @@ pub(crate) mod keys {
     pub const PAIR_WORDS: &str = "pairWords";
     /// The paths below the top-level attributes the documents have held (see `FieldsMap`).
     pub const NESTED_PATHS: &str = "nestedPaths";
+}
+
+/// The `ids` value of `ext` → `iid`: the id (big endian), then the CRC-32 (little-endian) of
+/// the key and the id, so that a value or a key changed in place is found when it is read.
+fn id_value(ext: &str, iid: u32) -> [u8; 8] {
+    let id = iid.to_be_bytes();
+    let mut h = crc32fast::Hasher::new();
+    h.update(ext.as_bytes());
+    h.update(&id);
+    let sum = h.finalize().to_le_bytes();
+    [id[0], id[1], id[2], id[3], sum[0], sum[1], sum[2], sum[3]]
 }
 
 /// The `meta` key of `key`'s checksum (the CRC-32 of its value, little-endian). LMDB checksums
@@ -276,7 +289,28 @@ impl Store {
         if ext.is_empty() || ext.len() > crate::docid::MAX_ID_BYTES {
             return Ok(None);
         }
-        self.ids.get(txn, ext).map_err(heed_error)
+        let Some(value) = self.ids.get(txn, ext).map_err(heed_error)? else {
+            return Ok(None);
+        };
+        let iid = value
+            .get(..4)
+            .map(|b| u32::from_be_bytes(b.try_into().expect("four bytes")));
+        match (iid, value.len()) {
+            // Written before ids carried a checksum.
+            (Some(iid), 4) => Ok(Some(iid)),
+            (Some(iid), 8) if value == id_value(ext, iid) => Ok(Some(iid)),
+            _ => Err(Error::new(
+                api_types::Code::InvalidStoreFile,
+                format!("The database file is in an invalid state: the internal id of the document `{ext}` does not match its checksum."),
+            )),
+        }
+    }
+
+    /// Records `iid` as the internal id of the document whose primary key is `ext`.
+    pub fn put_internal_id(&self, txn: &mut RwTxn, ext: &str, iid: u32) -> Result<()> {
+        self.ids
+            .put(txn, ext, &id_value(ext, iid))
+            .map_err(heed_error)
     }
 
     /// Forgets every embedded-text hash of embedder `id` (its vectors were dropped).

@@ -384,3 +384,42 @@ fn a_meta_value_changed_in_the_store_is_found_when_the_index_opens() {
         e.message
     );
 }
+
+#[test]
+fn an_internal_id_changed_in_the_store_is_found_and_older_ids_still_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    {
+        let index = Index::open(&dir).unwrap();
+        let file = stage(tmp.path(), "a", &Value::from(catalogue(0..20)).to_string());
+        index
+            .apply_batch(vec![add(1, file, Method::Replace, None)])
+            .unwrap();
+    }
+    {
+        let env = store_env(&dir);
+        let mut wtxn = env.write_txn().unwrap();
+        let ids: heed::Database<heed::types::Str, heed::types::Bytes> =
+            env.open_database(&wtxn, Some("ids")).unwrap().unwrap();
+        // `5` now points at document 6's internal id, its checksum left as it was.
+        let mut five = ids.get(&wtxn, "5").unwrap().unwrap().to_vec();
+        assert_eq!(five.len(), 8);
+        five[3] ^= 3;
+        ids.put(&mut wtxn, "5", &five).unwrap();
+        // `7` as ids were written before they had a checksum.
+        let seven = ids.get(&wtxn, "7").unwrap().unwrap()[..4].to_vec();
+        ids.put(&mut wtxn, "7", &seven).unwrap();
+        wtxn.commit().unwrap();
+    }
+    let index = Index::open(&dir).unwrap();
+    let e = index.get_document("5", None, false).unwrap_err();
+    assert_eq!(e.code, api_types::Code::InvalidStoreFile);
+    assert!(
+        e.message.contains("`5` does not match its checksum"),
+        "{}",
+        e.message
+    );
+    let seven: Value =
+        serde_json::from_slice(&index.get_document("7", None, false).unwrap().unwrap()).unwrap();
+    assert_eq!(seven["id"], json!(7));
+}

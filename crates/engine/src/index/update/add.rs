@@ -225,8 +225,8 @@ impl Batch<'_, '_> {
                 }
                 None => {
                     let iid = self.new_internal_id()?;
-                    let ids = &self.index.store.ids;
-                    ids.put(&mut self.txn, &ext, &iid).map_err(heed_error)?;
+                    let store = &self.index.store;
+                    store.put_internal_id(&mut self.txn, &ext, iid)?;
                     iid
                 }
             };
