@@ -12,7 +12,7 @@
 //! a document. Documents written before either existed are read as they were: JSON objects
 //! (first byte `{`), or the encoding uncompressed.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use api_types::{Error, Result};
@@ -50,9 +50,8 @@ pub(crate) struct FieldsMap {
     /// Every path below a top-level attribute that the documents have held (`a.b`, `a.b.c`;
     /// through arrays, `cast.name`), without an id: what Meilisearch's fields map lists beside
     /// the top-level names (`POST /fields`, and whether `attributesToHighlight` names a field
-    /// the index has). Append-only, in first-seen order, up to [`MAX_NESTED_PATHS`].
-    nested: Vec<String>,
-    nested_set: HashSet<String>,
+    /// the index has). Append-only, up to [`MAX_NESTED_PATHS`].
+    nested: BTreeSet<String>,
 }
 
 /// The most nested paths an index records (Meilisearch refuses a document past 65,535 fields).
@@ -74,8 +73,7 @@ impl FieldsMap {
             names,
             ids,
             dictionary: None,
-            nested: Vec::new(),
-            nested_set: HashSet::new(),
+            nested: BTreeSet::new(),
         })
     }
 
@@ -83,7 +81,6 @@ impl FieldsMap {
     pub fn with_nested(mut self, bytes: Option<&[u8]>) -> Result<FieldsMap> {
         if let Some(b) = bytes {
             self.nested = serde_json::from_slice(b).map_err(Error::internal)?;
-            self.nested_set = self.nested.iter().cloned().collect();
         }
         Ok(self)
     }
@@ -95,8 +92,8 @@ impl FieldsMap {
     }
 
     /// Every path below a top-level attribute the documents have held (see the field).
-    pub fn nested(&self) -> &[String] {
-        &self.nested
+    pub fn nested(&self) -> impl Iterator<Item = &String> {
+        self.nested.iter()
     }
 
     /// Records the paths below `path` in `value` (`path` is reused as a buffer).
@@ -110,9 +107,8 @@ impl FieldsMap {
                     let len = path.len();
                     path.push('.');
                     path.push_str(k);
-                    if !self.nested_set.contains(path.as_str()) {
-                        self.nested.push(path.clone());
-                        self.nested_set.insert(path.clone());
+                    if !self.nested.contains(path.as_str()) {
+                        self.nested.insert(path.clone());
                     }
                     self.note_nested(path, v);
                     path.truncate(len);

@@ -156,12 +156,13 @@ impl<'a> Printer<'a> {
         let q = self.q;
         let displayed = self.settings.displayed();
         let fields = self.index.fields_map().read().unwrap();
-        fields.names().iter().chain(fields.nested()).any(|name| {
+        let known = fields.names().iter().chain(fields.nested()).any(|name| {
             let asked = format::selected(q.attributes_to_highlight.as_deref(), name).is_some()
                 || format::selected(q.attributes_to_crop.as_deref(), name).is_some();
             asked
                 && displayed.is_none_or(|d| d.iter().any(|a| crate::filter::eval::within(name, a)))
-        })
+        });
+        known
     }
 
     /// Hands each of the page's hits, as the response shows it, to `f`, in order; a hit whose

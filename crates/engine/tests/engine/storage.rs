@@ -356,13 +356,7 @@ fn a_document_changed_in_the_store_fails_its_reads_with_invalid_store_file_never
 fn a_meta_value_changed_in_the_store_is_found_when_the_index_opens() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("idx");
-    {
-        let index = Index::open(&dir).unwrap();
-        let file = stage(tmp.path(), "a", &Value::from(catalogue(0..20)).to_string());
-        index
-            .apply_batch(vec![add(1, file, Method::Replace, None)])
-            .unwrap();
-    }
+    index_of_twenty(tmp.path(), &dir);
     {
         let env = store_env(&dir);
         let mut wtxn = env.write_txn().unwrap();
@@ -389,13 +383,7 @@ fn a_meta_value_changed_in_the_store_is_found_when_the_index_opens() {
 fn an_internal_id_changed_in_the_store_is_found_and_older_ids_still_read() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("idx");
-    {
-        let index = Index::open(&dir).unwrap();
-        let file = stage(tmp.path(), "a", &Value::from(catalogue(0..20)).to_string());
-        index
-            .apply_batch(vec![add(1, file, Method::Replace, None)])
-            .unwrap();
-    }
+    index_of_twenty(tmp.path(), &dir);
     {
         let env = store_env(&dir);
         let mut wtxn = env.write_txn().unwrap();
@@ -422,4 +410,13 @@ fn an_internal_id_changed_in_the_store_is_found_and_older_ids_still_read() {
     let seven: Value =
         serde_json::from_slice(&index.get_document("7", None, false).unwrap().unwrap()).unwrap();
     assert_eq!(seven["id"], json!(7));
+}
+
+/// Writes an index of 20 catalogue rows into `dir`, staging them in `tmp`.
+fn index_of_twenty(tmp: &Path, dir: &Path) {
+    let index = Index::open(dir).unwrap();
+    let file = stage(tmp, "a", &Value::from(catalogue(0..20)).to_string());
+    index
+        .apply_batch(vec![add(1, file, Method::Replace, None)])
+        .unwrap();
 }
