@@ -321,8 +321,8 @@ describe('semantic and hybrid search', () => {
     ],
     [
       { media: { image: 'x' }, hybrid: { embedder: 'man' } },
-      'invalid_search_media',
-      'Embedder `man` has no search fragments to embed `media` with: multimodal search is not available in this version of Quarry.',
+      'vector_embedding_error',
+      "Error while generating embeddings: user error: `media` requested but the configuration doesn't have source `rest`",
     ],
     [
       { q: 'red', hybrid: { embedder: 'man', semanticRatio: 1.5 } },

@@ -213,9 +213,14 @@ vector?: Array<number> | null,
  */
 hybrid?: Hybrid | null, 
 /**
- * Whether the request carried `media` (multimodal search, which needs search fragments).
+ * `media` (multimodal search): what the embedder's search fragments render with, beside
+ * the query text.
  */
-media?: boolean, 
+media?: unknown, 
+/**
+ * The `multimodal` experimental feature: `media` is refused without it.
+ */
+multimodal?: boolean, 
 /**
  * The index's name, which the errors about its settings begin with (as Meilisearch's).
  */

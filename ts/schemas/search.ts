@@ -373,7 +373,7 @@ export function engineQuery(b: SearchBody): SearchQuery {
     vector: b.vector ?? null,
     // Its shape is checked by `checkHybrid` when the body is parsed.
     hybrid: (b.hybrid ?? null) as Hybrid | null,
-    media: b.media !== undefined && b.media !== null,
+    media: b.media ?? undefined,
   };
 }
 

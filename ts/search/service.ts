@@ -138,6 +138,7 @@ export class SearchService {
     }
     const features = this.deps.features;
     out.containsFilter = features.enabled('containsFilter');
+    out.multimodal = features.enabled('multimodal');
     // Documents the dynamic search rules pin for this query.
     if (features.enabled('dynamicSearchRules')) {
       const pins = this.deps.searchRules.pinsFor(uid, typeof query.q === 'string' ? query.q : '', filter);

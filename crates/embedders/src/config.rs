@@ -8,6 +8,8 @@
 use api_types::{Code, Error, Result};
 use serde_json::{Map, Value};
 
+use crate::fragment::Fragments;
+
 /// Where an embedder's vectors come from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
@@ -32,6 +34,9 @@ pub enum Source {
         request: Value,
         response: Value,
         headers: Map<String, Value>,
+        /// `indexingFragments` and `searchFragments` (the `multimodal` feature): what is
+        /// embedded in place of the document template and the query text.
+        fragments: Option<Box<Fragments>>,
     },
     /// A model run in this process (fastembed / ONNX Runtime), read from a local directory.
     HuggingFace {
@@ -123,6 +128,7 @@ impl EmbedderConfig {
                     .and_then(Value::as_object)
                     .cloned()
                     .unwrap_or_default(),
+                fragments: Fragments::read(config).map(Box::new),
             },
             "huggingFace" => Source::HuggingFace {
                 model: str_field(config, "model"),
@@ -173,5 +179,13 @@ impl EmbedderConfig {
     /// Whether documents are embedded by the source (false: vectors come only from `_vectors`).
     pub fn generates(&self) -> bool {
         !matches!(self.source, Source::UserProvided)
+    }
+
+    /// The fragments of a `rest` source that has some.
+    pub fn fragments(&self) -> Option<&Fragments> {
+        match &self.source {
+            Source::Rest { fragments, .. } => fragments.as_deref(),
+            _ => None,
+        }
     }
 }

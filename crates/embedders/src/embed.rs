@@ -13,6 +13,16 @@ pub trait Embed: Send + Sync {
     /// implementation splits it.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Embedding>>;
 
+    /// One vector per rendered fragment (see [`crate::fragment`]), in order. Only a `rest`
+    /// source with fragments has this.
+    fn embed_fragments(&self, fragments: &[serde_json::Value]) -> Result<Vec<Embedding>> {
+        let _ = fragments;
+        Err(api_types::Error::new(
+            api_types::Code::VectorEmbeddingError,
+            "Error while generating embeddings: user error: this embedder has no fragments to embed.",
+        ))
+    }
+
     /// The length of every vector this embedder returns.
     fn dimensions(&self) -> usize;
 

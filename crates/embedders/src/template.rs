@@ -85,7 +85,7 @@ impl RenderError {
     }
 }
 
-fn parser() -> liquid::Parser {
+pub(crate) fn parser() -> liquid::Parser {
     // The standard library only registers tags and filters: building it cannot fail.
     liquid::ParserBuilder::with_stdlib()
         .build()
@@ -192,7 +192,7 @@ fn globals(doc: &Map<String, Value>, is_searchable: &dyn Fn(&str) -> bool) -> Ob
 
 /// A JSON value as a Liquid value. Integers stay integers (u64 beyond i64 become floats, as
 /// Liquid has no unsigned scalar).
-fn to_liquid(value: &Value) -> LValue {
+pub(crate) fn to_liquid(value: &Value) -> LValue {
     match value {
         Value::Null => LValue::Nil,
         Value::Bool(b) => LValue::scalar(*b),

@@ -125,15 +125,22 @@ impl SearchContext<'_> {
         // query is embedded then); the sort's syntax; `attributesToSearchOn`; `distinct`;
         // then the filter against the settings, the sort's attributes and the facets.
         let filter = self.search_filter(q)?;
-        if q.media && q.vector.is_some() {
+        let media = q.media.as_ref().filter(|m| !m.is_null());
+        if media.is_some() && q.vector.is_some() {
             return Err(semantic::media_and_vector());
         }
-        if q.hybrid.is_none() && (q.vector.is_some() || q.media) {
+        if q.hybrid.is_none() && (q.vector.is_some() || media.is_some()) {
             return Err(semantic::missing_hybrid());
         }
         let query_text = q.q.clone().unwrap_or_default();
-        let mode =
-            self.search_mode(&query_text, q.vector.as_deref(), q.hybrid.as_ref(), q.media)?;
+        let mode = self.search_mode(&query_text, q.vector.as_deref(), q.hybrid.as_ref(), media)?;
+        // Checked once the query is embedded, as Meilisearch does.
+        if media.is_some() && !q.multimodal {
+            return Err(api_types::Error::new(
+                api_types::Code::FeatureNotEnabled,
+                "passing `media` in a search query requires enabling the `multimodal` experimental feature. See https://github.com/orgs/meilisearch/discussions/846",
+            ));
+        }
         let sort_keys = match q.sort.as_deref() {
             Some(specs) => crate::sort::parse_syntax(specs, api_types::Code::InvalidSearchSort)?,
             None => Vec::new(),

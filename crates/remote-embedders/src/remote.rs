@@ -18,6 +18,7 @@ use std::time::Duration;
 use api_types::{Code, Error, Result};
 use serde_json::{json, Map, Value};
 
+use embedders::rest_template::{EMBEDDING, FRAGMENT, REPEAT, TEXT};
 use embedders::{Embed, EmbedderConfig, Embedding, Source};
 
 /// Tries per request.
@@ -45,10 +46,6 @@ pub fn configure(timeout: Option<Duration>, retry_for: Option<Duration>) {
 /// Texts per request for sources that take several.
 const BATCH: usize = 64;
 
-const TEXT: &str = "{{text}}";
-const EMBEDDING: &str = "{{embedding}}";
-const REPEAT: &str = "{{..}}";
-
 fn error(name: &str, cause: impl std::fmt::Display) -> Error {
     Error::new(
         Code::VectorEmbeddingError,
@@ -62,6 +59,8 @@ enum Shape {
     Rest {
         request: Value,
         response: Value,
+        /// `{{fragment}}` when the embedder has fragments, else `{{text}}`.
+        placeholder: &'static str,
     },
     OpenAi {
         model: String,
@@ -69,10 +68,7 @@ enum Shape {
     },
     /// `/api/embed` (batched `input` → `embeddings`), or the older `/api/embeddings`
     /// (`prompt` → `embedding`).
-    Ollama {
-        model: String,
-        legacy: bool,
-    },
+    Ollama { model: String, legacy: bool },
 }
 
 /// A remote embedder.
@@ -104,6 +100,7 @@ pub fn build_remote(
             request,
             response,
             headers,
+            fragments,
         } => {
             let mut h: Vec<(String, String)> = headers
                 .iter()
@@ -116,6 +113,7 @@ pub fn build_remote(
                 Shape::Rest {
                     request: request.clone(),
                     response: response.clone(),
+                    placeholder: if fragments.is_some() { FRAGMENT } else { TEXT },
                 },
             )
         }
@@ -189,11 +187,16 @@ impl Remote {
         }
     }
 
-    fn request_body(&self, texts: &[&str]) -> Value {
+    fn request_body(&self, inputs: &[Value]) -> Value {
+        let texts = || -> Vec<&str> { inputs.iter().map(|v| v.as_str().unwrap_or("")).collect() };
         match &self.shape {
-            Shape::Rest { request, .. } => fill(request, texts),
+            Shape::Rest {
+                request,
+                placeholder,
+                ..
+            } => fill(request, inputs, placeholder),
             Shape::OpenAi { model, dimensions } => {
-                let mut body = json!({ "input": texts, "model": model });
+                let mut body = json!({ "input": texts(), "model": model });
                 if let (Some(d), true) = (dimensions, model != "text-embedding-ada-002") {
                     body["dimensions"] = json!(d);
                 }
@@ -202,8 +205,8 @@ impl Remote {
             Shape::Ollama {
                 model,
                 legacy: true,
-            } => json!({ "model": model, "prompt": texts[0] }),
-            Shape::Ollama { model, .. } => json!({ "model": model, "input": texts }),
+            } => json!({ "model": model, "prompt": texts()[0] }),
+            Shape::Ollama { model, .. } => json!({ "model": model, "input": texts() }),
         }
     }
 
@@ -250,8 +253,8 @@ impl Remote {
     }
 
     /// One request, tried again on transient failures.
-    fn send(&self, texts: &[&str]) -> Result<Vec<Embedding>> {
-        let body = self.request_body(texts);
+    fn send(&self, inputs: &[Value]) -> Result<Vec<Embedding>> {
+        let body = self.request_body(inputs);
         let timeout = Duration::from_millis(TIMEOUT_MS.load(Ordering::Relaxed));
         let retry_for = Duration::from_millis(RETRY_FOR_MS.load(Ordering::Relaxed));
         let first = std::time::Instant::now();
@@ -282,7 +285,7 @@ impl Remote {
                             format!("the answer of `{}` is not JSON: {e}", self.url),
                         )
                     })?;
-                    return self.parse(&value, texts.len()).map_err(|m| {
+                    return self.parse(&value, inputs.len()).map_err(|m| {
                         error(
                             &self.name,
                             format!("unexpected answer from `{}`: {m}", self.url),
@@ -301,10 +304,11 @@ impl Remote {
     }
 }
 
-impl Embed for Remote {
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Embedding>> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(self.batch()) {
+impl Remote {
+    /// Embeds `inputs` (texts, or rendered fragments), a batch per request.
+    fn embed_inputs(&self, inputs: &[Value]) -> Result<Vec<Embedding>> {
+        let mut out = Vec::with_capacity(inputs.len());
+        for chunk in inputs.chunks(self.batch()) {
             let vectors = self.send(chunk)?;
             for v in &vectors {
                 let expected = self.dimensions.load(Ordering::Relaxed);
@@ -329,6 +333,29 @@ impl Embed for Remote {
         }
         Ok(out)
     }
+}
+
+impl Embed for Remote {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Embedding>> {
+        if let Shape::Rest {
+            placeholder: FRAGMENT,
+            ..
+        } = self.shape
+        {
+            // An embedder with fragments embeds rendered fragments only (a query's text goes
+            // through its search fragments, see `embedders::fragment`).
+            return Err(error(
+                &self.name,
+                "this embedder has fragments: texts are embedded through its search fragments",
+            ));
+        }
+        let inputs: Vec<Value> = texts.iter().map(|t| json!(t)).collect();
+        self.embed_inputs(&inputs)
+    }
+
+    fn embed_fragments(&self, fragments: &[Value]) -> Result<Vec<Embedding>> {
+        self.embed_inputs(fragments)
+    }
 
     fn dimensions(&self) -> usize {
         self.dimensions.load(Ordering::Relaxed)
@@ -349,22 +376,30 @@ fn has_repeat(v: &Value) -> bool {
     }
 }
 
-/// The request template with `texts` in place of `{{text}}`.
-fn fill(template: &Value, texts: &[&str]) -> Value {
+/// The request template with `inputs` in place of `placeholder` (`{{text}}`, or `{{fragment}}`
+/// for an embedder with fragments): a string that is the placeholder becomes the input
+/// (a rendered fragment may be any JSON value); a longer string gets the input's text.
+fn fill(template: &Value, inputs: &[Value], placeholder: &str) -> Value {
     match template {
-        Value::String(s) if s.contains(TEXT) => {
-            Value::String(s.replace(TEXT, texts.first().copied().unwrap_or("")))
+        Value::String(s) if s == placeholder => inputs.first().cloned().unwrap_or(json!("")),
+        Value::String(s) if s.contains(placeholder) => {
+            let text = match inputs.first() {
+                Some(Value::String(t)) => t.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            Value::String(s.replace(placeholder, &text))
         }
         Value::Array(a) if a.get(1).and_then(Value::as_str) == Some(REPEAT) => Value::Array(
-            texts
+            inputs
                 .iter()
-                .map(|t| fill(&a[0], std::slice::from_ref(t)))
+                .map(|t| fill(&a[0], std::slice::from_ref(t), placeholder))
                 .collect(),
         ),
-        Value::Array(a) => Value::Array(a.iter().map(|v| fill(v, texts)).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(|v| fill(v, inputs, placeholder)).collect()),
         Value::Object(o) => Value::Object(
             o.iter()
-                .map(|(k, v)| (k.clone(), fill(v, texts)))
+                .map(|(k, v)| (k.clone(), fill(v, inputs, placeholder)))
                 .collect::<Map<String, Value>>(),
         ),
         other => other.clone(),
@@ -445,12 +480,24 @@ mod tests {
         let req = json!({"model": "m", "input": ["{{text}}", "{{..}}"]});
         assert!(has_repeat(&req));
         assert_eq!(
-            fill(&req, &["a", "b"]),
+            fill(&req, &[json!("a"), json!("b")], TEXT),
             json!({"model": "m", "input": ["a", "b"]})
         );
         let single = json!({"prompt": "say {{text}}"});
         assert!(!has_repeat(&single));
-        assert_eq!(fill(&single, &["x"]), json!({"prompt": "say x"}));
+        assert_eq!(
+            fill(&single, &[json!("x")], TEXT),
+            json!({"prompt": "say x"})
+        );
+        let fragment = json!({"input": ["{{fragment}}", "{{..}}"]});
+        assert_eq!(
+            fill(
+                &fragment,
+                &[json!({"image": "a.png"}), json!("b")],
+                FRAGMENT
+            ),
+            json!({"input": [{"image": "a.png"}, "b"]})
+        );
         let resp = json!({"data": [{"embedding": "{{embedding}}"}, "{{..}}"]});
         let mut out = Vec::new();
         extract(

@@ -71,7 +71,7 @@ impl SearchContext<'_> {
         // A semantic or hybrid query has every allowed document as a candidate (its semantic
         // side ranks them all): the words then restrict nothing.
         let text = q.q.as_deref().unwrap_or("");
-        let mode = self.search_mode(text, q.vector.as_deref(), q.hybrid.as_ref(), false)?;
+        let mode = self.search_mode(text, q.vector.as_deref(), q.hybrid.as_ref(), None)?;
         let text = match mode {
             Mode::Keyword { .. } => text,
             Mode::Semantic(_) | Mode::Hybrid(..) => "",

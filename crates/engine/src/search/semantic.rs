@@ -76,12 +76,12 @@ impl SearchContext<'_> {
         q: &str,
         vector: Option<&[f32]>,
         hybrid: Option<&Hybrid>,
-        media: bool,
+        media: Option<&serde_json::Value>,
     ) -> Result<Mode> {
         let rtxn = &self.rtxn;
         let settings = &*self.settings;
         let Some(hybrid) = hybrid else {
-            if vector.is_some() || media {
+            if vector.is_some() || media.is_some() {
                 return Err(missing_hybrid());
             }
             return Ok(Mode::Keyword {
@@ -92,7 +92,7 @@ impl SearchContext<'_> {
         let blank = q.trim().is_empty();
         // A search that embeds nothing (keywords only, or a placeholder without a vector)
         // does not look its embedder up, as Meilisearch does not: a missing one is no error.
-        if !media && vector.is_none() && (ratio == 0.0 || blank) {
+        if media.is_none() && vector.is_none() && (ratio == 0.0 || blank) {
             return Ok(Mode::Keyword {
                 semantic_hits: None,
             });
@@ -107,14 +107,6 @@ impl SearchContext<'_> {
                 format!("Cannot find embedder with name `{}`.", hybrid.embedder),
             ));
         };
-        if media {
-            // Media queries are embedded by an embedder's search fragments (Meilisearch's
-            // `multimodal` feature), which Quarry does not have.
-            return Err(Error::new(
-                Code::InvalidSearchMedia,
-                format!("Embedder `{}` has no search fragments to embed `media` with: multimodal search is not available in this version of Quarry.", hybrid.embedder),
-            ));
-        }
         let entry = Registry::load(self.store(), rtxn)?
             .get(&hybrid.embedder)
             .copied();
@@ -130,18 +122,20 @@ impl SearchContext<'_> {
                 ));
             }
         }
-        if ratio == 0.0 || (blank && vector.is_none()) {
+        if ratio == 0.0 || (blank && vector.is_none() && media.is_none()) {
             return Ok(Mode::Keyword {
                 semantic_hits: None,
             });
         }
         let semantic_only = ratio == 1.0 || blank;
+        let text = (!blank).then_some(q);
         let vector = match vector {
             Some(v) => Some(v.to_vec()),
-            None => match self.embed_query(&hybrid.embedder, &config, q) {
+            None => match self.embed_query(&hybrid.embedder, &config, text, media) {
                 Ok(v) => v,
                 Err(e) if semantic_only => return Err(e),
-                // A hybrid search whose query cannot be embedded answers with its keywords.
+                // A hybrid search whose query cannot be embedded (a failing source, `media`
+                // that renders no search fragment) answers with its keywords, as Meilisearch's.
                 Err(_) => None,
             },
         };
@@ -161,18 +155,22 @@ impl SearchContext<'_> {
         })
     }
 
-    /// The query's embedding by the embedder's source; None for `userProvided` (queries give
-    /// their `vector`).
+    /// The query's embedding by the embedder's source (its text, or the search fragment its
+    /// text and `media` render); None for `userProvided` (queries give their `vector`).
     fn embed_query(
         &self,
         name: &str,
         config: &EmbedderConfig,
-        q: &str,
+        q: Option<&str>,
+        media: Option<&serde_json::Value>,
     ) -> Result<Option<Vec<f32>>> {
         if !config.generates() {
+            if media.is_some() {
+                return Err(embedders::fragment::media_without_fragments("userProvided"));
+            }
             return Ok(None);
         }
-        crate::vectors::embed_query(name, config, q).map(Some)
+        crate::vectors::embed_query(name, config, q, media).map(Some)
     }
 
     /// The vector graphs' tables at the context's generation when they are built. The first

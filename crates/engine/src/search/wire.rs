@@ -116,10 +116,15 @@ pub struct SearchQuery {
     /// `{embedder, semanticRatio}`: semantic or hybrid search.
     #[serde(default)]
     pub hybrid: Option<super::semantic::Hybrid>,
-    /// Whether the request carried `media` (multimodal search, which needs search fragments).
+    /// `media` (multimodal search): what the embedder's search fragments render with, beside
+    /// the query text.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional, type = "unknown"))]
+    pub media: Option<Value>,
+    /// The `multimodal` experimental feature: `media` is refused without it.
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
-    pub media: bool,
+    pub multimodal: bool,
     /// The index's name, which the errors about its settings begin with (as Meilisearch's).
     #[serde(default)]
     pub index_uid: Option<String>,

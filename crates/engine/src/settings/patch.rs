@@ -297,6 +297,20 @@ fn apply_embedder(current: Option<Embedder>, patch: Map<String, Value>) -> Embed
                 let kept = sub.into_iter().filter(|(_, v)| !v.is_null()).collect();
                 merged.insert(k, Value::Object(kept));
             }
+            // Fragments merge by name: `null` removes one, one not named stays (Meilisearch's).
+            Value::Object(sub) if k == "indexingFragments" || k == "searchFragments" => {
+                let mut fragments = match merged.remove(&k) {
+                    Some(Value::Object(m)) => m,
+                    _ => Map::new(),
+                };
+                merge_fields(&mut fragments, sub);
+                if !fragments.is_empty() {
+                    // By name, as Meilisearch lists (and embeds) them.
+                    let by_name: std::collections::BTreeMap<String, Value> =
+                        fragments.into_iter().collect();
+                    merged.insert(k, Value::Object(by_name.into_iter().collect()));
+                }
+            }
             v => {
                 merged.insert(k, v);
             }

@@ -29,12 +29,14 @@ pub fn hide_secret(secret: &str) -> String {
 /// Sources whose embedders render documents through a template.
 const TEMPLATED_SOURCES: [&str; 4] = ["openAi", "huggingFace", "ollama", "rest"];
 
-/// One embedder as shown: the template defaults filled in for the sources that use them,
-/// the API key masked.
+/// One embedder as shown: the template defaults filled in for the sources that use them (not
+/// for a `rest` embedder with fragments, which embeds those instead), the API key masked.
 fn embedder_view(config: &Embedder) -> Value {
     let source = config.get("source").and_then(Value::as_str);
     let mut out = config.clone();
-    if source.is_some_and(|s| TEMPLATED_SOURCES.contains(&s)) {
+    let fragments =
+        config.contains_key("indexingFragments") || config.contains_key("searchFragments");
+    if source.is_some_and(|s| TEMPLATED_SOURCES.contains(&s)) && !fragments {
         out.entry("documentTemplate")
             .or_insert_with(|| DEFAULT_DOCUMENT_TEMPLATE.into());
         out.entry("documentTemplateMaxBytes")

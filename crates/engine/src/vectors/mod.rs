@@ -125,18 +125,54 @@ pub fn search_config(config: &EmbedderConfig) -> &EmbedderConfig {
     }
 }
 
-/// The embedding of query `q` by `config` (a composite's search embedder), from the cache or
-/// the embedder.
-pub fn embed_query(name: &str, config: &EmbedderConfig, q: &str) -> api_types::Result<Vec<f32>> {
+/// The embedding of a query by `config` (a composite's search embedder), from the cache or the
+/// embedder: its text `q`, or for an embedder with search fragments the one fragment that `q`
+/// (None when blank) and `media` render (see `embedders::fragment`).
+pub fn embed_query(
+    name: &str,
+    config: &EmbedderConfig,
+    q: Option<&str>,
+    media: Option<&serde_json::Value>,
+) -> api_types::Result<Vec<f32>> {
     let config = search_config(config);
-    QUERIES.get_or_try(format!("{name}\0{config:?}\0{q}"), || {
-        embedder(name, config)?.embed(&[q])?.pop().ok_or_else(|| {
-            api_types::Error::new(
-                Code::VectorEmbeddingError,
-                format!("Error while generating embeddings: embedder `{name}` returned no embedding for the query."),
-            )
-        })
-    })
+    let none = || {
+        api_types::Error::new(
+            Code::VectorEmbeddingError,
+            format!("Error while generating embeddings: embedder `{name}` returned no embedding for the query."),
+        )
+    };
+    match (config.fragments(), media) {
+        (Some(fragments), _) => {
+            let fragment = embedders::fragment::render_search(fragments, q, media)?;
+            QUERIES.get_or_try(format!("{name}\0{config:?}\0\0{fragment}"), || {
+                embedder(name, config)?
+                    .embed_fragments(std::slice::from_ref(&fragment))?
+                    .pop()
+                    .ok_or_else(none)
+            })
+        }
+        (None, Some(_)) => Err(embedders::fragment::media_without_fragments(source_name(
+            config,
+        ))),
+        (None, None) => {
+            let q = q.unwrap_or("");
+            QUERIES.get_or_try(format!("{name}\0{config:?}\0{q}"), || {
+                embedder(name, config)?.embed(&[q])?.pop().ok_or_else(none)
+            })
+        }
+    }
+}
+
+/// The source's name as settings spell it.
+fn source_name(config: &EmbedderConfig) -> &'static str {
+    match config.source {
+        embedders::Source::UserProvided => "userProvided",
+        embedders::Source::OpenAi { .. } => "openAi",
+        embedders::Source::Ollama { .. } => "ollama",
+        embedders::Source::Rest { .. } => "rest",
+        embedders::Source::HuggingFace { .. } => "huggingFace",
+        embedders::Source::Composite { .. } => "composite",
+    }
 }
 
 /// Renders `template` with `document_json` (an object) as the render route does: every field
@@ -162,7 +198,9 @@ pub fn render_template(
 pub fn check_embedder(name: &str, patch_json: &str) -> api_types::Result<()> {
     let patch: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(patch_json).map_err(api_types::Error::internal)?;
-    embedders::rules::check_patch(name, &patch)
+    embedders::rules::check_patch(name, &patch)?;
+    embedders::fragment::check_patch(&patch)?;
+    embedders::rest_template::check_patch(&patch)
 }
 
 /// A composite embedder's two halves must agree: the same dimensions, and nearly the same
@@ -171,6 +209,17 @@ pub fn check_composite(name: &str, config: &EmbedderConfig) -> api_types::Result
     let embedders::Source::Composite { indexing, search } = &config.source else {
         return Ok(());
     };
+    if indexing.fragments().is_some() || search.fragments().is_some() {
+        // Halves embedding fragments have no common probe: only their dimensions are checked
+        // (when both are configured), as the vectors they give are.
+        return match (indexing.dimensions, search.dimensions) {
+            (Some(a), Some(b)) if a != b => Err(api_types::Error::new(
+                Code::VectorEmbeddingError,
+                format!("Error while generating embeddings: user error: error while generating test embeddings.\n  - the dimensions of embeddings produced at search time and at indexing time don't match.\n  - Search time dimensions: {b}\n  - Indexing time dimensions: {a}\n  - Note: Dimensions of embeddings produced by both embedders are required to match."),
+            )),
+            _ => Ok(()),
+        };
+    }
     let probe = "test";
     let a = embedder(name, search)?
         .embed(&[probe])?

@@ -35,81 +35,145 @@ use crate::vectors::{parse, registry};
 /// Texts embedded per call to a source (the source splits them into its own batches).
 const EMBED_CHUNK: usize = 256;
 
-/// The text a source embeds for `doc` under `settings`: its template (a composite's
-/// indexing embedder's), rendered over the searchable fields and cut to the byte limit.
-fn document_text(
-    settings: &Settings,
-    config: &EmbedderConfig,
-    doc: &Map<String, Value>,
-) -> Result<String> {
-    let config = match &config.source {
-        embedders::Source::Composite { indexing, .. } => indexing.as_ref(),
-        _ => config,
-    };
-    let template = DocumentTemplate::new(
-        config.document_template.as_deref(),
-        config.document_template_max_bytes,
-    )?;
-    let searchable = settings.searchable();
-    let mut doc = doc.clone();
-    doc.remove("_vectors");
-    template.render(&doc, &|field| {
-        searchable.as_ref().is_none_or(|s| {
-            s.iter()
-                .any(|a| a == field || field.starts_with(&format!("{a}.")))
-        })
-    })
+/// What a source embeds for one document: its template's text, or the fragments it renders
+/// (none is a document without embeddings for that source).
+pub(super) enum Input {
+    Text(String),
+    Fragments(Vec<Value>),
+}
+
+impl Input {
+    /// The stable hash kept per document and embedder: an unchanged input is not embedded
+    /// again.
+    fn hash(&self) -> u64 {
+        match self {
+            Input::Text(t) => text_hash(t),
+            Input::Fragments(f) => text_hash(&Value::Array(f.clone()).to_string()),
+        }
+    }
+}
+
+/// What turns documents into one source's inputs: its template (a composite's indexing
+/// embedder's), rendered over the searchable fields and cut to the byte limit, or its indexing
+/// fragments. Built once per embedder and op.
+enum Renderer {
+    Template(DocumentTemplate, Option<Vec<String>>),
+    Fragments(embedders::fragment::IndexingFragments),
+}
+
+impl Renderer {
+    fn new(settings: &Settings, config: &EmbedderConfig) -> Result<Renderer> {
+        let config = match &config.source {
+            embedders::Source::Composite { indexing, .. } => indexing.as_ref(),
+            _ => config,
+        };
+        if let Some(fragments) = config.fragments() {
+            return Ok(Renderer::Fragments(
+                embedders::fragment::IndexingFragments::new(fragments)?,
+            ));
+        }
+        let template = DocumentTemplate::new(
+            config.document_template.as_deref(),
+            config.document_template_max_bytes,
+        )?;
+        Ok(Renderer::Template(
+            template,
+            settings.searchable().map(<[String]>::to_vec),
+        ))
+    }
+
+    fn input(&self, doc: &Map<String, Value>) -> Result<Input> {
+        match self {
+            Renderer::Fragments(f) => Ok(Input::Fragments(f.render(doc))),
+            Renderer::Template(template, searchable) => {
+                let mut doc = doc.clone();
+                doc.remove("_vectors");
+                let text = template.render(&doc, &|field| {
+                    searchable.as_ref().is_none_or(|s| {
+                        s.iter()
+                            .any(|a| a == field || field.starts_with(&format!("{a}.")))
+                    })
+                })?;
+                Ok(Input::Text(text))
+            }
+        }
+    }
 }
 
 impl Batch<'_, '_> {
-    /// Embeds `queued` (the last text of a key wins) with `config`'s source.
-    fn embed_texts<K: Hash + Eq + Clone>(
+    /// Embeds `queued` (the last input of a key wins) with `config`'s source: a text is one
+    /// embedding, fragments one each.
+    fn embed_inputs<K: Hash + Eq + Clone>(
         &self,
         name: &str,
         config: &EmbedderConfig,
-        queued: Vec<(K, String)>,
+        queued: Vec<(K, Input)>,
     ) -> Result<Embedded<K>> {
         let mut last: HashMap<K, usize> = HashMap::with_capacity(queued.len());
         for (i, (k, _)) in queued.iter().enumerate() {
             last.insert(k.clone(), i);
         }
-        let queued: Vec<(K, String)> = queued
+        let queued: Vec<(K, Input)> = queued
             .into_iter()
             .enumerate()
             .filter(|(i, (k, _))| last[k] == *i)
             .map(|(_, q)| q)
             .collect();
         let embedder = crate::vectors::embedder(name, config)?;
+        // Every piece to embed, with the rank of the key it belongs to.
+        let mut texts: Vec<(usize, &str)> = Vec::new();
+        let mut fragments: Vec<(usize, Value)> = Vec::new();
+        for (i, (_, input)) in queued.iter().enumerate() {
+            match input {
+                Input::Text(t) => texts.push((i, t.as_str())),
+                Input::Fragments(f) => fragments.extend(f.iter().map(|v| (i, v.clone()))),
+            }
+        }
         self.set_progress(|p| {
             p.step = "embedding documents";
-            p.total = queued.len() as u64;
+            p.total = (texts.len() + fragments.len()) as u64;
             p.done = 0;
         });
-        let mut out = HashMap::with_capacity(queued.len());
-        let mut dims = 0;
-        for chunk in queued.chunks(EMBED_CHUNK) {
-            let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
-            let vectors = embedder.embed(&texts)?;
-            if vectors.len() != chunk.len() {
+        let mut vectors: Vec<Vec<Embedding>> = vec![Vec::new(); queued.len()];
+        let mut dims = config.dimensions.unwrap_or(0);
+        let mut take = |owner: &[usize], found: Vec<Embedding>| -> Result<()> {
+            if found.len() != owner.len() {
                 return Err(Error::new(
                     Code::VectorEmbeddingError,
-                    format!("Error while generating embeddings: embedder `{name}` returned {} embeddings for {} texts.", vectors.len(), chunk.len()),
+                    format!("Error while generating embeddings: embedder `{name}` returned {} embeddings for {} inputs.", found.len(), owner.len()),
                 ));
             }
-            for ((k, text), v) in chunk.iter().zip(vectors) {
+            for (i, v) in owner.iter().zip(found) {
                 if dims == 0 {
                     dims = v.len();
                 }
-                if v.len() != dims || config.dimensions.is_some_and(|d| d != v.len()) {
+                if v.len() != dims {
                     return Err(Error::new(
                         Code::VectorEmbeddingError,
-                        format!("Error while generating embeddings: embedder `{name}` returned an embedding of {} dimensions, expected {}.", v.len(), config.dimensions.unwrap_or(dims)),
+                        format!("Error while generating embeddings: embedder `{name}` returned an embedding of {} dimensions, expected {dims}.", v.len()),
                     ));
                 }
-                out.insert(k.clone(), (v, text_hash(text)));
+                vectors[*i].push(v);
             }
+            Ok(())
+        };
+        for chunk in texts.chunks(EMBED_CHUNK) {
+            let owner: Vec<usize> = chunk.iter().map(|(i, _)| *i).collect();
+            let batch: Vec<&str> = chunk.iter().map(|(_, t)| *t).collect();
+            take(&owner, embedder.embed(&batch)?)?;
             self.set_progress(|p| p.done += chunk.len() as u64);
         }
+        for chunk in fragments.chunks(EMBED_CHUNK) {
+            let owner: Vec<usize> = chunk.iter().map(|(i, _)| *i).collect();
+            let batch: Vec<Value> = chunk.iter().map(|(_, v)| v.clone()).collect();
+            take(&owner, embedder.embed_fragments(&batch)?)?;
+            self.set_progress(|p| p.done += chunk.len() as u64);
+        }
+        let out = queued
+            .into_iter()
+            .zip(vectors)
+            .map(|((k, input), v)| (k, (v, input.hash())))
+            .collect();
         Ok((dims, out))
     }
 
@@ -139,7 +203,12 @@ impl Batch<'_, '_> {
                 None => None,
             });
         }
-        let mut queued: Vec<Vec<(String, String)>> = vec![Vec::new(); generating.len()];
+        let renderers: Vec<Renderer> = generating
+            .iter()
+            .map(|(_, c)| Renderer::new(settings, c))
+            .collect::<Result<_>>()?;
+        let mut queued: Vec<Vec<(String, Input)>> = Vec::new();
+        queued.resize_with(generating.len(), Vec::new);
         payload::read_staged(file, |doc| {
             let ext = docid::document_id(&doc, pk)?;
             if !keeps(&ext) {
@@ -159,13 +228,13 @@ impl Batch<'_, '_> {
                 }
                 _ => doc,
             };
-            for (i, (name, config)) in generating.iter().enumerate() {
+            for (i, (name, _)) in generating.iter().enumerate() {
                 let supplied = parse::supplied(&full, name, &ext)?;
                 if supplied.as_ref().is_some_and(|s| s.embeddings.is_some()) {
                     continue;
                 }
                 let regenerate = supplied.as_ref().is_some_and(|s| s.regenerate);
-                let text = document_text(settings, config, &full)?;
+                let input = renderers[i].input(&full)?;
                 if let (Some(iid), false, Some((id, user))) = (existing, regenerate, &known[i]) {
                     // The user's own embeddings stay; an unchanged text is not embedded again.
                     if user.contains(iid) {
@@ -175,28 +244,33 @@ impl Batch<'_, '_> {
                         .texts
                         .get(txn, &text_key(*id, iid))
                         .map_err(heed_error)?;
-                    if stored == Some(text_hash(&text)) {
+                    if stored == Some(input.hash()) {
                         continue;
                     }
                 }
-                queued[i].push((ext.clone(), text));
+                queued[i].push((ext.clone(), input));
             }
             Ok(())
         })?;
-        for ((name, config), texts) in generating.into_iter().zip(queued) {
-            if !texts.is_empty() {
-                generated.insert(name.clone(), self.embed_texts(name, config, texts)?);
+        for ((name, config), inputs) in generating.into_iter().zip(queued) {
+            if !inputs.is_empty() {
+                generated.insert(name.clone(), self.embed_inputs(name, config, inputs)?);
             }
         }
         Ok(generated)
     }
 
-    /// Writes one generated embedding of document `iid`, with the hash of its text.
+    /// Writes the generated embeddings of document `iid` (one, or one per fragment it
+    /// rendered: maybe none), with the hash of its input.
     pub(super) fn put_generated(
         &mut self,
         (name, config, dims): (&str, &EmbedderConfig, usize),
-        (iid, vector, hash): (u32, &Embedding, u64),
+        (iid, vectors, hash): (u32, &[Embedding], u64),
     ) -> Result<()> {
+        if dims == 0 {
+            // Nothing was ever embedded and no dimensions are configured: nothing to write.
+            return Ok(());
+        }
         let (store, txn, state) = (&self.index.store, &mut self.txn, &mut self.state);
         // A source whose vectors changed length (another model) starts a new space.
         if let Some(old) = state.vectors.registry.get(name).copied() {
@@ -211,7 +285,7 @@ impl Batch<'_, '_> {
             (store, txn),
             (name, dims, config.binary_quantized),
             iid,
-            std::slice::from_ref(vector),
+            vectors,
         )?;
         store
             .texts
@@ -233,7 +307,17 @@ impl Batch<'_, '_> {
             if let Some(t) = &config.document_template {
                 embedders::template::validate_setting(name, t)?;
             }
+            if let Some(f) = config.fragments() {
+                embedders::fragment::check(
+                    f,
+                    config.document_template.as_deref(),
+                    config.dimensions,
+                )?;
+            }
             let old = before.iter().find(|(n, _)| n == name).map(|(_, c)| c);
+            if old != Some(config) {
+                embedders::rest_template::check_config(config)?;
+            }
             let was_quantized = old.is_some_and(|o| o.binary_quantized)
                 || self
                     .state
@@ -290,17 +374,18 @@ impl Batch<'_, '_> {
                 Some(e) => user_vectors(store, txn, e.id)?,
                 None => RoaringBitmap::new(),
             };
-            let mut queued: Vec<(u32, String)> = Vec::new();
+            let renderer = Renderer::new(settings, config)?;
+            let mut queued: Vec<(u32, Input)> = Vec::new();
             for item in store.docs.iter(txn).map_err(heed_error)? {
                 let (iid, bytes) = item.map_err(heed_error)?;
                 if user.contains(iid) {
                     continue;
                 }
                 let doc = codec::decode(bytes, &state.fields)?;
-                queued.push((iid, document_text(settings, config, &doc)?));
+                queued.push((iid, renderer.input(&doc)?));
             }
             if !queued.is_empty() {
-                generated.insert(name.clone(), self.embed_texts(name, config, queued)?);
+                generated.insert(name.clone(), self.embed_inputs(name, config, queued)?);
             }
         }
         Ok(generated)
@@ -337,8 +422,8 @@ impl Batch<'_, '_> {
             let Some((_, config)) = after.iter().find(|(n, _)| *n == name) else {
                 continue;
             };
-            for (iid, (vector, hash)) in found {
-                self.put_generated((&name, config, dims), (iid, &vector, hash))?;
+            for (iid, (vectors, hash)) in found {
+                self.put_generated((&name, config, dims), (iid, &vectors, hash))?;
             }
         }
         Ok(())
@@ -385,8 +470,8 @@ impl Batch<'_, '_> {
                 }
                 None => {
                     if let Some((dims, found)) = generated.get(name) {
-                        if let Some((vector, hash)) = found.get(doc_id) {
-                            self.put_generated((name, config, *dims), (iid, vector, *hash))?;
+                        if let Some((vectors, hash)) = found.get(doc_id) {
+                            self.put_generated((name, config, *dims), (iid, vectors, *hash))?;
                         }
                     }
                 }

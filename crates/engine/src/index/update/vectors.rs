@@ -31,9 +31,9 @@ use crate::vectors::{registry, Registry};
 /// for a payload, internal id for stored documents) the embedding and the hash of its text.
 pub(super) type Generated<K> = HashMap<String, Embedded<K>>;
 
-/// One embedder's embeddings for an op: their dimensions, and by key the embedding and the
-/// hash of the text it came from.
-pub(super) type Embedded<K> = (usize, HashMap<K, (Embedding, u64)>);
+/// One embedder's embeddings for an op: their dimensions, and by key the embeddings (one per
+/// text, one per rendered fragment) and the hash of the input they came from.
+pub(super) type Embedded<K> = (usize, HashMap<K, (Vec<Embedding>, u64)>);
 
 /// The vector side of a batch's state.
 #[derive(Default)]
