@@ -133,6 +133,50 @@ describe('the merge order', () => {
     expect(r.body.code).toBe('invalid_multi_search_query_ranking_rules');
     expect(r.body.message).toMatch(/^Inside `\.queries\[1\]`: The results of queries #0 and #1 are incompatible/);
   });
+
+  it('a relevancy run against a sort at the same step is refused, as Meilisearch refuses it; runs that line up merge', async () => {
+    const refused = async (queries: unknown[], where: string, reason: string) => {
+      const r = await fed(queries);
+      expect(r.status).toBe(400);
+      expect(r.body.code).toBe('invalid_multi_search_query_ranking_rules');
+      expect(r.body.message).toBe(`${where} are incompatible: \n  - ${reason}`);
+    };
+    // A keyword query ranks by relevancy first; a placeholder one by its sort alone.
+    await refused(
+      [
+        { indexUid: a, q: 'apple', sort: ['n:asc'] },
+        { indexUid: b, sort: ['n:asc'] },
+      ],
+      'Inside `.queries[1]`: The results of queries #0 and #1',
+      'cannot compare a relevancy rule with a sort rule',
+    );
+    // Queries are compared index by index (by name), each with the one before it.
+    await refused(
+      [
+        { indexUid: a, q: 'apple' },
+        { indexUid: b, q: 'apple' },
+        { indexUid: a, sort: ['n:asc'] },
+      ],
+      'Inside `.queries[2]`: The results of queries #0 and #2',
+      'cannot compare a relevancy rule with a sort rule',
+    );
+    for (const queries of [
+      [
+        { indexUid: a, sort: ['n:asc'] },
+        { indexUid: b, q: '' },
+      ],
+      [
+        { indexUid: a, q: 'apple', sort: ['n:asc'] },
+        { indexUid: b, q: 'apple' },
+      ],
+      [
+        { indexUid: a, q: 'apple', matchingStrategy: 'all', sort: ['n:asc'] },
+        { indexUid: b, q: 'apple', sort: ['n:asc'] },
+      ],
+    ]) {
+      expect((await fed(queries)).status).toBe(200);
+    }
+  });
 });
 
 describe('the window', () => {

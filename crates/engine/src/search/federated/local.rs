@@ -9,7 +9,7 @@ use api_types::{Code, Error, Result};
 use super::super::key_paths;
 use super::super::printer::SearchResult;
 use super::derivations::Pinned;
-use super::merge::{directions, distinct_values, groups_of, Candidate, Source};
+use super::merge::{directions, distinct_values, groups_of, incompatibility, Candidate, Source};
 use super::{FederatedQuery, Federation};
 use crate::search::SearchContext;
 
@@ -34,7 +34,7 @@ pub(super) fn run(
     let mut results = Vec::with_capacity(queries.len());
     let mut lists: Vec<Vec<Candidate>> = Vec::with_capacity(queries.len());
     let mut semantic = false;
-    let mut shapes: Vec<Vec<Option<bool>>> = Vec::with_capacity(queries.len());
+    let mut shapes: Vec<Option<Vec<super::merge::RunKind>>> = Vec::with_capacity(queries.len());
     for (qi, fq) in queries.iter().enumerate() {
         let settings = &contexts[qi].settings;
         let mut q = fq.query.clone();
@@ -65,19 +65,12 @@ pub(super) fn run(
             message: format!("Inside `.queries[{qi}]`: {}", e.message),
             ..e
         })?;
-        let shape = directions(&result.rules);
-        for (pj, other) in shapes.iter().enumerate() {
-            let clash = shape
-                .iter()
-                .zip(other)
-                .any(|(a, b)| matches!((a, b), (Some(x), Some(y)) if x != y));
-            if clash {
-                return Err(Error::new(
-                Code::InvalidMultiSearchQueryRankingRules,
-                format!("Inside `.queries[{qi}]`: The results of queries #{pj} and #{qi} are incompatible: \n  - cannot compare two sort rules in opposite directions"),
-            ));
-            }
-        }
+        // Semantic runs are left out of the check (their order is the vectors', which
+        // Quarry's rule list does not spell as Meilisearch's canonical one does).
+        let shape = match result.semantic_hits {
+            Some(_) => None,
+            None => Some(directions(&result.rules, &result.key_specs)),
+        };
         shapes.push(shape);
         semantic |= result.semantic_hits.is_some();
         let columns = match result.key_specs.is_empty() {
@@ -124,12 +117,44 @@ pub(super) fn run(
         );
         results.push(result);
     }
+    check_compatible(queries, &shapes)?;
     count_facets_once(queries, contexts, &mut results)?;
     Ok(Local {
         results,
         lists,
         semantic,
     })
+}
+
+/// Refuses queries whose orders cannot be merged, as Meilisearch does: taken index by index
+/// (by name), then in query order, each is compared with the one before it.
+fn check_compatible(
+    queries: &[FederatedQuery],
+    shapes: &[Option<Vec<super::merge::RunKind>>],
+) -> Result<()> {
+    let mut order: Vec<usize> = (0..queries.len()).collect();
+    order.sort_by(|&a, &b| {
+        (&queries[a].index_uid, queries[a].position)
+            .cmp(&(&queries[b].index_uid, queries[b].position))
+    });
+    let mut previous: Option<usize> = None;
+    for qi in order {
+        let Some(current) = &shapes[qi] else { continue };
+        if let Some(pj) = previous {
+            if let Some(reason) = shapes[pj]
+                .as_ref()
+                .and_then(|p| incompatibility(p, current))
+            {
+                let (pj, qi) = (queries[pj].position, queries[qi].position);
+                return Err(Error::new(
+                    Code::InvalidMultiSearchQueryRankingRules,
+                    format!("Inside `.queries[{qi}]`: The results of queries #{pj} and #{qi} are incompatible: \n  - {reason}"),
+                ));
+            }
+        }
+        previous = Some(qi);
+    }
+    Ok(())
 }
 
 /// Leaves the facet counts of each index on its first query, counted over the union of the

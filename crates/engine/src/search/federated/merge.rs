@@ -131,20 +131,51 @@ pub(super) fn groups_of(
         .collect()
 }
 
+/// What one run of a query's ranking orders by, as Meilisearch compares federated queries:
+/// relevancy (consecutive relevancy rules are one run), a sort, or a geo sort, each with its
+/// direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RunKind {
+    Relevancy,
+    Sort { asc: bool },
+    Geo { asc: bool },
+}
+
 /// The kinds of a query's runs, to refuse queries whose orders cannot be merged.
-pub(super) fn directions(rules: &[ranking::Rule]) -> Vec<Option<bool>> {
-    let mut out: Vec<Option<bool>> = Vec::new();
+pub(super) fn directions(rules: &[ranking::Rule], keys: &[SortKey]) -> Vec<RunKind> {
+    let mut out: Vec<RunKind> = Vec::new();
     for rule in rules {
         match *rule {
-            ranking::Rule::Key { asc, .. } => out.push(Some(asc)),
+            ranking::Rule::Key { slot, asc } => out.push(match keys.get(slot) {
+                Some(SortKey::GeoPoint { .. }) => RunKind::Geo { asc },
+                _ => RunKind::Sort { asc },
+            }),
             _ => {
-                if out.last() != Some(&None) {
-                    out.push(None)
+                if out.last() != Some(&RunKind::Relevancy) {
+                    out.push(RunKind::Relevancy)
                 }
             }
         }
     }
     out
+}
+
+/// Why two queries' runs cannot be merged (Meilisearch's reasons): the first pair of runs, in
+/// order, whose kinds differ.
+pub(super) fn incompatibility(previous: &[RunKind], current: &[RunKind]) -> Option<&'static str> {
+    use RunKind::*;
+    let (a, b) = previous.iter().zip(current).find(|(a, b)| a != b)?;
+    Some(match (a, b) {
+        (Relevancy, Sort { .. }) | (Sort { .. }, Relevancy) => {
+            "cannot compare a relevancy rule with a sort rule"
+        }
+        (Relevancy, Geo { .. }) | (Geo { .. }, Relevancy) => {
+            "cannot compare a relevancy rule with a geosort rule"
+        }
+        (Sort { .. }, Sort { .. }) => "cannot compare two sort rules in opposite directions",
+        (Geo { .. }, Geo { .. }) => "cannot compare two geosort rules in opposite directions",
+        _ => "cannot compare a sort rule with a geosort rule",
+    })
 }
 
 /// The values of the federation's distinct attribute in a remote's hit.
@@ -201,4 +232,43 @@ pub(super) fn merge(
         merged.push((qi, j));
     }
     (merged, dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunKind::*;
+    use super::*;
+
+    #[test]
+    fn incompatible_runs_give_meilisearchs_reasons() {
+        let (r, sa, sd, ga, gd) = (
+            Relevancy,
+            Sort { asc: true },
+            Sort { asc: false },
+            Geo { asc: true },
+            Geo { asc: false },
+        );
+        assert_eq!(incompatibility(&[r, sa, r], &[r]), None);
+        assert_eq!(incompatibility(&[sa], &[]), None);
+        assert_eq!(
+            incompatibility(&[r, sa], &[sa]),
+            Some("cannot compare a relevancy rule with a sort rule")
+        );
+        assert_eq!(
+            incompatibility(&[ga], &[r]),
+            Some("cannot compare a relevancy rule with a geosort rule")
+        );
+        assert_eq!(
+            incompatibility(&[sa], &[sd]),
+            Some("cannot compare two sort rules in opposite directions")
+        );
+        assert_eq!(
+            incompatibility(&[gd], &[ga]),
+            Some("cannot compare two geosort rules in opposite directions")
+        );
+        assert_eq!(
+            incompatibility(&[ga], &[sa]),
+            Some("cannot compare a sort rule with a geosort rule")
+        );
+    }
 }
