@@ -533,6 +533,8 @@ export class SearchService {
         typeof federation.distinct === 'string',
       );
       try {
+        // What another instance forwards (`useNetwork: false` to stay there) is not refused.
+        if (!internal.runs && !internal.derivations) checkSearchFeatures(this.deps, parsed);
         const uid = this.queryIndex(auth, indexUid, parsed.filter);
         if (remote !== null) {
           items.push({ position: i, uid, weight, search, parsed, target: remoteTarget(this.deps, remote) });
