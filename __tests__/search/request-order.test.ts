@@ -595,3 +595,62 @@ describe('counts past 2^53, read as Meilisearch reads a usize', () => {
     });
   });
 });
+
+describe('a filter against the refusals Meilisearch makes after reading it', () => {
+  const SYNTAX =
+    'Found unexpected characters at the end of the filter: `b`. You probably forgot an `OR` or an `AND` rule.';
+  it.each([
+    ['POST', { filter: 't = 1 b', useNetwork: true }, 'invalid_search_filter', SYNTAX],
+    [
+      'POST',
+      { filter: 't CONTAINS x', useNetwork: true },
+      'feature_not_enabled',
+      'Using `CONTAINS` in a filter requires enabling the `contains filter` experimental feature.',
+    ],
+    [
+      'POST',
+      { filter: '_foreign(t, a = 1)', useNetwork: true },
+      'feature_not_enabled',
+      'using a foreign filter requires enabling the `foreign_keys` experimental feature.',
+    ],
+    [
+      'POST',
+      { filter: 't = 1', useNetwork: true },
+      'feature_not_enabled',
+      'passing `useNetwork` in a search query requires enabling the `network` experimental feature.',
+    ],
+    ['GET', { filter: 't = 1 b', useNetwork: 'true' }, 'invalid_search_filter', SYNTAX],
+  ])(
+    'when a %s search with useNetwork (no network) has the filter %j, then %s answers',
+    async (method, body, code, start) => {
+      const r =
+        method === 'GET'
+          ? await s.api('GET', `/indexes/${uid}/search?${q(body as Record<string, string>)}`)
+          : await s.api('POST', `/indexes/${uid}/search`, { body });
+      expect(r.status).toBe(400);
+      expect(r.body.code).toBe(code);
+      expect(r.body.message.startsWith(start)).toBe(true);
+    },
+  );
+
+  it.each([
+    [{ showPerformanceDetails: true }],
+    [{ limit: 3 }],
+    [{ page: 1 }],
+    [{ facets: ['t'] }],
+    [{ useNetwork: true }],
+  ])('when a federated query with %j has a filter that does not parse, then the filter is answered', async (extra) => {
+    const r = await s.api('POST', '/multi-search', {
+      body: {
+        federation: {},
+        queries: [
+          { indexUid: uid, q: 'x' },
+          { indexUid: uid, filter: 't = 1 b', ...extra },
+        ],
+      },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('invalid_search_filter');
+    expect(r.body.message.startsWith(`Inside \`.queries[1]\`: ${SYNTAX}`)).toBe(true);
+  });
+});

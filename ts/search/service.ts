@@ -10,7 +10,7 @@ import type { Deps } from '../deps';
 import { ApiError, insideQuery } from '../errors/api-error';
 import { found } from '../errors/from-zod';
 import { NativeIndex, type SearchQuery } from '../native';
-import { checkSearchFilter } from '../native/documents';
+import { checkSearchFilter, foreignConditions } from '../native/documents';
 import { facetSearchOverNetwork } from '../network/facets';
 import { checkSearchFeatures, networkTargets, remoteTarget, type Target, usesNetwork } from '../network/search';
 import { checkIndexUid } from '../schemas/indexes';
@@ -178,7 +178,7 @@ export class SearchService {
     const requestUid = uuidV7();
     const query = parseSearch(body);
     const uid = checkIndexUid(indexUid);
-    checkSearchFeatures(this.deps, query);
+    searchFeatures(this.deps, query);
     const network = usesNetwork(this.deps, query.useNetwork);
     const meta = metadata ? this.metadataOf(query.q, uid, network ? this.deps.network.get().self : null) : undefined;
     if (network) {
@@ -218,7 +218,7 @@ export class SearchService {
     const requestUid = uuidV7();
     const query = parseSearch(body);
     const uid = checkIndexUid(indexUid);
-    checkSearchFeatures(this.deps, query);
+    searchFeatures(this.deps, query);
     const waits = waitsOn(this.deps, query);
     if (waits) throw new Error(`searchSync cannot run a search that waits on ${waits}; use search()`);
     const engineQ = this.scopedQuery(auth, uid, query);
@@ -526,15 +526,25 @@ export class SearchService {
     const parsedQueries = parseQueries(queries);
     for (const [i, rawQuery] of queries.entries()) {
       const parsed = parsedQueries[i];
-      const { indexUid, weight, remote, search } = splitQuery(
-        rawQuery,
-        i,
-        true,
-        typeof federation.distinct === 'string',
-      );
+      let split: ReturnType<typeof splitQuery>;
+      try {
+        split = splitQuery(rawQuery, i, true, typeof federation.distinct === 'string');
+      } catch (err) {
+        // Parameters a federated query may not carry are refused after its filter is read.
+        if (err instanceof ApiError && FEDERATED_REFUSALS.has(err.code)) {
+          try {
+            filterFirst(this.deps, parsed.filter);
+          } catch (filterErr) {
+            if (filterErr instanceof ApiError) throw insideQuery(filterErr, i);
+            throw filterErr;
+          }
+        }
+        throw err;
+      }
+      const { indexUid, weight, remote, search } = split;
       try {
         // What another instance forwards (`useNetwork: false` to stay there) is not refused.
-        if (!internal.runs && !internal.derivations) checkSearchFeatures(this.deps, parsed);
+        if (!internal.runs && !internal.derivations) searchFeatures(this.deps, parsed);
         const uid = this.queryIndex(auth, indexUid, parsed.filter);
         if (remote !== null) {
           items.push({ position: i, uid, weight, search, parsed, target: remoteTarget(this.deps, remote) });
@@ -600,6 +610,30 @@ export class SearchService {
       : hydrated;
     return [personalized, metadata ? metas : undefined];
   }
+}
+
+/** The refusals of parameters a federated query may not carry (its filter is read before them). */
+const FEDERATED_REFUSALS = new Set([
+  'invalid_multi_search_query_show_performance_details',
+  'invalid_multi_search_query_pagination',
+  'invalid_multi_search_query_facets',
+]);
+
+/**
+ * Meilisearch reads a search's filter (its syntax, and `CONTAINS` or `_foreign` without their
+ * features) before it refuses `useNetwork` without the network or a parameter a federated
+ * query may not carry. Only on those paths is the filter read here, ahead of the engine.
+ */
+function filterFirst(deps: Deps, filter: unknown): void {
+  if (filter === undefined || filter === null) return;
+  const foreign = foreignConditions(filter, false, deps.features.enabled('foreignKeys'));
+  if (foreign.length === 0) checkSearchFilter(filter, deps.features.enabled('containsFilter'));
+}
+
+/** `checkSearchFeatures`, the filter read first when it is about to refuse the query. */
+function searchFeatures(deps: Deps, query: { useNetwork?: unknown; filter?: unknown }): void {
+  if (query.useNetwork != null && !deps.features.enabled('network')) filterFirst(deps, query.filter);
+  checkSearchFeatures(deps, query);
 }
 
 /** What a search would wait on outside the engine (another instance, an embedder, the reranker), if anything. */
