@@ -356,3 +356,117 @@ it('when a rest embedder’s request or response template is malformed, then the
   ]);
   expect(await first(batched, { media: { breed: 'labrador' } })).toBe(2);
 });
+
+describe('_vectors filters', () => {
+  let uid: string;
+  beforeAll(async () => {
+    await features(true);
+    uid = uniqueIndex('vectorfilters');
+    const set = await task(
+      await s.api('PATCH', `/indexes/${uid}/settings`, {
+        body: {
+          filterableAttributes: ['name'],
+          embedders: {
+            rest: embedder(),
+            tpl: {
+              source: 'rest',
+              url,
+              dimensions: 3,
+              request: '{{text}}',
+              response: { data: '{{embedding}}' },
+              documentTemplate: 'a {{doc.name}}',
+            },
+            man: { source: 'userProvided', dimensions: 3 },
+          },
+        },
+      }),
+    );
+    expect(set.status).toBe('succeeded');
+    const docs = [
+      { id: 0, name: 'kefir', _vectors: { man: [1, 0, 0] } },
+      { id: 1, name: 'echo', _vectors: { rest: [1, 1, 1], man: null } },
+      { id: 2, name: 'intel', breed: 'labrador', _vectors: { man: [0, 1, 0] } },
+      {
+        id: 3,
+        name: 'dustin',
+        breed: 'bulldog',
+        _vectors: { man: [], tpl: { embeddings: [[3, 2, 1]], regenerate: false } },
+      },
+    ];
+    expect((await task(await s.api('POST', `/indexes/${uid}/documents`, { body: docs }))).error).toBeNull();
+  });
+
+  const ids = async (filter: string) => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { filter, attributesToRetrieve: ['id'] } });
+    expect(r.status).toBe(200);
+    return r.body.hits.map((h: { id: number }) => h.id).sort();
+  };
+
+  it.each([
+    ['_vectors EXISTS', [0, 1, 2, 3]],
+    ['_vectors.man EXISTS', [0, 2]],
+    ['_vectors.man NOT EXISTS', [1, 3]],
+    ['_vectors.man.userProvided EXISTS', [0, 1, 2, 3]],
+    ['_vectors.man.regenerate EXISTS', []],
+    ['_vectors.rest.userProvided EXISTS', [1]],
+    ['_vectors.rest.regenerate EXISTS', [0, 2, 3]],
+    ['_vectors.rest.documentTemplate EXISTS', []],
+    ['_vectors.tpl.documentTemplate EXISTS', [0, 1, 2]],
+    ['_vectors.tpl.userProvided EXISTS', [3]],
+    ['_vectors.rest.fragments.withBreed EXISTS', [2, 3]],
+    ['_vectors.rest.fragments.basic EXISTS', [0, 2, 3]],
+    ['NOT _vectors.rest.fragments.basic EXISTS', [1]],
+    ['name = intel AND _vectors.rest.fragments.withBreed EXISTS', [2]],
+    ['name EXISTS AND _vectors.man EXISTS', [0, 2]],
+  ])('when a search filters on %s, then the documents Meilisearch selects are found', async (filter, expected) => {
+    expect(await ids(filter)).toEqual(expected);
+  });
+
+  it('when a documents fetch filters on a fragment, then the same documents come', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/documents/fetch`, {
+      body: { filter: '_vectors.rest.fragments.withBreed EXISTS', fields: ['id'] },
+    });
+    expect(r.body.results.map((d: { id: number }) => d.id)).toEqual([2, 3]);
+  });
+
+  it.each([
+    [
+      '_vectors.nope EXISTS',
+      (u: string) =>
+        `Index \`${u}\`: The embedder \`nope\` does not exist. Available embedders are: \`man\`, \`rest\`, \`tpl\`.`,
+    ],
+    [
+      '_vectors.rest.fragments.nope EXISTS',
+      (u: string) =>
+        `Index \`${u}\`: The fragment \`nope\` does not exist on embedder \`rest\`. Available fragments on this embedder are: \`basic\`, \`withBreed\`.`,
+    ],
+    [
+      '_vectors.tpl.fragments.x EXISTS',
+      (u: string) =>
+        `Index \`${u}\`: The fragment \`x\` does not exist on embedder \`tpl\`. This embedder does not have any configured fragments.`,
+    ],
+    [
+      '_vectors.rest.bogus EXISTS',
+      () =>
+        'Was expecting one of `fragments`, `userProvided`, `documentTemplate`, `regenerate` or nothing, but instead found `bogus`.\n15:20 _vectors.rest.bogus EXISTS',
+    ],
+    [
+      '_vectors.rest.regenerate.x EXISTS',
+      () =>
+        'Vector filter can only accept one of `fragments`, `userProvided`, `documentTemplate` or `regenerate`, but found both `regenerate` and `x`.\n26:27 _vectors.rest.regenerate.x EXISTS',
+    ],
+    ['_vectors.rest = 1', (u: string) => `Index \`${u}\`: Attribute \`_vectors.rest\` is not filterable.`],
+  ])('when the filter is %s, then it is refused as Meilisearch refuses it', async (filter, message) => {
+    const r = await s.api('POST', `/indexes/${uid}/search`, { body: { filter } });
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('invalid_search_filter');
+    expect(r.body.message.startsWith(message(uid))).toBe(true);
+  });
+
+  it('when documents are deleted by a _vectors filter, then it is refused as not supported there', async () => {
+    const r = await s.api('POST', `/indexes/${uid}/documents/delete`, { body: { filter: '_vectors.man EXISTS' } });
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('invalid_document_filter');
+    expect(r.body.message).toMatch(/^Filter condition `_vectors` is not supported for this endpoint\./);
+  });
+});

@@ -22,7 +22,7 @@ pub fn supported(node: &Node) -> bool {
         Node::Not(n) => supported(n),
         Node::Field { test, .. } => !matches!(test, Test::Exists | Test::Null | Test::Empty),
         Node::GeoRadius { shape, .. } | Node::GeoBox { shape, .. } => shape.is_none(),
-        Node::Never => true,
+        Node::Never | Node::Docs(_) | Node::Vectors(_) => true,
         // Shapes are read from the documents.
         Node::GeoPolygon(_) => false,
     }
@@ -65,7 +65,8 @@ pub fn evaluate(
         Node::GeoRadius { .. } | Node::GeoBox { .. } => {
             geo(columns, universe, |lat, lng| node.geo_accepts(lat, lng))
         }
-        Node::GeoPolygon(_) | Node::Never => RoaringBitmap::new(),
+        Node::Docs(set) => universe & &**set,
+        Node::GeoPolygon(_) | Node::Vectors(_) | Node::Never => RoaringBitmap::new(),
     }
 }
 

@@ -61,6 +61,10 @@ pub enum Node {
     },
     /// `_geoPolygon`: the document's `_geojson` shape intersects these `(lat, lng)` vertices.
     GeoPolygon(Vec<(f64, f64)>),
+    /// A `_vectors` condition (its field), until the index resolves it into [`Node::Docs`].
+    Vectors(String),
+    /// The documents (internal ids) a resolved `_vectors` condition selects.
+    Docs(std::sync::Arc<roaring::RoaringBitmap>),
     Never,
 }
 
@@ -141,6 +145,9 @@ pub fn compile(expr: &Expr) -> Node {
             let mut needles = Needles::default();
             values.iter().for_each(|t| needles.add(t));
             field_node(field, Test::Equal(needles))
+        }
+        Expr::Cond { field, op } if super::vectors::is_vector_condition(&field.value, op) => {
+            Node::Vectors(field.value.clone())
         }
         Expr::Cond { field, op } => {
             let equal = |t: &Token| {
@@ -232,6 +239,23 @@ fn field_node(field: &Token, test: Test) -> Node {
 const DEFAULT_RESOLUTION: usize = 125;
 
 impl Node {
+    /// Replaces each [`Node::Vectors`] by the documents `resolved` holds for its field.
+    pub fn resolve_vectors(
+        &mut self,
+        resolved: &std::collections::HashMap<String, std::sync::Arc<roaring::RoaringBitmap>>,
+    ) {
+        match self {
+            Node::And(v) | Node::Or(v) => v.iter_mut().for_each(|n| n.resolve_vectors(resolved)),
+            Node::Not(n) => n.resolve_vectors(resolved),
+            Node::Vectors(field) => {
+                if let Some(set) = resolved.get(field.as_str()) {
+                    *self = Node::Docs(set.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Settles which fields the geo conditions read: `_geo` points when `points` (`_geo` is
     /// filterable), `_geojson` shapes when `shapes` (`_geojson` is); both when both are.
     pub fn bind_geo(&mut self, points: bool, shapes: bool) {
@@ -322,11 +346,14 @@ fn circle(lat: f64, lng: f64, radius: f64, n: usize) -> Vec<(f64, f64)> {
 }
 
 /// See the module doc.
-pub fn matches(node: &Node, doc: &Map<String, Value>) -> bool {
+pub fn matches(node: &Node, doc: &Map<String, Value>, iid: Option<u32>) -> bool {
     match node {
-        Node::And(v) => v.iter().all(|n| matches(n, doc)),
-        Node::Or(v) => v.iter().any(|n| matches(n, doc)),
-        Node::Not(n) => !matches(n, doc),
+        Node::And(v) => v.iter().all(|n| matches(n, doc, iid)),
+        Node::Or(v) => v.iter().any(|n| matches(n, doc, iid)),
+        Node::Not(n) => !matches(n, doc, iid),
+        Node::Docs(set) => iid.is_some_and(|i| set.contains(i)),
+        // Unresolved: only where the index is not read (a deletion refuses these at enqueue).
+        Node::Vectors(_) => false,
         Node::Field { path, test } => passes(&values_at(doc, path), test),
         Node::GeoRadius { points, shape, .. } | Node::GeoBox { points, shape, .. } => {
             (*points && geo_of(doc).is_some_and(|(lat, lng)| node.geo_accepts(lat, lng)))

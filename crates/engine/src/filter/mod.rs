@@ -21,6 +21,7 @@ pub mod bitmap;
 pub mod eval;
 pub mod rule_condition;
 pub mod rules;
+pub mod vectors;
 
 use api_types::Code;
 use serde_json::{Map, Value};
@@ -39,6 +40,9 @@ pub struct Filter {
     /// Whether errors quote the filter as [`render`] writes it rather than as sent (search
     /// requests, as Meilisearch does there).
     rendered: bool,
+    /// The code of the request's filter errors (`invalid_search_filter` unless
+    /// [`parse_request`] says otherwise), for those found while it is evaluated.
+    code: Code,
 }
 
 impl Filter {
@@ -74,7 +78,84 @@ impl Filter {
             }
             other => return Err(bad_shape(&["String", "Array"], other)),
         };
-        Ok(expr.map(|expr| Filter::of(sources, expr)))
+        let filter = expr.map(|expr| Filter::of(sources, expr));
+        if let Some(f) = &filter {
+            f.check_vectors()?;
+        }
+        Ok(filter)
+    }
+
+    /// The code of this filter's errors.
+    pub fn code(&self) -> Code {
+        self.code
+    }
+
+    /// The `_vectors` conditions, in reading order (see [`vectors`]).
+    pub fn vector_conditions(&self) -> Vec<vectors::VectorCondition> {
+        let mut out = Vec::new();
+        let mut stack = vec![&self.expr];
+        while let Some(e) = stack.pop() {
+            match e {
+                Expr::And(v) | Expr::Or(v) => stack.extend(v.iter().rev()),
+                Expr::Not(inner) => stack.push(inner),
+                Expr::Cond { field, op } if vectors::is_vector_condition(&field.value, op) => {
+                    if let Ok((embedder, kind)) = vectors::read(&field.value) {
+                        out.push(vectors::VectorCondition {
+                            field: field.clone(),
+                            embedder,
+                            kind,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The syntax of the `_vectors` conditions: an embedder, then a known suffix or none.
+    fn check_vectors(&self) -> Result<(), String> {
+        let mut stack = vec![&self.expr];
+        while let Some(e) = stack.pop() {
+            match e {
+                Expr::And(v) | Expr::Or(v) => stack.extend(v.iter().rev()),
+                Expr::Not(inner) => stack.push(inner),
+                Expr::Cond { field, op } if vectors::is_vector_condition(&field.value, op) => {
+                    vectors::read(&field.value).map_err(|(m, start, end)| {
+                        // Unquoted, the field's text is its value: point into it.
+                        let at = match field.end - field.start == field.value.len() {
+                            true => Token {
+                                start: field.start + start,
+                                end: field.start + end,
+                                ..field.clone()
+                            },
+                            false => field.clone(),
+                        };
+                        self.error_at(&at, &m)
+                    })?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces each `_vectors` condition by the documents `docs` says it selects (its
+    /// embedder unknown, or its fragment: the error message, positioned here).
+    pub fn resolve_vectors(
+        &mut self,
+        docs: &dyn Fn(&vectors::VectorCondition) -> Result<roaring::RoaringBitmap, String>,
+    ) -> Result<(), String> {
+        let mut resolved = std::collections::HashMap::new();
+        for c in self.vector_conditions() {
+            if resolved.contains_key(&c.field.value) {
+                continue;
+            }
+            let set = docs(&c).map_err(|m| self.error_at(&c.field, &m))?;
+            resolved.insert(c.field.value.clone(), std::sync::Arc::new(set));
+        }
+        self.node.resolve_vectors(&resolved);
+        Ok(())
     }
 
     fn of(sources: Vec<String>, expr: Expr) -> Filter {
@@ -86,6 +167,7 @@ impl Filter {
             paths,
             node,
             rendered: false,
+            code: Code::InvalidSearchFilter,
         }
     }
 
@@ -264,7 +346,12 @@ impl Filter {
 
     /// Whether `doc` passes the filter.
     pub fn matches(&self, doc: &Map<String, Value>) -> bool {
-        eval::matches(&self.node, doc)
+        eval::matches(&self.node, doc, None)
+    }
+
+    /// [`Filter::matches`] for document `iid` (which resolved `_vectors` conditions read).
+    pub fn matches_at(&self, iid: u32, doc: &Map<String, Value>) -> bool {
+        eval::matches(&self.node, doc, Some(iid))
     }
 
     /// `message\nstart:end source` for an error about one token.
@@ -452,6 +539,9 @@ pub fn parse_request(
 ) -> api_types::Result<Option<Filter>> {
     use api_types::Error;
     let mut filter = Filter::from_json(value).map_err(|m| Error::new(code, m))?;
+    if let Some(f) = &mut filter {
+        f.code = code;
+    }
     if let (Some(f), Some(lists)) = (&mut filter, foreign_ids) {
         f.resolve_foreign(lists).map_err(|m| Error::new(code, m))?;
     }
@@ -524,7 +614,20 @@ pub fn check_document_filter(
         return Err(Error::new(code, "Sending an empty filter is forbidden."));
     }
     // The checks every request's filter gets: `CONTAINS`, and a `_foreign` refused here.
-    parse_request(&value, code, contains_enabled, None).map(drop)
+    let filter = parse_request(&value, code, contains_enabled, None)?;
+    // Deletions and editions evaluate their filter inside their batch, where the vector
+    // graphs are being written: `_vectors` conditions are not read there.
+    if let Some(c) = filter
+        .as_ref()
+        .and_then(|f| f.vector_conditions().into_iter().next())
+    {
+        let f = filter.as_ref().expect("a condition came from it");
+        return Err(named(f.error_at(
+            &c.field,
+            "Filter condition `_vectors` is not supported for this endpoint.",
+        )));
+    }
+    Ok(())
 }
 
 /// Checks a search's filter without an index, as Meilisearch parses it before it looks the
@@ -546,6 +649,9 @@ fn paths_of(expr: &Expr) -> Vec<String> {
             }
             Expr::Not(inner) => {
                 stack.push(inner);
+                continue;
+            }
+            Expr::Cond { field, op } if vectors::is_vector_condition(&field.value, op) => {
                 continue;
             }
             Expr::Cond { field, .. } | Expr::In { field, .. } | Expr::Foreign { field, .. } => {

@@ -264,6 +264,8 @@ pub fn validate(filter: &Filter, settings: &Settings) -> Result<(), String> {
         match e {
             Expr::And(v) | Expr::Or(v) => stack.extend(v.iter()),
             Expr::Not(inner) => stack.push(inner),
+            // `_vectors` conditions need no filterable attribute (see `super::vectors`).
+            Expr::Cond { field, op } if super::vectors::is_vector_condition(&field.value, op) => {}
             Expr::Cond { field, .. } | Expr::In { field, .. } | Expr::Foreign { field, .. }
                 if !matching(&rules, &field.value).is_some_and(|(_, f)| f.filterable()) =>
             {
@@ -278,6 +280,7 @@ pub fn validate(filter: &Filter, settings: &Settings) -> Result<(), String> {
         match e {
             Expr::And(v) | Expr::Or(v) => stack.extend(v.iter().rev()),
             Expr::Not(inner) => stack.push(inner),
+            Expr::Cond { field, op } if super::vectors::is_vector_condition(&field.value, op) => {}
             Expr::Cond { field, op } => check_operator(&rules, &field.value, op.name())?,
             // `IN` is checked as the `=` conditions it stands for.
             Expr::In { field, .. } | Expr::Foreign { field, .. } => {

@@ -71,3 +71,105 @@ impl VectorsView {
         Ok(Value::Object(out))
     }
 }
+
+impl Index {
+    /// The documents `rtxn` sees that a `_vectors` filter condition selects (see
+    /// [`crate::filter::vectors`]); `Ok(Err(message))` when it names an embedder or fragment
+    /// the settings do not have (Meilisearch's messages).
+    pub(crate) fn vector_filter_docs(
+        &self,
+        rtxn: &heed::RoTxn,
+        cond: &crate::filter::vectors::VectorCondition,
+    ) -> Result<std::result::Result<RoaringBitmap, String>> {
+        use crate::filter::vectors::VectorKind;
+        let settings = self.settings(rtxn)?;
+        let store = self.store();
+        let configs = registry::configs(&settings)?;
+        let registry = Registry::load(store, rtxn)?;
+        let names: Vec<&String> = match &cond.embedder {
+            Some(name) => match configs.iter().find(|(n, _)| n == name) {
+                Some((n, _)) => vec![n],
+                None => {
+                    let mut available: Vec<String> =
+                        configs.iter().map(|(n, _)| format!("`{n}`")).collect();
+                    available.sort();
+                    return Ok(Err(match available.is_empty() {
+                        true => format!("The embedder `{name}` does not exist. This index does not have any configured embedders."),
+                        false => format!("The embedder `{name}` does not exist. Available embedders are: {}.", available.join(", ")),
+                    }));
+                }
+            },
+            None => configs.iter().map(|(n, _)| n).collect(),
+        };
+        let mut out = RoaringBitmap::new();
+        for name in names {
+            let config = &configs.iter().find(|(n, _)| n == name).expect("listed").1;
+            let indexing = match &config.source {
+                embedders::Source::Composite { indexing, .. } => indexing.as_ref(),
+                _ => config,
+            };
+            if let VectorKind::Fragment(fragment) = &cond.kind {
+                let known: Vec<&String> = indexing
+                    .fragments()
+                    .map(|f| f.indexing.keys().collect())
+                    .unwrap_or_default();
+                if !known.contains(&fragment) {
+                    return Ok(Err(match known.is_empty() {
+                        true => format!("The fragment `{fragment}` does not exist on embedder `{name}`. This embedder does not have any configured fragments."),
+                        false => format!(
+                            "The fragment `{fragment}` does not exist on embedder `{name}`. Available fragments on this embedder are: {}.",
+                            known.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+                        ),
+                    }));
+                }
+            }
+            let Some(entry) = registry.get(name) else {
+                continue;
+            };
+            let (_, with_vectors) = store.vectors.counts(rtxn, entry.space())?;
+            let user = user_vectors(store, rtxn, entry.id)?;
+            out |= match &cond.kind {
+                VectorKind::Any => with_vectors,
+                VectorKind::UserProvided => user,
+                VectorKind::Regenerate => with_vectors - user,
+                VectorKind::DocumentTemplate if indexing.fragments().is_some() => {
+                    RoaringBitmap::new()
+                }
+                VectorKind::DocumentTemplate => with_vectors - user,
+                VectorKind::Fragment(fragment) => {
+                    // Which fragments a document's embeddings came from is not stored: the
+                    // documents are rendered again (the fragments they render now are those
+                    // they were embedded from: a change to either embeds them again).
+                    let fragments = indexing.fragments().expect("checked above");
+                    let one = embedders::Fragments {
+                        indexing: fragments
+                            .indexing
+                            .iter()
+                            .filter(|(n, _)| *n == fragment)
+                            .map(|(n, v)| (n.clone(), v.clone()))
+                            .collect(),
+                        search: Default::default(),
+                    };
+                    let render = embedders::fragment::IndexingFragments::new(&one)?;
+                    let fields = self.fields_map().read().unwrap().clone();
+                    let mut found = RoaringBitmap::new();
+                    for iid in &(with_vectors - user) {
+                        let Some(bytes) = store
+                            .docs
+                            .get(rtxn, &iid)
+                            .map_err(crate::store::heed_error)?
+                        else {
+                            continue;
+                        };
+                        let doc = crate::codec::decode(bytes, &fields)?;
+                        if !render.render(&doc).is_empty() {
+                            found.insert(iid);
+                        }
+                    }
+                    found
+                }
+            };
+        }
+        Ok(Ok(out))
+    }
+}

@@ -84,6 +84,28 @@ pub(crate) fn scan_filter(
     rtxn: &heed::RoTxn,
     filter: &Filter,
 ) -> Result<RoaringBitmap> {
+    // `_vectors` conditions become the documents they select, read from the vector store.
+    let resolved;
+    let filter = match filter.vector_conditions().is_empty() {
+        true => filter,
+        false => {
+            let failed = std::cell::RefCell::new(None);
+            let mut f = filter.clone();
+            let outcome = f.resolve_vectors(&|c| match index.vector_filter_docs(rtxn, c) {
+                Ok(found) => found,
+                Err(e) => {
+                    failed.borrow_mut().get_or_insert(e);
+                    Ok(RoaringBitmap::new())
+                }
+            });
+            if let Some(e) = failed.into_inner() {
+                return Err(e);
+            }
+            outcome.map_err(|m| Error::new(filter.code(), m))?;
+            resolved = f;
+            &resolved
+        }
+    };
     if filter.columns_can_answer() {
         let paths = filter.paths().to_vec();
         let columns = columns(index, rtxn, &paths)?;
@@ -105,7 +127,7 @@ pub(crate) fn scan_documents(
     for item in index.store().docs.iter(rtxn).map_err(heed_error)? {
         let (iid, bytes) = item.map_err(heed_error)?;
         let doc = codec::decode_fields(bytes, &fields, |name| filter.reads_field(name))?;
-        if filter.matches(&doc) {
+        if filter.matches_at(iid, &doc) {
             out.insert(iid);
         }
     }

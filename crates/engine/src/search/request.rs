@@ -82,7 +82,12 @@ impl SearchContext<'_> {
             .map_err(|m| in_index(q, Error::new(Code::InvalidSearchFilter, m)))?;
         filter.bind_geo(settings);
         let key = (value, q.foreign_ids.as_deref());
-        Ok(Some(filter_ids(self.index(), rtxn, &filter, key)?))
+        // A `_vectors` condition naming what the settings lack is about the index too.
+        let ids = filter_ids(self.index(), rtxn, &filter, key).map_err(|e| match e.code {
+            Code::InvalidSearchFilter => in_index(q, e),
+            _ => e,
+        })?;
+        Ok(Some(ids))
     }
 
     /// The words of `text` (derived as `pins` say, when given) and the `allowed` set without
