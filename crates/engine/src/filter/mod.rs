@@ -90,24 +90,35 @@ impl Filter {
         self.code
     }
 
-    /// The `_vectors` conditions, in reading order (see [`vectors`]).
-    pub fn vector_conditions(&self) -> Vec<vectors::VectorCondition> {
+    /// The conditions of the filter (what `AND`, `OR` and `NOT` combine), in reading order.
+    fn leaves(&self) -> Vec<&Expr> {
         let mut out = Vec::new();
         let mut stack = vec![&self.expr];
         while let Some(e) = stack.pop() {
             match e {
                 Expr::And(v) | Expr::Or(v) => stack.extend(v.iter().rev()),
                 Expr::Not(inner) => stack.push(inner),
-                Expr::Cond { field, op } if vectors::is_vector_condition(&field.value, op) => {
-                    if let Ok((embedder, kind)) = vectors::read(&field.value) {
-                        out.push(vectors::VectorCondition {
-                            field: field.clone(),
-                            embedder,
-                            kind,
-                        });
-                    }
+                leaf => out.push(leaf),
+            }
+        }
+        out
+    }
+
+    /// The `_vectors` conditions, in reading order (see [`vectors`]).
+    pub fn vector_conditions(&self) -> Vec<vectors::VectorCondition> {
+        let mut out = Vec::new();
+        for e in self.leaves() {
+            if let Expr::Cond { field, op } = e {
+                if !vectors::is_vector_condition(&field.value, op) {
+                    continue;
                 }
-                _ => {}
+                if let Ok((embedder, kind)) = vectors::read(&field.value) {
+                    out.push(vectors::VectorCondition {
+                        field: field.clone(),
+                        embedder,
+                        kind,
+                    });
+                }
             }
         }
         out
@@ -115,27 +126,25 @@ impl Filter {
 
     /// The syntax of the `_vectors` conditions: an embedder, then a known suffix or none.
     fn check_vectors(&self) -> Result<(), String> {
-        let mut stack = vec![&self.expr];
-        while let Some(e) = stack.pop() {
-            match e {
-                Expr::And(v) | Expr::Or(v) => stack.extend(v.iter().rev()),
-                Expr::Not(inner) => stack.push(inner),
-                Expr::Cond { field, op } if vectors::is_vector_condition(&field.value, op) => {
-                    vectors::read(&field.value).map_err(|(m, start, end)| {
-                        // Unquoted, the field's text is its value: point into it.
-                        let at = match field.end - field.start == field.value.len() {
-                            true => Token {
-                                start: field.start + start,
-                                end: field.start + end,
-                                ..field.clone()
-                            },
-                            false => field.clone(),
-                        };
-                        self.error_at(&at, &m)
-                    })?;
-                }
-                _ => {}
+        for e in self.leaves() {
+            let Expr::Cond { field, op } = e else {
+                continue;
+            };
+            if !vectors::is_vector_condition(&field.value, op) {
+                continue;
             }
+            vectors::read(&field.value).map_err(|(m, start, end)| {
+                // Unquoted, the field's text is its value: point into it.
+                let at = match field.end - field.start == field.value.len() {
+                    true => Token {
+                        start: field.start + start,
+                        end: field.start + end,
+                        ..field.clone()
+                    },
+                    false => field.clone(),
+                };
+                self.error_at(&at, &m)
+            })?;
         }
         Ok(())
     }
@@ -263,21 +272,16 @@ impl Filter {
         if enabled {
             return Ok(());
         }
-        let mut stack = vec![&self.expr];
-        while let Some(e) = stack.pop() {
-            match e {
-                Expr::And(v) | Expr::Or(v) => stack.extend(v.iter().rev()),
-                Expr::Not(inner) => stack.push(inner),
-                Expr::Cond {
-                    op: Op::Contains(_, keyword),
-                    ..
-                } => {
-                    return Err(self.error_at(
-                        keyword,
-                        "Using `CONTAINS` in a filter requires enabling the `contains filter` experimental feature. See https://github.com/orgs/meilisearch/discussions/763",
-                    ))
-                }
-                _ => {}
+        for e in self.leaves() {
+            if let Expr::Cond {
+                op: Op::Contains(_, keyword),
+                ..
+            } = e
+            {
+                return Err(self.error_at(
+                    keyword,
+                    "Using `CONTAINS` in a filter requires enabling the `contains filter` experimental feature. See https://github.com/orgs/meilisearch/discussions/763",
+                ));
             }
         }
         Ok(())
