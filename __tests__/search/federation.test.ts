@@ -134,6 +134,23 @@ describe('the merge order', () => {
     expect(r.body.message).toMatch(/^Inside `\.queries\[1\]`: The results of queries #0 and #1 are incompatible/);
   });
 
+  it('useNetwork without the network feature is refused in a query of a plain multi-search too', async () => {
+    const r = await s.api('POST', '/multi-search', {
+      body: {
+        queries: [
+          { indexUid: a, q: 'apple' },
+          { indexUid: b, q: 'apple', useNetwork: false },
+        ],
+      },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({
+      code: 'feature_not_enabled',
+      message:
+        'Inside `.queries[1]`: passing `useNetwork` in a search query requires enabling the `network` experimental feature. See https://github.com/orgs/meilisearch/discussions/805',
+    });
+  });
+
   it('useNetwork without the network feature is refused in a federated query, as in any other', async () => {
     const r = await fed([
       { indexUid: a, q: 'apple' },

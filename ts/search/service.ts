@@ -324,6 +324,7 @@ export class SearchService {
       const parsed = parsedQueries[i];
       const { indexUid, search } = splitQuery(rawQuery, i, false);
       try {
+        if (!internal.runs && !internal.derivations) searchFeatures(this.deps, parsed);
         const uid = this.queryIndex(auth, indexUid, parsed.filter);
         const network = usesNetwork(this.deps, parsed.useNetwork);
         const meta = metadata
